@@ -1,0 +1,27 @@
+{
+  # One addon. Sources are picked up by folder so that a new feature file needs no edit here:
+  # native/*.cc (Node-aware features and bindings), native/bench/*.c and native/echo/*.c
+  # (plain C, no Node headers). Build with -Dasan=1 for the sanitized build (npm run build:asan).
+  "variables": { "asan%": 0 },
+  "targets": [
+    {
+      "target_name": "iolab",
+      "sources": [ "<!@(node scripts/sources.mjs)" ],
+      "include_dirs": [ "<!(node -p \"require('node-addon-api').include_dir\")", "native" ],
+      "defines": [ "NAPI_VERSION=9", "NAPI_CPP_EXCEPTIONS", "_GNU_SOURCE" ],
+      "cflags!": [ "-fno-exceptions" ],
+      "cflags_cc!": [ "-fno-exceptions" ],
+      "cflags": [ "-Wall", "-Wextra", "-fvisibility=hidden", "-Wno-missing-field-initializers" ],
+      "cflags_c": [ "-std=gnu11" ],
+      "cflags_cc": [ "-std=gnu++17", "-fexceptions", "-Wno-unused-parameter" ],
+      "libraries": [ "-luring", "-laio", "-lrt", "-lpthread" ],
+      "conditions": [
+        [ "asan==1", {
+          "defines": [ "IOLAB_ASAN=1" ],
+          "cflags": [ "-fsanitize=address,undefined", "-fno-sanitize-recover=undefined", "-fno-omit-frame-pointer", "-g", "-O1" ],
+          "ldflags": [ "-fsanitize=address,undefined" ]
+        } ]
+      ]
+    }
+  ]
+}

@@ -1,0 +1,56 @@
+#include "errors.h"
+
+#include <string.h>
+
+#include "registry.h"
+
+namespace iolab {
+
+std::string ErrnoName(int err) {
+  const char* name = strerrorname_np(err);
+  return name != nullptr ? std::string(name) : "E" + std::to_string(err);
+}
+
+Napi::Error ErrnoError(Napi::Env env, int err, const char* syscall, const char* path) {
+  std::string code = ErrnoName(err);
+  std::string message = code + ": " + strerror(err) + ", " + syscall;
+  if (path != nullptr) message += std::string(" '") + path + "'";
+  Napi::Error error = Napi::Error::New(env, message);
+  Napi::Object obj = error.Value();
+  obj.Set("errno", Napi::Number::New(env, -err));
+  obj.Set("code", Napi::String::New(env, code));
+  obj.Set("syscall", Napi::String::New(env, syscall));
+  if (path != nullptr) obj.Set("path", Napi::String::New(env, path));
+  return error;
+}
+
+void ThrowErrno(Napi::Env env, int err, const char* syscall, const char* path) {
+  throw ErrnoError(env, err, syscall, path);
+}
+
+static void SetCode(Napi::Error& error, Napi::Env env, const char* code) {
+  error.Value().Set("code", Napi::String::New(env, code));
+}
+
+void ThrowTypeError(Napi::Env env, const char* code, const std::string& message) {
+  Napi::TypeError error = Napi::TypeError::New(env, message);
+  SetCode(error, env, code);
+  throw error;
+}
+
+void ThrowRangeError(Napi::Env env, const char* code, const std::string& message) {
+  Napi::RangeError error = Napi::RangeError::New(env, message);
+  SetCode(error, env, code);
+  throw error;
+}
+
+// errnoName(n) lets JS name a native errno (used where a number comes back from C code).
+static void Init(Napi::Env env, Napi::Object exports) {
+  exports.Set("errnoName", Napi::Function::New(env, [](const Napi::CallbackInfo& info) {
+    return Napi::String::New(info.Env(), ErrnoName(info[0].As<Napi::Number>().Int32Value()));
+  }));
+}
+
+IOLAB_FEATURE(errors, Init);
+
+}  // namespace iolab

@@ -1,0 +1,57 @@
+#include "live_objects.h"
+
+#include <unistd.h>
+
+#include "registry.h"
+
+namespace iolab {
+
+static std::atomic<int64_t> counters[static_cast<int>(Live::kCount)];
+
+void LiveAdd(Live kind, int64_t delta) {
+  counters[static_cast<int>(kind)].fetch_add(delta, std::memory_order_relaxed);
+}
+
+OwnedFd::OwnedFd(int fd) : fd_(fd) {
+  if (fd_ >= 0) LiveInc(Live::kOwnedFds);
+}
+
+OwnedFd::~OwnedFd() {
+  if (fd_ >= 0) {
+    close(fd_);
+    LiveDec(Live::kOwnedFds);
+  }
+}
+
+int OwnedFd::release() {
+  int fd = fd_;
+  if (fd_ >= 0) LiveDec(Live::kOwnedFds);
+  fd_ = -1;
+  return fd;
+}
+
+static Napi::Value LiveObjects(const Napi::CallbackInfo& info) {
+  static const char* const names[] = {"rings",    "ringOps",    "heldBuffers",   "mappings",
+                                      "ownedFds", "nativeJobs", "nativeServers"};
+  static_assert(sizeof(names) / sizeof(names[0]) == static_cast<int>(Live::kCount),
+                "one name per counter");
+  Napi::Object out = Napi::Object::New(info.Env());
+  for (int i = 0; i < static_cast<int>(Live::kCount); i++)
+    out.Set(names[i], Napi::Number::New(info.Env(), double(counters[i].load())));
+  return out;
+}
+
+static void Init(Napi::Env env, Napi::Object exports) {
+  exports.Set("liveObjects", Napi::Function::New(env, LiveObjects));
+  exports.Set("sanitized", Napi::Boolean::New(env,
+#ifdef IOLAB_ASAN
+                                              true
+#else
+                                              false
+#endif
+                                              ));
+}
+
+IOLAB_FEATURE(live_objects, Init);
+
+}  // namespace iolab

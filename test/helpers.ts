@@ -1,0 +1,62 @@
+// Shared test helpers: run the CLI as a user does, count this process's fds, temp folders,
+// and wait for the addon's live-object counters to settle.
+import { execa, type Options, type ResultPromise } from 'execa';
+import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { native, projectRoot, type LiveObjects } from '../src/native.js';
+
+export const cliPath = join(projectRoot, 'bin/iolab.js');
+
+/** Runs `iolab ...args` as a separate process; never throws on a non-zero exit. */
+export function runCli(args: string[], options: Options = {}) {
+  return execa(process.execPath, [cliPath, ...args], { reject: false, cwd: projectRoot, ...options });
+}
+
+/** Starts `iolab ...args` and resolves once a stdout line matches `ready` (e.g. "listening on"). */
+export async function startCli(args: string[], ready: RegExp, options: Options = {}): Promise<{ child: ResultPromise; firstLine: string }> {
+  const child = execa(process.execPath, [cliPath, ...args], { reject: false, cwd: projectRoot, buffer: true, ...options });
+  const firstLine = await new Promise<string>((resolve, reject) => {
+    let seen = '';
+    const onData = (chunk: Buffer) => {
+      seen += chunk.toString();
+      const line = seen.split('\n').find((l) => ready.test(l));
+      if (line !== undefined) {
+        child.stdout?.off('data', onData);
+        resolve(line);
+      }
+    };
+    child.stdout?.on('data', onData);
+    child.then((r) => reject(new Error(`exited (${r.exitCode}) before ready: ${r.stderr}`)), reject);
+  });
+  return { child, firstLine };
+}
+
+/** Number of open fds of this process. */
+export function openFdCount(): number {
+  return readdirSync('/proc/self/fd').length - 1; // minus the fd readdir itself used
+}
+
+/** A short temp folder (Unix socket paths must fit 107 bytes). */
+export function shortTempDir(prefix = 'iolab-'): { path: string; cleanup: () => void } {
+  const path = mkdtempSync(join(tmpdir(), prefix));
+  return { path, cleanup: () => rmSync(path, { recursive: true, force: true }) };
+}
+
+/** Runs GC (vitest runs with --expose-gc) a few times so finalizers get their turn. */
+export async function collectGarbage(): Promise<void> {
+  for (let i = 0; i < 3; i++) {
+    globalThis.gc?.();
+    await new Promise((r) => setImmediate(r));
+  }
+}
+
+/** Live-object counters after GC; tests assert they are back at zero. */
+export async function settledLiveObjects(): Promise<LiveObjects> {
+  await collectGarbage();
+  return native.liveObjects();
+}
+
+export const zeroLiveObjects: LiveObjects = {
+  rings: 0, ringOps: 0, heldBuffers: 0, mappings: 0, ownedFds: 0, nativeJobs: 0, nativeServers: 0,
+};
