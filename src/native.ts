@@ -38,6 +38,87 @@ export interface NativeAddon {
   asanSelfTest?: () => void;
 
   // ---- features add their functions below, one block each ----
+
+  // ---- vectored I/O (native/vectored.cc) ----
+  /** readv(2), or preadv(2) when position is given. Returns bytes read; short reads are returned as is. */
+  readv(fd: number, buffers: ArrayBufferView[], position?: number | bigint): number;
+  /** writev(2), or pwritev(2) when position is given. Returns bytes written; short writes as is. */
+  writev(fd: number, buffers: ArrayBufferView[], position?: number | bigint): number;
+
+  // ---- Unix-domain sockets (native/unix_socket.cc) ----
+  /** socket(AF_UNIX, type | SOCK_CLOEXEC [| SOCK_NONBLOCK]). */
+  socket(type: SocketType, options?: { nonBlocking?: boolean }): number;
+  /** socketpair(AF_UNIX, type | SOCK_CLOEXEC). */
+  socketpair(type: SocketType): [number, number];
+  /** bind(2). address: a filesystem path, or an abstract name written with a leading '\0'. */
+  bind(fd: number, address: string): void;
+  listen(fd: number, backlog?: number): void;
+  /** accept4(2) with SOCK_CLOEXEC; the new fd belongs to the caller. */
+  accept(fd: number): number;
+  connect(fd: number, address: string): void;
+  close(fd: number): void;
+  /** sendmsg(2): the buffers as one message, fds as SCM_RIGHTS, `to` for unconnected datagrams,
+   * `credentials` to attach this process's SCM_CREDENTIALS. Returns bytes sent. */
+  sendmsg(fd: number, buffers: ArrayBufferView[], options?: SendOptions): number;
+  /** recvmsg(2) with MSG_CMSG_CLOEXEC. See RecvResult for truncation rules. */
+  recvmsg(fd: number, buffers: ArrayBufferView[], options?: RecvOptions): RecvResult;
+  /** SO_PEERCRED of a connected stream/seqpacket socket. */
+  peerCredentials(fd: number): Credentials;
+  /** SO_PASSCRED on or off: recvmsg then reports the sender's credentials (datagrams). */
+  setPassCredentials(fd: number, on: boolean): void;
+  /** poll(2) one fd for 'read' or 'write' up to timeoutMs (-1: forever). True when ready. */
+  waitFd(fd: number, event: 'read' | 'write', timeoutMs: number): boolean;
+
+  // ---- POSIX shared memory (native/shm.cc) ----
+  /** shm_open(3) with O_CLOEXEC added. flags are fs.constants.O_* values. Name: one leading '/',
+   * no other '/', at most 255 bytes (else TypeError, code ERR_INVALID_ARG_VALUE). */
+  shmOpen(name: string, flags: number, mode?: number): number;
+  shmUnlink(name: string): void;
+  ftruncate(fd: number, length: number): void;
+  /** mmap(2) MAP_SHARED of [offset, offset+length): an external ArrayBuffer, munmap'd when
+   * collected. Throws RangeError (ERR_OUT_OF_RANGE) for a range past the object's end. */
+  mmap(fd: number, length: number, options?: { write?: boolean; offset?: number }): ArrayBuffer;
+  /** Detaches the ArrayBuffer (later use is a TypeError), then munmap(2)s it. A second call,
+   * or a buffer mmap did not make, throws TypeError (ERR_INVALID_ARG_VALUE). */
+  munmap(buffer: ArrayBuffer): void;
+}
+
+export type SocketType = 'stream' | 'dgram' | 'seqpacket';
+
+export interface Credentials {
+  pid: number;
+  uid: number;
+  gid: number;
+}
+
+export interface SendOptions {
+  fds?: number[];
+  to?: string;
+  credentials?: boolean;
+}
+
+export interface RecvOptions {
+  /** How many fds the caller accepts (default 0). More arriving: all are closed, fdsTruncated. */
+  maxFds?: number;
+}
+
+export interface RecvResult {
+  /** Bytes of payload received (for a truncated datagram: what fit). */
+  bytes: number;
+  /** Received fds, each close-on-exec and owned by the caller. Empty when fdsTruncated. */
+  fds: number[];
+  /** True when anything was cut: the payload (MSG_TRUNC) or the fds. */
+  truncated: boolean;
+  /** The datagram was longer than the buffers (MSG_TRUNC). */
+  dataTruncated: boolean;
+  /** Control data was cut (MSG_CTRUNC) or more than maxFds fds came: every received fd was closed. */
+  fdsTruncated: boolean;
+  /** Sender credentials (SCM_CREDENTIALS), when SO_PASSCRED is on. */
+  credentials?: Credentials;
+  /** Sender address of a datagram, when it has one ('\0'-prefixed when abstract). */
+  from?: string;
+  /** 0 bytes on a stream socket: the peer closed. */
+  eof: boolean;
 }
 
 function addonPath(): string {
