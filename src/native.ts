@@ -81,6 +81,12 @@ export interface NativeAddon {
   /** Detaches the ArrayBuffer (later use is a TypeError), then munmap(2)s it. A second call,
    * or a buffer mmap did not make, throws TypeError (ERR_INVALID_ARG_VALUE). */
   munmap(buffer: ArrayBuffer): void;
+
+  // ---- io_uring Ring (native/ring.cc, native/ring_ops.cc) ----
+  /** The Ring class; use it through src/ring.ts, which types it. */
+  Ring: new (options?: { entries?: number; cqEntries?: number; sqpoll?: boolean }) => any;
+  /** Registers the class the Ring rejects/throws with once closed (src/ring.ts does it). */
+  ringSetClosedErrorClass(ctor: new (message?: string) => Error): void;
 }
 
 export type SocketType = 'stream' | 'dgram' | 'seqpacket';
