@@ -127,6 +127,9 @@ export function hasRecord(mapping: ArrayBuffer): boolean {
 
 /** The text of the record at the start of a mapping; `what` names the object in errors. */
 export function readRecord(mapping: ArrayBuffer, what: string): Uint8Array {
+  if (mapping.byteLength < recordHeaderBytes) {
+    throw new UserError(`${what}: only ${mapping.byteLength} bytes mapped; a record's header alone takes ${recordHeaderBytes}`);
+  }
   if (!hasRecord(mapping)) {
     throw new UserError(`${what} holds no iolab record (it does not start with "IOLB"; was it written by iolab?)`);
   }

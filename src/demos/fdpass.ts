@@ -86,8 +86,8 @@ export function formatReceiverEvent(e: ReceiverEvent): string[] {
       return [`listening on ${e.socket}`];
     case 'message':
       return [
-        `message ${e.index} carried: ${e.text}`,
-        `message ${e.index} shm fd:  ${e.shmText} (mapped the passed fd: a ${e.shmSize}-byte shared-memory object)`,
+        `message ${e.index} carried: ${showText(e.text)}`,
+        `message ${e.index} shm fd:  ${showText(e.shmText)} (mapped the passed fd: a ${e.shmSize}-byte shared-memory object)`,
       ];
     case 'refused':
       return [];
@@ -243,7 +243,13 @@ function readPassedMessage(text: Uint8Array, fd: number | undefined): Omit<Recei
   if (st.size < recordHeaderBytes) throw new UserError(`the passed shared-memory object is only ${st.size} bytes`);
   const mapped = Math.min(st.size, recordHeaderBytes + maxMessageBytes);
   const shmText = withMapping(fd, mapped, false, (m) => readRecord(m, 'the passed shared-memory object'));
-  return { text: showBytes(text), shmText: showBytes(shmText), shmSize: st.size };
+  const decoder = new TextDecoder();
+  return { text: decoder.decode(text), shmText: decoder.decode(shmText), shmSize: st.size };
+}
+
+/** Text as one safe terminal line (see showBytes). */
+function showText(text: string): string {
+  return showBytes(new TextEncoder().encode(text));
 }
 
 function closeAll(fds: number[]): void {
@@ -289,13 +295,19 @@ export async function runSender(options: SenderOptions, io: FdpassIo = plainFdpa
     const shmFd = createMessageObject(text, options.size);
     try {
       await sendAll(io, sock, text, shmFd, type);
+    } catch (err) {
+      if (isErrnoException(err) && (err.code === 'EPIPE' || err.code === 'ECONNRESET')) {
+        throw new UserError(`the receiver on ${path} closed the connection before the message was sent ` +
+          '(a receiver refuses senders of another user unless it runs with --allow-any-user)');
+      }
+      throw err;
     } finally {
       native.close(shmFd);
     }
   } finally {
     native.close(sock);
   }
-  return { event: 'sent', socket: path, type, bytes: text.byteLength, text: showBytes(text), shmSize: options.size };
+  return { event: 'sent', socket: path, type, bytes: text.byteLength, text: options.message, shmSize: options.size };
 }
 
 function checkReceiverPath(path: string): void {
@@ -353,7 +365,7 @@ async function sendAll(io: FdpassIo, sock: number, text: Uint8Array, shmFd: numb
 }
 
 export function formatSend(r: SendResult): string[] {
-  return [`sent to ${r.socket}: ${r.text} (with the fd of a ${r.shmSize}-byte shared-memory object)`];
+  return [`sent to ${r.socket}: ${showText(r.text)} (with the fd of a ${r.shmSize}-byte shared-memory object)`];
 }
 
 // ---- the commands ----
