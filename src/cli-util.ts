@@ -1,6 +1,6 @@
 // Shared by every command: the error a user sees (one line, no stack), option parsers that
 // reject bad numbers with a clear message, and JSON/line output.
-import { InvalidArgumentError } from 'commander';
+import { InvalidArgumentError, type Command } from 'commander';
 
 /** An error meant for the user: printed as one line, exit code 1 (or the given one). */
 export class UserError extends Error {
@@ -51,4 +51,18 @@ export function printJson(value: unknown): void {
 export function describeError(err: unknown): string {
   if (err instanceof Error) return err.message;
   return String(err);
+}
+
+/**
+ * Makes a command (and its subcommands) report usage errors like every other error: one line
+ * `iolab: <message>` on stderr, and a thrown CommanderError (exitOverride) so cli.ts sets the
+ * exit code. Commands built with `new Command()` and addCommand() do not inherit the program's
+ * settings, so each command module applies this to what it returns.
+ */
+export function oneLineErrors(cmd: Command): Command {
+  cmd.exitOverride().configureOutput({
+    outputError: (str, write) => write(`iolab: ${str.replace(/^error: /, '')}`),
+  });
+  for (const sub of cmd.commands) oneLineErrors(sub);
+  return cmd;
 }
