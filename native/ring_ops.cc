@@ -166,6 +166,17 @@ static void CloseReceivedFds(Op* op, std::vector<int>* out) {
   }
 }
 
+// The sender's address of a datagram ('\0'-prefixed when abstract), "" when it has none.
+static std::string AddressText(Op* op) {
+  const auto* addr = reinterpret_cast<const struct sockaddr_un*>(&op->addr);
+  size_t base = offsetof(struct sockaddr_un, sun_path);
+  socklen_t length = op->msg.msg_namelen;
+  if (length <= base || addr->sun_family != AF_UNIX) return "";
+  size_t n = std::min(size_t(length) - base, sizeof(addr->sun_path));
+  if (addr->sun_path[0] == '\0') return std::string(addr->sun_path, n);
+  return std::string(addr->sun_path, strnlen(addr->sun_path, n));
+}
+
 // Env teardown: nobody can receive what completed; close what would have been handed over.
 void DiscardOpResult(Op* op, int res) {
   if (res < 0) return;
@@ -193,15 +204,35 @@ void SettleOp(napi_env env, Op* op, int res, bool closing) {
     case OpKind::kRecvmsg: {
       CopyOut(env, op, size_t(res));
       std::vector<int> fds;
-      CloseReceivedFds(op, &fds);
-      // MSG_CMSG_CLOEXEC asked the kernel for close-on-exec; make sure of it.
-      for (int fd : fds) fcntl(fd, F_SETFD, FD_CLOEXEC);
+      bool have_credentials = false;
+      struct ucred cred {};
+      for (struct cmsghdr* c = CMSG_FIRSTHDR(&op->msg); c != nullptr; c = CMSG_NXTHDR(&op->msg, c)) {
+        if (c->cmsg_level != SOL_SOCKET || c->cmsg_len < CMSG_LEN(0)) continue;
+        if (c->cmsg_type == SCM_RIGHTS) {
+          size_t count = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+          for (size_t i = 0; i < count; i++) {
+            int fd;
+            memcpy(&fd, CMSG_DATA(c) + i * sizeof(int), sizeof(int));
+            fds.push_back(fd);
+          }
+        } else if (c->cmsg_type == SCM_CREDENTIALS && c->cmsg_len >= CMSG_LEN(sizeof(cred))) {
+          memcpy(&cred, CMSG_DATA(c), sizeof(cred));
+          have_credentials = true;
+        }
+      }
       bool fds_truncated = (op->msg.msg_flags & MSG_CTRUNC) != 0 || fds.size() > size_t(op->max_fds);
       if (fds_truncated) {
         for (int fd : fds) close(fd);
         fds.clear();
       }
       bool data_truncated = (op->msg.msg_flags & MSG_TRUNC) != 0;
+      bool eof = false;
+      if (res == 0 && fds.empty() && !fds_truncated) {
+        int type = 0;
+        socklen_t len = sizeof(type);
+        if (getsockopt(op->fd, SOL_SOCKET, SO_TYPE, &type, &len) == 0)
+          eof = type == SOCK_STREAM || type == SOCK_SEQPACKET;
+      }
       Napi::Object out = Napi::Object::New(e);
       out.Set("bytes", Napi::Number::New(e, res));
       Napi::Array list = Napi::Array::New(e, fds.size());
@@ -210,7 +241,16 @@ void SettleOp(napi_env env, Op* op, int res, bool closing) {
       out.Set("truncated", Napi::Boolean::New(e, data_truncated || fds_truncated));
       out.Set("dataTruncated", Napi::Boolean::New(e, data_truncated));
       out.Set("fdsTruncated", Napi::Boolean::New(e, fds_truncated));
-      out.Set("eof", Napi::Boolean::New(e, res == 0 && op->bounce.size() > 0));
+      if (have_credentials) {
+        Napi::Object c = Napi::Object::New(e);
+        c.Set("pid", Napi::Number::New(e, cred.pid));
+        c.Set("uid", Napi::Number::New(e, cred.uid));
+        c.Set("gid", Napi::Number::New(e, cred.gid));
+        out.Set("credentials", c);
+      }
+      std::string from = AddressText(op);
+      if (!from.empty()) out.Set("from", Napi::String::New(e, from));
+      out.Set("eof", Napi::Boolean::New(e, eof));
       value = out;
       break;
     }
@@ -424,21 +464,18 @@ class RingWrap : public Napi::ObjectWrap<RingWrap>, public RingCore::Owner {
     });
   }
 
-  // recvmsg(fd, buffers, { maxFds? }): MSG_CMSG_CLOEXEC; more fds than maxFds, or MSG_CTRUNC:
-  // every received fd is closed and fdsTruncated is set (as the sync call does).
+  // recvmsg(fd, buffers, { maxFds?, controlFds? }): MSG_CMSG_CLOEXEC. As the sync call: the
+  // control space fits controlFds (default 253, SCM_MAX_FD) fds plus credentials; more fds than
+  // maxFds, or MSG_CTRUNC, closes every received fd and sets fdsTruncated.
   Napi::Value Recvmsg(const Napi::CallbackInfo& info) {
     RingCore* core = Open(info);
     Napi::Env env = info.Env();
     int fd = ArgFd(info, 0);
-    int max_fds = 0;
+    int max_fds = 0, control_fds = 253;
     if (info.Length() > 2 && info[2].IsObject()) {
-      Napi::Value m = info[2].As<Napi::Object>().Get("maxFds");
-      if (!m.IsUndefined()) {
-        double d = m.IsNumber() ? m.As<Napi::Number>().DoubleValue() : -1;
-        if (!(d >= 0 && d <= 253) || d != double(int(d)))
-          ThrowRangeError(env, "ERR_OUT_OF_RANGE", "The value of \"maxFds\" is out of range. It must be an integer >= 0 and <= 253");
-        max_fds = int(d);
-      }
+      Napi::Object o = info[2].As<Napi::Object>();
+      max_fds = FdCountOption(env, o, "maxFds", 0);
+      control_fds = FdCountOption(env, o, "controlFds", 253);
     }
     Op* op = core->AcquireOp(OpKind::kRecvmsg, "recvmsg", fd);
     op->max_fds = max_fds;
@@ -447,13 +484,24 @@ class RingWrap : public Napi::ObjectWrap<RingWrap>, public RingCore::Owner {
       op->bounce.clear();
       AddViewList(env, op, info[1], true);
       memset(&op->msg, 0, sizeof(op->msg));
+      memset(&op->addr, 0, sizeof(struct sockaddr_un));
+      op->msg.msg_name = &op->addr;
+      op->msg.msg_namelen = sizeof(struct sockaddr_un);
       op->msg.msg_iov = op->iov.data();
       op->msg.msg_iovlen = op->iov.size();
-      // Room for one fd more than accepted, so "too many" is seen (and those closed).
-      op->control.assign(CMSG_SPACE((max_fds + 1) * sizeof(int)), 0);
+      op->control.assign((control_fds > 0 ? CMSG_SPACE(control_fds * sizeof(int)) : 0) + CMSG_SPACE(sizeof(struct ucred)), 0);
       op->msg.msg_control = op->control.data();
       op->msg.msg_controllen = op->control.size();
     });
+  }
+
+  static int FdCountOption(Napi::Env env, Napi::Object o, const char* name, int fallback) {
+    Napi::Value m = o.Get(name);
+    if (m.IsUndefined()) return fallback;
+    double d = m.IsNumber() ? m.As<Napi::Number>().DoubleValue() : -1;
+    if (!(d >= 0 && d <= 253) || d != double(int(d)))
+      ThrowRangeError(env, "ERR_OUT_OF_RANGE", std::string("The value of \"options.") + name + "\" is out of range. It must be an integer >= 0 and <= 253");
+    return int(d);
   }
 
   Napi::Value Accept(const Napi::CallbackInfo& info) {
