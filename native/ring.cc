@@ -429,6 +429,8 @@ void RingCore::TearDown(bool in_cleanup) {
   io_uring_queue_exit(&ring_);
   uv_poll_stop(poll_);
   uv_prepare_stop(prepare_);
+  close(event_fd_);  // not polled any more (libuv allows closing once the poll is stopped)
+  event_fd_ = -1;
   uv_close(reinterpret_cast<uv_handle_t*>(poll_), OnHandleClosed);
   uv_close(reinterpret_cast<uv_handle_t*>(prepare_), OnHandleClosed);
   if (!in_cleanup) napi_async_destroy(env_, async_context_);
@@ -450,10 +452,7 @@ void RingCore::OnHandleClosed(uv_handle_t* handle) {
     delete core->prepare_;
     core->prepare_ = nullptr;
   }
-  if (--core->open_handles_ == 0) {
-    close(core->event_fd_);
-    delete core;
-  }
+  if (--core->open_handles_ == 0) delete core;
 }
 
 // Env teardown (process or worker exit) with the Ring still open: no JS can run any more.
