@@ -66,3 +66,11 @@ export function oneLineErrors(cmd: Command): Command {
   for (const sub of cmd.commands) oneLineErrors(sub);
   return cmd;
 }
+
+/** The `iolab bench` group: created on first use, so each benchmark module adds its own
+ * subcommand to the same group (`benchGroup(program).addCommand(iopsCommand())`). */
+export function benchGroup(program: Command): Command {
+  const existing = program.commands.find((c) => c.name() === 'bench');
+  if (existing) return existing;
+  return program.command('bench').description('Benchmarks: each runs its hot loop natively and prints a table or --json');
+}

@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // The iolab program: registers the commands, parses, prints errors. No logic lives here.
 import { Command, CommanderError } from 'commander';
-import { describeError, UserError } from './cli-util.js';
+import { benchGroup, describeError, UserError } from './cli-util.js';
 
 const program = new Command('iolab')
   .description('Shows, tests and measures Linux I/O primitives: readv/writev, fd passing, shared memory, io_uring')
@@ -19,6 +19,8 @@ program.addCommand(writevCommand());
 program.addCommand(fdpassCommand());
 program.addCommand(shmCommand());
 program.addCommand(tourCommand());
+import { apiCommand } from './bench/api.js';
+benchGroup(program).addCommand(apiCommand());
 
 try {
   await program.parseAsync(process.argv);
