@@ -233,24 +233,29 @@ void SettleOp(napi_env env, Op* op, int res, bool closing) {
         if (getsockopt(op->fd, SOL_SOCKET, SO_TYPE, &type, &len) == 0)
           eof = type == SOCK_STREAM || type == SOCK_SEQPACKET;
       }
-      Napi::Object out = Napi::Object::New(e);
-      out.Set("bytes", Napi::Number::New(e, res));
-      Napi::Array list = Napi::Array::New(e, fds.size());
-      for (size_t i = 0; i < fds.size(); i++) list.Set(uint32_t(i), Napi::Number::New(e, fds[i]));
-      out.Set("fds", list);
-      out.Set("truncated", Napi::Boolean::New(e, data_truncated || fds_truncated));
-      out.Set("dataTruncated", Napi::Boolean::New(e, data_truncated));
-      out.Set("fdsTruncated", Napi::Boolean::New(e, fds_truncated));
+      RingCore* ring = op->ring;
+      auto set = [&](napi_value obj, RingCore::Key k, napi_value v) { napi_set_property(env, obj, ring->KeyValue(k), v); };
+      auto boolean = [&](bool b) { napi_value v; napi_get_boolean(env, b, &v); return v; };
+      auto number = [&](double d) { napi_value v; napi_create_double(env, d, &v); return v; };
+      napi_value out, list;
+      napi_create_object(env, &out);
+      set(out, RingCore::kBytes, number(res));
+      napi_create_array_with_length(env, fds.size(), &list);
+      for (size_t i = 0; i < fds.size(); i++) napi_set_element(env, list, uint32_t(i), number(fds[i]));
+      set(out, RingCore::kFds, list);
+      set(out, RingCore::kTruncated, boolean(data_truncated || fds_truncated));
+      set(out, RingCore::kDataTruncated, boolean(data_truncated));
+      set(out, RingCore::kFdsTruncated, boolean(fds_truncated));
       if (have_credentials) {
         Napi::Object c = Napi::Object::New(e);
         c.Set("pid", Napi::Number::New(e, cred.pid));
         c.Set("uid", Napi::Number::New(e, cred.uid));
         c.Set("gid", Napi::Number::New(e, cred.gid));
-        out.Set("credentials", c);
+        set(out, RingCore::kCredentials, c);
       }
       std::string from = AddressText(op);
-      if (!from.empty()) out.Set("from", Napi::String::New(e, from));
-      out.Set("eof", Napi::Boolean::New(e, eof));
+      if (!from.empty()) set(out, RingCore::kFrom, Napi::String::New(e, from));
+      set(out, RingCore::kEof, boolean(eof));
       value = out;
       break;
     }
