@@ -200,7 +200,6 @@ static size_t ControlSpace(size_t fds) {
 static Napi::Value SendMsg(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   int fd = FdArg(env, info[0]);
-  std::vector<iovec> iov = IovecsArg(env, info[1]);
   Napi::Value options = info[2];
   CheckOptions(env, options);
 
@@ -235,6 +234,7 @@ static Napi::Value SendMsg(const Napi::CallbackInfo& info) {
     }
   }
 
+  std::vector<iovec> iov = IovecsArg(env, info[1]);  // last: no JS runs after this
   size_t payload = 0;
   for (const iovec& v : iov) payload += v.iov_len;
   if ((!fds.empty() || credentials) && payload == 0 && SocketType(env, fd) == SOCK_STREAM) {
@@ -294,7 +294,6 @@ static Napi::Object CredentialsObject(Napi::Env env, const ucred& cred) {
 static Napi::Value RecvMsg(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   int fd = FdArg(env, info[0]);
-  std::vector<iovec> iov = IovecsArg(env, info[1]);
   Napi::Value options = info[2];
   CheckOptions(env, options);
   int maxFds = 0;
@@ -309,6 +308,7 @@ static Napi::Value RecvMsg(const Napi::CallbackInfo& info) {
     if (!v.IsUndefined()) controlFds = int(IntegerArg(env, v, "options.controlFds", 0, kMaxFdsPerMessage));
   }
 
+  std::vector<iovec> iov = IovecsArg(env, info[1]);  // last: no JS runs after this
   std::vector<char> control(ControlSpace(size_t(controlFds)), 0);
   sockaddr_un from{};
   msghdr msg{};

@@ -281,6 +281,43 @@ describe('sendmsg/recvmsg random splits, sizes and fds', () => {
   });
 });
 
+describe('buffers changed by JS while arguments are read', () => {
+  // An options getter (or an array element getter) runs JS in the middle of argument parsing;
+  // if it detaches a buffer already turned into an iovec, the syscall would use freed memory.
+  // The iovecs are taken last, so the detached buffer simply counts as empty.
+  function detach(view: Uint8Array): void {
+    structuredClone(view.buffer, { transfer: [view.buffer] });
+    globalThis.gc?.();
+  }
+
+  it('a getter that detaches a buffer: sendmsg/recvmsg/readv/writev see it as empty, no crash', async () => {
+    const fds = openFdCount();
+    const [a, b] = native.socketpair('dgram', { nonBlocking: true });
+    const file = join(tmp.path, 'getter.bin');
+    writeFileSync(file, 'abcdef');
+    const fd = openSync(file, 'r+');
+    try {
+      const out = new Uint8Array(1 << 16).fill(1);
+      expect(native.sendmsg(a, [out], { get fds() { detach(out); return undefined; } })).toBe(0);
+      const into = new Uint8Array(1 << 16);
+      expect(native.recvmsg(b, [into], { get maxFds() { detach(into); return 0; } }).bytes).toBe(0);
+      const first = new Uint8Array(1 << 16);
+      const list = [first];
+      Object.defineProperty(list, 1, { get() { detach(first); return new Uint8Array(3); }, enumerable: true });
+      expect(native.readv(fd, list as Uint8Array[], 0)).toBe(3);
+      const again = [new Uint8Array(1 << 16)];
+      Object.defineProperty(again, 1, { get() { detach(again[0]); return Buffer.from('XY'); }, enumerable: true });
+      expect(native.writev(fd, again as Uint8Array[], 0)).toBe(2);
+      expect(readFileSync(file, 'utf8')).toBe('XYcdef');
+    } finally {
+      closeSync(fd);
+      native.close(a);
+      native.close(b);
+    }
+    await expectNothingLeft(fds);
+  });
+});
+
 describe('shm: random sizes, offsets and mapping lifetimes', () => {
   function freshShm(size: number): number {
     const name = `/iolab-stress-${process.pid}-${unique++}`;
