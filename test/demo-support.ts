@@ -1,5 +1,6 @@
 // Helpers for the demo tests (test/demo-*.test.ts).
 import { readdirSync } from 'node:fs';
+import { runCli } from './helpers.js';
 
 /** The inverse of showBytes (src/demos/common.ts): the exact bytes a shown line stands for. */
 export function unshowBytes(shown: string): Buffer {
@@ -36,4 +37,12 @@ export function shmObjects(prefix: string): string[] {
 let counter = 0;
 export function uniqueShmName(tag: string): string {
   return `/iolab-test-${tag}-${process.pid}-${counter++}`;
+}
+
+export interface CliResult { stdout: string; stderr: string; exitCode: number | undefined }
+
+/** runCli with string outputs (the typed shape the demo tests assert on). */
+export async function cli(args: string[], options: { uid?: number; gid?: number; cwd?: string; env?: NodeJS.ProcessEnv } = {}): Promise<CliResult> {
+  const r = await runCli(args, options);
+  return { stdout: String(r.stdout), stderr: String(r.stderr), exitCode: r.exitCode };
 }

@@ -350,6 +350,18 @@ describe('datagrams, truncation, credentials, eof, waitFd', () => {
     }
   });
 
+  it('a zero-length seqpacket message is not eof; the peer closing is', () => {
+    const [a, b] = native.socketpair('seqpacket');
+    native.sendmsg(a, []);
+    native.sendmsg(a, [Buffer.from('after')]);
+    using([b], () => {
+      expect(native.recvmsg(b, [Buffer.alloc(8)])).toMatchObject({ bytes: 0, eof: false });
+      expect(native.recvmsg(b, [Buffer.alloc(8)])).toMatchObject({ bytes: 5, eof: false });
+      native.close(a);
+      expect(native.recvmsg(b, [Buffer.alloc(8)])).toMatchObject({ bytes: 0, eof: true });
+    });
+  });
+
   it('waitFd: times out, sees data, counts hang-up as ready, EBADF on a closed fd', () => {
     const [a, b] = native.socketpair('stream');
     using([b], () => {

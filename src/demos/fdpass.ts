@@ -3,7 +3,7 @@
 // shm object, sends the fd with the message text and unlinks the name; the receiver maps the fd
 // it got and shows that the object holds the same text. Only the fd made the trip: the object
 // no longer has a name by the time the receiver reads it.
-import { chmodSync, constants, fstatSync, lstatSync, unlinkSync, type Stats } from 'node:fs';
+import { chmodSync, constants, existsSync, fstatSync, lstatSync, unlinkSync, type Stats } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { isErrnoException, native, type RecvResult, type SendOptions } from '../native.js';
@@ -28,7 +28,8 @@ const { O_CREAT, O_EXCL, O_RDWR } = constants;
 /** Where both sides meet when no --socket is given. */
 export function defaultSocketPath(): string {
   const runtimeDir = process.env.XDG_RUNTIME_DIR;
-  if (runtimeDir) return `${runtimeDir.replace(/\/+$/, '')}/iolab-fdpass.sock`;
+  // Only a folder that exists (an inherited XDG_RUNTIME_DIR after su/sudo may not).
+  if (runtimeDir && existsSync(runtimeDir)) return `${runtimeDir.replace(/\/+$/, '')}/iolab-fdpass.sock`;
   return `/tmp/iolab-fdpass-${process.getuid?.() ?? 0}.sock`;
 }
 

@@ -103,7 +103,8 @@ const writevDemo: TourDemo = {
 const shmDemo: TourDemo = {
   title: 'shm: one process writes a POSIX shared-memory object, another maps it and reads',
   async run(ctx) {
-    const name = `/iolab-tour-${process.pid}-${ctx.extraArgs.join('').replace(/\W/g, '')}`;
+    const variant = ctx.extraArgs.join('').replace(/\W/g, '');
+    const name = `/iolab-tour-${process.pid}${variant ? `-${variant}` : ''}`;
     try {
       const commands = await runAll(ctx.dir, [
         { argv: ['shm', 'write', name, 'written by one process, read by another', ...ctx.extraArgs] },
