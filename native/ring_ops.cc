@@ -440,30 +440,47 @@ class RingWrap : public Napi::ObjectWrap<RingWrap>, public RingCore::Owner {
       op->msg.msg_iov = op->iov.data();
       op->msg.msg_iovlen = op->iov.size();
       op->control.clear();
+      std::vector<int> fd_list;
+      bool credentials = false;
       if (info.Length() > 2 && info[2].IsObject()) {
-        Napi::Value fds = info[2].As<Napi::Object>().Get("fds");
+        Napi::Object o = info[2].As<Napi::Object>();
+        Napi::Value fds = o.Get("fds");
         if (!fds.IsUndefined()) {
           if (!fds.IsArray()) ThrowTypeError(env, "ERR_INVALID_ARG_TYPE", "The \"fds\" option must be an array of fds");
           Napi::Array list = fds.As<Napi::Array>();
           uint32_t n = list.Length();
           if (n > 253) ThrowRangeError(env, "ERR_OUT_OF_RANGE", "at most 253 fds fit in one message (SCM_MAX_FD)");
-          if (n > 0) {
-            op->control.assign(CMSG_SPACE(n * sizeof(int)), 0);
-            op->msg.msg_control = op->control.data();
-            op->msg.msg_controllen = op->control.size();
-            struct cmsghdr* c = CMSG_FIRSTHDR(&op->msg);
-            c->cmsg_level = SOL_SOCKET;
-            c->cmsg_type = SCM_RIGHTS;
-            c->cmsg_len = CMSG_LEN(n * sizeof(int));
-            for (uint32_t i = 0; i < n; i++) {
-              Napi::Value v = list.Get(i);
-              double d = v.IsNumber() ? v.As<Napi::Number>().DoubleValue() : -1;
-              if (!(d >= 0 && d <= 2147483647.0) || d != double(int(d)))
-                ThrowRangeError(env, "ERR_OUT_OF_RANGE", "every fd in \"fds\" must be an integer >= 0");
-              int one = int(d);
-              memcpy(CMSG_DATA(c) + i * sizeof(int), &one, sizeof(int));
-            }
+          for (uint32_t i = 0; i < n; i++) {
+            Napi::Value v = list.Get(i);
+            double d = v.IsNumber() ? v.As<Napi::Number>().DoubleValue() : -1;
+            if (!(d >= 0 && d <= 2147483647.0) || d != double(int(d)))
+              ThrowRangeError(env, "ERR_OUT_OF_RANGE", "every fd in \"fds\" must be an integer >= 0");
+            fd_list.push_back(int(d));
           }
+        }
+        credentials = o.Get("credentials").ToBoolean();
+      }
+      // SCM_RIGHTS (the fds) and SCM_CREDENTIALS (this process's pid/uid/gid), as the sync call.
+      size_t space = (fd_list.empty() ? 0 : CMSG_SPACE(fd_list.size() * sizeof(int))) +
+                     (credentials ? CMSG_SPACE(sizeof(struct ucred)) : 0);
+      if (space > 0) {
+        op->control.assign(space, 0);
+        op->msg.msg_control = op->control.data();
+        op->msg.msg_controllen = op->control.size();
+        struct cmsghdr* c = CMSG_FIRSTHDR(&op->msg);
+        if (!fd_list.empty()) {
+          c->cmsg_level = SOL_SOCKET;
+          c->cmsg_type = SCM_RIGHTS;
+          c->cmsg_len = CMSG_LEN(fd_list.size() * sizeof(int));
+          memcpy(CMSG_DATA(c), fd_list.data(), fd_list.size() * sizeof(int));
+          c = CMSG_NXTHDR(&op->msg, c);
+        }
+        if (credentials) {
+          struct ucred cred = {getpid(), getuid(), getgid()};
+          c->cmsg_level = SOL_SOCKET;
+          c->cmsg_type = SCM_CREDENTIALS;
+          c->cmsg_len = CMSG_LEN(sizeof(cred));
+          memcpy(CMSG_DATA(c), &cred, sizeof(cred));
         }
       }
     });

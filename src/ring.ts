@@ -69,8 +69,9 @@ export interface Ring {
   writev(fd: number, buffers: ArrayBufferView[], position?: number | bigint | null): Promise<number>;
   /** IORING_OP_FSYNC (datasync: IORING_FSYNC_DATASYNC). */
   fsync(fd: number, options?: { datasync?: boolean }): Promise<void>;
-  /** IORING_OP_SENDMSG: the buffers as one message, fds as SCM_RIGHTS. Resolves with bytes sent. */
-  sendmsg(fd: number, buffers: ArrayBufferView[], options?: { fds?: number[] }): Promise<number>;
+  /** IORING_OP_SENDMSG: the buffers as one message, fds as SCM_RIGHTS, `credentials` attaches
+   * this process's SCM_CREDENTIALS (as the sync sendmsg). Resolves with bytes sent. */
+  sendmsg(fd: number, buffers: ArrayBufferView[], options?: { fds?: number[]; credentials?: boolean }): Promise<number>;
   /** IORING_OP_RECVMSG with MSG_CMSG_CLOEXEC; fds, truncation, credentials and `from` as the
    * sync recvmsg reports them (control space for controlFds fds, default 253). */
   recvmsg(fd: number, buffers: ArrayBufferView[], options?: { maxFds?: number; controlFds?: number }): Promise<RecvResult>;

@@ -382,7 +382,7 @@ describe('buffers in flight', () => {
     const [a, b] = track(native.socketpair('stream'));
     let buf: Uint8Array | null = new Uint8Array(64);
     const pending = ring.recv(b, buf);
-    const moved: ArrayBuffer = structuredClone(buf.buffer, { transfer: [buf.buffer] });
+    const moved = structuredClone(buf.buffer, { transfer: [buf.buffer] }) as ArrayBuffer;
     expect(buf.byteLength).toBe(0); // detached
     buf = null;
     await collectGarbage();
