@@ -54,7 +54,9 @@ describe('iolab tour', () => {
         `# the receiver removed ${socket} on exit`,
       ].join('\n'));
     }
-    expect(out.trimEnd().split('\n').at(-1)).toBe('tour done: 5 demos, 11 commands, temp folder removed');
+    // 5 plain demos (11 commands), then readv, writev and both fdpass again with --uring (8 commands)
+    expect(out).toContain('$ iolab readv readv.c --uring\n' + alone.stdout + '\n');
+    expect(out.trimEnd().split('\n').at(-1)).toBe('tour done: 9 demos, 19 commands, temp folder removed');
 
     // Everything it created is gone: its temp folder and its shm object.
     expect(existsSync(dir!)).toBe(false);

@@ -8,6 +8,7 @@ import { Command } from 'commander';
 import { native, projectRoot } from '../native.js';
 import { oneLineErrors, printJson, UserError } from '../cli-util.js';
 import { showBytes } from './common.js';
+import { runTourBothVariants } from './tour-uring.js';
 
 const cliEntry = join(projectRoot, 'bin/iolab.js');
 const commandTimeoutMs = 30_000;
@@ -204,10 +205,10 @@ function tourVerdict(steps: TourStep[]): string {
 
 export function tourCommand(): Command {
   return oneLineErrors(new Command('tour')
-    .description('run every demo end to end (each command a separate process) and show what each printed')
+    .description('run every demo end to end (each command a separate process), plain and --uring, and show what each printed')
     .option('--json', 'print the whole transcript as one JSON object')
     .action(async (opts: { json?: boolean }) => {
-      const tour = await runTour();
+      const tour = await runTourBothVariants();
       const failed = failedCommands(tour.steps);
       if (opts.json) printJson({ ...tour, ok: failed.length === 0 });
       else process.stdout.write(formatTour(tour).join('\n') + '\n');
