@@ -3,6 +3,7 @@
 // itself (RingCore::PrepSqe does, possibly later when the SQ has room) and returns a Promise.
 #include <arpa/inet.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <netinet/in.h>
 #include <string.h>
 #include <sys/un.h>
@@ -125,6 +126,9 @@ static void AddViewList(Napi::Env env, Op* op, napi_value list, bool is_read) {
   if (!is_array) ThrowTypeError(env, "ERR_INVALID_ARG_TYPE", "The \"buffers\" argument must be an array of ArrayBufferViews");
   uint32_t n;
   napi_get_array_length(env, list, &n);
+  if (n > IOV_MAX)  // as the sync readv/writev: refused before the kernel says EINVAL
+    ThrowRangeError(env, "ERR_OUT_OF_RANGE", "The value of \"buffers.length\" is out of range. It must be <= " +
+                    std::to_string(IOV_MAX) + " (IOV_MAX). Received " + std::to_string(n));
   for (uint32_t i = 0; i < n; i++) {
     napi_value v;
     napi_get_element(env, list, i, &v);

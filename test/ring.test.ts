@@ -134,6 +134,8 @@ describe('Ring ops', () => {
     expect(() => ring.read(fd, 'x' as unknown as Buffer)).toThrow(expect.objectContaining({ code: 'ERR_INVALID_ARG_TYPE' }));
     expect(() => ring.readv(fd, Buffer.alloc(1) as unknown as Buffer[])).toThrow(TypeError);
     expect(() => ring.read(fd, Buffer.alloc(1), -2)).toThrow(RangeError);
+    expect(() => ring.readv(fd, Array.from({ length: 1025 }, () => Buffer.alloc(1)))).toThrow(expect.objectContaining({ code: 'ERR_OUT_OF_RANGE' }));
+    expect(native.liveObjects().heldBuffers).toBe(0);
     expect(native.liveObjects().heldBuffers).toBe(0);
   });
 
