@@ -190,6 +190,7 @@ void DiscardOpResult(Op* op, int res) {
 
 void SettleOp(napi_env env, Op* op, int res, bool closing) {
   Napi::Env e(env);
+  if (op->kind == OpKind::kCancelFd && res == -ENOENT) res = 0;  // nothing was waiting on fd
   if (res < 0) {
     napi_value error;
     if (closing && (res == -ECANCELED || res == -EINTR))
