@@ -46,9 +46,13 @@ export const uringWriteVectored = (ring: RingInstance): VectoredWrite =>
  */
 async function untilDeadline<T>(ring: RingInstance, fd: number, op: Promise<T>, deadline: number | undefined,
   signal: AbortSignal): Promise<T | undefined> {
-  signal.throwIfAborted();
   let timedOut = false;
   const cancel = () => { ring.cancelFd(fd).catch(() => {}); };
+  if (signal.aborted) {
+    op.catch(() => {}); // cancelled below; its rejection is expected
+    cancel();
+    signal.throwIfAborted();
+  }
   const timer = deadline === undefined ? undefined
     : setTimeout(() => { timedOut = true; cancel(); }, Math.max(0, deadline - Date.now()));
   signal.addEventListener('abort', cancel, { once: true });
