@@ -133,7 +133,7 @@ describe('iolab bench api', () => {
     const run = await runCli(['bench', 'api', '--rounds', '1', '--duration', '10', '--size', '1m', '--json', '--out', out]);
     expect(run.stderr).toBe('');
     expect(run.exitCode).toBe(0);
-    const report = JSON.parse(run.stdout);
+    const report = JSON.parse(String(run.stdout));
     expect(report.rows.map((r: { contender: string; inflight: number }) => `${r.contender}@${r.inflight}`)).toEqual([
       'iolab.readv@1', 'fs.readvSync@1', 'ring.readv@1', 'fs.promises.readv@1', 'fs.read@1',
       'ring.readv@32', 'fs.promises.readv@32', 'fs.read@32', 'ring.sendmsg@32', 'iolab.sendmsg@1',
