@@ -83,6 +83,16 @@ describe('readv', () => {
     });
   });
 
+  it('reads into views over a SharedArrayBuffer and multi-byte TypedArrays', () => {
+    withFd(file, 'r', (fd) => {
+      const shared = new SharedArrayBuffer(24);
+      const f64 = new Float64Array(shared, 8, 1);
+      const dv = new DataView(shared, 16, 8);
+      expect(native.readv(fd, [new Uint8Array(shared, 0, 8), f64, dv], 0)).toBe(24);
+      expect(Buffer.from(new Uint8Array(shared))).toEqual(content.subarray(0, 24));
+    });
+  });
+
   it('takes exactly IOV_MAX (1024) buffers and rejects 1025 with a RangeError', () => {
     expect(native.unixConstants.IOV_MAX).toBe(1024);
     withFd(file, 'r', (fd) => {
