@@ -325,6 +325,7 @@ static Napi::Value RecvMsg(const Napi::CallbackInfo& info) {
 
   // Own every received fd at once, so that any throw below closes them all.
   std::vector<OwnedFd> received;
+  received.reserve(size_t(controlFds) + 8);  // no reallocation (bad_alloc) mid-walk
   bool haveCredentials = false;
   ucred cred{};
   for (cmsghdr* c = CMSG_FIRSTHDR(&msg); c != nullptr; c = CMSG_NXTHDR(&msg, c)) {

@@ -82,18 +82,21 @@ std::vector<struct iovec> IovecsArg(Napi::Env env, Napi::Value value, const char
   }
   std::vector<struct iovec> iov(count);
   for (uint32_t i = 0; i < count; i++) {
+    // The raw calls give the view's data pointer directly, which also works for views over a
+    // SharedArrayBuffer (Napi::ArrayBuffer::Data() refuses those).
     void* data = nullptr;
     size_t length = 0;
+    napi_status status;
     if (views[i].IsTypedArray()) {
-      Napi::TypedArray view = views[i].As<Napi::TypedArray>();
-      length = view.ByteLength();
-      if (length > 0) data = static_cast<uint8_t*>(view.ArrayBuffer().Data()) + view.ByteOffset();
+      napi_typedarray_type type;
+      size_t elements = 0;
+      status = napi_get_typedarray_info(env, views[i], &type, &elements, &data, nullptr, nullptr);
+      length = Napi::TypedArray(env, views[i]).ByteLength();
     } else {
-      Napi::DataView view = views[i].As<Napi::DataView>();
-      length = view.ByteLength();
-      if (length > 0) data = static_cast<uint8_t*>(view.ArrayBuffer().Data()) + view.ByteOffset();
+      status = napi_get_dataview_info(env, views[i], &length, &data, nullptr, nullptr);
     }
-    iov[i].iov_base = data;
+    NAPI_THROW_IF_FAILED(env, status, iov);
+    iov[i].iov_base = length > 0 ? data : nullptr;
     iov[i].iov_len = length;
   }
   return iov;

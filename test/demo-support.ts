@@ -1,6 +1,9 @@
 // Helpers for the demo tests (test/demo-*.test.ts).
 import { readdirSync } from 'node:fs';
-import { runCli } from './helpers.js';
+import { spawnSync } from 'node:child_process';
+import { join } from 'node:path';
+import { projectRoot } from '../src/native.js';
+import { cliPath, runCli } from './helpers.js';
 
 /** The inverse of showBytes (src/demos/common.ts): the exact bytes a shown line stands for. */
 export function unshowBytes(shown: string): Buffer {
@@ -46,3 +49,15 @@ export async function cli(args: string[], options: { uid?: number; gid?: number;
   const r = await runCli(args, options);
   return { stdout: String(r.stdout), stderr: String(r.stderr), exitCode: r.exitCode };
 }
+
+/**
+ * True when uid 65534 can run this checkout's CLI (the uid-refusal tests run a sender as that
+ * user). A clone under a private folder (e.g. /root, mode 0700) cannot: those tests skip then.
+ */
+export const nobodyCanRunCli: boolean = (() => {
+  if (process.getuid?.() !== 0) return false;
+  const files = [cliPath, join(projectRoot, 'node_modules/tsx/package.json'), join(projectRoot, 'src/cli.ts')];
+  const r = spawnSync(process.execPath, ['-e', `for (const f of ${JSON.stringify(files)}) require('fs').accessSync(f, 4)`],
+    { uid: 65534, gid: 65534, cwd: '/' });
+  return r.status === 0;
+})();

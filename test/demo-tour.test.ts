@@ -62,7 +62,7 @@ describe('iolab tour', () => {
     expect(existsSync(dir!)).toBe(false);
     const shmName = /\$ iolab shm write \/(iolab-tour-\d+)/.exec(out)![1];
     expect(shmObjects(shmName)).toEqual([]);
-  });
+  }, 90_000); // 12 CLI processes: slow under ASan on a busy machine
 
   it('quotes arguments in its transcript the way a shell needs them', () => {
     expect(shellLine(['writev', 'a b', "it's", 'x,y', '--sizes', '1,2'])).toBe("iolab writev 'a b' 'it'\\''s' x,y --sizes 1,2");

@@ -19,9 +19,12 @@ beforeAll(() => {
 });
 
 afterAll(async () => {
-  expect(openFdCount()).toBe(fdsBefore);
-  expect(await settledLiveObjects()).toEqual(zeroLiveObjects);
-  tmp.cleanup();
+  try {
+    expect(openFdCount()).toBe(fdsBefore);
+    expect(await settledLiveObjects()).toEqual(zeroLiveObjects);
+  } finally {
+    tmp.cleanup();
+  }
 });
 
 /** A fresh shm object of `size` bytes, unlinked at once; fn gets its read-write fd. */

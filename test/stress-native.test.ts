@@ -5,7 +5,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import { closeSync, constants, fstatSync, openSync, readFileSync, readSync, writeFileSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
-import { native, type SocketType } from '../src/native.js';
+import { Worker } from 'node:worker_threads';
+import { native, projectRoot, type SocketType } from '../src/native.js';
 import { collectGarbage, openFdCount, settledLiveObjects, shortTempDir, zeroLiveObjects } from './helpers.js';
 
 const tmp = shortTempDir('iolab-stress-');
@@ -21,9 +22,12 @@ beforeAll(() => {
 });
 
 afterAll(async () => {
-  expect(openFdCount()).toBe(fdsBefore);
-  expect(await settledLiveObjects()).toEqual(zeroLiveObjects);
-  tmp.cleanup();
+  try {
+    expect(openFdCount()).toBe(fdsBefore);
+    expect(await settledLiveObjects()).toEqual(zeroLiveObjects);
+  } finally {
+    tmp.cleanup();
+  }
 });
 
 /** Checks at the end of each property: no fd and no live object left behind. */
@@ -433,6 +437,44 @@ describe('shm: random sizes, offsets and mapping lifetimes', () => {
       // the example is what the first version of this test tripped on (see the commit log)
       { numRuns: 40, examples: [[[{ op: 'map', write: false }, { op: 'touch', index: 0 }, { op: 'drop', index: 0 }]]] },
     );
+    await expectNothingLeft(fds);
+  });
+
+  it('worker threads mapping, unmapping and dropping at once: registry consistent, counters settle', async () => {
+    const fds = openFdCount();
+    const addon = join(projectRoot, process.env.IOLAB_ASAN === '1' ? 'build-asan/build/Release/iolab.node' : 'build/Release/iolab.node');
+    const code = `
+      const { workerData, parentPort } = require('node:worker_threads');
+      const { closeSync, constants } = require('node:fs');
+      const native = require(workerData.addon);
+      const fd = native.shmOpen(workerData.name, constants.O_CREAT | constants.O_EXCL | constants.O_RDWR);
+      native.shmUnlink(workerData.name);
+      native.ftruncate(fd, 4 * native.pageSize);
+      let kept = [];
+      for (let i = 0; i < 300; i++) {
+        const m = native.mmap(fd, native.pageSize * (1 + (i % 4)), { write: i % 2 === 0 });
+        new Uint8Array(m)[0] = i & 0xff;
+        if (i % 3 === 0) native.munmap(m); else if (i % 3 === 1) kept.push(m);
+        if (i % 50 === 49) { kept = []; globalThis.gc && gc(); }
+      }
+      closeSync(fd);
+      parentPort.postMessage('done');
+    `;
+    const workers = [0, 1, 2].map((i) => new Worker(code, { eval: true, workerData: { addon, name: `/iolab-stress-w${process.pid}-${unique++}-${i}` } }));
+    // the main thread maps and unmaps at the same time
+    const fd = (() => {
+      const name = `/iolab-stress-main-${process.pid}-${unique++}`;
+      const f = native.shmOpen(name, O_CREAT | O_EXCL | O_RDWR);
+      native.shmUnlink(name);
+      native.ftruncate(f, page);
+      return f;
+    })();
+    for (let i = 0; i < 300; i++) native.munmap(native.mmap(fd, page, { write: true }));
+    closeSync(fd);
+    await Promise.all(workers.map((w) => new Promise<void>((resolve, reject) => {
+      w.once('error', reject);
+      w.once('exit', (code) => (code === 0 ? resolve() : reject(new Error(`worker exit ${code}`))));
+    })));
     await expectNothingLeft(fds);
   });
 });

@@ -401,7 +401,7 @@ and the receiver prints:
     .option('--socket <path>', socketHelp())
     .addOption(typeOption())
     .option('--count <n>', 'messages to receive before exiting', parseInteger(1), 1)
-    .option('--timeout <seconds>', 'give up (exit 1) when a message does not come within this time', parseSeconds)
+    .option('--timeout <seconds>', 'give up (exit 1) when a message does not come within this time (default: wait forever)', parseSeconds)
     .option('--allow-any-user', 'accept senders of any uid (default: only this user\'s)')
     .option('--json', 'print one JSON object per event')
     .addOption(uringOption('accept/recvmsg (IORING_OP_ACCEPT/RECVMSG)'))

@@ -1,17 +1,19 @@
 // `iolab tour`: every demo end to end, each command a separate process of this CLI run in a
 // temp folder, printed as a transcript a user can replay. Removes everything it created.
-import { spawn } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { copyFileSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Command } from 'commander';
 import { native, projectRoot } from '../native.js';
 import { oneLineErrors, printJson, UserError } from '../cli-util.js';
-import { showBytes } from './common.js';
+import { showBytes, withInterrupts } from './common.js';
 import { runTourBothVariants } from './tour-uring.js';
 
 const cliEntry = join(projectRoot, 'bin/iolab.js');
 const commandTimeoutMs = 30_000;
+/** Children still running: a signal to the tour stops them before it cleans up. */
+const running = new Set<ChildProcess>();
 
 export interface CommandRun {
   argv: string[];
@@ -57,10 +59,12 @@ export function runIolab(argv: string[], dir: string, options: { expectedExit?: 
     for (const line of lines) options.onLine?.(line);
   });
   child.stderr.setEncoding('utf8').on('data', (chunk: string) => { stderr += chunk; });
+  running.add(child);
   const timer = setTimeout(() => child.kill('SIGTERM'), commandTimeoutMs);
   const done = new Promise<CommandRun>((resolve, reject) => {
     child.on('error', reject);
     child.on('close', (code, sig) => {
+      running.delete(child);
       clearTimeout(timer);
       resolve({ argv, expectedExit: options.expectedExit ?? 0, exitCode: code ?? (sig ? 128 : null), stdout, stderr });
     });
@@ -154,9 +158,14 @@ export const tourDemos: TourDemo[] = [readvDemo, writevDemo, shmDemo, fdpassDemo
 export async function runTour(demos: TourDemo[] = tourDemos, extraArgs: string[] = []): Promise<{ dir: string; steps: TourStep[] }> {
   const dir = mkdtempSync(join(tmpdir(), 'iolab-tour-'));
   try {
-    // The pairs are independent: run them side by side, print them in order.
-    const steps = await Promise.all(demos.map(async (d) => ({ title: d.title, ...(await d.run({ dir, extraArgs })) })));
-    return { dir, steps };
+    return await withInterrupts(async (signal) => {
+      // Ctrl-C / SIGTERM: stop the demos' processes, let each demo clean up, then remove the folder.
+      signal.addEventListener('abort', () => { for (const child of running) child.kill('SIGTERM'); });
+      // The pairs are independent: run them side by side, print them in order.
+      const steps = await Promise.all(demos.map(async (d) => ({ title: d.title, ...(await d.run({ dir, extraArgs })) })));
+      signal.throwIfAborted();
+      return { dir, steps };
+    });
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
