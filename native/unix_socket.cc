@@ -234,7 +234,7 @@ static Napi::Value SendMsg(const Napi::CallbackInfo& info) {
     }
   }
 
-  std::vector<iovec> iov = IovecsArg(env, info[1]);  // last: no JS runs after this
+  IovecArray iov = IovecsArg(env, info[1]);  // last: no JS runs after this
   size_t payload = 0;
   for (const iovec& v : iov) payload += v.iov_len;
   if ((!fds.empty() || credentials) && payload == 0 && SocketType(env, fd) == SOCK_STREAM) {
@@ -308,7 +308,7 @@ static Napi::Value RecvMsg(const Napi::CallbackInfo& info) {
     if (!v.IsUndefined()) controlFds = int(IntegerArg(env, v, "options.controlFds", 0, kMaxFdsPerMessage));
   }
 
-  std::vector<iovec> iov = IovecsArg(env, info[1]);  // last: no JS runs after this
+  IovecArray iov = IovecsArg(env, info[1]);  // last: no JS runs after this
   std::vector<char> control(ControlSpace(size_t(controlFds)), 0);
   sockaddr_un from{};
   msghdr msg{};

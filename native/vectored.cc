@@ -54,48 +54,68 @@ int FdArg(Napi::Env env, Napi::Value value, const char* name) {
   return int(IntegerArg(env, value, name, 0, INT32_MAX));
 }
 
-std::vector<struct iovec> IovecsArg(Napi::Env env, Napi::Value value, const char* name) {
+// Bytes per element of each napi_typedarray_type, in enum order.
+static size_t ElementSize(napi_typedarray_type type) {
+  switch (type) {
+    case napi_int8_array: case napi_uint8_array: case napi_uint8_clamped_array: return 1;
+    case napi_int16_array: case napi_uint16_array: return 2;
+    case napi_int32_array: case napi_uint32_array: case napi_float32_array: return 4;
+    default: return 8;  // float64, bigint64, biguint64
+  }
+}
+
+[[noreturn]] static void NotAView(Napi::Env env, const char* name, uint32_t i, Napi::Value value) {
+  ThrowTypeError(env, "ERR_INVALID_ARG_TYPE",
+                 std::string("The \"") + name + "[" + std::to_string(i) +
+                     "]\" argument must be an ArrayBufferView (Buffer, TypedArray or DataView). Received " +
+                     DescribeValue(value));
+}
+
+IovecArray IovecsArg(Napi::Env env, Napi::Value value, const char* name) {
   if (!value.IsArray()) {
     ThrowTypeError(env, "ERR_INVALID_ARG_TYPE",
                    std::string("The \"") + name +
                        "\" argument must be an array of ArrayBufferView (Buffer, TypedArray or DataView). Received " +
                        DescribeValue(value));
   }
-  Napi::Array array = value.As<Napi::Array>();
-  uint32_t count = array.Length();
+  napi_value array = value;
+  uint32_t count = 0;
+  NAPI_THROW_IF_FAILED(env, napi_get_array_length(env, array, &count), IovecArray(0));
   if (count > kMaxBuffers) {
     ThrowRangeError(env, "ERR_OUT_OF_RANGE",
                     std::string("The value of \"") + name + ".length\" is out of range. It must be <= " +
                         std::to_string(kMaxBuffers) + " (IOV_MAX). Received " + std::to_string(count));
   }
-  // Two passes: first every element is fetched (array.Get may run a JS getter, which could
-  // detach or resize an earlier buffer), then pointers are taken with no JS running between.
-  std::vector<Napi::Value> views(count);
+  // Two passes: first every element is fetched (napi_get_element may run a JS getter, which
+  // could detach or resize an earlier buffer), then pointers are taken with no JS running
+  // between. Raw N-API calls, one info call per view: this is the hot path of every sync call.
+  napi_value inline_views[8];
+  std::vector<napi_value> heap_views(count > 8 ? count : 0);
+  napi_value* views = count > 8 ? heap_views.data() : inline_views;
   for (uint32_t i = 0; i < count; i++) {
-    views[i] = array.Get(i);
-    if (!views[i].IsTypedArray() && !views[i].IsDataView()) {
-      ThrowTypeError(env, "ERR_INVALID_ARG_TYPE",
-                     std::string("The \"") + name + "[" + std::to_string(i) +
-                         "]\" argument must be an ArrayBufferView (Buffer, TypedArray or DataView). Received " +
-                         DescribeValue(views[i]));
-    }
+    NAPI_THROW_IF_FAILED(env, napi_get_element(env, array, i, &views[i]), IovecArray(0));
   }
-  std::vector<struct iovec> iov(count);
+  IovecArray iov(count);
   for (uint32_t i = 0; i < count; i++) {
     // The raw calls give the view's data pointer directly, which also works for views over a
     // SharedArrayBuffer (Napi::ArrayBuffer::Data() refuses those).
     void* data = nullptr;
     size_t length = 0;
-    napi_status status;
-    if (views[i].IsTypedArray()) {
+    bool is_typed = false;
+    NAPI_THROW_IF_FAILED(env, napi_is_typedarray(env, views[i], &is_typed), IovecArray(0));
+    if (is_typed) {
       napi_typedarray_type type;
       size_t elements = 0;
-      status = napi_get_typedarray_info(env, views[i], &type, &elements, &data, nullptr, nullptr);
-      length = Napi::TypedArray(env, views[i]).ByteLength();
+      NAPI_THROW_IF_FAILED(env, napi_get_typedarray_info(env, views[i], &type, &elements, &data, nullptr, nullptr),
+                           IovecArray(0));
+      length = elements * ElementSize(type);
     } else {
-      status = napi_get_dataview_info(env, views[i], &length, &data, nullptr, nullptr);
+      bool is_dataview = false;
+      NAPI_THROW_IF_FAILED(env, napi_is_dataview(env, views[i], &is_dataview), IovecArray(0));
+      if (!is_dataview) NotAView(env, name, i, Napi::Value(env, views[i]));
+      NAPI_THROW_IF_FAILED(env, napi_get_dataview_info(env, views[i], &length, &data, nullptr, nullptr),
+                           IovecArray(0));
     }
-    NAPI_THROW_IF_FAILED(env, status, iov);
     iov[i].iov_base = length > 0 ? data : nullptr;
     iov[i].iov_len = length;
   }
@@ -126,7 +146,7 @@ static Napi::Value Transfer(const Napi::CallbackInfo& info, bool write) {
   Napi::Env env = info.Env();
   int fd = FdArg(env, info[0]);
   int64_t position = PositionArg(env, info[2]);
-  std::vector<struct iovec> iov = IovecsArg(env, info[1]);  // last: no JS runs after this
+  IovecArray iov = IovecsArg(env, info[1]);  // last: no JS runs after this
   const char* syscall = write ? (position >= 0 ? "pwritev" : "writev") : (position >= 0 ? "preadv" : "readv");
   ssize_t n;
   do {

@@ -22,11 +22,30 @@ int FdArg(Napi::Env env, Napi::Value value, const char* name = "fd");
 // Integer argument in [min, max] (TypeError when not a number, RangeError when out of range).
 int64_t IntegerArg(Napi::Env env, Napi::Value value, const char* name, int64_t min, int64_t max);
 
+// iovecs with room for a few inline, so the common 1-4 buffer call allocates nothing.
+class IovecArray {
+ public:
+  explicit IovecArray(size_t count) : size_(count) {
+    if (count > kInline) heap_.resize(count);
+  }
+  struct iovec* data() { return size_ > kInline ? heap_.data() : inline_; }
+  size_t size() const { return size_; }
+  struct iovec& operator[](size_t i) { return data()[i]; }
+  struct iovec* begin() { return data(); }
+  struct iovec* end() { return data() + size_; }
+
+ private:
+  static constexpr size_t kInline = 8;
+  size_t size_;
+  struct iovec inline_[kInline];
+  std::vector<struct iovec> heap_;
+};
+
 // An array of ArrayBufferViews -> iovecs over their bytes (TypeError ERR_INVALID_ARG_TYPE when
 // it is not one; RangeError ERR_OUT_OF_RANGE above kMaxBuffers). Zero-length views are kept.
 // The views stay alive for the call because the caller's arguments reference them. Call it
 // LAST, after every other argument/option is read: reading an option may run a JS getter that
 // detaches or shrinks a buffer, which would leave these iovecs pointing at freed memory.
-std::vector<struct iovec> IovecsArg(Napi::Env env, Napi::Value value, const char* name = "buffers");
+IovecArray IovecsArg(Napi::Env env, Napi::Value value, const char* name = "buffers");
 
 }  // namespace iolab
