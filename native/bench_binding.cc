@@ -240,8 +240,17 @@ Napi::Value BenchHistogram(const Napi::CallbackInfo& info) {
   return HistToJs(env, *h);
 }
 
+// benchMarkWritten(filename): another program (fio) wrote into an iolab file: its verify
+// pattern can no longer be trusted, so the next --verify read lays it out again.
+Napi::Value BenchMarkWritten(const Napi::CallbackInfo& info) {
+  if (!info[0].IsString()) ThrowTypeError(info.Env(), "ERR_INVALID_ARG_TYPE", "filename must be a string");
+  layout_mark_written(info[0].As<Napi::String>().Utf8Value().c_str());
+  return info.Env().Undefined();
+}
+
 void Init(Napi::Env env, Napi::Object exports) {
   exports.Set("benchRun", Napi::Function::New(env, BenchRun));
+  exports.Set("benchMarkWritten", Napi::Function::New(env, BenchMarkWritten));
   exports.Set("benchHistogram", Napi::Function::New(env, BenchHistogram));
   Napi::Array names = Napi::Array::New(env);
   for (uint32_t i = 0; engine_names[i] != nullptr; i++) names.Set(i, engine_names[i]);

@@ -1,6 +1,6 @@
 // Shared by every command: the error a user sees (one line, no stack), option parsers that
 // reject bad numbers with a clear message, and JSON/line output.
-import { InvalidArgumentError } from 'commander';
+import { InvalidArgumentError, type Command } from 'commander';
 
 /** An error meant for the user: printed as one line, exit code 1 (or the given one). */
 export class UserError extends Error {
@@ -51,4 +51,12 @@ export function printJson(value: unknown): void {
 export function describeError(err: unknown): string {
   if (err instanceof Error) return err.message;
   return String(err);
+}
+
+/** The `iolab bench` group: created on first use, so each benchmark module adds its own
+ * subcommand to the same group (`benchGroup(program).addCommand(iopsCommand())`). */
+export function benchGroup(program: Command): Command {
+  const existing = program.commands.find((c) => c.name() === 'bench');
+  if (existing) return existing;
+  return program.command('bench').description('Benchmarks: each runs its hot loop natively and prints a table or --json');
 }

@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // The iolab program: registers the commands, parses, prints errors. No logic lives here.
 import { Command, CommanderError } from 'commander';
-import { describeError, UserError } from './cli-util.js';
+import { benchGroup, describeError, UserError } from './cli-util.js';
 
 const program = new Command('iolab')
   .description('Shows, tests and measures Linux I/O primitives: readv/writev, fd passing, shared memory, io_uring')
@@ -9,6 +9,12 @@ const program = new Command('iolab')
   .exitOverride();
 
 // ---- commands: one addCommand per demo / benchmark module ----
+import { iopsCommand } from './bench/iops.js';
+import { latencyCommand } from './bench/latency.js';
+import { genCommand } from './demos/gen.js';
+benchGroup(program).addCommand(iopsCommand());
+benchGroup(program).addCommand(latencyCommand());
+program.addCommand(genCommand());
 
 try {
   await program.parseAsync(process.argv);
