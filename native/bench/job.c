@@ -164,6 +164,7 @@ static int run_loop(struct worker *w, const struct engine_ops *ops, struct engin
       if (r == Q_COMPLETED) {
         now = now_ns();
         last = now;
+        if (w->phase == PHASE_RAMP && now >= w->measure_from) w->phase = PHASE_RUN;
         if (complete_io(w, io, now, 0) < 0) failed = 1;
         free_list[nfree++] = io;
       } else if (r == Q_QUEUED) {
