@@ -17,7 +17,8 @@ beforeAll(() => {
 });
 afterAll(() => dir.cleanup());
 
-describe.concurrent('bench iops', () => {
+// CLI runs start node + tsx each (seconds under ASan): generous timeouts
+describe.concurrent('bench iops', { timeout: 120_000 }, () => {
   it('prints one row per engine', async () => {
     const r = await iops('--filename', file('rows.dat'), '--size', '1m', '--rw', 'randread', '--iodepth', '4',
       '--ioengine', 'psync,io_uring', '--runtime', '300ms');
@@ -86,8 +87,9 @@ describe.concurrent('bench iops', () => {
     if (logicalBlockSize(dir.path)) {
       cases.push([['--direct', '--bs', '1000'], /^iolab: --direct needs --bs to be a multiple of the logical block size of \S+ \(\d+ bytes\); got 1000$/]);
     }
-    for (const [args, message] of cases) {
-      const r = await iops('--filename', f, '--size', '1m', ...args);
+    const runs = await Promise.all(cases.map(([args]) => iops('--filename', f, '--size', '1m', ...args)));
+    for (const [i, [args, message]] of cases.entries()) {
+      const r = runs[i];
       expect(r.exitCode, args.join(' ')).not.toBe(0);
       expect(r.stderr.split('\n')[0], args.join(' ')).toMatch(message);
       expect(r.stdout).toBe('');
@@ -95,8 +97,8 @@ describe.concurrent('bench iops', () => {
     }
     const small = await iops('--filename', tiny, '--rw', 'read', '--ioengine', 'psync');
     expect(small.stderr).toMatch(/^iolab: '.*tiny\.dat' is smaller than one block \(100 bytes < bs 4096\)$/);
-    for (const args of [['--filename', foreign, '--rw', 'randwrite'], [foreign, '-m=rWR', '--runtime', '300ms']]) {
-      const refused = await iops(...args, '--ioengine', 'psync');
+    const writers = [['--filename', foreign, '--rw', 'randwrite'], [foreign, '-m=rWR', '--runtime', '300ms']];
+    for (const refused of await Promise.all(writers.map((args) => iops(...args, '--ioengine', 'psync')))) {
       expect(refused.exitCode).toBe(1);
       expect(refused.stderr).toMatch(/^iolab: refusing to write into '.*foreign\.dat': iolab did not create it \(use --force to allow\)$/);
     }
@@ -130,7 +132,7 @@ describe.concurrent('bench iops', () => {
   });
 });
 
-describe.concurrent('gen and bench latency', () => {
+describe.concurrent('gen and bench latency', { timeout: 120_000 }, () => {
   it('gen writes printable text and refuses to overwrite without --force', async () => {
     const f = file('dict.txt');
     const r = await runCli(['gen', f, '--size', '100k']);
