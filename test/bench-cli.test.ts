@@ -9,7 +9,12 @@ import { runCli, shortTempDir } from './helpers.js';
 
 let dir: ReturnType<typeof shortTempDir>;
 const file = (name: string) => join(dir.path, name);
-const iops = (...args: string[]) => runCli(['bench', 'iops', ...args]);
+/** runCli with stdout/stderr as strings. */
+async function cli(args: string[]) {
+  const r = await runCli(args);
+  return { exitCode: r.exitCode, stdout: String(r.stdout ?? ''), stderr: String(r.stderr ?? '') };
+}
+const iops = (...args: string[]) => cli(['bench', 'iops', ...args]);
 const fioInstalled = (await execa('fio', ['--version'], { reject: false }).catch(() => ({ exitCode: 1 }))).exitCode === 0;
 
 beforeAll(() => {
@@ -135,24 +140,24 @@ describe.concurrent('bench iops', { timeout: 120_000 }, () => {
 describe.concurrent('gen and bench latency', { timeout: 120_000 }, () => {
   it('gen writes printable text and refuses to overwrite without --force', async () => {
     const f = file('dict.txt');
-    const r = await runCli(['gen', f, '--size', '100k']);
+    const r = await cli(['gen', f, '--size', '100k']);
     expect(r.stdout).toBe(`wrote 102400 bytes of random printable text to ${f}`);
     const text = readFileSync(f);
     expect(text.length).toBe(102400);
     expect(text.every((b) => b === 0x0a || (b >= 0x20 && b <= 0x7e))).toBe(true);
     expect(text[79]).toBe(0x0a);
-    const again = await runCli(['gen', f, '--size', '1k']);
+    const again = await cli(['gen', f, '--size', '1k']);
     expect(again.exitCode).toBe(1);
     expect(again.stderr).toBe(`iolab: refusing to overwrite '${f}': it exists (use --force)`);
-    expect((await runCli(['gen', f, '--size', '1k', '--force'])).exitCode).toBe(0);
+    expect((await cli(['gen', f, '--size', '1k', '--force'])).exitCode).toBe(0);
     expect(statSync(f).size).toBe(1024);
   });
 
   it('bench latency reads 64 and writes 64 blocks per engine', async () => {
     const infile = file('lat-in.txt');
     const outfile = file('lat-out.dat');
-    await runCli(['gen', infile, '--size', '64k']);
-    const r = await runCli(['bench', 'latency', '--engine', 'sync,posix_aio', '--infile', infile, '--outfile', outfile, '--json']);
+    await cli(['gen', infile, '--size', '64k']);
+    const r = await cli(['bench', 'latency', '--engine', 'sync,posix_aio', '--infile', infile, '--outfile', outfile, '--json']);
     expect(r.exitCode).toBe(0);
     const out = JSON.parse(r.stdout);
     expect(out.engines.map((e: { engine: string }) => e.engine)).toEqual(['sync', 'posix_aio']);
@@ -163,13 +168,13 @@ describe.concurrent('gen and bench latency', { timeout: 120_000 }, () => {
       expect(e.write.p99_ns).toBeGreaterThanOrEqual(e.write.p50_ns);
     }
     expect(statSync(outfile).size).toBe(64 * 4096);
-    const table = await runCli(['bench', 'latency', '--engine', 'io_uring', '--infile', infile, '--outfile', outfile]);
+    const table = await cli(['bench', 'latency', '--engine', 'io_uring', '--infile', infile, '--outfile', outfile]);
     expect(table.exitCode).toBe(0);
     expect(table.stdout.split('\n')[1].split(/\s{2,}/)).toEqual(['engine', 'read mean', 'read p50', 'read p99', 'write mean', 'write p50', 'write p99']);
     expect(table.stdout.split('\n')[2]).toMatch(/^io_uring\s+\S+s\s/);
-    const refused = await runCli(['bench', 'latency', '--engine', 'sync', '--infile', infile, '--outfile', infile]);
+    const refused = await cli(['bench', 'latency', '--engine', 'sync', '--infile', infile, '--outfile', infile]);
     expect(refused.stderr).toMatch(/^iolab: refusing to write into '.*lat-in\.txt': iolab did not create it/);
-    const missing = await runCli(['bench', 'latency', '--infile', file('nope'), '--outfile', outfile]);
+    const missing = await cli(['bench', 'latency', '--infile', file('nope'), '--outfile', outfile]);
     expect(missing.stderr).toMatch(/^iolab: ENOENT: no such file or directory, stat '.*nope'$/);
   });
 });

@@ -65,10 +65,13 @@ export function formatCount(n: number): string {
   return Math.round(n).toLocaleString('en-US');
 }
 
-/** Left-aligned first column, right-aligned others. */
+/** Left-aligned first column, right-aligned others. A row of two cells is a note ("unavailable:
+ * …", "error: …") written after the first column without widening the others. */
 export function table(header: string[], rows: string[][]): string {
-  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
-  const line = (cells: string[]) =>
+  const full = rows.filter((r) => r.length > 2 || header.length <= 2);
+  const widths = header.map((h, i) => Math.max(h.length, ...full.map((r) => (r[i] ?? '').length),
+    ...(i === 0 ? rows.map((r) => r[0].length) : [])));
+  const line = (cells: string[]) => cells.length === 2 && header.length > 2 ? `${cells[0].padEnd(widths[0])}  ${cells[1]}` :
     cells.map((c, i) => (i === 0 ? c.padEnd(widths[i]) : c.padStart(widths[i]))).join('  ').trimEnd();
   return [line(header), ...rows.map(line)].join('\n') + '\n';
 }
