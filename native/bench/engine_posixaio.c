@@ -1,12 +1,17 @@
 /* posixaio: POSIX AIO (glibc runs it on its own threads). queue() starts aio_read/aio_write;
  * getevents() scans the in-flight list with aio_error and sleeps in aio_suspend while fewer
- * than min are done, as fio's posixaio does. */
+ * than min are done, as fio's posixaio does. The in-flight list stays in submission order and
+ * aio_suspend waits on the oldest few only: glibc completes one fd's requests in order, and
+ * every entry handed to aio_suspend costs work under glibc's global AIO lock, which its worker
+ * threads need to complete requests. */
 #include <aio.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "engine.h"
+
+#define SUSPEND_ENTRIES 8
 
 struct posixaio_data {
   struct aiocb *cbs;            /* one per io_u, by index */
@@ -47,22 +52,23 @@ static int posixaio_getevents(struct engine_ctx *ctx, unsigned min, unsigned max
   struct posixaio_data *d = ctx->engine_data;
   unsigned got = 0;
   for (;;) {
-    for (unsigned i = 0; i < d->ninflight && got < max;) {
+    unsigned kept = 0, nsuspend = 0;
+    for (unsigned i = 0; i < d->ninflight; i++) {
       struct io_u *io = d->inflight[i];
       struct aiocb *cb = &d->cbs[io->index];
-      int e = aio_error(cb);
+      int e = got < max ? aio_error(cb) : EINPROGRESS;
       if (e == EINPROGRESS) {
-        i++;
+        d->inflight[kept++] = io;  /* compacts in place, keeping submission order */
+        if (nsuspend < SUSPEND_ENTRIES) d->suspend[nsuspend++] = cb;
         continue;
       }
       ssize_t n = aio_return(cb);
       io->result = e == 0 ? n : -e;
       d->events[got++] = io;
-      d->inflight[i] = d->inflight[--d->ninflight];
     }
+    d->ninflight = kept;
     if (got >= min) return (int)got;
-    for (unsigned i = 0; i < d->ninflight; i++) d->suspend[i] = &d->cbs[d->inflight[i]->index];
-    if (aio_suspend(d->suspend, (int)d->ninflight, NULL) < 0 && errno != EINTR && errno != EAGAIN)
+    if (aio_suspend(d->suspend, (int)nsuspend, NULL) < 0 && errno != EINTR && errno != EAGAIN)
       return ENGINE_ERR(ctx, errno, "aio_suspend");
   }
 }
