@@ -35,7 +35,7 @@ const fmt = (n: number) => Math.round(n).toLocaleString('en-US');
 const started = new Date().toISOString();
 process.stderr.write(`bench:iops: ${file} (${size}), 4k randread O_DIRECT, ${runtime}s per run, ${rounds} rounds\n`);
 
-const vsFio = [];
+const vsFio: any[] = [];
 for (const c of configs) {
   process.stderr.write(`  ${c.label} ...\n`);
   const out = await iolab(['bench', 'iops', '--filename', file, '--size', size, '--rw', 'randread', '--bs', '4k',
@@ -45,7 +45,7 @@ for (const c of configs) {
   vsFio.push({ ...c, ...s, pass: c.goal === undefined || s.unavailable ? undefined : s.ratio >= c.goal });
 }
 
-const seed = [];
+const seed: { mode: string; engines: any[] }[] = [];
 for (const mode of ['rRD', 'sRD', 'rWR', 'sWR']) {
   process.stderr.write(`  seed mode ${mode} ...\n`);
   seed.push({ mode, engines: await iolab(['bench', 'iops', file, `-m=${mode}`, '--runtime', runtime, '--json']) });
