@@ -195,6 +195,7 @@ Napi::Value BenchRun(const Napi::CallbackInfo& info) {
   s.bs = unsigned(NumberField(job, "bs", 1, 1 << 30, 4096));
   s.iodepth = unsigned(NumberField(job, "iodepth", 1, 65536, 1));
   s.numjobs = unsigned(NumberField(job, "numjobs", 1, 1024, 1));
+  s.iodepth_batch = unsigned(NumberField(job, "iodepthBatch", 1, 65536, 1));
   s.size = uint64_t(NumberField(job, "size", 1, 9007199254740991.0, 0));
   s.runtime_ns = uint64_t(NumberField(job, "runtimeMs", 0, 1e12, 0)) * 1000000ull;
   s.ramp_ns = uint64_t(NumberField(job, "rampMs", 0, 1e12, 0)) * 1000000ull;

@@ -143,6 +143,8 @@ export interface BenchJob {
   rwmixread?: number;
   bs: number;
   iodepth: number;
+  /** Commit after this many queued I/Os (fio's iodepth_batch_submit; default 1). */
+  iodepthBatch?: number;
   numjobs?: number;
   size: number;
   runtimeMs?: number;

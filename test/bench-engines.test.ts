@@ -72,6 +72,10 @@ describe('runner', () => {
   it('stops after number_ios per job', async () => {
     const r = await native.benchRun(job('libaio', 'read', true, { numjobs: 3, numberIos: 50 }));
     expect(r.read.ios).toBe(150);
+    for (const engine of ['io_uring', 'libaio', 'posixaio']) {  // batched commits (iodepth_batch_submit)
+      const b = await native.benchRun(job(engine, 'randrw', true, { iodepth: 16, iodepthBatch: 5, numberIos: 203 }));
+      expect(b.read.ios + b.write.ios).toBe(203);
+    }
   });
 
   it('rejects bad jobs with typed errors before starting', async () => {

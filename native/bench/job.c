@@ -129,10 +129,25 @@ static int complete_io(struct worker *w, struct io_u *io, uint64_t t, int async)
   return 0;
 }
 
-/* The measured loop: keep depth I/Os in flight, commit each batch, reap what completed. */
+/* Commits what was queued since the last commit and stamps its issue time. */
+static int commit_queued(struct worker *w, const struct engine_ops *ops, struct engine_ctx *ctx,
+                         struct io_u **queued, unsigned *nqueued) {
+  if (ops->commit != NULL && ops->commit(ctx) < 0) {
+    *nqueued = 0;
+    return fail_errno(w, ctx->err, ctx->syscall, UINT64_MAX);
+  }
+  uint64_t t = now_ns();
+  for (unsigned i = 0; i < *nqueued; i++) queued[i]->issue_ns = t;
+  *nqueued = 0;
+  w->async = 1;
+  return 0;
+}
+
+/* The measured loop: keep depth I/Os in flight, commit every iodepth_batch, reap what completed. */
 static int run_loop(struct worker *w, const struct engine_ops *ops, struct engine_ctx *ctx) {
   const struct job_spec *s = w->spec;
   unsigned depth = s->iodepth, nfree = depth, inflight = 0, nqueued = 0;
+  unsigned batch = s->iodepth_batch == 0 ? 1 : s->iodepth_batch;
   struct io_u **free_list = calloc(depth, sizeof(*free_list));
   struct io_u **queued = calloc(depth, sizeof(*queued));
   if (free_list == NULL || queued == NULL) {
@@ -146,7 +161,7 @@ static int run_loop(struct worker *w, const struct engine_ops *ops, struct engin
   w->measure_from = start + s->ramp_ns;
   uint64_t deadline = s->runtime_ns ? w->measure_from + s->runtime_ns : UINT64_MAX;
   uint64_t last = start;
-  int failed = 0, stop = 0;
+  int failed = 0, stop = 0, commit_failed = 0;
   w->phase = s->ramp_ns ? PHASE_RAMP : PHASE_RUN;
   for (;;) {
     if (w->phase == PHASE_RAMP && now >= w->measure_from) w->phase = PHASE_RUN;
@@ -170,24 +185,22 @@ static int run_loop(struct worker *w, const struct engine_ops *ops, struct engin
       } else if (r == Q_QUEUED) {
         queued[nqueued++] = io;
         inflight++;
+        /* fio's iodepth_batch_submit (default 1): hand each I/O to the device as soon as it is
+         * queued; a bigger batch saves syscalls but lets the device queue drain meanwhile */
+        if (nqueued >= batch && commit_queued(w, ops, ctx, queued, &nqueued) < 0) {
+          failed = commit_failed = 1;
+          break;
+        }
       } else {
         fail_errno(w, ctx->err, ctx->syscall, io->offset);
         free_list[nfree++] = io;
         failed = 1;
       }
     }
-    if (nqueued > 0 && ops->commit != NULL) {
-      if (ops->commit(ctx) < 0) {
-        fail_errno(w, ctx->err, ctx->syscall, UINT64_MAX);
-        failed = 1;
-        break;  /* what was queued may or may not be in flight: leave it to cleanup() */
-      }
-    }
-    if (nqueued > 0) {
-      uint64_t t = now_ns();
-      for (unsigned i = 0; i < nqueued; i++) queued[i]->issue_ns = t;
-      w->async = 1;
-    }
+    if (!commit_failed && nqueued > 0 && commit_queued(w, ops, ctx, queued, &nqueued) < 0)
+      failed = commit_failed = 1;
+    /* after a failed commit, what was queued may or may not be in flight: cleanup() handles it */
+    if (commit_failed) break;
     if (inflight == 0) {
       if (stop || failed) break;
       continue;

@@ -16,6 +16,7 @@ struct job_spec {
   unsigned rwmixread;     /* percent of reads in randrw/readwrite */
   unsigned bs;
   unsigned iodepth;
+  unsigned iodepth_batch;  /* commit after this many queued I/Os (fio's iodepth_batch_submit); 0 = 1 */
   unsigned numjobs;
   uint64_t size;          /* bytes of the file each job addresses */
   uint64_t runtime_ns;    /* 0: bounded by size / number_ios only */

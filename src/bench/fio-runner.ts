@@ -39,6 +39,7 @@ export function fioArgs(job: BenchJob): string[] {
     `--direct=${job.direct ? 1 : 0}`, `--invalidate=${job.invalidate ? 1 : 0}`, '--group_reporting',
     '--output-format=json', '--thread',
   ];
+  if (job.iodepthBatch && job.iodepthBatch > 1) args.push(`--iodepth_batch_submit=${job.iodepthBatch}`);
   if (job.runtimeMs) args.push(`--runtime=${fioTime(job.runtimeMs)}`);
   if (job.timeBased) args.push('--time_based');
   if (job.rampMs) args.push(`--ramp_time=${fioTime(job.rampMs)}`);

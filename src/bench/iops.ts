@@ -63,6 +63,7 @@ interface IopsOptions {
   rwmixread?: number;
   bs?: number;
   iodepth?: number;
+  iodepth_batch?: number;  // --iodepth_batch_submit or --iodepth_batch
   numjobs?: number;
   size?: number;
   runtime?: number;
@@ -99,6 +100,7 @@ function baseJob(opts: IopsOptions, filename: string): BenchJob {
     rwmixread: opts.rwmixread ?? preset.rwmixread ?? 50,
     bs: opts.bs ?? preset.bs ?? 4096,
     iodepth: opts.iodepth ?? preset.iodepth ?? 1,
+    iodepthBatch: opts.iodepth_batch ?? 1,
     numjobs: opts.numjobs ?? 1,
     size: opts.size ?? DEFAULT_SIZE,
     runtimeMs: opts.runtime,
@@ -268,6 +270,7 @@ export function iopsCommand(): Command {
     })
     .option('--bs <size>', 'block size, e.g. 4k (default 4k)', size)
     .option('--iodepth <n>', 'I/Os in flight per job (default 1)', parseInteger(1))
+    .option('--iodepth_batch_submit, --iodepth_batch <n>', 'commit after this many queued I/Os (default 1, as fio)', parseInteger(1))
     .option('--numjobs <n>', 'threads, each running the job on the file (default 1)', parseInteger(1))
     .option('--size <size>', 'bytes of the file each job addresses (default 256M)', size)
     .option('--runtime <time>', 'stop after this long (10, 500ms, 2s); without --time_based also bounded by --size', parseDuration)
