@@ -1,17 +1,16 @@
 /* posixaio: POSIX AIO (glibc runs it on its own threads). queue() starts aio_read/aio_write;
  * getevents() scans the in-flight list with aio_error and sleeps in aio_suspend while fewer
- * than min are done, as fio's posixaio does. The in-flight list stays in submission order and
- * aio_suspend waits on the oldest few only: glibc completes one fd's requests in order, and
- * every entry handed to aio_suspend costs work under glibc's global AIO lock, which its worker
- * threads need to complete requests. */
+ * than min are done, as fio's posixaio does. glibc runs one fd's requests one after another on
+ * one helper thread, which needs glibc's global AIO lock for every request; waking on every
+ * completion makes our thread fight it for that lock (measured: -15 % IOPS). So the in-flight
+ * list stays in submission order and aio_suspend waits for the request halfway down it: we wake
+ * when about half the queue is done, and the helper thread always has the other half to run. */
 #include <aio.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "engine.h"
-
-#define SUSPEND_ENTRIES 8
 
 struct posixaio_data {
   struct aiocb *cbs;            /* one per io_u, by index */
@@ -52,14 +51,13 @@ static int posixaio_getevents(struct engine_ctx *ctx, unsigned min, unsigned max
   struct posixaio_data *d = ctx->engine_data;
   unsigned got = 0;
   for (;;) {
-    unsigned kept = 0, nsuspend = 0;
+    unsigned kept = 0;
     for (unsigned i = 0; i < d->ninflight; i++) {
       struct io_u *io = d->inflight[i];
       struct aiocb *cb = &d->cbs[io->index];
       int e = got < max ? aio_error(cb) : EINPROGRESS;
       if (e == EINPROGRESS) {
         d->inflight[kept++] = io;  /* compacts in place, keeping submission order */
-        if (nsuspend < SUSPEND_ENTRIES) d->suspend[nsuspend++] = cb;
         continue;
       }
       ssize_t n = aio_return(cb);
@@ -67,8 +65,9 @@ static int posixaio_getevents(struct engine_ctx *ctx, unsigned min, unsigned max
       d->events[got++] = io;
     }
     d->ninflight = kept;
-    if (got >= min) return (int)got;
-    if (aio_suspend(d->suspend, (int)nsuspend, NULL) < 0 && errno != EINTR && errno != EAGAIN)
+    if (got >= min || kept == 0) return (int)got;
+    d->suspend[0] = &d->cbs[d->inflight[(kept - 1) / 2]->index];
+    if (aio_suspend(d->suspend, 1, NULL) < 0 && errno != EINTR && errno != EAGAIN)
       return ENGINE_ERR(ctx, errno, "aio_suspend");
   }
 }
