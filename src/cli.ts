@@ -21,6 +21,12 @@ program.addCommand(shmCommand());
 program.addCommand(tourCommand());
 import { apiCommand } from './bench/api.js';
 benchGroup(program).addCommand(apiCommand());
+import { iopsCommand } from './bench/iops.js';
+import { latencyCommand } from './bench/latency.js';
+import { genCommand } from './demos/gen.js';
+benchGroup(program).addCommand(iopsCommand());
+benchGroup(program).addCommand(latencyCommand());
+program.addCommand(genCommand());
 
 try {
   await program.parseAsync(process.argv);

@@ -93,6 +93,20 @@ export interface NativeAddon {
   Ring: new (options?: { entries?: number; cqEntries?: number; sqpoll?: boolean }) => any;
   /** Registers the class the Ring rejects/throws with once closed (src/ring.ts does it). */
   ringSetClosedErrorClass(ctor: new (message?: string) => Error): void;
+
+  // ---- storage benchmark (native/bench_binding.cc, native/bench/) ----
+  /** Runs one job (numjobs threads of one engine) off the JS thread: lays out the file when
+   * missing or short, runs, verifies. Rejects with an errno error (code/errno/syscall/path, and
+   * offset for an I/O), or code ERR_IOLAB_BENCH (refused input) / ERR_IOLAB_VERIFY (wrong data). */
+  benchRun(job: BenchJob, onProgress?: (progress: BenchProgress) => void): Promise<BenchResult>;
+  /** The statistics the runner reports for exactly these samples (ns), through the same histogram. */
+  benchHistogram(samples: number[]): BenchHistogram;
+  /** Marks an iolab file as holding data other than the verify pattern (after fio wrote into it). */
+  benchMarkWritten(filename: string): void;
+  /** Engine names in the native table. */
+  benchEngines: string[];
+  /** fio's percentile list, the order of BenchHistogram.percentiles. */
+  benchPercentileList: number[];
 }
 
 export type SocketType = 'stream' | 'dgram' | 'seqpacket';
@@ -136,6 +150,74 @@ export interface RecvResult {
   /** 0 bytes on a stream socket, or on a seqpacket socket whose peer has shut down: the peer
    * closed. (A zero-length seqpacket message from a live peer is not eof.) */
   eof: boolean;
+}
+
+/** One storage benchmark job (fio's options; sizes in bytes, times in ms). */
+export interface BenchJob {
+  filename: string;
+  engine: string;
+  rw: 'read' | 'write' | 'randread' | 'randwrite' | 'randrw' | 'readwrite';
+  rwmixread?: number;
+  bs: number;
+  iodepth: number;
+  /** Commit after this many queued I/Os (fio's iodepth_batch_submit; default 1). */
+  iodepthBatch?: number;
+  numjobs?: number;
+  size: number;
+  runtimeMs?: number;
+  timeBased?: boolean;
+  rampMs?: number;
+  numberIos?: number;
+  direct?: boolean;
+  invalidate?: boolean;
+  fixedbufs?: boolean;
+  registerfiles?: boolean;
+  sqthreadPoll?: boolean;
+  verify?: boolean;
+  force?: boolean;
+  seed?: number;
+}
+
+export interface BenchProgress {
+  phase: 'layout' | 'ramp' | 'run' | 'verify';
+  ios: number;
+  bytes: number;
+  elapsedMs: number;
+}
+
+/** Latency statistics in ns; percentiles follow benchPercentileList. */
+export interface BenchHistogram {
+  n: number;
+  min: number;
+  max: number;
+  mean: number;
+  stddev: number;
+  percentiles: number[];
+}
+
+export interface BenchDirection {
+  ios: number;
+  bytes: number;
+  /** Submission latency; null for synchronous engines (sync, psync, mmap). */
+  slat: BenchHistogram | null;
+  clat: BenchHistogram;
+  lat: BenchHistogram;
+}
+
+export interface BenchResult {
+  engine: string;
+  /** Set when the engine cannot run here (e.g. io_uring refused); nothing ran. */
+  unavailable?: string;
+  async: boolean;
+  /** Bytes of the file each job addressed. */
+  size: number;
+  laidOutBytes: number;
+  runtimeNs: number;
+  usrSec: number;
+  sysSec: number;
+  verifiedBlocks: number;
+  read: BenchDirection;
+  write: BenchDirection;
 }
 
 function addonPath(): string {

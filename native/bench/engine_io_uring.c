@@ -1,0 +1,152 @@
+/* io_uring: one ring per job sized to the depth. READ/WRITE by default; fio's knobs fixedbufs
+ * (registered buffers, READ_FIXED/WRITE_FIXED), registerfiles (IOSQE_FIXED_FILE) and
+ * sqthread_poll (a kernel thread polls the SQ). SINGLE_ISSUER|DEFER_TASKRUN when the kernel
+ * accepts them: completions run in our thread when we enter, not as interrupting task work.
+ * Completions already in the CQ are reaped without a syscall. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/uio.h>
+
+#include <liburing.h>
+
+#include "engine.h"
+
+#ifndef IORING_SETUP_SINGLE_ISSUER
+#define IORING_SETUP_SINGLE_ISSUER (1U << 12)
+#endif
+#ifndef IORING_SETUP_DEFER_TASKRUN
+#define IORING_SETUP_DEFER_TASKRUN (1U << 13)
+#endif
+
+struct uring_data {
+  struct io_uring ring;
+  int ring_ok;
+  int defer_taskrun;
+  struct io_u **events;
+};
+
+static int uring_init(struct uring_data *d, struct engine_ctx *ctx) {
+  struct io_uring_params p;
+  if (ctx->sqthread_poll) {
+    memset(&p, 0, sizeof(p));
+    p.flags = IORING_SETUP_SQPOLL;
+    p.sq_thread_idle = 1000;
+    return io_uring_queue_init_params(ctx->depth, &d->ring, &p);
+  }
+  memset(&p, 0, sizeof(p));
+  p.flags = IORING_SETUP_SINGLE_ISSUER | IORING_SETUP_DEFER_TASKRUN;
+  int ret = io_uring_queue_init_params(ctx->depth, &d->ring, &p);
+  if (ret == 0) {
+    d->defer_taskrun = 1;
+    return 0;
+  }
+  if (ret != -EINVAL) return ret;
+  memset(&p, 0, sizeof(p));  /* older kernel: plain ring */
+  return io_uring_queue_init_params(ctx->depth, &d->ring, &p);
+}
+
+static int uring_setup(struct engine_ctx *ctx) {
+  struct uring_data *d = calloc(1, sizeof(*d));
+  if (d == NULL) return ENGINE_ERR(ctx, ENOMEM, "calloc");
+  ctx->engine_data = d;
+  d->events = calloc(ctx->depth, sizeof(*d->events));
+  if (d->events == NULL) return ENGINE_ERR(ctx, ENOMEM, "calloc");
+  int ret = uring_init(d, ctx);
+  if (ret < 0) {
+    snprintf(ctx->reason, sizeof(ctx->reason), "io_uring_setup refused: %s", strerror(-ret));
+    return -1;
+  }
+  d->ring_ok = 1;
+  if (ctx->fixedbufs) {
+    struct iovec *iov = calloc(ctx->depth, sizeof(*iov));
+    if (iov == NULL) return ENGINE_ERR(ctx, ENOMEM, "calloc");
+    for (unsigned i = 0; i < ctx->depth; i++) {
+      iov[i].iov_base = ctx->io_us[i].buf;
+      iov[i].iov_len = ctx->bs;
+    }
+    ret = io_uring_register_buffers(&d->ring, iov, ctx->depth);
+    free(iov);
+    if (ret < 0) {
+      snprintf(ctx->reason, sizeof(ctx->reason), "io_uring_register_buffers: %s", strerror(-ret));
+      return -1;
+    }
+  }
+  if (ctx->registerfiles) {
+    ret = io_uring_register_files(&d->ring, &ctx->fd, 1);
+    if (ret < 0) {
+      snprintf(ctx->reason, sizeof(ctx->reason), "io_uring_register_files: %s", strerror(-ret));
+      return -1;
+    }
+  }
+  return 0;
+}
+
+static int uring_queue(struct engine_ctx *ctx, struct io_u *io) {
+  struct uring_data *d = ctx->engine_data;
+  struct io_uring_sqe *sqe = io_uring_get_sqe(&d->ring);
+  if (sqe == NULL) return ENGINE_ERR(ctx, EBUSY, "io_uring_get_sqe");  /* ring is sized to depth */
+  int fd = ctx->registerfiles ? 0 : ctx->fd;
+  if (ctx->fixedbufs) {
+    if (io->ddir == DDIR_READ) io_uring_prep_read_fixed(sqe, fd, io->buf, io->len, io->offset, (int)io->index);
+    else io_uring_prep_write_fixed(sqe, fd, io->buf, io->len, io->offset, (int)io->index);
+  } else if (io->ddir == DDIR_READ) {
+    io_uring_prep_read(sqe, fd, io->buf, io->len, io->offset);
+  } else {
+    io_uring_prep_write(sqe, fd, io->buf, io->len, io->offset);
+  }
+  if (ctx->registerfiles) sqe->flags |= IOSQE_FIXED_FILE;
+  io_uring_sqe_set_data(sqe, io);
+  return Q_QUEUED;
+}
+
+static int uring_commit(struct engine_ctx *ctx) {
+  struct uring_data *d = ctx->engine_data;
+  for (;;) {
+    /* with DEFER_TASKRUN, also run completions that are ready so getevents finds them in the CQ */
+    int ret = d->defer_taskrun ? io_uring_submit_and_get_events(&d->ring) : io_uring_submit(&d->ring);
+    if (ret >= 0) return 0;
+    if (ret != -EINTR && ret != -EAGAIN) return ENGINE_ERR(ctx, -ret, "io_uring_enter");
+  }
+}
+
+static int uring_getevents(struct engine_ctx *ctx, unsigned min, unsigned max) {
+  struct uring_data *d = ctx->engine_data;
+  unsigned got = 0;
+  for (;;) {
+    struct io_uring_cqe *cqe;
+    unsigned head, seen = 0;
+    io_uring_for_each_cqe(&d->ring, head, cqe) {
+      if (got == max) break;
+      struct io_u *io = io_uring_cqe_get_data(cqe);
+      io->result = cqe->res;
+      d->events[got++] = io;
+      seen++;
+    }
+    io_uring_cq_advance(&d->ring, seen);
+    if (got >= min) return (int)got;
+    int ret = io_uring_wait_cqe(&d->ring, &cqe);  /* enters only when the CQ is empty */
+    if (ret < 0 && ret != -EINTR && ret != -EAGAIN && ret != -ETIME)
+      return ENGINE_ERR(ctx, -ret, "io_uring_enter");
+  }
+}
+
+static struct io_u *uring_event(struct engine_ctx *ctx, unsigned i) {
+  struct uring_data *d = ctx->engine_data;
+  return d->events[i];
+}
+
+static void uring_cleanup(struct engine_ctx *ctx) {
+  struct uring_data *d = ctx->engine_data;
+  if (d == NULL) return;
+  if (d->ring_ok) io_uring_queue_exit(&d->ring);
+  free(d->events);
+  free(d);
+  ctx->engine_data = NULL;
+}
+
+const struct engine_ops engine_io_uring = {
+    .name = "io_uring", .setup = uring_setup, .queue = uring_queue, .commit = uring_commit,
+    .getevents = uring_getevents, .event = uring_event, .cleanup = uring_cleanup,
+};

@@ -1,0 +1,82 @@
+// Runs the same job in fio (fio --output-format=json) for --vs-fio, and reads its figures.
+import { execa } from 'execa';
+import type { BenchJob } from '../native.js';
+
+/** Our engine names -> fio's ioengine names (the same today; kept explicit on purpose). */
+export const fioEngineNames: Record<string, string> = {
+  sync: 'sync', psync: 'psync', io_uring: 'io_uring', libaio: 'libaio', posixaio: 'posixaio', mmap: 'mmap',
+};
+
+export interface FioFigures {
+  iops: number;
+  bwBytes: number;
+  clatP50: number;
+  clatP99: number;
+  clatP999: number;
+  /** fio's job entry as it printed it. */
+  job: Record<string, unknown>;
+}
+
+/** Is fio on PATH? Resolves to its version line, or undefined. */
+export async function fioVersion(): Promise<string | undefined> {
+  try {
+    const r = await execa('fio', ['--version'], { reject: false });
+    return r.exitCode === 0 ? String(r.stdout).trim() : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+function fioTime(ms: number): string {
+  return ms % 1000 === 0 ? `${ms / 1000}s` : `${ms}ms`;
+}
+
+/** fio's command line for one of our jobs (group_reporting: numjobs add up, as ours do). */
+export function fioArgs(job: BenchJob): string[] {
+  const args = [
+    '--name=iolab', `--filename=${job.filename}`, `--ioengine=${fioEngineNames[job.engine]}`, `--rw=${job.rw}`,
+    `--bs=${job.bs}`, `--iodepth=${job.iodepth}`, `--numjobs=${job.numjobs ?? 1}`, `--size=${job.size}`,
+    `--direct=${job.direct ? 1 : 0}`, `--invalidate=${job.invalidate ? 1 : 0}`, '--group_reporting',
+    '--output-format=json', '--thread',
+  ];
+  if (job.iodepthBatch && job.iodepthBatch > 1) args.push(`--iodepth_batch_submit=${job.iodepthBatch}`);
+  if (job.runtimeMs) args.push(`--runtime=${fioTime(job.runtimeMs)}`);
+  if (job.timeBased) args.push('--time_based');
+  if (job.rampMs) args.push(`--ramp_time=${fioTime(job.rampMs)}`);
+  if (job.numberIos) args.push(`--number_ios=${job.numberIos}`);
+  if (job.rw === 'randrw' || job.rw === 'readwrite') args.push(`--rwmixread=${job.rwmixread ?? 50}`);
+  if (job.engine === 'io_uring') {
+    if (job.fixedbufs) args.push('--fixedbufs');
+    if (job.registerfiles) args.push('--registerfiles');
+    if (job.sqthreadPoll) args.push('--sqthread_poll');
+  }
+  return args;
+}
+
+function pct(clat: Record<string, unknown> | undefined, key: string): number {
+  const p = clat?.percentile as Record<string, number> | undefined;
+  return p?.[key] ?? NaN;
+}
+
+/** Runs fio for the job and returns its combined read+write figures. */
+export async function runFio(job: BenchJob): Promise<FioFigures> {
+  const r = await execa('fio', fioArgs(job), { reject: false });
+  const out = String(r.stdout);
+  const start = out.indexOf('{');
+  if (r.exitCode !== 0 || start < 0) {
+    const why = String(r.stderr).trim().split('\n').pop() || `exit code ${r.exitCode}`;
+    throw new Error(`fio failed for ${job.engine}: ${why}`);
+  }
+  const parsed = JSON.parse(out.slice(start)) as { jobs: Record<string, any>[] };
+  const j = parsed.jobs[0];
+  const dirs = [j.read, j.write].filter((d) => d && d.total_ios > 0);
+  const main = dirs[0] ?? j.read;
+  return {
+    iops: dirs.reduce((s, d) => s + d.iops, 0),
+    bwBytes: dirs.reduce((s, d) => s + d.bw_bytes, 0),
+    clatP50: pct(main.clat_ns, '50.000000'),
+    clatP99: pct(main.clat_ns, '99.000000'),
+    clatP999: pct(main.clat_ns, '99.900000'),
+    job: j,
+  };
+}

@@ -1,0 +1,84 @@
+// `iolab bench latency`: the seed's testIOLatency. Per engine, 64 reads of --infile and 64 writes
+// to --outfile, one at a time (QD 1, 4 KiB, O_DIRECT), and the mean latency with percentiles.
+import { Command } from 'commander';
+import { statSync } from 'node:fs';
+import type { BenchJob, BenchResult } from '../native.js';
+import { parseInteger, printJson, UserError } from '../cli-util.js';
+import { checkJob, parseEngines, runJob } from './storage-job.js';
+import { formatNs, percentile, table } from './report.js';
+
+interface LatencyOptions {
+  engine: string[];
+  infile?: string;
+  outfile?: string;
+  count: number;
+  bs: number;
+  direct: boolean;
+  force?: boolean;
+  json?: boolean;
+}
+
+const seedLabels: Record<string, string> = { posixaio: 'posix_aio' };
+
+function summary(r: BenchResult, dir: 'read' | 'write') {
+  const lat = r[dir].lat;
+  return {
+    ios: r[dir].ios, mean_ns: lat.mean, min_ns: lat.min, max_ns: lat.max,
+    p50_ns: percentile(lat, 50), p99_ns: percentile(lat, 99), p99_9_ns: percentile(lat, 99.9),
+  };
+}
+
+export function latencyCommand(): Command {
+  return new Command('latency')
+    .description('testIOLatency: N reads of --infile and N writes to --outfile per engine (QD 1); mean latency and percentiles')
+    .option('--engine <list>', "sync, io_uring, posix_aio, libaio (comma list or 'all')", parseEngines,
+      ['sync', 'io_uring', 'posixaio', 'libaio'])
+    .option('--infile <path>', 'file to read (e.g. made by `iolab gen`); must exist and hold at least one block')
+    .option('--outfile <path>', 'file to write; created by iolab, or --force to write into another file')
+    .option('--count <n>', 'reads and writes per engine', parseInteger(1), 64)
+    .option('--bs <size>', 'bytes per I/O', parseInteger(512, { sized: true }), 4096)
+    .option('--no-direct', 'use the page cache (default: O_DIRECT, as the seed did)')
+    .option('--force', 'allow writing into an --outfile iolab did not create')
+    .option('--json', 'print JSON')
+    .addHelpText('after', `
+Example:
+  iolab gen /tmp/dict.txt --size 16M
+  iolab bench latency --engine sync,io_uring --infile /tmp/dict.txt --outfile /tmp/out.dat`)
+    .action(async (opts: LatencyOptions) => {
+      if (!opts.infile) throw new UserError('--infile is required (the file to read)');
+      if (!opts.outfile) throw new UserError('--outfile is required (the file to write)');
+      const inSize = statSync(opts.infile).size;  // ENOENT etc. propagate as one line
+      if (inSize < opts.bs) throw new UserError(`'${opts.infile}' is smaller than one block (${inSize} bytes < ${opts.bs})`);
+      const common = { bs: opts.bs, iodepth: 1, numjobs: 1, numberIos: opts.count, direct: opts.direct, invalidate: true };
+      const readJob: BenchJob = { ...common, filename: opts.infile, engine: '', rw: 'read', size: inSize - (inSize % opts.bs) };
+      const writeJob: BenchJob = { ...common, filename: opts.outfile, engine: '', rw: 'write', size: opts.count * opts.bs, force: opts.force };
+      checkJob(readJob);
+      checkJob(writeJob);
+      const rows: string[][] = [];
+      const out: Record<string, unknown>[] = [];
+      for (const engine of opts.engine) {
+        const label = seedLabels[engine] ?? engine;
+        const show = { show: !opts.json, label };
+        const reads = await runJob({ ...readJob, engine }, show);
+        const writes = reads.unavailable ? reads : await runJob({ ...writeJob, engine }, show);
+        if (reads.unavailable || writes.unavailable) {
+          const why = reads.unavailable ?? writes.unavailable;
+          rows.push([label, `unavailable: ${why}`]);
+          out.push({ engine: label, unavailable: why });
+          continue;
+        }
+        const r = summary(reads, 'read');
+        const w = summary(writes, 'write');
+        out.push({ engine: label, read: r, write: w });
+        rows.push([label, formatNs(r.mean_ns), formatNs(r.p50_ns), formatNs(r.p99_ns), formatNs(w.mean_ns),
+          formatNs(w.p50_ns), formatNs(w.p99_ns)]);
+      }
+      if (opts.json) {
+        printJson({ count: opts.count, bs: opts.bs, direct: opts.direct, engines: out });
+        return;
+      }
+      process.stdout.write(`iolab bench latency: ${opts.count} reads of ${opts.infile}, ${opts.count} writes to ${opts.outfile}, ` +
+        `bs ${opts.bs}, QD 1${opts.direct ? ', O_DIRECT' : ''} (lat = submit to completion)\n`);
+      process.stdout.write(table(['engine', 'read mean', 'read p50', 'read p99', 'write mean', 'write p50', 'write p99'], rows));
+    });
+}

@@ -1,0 +1,150 @@
+// What the storage benchmarks share: engine and rw names, fio-style option checks that must
+// fail before any I/O (O_DIRECT alignment, sizes), and running one native job with a progress
+// bar on stderr.
+import { existsSync, readFileSync, realpathSync, statSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
+import { native, type BenchJob, type BenchProgress, type BenchResult } from '../native.js';
+import { UserError } from '../cli-util.js';
+
+export const ENGINES = native.benchEngines;
+export const RW_MODES = ['read', 'write', 'randread', 'randwrite', 'randrw', 'readwrite'] as const;
+export type RwMode = (typeof RW_MODES)[number];
+
+/** The seed's and fio's other spellings of our engine names. */
+const engineAliases: Record<string, string> = { posix_aio: 'posixaio', uring: 'io_uring', pvsync: 'psync' };
+
+/** "io_uring,libaio", or "all" -> engine names; unknown names are a UserError listing the known ones. */
+export function parseEngines(value: string): string[] {
+  if (value.trim() === 'all') return [...ENGINES];
+  const names = value.split(',').map((s) => s.trim()).filter((s) => s !== '');
+  if (names.length === 0) throw new UserError(`expected an engine name, a comma list or 'all'`);
+  return names.map((raw) => {
+    const name = engineAliases[raw] ?? raw;
+    if (!ENGINES.includes(name)) {
+      throw new UserError(`unknown ioengine '${raw}' (known: ${ENGINES.join(', ')}, all)`);
+    }
+    return name;
+  });
+}
+
+export function parseRw(value: string): RwMode {
+  const rw = value === 'rw' ? 'readwrite' : value;
+  if (!(RW_MODES as readonly string[]).includes(rw)) {
+    throw new UserError(`unknown rw '${value}' (known: ${RW_MODES.join(', ')})`);
+  }
+  return rw as RwMode;
+}
+
+/** fio's time values: "10" (seconds), "500ms", "2s", "1m"; must be > 0. Returns ms. */
+export function parseDuration(value: string): number {
+  const m = /^(\d+(?:\.\d+)?)\s*(ms|s|m|h)?$/i.exec(value.trim());
+  const scale: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
+  const ms = m ? Math.round(Number(m[1]) * scale[(m[2] ?? 's').toLowerCase()]) : NaN;
+  if (!Number.isFinite(ms) || ms <= 0) {
+    throw new UserError(`expected a duration > 0 such as 10, 500ms or 2s, got '${value}'`);
+  }
+  return ms;
+}
+
+/** Like parseDuration but 0 is allowed (ramp_time). */
+export function parseDurationOrZero(value: string): number {
+  return /^0+(\.0+)?\s*(ms|s|m|h)?$/i.test(value.trim()) ? 0 : parseDuration(value);
+}
+
+/** The logical block size of the device a path lives on (or is), from sysfs; undefined when the
+ * filesystem has no block device (tmpfs, overlay). Partitions use their disk's queue. */
+export function logicalBlockSize(path: string): { size: number; device: string } | undefined {
+  let target = resolve(path);
+  while (!existsSync(target) && dirname(target) !== target) target = dirname(target);
+  const st = statSync(target, { bigint: true });
+  const dev = st.isBlockDevice() ? st.rdev : st.dev;
+  const major = Number(((dev >> 8n) & 0xfffn) | ((dev >> 32n) & ~0xfffn));
+  const minor = Number((dev & 0xffn) | ((dev >> 12n) & ~0xffn));
+  const sys = `/sys/dev/block/${major}:${minor}`;
+  if (!existsSync(sys)) return undefined;
+  const real = realpathSync(sys);
+  for (const dir of [real, dirname(real)]) {
+    const file = join(dir, 'queue/logical_block_size');
+    if (existsSync(file)) {
+      return { size: Number(readFileSync(file, 'utf8').trim()), device: dir.split('/').pop() ?? `${major}:${minor}` };
+    }
+  }
+  return undefined;
+}
+
+/** Checks a job's options before any I/O; every problem is one UserError line. */
+export function checkJob(job: BenchJob): void {
+  if (job.size < job.bs) {
+    throw new UserError(`--size (${job.size} bytes) is smaller than one block (--bs ${job.bs})`);
+  }
+  if (job.timeBased && !job.runtimeMs) throw new UserError('--time_based needs --runtime');
+  if (job.verify && job.bs % 8 !== 0) throw new UserError(`--verify needs --bs to be a multiple of 8, got ${job.bs}`);
+  if (job.direct) {
+    const lbs = logicalBlockSize(job.filename);
+    if (lbs && job.bs % lbs.size !== 0) {
+      throw new UserError(`--direct needs --bs to be a multiple of the logical block size of ${lbs.device} ` +
+        `(${lbs.size} bytes); got ${job.bs}`);
+    }
+  }
+  if (existsSync(job.filename)) {
+    const st = statSync(job.filename);
+    if (st.isDirectory()) throw new UserError(`'${job.filename}' is a directory; --filename needs a file`);
+  }
+}
+
+export interface ProgressOptions {
+  /** Draw the bar (only when stderr is a terminal and output is not JSON). */
+  show: boolean;
+  label: string;
+}
+
+/** Runs one job natively; while it runs, a one-line progress bar with IOPS and ETA on stderr. */
+export async function runJob(job: BenchJob, progress: ProgressOptions): Promise<BenchResult> {
+  const draw = progress.show && process.stderr.isTTY === true;
+  let lastIos = 0;
+  let lastMs = 0;
+  const total = job.timeBased || job.runtimeMs ? (job.rampMs ?? 0) + (job.runtimeMs ?? 0) : undefined;
+  const onProgress = draw ? (p: BenchProgress) => {
+    const iops = p.elapsedMs > lastMs ? ((p.ios - lastIos) * 1000) / (p.elapsedMs - lastMs) : 0;
+    lastIos = p.ios;
+    lastMs = p.elapsedMs;
+    let fraction: number;
+    let eta: number;
+    if (p.phase === 'layout') {
+      fraction = Math.min(1, p.bytes / job.size);
+      eta = p.bytes > 0 ? ((job.size - p.bytes) * p.elapsedMs) / p.bytes : 0;
+    } else if (total !== undefined) {
+      fraction = Math.min(1, p.elapsedMs / total);
+      eta = Math.max(0, total - p.elapsedMs);
+    } else {
+      const want = (job.numberIos ?? job.size / job.bs) * (job.numjobs ?? 1);
+      fraction = Math.min(1, p.ios / want);
+      eta = iops > 0 ? ((want - p.ios) * 1000) / iops : 0;
+    }
+    const width = 24;
+    const filled = Math.round(fraction * width);
+    const what = p.phase === 'layout' ? `laying out ${(p.bytes / 2 ** 20).toFixed(0)} MiB` :
+      `${p.phase} ${Math.round(iops).toLocaleString('en-US')} IOPS`;
+    process.stderr.write(`\r\x1b[K${progress.label} [${'#'.repeat(filled)}${'.'.repeat(width - filled)}] ` +
+      `${(fraction * 100).toFixed(0).padStart(3)}% ${what} ETA ${(eta / 1000).toFixed(0)}s`);
+  } : undefined;
+  try {
+    return await native.benchRun(job, onProgress);
+  } finally {
+    if (draw) process.stderr.write('\r\x1b[K');
+  }
+}
+
+/** Median of numbers (mean of the middle two for an even count). */
+export function median(values: number[]): number {
+  if (values.length === 0) return NaN;
+  const s = [...values].sort((a, b) => a - b);
+  const mid = s.length >> 1;
+  return s.length % 2 ? s[mid] : (s[mid - 1] + s[mid]) / 2;
+}
+
+/** IOPS of a result, both directions together. */
+export function resultIops(r: BenchResult): number {
+  const secs = r.runtimeNs / 1e9;
+  return secs > 0 ? (r.read.ios + r.write.ios) / secs : 0;
+}
