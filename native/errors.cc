@@ -1,5 +1,6 @@
 #include "errors.h"
 
+#include <ctype.h>
 #include <string.h>
 
 #include "registry.h"
@@ -13,7 +14,10 @@ std::string ErrnoName(int err) {
 
 Napi::Error ErrnoError(Napi::Env env, int err, const char* syscall, const char* path) {
   std::string code = ErrnoName(err);
-  std::string message = code + ": " + strerror(err) + ", " + syscall;
+  // Node (libuv) words its messages in lower case: "ENOENT: no such file or directory, open".
+  std::string text = strerror(err);
+  if (!text.empty()) text[0] = char(tolower(static_cast<unsigned char>(text[0])));
+  std::string message = code + ": " + text + ", " + syscall;
   if (path != nullptr) message += std::string(" '") + path + "'";
   Napi::Error error = Napi::Error::New(env, message);
   Napi::Object obj = error.Value();

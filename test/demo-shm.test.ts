@@ -42,7 +42,7 @@ describe('iolab shm', () => {
     expect(cut.stderr).toBe(`iolab: shared-memory object ${name}: the record says 5 bytes of text but only 2 follow its header in the mapped 10 bytes`);
     native.shmUnlink(name);
     const gone = await cli(['shm', 'read', name]);
-    expect(gone.stderr).toBe(`iolab: ENOENT: No such file or directory, shm_open '${name}'`);
+    expect(gone.stderr).toBe(`iolab: ENOENT: no such file or directory, shm_open '${name}'`);
     expect(gone.exitCode).toBe(1);
   });
 

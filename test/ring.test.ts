@@ -129,7 +129,7 @@ describe('Ring ops', () => {
     const fd = track(fs.openSync(file('ro.txt', 'x'), 'r'));
     const err = await ring.write(fd, Buffer.from('y'), 0).catch((e) => e);
     expect(err).toMatchObject({ code: 'EBADF', syscall: 'write', errno: -9 });
-    expect(err.message).toBe('EBADF: Bad file descriptor, write');
+    expect(err.message).toBe('EBADF: bad file descriptor, write');
     expect(() => ring.read(-1, Buffer.alloc(1))).toThrow(expect.objectContaining({ code: 'ERR_OUT_OF_RANGE' }));
     expect(() => ring.read(fd, 'x' as unknown as Buffer)).toThrow(expect.objectContaining({ code: 'ERR_INVALID_ARG_TYPE' }));
     expect(() => ring.readv(fd, Buffer.alloc(1) as unknown as Buffer[])).toThrow(TypeError);

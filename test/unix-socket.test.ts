@@ -167,7 +167,7 @@ describe('bind, listen, accept, connect', () => {
     const c = native.socket('stream');
     using([s, c], () => {
       expect(() => native.connect(c, missing)).toThrow(expect.objectContaining({ code: 'ENOENT', errno: -2, syscall: 'connect', path: missing }));
-      expect(() => native.connect(c, missing)).toThrow(`ENOENT: No such file or directory, connect '${missing}'`);
+      expect(() => native.connect(c, missing)).toThrow(`ENOENT: no such file or directory, connect '${missing}'`);
       native.bind(s, stale); // bound, never listening
       expect(() => native.connect(c, stale)).toThrow(expect.objectContaining({ code: 'ECONNREFUSED', syscall: 'connect', path: stale }));
       const name = abstractName();
