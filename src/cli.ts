@@ -9,6 +9,8 @@ const program = new Command('iolab')
   .exitOverride();
 
 // ---- commands: one addCommand per demo / benchmark module ----
+import { echoCommand } from './demos/echo.js';
+program.addCommand(echoCommand());
 
 try {
   await program.parseAsync(process.argv);

@@ -81,6 +81,19 @@ export interface NativeAddon {
   /** Detaches the ArrayBuffer (later use is a TypeError), then munmap(2)s it. A second call,
    * or a buffer mmap did not make, throws TypeError (ERR_INVALID_ARG_VALUE). */
   munmap(buffer: ArrayBuffer): void;
+
+  // ---- echo suite (native/echo_binding.cc) ----
+  /** Binds and listens (numeric host), then serves on a thread of its own until stop().
+   * Throws EADDRINUSE and friends at once; `done` settles when the server has closed everything. */
+  echoStartServer(engine: 'uring' | 'epoll', options: { host: string; port: number; maxConns?: number }): EchoServerHandle;
+  /** Runs the load generator (or the thread-per-connection client) on threads of its own. */
+  echoRunLoad(options: EchoLoadOptions): EchoLoadHandle;
+  /** A listening TCP socket (close-on-exec) for engines written in TS; the fd belongs to the caller. */
+  echoListen(host: string, port: number, options?: { backlog?: number; nonBlocking?: boolean }): { fd: number; port: number };
+  /** setsockopt TCP_NODELAY. */
+  echoSetNoDelay(fd: number): void;
+  /** RLIMIT_NOFILE of this process. */
+  echoOpenFileLimit(): { soft: number; hard: number };
 }
 
 export type SocketType = 'stream' | 'dgram' | 'seqpacket';
@@ -119,6 +132,58 @@ export interface RecvResult {
   from?: string;
   /** 0 bytes on a stream socket: the peer closed. */
   eof: boolean;
+}
+
+export interface EchoServerStats {
+  /** Connections accepted and served. */
+  connections: number;
+  /** Connections accepted and closed at once because of maxConns. */
+  refused: number;
+  bytesEchoed: number;
+  peakConnections: number;
+  /** How the engine was set up (io_uring flags accepted, buffer sizes). */
+  setup: string;
+}
+
+export interface EchoServerHandle {
+  /** The port actually bound (port 0 picks one). */
+  port: number;
+  /** Asks the server to stop; harmless after it has. */
+  stop(): void;
+  done: Promise<EchoServerStats>;
+}
+
+export interface EchoLoadOptions {
+  /** Numeric IPv4/IPv6 address. */
+  host: string;
+  port: number;
+  clients?: number;
+  /** Bytes per message. */
+  length?: number;
+  durationMs?: number;
+  /** After the duration, how long echoes still in flight may take (then: timeouts). */
+  graceMs?: number;
+  /** epoll mode: worker threads. */
+  threads?: number;
+  /** 'epoll': the generator; 'threads': one blocking thread per connection (the reference). */
+  mode?: 'epoll' | 'threads';
+}
+
+export interface EchoLoadResult {
+  requests: number;
+  responses: number;
+  bytes: number;
+  connected: number;
+  errors: { connect: number; reset: number; shortEcho: number; mismatch: number; timeout: number };
+  /** The measured window (from all clients connected to the deadline). */
+  elapsedNs: number;
+  latencyNs: { p50: number; p99: number; p999: number; max: number };
+}
+
+export interface EchoLoadHandle {
+  /** Ends the run early (results so far are reported). */
+  stop(): void;
+  done: Promise<EchoLoadResult>;
 }
 
 function addonPath(): string {
