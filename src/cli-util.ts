@@ -1,6 +1,6 @@
 // Shared by every command: the error a user sees (one line, no stack), option parsers that
 // reject bad numbers with a clear message, and JSON/line output.
-import { InvalidArgumentError } from 'commander';
+import { Command, InvalidArgumentError } from 'commander';
 
 /** An error meant for the user: printed as one line, exit code 1 (or the given one). */
 export class UserError extends Error {
@@ -51,4 +51,14 @@ export function printJson(value: unknown): void {
 export function describeError(err: unknown): string {
   if (err instanceof Error) return err.message;
   return String(err);
+}
+
+/** A command group shared by several modules (e.g. `bench`): the existing one, or a new one
+ * added to parent. Each module then adds its own subcommand to it. */
+export function commandGroup(parent: Command, name: string, description: string): Command {
+  const existing = parent.commands.find((c) => c.name() === name);
+  if (existing) return existing;
+  const group = new Command(name).description(description);
+  parent.addCommand(group);
+  return group;
 }

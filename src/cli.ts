@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // The iolab program: registers the commands, parses, prints errors. No logic lives here.
 import { Command, CommanderError } from 'commander';
-import { describeError, UserError } from './cli-util.js';
+import { commandGroup, describeError, UserError } from './cli-util.js';
 
 const program = new Command('iolab')
   .description('Shows, tests and measures Linux I/O primitives: readv/writev, fd passing, shared memory, io_uring')
@@ -11,6 +11,8 @@ const program = new Command('iolab')
 // ---- commands: one addCommand per demo / benchmark module ----
 import { echoCommand } from './demos/echo.js';
 program.addCommand(echoCommand());
+import { benchEchoCommand } from './bench/echo.js';
+commandGroup(program, 'bench', 'benchmarks: native loops measured against their peers').addCommand(benchEchoCommand());
 
 try {
   await program.parseAsync(process.argv);
