@@ -58,7 +58,21 @@ export function describeError(err: unknown): string {
 export function commandGroup(parent: Command, name: string, description: string): Command {
   const existing = parent.commands.find((c) => c.name() === name);
   if (existing) return existing;
-  const group = new Command(name).description(description);
+  const group = oneLineErrors(new Command(name).description(description));
   parent.addCommand(group);
   return group;
+}
+
+/**
+ * Makes a command (and its subcommands) report usage errors like every other error: one line
+ * `iolab: <message>` on stderr, and a thrown CommanderError (exitOverride) so cli.ts sets the
+ * exit code. Commands built with `new Command()` and addCommand() do not inherit the program's
+ * settings, so each command module applies this to what it returns.
+ */
+export function oneLineErrors(cmd: Command): Command {
+  cmd.exitOverride().configureOutput({
+    outputError: (str, write) => write(`iolab: ${str.replace(/^error: /, '')}`),
+  });
+  for (const sub of cmd.commands) oneLineErrors(sub);
+  return cmd;
 }

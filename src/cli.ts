@@ -9,6 +9,16 @@ const program = new Command('iolab')
   .exitOverride();
 
 // ---- commands: one addCommand per demo / benchmark module ----
+import { readvCommand } from './demos/readv.js';
+import { writevCommand } from './demos/writev.js';
+import { fdpassCommand } from './demos/fdpass.js';
+import { shmCommand } from './demos/shm.js';
+import { tourCommand } from './demos/tour.js';
+program.addCommand(readvCommand());
+program.addCommand(writevCommand());
+program.addCommand(fdpassCommand());
+program.addCommand(shmCommand());
+program.addCommand(tourCommand());
 import { echoCommand } from './demos/echo.js';
 program.addCommand(echoCommand());
 import { benchEchoCommand } from './bench/echo.js';

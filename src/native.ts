@@ -68,6 +68,8 @@ export interface NativeAddon {
   setPassCredentials(fd: number, on: boolean): void;
   /** poll(2) one fd for 'read' or 'write' up to timeoutMs (-1: forever). True when ready. */
   waitFd(fd: number, event: 'read' | 'write', timeoutMs: number): boolean;
+  /** SCM_MAX_FD (253 fds per message), IOV_MAX (1024 buffers per call), UNIX_PATH_MAX (107 bytes). */
+  unixConstants: { SCM_MAX_FD: number; IOV_MAX: number; UNIX_PATH_MAX: number };
 
   // ---- POSIX shared memory (native/shm.cc) ----
   /** shm_open(3) with O_CLOEXEC added. flags are fs.constants.O_* values. Name: one leading '/',
@@ -75,12 +77,22 @@ export interface NativeAddon {
   shmOpen(name: string, flags: number, mode?: number): number;
   shmUnlink(name: string): void;
   ftruncate(fd: number, length: number): void;
-  /** mmap(2) MAP_SHARED of [offset, offset+length): an external ArrayBuffer, munmap'd when
-   * collected. Throws RangeError (ERR_OUT_OF_RANGE) for a range past the object's end. */
+  /** mmap(2) of [offset, offset+length): an external ArrayBuffer, munmap'd when collected.
+   * write: MAP_SHARED read/write. Otherwise MAP_PRIVATE (it shows the object's bytes; a JS write
+   * into it stays private to this process instead of faulting). offset: a multiple of pageSize.
+   * Throws RangeError (ERR_OUT_OF_RANGE) for length 0 or a range past the object's end. */
   mmap(fd: number, length: number, options?: { write?: boolean; offset?: number }): ArrayBuffer;
   /** Detaches the ArrayBuffer (later use is a TypeError), then munmap(2)s it. A second call,
    * or a buffer mmap did not make, throws TypeError (ERR_INVALID_ARG_VALUE). */
   munmap(buffer: ArrayBuffer): void;
+  /** sysconf(_SC_PAGESIZE): mmap offsets must be a multiple of it. */
+  pageSize: number;
+
+  // ---- io_uring Ring (native/ring.cc, native/ring_ops.cc) ----
+  /** The Ring class; use it through src/ring.ts, which types it. */
+  Ring: new (options?: { entries?: number; cqEntries?: number; sqpoll?: boolean }) => any;
+  /** Registers the class the Ring rejects/throws with once closed (src/ring.ts does it). */
+  ringSetClosedErrorClass(ctor: new (message?: string) => Error): void;
 
   // ---- echo suite (native/echo_binding.cc) ----
   /** Binds and listens (numeric host), then serves on a thread of its own until stop().
@@ -113,6 +125,10 @@ export interface SendOptions {
 export interface RecvOptions {
   /** How many fds the caller accepts (default 0). More arriving: all are closed, fdsTruncated. */
   maxFds?: number;
+  /** Size the control buffer for this many fds plus one SCM_CREDENTIALS (default SCM_MAX_FD, so
+   * that fds beyond maxFds are seen and closed here). A smaller value lets the kernel cut the control data
+   * (MSG_CTRUNC; it closes what it cut): for tests of that path. */
+  controlFds?: number;
 }
 
 export interface RecvResult {

@@ -5,7 +5,7 @@ import { Command } from 'commander';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { parseInteger, parseIntegerList, printJson, UserError } from '../cli-util.js';
+import { oneLineErrors, parseInteger, parseIntegerList, printJson, UserError } from '../cli-util.js';
 import { projectRoot, type EchoLoadResult } from '../native.js';
 import { checkOpenFileLimit, runLoad, totalErrors } from '../echo/load.js';
 import { echoEngines, type EchoEngine } from '../echo/servers.js';
@@ -64,7 +64,7 @@ function rotate<T>(xs: readonly T[], by: number): T[] {
 }
 
 export function benchEchoCommand(): Command {
-  return new Command('echo')
+  return oneLineErrors(new Command('echo')
     .description('echo servers under the load generator: req/s per engine, medians and ratios (uring/epoll, uring/node, ring/node)')
     .option('--clients <list>', 'client counts to run', parseIntegerList(1), [100, 1000])
     .option('--duration <sec>', 'seconds per run', parseInteger(1), 10)
@@ -149,5 +149,5 @@ export function benchEchoCommand(): Command {
         process.stdout.write(lines.join('\n') + '\n');
       }
       if (errors) process.exitCode = 1;
-    });
+    }));
 }

@@ -1,7 +1,7 @@
 // `iolab echo server` (one engine on HOST:PORT until SIGINT/SIGTERM) and `iolab echo bench`
 // (the load generator, rust_echo_bench's flags and output).
 import { Command, Option } from 'commander';
-import { parseInteger, printJson, UserError } from '../cli-util.js';
+import { oneLineErrors, parseInteger, printJson, UserError } from '../cli-util.js';
 import { isErrnoException, type EchoServerStats } from '../native.js';
 import { formatAddress, parseAddress, resolveHost } from '../echo/address.js';
 import { checkOpenFileLimit, formatLoad, runLoad, totalErrors, type LoadOptions } from '../echo/load.js';
@@ -89,8 +89,10 @@ function benchCommand(): Command {
 }
 
 export function echoCommand(): Command {
-  return new Command('echo')
-    .description('TCP echo servers (io_uring, epoll, Node) and a load generator that speaks rust_echo_bench')
-    .addCommand(serverCommand())
-    .addCommand(benchCommand());
+  return oneLineErrors(
+    new Command('echo')
+      .description('TCP echo servers (io_uring, epoll, Node, Ring) and a load generator that speaks rust_echo_bench')
+      .addCommand(serverCommand())
+      .addCommand(benchCommand()),
+  );
 }

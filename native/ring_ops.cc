@@ -1,0 +1,640 @@
+// The Ring's JS face: class Ring (ObjectWrap over RingCore), one method per op. Each method
+// checks its arguments, fills an op record (bounce memory, iovecs, msghdr...), prepares nothing
+// itself (RingCore::PrepSqe does, possibly later when the SQ has room) and returns a Promise.
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <string.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "errors.h"
+#include "live_objects.h"
+#include "registry.h"
+#include "ring.h"
+
+namespace iolab {
+
+void SetRingClosedErrorClass(Napi::Env env, Napi::Function ctor);
+
+// ---- argument helpers (raw napi on the hot path) ----
+
+static size_t ElementSize(napi_typedarray_type type) {
+  switch (type) {
+    case napi_int8_array: case napi_uint8_array: case napi_uint8_clamped_array: return 1;
+    case napi_int16_array: case napi_uint16_array: return 2;
+    case napi_int32_array: case napi_uint32_array: case napi_float32_array: return 4;
+    default: return 8;
+  }
+}
+
+bool ViewBytes(napi_env env, napi_value value, char** data, size_t* length) {
+  bool is = false;
+  if (napi_is_typedarray(env, value, &is) == napi_ok && is) {
+    napi_typedarray_type type;
+    size_t count;
+    void* ptr;
+    if (napi_get_typedarray_info(env, value, &type, &count, &ptr, nullptr, nullptr) != napi_ok) return false;
+    *data = static_cast<char*>(ptr);
+    *length = ptr == nullptr ? 0 : count * ElementSize(type);
+    return true;
+  }
+  if (napi_is_dataview(env, value, &is) == napi_ok && is) {
+    size_t bytes;
+    void* ptr;
+    if (napi_get_dataview_info(env, value, &bytes, &ptr, nullptr, nullptr) != napi_ok) return false;
+    *data = static_cast<char*>(ptr);
+    *length = ptr == nullptr ? 0 : bytes;
+    return true;
+  }
+  return false;
+}
+
+static int ArgFd(const Napi::CallbackInfo& info, size_t i) {
+  napi_value v = info[i];
+  double d;
+  if (napi_get_value_double(info.Env(), v, &d) != napi_ok)
+    ThrowTypeError(info.Env(), "ERR_INVALID_ARG_TYPE", "The \"fd\" argument must be of type number");
+  if (!(d >= 0 && d <= 2147483647.0) || d != static_cast<double>(static_cast<int>(d)))
+    ThrowRangeError(info.Env(), "ERR_OUT_OF_RANGE", "The value of \"fd\" is out of range. It must be an integer >= 0");
+  return static_cast<int>(d);
+}
+
+// undefined/null/-1: the file's current position (offset -1 for io_uring). Else an integer >= 0.
+static uint64_t ArgPosition(const Napi::CallbackInfo& info, size_t i) {
+  if (info.Length() <= i) return uint64_t(-1);
+  napi_value v = info[i];
+  napi_valuetype type;
+  napi_typeof(info.Env(), v, &type);
+  if (type == napi_undefined || type == napi_null) return uint64_t(-1);
+  if (type == napi_number) {
+    double d;
+    napi_get_value_double(info.Env(), v, &d);
+    if (d == -1) return uint64_t(-1);
+    if (!(d >= 0 && d <= 9007199254740991.0) || d != static_cast<double>(static_cast<int64_t>(d)))
+      ThrowRangeError(info.Env(), "ERR_OUT_OF_RANGE", "The value of \"position\" is out of range. It must be an integer >= 0");
+    return static_cast<uint64_t>(d);
+  }
+  if (type == napi_bigint) {
+    int64_t value;
+    bool lossless;
+    napi_get_value_bigint_int64(info.Env(), v, &value, &lossless);
+    if (!lossless || value < -1)
+      ThrowRangeError(info.Env(), "ERR_OUT_OF_RANGE", "The value of \"position\" is out of range. It must be an integer >= 0");
+    return static_cast<uint64_t>(value);
+  }
+  ThrowTypeError(info.Env(), "ERR_INVALID_ARG_TYPE", "The \"position\" argument must be of type number or bigint");
+}
+
+[[noreturn]] static void ThrowNotView(Napi::Env env, const char* name) {
+  ThrowTypeError(env, "ERR_INVALID_ARG_TYPE",
+                 std::string("The \"") + name + "\" argument must be an ArrayBufferView (Buffer, TypedArray or DataView)");
+}
+
+// One view: for a read, held (copied into at completion); for a write, copied now.
+static void AddView(Napi::Env env, Op* op, napi_value view, bool is_read, const char* name) {
+  char* data;
+  size_t length;
+  if (!ViewBytes(env, view, &data, &length)) ThrowNotView(env, name);
+  size_t at = op->bounce.size();
+  op->bounce.resize(at + length);
+  if (!is_read && length > 0) memcpy(op->bounce.data() + at, data, length);
+  op->lengths.push_back(length);
+  if (is_read) {
+    napi_ref ref;
+    if (napi_create_reference(env, view, 1, &ref) != napi_ok) throw Napi::Error::New(env, "napi_create_reference failed");
+    op->targets.push_back(ref);
+    LiveInc(Live::kHeldBuffers);
+  }
+}
+
+// iovecs over the bounce memory, one per view (zero-length views keep their place).
+static void BuildIovecs(Op* op) {
+  op->iov.resize(op->lengths.size());
+  size_t at = 0;
+  for (size_t i = 0; i < op->lengths.size(); i++) {
+    op->iov[i].iov_base = op->bounce.data() + at;
+    op->iov[i].iov_len = op->lengths[i];
+    at += op->lengths[i];
+  }
+}
+
+static void AddViewList(Napi::Env env, Op* op, napi_value list, bool is_read) {
+  bool is_array = false;
+  napi_is_array(env, list, &is_array);
+  if (!is_array) ThrowTypeError(env, "ERR_INVALID_ARG_TYPE", "The \"buffers\" argument must be an array of ArrayBufferViews");
+  uint32_t n;
+  napi_get_array_length(env, list, &n);
+  for (uint32_t i = 0; i < n; i++) {
+    napi_value v;
+    napi_get_element(env, list, i, &v);
+    AddView(env, op, v, is_read, "buffers");
+  }
+  BuildIovecs(op);
+}
+
+// Copies `bytes` of bounce memory into the held views, as they are now: a view detached or
+// shrunk in flight gets what still fits, nothing more.
+static void CopyOut(napi_env env, Op* op, size_t bytes) {
+  size_t at = 0;
+  for (size_t i = 0; i < op->targets.size() && at < bytes; i++) {
+    size_t n = std::min(op->lengths[i], bytes - at);
+    napi_value view;
+    char* data;
+    size_t length;
+    if (n > 0 && napi_get_reference_value(env, op->targets[i], &view) == napi_ok && view != nullptr &&
+        ViewBytes(env, view, &data, &length) && data != nullptr)
+      memcpy(data, op->bounce.data() + at, std::min(n, length));
+    at += op->lengths[i];
+  }
+}
+
+// ---- results ----
+
+static void CloseReceivedFds(Op* op, std::vector<int>* out) {
+  for (struct cmsghdr* c = CMSG_FIRSTHDR(&op->msg); c != nullptr; c = CMSG_NXTHDR(&op->msg, c)) {
+    if (c->cmsg_len == 0) break;
+    if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS) continue;
+    size_t count = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+    int* fds = reinterpret_cast<int*>(CMSG_DATA(c));
+    for (size_t i = 0; i < count; i++) {
+      int fd;
+      memcpy(&fd, fds + i, sizeof(int));
+      if (out != nullptr) out->push_back(fd);
+      else close(fd);
+    }
+  }
+}
+
+// Env teardown: nobody can receive what completed; close what would have been handed over.
+void DiscardOpResult(Op* op, int res) {
+  if (res < 0) return;
+  if (op->kind == OpKind::kAccept || op->kind == OpKind::kSocket) close(res);
+  if (op->kind == OpKind::kRecvmsg) CloseReceivedFds(op, nullptr);
+}
+
+void SettleOp(napi_env env, Op* op, int res, bool closing) {
+  Napi::Env e(env);
+  if (res < 0) {
+    napi_value error;
+    if (closing && (res == -ECANCELED || res == -EINTR))
+      error = RingClosedError(e).Value();
+    else
+      error = ErrnoError(e, -res, op->syscall, op->path.empty() ? nullptr : op->path.c_str()).Value();
+    napi_reject_deferred(env, op->deferred, error);
+    return;
+  }
+  napi_value value;
+  switch (op->kind) {
+    case OpKind::kRead: case OpKind::kReadv: case OpKind::kRecv:
+      CopyOut(env, op, size_t(res));
+      napi_create_int32(env, res, &value);
+      break;
+    case OpKind::kRecvmsg: {
+      CopyOut(env, op, size_t(res));
+      std::vector<int> fds;
+      CloseReceivedFds(op, &fds);
+      // MSG_CMSG_CLOEXEC asked the kernel for close-on-exec; make sure of it.
+      for (int fd : fds) fcntl(fd, F_SETFD, FD_CLOEXEC);
+      bool fds_truncated = (op->msg.msg_flags & MSG_CTRUNC) != 0 || fds.size() > size_t(op->max_fds);
+      if (fds_truncated) {
+        for (int fd : fds) close(fd);
+        fds.clear();
+      }
+      bool data_truncated = (op->msg.msg_flags & MSG_TRUNC) != 0;
+      Napi::Object out = Napi::Object::New(e);
+      out.Set("bytes", Napi::Number::New(e, res));
+      Napi::Array list = Napi::Array::New(e, fds.size());
+      for (size_t i = 0; i < fds.size(); i++) list.Set(uint32_t(i), Napi::Number::New(e, fds[i]));
+      out.Set("fds", list);
+      out.Set("truncated", Napi::Boolean::New(e, data_truncated || fds_truncated));
+      out.Set("dataTruncated", Napi::Boolean::New(e, data_truncated));
+      out.Set("fdsTruncated", Napi::Boolean::New(e, fds_truncated));
+      out.Set("eof", Napi::Boolean::New(e, res == 0 && op->bounce.size() > 0));
+      value = out;
+      break;
+    }
+    case OpKind::kConnect: case OpKind::kFsync: case OpKind::kClose: case OpKind::kNop:
+      napi_get_undefined(env, &value);
+      break;
+    default:  // bytes written/sent, the new fd (accept, socket), ops cancelled (cancelFd)
+      napi_create_int32(env, res, &value);
+      break;
+  }
+  napi_resolve_deferred(env, op->deferred, value);
+}
+
+// ---- SQE preparation (RingCore calls it when the SQ has room) ----
+
+bool RingCore::PrepSqe(Op* op) {
+  struct io_uring_sqe* sqe = io_uring_get_sqe(&ring_);
+  if (sqe == nullptr) return false;
+  switch (op->kind) {
+    case OpKind::kNop: io_uring_prep_nop(sqe); break;
+    case OpKind::kRead: io_uring_prep_read(sqe, op->fd, op->bounce.data(), unsigned(op->bounce.size()), op->offset); break;
+    case OpKind::kWrite: io_uring_prep_write(sqe, op->fd, op->bounce.data(), unsigned(op->bounce.size()), op->offset); break;
+    case OpKind::kReadv: io_uring_prep_readv(sqe, op->fd, op->iov.data(), unsigned(op->iov.size()), op->offset); break;
+    case OpKind::kWritev: io_uring_prep_writev(sqe, op->fd, op->iov.data(), unsigned(op->iov.size()), op->offset); break;
+    case OpKind::kFsync: io_uring_prep_fsync(sqe, op->fd, op->flags); break;
+    case OpKind::kSendmsg: io_uring_prep_sendmsg(sqe, op->fd, &op->msg, op->flags); break;
+    case OpKind::kRecvmsg: io_uring_prep_recvmsg(sqe, op->fd, &op->msg, op->flags); break;
+    case OpKind::kAccept: io_uring_prep_accept(sqe, op->fd, nullptr, nullptr, SOCK_CLOEXEC); break;
+    case OpKind::kConnect:
+      io_uring_prep_connect(sqe, op->fd, reinterpret_cast<struct sockaddr*>(&op->addr), op->addrlen);
+      break;
+    case OpKind::kRecv: io_uring_prep_recv(sqe, op->fd, op->bounce.data(), op->bounce.size(), int(op->flags)); break;
+    case OpKind::kSend: io_uring_prep_send(sqe, op->fd, op->bounce.data(), op->bounce.size(), int(op->flags)); break;
+    case OpKind::kClose: io_uring_prep_close(sqe, op->fd); break;
+    case OpKind::kSocket: io_uring_prep_socket(sqe, int(op->offset), int(op->flags) | SOCK_CLOEXEC, 0, 0); break;
+    case OpKind::kCancelFd:
+      io_uring_prep_cancel_fd(sqe, op->fd, IORING_ASYNC_CANCEL_ALL);
+      break;
+  }
+  io_uring_sqe_set_data(sqe, op);
+  unsubmitted_++;
+  return true;
+}
+
+// ---- class Ring ----
+
+class RingWrap : public Napi::ObjectWrap<RingWrap>, public RingCore::Owner {
+ public:
+  static Napi::Function Define(Napi::Env env) {
+    return DefineClass(env, "Ring", {
+        InstanceMethod<&RingWrap::Nop>("nop"),
+        InstanceMethod<&RingWrap::Read>("read"),
+        InstanceMethod<&RingWrap::Write>("write"),
+        InstanceMethod<&RingWrap::Readv>("readv"),
+        InstanceMethod<&RingWrap::Writev>("writev"),
+        InstanceMethod<&RingWrap::Fsync>("fsync"),
+        InstanceMethod<&RingWrap::Sendmsg>("sendmsg"),
+        InstanceMethod<&RingWrap::Recvmsg>("recvmsg"),
+        InstanceMethod<&RingWrap::Accept>("accept"),
+        InstanceMethod<&RingWrap::Connect>("connect"),
+        InstanceMethod<&RingWrap::Recv>("recv"),
+        InstanceMethod<&RingWrap::Send>("send"),
+        InstanceMethod<&RingWrap::CloseFd>("closeFd"),
+        InstanceMethod<&RingWrap::Socket>("socket"),
+        InstanceMethod<&RingWrap::CancelFd>("cancelFd"),
+        InstanceMethod<&RingWrap::Submit>("submit"),
+        InstanceMethod<&RingWrap::Close>("close"),
+        InstanceAccessor<&RingWrap::Features>("features"),
+        InstanceAccessor<&RingWrap::Stats>("stats"),
+        InstanceAccessor<&RingWrap::Closed>("closed"),
+        InstanceAccessor<&RingWrap::InFlight>("inFlight"),
+    });
+  }
+
+  RingWrap(const Napi::CallbackInfo& info) : Napi::ObjectWrap<RingWrap>(info) {
+    Napi::Env env = info.Env();
+    unsigned entries = 256, cq_entries = 0;
+    bool sqpoll = false;
+    if (info.Length() > 0 && !info[0].IsUndefined()) {
+      if (!info[0].IsObject()) ThrowTypeError(env, "ERR_INVALID_ARG_TYPE", "The \"options\" argument must be of type object");
+      Napi::Object options = info[0].As<Napi::Object>();
+      entries = OptionCount(env, options, "entries", entries, 1, 32768);
+      cq_entries = OptionCount(env, options, "cqEntries", 0, 0, 65536);
+      Napi::Value sq = options.Get("sqpoll");
+      if (!sq.IsUndefined()) sqpoll = sq.ToBoolean();
+    }
+    if (cq_entries != 0 && cq_entries < entries)
+      ThrowRangeError(env, "ERR_OUT_OF_RANGE", "The value of \"cqEntries\" must be >= entries");
+    core_ = new RingCore(env, entries, cq_entries, sqpoll);
+    core_->SetOwner(this);
+    flags_ = core_->setup_flags();
+    sq_entries_ = core_->sq_entries();
+    cq_entries_ = core_->cq_entries();
+  }
+
+  ~RingWrap() override {
+    if (core_ != nullptr) core_->Orphan();
+  }
+
+  void Hold(bool strong) override {
+    if (strong) Ref();
+    else Unref();
+  }
+  void Detach() override {
+    last_stats_ = core_->stats();
+    core_ = nullptr;
+  }
+
+ private:
+  static unsigned OptionCount(Napi::Env env, Napi::Object options, const char* name, unsigned fallback,
+                              unsigned min, unsigned max) {
+    Napi::Value v = options.Get(name);
+    if (v.IsUndefined()) return fallback;
+    if (!v.IsNumber()) ThrowTypeError(env, "ERR_INVALID_ARG_TYPE", std::string("The \"") + name + "\" option must be of type number");
+    double d = v.As<Napi::Number>().DoubleValue();
+    if (!(d >= min && d <= max) || d != double(unsigned(d)))
+      ThrowRangeError(env, "ERR_OUT_OF_RANGE", std::string("The value of \"") + name + "\" is out of range. It must be an integer >= " +
+                      std::to_string(min) + " and <= " + std::to_string(max));
+    return unsigned(d);
+  }
+
+  RingCore* Open(const Napi::CallbackInfo& info) {
+    if (core_ == nullptr || core_->closed()) throw RingClosedError(info.Env());
+    return core_;
+  }
+
+  Napi::Value Nop(const Napi::CallbackInfo& info) {
+    RingCore* core = Open(info);
+    return Napi::Value(info.Env(), core->Enqueue(core->AcquireOp(OpKind::kNop, "nop", -1)));
+  }
+
+  // read(fd, view, position?) / write(fd, view, position?)
+  Napi::Value OneBuffer(const Napi::CallbackInfo& info, OpKind kind, const char* syscall, bool is_read) {
+    RingCore* core = Open(info);
+    int fd = ArgFd(info, 0);
+    uint64_t position = ArgPosition(info, 2);
+    Op* op = core->AcquireOp(kind, syscall, fd);
+    op->offset = position;
+    return Build(core, op, [&] {
+      op->bounce.clear();
+      AddView(info.Env(), op, info[1], is_read, "buffer");
+    });
+  }
+  Napi::Value Read(const Napi::CallbackInfo& info) { return OneBuffer(info, OpKind::kRead, "read", true); }
+  Napi::Value Write(const Napi::CallbackInfo& info) { return OneBuffer(info, OpKind::kWrite, "write", false); }
+
+  Napi::Value Vectored(const Napi::CallbackInfo& info, OpKind kind, const char* syscall, bool is_read) {
+    RingCore* core = Open(info);
+    int fd = ArgFd(info, 0);
+    uint64_t position = ArgPosition(info, 2);
+    Op* op = core->AcquireOp(kind, syscall, fd);
+    op->offset = position;
+    return Build(core, op, [&] {
+      op->bounce.clear();
+      AddViewList(info.Env(), op, info[1], is_read);
+    });
+  }
+  Napi::Value Readv(const Napi::CallbackInfo& info) { return Vectored(info, OpKind::kReadv, "readv", true); }
+  Napi::Value Writev(const Napi::CallbackInfo& info) { return Vectored(info, OpKind::kWritev, "writev", false); }
+
+  Napi::Value Fsync(const Napi::CallbackInfo& info) {
+    RingCore* core = Open(info);
+    int fd = ArgFd(info, 0);
+    bool datasync = false;
+    if (info.Length() > 1 && info[1].IsObject()) datasync = info[1].As<Napi::Object>().Get("datasync").ToBoolean();
+    Op* op = core->AcquireOp(OpKind::kFsync, datasync ? "fdatasync" : "fsync", fd);
+    op->flags = datasync ? IORING_FSYNC_DATASYNC : 0;
+    return Napi::Value(info.Env(), core->Enqueue(op));
+  }
+
+  // sendmsg(fd, buffers, { fds? }): one message, fds as SCM_RIGHTS.
+  Napi::Value Sendmsg(const Napi::CallbackInfo& info) {
+    RingCore* core = Open(info);
+    Napi::Env env = info.Env();
+    int fd = ArgFd(info, 0);
+    Op* op = core->AcquireOp(OpKind::kSendmsg, "sendmsg", fd);
+    op->flags = MSG_NOSIGNAL;
+    return Build(core, op, [&] {
+      op->bounce.clear();
+      AddViewList(env, op, info[1], false);
+      memset(&op->msg, 0, sizeof(op->msg));
+      op->msg.msg_iov = op->iov.data();
+      op->msg.msg_iovlen = op->iov.size();
+      op->control.clear();
+      if (info.Length() > 2 && info[2].IsObject()) {
+        Napi::Value fds = info[2].As<Napi::Object>().Get("fds");
+        if (!fds.IsUndefined()) {
+          if (!fds.IsArray()) ThrowTypeError(env, "ERR_INVALID_ARG_TYPE", "The \"fds\" option must be an array of fds");
+          Napi::Array list = fds.As<Napi::Array>();
+          uint32_t n = list.Length();
+          if (n > 253) ThrowRangeError(env, "ERR_OUT_OF_RANGE", "at most 253 fds fit in one message (SCM_MAX_FD)");
+          if (n > 0) {
+            op->control.assign(CMSG_SPACE(n * sizeof(int)), 0);
+            op->msg.msg_control = op->control.data();
+            op->msg.msg_controllen = op->control.size();
+            struct cmsghdr* c = CMSG_FIRSTHDR(&op->msg);
+            c->cmsg_level = SOL_SOCKET;
+            c->cmsg_type = SCM_RIGHTS;
+            c->cmsg_len = CMSG_LEN(n * sizeof(int));
+            for (uint32_t i = 0; i < n; i++) {
+              Napi::Value v = list.Get(i);
+              double d = v.IsNumber() ? v.As<Napi::Number>().DoubleValue() : -1;
+              if (!(d >= 0 && d <= 2147483647.0) || d != double(int(d)))
+                ThrowRangeError(env, "ERR_OUT_OF_RANGE", "every fd in \"fds\" must be an integer >= 0");
+              int one = int(d);
+              memcpy(CMSG_DATA(c) + i * sizeof(int), &one, sizeof(int));
+            }
+          }
+        }
+      }
+    });
+  }
+
+  // recvmsg(fd, buffers, { maxFds? }): MSG_CMSG_CLOEXEC; more fds than maxFds, or MSG_CTRUNC:
+  // every received fd is closed and fdsTruncated is set (as the sync call does).
+  Napi::Value Recvmsg(const Napi::CallbackInfo& info) {
+    RingCore* core = Open(info);
+    Napi::Env env = info.Env();
+    int fd = ArgFd(info, 0);
+    int max_fds = 0;
+    if (info.Length() > 2 && info[2].IsObject()) {
+      Napi::Value m = info[2].As<Napi::Object>().Get("maxFds");
+      if (!m.IsUndefined()) {
+        double d = m.IsNumber() ? m.As<Napi::Number>().DoubleValue() : -1;
+        if (!(d >= 0 && d <= 253) || d != double(int(d)))
+          ThrowRangeError(env, "ERR_OUT_OF_RANGE", "The value of \"maxFds\" is out of range. It must be an integer >= 0 and <= 253");
+        max_fds = int(d);
+      }
+    }
+    Op* op = core->AcquireOp(OpKind::kRecvmsg, "recvmsg", fd);
+    op->max_fds = max_fds;
+    op->flags = MSG_CMSG_CLOEXEC;
+    return Build(core, op, [&] {
+      op->bounce.clear();
+      AddViewList(env, op, info[1], true);
+      memset(&op->msg, 0, sizeof(op->msg));
+      op->msg.msg_iov = op->iov.data();
+      op->msg.msg_iovlen = op->iov.size();
+      // Room for one fd more than accepted, so "too many" is seen (and those closed).
+      op->control.assign(CMSG_SPACE((max_fds + 1) * sizeof(int)), 0);
+      op->msg.msg_control = op->control.data();
+      op->msg.msg_controllen = op->control.size();
+    });
+  }
+
+  Napi::Value Accept(const Napi::CallbackInfo& info) {
+    RingCore* core = Open(info);
+    int fd = ArgFd(info, 0);
+    return Napi::Value(info.Env(), core->Enqueue(core->AcquireOp(OpKind::kAccept, "accept", fd)));
+  }
+
+  // connect(fd, address): a Unix socket path ('\0'-prefixed: abstract) or { host, port } (TCP).
+  Napi::Value Connect(const Napi::CallbackInfo& info) {
+    RingCore* core = Open(info);
+    Napi::Env env = info.Env();
+    int fd = ArgFd(info, 0);
+    Op* op = core->AcquireOp(OpKind::kConnect, "connect", fd);
+    return Build(core, op, [&] {
+      memset(&op->addr, 0, sizeof(op->addr));
+      if (info.Length() > 1 && info[1].IsString()) {
+        std::string path = info[1].As<Napi::String>().Utf8Value();
+        op->path = path;
+        auto* un = reinterpret_cast<struct sockaddr_un*>(&op->addr);
+        if (path.empty() || path.size() >= sizeof(un->sun_path)) ThrowErrno(env, path.empty() ? EINVAL : ENAMETOOLONG, "connect", path.c_str());
+        un->sun_family = AF_UNIX;
+        memcpy(un->sun_path, path.data(), path.size());
+        op->addrlen = socklen_t(offsetof(struct sockaddr_un, sun_path) + path.size() + (path[0] == '\0' ? 0 : 1));
+      } else if (info.Length() > 1 && info[1].IsObject()) {
+        Napi::Object a = info[1].As<Napi::Object>();
+        Napi::Value hv = a.Get("host"), pv = a.Get("port");
+        std::string host = hv.IsString() ? hv.As<Napi::String>().Utf8Value() : "127.0.0.1";
+        double port = pv.IsNumber() ? pv.As<Napi::Number>().DoubleValue() : -1;
+        if (!(port >= 0 && port <= 65535) || port != double(int(port)))
+          ThrowRangeError(env, "ERR_OUT_OF_RANGE", "The value of \"port\" is out of range. It must be an integer >= 0 and <= 65535");
+        if (host == "localhost") host = "127.0.0.1";
+        op->path = host + ":" + std::to_string(int(port));
+        auto* in4 = reinterpret_cast<struct sockaddr_in*>(&op->addr);
+        auto* in6 = reinterpret_cast<struct sockaddr_in6*>(&op->addr);
+        if (inet_pton(AF_INET, host.c_str(), &in4->sin_addr) == 1) {
+          in4->sin_family = AF_INET;
+          in4->sin_port = htons(uint16_t(port));
+          op->addrlen = sizeof(*in4);
+        } else if (inet_pton(AF_INET6, host.c_str(), &in6->sin6_addr) == 1) {
+          in6->sin6_family = AF_INET6;
+          in6->sin6_port = htons(uint16_t(port));
+          op->addrlen = sizeof(*in6);
+        } else {
+          ThrowTypeError(env, "ERR_INVALID_ARG_VALUE", "The \"host\" must be a numeric IPv4/IPv6 address or localhost, got '" + host + "'");
+        }
+      } else {
+        ThrowTypeError(env, "ERR_INVALID_ARG_TYPE", "The \"address\" argument must be a socket path or { host, port }");
+      }
+    });
+  }
+
+  Napi::Value SendRecv(const Napi::CallbackInfo& info, OpKind kind, const char* syscall, bool is_read) {
+    RingCore* core = Open(info);
+    int fd = ArgFd(info, 0);
+    unsigned flags = 0;
+    if (info.Length() > 2 && info[2].IsNumber()) flags = info[2].As<Napi::Number>().Uint32Value();
+    Op* op = core->AcquireOp(kind, syscall, fd);
+    op->flags = flags | (is_read ? 0 : MSG_NOSIGNAL);
+    return Build(core, op, [&] {
+      op->bounce.clear();
+      AddView(info.Env(), op, info[1], is_read, "buffer");
+    });
+  }
+  Napi::Value Recv(const Napi::CallbackInfo& info) { return SendRecv(info, OpKind::kRecv, "recv", true); }
+  Napi::Value Send(const Napi::CallbackInfo& info) { return SendRecv(info, OpKind::kSend, "send", false); }
+
+  Napi::Value CloseFd(const Napi::CallbackInfo& info) {
+    RingCore* core = Open(info);
+    int fd = ArgFd(info, 0);
+    return Napi::Value(info.Env(), core->Enqueue(core->AcquireOp(OpKind::kClose, "close", fd)));
+  }
+
+  // socket(family, type): 'inet' | 'inet6' | 'unix', 'stream' | 'dgram' | 'seqpacket'.
+  Napi::Value Socket(const Napi::CallbackInfo& info) {
+    RingCore* core = Open(info);
+    Napi::Env env = info.Env();
+    std::string family = info.Length() > 0 && info[0].IsString() ? info[0].As<Napi::String>().Utf8Value() : "";
+    std::string type = info.Length() > 1 && info[1].IsString() ? info[1].As<Napi::String>().Utf8Value() : "stream";
+    int domain = family == "inet" ? AF_INET : family == "inet6" ? AF_INET6 : family == "unix" ? AF_UNIX : -1;
+    int socktype = type == "stream" ? SOCK_STREAM : type == "dgram" ? SOCK_DGRAM : type == "seqpacket" ? SOCK_SEQPACKET : -1;
+    if (domain < 0) ThrowTypeError(env, "ERR_INVALID_ARG_VALUE", "The \"family\" must be 'inet', 'inet6' or 'unix', got '" + family + "'");
+    if (socktype < 0) ThrowTypeError(env, "ERR_INVALID_ARG_VALUE", "The \"type\" must be 'stream', 'dgram' or 'seqpacket', got '" + type + "'");
+    Op* op = core->AcquireOp(OpKind::kSocket, "socket", -1);
+    op->offset = uint64_t(domain);
+    op->flags = unsigned(socktype);
+    return Napi::Value(env, core->Enqueue(op));
+  }
+
+  // cancelFd(fd): cancels every op waiting on fd (they reject with ECANCELED); resolves with
+  // how many were cancelled.
+  Napi::Value CancelFd(const Napi::CallbackInfo& info) {
+    RingCore* core = Open(info);
+    int fd = ArgFd(info, 0);
+    return Napi::Value(info.Env(), core->Enqueue(core->AcquireOp(OpKind::kCancelFd, "io_uring_cancel", fd)));
+  }
+
+  Napi::Value Submit(const Napi::CallbackInfo& info) {
+    RingCore* core = Open(info);
+    core->Flush();
+    return info.Env().Undefined();
+  }
+
+  Napi::Value Close(const Napi::CallbackInfo& info) {
+    if (core_ == nullptr) {
+      auto deferred = Napi::Promise::Deferred::New(info.Env());
+      deferred.Resolve(info.Env().Undefined());
+      return deferred.Promise();
+    }
+    return Napi::Value(info.Env(), core_->Close());
+  }
+
+  Napi::Value Features(const Napi::CallbackInfo& info) {
+    Napi::Env env = info.Env();
+    Napi::Object out = Napi::Object::New(env);
+    unsigned f = flags_;
+    out.Set("deferTaskrun", Napi::Boolean::New(env, (f & IORING_SETUP_DEFER_TASKRUN) != 0));
+    out.Set("singleIssuer", Napi::Boolean::New(env, (f & IORING_SETUP_SINGLE_ISSUER) != 0));
+    out.Set("coopTaskrun", Napi::Boolean::New(env, (f & IORING_SETUP_COOP_TASKRUN) != 0));
+    out.Set("taskrunFlag", Napi::Boolean::New(env, (f & IORING_SETUP_TASKRUN_FLAG) != 0));
+    out.Set("submitAll", Napi::Boolean::New(env, (f & IORING_SETUP_SUBMIT_ALL) != 0));
+    out.Set("sqpoll", Napi::Boolean::New(env, (f & IORING_SETUP_SQPOLL) != 0));
+    out.Set("sqEntries", Napi::Number::New(env, sq_entries_));
+    out.Set("cqEntries", Napi::Number::New(env, cq_entries_));
+    return out;
+  }
+
+  Napi::Value Stats(const Napi::CallbackInfo& info) {
+    Napi::Env env = info.Env();
+    if (core_ != nullptr) last_stats_ = core_->stats();
+    Napi::Object out = Napi::Object::New(env);
+    out.Set("submitCalls", last_stats_.submit_calls);
+    out.Set("sqesSubmitted", last_stats_.sqes_submitted);
+    out.Set("cqesReaped", last_stats_.cqes_reaped);
+    out.Set("overflowQueued", last_stats_.overflow_queued);
+    out.Set("cqOverflows", last_stats_.cq_overflows);
+    return out;
+  }
+
+  Napi::Value Closed(const Napi::CallbackInfo& info) {
+    return Napi::Boolean::New(info.Env(), core_ == nullptr || core_->closed());
+  }
+
+  Napi::Value InFlight(const Napi::CallbackInfo& info) {
+    return Napi::Number::New(info.Env(), core_ != nullptr ? double(core_->in_flight()) : 0);
+  }
+
+  // Fills the op (may throw: then the op goes back to the pool) and queues it.
+  template <typename Fill>
+  Napi::Value Build(RingCore* core, Op* op, Fill fill) {
+    try {
+      fill();
+    } catch (...) {
+      for (napi_ref ref : op->targets) {
+        napi_delete_reference(core_env(), ref);
+        LiveDec(Live::kHeldBuffers);
+      }
+      op->targets.clear();
+      op->lengths.clear();
+      op->iov.clear();
+      op->path.clear();
+      delete op;
+      throw;
+    }
+    return Napi::Value(core_env(), core->Enqueue(op));
+  }
+  napi_env core_env() { return Env(); }
+
+  RingCore* core_ = nullptr;
+  unsigned flags_ = 0, sq_entries_ = 0, cq_entries_ = 0;
+  RingStats last_stats_;
+};
+
+static void Init(Napi::Env env, Napi::Object exports) {
+  exports.Set("Ring", RingWrap::Define(env));
+  exports.Set("ringSetClosedErrorClass", Napi::Function::New(env, [](const Napi::CallbackInfo& info) {
+    if (!info[0].IsFunction()) ThrowTypeError(info.Env(), "ERR_INVALID_ARG_TYPE", "expected a class");
+    SetRingClosedErrorClass(info.Env(), info[0].As<Napi::Function>());
+  }));
+}
+
+IOLAB_FEATURE(ring, Init);
+
+}  // namespace iolab

@@ -1,0 +1,440 @@
+// AF_UNIX sockets: socket/socketpair/bind/listen/accept/connect/close, and sendmsg/recvmsg with
+// SCM_RIGHTS fd passing and SCM_CREDENTIALS, SO_PEERCRED, SO_PASSCRED, and poll(2) on one fd.
+// Every fd made or received here is close-on-exec (SOCK_CLOEXEC, MSG_CMSG_CLOEXEC) and is
+// either returned to JS or closed (OwnedFd) — including on every error path.
+#include <errno.h>
+#include <poll.h>
+#include <stddef.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <string>
+#include <vector>
+
+#include "errors.h"
+#include "live_objects.h"
+#include "registry.h"
+#include "vectored.h"
+
+namespace iolab {
+
+// The kernel's SCM_MAX_FD: at most this many fds in one SCM_RIGHTS message.
+constexpr int kMaxFdsPerMessage = 253;
+
+static int SocketTypeArg(Napi::Env env, Napi::Value value) {
+  if (value.IsString()) {
+    std::string type = value.As<Napi::String>().Utf8Value();
+    if (type == "stream") return SOCK_STREAM;
+    if (type == "dgram") return SOCK_DGRAM;
+    if (type == "seqpacket") return SOCK_SEQPACKET;
+  }
+  ThrowTypeError(env, "ERR_INVALID_ARG_VALUE",
+                 "The argument 'type' must be one of 'stream', 'dgram', 'seqpacket'. Received " +
+                     DescribeValue(value));
+}
+
+static bool BoolOption(Napi::Env env, Napi::Value options, const char* name) {
+  if (!options.IsObject()) return false;
+  Napi::Value v = options.As<Napi::Object>().Get(name);
+  if (v.IsUndefined()) return false;
+  if (!v.IsBoolean()) {
+    ThrowTypeError(env, "ERR_INVALID_ARG_TYPE",
+                   std::string("The \"options.") + name + "\" property must be of type boolean. Received " +
+                       DescribeValue(v));
+  }
+  return v.As<Napi::Boolean>().Value();
+}
+
+static void CheckOptions(Napi::Env env, Napi::Value options) {
+  if (!options.IsUndefined() && !options.IsNull() && !options.IsObject()) {
+    ThrowTypeError(env, "ERR_INVALID_ARG_TYPE",
+                   "The \"options\" argument must be of type object. Received " + DescribeValue(options));
+  }
+}
+
+// A socket address as JS writes it: a filesystem path, or an abstract name with a leading '\0'.
+struct UnixAddress {
+  sockaddr_un addr{};
+  socklen_t length = 0;
+  std::string text;     // exactly as given (may start with '\0')
+  std::string display;  // for messages: abstract names shown with a leading '@'
+};
+
+// Errors that name an address: `path` is the address as given, the message shows it readably.
+[[noreturn]] static void ThrowAddressErrno(Napi::Env env, int err, const char* syscall, const UnixAddress& a) {
+  Napi::Error error = ErrnoError(env, err, syscall, a.display.c_str());
+  error.Value().Set("path", Napi::String::New(env, a.text));
+  throw error;
+}
+
+static UnixAddress AddressArg(Napi::Env env, Napi::Value value, const char* syscall, const char* name = "address") {
+  if (!value.IsString()) {
+    ThrowTypeError(env, "ERR_INVALID_ARG_TYPE",
+                   std::string("The \"") + name + "\" argument must be of type string. Received " +
+                       DescribeValue(value));
+  }
+  UnixAddress a;
+  a.text = value.As<Napi::String>().Utf8Value();
+  bool abstract = !a.text.empty() && a.text[0] == '\0';
+  a.display = abstract ? "@" + a.text.substr(1) : a.text;
+  if (a.text.empty() || (!abstract && a.text.find('\0') != std::string::npos)) {
+    ThrowTypeError(env, "ERR_INVALID_ARG_VALUE",
+                   std::string("The argument '") + name +
+                       "' must be a non-empty path without null bytes, or an abstract name starting with '\\0'. Received " +
+                       DescribeValue(value));
+  }
+  a.addr.sun_family = AF_UNIX;
+  // sun_path is 108 bytes: a path needs its terminating NUL (107 usable bytes); an abstract
+  // name uses all 108 (its leading NUL included) and is not terminated.
+  size_t limit = abstract ? sizeof(a.addr.sun_path) : sizeof(a.addr.sun_path) - 1;
+  if (a.text.size() > limit) ThrowAddressErrno(env, ENAMETOOLONG, syscall, a);
+  memcpy(a.addr.sun_path, a.text.data(), a.text.size());
+  a.length = socklen_t(offsetof(sockaddr_un, sun_path) + a.text.size() + (abstract ? 0 : 1));
+  return a;
+}
+
+// The sender/peer address the kernel filled in, or "" when it has none (unbound, socketpair).
+static std::string AddressText(const sockaddr_un& addr, socklen_t length) {
+  size_t base = offsetof(sockaddr_un, sun_path);
+  if (length <= base || addr.sun_family != AF_UNIX) return "";
+  size_t n = std::min(size_t(length) - base, sizeof(addr.sun_path));
+  if (addr.sun_path[0] == '\0') return std::string(addr.sun_path, n);  // abstract: keep the '\0'
+  return std::string(addr.sun_path, strnlen(addr.sun_path, n));
+}
+
+static int SocketType(Napi::Env env, int fd) {
+  int type = 0;
+  socklen_t len = sizeof(type);
+  if (getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &len) < 0) ThrowErrno(env, errno, "getsockopt");
+  return type;
+}
+
+static Napi::Value Socket(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  int type = SocketTypeArg(env, info[0]);
+  CheckOptions(env, info[1]);
+  if (BoolOption(env, info[1], "nonBlocking")) type |= SOCK_NONBLOCK;
+  int fd = socket(AF_UNIX, type | SOCK_CLOEXEC, 0);
+  if (fd < 0) ThrowErrno(env, errno, "socket");
+  return Napi::Number::New(env, fd);
+}
+
+static Napi::Value SocketPair(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  int type = SocketTypeArg(env, info[0]);
+  int fds[2];
+  if (socketpair(AF_UNIX, type | SOCK_CLOEXEC, 0, fds) < 0) ThrowErrno(env, errno, "socketpair");
+  OwnedFd a(fds[0]), b(fds[1]);
+  Napi::Array out = Napi::Array::New(env, 2);
+  out.Set(uint32_t(0), Napi::Number::New(env, a.get()));
+  out.Set(uint32_t(1), Napi::Number::New(env, b.get()));
+  a.release();
+  b.release();
+  return out;
+}
+
+static Napi::Value Bind(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  int fd = FdArg(env, info[0]);
+  UnixAddress a = AddressArg(env, info[1], "bind");
+  if (bind(fd, reinterpret_cast<sockaddr*>(&a.addr), a.length) < 0) ThrowAddressErrno(env, errno, "bind", a);
+  return env.Undefined();
+}
+
+static Napi::Value Listen(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  int fd = FdArg(env, info[0]);
+  int backlog = info[1].IsUndefined() ? 511 : int(IntegerArg(env, info[1], "backlog", 0, INT32_MAX));
+  if (listen(fd, backlog) < 0) ThrowErrno(env, errno, "listen");
+  return env.Undefined();
+}
+
+static Napi::Value Accept(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  int fd = FdArg(env, info[0]);
+  int client;
+  do client = accept4(fd, nullptr, nullptr, SOCK_CLOEXEC);
+  while (client < 0 && errno == EINTR);
+  if (client < 0) ThrowErrno(env, errno, "accept");
+  return Napi::Number::New(env, client);
+}
+
+static Napi::Value Connect(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  int fd = FdArg(env, info[0]);
+  UnixAddress a = AddressArg(env, info[1], "connect");
+  if (connect(fd, reinterpret_cast<sockaddr*>(&a.addr), a.length) == 0) return env.Undefined();
+  int err = errno;
+  if (err == EINTR) {
+    // The connection goes on in the kernel; a second connect() would fail. Wait for it instead.
+    pollfd p{fd, POLLOUT, 0};
+    int r;
+    do r = poll(&p, 1, -1);
+    while (r < 0 && errno == EINTR);
+    socklen_t len = sizeof(err);
+    if (r < 0) err = errno;
+    else if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len) < 0) err = errno;
+    if (err == 0) return env.Undefined();
+  }
+  ThrowAddressErrno(env, err, "connect", a);
+}
+
+static Napi::Value Close(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  int fd = FdArg(env, info[0]);
+  // On Linux the fd is released even when close() reports EINTR: never retry.
+  if (close(fd) < 0 && errno != EINTR) ThrowErrno(env, errno, "close");
+  return env.Undefined();
+}
+
+// Control-message space: `fds` descriptors in one SCM_RIGHTS, plus one SCM_CREDENTIALS.
+static size_t ControlSpace(size_t fds) {
+  return (fds > 0 ? CMSG_SPACE(fds * sizeof(int)) : 0) + CMSG_SPACE(sizeof(ucred));
+}
+
+static Napi::Value SendMsg(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  int fd = FdArg(env, info[0]);
+  std::vector<iovec> iov = IovecsArg(env, info[1]);
+  Napi::Value options = info[2];
+  CheckOptions(env, options);
+
+  std::vector<int> fds;
+  bool haveTo = false;
+  UnixAddress to;
+  bool credentials = BoolOption(env, options, "credentials");
+  if (options.IsObject()) {
+    Napi::Object o = options.As<Napi::Object>();
+    Napi::Value fdsValue = o.Get("fds");
+    if (!fdsValue.IsUndefined()) {
+      if (!fdsValue.IsArray()) {
+        ThrowTypeError(env, "ERR_INVALID_ARG_TYPE",
+                       "The \"options.fds\" property must be an array of fds. Received " + DescribeValue(fdsValue));
+      }
+      Napi::Array array = fdsValue.As<Napi::Array>();
+      if (array.Length() > uint32_t(kMaxFdsPerMessage)) {
+        ThrowRangeError(env, "ERR_OUT_OF_RANGE",
+                        "The value of \"options.fds.length\" is out of range. It must be <= " +
+                            std::to_string(kMaxFdsPerMessage) + " (SCM_MAX_FD). Received " +
+                            std::to_string(array.Length()));
+      }
+      for (uint32_t i = 0; i < array.Length(); i++) {
+        std::string name = "options.fds[" + std::to_string(i) + "]";
+        fds.push_back(FdArg(env, array.Get(i), name.c_str()));
+      }
+    }
+    Napi::Value toValue = o.Get("to");
+    if (!toValue.IsUndefined()) {
+      to = AddressArg(env, toValue, "sendmsg", "options.to");
+      haveTo = true;
+    }
+  }
+
+  size_t payload = 0;
+  for (const iovec& v : iov) payload += v.iov_len;
+  if ((!fds.empty() || credentials) && payload == 0 && SocketType(env, fd) == SOCK_STREAM) {
+    // A stream socket carries ancillary data only with at least one byte: the kernel would
+    // silently drop the fds of an empty send.
+    ThrowTypeError(env, "ERR_INVALID_ARG_VALUE",
+                   "sendmsg on a stream socket needs at least one byte of payload to carry fds or credentials");
+  }
+
+  std::vector<char> control;
+  msghdr msg{};
+  msg.msg_iov = iov.data();
+  msg.msg_iovlen = iov.size();
+  if (haveTo) {
+    msg.msg_name = &to.addr;
+    msg.msg_namelen = to.length;
+  }
+  if (!fds.empty() || credentials) {
+    control.assign(ControlSpace(fds.size()), 0);
+    msg.msg_control = control.data();
+    msg.msg_controllen = (fds.empty() ? 0 : CMSG_SPACE(fds.size() * sizeof(int))) +
+                         (credentials ? CMSG_SPACE(sizeof(ucred)) : 0);
+    cmsghdr* cmsg = CMSG_FIRSTHDR(&msg);
+    if (!fds.empty()) {
+      cmsg->cmsg_level = SOL_SOCKET;
+      cmsg->cmsg_type = SCM_RIGHTS;
+      cmsg->cmsg_len = CMSG_LEN(fds.size() * sizeof(int));
+      memcpy(CMSG_DATA(cmsg), fds.data(), fds.size() * sizeof(int));
+      cmsg = CMSG_NXTHDR(&msg, cmsg);
+    }
+    if (credentials) {
+      ucred cred{getpid(), getuid(), getgid()};
+      cmsg->cmsg_level = SOL_SOCKET;
+      cmsg->cmsg_type = SCM_CREDENTIALS;
+      cmsg->cmsg_len = CMSG_LEN(sizeof(ucred));
+      memcpy(CMSG_DATA(cmsg), &cred, sizeof(cred));
+    }
+  }
+  ssize_t n;
+  do n = sendmsg(fd, &msg, MSG_NOSIGNAL);
+  while (n < 0 && errno == EINTR);
+  if (n < 0) {
+    if (haveTo) ThrowAddressErrno(env, errno, "sendmsg", to);
+    ThrowErrno(env, errno, "sendmsg");
+  }
+  return Napi::Number::New(env, double(n));
+}
+
+static Napi::Object CredentialsObject(Napi::Env env, const ucred& cred) {
+  Napi::Object out = Napi::Object::New(env);
+  out.Set("pid", Napi::Number::New(env, cred.pid));
+  out.Set("uid", Napi::Number::New(env, cred.uid));
+  out.Set("gid", Napi::Number::New(env, cred.gid));
+  return out;
+}
+
+static Napi::Value RecvMsg(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  int fd = FdArg(env, info[0]);
+  std::vector<iovec> iov = IovecsArg(env, info[1]);
+  Napi::Value options = info[2];
+  CheckOptions(env, options);
+  int maxFds = 0;
+  // The control buffer is sized for a full SCM_MAX_FD message by default, so that fds beyond
+  // maxFds are seen (and closed) here instead of being cut by the kernel with MSG_CTRUNC.
+  int controlFds = kMaxFdsPerMessage;
+  if (options.IsObject()) {
+    Napi::Object o = options.As<Napi::Object>();
+    Napi::Value v = o.Get("maxFds");
+    if (!v.IsUndefined()) maxFds = int(IntegerArg(env, v, "options.maxFds", 0, kMaxFdsPerMessage));
+    v = o.Get("controlFds");
+    if (!v.IsUndefined()) controlFds = int(IntegerArg(env, v, "options.controlFds", 0, kMaxFdsPerMessage));
+  }
+
+  std::vector<char> control(ControlSpace(size_t(controlFds)), 0);
+  sockaddr_un from{};
+  msghdr msg{};
+  msg.msg_name = &from;
+  msg.msg_namelen = sizeof(from);
+  msg.msg_iov = iov.data();
+  msg.msg_iovlen = iov.size();
+  msg.msg_control = control.data();
+  msg.msg_controllen = control.size();
+  ssize_t n;
+  do n = recvmsg(fd, &msg, MSG_CMSG_CLOEXEC);
+  while (n < 0 && errno == EINTR);
+  if (n < 0) ThrowErrno(env, errno, "recvmsg");
+
+  // Own every received fd at once, so that any throw below closes them all.
+  std::vector<OwnedFd> received;
+  bool haveCredentials = false;
+  ucred cred{};
+  for (cmsghdr* c = CMSG_FIRSTHDR(&msg); c != nullptr; c = CMSG_NXTHDR(&msg, c)) {
+    if (c->cmsg_level != SOL_SOCKET || c->cmsg_len < CMSG_LEN(0)) continue;
+    if (c->cmsg_type == SCM_RIGHTS) {
+      size_t count = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+      const unsigned char* data = CMSG_DATA(c);
+      for (size_t i = 0; i < count; i++) {
+        int rfd;
+        memcpy(&rfd, data + i * sizeof(int), sizeof(int));
+        received.emplace_back(rfd);
+      }
+    } else if (c->cmsg_type == SCM_CREDENTIALS && c->cmsg_len >= CMSG_LEN(sizeof(ucred))) {
+      memcpy(&cred, CMSG_DATA(c), sizeof(cred));
+      haveCredentials = true;
+    }
+  }
+  bool dataTruncated = (msg.msg_flags & MSG_TRUNC) != 0;
+  bool fdsTruncated = (msg.msg_flags & MSG_CTRUNC) != 0 || received.size() > size_t(maxFds);
+  if (fdsTruncated) received.clear();  // closes every one
+
+  bool eof = false;
+  if (n == 0 && received.empty() && !fdsTruncated) {
+    int type = SocketType(env, fd);
+    eof = type == SOCK_STREAM || type == SOCK_SEQPACKET;
+  }
+
+  Napi::Object out = Napi::Object::New(env);
+  out.Set("bytes", Napi::Number::New(env, double(n)));
+  Napi::Array fdArray = Napi::Array::New(env, received.size());
+  for (size_t i = 0; i < received.size(); i++) fdArray.Set(uint32_t(i), Napi::Number::New(env, received[i].get()));
+  out.Set("fds", fdArray);
+  out.Set("truncated", Napi::Boolean::New(env, dataTruncated || fdsTruncated));
+  out.Set("dataTruncated", Napi::Boolean::New(env, dataTruncated));
+  out.Set("fdsTruncated", Napi::Boolean::New(env, fdsTruncated));
+  if (haveCredentials) out.Set("credentials", CredentialsObject(env, cred));
+  std::string fromText = AddressText(from, msg.msg_namelen);
+  if (!fromText.empty()) out.Set("from", Napi::String::New(env, fromText));
+  out.Set("eof", Napi::Boolean::New(env, eof));
+  for (OwnedFd& r : received) r.release();  // JS owns them now
+  return out;
+}
+
+static Napi::Value PeerCredentials(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  int fd = FdArg(env, info[0]);
+  ucred cred{};
+  socklen_t len = sizeof(cred);
+  if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) < 0) ThrowErrno(env, errno, "getsockopt");
+  return CredentialsObject(env, cred);
+}
+
+static Napi::Value SetPassCredentials(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  int fd = FdArg(env, info[0]);
+  if (!info[1].IsBoolean()) {
+    ThrowTypeError(env, "ERR_INVALID_ARG_TYPE",
+                   "The \"on\" argument must be of type boolean. Received " + DescribeValue(info[1]));
+  }
+  int on = info[1].As<Napi::Boolean>().Value() ? 1 : 0;
+  if (setsockopt(fd, SOL_SOCKET, SO_PASSCRED, &on, sizeof(on)) < 0) ThrowErrno(env, errno, "setsockopt");
+  return env.Undefined();
+}
+
+static int64_t NowMs() {
+  timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return int64_t(ts.tv_sec) * 1000 + ts.tv_nsec / 1000000;
+}
+
+static Napi::Value WaitFd(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  int fd = FdArg(env, info[0]);
+  std::string event = info[1].IsString() ? info[1].As<Napi::String>().Utf8Value() : "";
+  if (event != "read" && event != "write") {
+    ThrowTypeError(env, "ERR_INVALID_ARG_VALUE",
+                   "The argument 'event' must be one of 'read', 'write'. Received " + DescribeValue(info[1]));
+  }
+  int64_t timeout = IntegerArg(env, info[2], "timeoutMs", -1, INT32_MAX);
+  pollfd p{fd, short(event == "read" ? POLLIN : POLLOUT), 0};
+  int64_t deadline = timeout >= 0 ? NowMs() + timeout : -1;
+  int r;
+  for (;;) {
+    int wait = deadline < 0 ? -1 : int(std::max<int64_t>(0, deadline - NowMs()));
+    r = poll(&p, 1, wait);
+    if (r >= 0 || errno != EINTR) break;
+  }
+  if (r < 0) ThrowErrno(env, errno, "poll");
+  if (p.revents & POLLNVAL) ThrowErrno(env, EBADF, "poll");
+  return Napi::Boolean::New(env, r > 0 && p.revents != 0);  // POLLHUP/POLLERR count as ready
+}
+
+static void Init(Napi::Env env, Napi::Object exports) {
+  exports.Set("socket", Napi::Function::New(env, Socket, "socket"));
+  exports.Set("socketpair", Napi::Function::New(env, SocketPair, "socketpair"));
+  exports.Set("bind", Napi::Function::New(env, Bind, "bind"));
+  exports.Set("listen", Napi::Function::New(env, Listen, "listen"));
+  exports.Set("accept", Napi::Function::New(env, Accept, "accept"));
+  exports.Set("connect", Napi::Function::New(env, Connect, "connect"));
+  exports.Set("close", Napi::Function::New(env, Close, "close"));
+  exports.Set("sendmsg", Napi::Function::New(env, SendMsg, "sendmsg"));
+  exports.Set("recvmsg", Napi::Function::New(env, RecvMsg, "recvmsg"));
+  exports.Set("peerCredentials", Napi::Function::New(env, PeerCredentials, "peerCredentials"));
+  exports.Set("setPassCredentials", Napi::Function::New(env, SetPassCredentials, "setPassCredentials"));
+  exports.Set("waitFd", Napi::Function::New(env, WaitFd, "waitFd"));
+  Napi::Object constants = Napi::Object::New(env);
+  constants.Set("SCM_MAX_FD", Napi::Number::New(env, kMaxFdsPerMessage));
+  constants.Set("IOV_MAX", Napi::Number::New(env, double(kMaxBuffers)));
+  constants.Set("UNIX_PATH_MAX", Napi::Number::New(env, double(sizeof(sockaddr_un::sun_path) - 1)));
+  exports.Set("unixConstants", constants);
+}
+
+IOLAB_FEATURE(unix_socket, Init);
+
+}  // namespace iolab

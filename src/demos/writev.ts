@@ -1,0 +1,117 @@
+// `iolab writev <file> <text...>`: gather-write several pieces of text with one writev(2).
+// A new file is created with O_EXCL (mode 0644); an existing file is touched only with
+// --append (O_APPEND) or --force (written to a temp file beside it, then renamed over it, so
+// a failure never leaves a half-written file under the user's name).
+import { closeSync, constants, fchmodSync, fstatSync, fsyncSync, openSync, renameSync, statSync, unlinkSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { basename, dirname, join } from 'node:path';
+import { Command, Option } from 'commander';
+import { native } from '../native.js';
+import { oneLineErrors, printJson, UserError } from '../cli-util.js';
+import { iovMax, writeAllVectored, type VectoredWrite } from './common.js';
+
+/** One writev/pwritev call; a uring variant swaps this function. */
+export const writeFileVectored: VectoredWrite = async (fd, buffers, position) => native.writev(fd, buffers, position);
+
+export type WriteMode = 'create' | 'append' | 'replace';
+
+export interface WritevResult {
+  file: string;
+  mode: WriteMode;
+  bytes: number;
+  pieces: number;
+  /** writev calls it took: 1 unless the kernel wrote short. */
+  calls: number;
+}
+
+// libuv adds O_CLOEXEC to every open.
+const { O_WRONLY, O_CREAT, O_EXCL, O_APPEND } = constants;
+
+export async function runWritev(file: string, texts: string[], mode: WriteMode,
+  write: VectoredWrite = writeFileVectored): Promise<WritevResult> {
+  if (texts.length > iovMax) throw new UserError(`${texts.length} pieces of text; writev takes at most ${iovMax}`);
+  const pieces = texts.map((t) => new TextEncoder().encode(t));
+  const existing = statOrUndefined(file);
+  if (existing?.isDirectory()) throw new UserError(`${file} is a directory, not a file`);
+
+  if (mode === 'replace') return replaceFile(file, pieces, existing?.mode, write);
+
+  let fd: number;
+  try {
+    fd = mode === 'append'
+      ? openSync(file, O_WRONLY | O_CREAT | O_APPEND, 0o644)
+      : openSync(file, O_WRONLY | O_CREAT | O_EXCL, 0o644);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'EEXIST') {
+      throw new UserError(`${file} already exists; left untouched (use --append to add to it or --force to replace it)`);
+    }
+    throw err;
+  }
+  try {
+    const { bytes, calls } = await writeAllVectored(write, fd, pieces);
+    return { file, mode, bytes, pieces: pieces.length, calls };
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** Writes a temp file in the same folder (same filesystem), fsyncs it, renames it over `file`. */
+async function replaceFile(file: string, pieces: Uint8Array[], oldMode: number | undefined,
+  write: VectoredWrite): Promise<WritevResult> {
+  const temp = join(dirname(file), `.${basename(file)}.iolab-${process.pid}-${randomBytes(4).toString('hex')}.tmp`);
+  const fd = openSync(temp, O_WRONLY | O_CREAT | O_EXCL, 0o644);
+  let renamed = false;
+  try {
+    const { bytes, calls } = await writeAllVectored(write, fd, pieces);
+    // Keep the permissions of the file being replaced (the new one would otherwise get 0644).
+    if (oldMode !== undefined && (fstatSync(fd).mode & 0o7777) !== (oldMode & 0o7777)) {
+      fchmodSync(fd, oldMode & 0o7777);
+    }
+    fsyncSync(fd);
+    closeSync(fd);
+    renameSync(temp, file);
+    renamed = true;
+    return { file, mode: 'replace', bytes, pieces: pieces.length, calls };
+  } finally {
+    if (!renamed) {
+      try { closeSync(fd); } catch { /* already closed */ }
+      try { unlinkSync(temp); } catch { /* never created or already gone */ }
+    }
+  }
+}
+
+function statOrUndefined(path: string) {
+  try {
+    return statSync(path);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw err;
+  }
+}
+
+export function formatWritev(result: WritevResult): string[] {
+  return [`writev ${result.bytes} bytes to ${result.file}`];
+}
+
+export function writevCommand(): Command {
+  return oneLineErrors(new Command('writev')
+    .description('gather-write pieces of text into a file with one writev(2) call')
+    .argument('<file>', 'file to write (created with mode 0644)')
+    .argument('<text...>', 'pieces of text, written back to back (no separators added)')
+    .addOption(new Option('--append', 'add to the end of the file (O_APPEND), creating it if missing').conflicts('force'))
+    .option('--force', 'replace an existing file (atomically: temp file, then rename)')
+    .option('--newline', 'end with a newline (one more piece, "\\n")')
+    .option('--json', 'print the result as one JSON object')
+    .addHelpText('after', `
+Without --append or --force an existing file is left untouched and the command fails.
+
+Example:
+  $ iolab writev notes.txt 'hello, ' 'vectored ' 'world' --newline
+  writev 22 bytes to notes.txt`)
+    .action(async (file: string, texts: string[], opts: { append?: boolean; force?: boolean; newline?: boolean; json?: boolean }) => {
+      const mode: WriteMode = opts.append ? 'append' : opts.force ? 'replace' : 'create';
+      const result = await runWritev(file, opts.newline ? [...texts, '\n'] : texts, mode);
+      if (opts.json) printJson(result);
+      else process.stdout.write(formatWritev(result).join('\n') + '\n');
+    }));
+}

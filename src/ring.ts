@@ -1,0 +1,108 @@
+// The TypeScript face of io_uring: `new Ring()` is the native class (native/ring_ops.cc) with
+// its types; every op returns a Promise settled from Node's event loop. See docs/ring.md.
+import { native, type RecvResult } from './native.js';
+
+/** Rejection of ops cancelled by ring.close(), and the error thrown by a closed Ring's methods. */
+export class RingClosedError extends Error {
+  readonly code = 'ERR_RING_CLOSED';
+  constructor(message = 'the Ring is closed') {
+    super(message);
+    this.name = 'RingClosedError';
+  }
+}
+native.ringSetClosedErrorClass(RingClosedError);
+
+export interface RingOptions {
+  /** SQ entries (rounded up to a power of two by the kernel). Default 256. */
+  entries?: number;
+  /** CQ entries (>= entries); default twice the SQ. */
+  cqEntries?: number;
+  /** Ask for a kernel SQ polling thread (IORING_SETUP_SQPOLL). */
+  sqpoll?: boolean;
+}
+
+/** Which setup flags the kernel accepted (the first of DEFER_TASKRUN, COOP_TASKRUN, none). */
+export interface RingFeatures {
+  deferTaskrun: boolean;
+  singleIssuer: boolean;
+  coopTaskrun: boolean;
+  taskrunFlag: boolean;
+  submitAll: boolean;
+  sqpoll: boolean;
+  sqEntries: number;
+  cqEntries: number;
+}
+
+/** Counters for tests and benchmarks. */
+export interface RingStats {
+  /** io_uring_submit calls (each one io_uring_enter at most). */
+  submitCalls: number;
+  /** SQEs the kernel took. */
+  sqesSubmitted: number;
+  /** CQEs handled. */
+  cqesReaped: number;
+  /** Ops that waited in the native backlog because the SQ was full. */
+  overflowQueued: number;
+  /** Times the CQ had overflowed (kernel-side backlog) and was flushed. */
+  cqOverflows: number;
+}
+
+export type RingAddress = string | { host: string; port: number };
+
+export interface Ring {
+  readonly features: RingFeatures;
+  readonly stats: RingStats;
+  /** True once close() was called (methods then throw RingClosedError). */
+  readonly closed: boolean;
+  /** Ops queued or in the kernel, not yet settled. */
+  readonly inFlight: number;
+
+  /** IORING_OP_NOP. */
+  nop(): Promise<void>;
+  /** IORING_OP_READ at position (omitted or -1: the file position). Resolves with bytes read. */
+  read(fd: number, buffer: ArrayBufferView, position?: number | bigint | null): Promise<number>;
+  /** IORING_OP_WRITE. Resolves with bytes written. */
+  write(fd: number, buffer: ArrayBufferView, position?: number | bigint | null): Promise<number>;
+  /** IORING_OP_READV. Resolves with bytes read; short reads as is. */
+  readv(fd: number, buffers: ArrayBufferView[], position?: number | bigint | null): Promise<number>;
+  /** IORING_OP_WRITEV. Resolves with bytes written; short writes as is. */
+  writev(fd: number, buffers: ArrayBufferView[], position?: number | bigint | null): Promise<number>;
+  /** IORING_OP_FSYNC (datasync: IORING_FSYNC_DATASYNC). */
+  fsync(fd: number, options?: { datasync?: boolean }): Promise<void>;
+  /** IORING_OP_SENDMSG: the buffers as one message, fds as SCM_RIGHTS. Resolves with bytes sent. */
+  sendmsg(fd: number, buffers: ArrayBufferView[], options?: { fds?: number[] }): Promise<number>;
+  /** IORING_OP_RECVMSG with MSG_CMSG_CLOEXEC; truncation as the sync recvmsg reports it. */
+  recvmsg(fd: number, buffers: ArrayBufferView[], options?: { maxFds?: number }): Promise<RecvResult>;
+  /** IORING_OP_ACCEPT with SOCK_CLOEXEC. Resolves with the new fd (the caller owns it). */
+  accept(fd: number): Promise<number>;
+  /** IORING_OP_CONNECT to a Unix socket path ('\0'-prefixed: abstract) or a TCP { host, port }. */
+  connect(fd: number, address: RingAddress): Promise<void>;
+  /** IORING_OP_RECV. Resolves with bytes received (0: the peer closed a stream). */
+  recv(fd: number, buffer: ArrayBufferView, flags?: number): Promise<number>;
+  /** IORING_OP_SEND (MSG_NOSIGNAL added). Resolves with bytes sent. */
+  send(fd: number, buffer: ArrayBufferView, flags?: number): Promise<number>;
+  /** IORING_OP_CLOSE of an fd (named closeFd so it does not clash with ring.close()). */
+  closeFd(fd: number): Promise<void>;
+  /** IORING_OP_SOCKET with SOCK_CLOEXEC. Resolves with the new fd. */
+  socket(family: 'inet' | 'inet6' | 'unix', type?: 'stream' | 'dgram' | 'seqpacket'): Promise<number>;
+  /** Cancels every op waiting on fd (they reject with ECANCELED). Resolves with how many. */
+  cancelFd(fd: number): Promise<number>;
+  /** Sends what is queued to the kernel now (otherwise done before the loop next polls). */
+  submit(): void;
+  /** Cancels what is in flight (those reject with RingClosedError), waits for the kernel to
+   * give every op back, then frees the ring. Idempotent. */
+  close(): Promise<void>;
+}
+
+export interface RingConstructor {
+  new (options?: RingOptions): Ring;
+  prototype: Ring;
+}
+
+/** One io_uring instance bound to this thread's event loop. */
+export const Ring: RingConstructor = native.Ring;
+
+/** True when err is the one-sentence refusal of io_uring (EPERM/ENOSYS from io_uring_setup). */
+export function isIoUringUnavailable(err: unknown): err is Error & { code: 'ERR_IOURING_UNAVAILABLE' } {
+  return err instanceof Error && (err as { code?: string }).code === 'ERR_IOURING_UNAVAILABLE';
+}

@@ -1,0 +1,204 @@
+// POSIX shm and mmap: name validation, errno errors, two mappings of one object, offsets, the
+// object's end, and the life of a mapping (explicit unmap detaches; GC unmaps; never a crash).
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { closeSync, constants, fstatSync, openSync, readFileSync, readSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { native } from '../src/native.js';
+import { collectGarbage, openFdCount, settledLiveObjects, shortTempDir, zeroLiveObjects } from './helpers.js';
+
+const { O_CREAT, O_EXCL, O_RDWR, O_RDONLY } = constants;
+const tmp = shortTempDir('iolab-shm-');
+const page = native.pageSize;
+let unique = 0;
+const shmName = () => `/iolab-test-${process.pid}-${unique++}`;
+let fdsBefore = 0;
+
+beforeAll(() => {
+  fdsBefore = openFdCount();
+});
+
+afterAll(async () => {
+  expect(openFdCount()).toBe(fdsBefore);
+  expect(await settledLiveObjects()).toEqual(zeroLiveObjects);
+  tmp.cleanup();
+});
+
+/** A fresh shm object of `size` bytes, unlinked at once; fn gets its read-write fd. */
+function withShm<T>(size: number, fn: (fd: number, name: string) => T): T {
+  const name = shmName();
+  const fd = native.shmOpen(name, O_CREAT | O_EXCL | O_RDWR, 0o600);
+  try {
+    native.ftruncate(fd, size);
+    return fn(fd, name);
+  } finally {
+    closeSync(fd);
+    try { native.shmUnlink(name); } catch { /* already unlinked by the test */ }
+  }
+}
+
+function isCloexec(fd: number): boolean {
+  const flags = /flags:\s+([0-7]+)/.exec(readFileSync(`/proc/self/fdinfo/${fd}`, 'utf8'))![1];
+  return (parseInt(flags, 8) & 0o2000000) !== 0;
+}
+
+describe('shmOpen / shmUnlink / ftruncate', () => {
+  it('creates an object with the mode asked, close-on-exec, sized by ftruncate', () => {
+    withShm(1000, (fd, name) => {
+      expect(isCloexec(fd)).toBe(true);
+      const st = fstatSync(fd);
+      expect(st.size).toBe(1000);
+      expect(st.mode & 0o777).toBe(0o600);
+      const again = native.shmOpen(name, O_RDONLY);
+      expect(isCloexec(again)).toBe(true);
+      expect(fstatSync(again).size).toBe(1000);
+      closeSync(again);
+      native.ftruncate(fd, 0);
+      expect(fstatSync(fd).size).toBe(0);
+    });
+  });
+
+  it('validates names: one leading /, no other /, 2..255 bytes', () => {
+    const bad = ['noslash', '//x', '/a/b', '/', '', '/.', '/..', '/a\0b', '/' + 'x'.repeat(255)];
+    for (const name of bad) {
+      expect(() => native.shmOpen(name, O_RDONLY), name).toThrow(expect.objectContaining({ name: 'TypeError', code: 'ERR_INVALID_ARG_VALUE' }));
+      expect(() => native.shmUnlink(name), name).toThrow(/shm name must/);
+    }
+    expect(() => native.shmOpen(5 as unknown as string, O_RDONLY)).toThrow(expect.objectContaining({ code: 'ERR_INVALID_ARG_TYPE' }));
+    const longest = '/' + `${process.pid}`.padEnd(254, 'n');
+    expect(Buffer.byteLength(longest)).toBe(255);
+    const fd = native.shmOpen(longest, O_CREAT | O_EXCL | O_RDWR);
+    closeSync(fd);
+    native.shmUnlink(longest);
+  });
+
+  it('throws errno errors with code, errno, syscall and path', () => {
+    const name = shmName();
+    expect(() => native.shmOpen(name, O_RDWR)).toThrow(expect.objectContaining({ code: 'ENOENT', errno: -2, syscall: 'shm_open', path: name }));
+    expect(() => native.shmUnlink(name)).toThrow(expect.objectContaining({ code: 'ENOENT', syscall: 'shm_unlink', path: name }));
+    withShm(10, (_fd, existing) => {
+      expect(() => native.shmOpen(existing, O_CREAT | O_EXCL | O_RDWR)).toThrow(expect.objectContaining({ code: 'EEXIST', syscall: 'shm_open', path: existing }));
+    });
+    expect(() => native.ftruncate(987654, 10)).toThrow(expect.objectContaining({ code: 'EBADF', syscall: 'ftruncate' }));
+    expect(() => native.ftruncate(0, -1)).toThrow(expect.objectContaining({ name: 'RangeError', code: 'ERR_OUT_OF_RANGE' }));
+  });
+});
+
+describe('mmap / munmap', () => {
+  it('two mappings of one object see each other’s writes (and read(2) sees them too)', () => {
+    withShm(2 * page, (fd, name) => {
+      const other = native.shmOpen(name, O_RDWR);
+      const a = native.mmap(fd, 2 * page, { write: true });
+      const b = native.mmap(other, 2 * page, { write: true });
+      const ro = native.mmap(other, page);
+      expect(native.liveObjects().mappings).toBe(3);
+      new Uint8Array(a).set(Buffer.from('written through a'), 10);
+      expect(Buffer.from(b, 10, 17).toString()).toBe('written through a');
+      expect(Buffer.from(ro, 10, 17).toString()).toBe('written through a');
+      new Uint8Array(b)[page + 5] = 0xab;
+      expect(new Uint8Array(a)[page + 5]).toBe(0xab);
+      const viaRead = Buffer.alloc(17);
+      readSync(other, viaRead, 0, 17, 10);
+      expect(viaRead.toString()).toBe('written through a');
+      for (const m of [a, b, ro]) native.munmap(m);
+      closeSync(other);
+      expect(native.liveObjects().mappings).toBe(0);
+    });
+  });
+
+  it('a read-only mapping never faults: a JS write stays private, the object is unchanged', () => {
+    withShm(page, (fd) => {
+      const ro = native.mmap(fd, page);
+      const rw = native.mmap(fd, page, { write: true });
+      new Uint8Array(ro)[0] = 99;
+      expect(new Uint8Array(rw)[0]).toBe(0);
+      native.munmap(ro);
+      native.munmap(rw);
+    });
+  });
+
+  it('maps at a page-aligned offset; rejects unaligned offsets, length 0 and ranges past the end', () => {
+    withShm(3 * page + 100, (fd) => {
+      const whole = native.mmap(fd, 3 * page + 100, { write: true });
+      new Uint8Array(whole)[page] = 7;
+      new Uint8Array(whole)[3 * page + 99] = 9;
+      const part = native.mmap(fd, page, { offset: page });
+      expect(part.byteLength).toBe(page);
+      expect(new Uint8Array(part)[0]).toBe(7);
+      const tail = native.mmap(fd, 100, { offset: 3 * page });
+      expect(new Uint8Array(tail)[99]).toBe(9);
+      const range = expect.objectContaining({ name: 'RangeError', code: 'ERR_OUT_OF_RANGE' });
+      expect(() => native.mmap(fd, 10, { offset: 1 })).toThrow(range);
+      expect(() => native.mmap(fd, 0)).toThrow(range);
+      expect(() => native.mmap(fd, 3 * page + 101)).toThrow(range);
+      expect(() => native.mmap(fd, 3 * page + 101)).toThrow(`object's size of ${3 * page + 100} bytes`);
+      expect(() => native.mmap(fd, 101, { offset: 3 * page })).toThrow(range);
+      expect(() => native.mmap(fd, 1, { offset: 4 * page })).toThrow(range);
+      expect(() => native.mmap(fd, -1)).toThrow(range);
+      expect(() => native.mmap(fd, 1, { write: 1 as unknown as boolean })).toThrow(TypeError);
+      for (const m of [whole, part, tail]) native.munmap(m);
+    });
+    expect(native.liveObjects().mappings).toBe(0);
+  });
+
+  it('errno errors: bad fd (fstat), write mapping of a read-only fd (mmap EACCES)', () => {
+    const file = join(tmp.path, 'plain.bin');
+    writeFileSync(file, Buffer.alloc(page, 1));
+    const fd = openSync(file, 'r');
+    try {
+      expect(() => native.mmap(987654, 10)).toThrow(expect.objectContaining({ code: 'EBADF', syscall: 'fstat' }));
+      expect(() => native.mmap(fd, page, { write: true })).toThrow(expect.objectContaining({ code: 'EACCES', syscall: 'mmap' }));
+      const m = native.mmap(fd, page); // a regular file maps too
+      expect(new Uint8Array(m).every((x) => x === 1)).toBe(true);
+      native.munmap(m);
+    } finally {
+      closeSync(fd);
+    }
+    expect(native.liveObjects().mappings).toBe(0);
+  });
+
+  it('after munmap the buffer is detached: use is a TypeError or empty, never a crash', () => {
+    withShm(page, (fd) => {
+      const m = native.mmap(fd, page, { write: true });
+      const view = new Uint8Array(m);
+      view[0] = 1;
+      native.munmap(m);
+      expect(m.byteLength).toBe(0);
+      expect(view.length).toBe(0);
+      expect(view[0]).toBeUndefined();
+      view[0] = 5; // ignored, no fault
+      expect(() => new Uint8Array(m)).toThrow(TypeError);
+      expect(() => m.slice(0)).toThrow(TypeError);
+      expect(() => native.munmap(m)).toThrow(expect.objectContaining({ name: 'TypeError', code: 'ERR_INVALID_ARG_VALUE' }));
+      expect(() => native.readv(fd, [view])).not.toThrow(); // a detached view is just empty
+    });
+  });
+
+  it('munmap rejects buffers mmap did not make', () => {
+    const invalid = expect.objectContaining({ name: 'TypeError', code: 'ERR_INVALID_ARG_VALUE' });
+    expect(() => native.munmap(new ArrayBuffer(page))).toThrow(invalid);
+    withShm(page, (fd) => {
+      const m = native.mmap(fd, page);
+      expect(() => native.munmap(m.slice(0))).toThrow(invalid); // a copy is not the mapping
+      expect(() => native.munmap(new Uint8Array(m) as unknown as ArrayBuffer)).toThrow(expect.objectContaining({ code: 'ERR_INVALID_ARG_TYPE' }));
+      native.munmap(m);
+    });
+  });
+
+  it('the GC finalizer unmaps a dropped mapping (counter back to zero)', async () => {
+    const name = shmName();
+    const fd = native.shmOpen(name, O_CREAT | O_EXCL | O_RDWR);
+    native.shmUnlink(name);
+    native.ftruncate(fd, page);
+    (() => {
+      for (let i = 0; i < 5; i++) new Uint8Array(native.mmap(fd, page, { write: true }))[0] = i;
+    })();
+    expect(native.liveObjects().mappings).toBe(5);
+    const kept = native.mmap(fd, page);
+    await collectGarbage();
+    expect(native.liveObjects().mappings).toBe(1);
+    expect(new Uint8Array(kept)[0]).toBe(4);
+    native.munmap(kept);
+    closeSync(fd);
+    expect(native.liveObjects().mappings).toBe(0);
+  });
+});
