@@ -10,7 +10,7 @@ import { echoEngines, startEchoServer, type EchoEngine, type EchoServer } from '
 function serverCommand(): Command {
   return new Command('server')
     .description('run an echo server until SIGINT/SIGTERM, then print connections served and bytes echoed')
-    .addOption(new Option('--engine <engine>', 'uring (C, io_uring), epoll (C), node (net module)').choices(echoEngines).default('uring'))
+    .addOption(new Option('--engine <engine>', 'uring (C, io_uring), epoll (C), node (net module), ring (TypeScript on iolab\'s Ring)').choices(echoEngines).default('uring'))
     .option('--host <host>', 'address to listen on', '127.0.0.1')
     .option('--port <port>', 'port to listen on (0: any free port)', parseInteger(0), 9999)
     .option('--max-conns <n>', 'accept at most n connections at once; more are accepted and closed at once', parseInteger(1))

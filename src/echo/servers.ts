@@ -1,8 +1,9 @@
 // One face for every echo server engine: start on HOST:PORT, stop -> what it served.
 import { native, type EchoServerStats } from '../native.js';
 import { startNodeServer } from './node-server.js';
+import { startRingServer } from './ring-server.js';
 
-export const echoEngines = ['uring', 'epoll', 'node'] as const;
+export const echoEngines = ['uring', 'epoll', 'node', 'ring'] as const;
 export type EchoEngine = (typeof echoEngines)[number];
 
 export interface EchoServerOptions {
@@ -36,5 +37,7 @@ export async function startEchoServer(engine: EchoEngine, options: EchoServerOpt
     }
     case 'node':
       return startNodeServer(options);
+    case 'ring':
+      return startRingServer(options);
   }
 }
