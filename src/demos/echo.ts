@@ -27,13 +27,16 @@ function serverCommand(): Command {
       const address = formatAddress(host, server.port);
       if (opts.json) printJson({ event: 'listening', engine: opts.engine, host, port: server.port });
       else process.stdout.write(`listening on ${address} (engine ${opts.engine})\n`);
+      // process.on, not once: a second signal while stopping must not kill the process
+      // before it has closed everything and said what it served.
       let signal = '';
       const onSignal = (name: string) => {
+        if (signal) return;
         signal = name;
         void server.stop();
       };
-      process.once('SIGINT', () => onSignal('SIGINT'));
-      process.once('SIGTERM', () => onSignal('SIGTERM'));
+      process.on('SIGINT', () => onSignal('SIGINT'));
+      process.on('SIGTERM', () => onSignal('SIGTERM'));
       let stats: EchoServerStats;
       try {
         stats = await server.closed;
