@@ -88,6 +88,8 @@ Napi::Object ServerStats(Napi::Env env, const echo_server_stats& st) {
   o.Set("refused", Napi::Number::New(env, double(st.refused)));
   o.Set("bytesEchoed", Napi::Number::New(env, double(st.bytes)));
   o.Set("peakConnections", Napi::Number::New(env, double(st.peak_conns)));
+  o.Set("recvPauses", Napi::Number::New(env, double(st.recv_pauses)));
+  o.Set("bufferWaits", Napi::Number::New(env, double(st.buffer_waits)));
   o.Set("setup", Napi::String::New(env, st.setup));
   return o;
 }
@@ -210,6 +212,10 @@ Napi::Value StartServer(const Napi::CallbackInfo& info) {
   std::string host = HostArg(opts.Get("host"));
   int port = PortArg(opts.Get("port"));
   double max_conns = NumberOpt(opts, "maxConns", 0, 0, 4294967295.0);
+  double buffers = NumberOpt(opts, "buffers", 4096, 1, 32768);
+  if ((uint32_t(buffers) & (uint32_t(buffers) - 1)) != 0 || buffers != double(uint32_t(buffers))) {
+    ThrowRangeError(env, "ERR_OUT_OF_RANGE", "buffers must be a power of two up to 32768");
+  }
   int bound = 0;
   OwnedFd lfd = Listen(env, host, port, 4096, engine == "epoll", &bound);
   int efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
@@ -221,6 +227,7 @@ Napi::Value StartServer(const Napi::CallbackInfo& info) {
   job->server_cfg.listen_fd = job->listen_fd->get();
   job->server_cfg.stop_fd = job->stop_fd->get();
   job->server_cfg.max_conns = uint32_t(max_conns);
+  job->server_cfg.buffers = uint32_t(buffers);
   Napi::Object handle = Launch(env, job, "iolab echo server");
   handle.Set("port", Napi::Number::New(env, bound));
   return handle;

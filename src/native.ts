@@ -97,7 +97,7 @@ export interface NativeAddon {
   // ---- echo suite (native/echo_binding.cc) ----
   /** Binds and listens (numeric host), then serves on a thread of its own until stop().
    * Throws EADDRINUSE and friends at once; `done` settles when the server has closed everything. */
-  echoStartServer(engine: 'uring' | 'epoll', options: { host: string; port: number; maxConns?: number }): EchoServerHandle;
+  echoStartServer(engine: 'uring' | 'epoll', options: { host: string; port: number; maxConns?: number; buffers?: number }): EchoServerHandle;
   /** Runs the load generator (or the thread-per-connection client) on threads of its own. */
   echoRunLoad(options: EchoLoadOptions): EchoLoadHandle;
   /** A listening TCP socket (close-on-exec) for engines written in TS; the fd belongs to the caller. */
@@ -157,6 +157,10 @@ export interface EchoServerStats {
   refused: number;
   bytesEchoed: number;
   peakConnections: number;
+  /** uring: recvs cancelled because the connection's sends lagged (re-armed once drained). */
+  recvPauses?: number;
+  /** uring: recvs that ended with ENOBUFS because the provided buffer ring ran dry. */
+  bufferWaits?: number;
   /** How the engine was set up (io_uring flags accepted, buffer sizes). */
   setup: string;
 }

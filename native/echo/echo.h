@@ -28,6 +28,7 @@ struct echo_server_config {
   int listen_fd;       /* bound and listening; the server closes nothing it did not open */
   int stop_fd;         /* eventfd: readable -> the loop stops, closes every connection */
   uint32_t max_conns;  /* accepted beyond this are closed at once (0: no limit) */
+  uint32_t buffers;    /* uring: provided buffers, a power of two <= 32768 (0: 4096) */
 };
 
 struct echo_server_stats {
@@ -35,6 +36,8 @@ struct echo_server_stats {
   uint64_t refused;     /* accepted and closed at once because of max_conns */
   uint64_t bytes;       /* echoed (sent back) */
   uint64_t peak_conns;
+  uint64_t recv_pauses;   /* uring: recvs cancelled because a connection's sends lagged */
+  uint64_t buffer_waits;  /* uring: recvs that ended with ENOBUFS (buffer ring ran dry) */
   const char *syscall;  /* on failure: what failed */
   char setup[96];       /* how the engine was set up (io_uring flags that were accepted) */
 };

@@ -20,7 +20,7 @@
 enum { OP_ACCEPT = 1, OP_RECV, OP_SEND, OP_STOP, OP_CANCEL };
 #define OP_MASK 7ull
 
-#define BUF_COUNT 4096u /* power of two, <= 32768 */
+#define DEFAULT_BUF_COUNT 4096u /* power of two, <= 32768 */
 #define BUF_SIZE 4096u
 #define BGID 0
 #define PAUSE_AT 8u  /* queued buffers that make a connection stop receiving */
@@ -43,6 +43,7 @@ struct server {
   struct io_uring_buf_ring *br;
   size_t br_bytes;
   unsigned char *bufs;
+  unsigned buf_count;
   const struct echo_server_config *cfg;
   struct echo_server_stats *st;
   uint64_t inflight;  /* every op of the ring whose last CQE has not come */
@@ -65,7 +66,7 @@ static void *buf_addr(struct server *s, unsigned bid) { return s->bufs + (size_t
 
 static void return_buffer(struct server *s, unsigned bid) {
   io_uring_buf_ring_add(s->br, buf_addr(s, bid), BUF_SIZE, (unsigned short)bid,
-                        io_uring_buf_ring_mask(BUF_COUNT), 0);
+                        io_uring_buf_ring_mask(s->buf_count), 0);
   io_uring_buf_ring_advance(s->br, 1);
 }
 
@@ -227,6 +228,7 @@ static void on_recv(struct server *s, struct conn *c, struct io_uring_cqe *cqe) 
       queue_send(s, c);
       if (c->q_count >= PAUSE_AT && !c->paused) {
         c->paused = true;
+        s->st->recv_pauses++;
         queue_cancel_recv(s, c);
       }
     }
@@ -238,6 +240,7 @@ static void on_recv(struct server *s, struct conn *c, struct io_uring_cqe *cqe) 
     if (cqe->res == 0) {
       c->eof = true;
     } else if (cqe->res == -ENOBUFS) {
+      s->st->buffer_waits++;
       if (!c->starved && !c->dead) {
         c->starved = true;
         c->next_starved = s->starved;
@@ -335,7 +338,7 @@ static int setup_ring(struct server *s) {
     ret = io_uring_queue_init_params(2048, &s->ring, &p);
     if (ret == 0) {
       snprintf(s->st->setup, sizeof(s->st->setup), "%s, %u x %u B provided buffers", tries[i].name,
-               BUF_COUNT, BUF_SIZE);
+               s->buf_count, BUF_SIZE);
       return 0;
     }
     if (ret != -EINVAL) return ret;
@@ -344,7 +347,7 @@ static int setup_ring(struct server *s) {
 }
 
 static int setup_buffers(struct server *s) {
-  s->br_bytes = BUF_COUNT * sizeof(struct io_uring_buf);
+  s->br_bytes = s->buf_count * sizeof(struct io_uring_buf);
   void *mem = mmap(NULL, s->br_bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   if (mem == MAP_FAILED) {
     s->st->syscall = "mmap";
@@ -355,7 +358,7 @@ static int setup_buffers(struct server *s) {
   struct io_uring_buf_reg reg;
   memset(&reg, 0, sizeof(reg));
   reg.ring_addr = (uint64_t)(uintptr_t)s->br;
-  reg.ring_entries = BUF_COUNT;
+  reg.ring_entries = s->buf_count;
   reg.bgid = BGID;
   int ret = io_uring_register_buf_ring(&s->ring, &reg, 0);
   if (ret < 0) {
@@ -364,15 +367,15 @@ static int setup_buffers(struct server *s) {
     s->br = NULL;
     return ret;
   }
-  s->bufs = malloc((size_t)BUF_COUNT * BUF_SIZE);
+  s->bufs = malloc((size_t)s->buf_count * BUF_SIZE);
   if (!s->bufs) {
     s->st->syscall = "malloc";
     return -ENOMEM;
   }
-  for (unsigned i = 0; i < BUF_COUNT; i++)
+  for (unsigned i = 0; i < s->buf_count; i++)
     io_uring_buf_ring_add(s->br, buf_addr(s, i), BUF_SIZE, (unsigned short)i,
-                          io_uring_buf_ring_mask(BUF_COUNT), (int)i);
-  io_uring_buf_ring_advance(s->br, BUF_COUNT);
+                          io_uring_buf_ring_mask(s->buf_count), (int)i);
+  io_uring_buf_ring_advance(s->br, (int)s->buf_count);
   return 0;
 }
 
@@ -381,6 +384,11 @@ int echo_uring_serve(const struct echo_server_config *cfg, struct echo_server_st
   memset(&s, 0, sizeof(s));
   s.cfg = cfg;
   s.st = st;
+  s.buf_count = cfg->buffers ? cfg->buffers : DEFAULT_BUF_COUNT;
+  if (s.buf_count > 32768 || (s.buf_count & (s.buf_count - 1))) {
+    st->syscall = "io_uring_register_buf_ring";
+    return -EINVAL;
+  }
   int ret = setup_ring(&s);
   if (ret < 0) {
     st->syscall = "io_uring_queue_init";
