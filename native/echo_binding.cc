@@ -108,6 +108,7 @@ Napi::Object LoadResult(Napi::Env env, const echo_load_result& r) {
   errors.Set("timeout", Napi::Number::New(env, double(r.timeouts)));
   o.Set("errors", errors);
   o.Set("elapsedNs", Napi::Number::New(env, double(r.elapsed_ns)));
+  o.Set("cpuNs", Napi::Number::New(env, double(r.cpu_ns)));
   Napi::Object lat = Napi::Object::New(env);
   lat.Set("p50", Napi::Number::New(env, double(r.p50_ns)));
   lat.Set("p99", Napi::Number::New(env, double(r.p99_ns)));
@@ -251,7 +252,7 @@ Napi::Value RunLoad(const Napi::CallbackInfo& info) {
     cfg.length = uint32_t(NumberOpt(opts, "length", 512, 1, 64 * 1024 * 1024));
     cfg.duration_ns = uint64_t(NumberOpt(opts, "durationMs", 1000, 0, 1e9) * 1e6);
     cfg.grace_ns = uint64_t(NumberOpt(opts, "graceMs", 2000, 0, 1e9) * 1e6);
-    cfg.threads = uint32_t(NumberOpt(opts, "threads", 2, 1, 64));
+    cfg.threads = uint32_t(NumberOpt(opts, "threads", 4, 1, 64));
     Napi::Value mode = opts.Get("mode");
     std::string m = mode.IsString() ? mode.As<Napi::String>().Utf8Value() : "epoll";
     if (m != "epoll" && m != "threads") ThrowTypeError(env, "ERR_INVALID_ARG_VALUE", "mode must be 'epoll' or 'threads'");

@@ -197,6 +197,8 @@ export interface EchoLoadResult {
   errors: { connect: number; reset: number; shortEcho: number; mismatch: number; timeout: number };
   /** The measured window (from all clients connected to the deadline). */
   elapsedNs: number;
+  /** CPU time the client's threads used during the window. */
+  cpuNs: number;
   latencyNs: { p50: number; p99: number; p999: number; max: number };
 }
 

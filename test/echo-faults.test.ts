@@ -50,7 +50,7 @@ describe.each(echoEngines)('echo server --engine %s: faults', (engine) => {
       const r = await runCli(['echo', 'server', '--engine', engine, '--port', String(port)]);
       expect(r.exitCode).toBe(1);
       expect(r.stdout).toBe('');
-      expect(r.stderr.split('\n')).toHaveLength(1);
+      expect(String(r.stderr).split('\n')).toHaveLength(1);
       expect(r.stderr).toMatch(new RegExp(`^iolab: cannot listen \\(engine ${engine}\\): .*EADDRINUSE.*${port}`));
     } finally {
       await new Promise((r) => taken.close(r));

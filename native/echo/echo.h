@@ -66,6 +66,7 @@ struct echo_load_result {
   uint64_t connected;
   uint64_t connect_errors, resets, short_echoes, mismatches, timeouts;
   uint64_t elapsed_ns;               /* measured window */
+  uint64_t cpu_ns;                   /* CPU time the client threads used in the window */
   uint64_t p50_ns, p99_ns, p999_ns, max_ns;
   const char *syscall;
 };
@@ -84,6 +85,7 @@ void echo_hist_merge(struct echo_hist *into, const struct echo_hist *from);
 uint64_t echo_hist_percentile(const struct echo_hist *h, double p);
 
 uint64_t echo_now_ns(void);
+uint64_t echo_thread_cpu_ns(void);
 
 #ifdef __cplusplus
 }

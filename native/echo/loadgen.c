@@ -214,6 +214,7 @@ static void *thread_main(void *arg) {
   const struct echo_load_config *cfg = t->cfg;
   connect_all(t, echo_now_ns() + 5000000000ull);
   gate_arrive_and_wait(sh);
+  uint64_t cpu0 = echo_thread_cpu_ns();
   uint64_t deadline = sh->deadline;
   size_t scratch_len = cfg->length > 65536 ? cfg->length : 65536;
   unsigned char *scratch = malloc(scratch_len);
@@ -259,6 +260,7 @@ static void *thread_main(void *arg) {
     drop(t, c);
   }
   free(scratch);
+  t->r.cpu_ns = echo_thread_cpu_ns() - cpu0;
   return NULL;
 }
 
@@ -292,6 +294,7 @@ static void *tclient_main(void *arg) {
   if (k->fd < 0) k->r.connect_errors++;
   else k->r.connected++;
   gate_arrive_and_wait(k->sh);
+  uint64_t cpu0 = echo_thread_cpu_ns();
   unsigned char *buf = k->fd >= 0 ? malloc(cfg->length) : NULL;
   uint64_t seq = 0;
   while (buf) {
@@ -328,6 +331,7 @@ static void *tclient_main(void *arg) {
   }
   free(buf);
   if (k->fd >= 0) close(k->fd);
+  k->r.cpu_ns = echo_thread_cpu_ns() - cpu0;
   return NULL;
 }
 
@@ -341,6 +345,7 @@ static void add_result(struct echo_load_result *into, const struct echo_load_res
   into->short_echoes += r->short_echoes;
   into->mismatches += r->mismatches;
   into->timeouts += r->timeouts;
+  into->cpu_ns += r->cpu_ns;
 }
 
 static int run_threads(const struct echo_load_config *cfg, const unsigned char *pattern,

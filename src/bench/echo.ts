@@ -3,7 +3,7 @@
 // the thread-per-connection reference client, on the same (epoll) server.
 import { Command } from 'commander';
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { oneLineErrors, parseInteger, parseIntegerList, printJson, UserError } from '../cli-util.js';
 import { projectRoot, type EchoLoadResult } from '../native.js';
@@ -40,6 +40,13 @@ async function stopServer(s: ServerProcess): Promise<void> {
   await exited;
 }
 
+/** CPU seconds (user + system) a process has used, from /proc/<pid>/stat. */
+function processCpuSeconds(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return (Number(fields[11]) + Number(fields[12])) / 100; // utime, stime in USER_HZ (100)
+}
+
 function median(xs: number[]): number {
   const s = [...xs].sort((a, b) => a - b);
   const m = s.length >> 1;
@@ -53,6 +60,9 @@ interface Sample {
   reqPerSec: number;
   errors: number;
   p99Ms: number;
+  /** CPU seconds per second of the run: the server process, and the client's threads. */
+  serverCpu?: number;
+  clientCpu: number;
 }
 
 async function measure(port: number, clients: number, durationSec: number, length: number, mode: 'epoll' | 'threads'): Promise<EchoLoadResult> {
@@ -88,8 +98,10 @@ export function benchEchoCommand(): Command {
           for (const engine of rotate(engines, round - 1)) {
             const server = await spawnServer(engine);
             try {
+              const cpu0 = processCpuSeconds(server.child.pid!);
               const r = await measure(server.port, clients, opts.duration, opts.length, 'epoll');
-              samples.push({ clients, round, contender: engine, reqPerSec: r.responses / opts.duration, errors: totalErrors(r), p99Ms: r.latencyNs.p99 / 1e6 });
+              const serverCpu = (processCpuSeconds(server.child.pid!) - cpu0) / opts.duration;
+              samples.push({ clients, round, contender: engine, reqPerSec: r.responses / opts.duration, errors: totalErrors(r), p99Ms: r.latencyNs.p99 / 1e6, serverCpu, clientCpu: r.cpuNs / 1e9 / opts.duration });
               log(`round ${round} ${clients} clients ${engine}: ${Math.round(r.responses / opts.duration)} req/s${totalErrors(r) ? `, ${totalErrors(r)} errors` : ''}\n`);
             } finally {
               await stopServer(server);
@@ -102,7 +114,7 @@ export function benchEchoCommand(): Command {
             for (const mode of rotate(['epoll', 'threads'] as const, round - 1)) {
               const r = await measure(server.port, clients, opts.duration, opts.length, mode);
               const contender = mode === 'epoll' ? 'generator' : 'thread-per-conn';
-              samples.push({ clients, round, contender, reqPerSec: r.responses / opts.duration, errors: totalErrors(r), p99Ms: r.latencyNs.p99 / 1e6 });
+              samples.push({ clients, round, contender, reqPerSec: r.responses / opts.duration, errors: totalErrors(r), p99Ms: r.latencyNs.p99 / 1e6, clientCpu: r.cpuNs / 1e9 / opts.duration });
               log(`round ${round} ${clients} clients ${contender} vs epoll server: ${Math.round(r.responses / opts.duration)} req/s\n`);
             }
           } finally {
@@ -133,13 +145,17 @@ export function benchEchoCommand(): Command {
         printJson(report);
       } else {
         const lines = [`echo servers, ${opts.length} B messages, ${opts.duration} s per run, median of ${opts.rounds} round(s)`, ''];
-        lines.push(`${'clients'.padStart(7)}  ${'contender'.padEnd(16)} ${'req/s'.padStart(10)}   rounds`);
+        lines.push(`${'clients'.padStart(7)}  ${'contender'.padEnd(16)} ${'req/s'.padStart(10)}  ${'server cpu'.padStart(10)}  ${'client cpu'.padStart(10)}   rounds (req/s)`);
         for (const [clients, m] of Object.entries(medians)) {
           for (const [contender, v] of Object.entries(m)) {
-            const rounds = samples.filter((s) => String(s.clients) === clients && s.contender === contender).map((s) => Math.round(s.reqPerSec)).join(' ');
-            lines.push(`${clients.padStart(7)}  ${contender.padEnd(16)} ${String(Math.round(v)).padStart(10)}   ${rounds}`);
+            const mine = samples.filter((s) => String(s.clients) === clients && s.contender === contender);
+            const rounds = mine.map((s) => Math.round(s.reqPerSec)).join(' ');
+            const serverCpu = mine.every((s) => s.serverCpu !== undefined) ? median(mine.map((s) => s.serverCpu!)).toFixed(2) : '-';
+            const clientCpu = median(mine.map((s) => s.clientCpu)).toFixed(2);
+            lines.push(`${clients.padStart(7)}  ${contender.padEnd(16)} ${String(Math.round(v)).padStart(10)}  ${serverCpu.padStart(10)}  ${clientCpu.padStart(10)}   ${rounds}`);
           }
         }
+        lines.push('(cpu: CPU seconds per second of run, median; the server process and the client\'s threads)');
         lines.push('');
         for (const [clients, r] of Object.entries(ratios)) {
           lines.push(`${clients} clients: ` + Object.entries(r).map(([k, v]) => `${k} ${v.toFixed(2)}x`).join(', '));

@@ -69,7 +69,7 @@ function benchCommand(): Command {
     .option('-c, --number <n>', 'number of clients (connections)', parseInteger(1), 50)
     .option('-t, --duration <sec>', 'seconds to run', parseInteger(1), 60)
     .option('-l, --length <bytes>', 'message length in bytes', parseInteger(1, { sized: true }), 512)
-    .option('--threads <n>', 'generator threads', parseInteger(1), 2)
+    .option('--threads <n>', 'generator threads', parseInteger(1), 4)
     .addOption(new Option('--client <kind>', 'epoll: the generator; threads: one blocking thread per connection (reference)').choices(['epoll', 'threads']).default('epoll'))
     .option('--json', 'print one JSON object instead of text')
     .action(async (opts: { address: string; number: number; duration: number; length: number; threads: number; client: 'epoll' | 'threads'; json?: boolean }) => {

@@ -39,7 +39,7 @@ export async function runLoad(o: LoadOptions): Promise<EchoLoadResult> {
     clients: o.clients,
     length: o.length,
     durationMs: o.durationSec * 1000,
-    threads: o.threads ?? 2,
+    threads: o.threads ?? 4,
     mode: o.mode ?? 'epoll',
   });
   const stop = () => handle.stop();
