@@ -158,7 +158,7 @@ describe('echo server --json', () => {
     await waitFor(() => fdCountOf(child.pid!) > 0);
     child.kill('SIGINT');
     const r = await child;
-    expect(r.exitCode).toBe(0);
+    expect({ exitCode: r.exitCode, signal: r.signal, stderr: r.stderr }).toEqual({ exitCode: 0, signal: undefined, stderr: '' });
     const last = JSON.parse(String(r.stdout).trim().split('\n').pop()!);
     expect(last).toMatchObject({ event: 'stopped', signal: 'SIGINT', connections: 1, refused: 0, bytesEchoed: 3 });
   });
