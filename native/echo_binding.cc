@@ -255,8 +255,10 @@ Napi::Value RunLoad(const Napi::CallbackInfo& info) {
     cfg.threads = uint32_t(NumberOpt(opts, "threads", 4, 1, 64));
     Napi::Value mode = opts.Get("mode");
     std::string m = mode.IsString() ? mode.As<Napi::String>().Utf8Value() : "epoll";
-    if (m != "epoll" && m != "threads") ThrowTypeError(env, "ERR_INVALID_ARG_VALUE", "mode must be 'epoll' or 'threads'");
-    cfg.mode = m == "threads" ? ECHO_LOAD_THREADS : ECHO_LOAD_EPOLL;
+    if (m != "epoll" && m != "threads" && m != "uring") {
+      ThrowTypeError(env, "ERR_INVALID_ARG_VALUE", "mode must be 'epoll', 'uring' or 'threads'");
+    }
+    cfg.mode = m == "threads" ? ECHO_LOAD_THREADS : m == "uring" ? ECHO_LOAD_URING : ECHO_LOAD_EPOLL;
   } catch (...) {
     delete job;
     throw;

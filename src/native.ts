@@ -183,10 +183,11 @@ export interface EchoLoadOptions {
   durationMs?: number;
   /** After the duration, how long echoes still in flight may take (then: timeouts). */
   graceMs?: number;
-  /** epoll mode: worker threads. */
+  /** epoll/uring mode: worker threads (default 4). */
   threads?: number;
-  /** 'epoll': the generator; 'threads': one blocking thread per connection (the reference). */
-  mode?: 'epoll' | 'threads';
+  /** 'epoll': the generator; 'uring': the generator on io_uring (less CPU per message);
+   * 'threads': one blocking thread per connection (the reference). */
+  mode?: 'epoll' | 'uring' | 'threads';
 }
 
 export interface EchoLoadResult {

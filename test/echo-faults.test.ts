@@ -34,10 +34,12 @@ describe('echo bench: bad input', () => {
     await new Promise<void>((r) => probe.listen(0, '127.0.0.1', r));
     const port = (probe.address() as { port: number }).port;
     await new Promise((r) => probe.close(r));
-    const r = await runCli(['echo', 'bench', '-a', `127.0.0.1:${port}`, '-c', '3', '-t', '1']);
-    expect(r.exitCode).toBe(1);
-    expect(r.stdout).toContain('Requests: 0\nResponses: 0');
-    expect(r.stdout).toContain('Errors: 3 (connect 3, reset 0, short echo 0, mismatch 0, timeout 0)');
+    for (const client of ['epoll', 'uring', 'threads']) {
+      const r = await runCli(['echo', 'bench', '-a', `127.0.0.1:${port}`, '-c', '3', '-t', '1', '--client', client]);
+      expect(r.exitCode).toBe(1);
+      expect(r.stdout).toContain('Requests: 0\nResponses: 0');
+      expect(r.stdout).toContain('Errors: 3 (connect 3, reset 0, short echo 0, mismatch 0, timeout 0)');
+    }
   });
 });
 
@@ -91,7 +93,9 @@ describe.each(echoEngines)('echo server --engine %s: faults', (engine) => {
       after.destroy();
 
       // The server vanishes during a run: errors, a non-zero exit, no hang.
-      const bench = runCli(['echo', 'bench', '-a', `127.0.0.1:${port}`, '-c', '10', '-t', '4']);
+      // Both generators meet this: the io_uring one for the io_uring-based servers.
+      const client = engine === 'uring' || engine === 'ring' ? 'uring' : 'epoll';
+      const bench = runCli(['echo', 'bench', '-a', `127.0.0.1:${port}`, '-c', '10', '-t', '4', '--client', client]);
       await new Promise((r) => setTimeout(r, 800));
       child.kill('SIGKILL');
       const started = Date.now();

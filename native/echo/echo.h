@@ -47,7 +47,7 @@ int echo_epoll_serve(const struct echo_server_config *cfg, struct echo_server_st
 
 /* ---- load generators ---- */
 
-enum echo_load_mode { ECHO_LOAD_EPOLL = 0, ECHO_LOAD_THREADS = 1 };
+enum echo_load_mode { ECHO_LOAD_EPOLL = 0, ECHO_LOAD_THREADS = 1, ECHO_LOAD_URING = 2 };
 
 struct echo_load_config {
   struct sockaddr_storage addr;
@@ -56,7 +56,7 @@ struct echo_load_config {
   uint32_t length;        /* bytes per message */
   uint64_t duration_ns;   /* send new messages for this long after all clients connected */
   uint64_t grace_ns;      /* then wait this long for echoes still in flight */
-  uint32_t threads;       /* epoll mode: worker threads (>= 1) */
+  uint32_t threads;       /* epoll/io_uring mode: worker threads (>= 1) */
   int mode;
   const int *stop;        /* or NULL: becomes non-zero -> stop early (as if the time was up) */
 };

@@ -14,43 +14,9 @@
 #include <unistd.h>
 
 #include "echo.h"
+#include "loadgen.h"
 
-#define PATTERN_SPAN 251u
-
-struct lconn {
-  int fd;
-  uint32_t id;
-  uint32_t sent, recvd, offset;
-  bool busy, want_out;
-  uint64_t started;
-};
-
-struct lthread {
-  pthread_t tid;
-  const struct echo_load_config *cfg;
-  const unsigned char *pattern;
-  struct lconn *conns;
-  uint32_t first, count;
-  int ep;
-  uint32_t live, busy;
-  struct echo_load_result r;
-  struct echo_hist *hist;
-  const char *syscall;
-  int err;
-};
-
-/* Threads connect, report in, and wait at the gate; the main thread opens it once all are
- * in, with the measured window's start and deadline set. */
-struct shared {
-  pthread_mutex_t lock;
-  pthread_cond_t cond;
-  uint32_t arrived;
-  bool open;
-  uint64_t start, deadline;
-  const int *stop;
-};
-
-static void gate_arrive_and_wait(struct shared *sh) {
+void gate_arrive_and_wait(struct shared *sh) {
   pthread_mutex_lock(&sh->lock);
   sh->arrived++;
   pthread_cond_broadcast(&sh->cond);
@@ -58,7 +24,7 @@ static void gate_arrive_and_wait(struct shared *sh) {
   pthread_mutex_unlock(&sh->lock);
 }
 
-static void gate_open_when(struct shared *sh, uint32_t expected, uint64_t duration_ns) {
+void gate_open_when(struct shared *sh, uint32_t expected, uint64_t duration_ns) {
   pthread_mutex_lock(&sh->lock);
   while (sh->arrived < expected) pthread_cond_wait(&sh->cond, &sh->lock);
   sh->start = echo_now_ns();
@@ -68,7 +34,7 @@ static void gate_open_when(struct shared *sh, uint32_t expected, uint64_t durati
   pthread_mutex_unlock(&sh->lock);
 }
 
-static bool stop_requested(const struct shared *sh) {
+bool stop_requested(const struct shared *sh) {
   return sh->stop && __atomic_load_n(sh->stop, __ATOMIC_RELAXED);
 }
 
@@ -112,7 +78,7 @@ static void start_message(struct lthread *t, struct lconn *c, uint64_t now, uint
   c->busy = true;
   t->busy++;
   c->sent = c->recvd = 0;
-  c->offset = (uint32_t)((seq * 7u + c->id) % PATTERN_SPAN);
+  c->offset = message_offset(seq, c->id);
   c->started = now;
   t->r.requests++;
   push(t, c);
@@ -145,7 +111,7 @@ static bool pull(struct lthread *t, struct lconn *c, unsigned char *scratch, siz
 }
 
 /* Non-blocking connects for this thread's share, then waits until each is done. */
-static void connect_all(struct lthread *t, uint64_t limit) {
+void connect_all(struct lthread *t, uint64_t limit) {
   uint32_t pending = 0;
   for (uint32_t i = 0; i < t->count; i++) {
     struct lconn *c = &t->conns[i];
@@ -202,11 +168,6 @@ static void connect_all(struct lthread *t, uint64_t limit) {
   }
 }
 
-struct run_ctx {
-  struct lthread *t;
-  struct shared *sh;
-};
-
 static void *thread_main(void *arg) {
   struct run_ctx *ctx = arg;
   struct lthread *t = ctx->t;
@@ -218,7 +179,7 @@ static void *thread_main(void *arg) {
   uint64_t deadline = sh->deadline;
   size_t scratch_len = cfg->length > 65536 ? cfg->length : 65536;
   unsigned char *scratch = malloc(scratch_len);
-  if (!scratch) { t->err = ENOMEM; t->syscall = "malloc"; }
+  if (!scratch) { t->err = ENOMEM; t->syscall = "malloc"; t->fatal = true; }
   uint64_t seq = 0, now = echo_now_ns();
   for (uint32_t i = 0; i < t->count && scratch; i++) {
     struct lconn *c = &t->conns[i];
@@ -264,78 +225,7 @@ static void *thread_main(void *arg) {
   return NULL;
 }
 
-/* ---- thread per connection: the reference client (blocking send, then read the echo) ---- */
-
-struct tclient {
-  pthread_t tid;
-  const struct echo_load_config *cfg;
-  const unsigned char *pattern;
-  struct shared *sh;
-  uint32_t id;
-  int fd;
-  struct echo_load_result r;
-  struct echo_hist *hist;
-};
-
-static void *tclient_main(void *arg) {
-  struct tclient *k = arg;
-  const struct echo_load_config *cfg = k->cfg;
-  k->fd = socket(cfg->addr.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (k->fd >= 0) {
-    struct timeval tv = { .tv_sec = 2, .tv_usec = 0 };
-    setsockopt(k->fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-    setsockopt(k->fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
-    echo_set_nodelay(k->fd);
-    if (connect(k->fd, (const struct sockaddr *)&cfg->addr, cfg->addr_len) < 0) {
-      close(k->fd);
-      k->fd = -1;
-    }
-  }
-  if (k->fd < 0) k->r.connect_errors++;
-  else k->r.connected++;
-  gate_arrive_and_wait(k->sh);
-  uint64_t cpu0 = echo_thread_cpu_ns();
-  unsigned char *buf = k->fd >= 0 ? malloc(cfg->length) : NULL;
-  uint64_t seq = 0;
-  while (buf) {
-    uint64_t t0 = echo_now_ns();
-    if (t0 >= k->sh->deadline || stop_requested(k->sh)) break;
-    uint32_t offset = (uint32_t)((seq++ * 7u + k->id) % PATTERN_SPAN);
-    k->r.requests++;
-    uint32_t sent = 0, got = 0;
-    int err = 0;
-    while (sent < cfg->length && !err) {
-      ssize_t n = send(k->fd, k->pattern + offset + sent, cfg->length - sent, MSG_NOSIGNAL);
-      if (n < 0 && errno != EINTR) err = errno;
-      else if (n > 0) sent += (uint32_t)n;
-    }
-    while (got < cfg->length && !err) {
-      ssize_t n = recv(k->fd, buf + got, cfg->length - got, 0);
-      if (n == 0) err = -1;
-      else if (n < 0 && errno != EINTR) err = errno;
-      else if (n > 0) got += (uint32_t)n;
-    }
-    if (err) {
-      if (err == -1) k->r.short_echoes++;
-      else if (err == EAGAIN) k->r.timeouts++;
-      else k->r.resets++;
-      break;
-    }
-    if (memcmp(buf, k->pattern + offset, cfg->length) != 0) {
-      k->r.mismatches++;
-      break;
-    }
-    k->r.responses++;
-    k->r.bytes += cfg->length;
-    echo_hist_add(k->hist, echo_now_ns() - t0);
-  }
-  free(buf);
-  if (k->fd >= 0) close(k->fd);
-  k->r.cpu_ns = echo_thread_cpu_ns() - cpu0;
-  return NULL;
-}
-
-static void add_result(struct echo_load_result *into, const struct echo_load_result *r) {
+void add_result(struct echo_load_result *into, const struct echo_load_result *r) {
   into->requests += r->requests;
   into->responses += r->responses;
   into->bytes += r->bytes;
@@ -346,42 +236,6 @@ static void add_result(struct echo_load_result *into, const struct echo_load_res
   into->mismatches += r->mismatches;
   into->timeouts += r->timeouts;
   into->cpu_ns += r->cpu_ns;
-}
-
-static int run_threads(const struct echo_load_config *cfg, const unsigned char *pattern,
-                       struct shared *sh, struct echo_hist *hist, struct echo_load_result *res) {
-  struct tclient *ks = calloc(cfg->clients, sizeof(*ks));
-  if (!ks) return -ENOMEM;
-  pthread_attr_t attr;
-  pthread_attr_init(&attr);
-  pthread_attr_setstacksize(&attr, 256 * 1024);
-  uint32_t started = 0;
-  int ret = 0;
-  for (; started < cfg->clients; started++) {
-    struct tclient *k = &ks[started];
-    k->cfg = cfg;
-    k->pattern = pattern;
-    k->sh = sh;
-    k->id = started;
-    k->hist = calloc(1, sizeof(struct echo_hist));
-    if (!k->hist || pthread_create(&k->tid, &attr, tclient_main, k) != 0) {
-      free(k->hist);
-      ret = -EAGAIN;
-      res->syscall = "pthread_create";
-      break;
-    }
-  }
-  pthread_attr_destroy(&attr);
-  /* If not all could start, the ones that did run a zero-length window. */
-  gate_open_when(sh, started, started == cfg->clients ? cfg->duration_ns : 0);
-  for (uint32_t i = 0; i < started; i++) {
-    pthread_join(ks[i].tid, NULL);
-    add_result(res, &ks[i].r);
-    echo_hist_merge(hist, ks[i].hist);
-    free(ks[i].hist);
-  }
-  free(ks);
-  return ret;
 }
 
 int echo_load_run(const struct echo_load_config *cfg, struct echo_load_result *res) {
@@ -407,6 +261,7 @@ int echo_load_run(const struct echo_load_config *cfg, struct echo_load_result *r
   } else {
     uint32_t nt = cfg->threads ? cfg->threads : 1;
     if (nt > cfg->clients) nt = cfg->clients ? cfg->clients : 1;
+    void *(*main_fn)(void *) = cfg->mode == ECHO_LOAD_URING ? uring_thread_main : thread_main;
     struct lthread *ts = calloc(nt, sizeof(*ts));
     struct lconn *conns = calloc(cfg->clients ? cfg->clients : 1, sizeof(*conns));
     struct run_ctx *ctx = calloc(nt, sizeof(*ctx));
@@ -429,7 +284,7 @@ int echo_load_run(const struct echo_load_config *cfg, struct echo_load_result *r
       t->ep = epoll_create1(EPOLL_CLOEXEC);
       ctx[started].t = t;
       ctx[started].sh = &sh;
-      if (!t->hist || t->ep < 0 || pthread_create(&t->tid, NULL, thread_main, &ctx[started]) != 0) {
+      if (!t->hist || t->ep < 0 || pthread_create(&t->tid, NULL, main_fn, &ctx[started]) != 0) {
         if (t->ep >= 0) close(t->ep);
         free(t->hist);
         ret = -EAGAIN;
@@ -443,7 +298,10 @@ int echo_load_run(const struct echo_load_config *cfg, struct echo_load_result *r
       pthread_join(ts[i].tid, NULL);
       add_result(res, &ts[i].r);
       echo_hist_merge(hist, ts[i].hist);
-      if (!res->syscall && ts[i].syscall && res->connected == 0) res->syscall = ts[i].syscall;
+      if (ts[i].fatal && ret == 0) {
+        ret = -ts[i].err;
+        res->syscall = ts[i].syscall;
+      }
       close(ts[i].ep);
       free(ts[i].hist);
     }

@@ -70,9 +70,9 @@ function benchCommand(): Command {
     .option('-t, --duration <sec>', 'seconds to run', parseInteger(1), 60)
     .option('-l, --length <bytes>', 'message length in bytes', parseInteger(1, { sized: true }), 512)
     .option('--threads <n>', 'generator threads', parseInteger(1), 4)
-    .addOption(new Option('--client <kind>', 'epoll: the generator; threads: one blocking thread per connection (reference)').choices(['epoll', 'threads']).default('epoll'))
+    .addOption(new Option('--client <kind>', 'epoll: the generator; uring: the generator on io_uring; threads: one blocking thread per connection (reference)').choices(['epoll', 'uring', 'threads']).default('epoll'))
     .option('--json', 'print one JSON object instead of text')
-    .action(async (opts: { address: string; number: number; duration: number; length: number; threads: number; client: 'epoll' | 'threads'; json?: boolean }) => {
+    .action(async (opts: { address: string; number: number; duration: number; length: number; threads: number; client: 'epoll' | 'uring' | 'threads'; json?: boolean }) => {
       const parsed = parseAddress(opts.address);
       if (opts.length > 64 * 1024 * 1024) throw new UserError(`--length must be at most 64 MiB, got ${opts.length}`);
       checkOpenFileLimit(opts.number);

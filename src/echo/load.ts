@@ -9,7 +9,7 @@ export interface LoadOptions {
   length: number;
   durationSec: number;
   threads?: number;
-  mode?: 'epoll' | 'threads';
+  mode?: 'epoll' | 'uring' | 'threads';
 }
 
 /** fds the generator needs besides one per client (epoll sets, the process's own). */
