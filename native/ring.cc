@@ -146,6 +146,11 @@ RingCore::RingCore(Napi::Env env, unsigned entries, unsigned cq_entries, bool sq
   Napi::Object resource = Napi::Object::New(env);
   napi_create_reference(env, resource, 1, &resource_);
   napi_async_init(env, resource, Napi::String::New(env, "iolab.Ring"), &async_context_);
+  static const char* const key_names[kKeyCount] = {"bytes", "fds", "truncated", "dataTruncated",
+                                                   "fdsTruncated", "eof", "credentials", "from"};
+  Napi::Array keys = Napi::Array::New(env, kKeyCount);
+  for (int i = 0; i < kKeyCount; i++) keys.Set(uint32_t(i), Napi::String::New(env, key_names[i]));
+  napi_create_reference(env, keys, 1, &keys_);
 
   poll_ = new uv_poll_t;
   uv_poll_init(loop_, poll_, event_fd_);
@@ -162,6 +167,13 @@ RingCore::RingCore(Napi::Env env, unsigned entries, unsigned cq_entries, bool sq
   napi_add_env_cleanup_hook(env, OnEnvCleanup, this);
   cleanup_hook_ = true;
   LiveInc(Live::kRings);
+}
+
+napi_value RingCore::KeyValue(Key key) {
+  napi_value keys, value;
+  napi_get_reference_value(env_, keys_, &keys);
+  napi_get_element(env_, keys, uint32_t(key), &value);
+  return value;
 }
 
 RingCore::~RingCore() {
@@ -286,8 +298,15 @@ void RingCore::OnPoll(uv_poll_t* handle, int status, int events) {
   uint64_t count;
   while (read(core->event_fd_, &count, sizeof(count)) < 0 && errno == EINTR) {
   }
-  core->ReapAndSettle();
-  if (!core->torn_down_ && (core->unsubmitted_ > 0 || !core->backlog_.empty())) core->Flush();
+  // Reap, let the continuations queue their next ops, submit them; ops that completed inline
+  // during that submit (page-cache reads) are reaped right away instead of after another
+  // trip through epoll. Bounded, so other handles get their turn.
+  for (int turn = 0; turn < 4; turn++) {
+    core->ReapAndSettle();
+    if (core->torn_down_ || (core->unsubmitted_ == 0 && core->backlog_.empty())) return;
+    core->Flush();
+    if (core->torn_down_ || io_uring_cq_ready(&core->ring_) == 0) return;
+  }
 }
 
 void RingCore::ReapAndSettle() {
@@ -429,10 +448,13 @@ void RingCore::TearDown(bool in_cleanup) {
   io_uring_queue_exit(&ring_);
   uv_poll_stop(poll_);
   uv_prepare_stop(prepare_);
+  close(event_fd_);  // not polled any more (libuv allows closing once the poll is stopped)
+  event_fd_ = -1;
   uv_close(reinterpret_cast<uv_handle_t*>(poll_), OnHandleClosed);
   uv_close(reinterpret_cast<uv_handle_t*>(prepare_), OnHandleClosed);
   if (!in_cleanup) napi_async_destroy(env_, async_context_);
   napi_delete_reference(env_, resource_);
+  napi_delete_reference(env_, keys_);
   LiveDec(Live::kRings);
   if (owner_ != nullptr) {
     if (in_flight_ > 0 && !in_cleanup) owner_->Hold(false);
@@ -450,10 +472,7 @@ void RingCore::OnHandleClosed(uv_handle_t* handle) {
     delete core->prepare_;
     core->prepare_ = nullptr;
   }
-  if (--core->open_handles_ == 0) {
-    close(core->event_fd_);
-    delete core;
-  }
+  if (--core->open_handles_ == 0) delete core;
 }
 
 // Env teardown (process or worker exit) with the Ring still open: no JS can run any more.

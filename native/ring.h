@@ -85,6 +85,10 @@ class RingCore {
   size_t in_flight() const { return in_flight_; }
   size_t backlog_size() const { return backlog_.size(); }
 
+  // Property names of result objects, created once per ring (not re-internalized per op).
+  enum Key { kBytes, kFds, kTruncated, kDataTruncated, kFdsTruncated, kEof, kCredentials, kFrom, kKeyCount };
+  napi_value KeyValue(Key key);
+
   // The JS wrapper: held strongly while ops are in flight, told when the core is torn down.
   struct Owner {
     virtual void Hold(bool strong) = 0;
@@ -118,6 +122,7 @@ class RingCore {
   int open_handles_ = 0;
   napi_async_context async_context_ = nullptr;
   napi_ref resource_ = nullptr;
+  napi_ref keys_ = nullptr;  // an array of the key strings (napi refs cannot hold strings)
 
   std::deque<Op*> backlog_;   // SQ was full; submitted in order before anything newer
   unsigned unsubmitted_ = 0;  // SQEs prepared but not yet handed to the kernel

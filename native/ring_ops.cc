@@ -3,6 +3,7 @@
 // itself (RingCore::PrepSqe does, possibly later when the SQ has room) and returns a Promise.
 #include <arpa/inet.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <netinet/in.h>
 #include <string.h>
 #include <sys/un.h>
@@ -125,6 +126,9 @@ static void AddViewList(Napi::Env env, Op* op, napi_value list, bool is_read) {
   if (!is_array) ThrowTypeError(env, "ERR_INVALID_ARG_TYPE", "The \"buffers\" argument must be an array of ArrayBufferViews");
   uint32_t n;
   napi_get_array_length(env, list, &n);
+  if (n > IOV_MAX)  // as the sync readv/writev: refused before the kernel says EINVAL
+    ThrowRangeError(env, "ERR_OUT_OF_RANGE", "The value of \"buffers.length\" is out of range. It must be <= " +
+                    std::to_string(IOV_MAX) + " (IOV_MAX). Received " + std::to_string(n));
   for (uint32_t i = 0; i < n; i++) {
     napi_value v;
     napi_get_element(env, list, i, &v);
@@ -166,6 +170,17 @@ static void CloseReceivedFds(Op* op, std::vector<int>* out) {
   }
 }
 
+// The sender's address of a datagram ('\0'-prefixed when abstract), "" when it has none.
+static std::string AddressText(Op* op) {
+  const auto* addr = reinterpret_cast<const struct sockaddr_un*>(&op->addr);
+  size_t base = offsetof(struct sockaddr_un, sun_path);
+  socklen_t length = op->msg.msg_namelen;
+  if (length <= base || addr->sun_family != AF_UNIX) return "";
+  size_t n = std::min(size_t(length) - base, sizeof(addr->sun_path));
+  if (addr->sun_path[0] == '\0') return std::string(addr->sun_path, n);
+  return std::string(addr->sun_path, strnlen(addr->sun_path, n));
+}
+
 // Env teardown: nobody can receive what completed; close what would have been handed over.
 void DiscardOpResult(Op* op, int res) {
   if (res < 0) return;
@@ -175,6 +190,7 @@ void DiscardOpResult(Op* op, int res) {
 
 void SettleOp(napi_env env, Op* op, int res, bool closing) {
   Napi::Env e(env);
+  if (op->kind == OpKind::kCancelFd && res == -ENOENT) res = 0;  // nothing was waiting on fd
   if (res < 0) {
     napi_value error;
     if (closing && (res == -ECANCELED || res == -EINTR))
@@ -193,24 +209,58 @@ void SettleOp(napi_env env, Op* op, int res, bool closing) {
     case OpKind::kRecvmsg: {
       CopyOut(env, op, size_t(res));
       std::vector<int> fds;
-      CloseReceivedFds(op, &fds);
-      // MSG_CMSG_CLOEXEC asked the kernel for close-on-exec; make sure of it.
-      for (int fd : fds) fcntl(fd, F_SETFD, FD_CLOEXEC);
+      bool have_credentials = false;
+      struct ucred cred {};
+      for (struct cmsghdr* c = CMSG_FIRSTHDR(&op->msg); c != nullptr; c = CMSG_NXTHDR(&op->msg, c)) {
+        if (c->cmsg_level != SOL_SOCKET || c->cmsg_len < CMSG_LEN(0)) continue;
+        if (c->cmsg_type == SCM_RIGHTS) {
+          size_t count = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+          for (size_t i = 0; i < count; i++) {
+            int fd;
+            memcpy(&fd, CMSG_DATA(c) + i * sizeof(int), sizeof(int));
+            fds.push_back(fd);
+          }
+        } else if (c->cmsg_type == SCM_CREDENTIALS && c->cmsg_len >= CMSG_LEN(sizeof(cred))) {
+          memcpy(&cred, CMSG_DATA(c), sizeof(cred));
+          have_credentials = true;
+        }
+      }
       bool fds_truncated = (op->msg.msg_flags & MSG_CTRUNC) != 0 || fds.size() > size_t(op->max_fds);
       if (fds_truncated) {
         for (int fd : fds) close(fd);
         fds.clear();
       }
       bool data_truncated = (op->msg.msg_flags & MSG_TRUNC) != 0;
-      Napi::Object out = Napi::Object::New(e);
-      out.Set("bytes", Napi::Number::New(e, res));
-      Napi::Array list = Napi::Array::New(e, fds.size());
-      for (size_t i = 0; i < fds.size(); i++) list.Set(uint32_t(i), Napi::Number::New(e, fds[i]));
-      out.Set("fds", list);
-      out.Set("truncated", Napi::Boolean::New(e, data_truncated || fds_truncated));
-      out.Set("dataTruncated", Napi::Boolean::New(e, data_truncated));
-      out.Set("fdsTruncated", Napi::Boolean::New(e, fds_truncated));
-      out.Set("eof", Napi::Boolean::New(e, res == 0 && op->bounce.size() > 0));
+      bool eof = false;
+      if (res == 0 && fds.empty() && !fds_truncated) {
+        int type = 0;
+        socklen_t len = sizeof(type);
+        if (getsockopt(op->fd, SOL_SOCKET, SO_TYPE, &type, &len) == 0)
+          eof = type == SOCK_STREAM || type == SOCK_SEQPACKET;
+      }
+      RingCore* ring = op->ring;
+      auto set = [&](napi_value obj, RingCore::Key k, napi_value v) { napi_set_property(env, obj, ring->KeyValue(k), v); };
+      auto boolean = [&](bool b) { napi_value v; napi_get_boolean(env, b, &v); return v; };
+      auto number = [&](double d) { napi_value v; napi_create_double(env, d, &v); return v; };
+      napi_value out, list;
+      napi_create_object(env, &out);
+      set(out, RingCore::kBytes, number(res));
+      napi_create_array_with_length(env, fds.size(), &list);
+      for (size_t i = 0; i < fds.size(); i++) napi_set_element(env, list, uint32_t(i), number(fds[i]));
+      set(out, RingCore::kFds, list);
+      set(out, RingCore::kTruncated, boolean(data_truncated || fds_truncated));
+      set(out, RingCore::kDataTruncated, boolean(data_truncated));
+      set(out, RingCore::kFdsTruncated, boolean(fds_truncated));
+      if (have_credentials) {
+        Napi::Object c = Napi::Object::New(e);
+        c.Set("pid", Napi::Number::New(e, cred.pid));
+        c.Set("uid", Napi::Number::New(e, cred.uid));
+        c.Set("gid", Napi::Number::New(e, cred.gid));
+        set(out, RingCore::kCredentials, c);
+      }
+      std::string from = AddressText(op);
+      if (!from.empty()) set(out, RingCore::kFrom, Napi::String::New(e, from));
+      set(out, RingCore::kEof, boolean(eof));
       value = out;
       break;
     }
@@ -395,50 +445,64 @@ class RingWrap : public Napi::ObjectWrap<RingWrap>, public RingCore::Owner {
       op->msg.msg_iov = op->iov.data();
       op->msg.msg_iovlen = op->iov.size();
       op->control.clear();
+      std::vector<int> fd_list;
+      bool credentials = false;
       if (info.Length() > 2 && info[2].IsObject()) {
-        Napi::Value fds = info[2].As<Napi::Object>().Get("fds");
+        Napi::Object o = info[2].As<Napi::Object>();
+        Napi::Value fds = o.Get("fds");
         if (!fds.IsUndefined()) {
           if (!fds.IsArray()) ThrowTypeError(env, "ERR_INVALID_ARG_TYPE", "The \"fds\" option must be an array of fds");
           Napi::Array list = fds.As<Napi::Array>();
           uint32_t n = list.Length();
           if (n > 253) ThrowRangeError(env, "ERR_OUT_OF_RANGE", "at most 253 fds fit in one message (SCM_MAX_FD)");
-          if (n > 0) {
-            op->control.assign(CMSG_SPACE(n * sizeof(int)), 0);
-            op->msg.msg_control = op->control.data();
-            op->msg.msg_controllen = op->control.size();
-            struct cmsghdr* c = CMSG_FIRSTHDR(&op->msg);
-            c->cmsg_level = SOL_SOCKET;
-            c->cmsg_type = SCM_RIGHTS;
-            c->cmsg_len = CMSG_LEN(n * sizeof(int));
-            for (uint32_t i = 0; i < n; i++) {
-              Napi::Value v = list.Get(i);
-              double d = v.IsNumber() ? v.As<Napi::Number>().DoubleValue() : -1;
-              if (!(d >= 0 && d <= 2147483647.0) || d != double(int(d)))
-                ThrowRangeError(env, "ERR_OUT_OF_RANGE", "every fd in \"fds\" must be an integer >= 0");
-              int one = int(d);
-              memcpy(CMSG_DATA(c) + i * sizeof(int), &one, sizeof(int));
-            }
+          for (uint32_t i = 0; i < n; i++) {
+            Napi::Value v = list.Get(i);
+            double d = v.IsNumber() ? v.As<Napi::Number>().DoubleValue() : -1;
+            if (!(d >= 0 && d <= 2147483647.0) || d != double(int(d)))
+              ThrowRangeError(env, "ERR_OUT_OF_RANGE", "every fd in \"fds\" must be an integer >= 0");
+            fd_list.push_back(int(d));
           }
+        }
+        credentials = o.Get("credentials").ToBoolean();
+      }
+      // SCM_RIGHTS (the fds) and SCM_CREDENTIALS (this process's pid/uid/gid), as the sync call.
+      size_t space = (fd_list.empty() ? 0 : CMSG_SPACE(fd_list.size() * sizeof(int))) +
+                     (credentials ? CMSG_SPACE(sizeof(struct ucred)) : 0);
+      if (space > 0) {
+        op->control.assign(space, 0);
+        op->msg.msg_control = op->control.data();
+        op->msg.msg_controllen = op->control.size();
+        struct cmsghdr* c = CMSG_FIRSTHDR(&op->msg);
+        if (!fd_list.empty()) {
+          c->cmsg_level = SOL_SOCKET;
+          c->cmsg_type = SCM_RIGHTS;
+          c->cmsg_len = CMSG_LEN(fd_list.size() * sizeof(int));
+          memcpy(CMSG_DATA(c), fd_list.data(), fd_list.size() * sizeof(int));
+          c = CMSG_NXTHDR(&op->msg, c);
+        }
+        if (credentials) {
+          struct ucred cred = {getpid(), getuid(), getgid()};
+          c->cmsg_level = SOL_SOCKET;
+          c->cmsg_type = SCM_CREDENTIALS;
+          c->cmsg_len = CMSG_LEN(sizeof(cred));
+          memcpy(CMSG_DATA(c), &cred, sizeof(cred));
         }
       }
     });
   }
 
-  // recvmsg(fd, buffers, { maxFds? }): MSG_CMSG_CLOEXEC; more fds than maxFds, or MSG_CTRUNC:
-  // every received fd is closed and fdsTruncated is set (as the sync call does).
+  // recvmsg(fd, buffers, { maxFds?, controlFds? }): MSG_CMSG_CLOEXEC. As the sync call: the
+  // control space fits controlFds (default 253, SCM_MAX_FD) fds plus credentials; more fds than
+  // maxFds, or MSG_CTRUNC, closes every received fd and sets fdsTruncated.
   Napi::Value Recvmsg(const Napi::CallbackInfo& info) {
     RingCore* core = Open(info);
     Napi::Env env = info.Env();
     int fd = ArgFd(info, 0);
-    int max_fds = 0;
+    int max_fds = 0, control_fds = 253;
     if (info.Length() > 2 && info[2].IsObject()) {
-      Napi::Value m = info[2].As<Napi::Object>().Get("maxFds");
-      if (!m.IsUndefined()) {
-        double d = m.IsNumber() ? m.As<Napi::Number>().DoubleValue() : -1;
-        if (!(d >= 0 && d <= 253) || d != double(int(d)))
-          ThrowRangeError(env, "ERR_OUT_OF_RANGE", "The value of \"maxFds\" is out of range. It must be an integer >= 0 and <= 253");
-        max_fds = int(d);
-      }
+      Napi::Object o = info[2].As<Napi::Object>();
+      max_fds = FdCountOption(env, o, "maxFds", 0);
+      control_fds = FdCountOption(env, o, "controlFds", 253);
     }
     Op* op = core->AcquireOp(OpKind::kRecvmsg, "recvmsg", fd);
     op->max_fds = max_fds;
@@ -447,13 +511,24 @@ class RingWrap : public Napi::ObjectWrap<RingWrap>, public RingCore::Owner {
       op->bounce.clear();
       AddViewList(env, op, info[1], true);
       memset(&op->msg, 0, sizeof(op->msg));
+      memset(&op->addr, 0, sizeof(struct sockaddr_un));
+      op->msg.msg_name = &op->addr;
+      op->msg.msg_namelen = sizeof(struct sockaddr_un);
       op->msg.msg_iov = op->iov.data();
       op->msg.msg_iovlen = op->iov.size();
-      // Room for one fd more than accepted, so "too many" is seen (and those closed).
-      op->control.assign(CMSG_SPACE((max_fds + 1) * sizeof(int)), 0);
+      op->control.assign((control_fds > 0 ? CMSG_SPACE(control_fds * sizeof(int)) : 0) + CMSG_SPACE(sizeof(struct ucred)), 0);
       op->msg.msg_control = op->control.data();
       op->msg.msg_controllen = op->control.size();
     });
+  }
+
+  static int FdCountOption(Napi::Env env, Napi::Object o, const char* name, int fallback) {
+    Napi::Value m = o.Get(name);
+    if (m.IsUndefined()) return fallback;
+    double d = m.IsNumber() ? m.As<Napi::Number>().DoubleValue() : -1;
+    if (!(d >= 0 && d <= 253) || d != double(int(d)))
+      ThrowRangeError(env, "ERR_OUT_OF_RANGE", std::string("The value of \"options.") + name + "\" is out of range. It must be an integer >= 0 and <= 253");
+    return int(d);
   }
 
   Napi::Value Accept(const Napi::CallbackInfo& info) {

@@ -125,6 +125,8 @@ static Napi::Value Socket(const Napi::CallbackInfo& info) {
 static Napi::Value SocketPair(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   int type = SocketTypeArg(env, info[0]);
+  CheckOptions(env, info[1]);
+  if (BoolOption(env, info[1], "nonBlocking")) type |= SOCK_NONBLOCK;
   int fds[2];
   if (socketpair(AF_UNIX, type | SOCK_CLOEXEC, 0, fds) < 0) ThrowErrno(env, errno, "socketpair");
   OwnedFd a(fds[0]), b(fds[1]);
@@ -198,7 +200,6 @@ static size_t ControlSpace(size_t fds) {
 static Napi::Value SendMsg(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   int fd = FdArg(env, info[0]);
-  std::vector<iovec> iov = IovecsArg(env, info[1]);
   Napi::Value options = info[2];
   CheckOptions(env, options);
 
@@ -233,6 +234,7 @@ static Napi::Value SendMsg(const Napi::CallbackInfo& info) {
     }
   }
 
+  std::vector<iovec> iov = IovecsArg(env, info[1]);  // last: no JS runs after this
   size_t payload = 0;
   for (const iovec& v : iov) payload += v.iov_len;
   if ((!fds.empty() || credentials) && payload == 0 && SocketType(env, fd) == SOCK_STREAM) {
@@ -292,7 +294,6 @@ static Napi::Object CredentialsObject(Napi::Env env, const ucred& cred) {
 static Napi::Value RecvMsg(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   int fd = FdArg(env, info[0]);
-  std::vector<iovec> iov = IovecsArg(env, info[1]);
   Napi::Value options = info[2];
   CheckOptions(env, options);
   int maxFds = 0;
@@ -307,6 +308,7 @@ static Napi::Value RecvMsg(const Napi::CallbackInfo& info) {
     if (!v.IsUndefined()) controlFds = int(IntegerArg(env, v, "options.controlFds", 0, kMaxFdsPerMessage));
   }
 
+  std::vector<iovec> iov = IovecsArg(env, info[1]);  // last: no JS runs after this
   std::vector<char> control(ControlSpace(size_t(controlFds)), 0);
   sockaddr_un from{};
   msghdr msg{};
@@ -323,6 +325,7 @@ static Napi::Value RecvMsg(const Napi::CallbackInfo& info) {
 
   // Own every received fd at once, so that any throw below closes them all.
   std::vector<OwnedFd> received;
+  received.reserve(size_t(controlFds) + 8);  // no reallocation (bad_alloc) mid-walk
   bool haveCredentials = false;
   ucred cred{};
   for (cmsghdr* c = CMSG_FIRSTHDR(&msg); c != nullptr; c = CMSG_NXTHDR(&msg, c)) {
@@ -347,7 +350,14 @@ static Napi::Value RecvMsg(const Napi::CallbackInfo& info) {
   bool eof = false;
   if (n == 0 && received.empty() && !fdsTruncated) {
     int type = SocketType(env, fd);
-    eof = type == SOCK_STREAM || type == SOCK_SEQPACKET;
+    if (type == SOCK_STREAM) {
+      eof = true;  // a stream never delivers 0 bytes otherwise
+    } else if (type == SOCK_SEQPACKET) {
+      // A zero-length message from a live peer also reads as 0 bytes: eof only once the
+      // peer has shut down (the stress test found this).
+      pollfd p{fd, POLLRDHUP, 0};
+      eof = poll(&p, 1, 0) == 1 && (p.revents & (POLLRDHUP | POLLHUP)) != 0;
+    }
   }
 
   Napi::Object out = Napi::Object::New(env);

@@ -68,26 +68,35 @@ std::vector<struct iovec> IovecsArg(Napi::Env env, Napi::Value value, const char
                     std::string("The value of \"") + name + ".length\" is out of range. It must be <= " +
                         std::to_string(kMaxBuffers) + " (IOV_MAX). Received " + std::to_string(count));
   }
-  std::vector<struct iovec> iov(count);
+  // Two passes: first every element is fetched (array.Get may run a JS getter, which could
+  // detach or resize an earlier buffer), then pointers are taken with no JS running between.
+  std::vector<Napi::Value> views(count);
   for (uint32_t i = 0; i < count; i++) {
-    Napi::Value item = array.Get(i);
-    void* data = nullptr;
-    size_t length = 0;
-    if (item.IsTypedArray()) {
-      Napi::TypedArray view = item.As<Napi::TypedArray>();
-      length = view.ByteLength();
-      if (length > 0) data = static_cast<uint8_t*>(view.ArrayBuffer().Data()) + view.ByteOffset();
-    } else if (item.IsDataView()) {
-      Napi::DataView view = item.As<Napi::DataView>();
-      length = view.ByteLength();
-      if (length > 0) data = static_cast<uint8_t*>(view.ArrayBuffer().Data()) + view.ByteOffset();
-    } else {
+    views[i] = array.Get(i);
+    if (!views[i].IsTypedArray() && !views[i].IsDataView()) {
       ThrowTypeError(env, "ERR_INVALID_ARG_TYPE",
                      std::string("The \"") + name + "[" + std::to_string(i) +
                          "]\" argument must be an ArrayBufferView (Buffer, TypedArray or DataView). Received " +
-                         DescribeValue(item));
+                         DescribeValue(views[i]));
     }
-    iov[i].iov_base = data;
+  }
+  std::vector<struct iovec> iov(count);
+  for (uint32_t i = 0; i < count; i++) {
+    // The raw calls give the view's data pointer directly, which also works for views over a
+    // SharedArrayBuffer (Napi::ArrayBuffer::Data() refuses those).
+    void* data = nullptr;
+    size_t length = 0;
+    napi_status status;
+    if (views[i].IsTypedArray()) {
+      napi_typedarray_type type;
+      size_t elements = 0;
+      status = napi_get_typedarray_info(env, views[i], &type, &elements, &data, nullptr, nullptr);
+      length = Napi::TypedArray(env, views[i]).ByteLength();
+    } else {
+      status = napi_get_dataview_info(env, views[i], &length, &data, nullptr, nullptr);
+    }
+    NAPI_THROW_IF_FAILED(env, status, iov);
+    iov[i].iov_base = length > 0 ? data : nullptr;
     iov[i].iov_len = length;
   }
   return iov;
@@ -116,8 +125,8 @@ static int64_t PositionArg(Napi::Env env, Napi::Value value) {
 static Napi::Value Transfer(const Napi::CallbackInfo& info, bool write) {
   Napi::Env env = info.Env();
   int fd = FdArg(env, info[0]);
-  std::vector<struct iovec> iov = IovecsArg(env, info[1]);
   int64_t position = PositionArg(env, info[2]);
+  std::vector<struct iovec> iov = IovecsArg(env, info[1]);  // last: no JS runs after this
   const char* syscall = write ? (position >= 0 ? "pwritev" : "writev") : (position >= 0 ? "preadv" : "readv");
   ssize_t n;
   do {

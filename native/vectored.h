@@ -24,7 +24,9 @@ int64_t IntegerArg(Napi::Env env, Napi::Value value, const char* name, int64_t m
 
 // An array of ArrayBufferViews -> iovecs over their bytes (TypeError ERR_INVALID_ARG_TYPE when
 // it is not one; RangeError ERR_OUT_OF_RANGE above kMaxBuffers). Zero-length views are kept.
-// The views stay alive for the call because the caller's arguments reference them.
+// The views stay alive for the call because the caller's arguments reference them. Call it
+// LAST, after every other argument/option is read: reading an option may run a JS getter that
+// detaches or shrinks a buffer, which would leave these iovecs pointing at freed memory.
 std::vector<struct iovec> IovecsArg(Napi::Env env, Napi::Value value, const char* name = "buffers");
 
 }  // namespace iolab

@@ -1,6 +1,6 @@
 // Shared by every command: the error a user sees (one line, no stack), option parsers that
 // reject bad numbers with a clear message, and JSON/line output.
-import { Command, InvalidArgumentError } from 'commander';
+import { InvalidArgumentError, type Command } from 'commander';
 
 /** An error meant for the user: printed as one line, exit code 1 (or the given one). */
 export class UserError extends Error {
@@ -53,16 +53,6 @@ export function describeError(err: unknown): string {
   return String(err);
 }
 
-/** A command group shared by several modules (e.g. `bench`): the existing one, or a new one
- * added to parent. Each module then adds its own subcommand to it. */
-export function commandGroup(parent: Command, name: string, description: string): Command {
-  const existing = parent.commands.find((c) => c.name() === name);
-  if (existing) return existing;
-  const group = oneLineErrors(new Command(name).description(description));
-  parent.addCommand(group);
-  return group;
-}
-
 /**
  * Makes a command (and its subcommands) report usage errors like every other error: one line
  * `iolab: <message>` on stderr, and a thrown CommanderError (exitOverride) so cli.ts sets the
@@ -75,4 +65,12 @@ export function oneLineErrors(cmd: Command): Command {
   });
   for (const sub of cmd.commands) oneLineErrors(sub);
   return cmd;
+}
+
+/** The `iolab bench` group: created on first use, so each benchmark module adds its own
+ * subcommand to the same group (`benchGroup(program).addCommand(iopsCommand())`). */
+export function benchGroup(program: Command): Command {
+  const existing = program.commands.find((c) => c.name() === 'bench');
+  if (existing) return existing;
+  return program.command('bench').description('Benchmarks: each runs its hot loop natively and prints a table or --json');
 }

@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // The iolab program: registers the commands, parses, prints errors. No logic lives here.
 import { Command, CommanderError } from 'commander';
-import { commandGroup, describeError, UserError } from './cli-util.js';
+import { benchGroup, describeError, UserError } from './cli-util.js';
 
 const program = new Command('iolab')
   .description('Shows, tests and measures Linux I/O primitives: readv/writev, fd passing, shared memory, io_uring')
@@ -19,10 +19,12 @@ program.addCommand(writevCommand());
 program.addCommand(fdpassCommand());
 program.addCommand(shmCommand());
 program.addCommand(tourCommand());
+import { apiCommand } from './bench/api.js';
+benchGroup(program).addCommand(apiCommand());
 import { echoCommand } from './demos/echo.js';
 program.addCommand(echoCommand());
 import { benchEchoCommand } from './bench/echo.js';
-commandGroup(program, 'bench', 'benchmarks: native loops measured against their peers').addCommand(benchEchoCommand());
+benchGroup(program).addCommand(benchEchoCommand());
 
 try {
   await program.parseAsync(process.argv);

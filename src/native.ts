@@ -48,8 +48,8 @@ export interface NativeAddon {
   // ---- Unix-domain sockets (native/unix_socket.cc) ----
   /** socket(AF_UNIX, type | SOCK_CLOEXEC [| SOCK_NONBLOCK]). */
   socket(type: SocketType, options?: { nonBlocking?: boolean }): number;
-  /** socketpair(AF_UNIX, type | SOCK_CLOEXEC). */
-  socketpair(type: SocketType): [number, number];
+  /** socketpair(AF_UNIX, type | SOCK_CLOEXEC [| SOCK_NONBLOCK]). */
+  socketpair(type: SocketType, options?: { nonBlocking?: boolean }): [number, number];
   /** bind(2). address: a filesystem path, or an abstract name written with a leading '\0'. */
   bind(fd: number, address: string): void;
   listen(fd: number, backlog?: number): void;
@@ -146,7 +146,8 @@ export interface RecvResult {
   credentials?: Credentials;
   /** Sender address of a datagram, when it has one ('\0'-prefixed when abstract). */
   from?: string;
-  /** 0 bytes on a stream socket: the peer closed. */
+  /** 0 bytes on a stream socket, or on a seqpacket socket whose peer has shut down: the peer
+   * closed. (A zero-length seqpacket message from a live peer is not eof.) */
   eof: boolean;
 }
 

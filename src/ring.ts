@@ -69,10 +69,12 @@ export interface Ring {
   writev(fd: number, buffers: ArrayBufferView[], position?: number | bigint | null): Promise<number>;
   /** IORING_OP_FSYNC (datasync: IORING_FSYNC_DATASYNC). */
   fsync(fd: number, options?: { datasync?: boolean }): Promise<void>;
-  /** IORING_OP_SENDMSG: the buffers as one message, fds as SCM_RIGHTS. Resolves with bytes sent. */
-  sendmsg(fd: number, buffers: ArrayBufferView[], options?: { fds?: number[] }): Promise<number>;
-  /** IORING_OP_RECVMSG with MSG_CMSG_CLOEXEC; truncation as the sync recvmsg reports it. */
-  recvmsg(fd: number, buffers: ArrayBufferView[], options?: { maxFds?: number }): Promise<RecvResult>;
+  /** IORING_OP_SENDMSG: the buffers as one message, fds as SCM_RIGHTS, `credentials` attaches
+   * this process's SCM_CREDENTIALS (as the sync sendmsg). Resolves with bytes sent. */
+  sendmsg(fd: number, buffers: ArrayBufferView[], options?: { fds?: number[]; credentials?: boolean }): Promise<number>;
+  /** IORING_OP_RECVMSG with MSG_CMSG_CLOEXEC; fds, truncation, credentials and `from` as the
+   * sync recvmsg reports them (control space for controlFds fds, default 253). */
+  recvmsg(fd: number, buffers: ArrayBufferView[], options?: { maxFds?: number; controlFds?: number }): Promise<RecvResult>;
   /** IORING_OP_ACCEPT with SOCK_CLOEXEC. Resolves with the new fd (the caller owns it). */
   accept(fd: number): Promise<number>;
   /** IORING_OP_CONNECT to a Unix socket path ('\0'-prefixed: abstract) or a TCP { host, port }. */

@@ -11,6 +11,8 @@ import {
 import { formatReadv, readvJson, runReadv, splitRead } from '../src/demos/readv.js';
 import { runWritev } from '../src/demos/writev.js';
 import { UserError } from '../src/cli-util.js';
+import { runReceiver, runSender, type ReceiverEvent } from '../src/demos/fdpass.js';
+import { native } from '../src/native.js';
 import { openFdCount, settledLiveObjects, shortTempDir, zeroLiveObjects } from './helpers.js';
 import { unshowBytes } from './demo-support.js';
 
@@ -172,5 +174,46 @@ describe('shm record', () => {
     }));
     expect(() => readRecord(new ArrayBuffer(16), 'the object')).toThrow('the object holds no iolab record');
     expect(() => readRecord(new ArrayBuffer(4), 'the object')).toThrow('only 4 bytes mapped');
+  });
+});
+
+describe('fdpass in process: every received fd is closed, nothing held', () => {
+  it.each(['dgram', 'stream'] as const)('%s: a receiver and a sender in one process, round trip', async (type) => {
+    const socket = join(tmp.path, `in-${type}.sock`);
+    const events: ReceiverEvent[] = [];
+    let sent: Promise<unknown> | undefined;
+    await runReceiver({ socket, type, count: 2, timeout: 10, allowAnyUser: false }, (e) => {
+      events.push(e);
+      if (e.event === 'listening') {
+        sent = (async () => {
+          await runSender({ socket, type, message: 'one', size: 4096 });
+          await runSender({ socket, type, message: 'two', size: 8192 });
+        })();
+      }
+    });
+    await sent;
+    expect(events.map((e) => (e.event === 'message' ? [e.text, e.shmText, e.shmSize] : e.event))).toEqual(
+      ['listening', ['one', 'one', 4096], ['two', 'two', 8192]]);
+    expect(readdirSync(tmp.path)).not.toContain(`in-${type}.sock`);
+    expect(openFdCount()).toBe(fdsBefore);
+    expect(await settledLiveObjects()).toEqual(zeroLiveObjects);
+  });
+
+  it('more fds than it takes: all closed, the receiver fails and removes its socket', async () => {
+    const socket = join(tmp.path, 'in-many.sock');
+    const received = runReceiver({ socket, type: 'dgram', count: 1, timeout: 10, allowAnyUser: false }, (e) => {
+      if (e.event !== 'listening') return;
+      const sock = native.socket('dgram');
+      const pair = native.socketpair('stream');
+      try {
+        native.connect(sock, socket);
+        native.sendmsg(sock, [Buffer.from('x')], { fds: [...pair, ...pair], credentials: true });
+      } finally {
+        for (const fd of [sock, ...pair]) native.close(fd);
+      }
+    });
+    await expect(received).rejects.toThrow('more file descriptors than the 1 this receiver takes');
+    expect(readdirSync(tmp.path)).not.toContain('in-many.sock');
+    expect(openFdCount()).toBe(fdsBefore);
   });
 });

@@ -1,5 +1,9 @@
 // Helpers for the demo tests (test/demo-*.test.ts).
 import { readdirSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { join } from 'node:path';
+import { projectRoot } from '../src/native.js';
+import { cliPath, runCli } from './helpers.js';
 
 /** The inverse of showBytes (src/demos/common.ts): the exact bytes a shown line stands for. */
 export function unshowBytes(shown: string): Buffer {
@@ -37,3 +41,23 @@ let counter = 0;
 export function uniqueShmName(tag: string): string {
   return `/iolab-test-${tag}-${process.pid}-${counter++}`;
 }
+
+export interface CliResult { stdout: string; stderr: string; exitCode: number | undefined }
+
+/** runCli with string outputs (the typed shape the demo tests assert on). */
+export async function cli(args: string[], options: { uid?: number; gid?: number; cwd?: string; env?: NodeJS.ProcessEnv } = {}): Promise<CliResult> {
+  const r = await runCli(args, options);
+  return { stdout: String(r.stdout), stderr: String(r.stderr), exitCode: r.exitCode };
+}
+
+/**
+ * True when uid 65534 can run this checkout's CLI (the uid-refusal tests run a sender as that
+ * user). A clone under a private folder (e.g. /root, mode 0700) cannot: those tests skip then.
+ */
+export const nobodyCanRunCli: boolean = (() => {
+  if (process.getuid?.() !== 0) return false;
+  const files = [cliPath, join(projectRoot, 'node_modules/tsx/package.json'), join(projectRoot, 'src/cli.ts')];
+  const r = spawnSync(process.execPath, ['-e', `for (const f of ${JSON.stringify(files)}) require('fs').accessSync(f, 4)`],
+    { uid: 65534, gid: 65534, cwd: '/' });
+  return r.status === 0;
+})();

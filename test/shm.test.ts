@@ -3,7 +3,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { closeSync, constants, fstatSync, openSync, readFileSync, readSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { native } from '../src/native.js';
+import { Worker } from 'node:worker_threads';
+import { native, projectRoot } from '../src/native.js';
 import { collectGarbage, openFdCount, settledLiveObjects, shortTempDir, zeroLiveObjects } from './helpers.js';
 
 const { O_CREAT, O_EXCL, O_RDWR, O_RDONLY } = constants;
@@ -18,9 +19,12 @@ beforeAll(() => {
 });
 
 afterAll(async () => {
-  expect(openFdCount()).toBe(fdsBefore);
-  expect(await settledLiveObjects()).toEqual(zeroLiveObjects);
-  tmp.cleanup();
+  try {
+    expect(openFdCount()).toBe(fdsBefore);
+    expect(await settledLiveObjects()).toEqual(zeroLiveObjects);
+  } finally {
+    tmp.cleanup();
+  }
 });
 
 /** A fresh shm object of `size` bytes, unlinked at once; fn gets its read-write fd. */
@@ -199,6 +203,34 @@ describe('mmap / munmap', () => {
     expect(new Uint8Array(kept)[0]).toBe(4);
     native.munmap(kept);
     closeSync(fd);
+    expect(native.liveObjects().mappings).toBe(0);
+  });
+
+  it('loads in a worker thread; mappings a worker leaves behind are unmapped when it exits', async () => {
+    const addon = join(projectRoot, process.env.IOLAB_ASAN === '1' ? 'build-asan/build/Release/iolab.node' : 'build/Release/iolab.node');
+    const name = shmName();
+    const code = `
+      const { workerData, parentPort } = require('node:worker_threads');
+      const { closeSync, constants } = require('node:fs');
+      const native = require(workerData.addon);
+      const fd = native.shmOpen(workerData.name, constants.O_CREAT | constants.O_EXCL | constants.O_RDWR);
+      native.shmUnlink(workerData.name);
+      native.ftruncate(fd, native.pageSize);
+      const kept = [];
+      for (let i = 0; i < 3; i++) kept.push(native.mmap(fd, native.pageSize, { write: true }));
+      new Uint8Array(kept[0])[0] = 42;
+      native.munmap(kept[2]);
+      closeSync(fd);
+      parentPort.postMessage({ first: new Uint8Array(kept[1])[0], mappings: native.liveObjects().mappings });
+      globalThis.keep = kept; // still mapped when the worker ends
+    `;
+    const worker = new Worker(code, { eval: true, workerData: { addon, name } });
+    const message = await new Promise((resolve, reject) => {
+      worker.once('message', resolve);
+      worker.once('error', reject);
+    });
+    expect(message).toEqual({ first: 42, mappings: 2 });
+    await new Promise((resolve) => worker.once('exit', resolve));
     expect(native.liveObjects().mappings).toBe(0);
   });
 });

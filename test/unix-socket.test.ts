@@ -19,9 +19,12 @@ beforeAll(() => {
 });
 
 afterAll(async () => {
-  expect(openFdCount()).toBe(fdsBefore);
-  expect(await settledLiveObjects()).toEqual(zeroLiveObjects);
-  tmp.cleanup();
+  try {
+    expect(openFdCount()).toBe(fdsBefore);
+    expect(await settledLiveObjects()).toEqual(zeroLiveObjects);
+  } finally {
+    tmp.cleanup();
+  }
 });
 
 /** Runs fn with fds that are closed afterwards whatever happens. */
@@ -348,6 +351,18 @@ describe('datagrams, truncation, credentials, eof, waitFd', () => {
         expect(() => native.sendmsg(b, [Buffer.from('x')])).toThrow(expect.objectContaining({ code: 'EPIPE', syscall: 'sendmsg' }));
       });
     }
+  });
+
+  it('a zero-length seqpacket message is not eof; the peer closing is', () => {
+    const [a, b] = native.socketpair('seqpacket');
+    native.sendmsg(a, []);
+    native.sendmsg(a, [Buffer.from('after')]);
+    using([b], () => {
+      expect(native.recvmsg(b, [Buffer.alloc(8)])).toMatchObject({ bytes: 0, eof: false });
+      expect(native.recvmsg(b, [Buffer.alloc(8)])).toMatchObject({ bytes: 5, eof: false });
+      native.close(a);
+      expect(native.recvmsg(b, [Buffer.alloc(8)])).toMatchObject({ bytes: 0, eof: true });
+    });
   });
 
   it('waitFd: times out, sees data, counts hang-up as ready, EBADF on a closed fd', () => {

@@ -18,9 +18,12 @@ beforeAll(() => {
 });
 
 afterAll(async () => {
-  expect(openFdCount()).toBe(fdsBefore);
-  expect(await settledLiveObjects()).toEqual(zeroLiveObjects);
-  tmp.cleanup();
+  try {
+    expect(openFdCount()).toBe(fdsBefore);
+    expect(await settledLiveObjects()).toEqual(zeroLiveObjects);
+  } finally {
+    tmp.cleanup();
+  }
 });
 
 function withFd<T>(path: string, flags: string, fn: (fd: number) => T): T {
@@ -80,6 +83,16 @@ describe('readv', () => {
       expect(n).toBe(12);
       expect(Buffer.from(backing, 4, 12)).toEqual(content.subarray(0, 12));
       expect(Buffer.from(backing, 0, 4)).toEqual(Buffer.alloc(4));
+    });
+  });
+
+  it('reads into views over a SharedArrayBuffer and multi-byte TypedArrays', () => {
+    withFd(file, 'r', (fd) => {
+      const shared = new SharedArrayBuffer(24);
+      const f64 = new Float64Array(shared, 8, 1);
+      const dv = new DataView(shared, 16, 8);
+      expect(native.readv(fd, [new Uint8Array(shared, 0, 8), f64, dv], 0)).toBe(24);
+      expect(Buffer.from(new Uint8Array(shared))).toEqual(content.subarray(0, 24));
     });
   });
 

@@ -3,7 +3,7 @@
 // shm object, sends the fd with the message text and unlinks the name; the receiver maps the fd
 // it got and shows that the object holds the same text. Only the fd made the trip: the object
 // no longer has a name by the time the receiver reads it.
-import { chmodSync, constants, fstatSync, lstatSync, unlinkSync, type Stats } from 'node:fs';
+import { chmodSync, constants, existsSync, fstatSync, lstatSync, unlinkSync, type Stats } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { isErrnoException, native, type RecvResult, type SendOptions } from '../native.js';
@@ -12,6 +12,7 @@ import {
   readRecord, recordBytes, recordHeaderBytes, showBytes, waitReadable, withInterrupts, writeRecord,
 } from './common.js';
 import { withMapping } from './shm.js';
+import { uringFdpassIo, uringOption, withRing } from './uring.js';
 
 export type FdpassType = 'dgram' | 'stream';
 /** Longest message text either side handles (it also travels in the socket message). */
@@ -28,7 +29,8 @@ const { O_CREAT, O_EXCL, O_RDWR } = constants;
 /** Where both sides meet when no --socket is given. */
 export function defaultSocketPath(): string {
   const runtimeDir = process.env.XDG_RUNTIME_DIR;
-  if (runtimeDir) return `${runtimeDir.replace(/\/+$/, '')}/iolab-fdpass.sock`;
+  // Only a folder that exists (an inherited XDG_RUNTIME_DIR after su/sudo may not).
+  if (runtimeDir && existsSync(runtimeDir)) return `${runtimeDir.replace(/\/+$/, '')}/iolab-fdpass.sock`;
   return `/tmp/iolab-fdpass-${process.getuid?.() ?? 0}.sock`;
 }
 
@@ -399,15 +401,16 @@ and the receiver prints:
     .option('--socket <path>', socketHelp())
     .addOption(typeOption())
     .option('--count <n>', 'messages to receive before exiting', parseInteger(1), 1)
-    .option('--timeout <seconds>', 'give up (exit 1) when a message does not come within this time', parseSeconds)
+    .option('--timeout <seconds>', 'give up (exit 1) when a message does not come within this time (default: wait forever)', parseSeconds)
     .option('--allow-any-user', 'accept senders of any uid (default: only this user\'s)')
     .option('--json', 'print one JSON object per event')
+    .addOption(uringOption('accept/recvmsg (IORING_OP_ACCEPT/RECVMSG)'))
     .addHelpText('after', `
 A stale socket file at the path is replaced; any other file there is left alone (error).
 The socket file is removed on exit, also on Ctrl-C / SIGTERM. Senders of another uid
 (SCM_CREDENTIALS on dgram, SO_PEERCRED on stream) are refused with a line on stderr.`)
-    .action(async (opts: { socket?: string; type: FdpassType; count: number; timeout?: number; allowAnyUser?: boolean; json?: boolean }) => {
-      await runReceiver({
+    .action(async (opts: { socket?: string; type: FdpassType; count: number; timeout?: number; allowAnyUser?: boolean; json?: boolean; uring?: boolean }) => {
+      const receive = (io?: FdpassIo) => runReceiver({
         socket: opts.socket ?? defaultSocketPath(),
         type: opts.type,
         count: opts.count,
@@ -422,7 +425,9 @@ The socket file is removed on exit, also on Ctrl-C / SIGTERM. Senders of another
         } else {
           process.stdout.write(formatReceiverEvent(e).join('\n') + '\n');
         }
-      });
+      }, io);
+      if (opts.uring) await withRing((ring) => receive(uringFdpassIo(ring)));
+      else await receive();
     });
 
   fdpass.command('send')
@@ -432,8 +437,10 @@ The socket file is removed on exit, also on Ctrl-C / SIGTERM. Senders of another
     .option('--message <text>', 'text to send', defaultMessage)
     .option('--size <bytes>', 'size of the shared-memory object', parseInteger(1, { sized: true }), defaultShmSize)
     .option('--json', 'print the result as one JSON object')
-    .action(async (opts: { socket?: string; type: FdpassType; message: string; size: number; json?: boolean }) => {
-      const result = await runSender({ socket: opts.socket ?? defaultSocketPath(), type: opts.type, message: opts.message, size: opts.size });
+    .addOption(uringOption('sendmsg (IORING_OP_SENDMSG)'))
+    .action(async (opts: { socket?: string; type: FdpassType; message: string; size: number; json?: boolean; uring?: boolean }) => {
+      const options = { socket: opts.socket ?? defaultSocketPath(), type: opts.type, message: opts.message, size: opts.size };
+      const result = opts.uring ? await withRing((ring) => runSender(options, uringFdpassIo(ring))) : await runSender(options);
       if (opts.json) printJson(result);
       else process.stdout.write(formatSend(result).join('\n') + '\n');
     });

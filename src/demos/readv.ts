@@ -5,6 +5,7 @@ import { Command } from 'commander';
 import { native } from '../native.js';
 import { parseInteger, parseIntegerList, oneLineErrors, printJson, UserError } from '../cli-util.js';
 import { iovMax, showBytes } from './common.js';
+import { uringOption, uringReadVectored, withRing } from './uring.js';
 
 export const defaultSizes = [32, 64, 128];
 /** Sum of the buffer sizes one readv may ask for (a demo, not a copy tool). */
@@ -79,6 +80,7 @@ export function readvCommand(): Command {
     .option('--offset <bytes>', 'read from this file offset with preadv(2) instead of the current position',
       parseInteger(0, { sized: true }))
     .option('--json', 'print the result as one JSON object')
+    .addOption(uringOption('read (IORING_OP_READV)'))
     .addHelpText('after', `
 Prints "Read N bytes:" and one line per buffer with only the bytes that landed in it.
 Bytes are shown safely: printable text as is, \\n \\t \\r \\0 and \\\\ escaped, any other
@@ -89,8 +91,10 @@ Example:
   Read 24 bytes:
   buf1: /* readv
   buf2: .c: scatter-read`)
-    .action(async (file: string, opts: { sizes: number[]; offset?: number; json?: boolean }) => {
-      const result = await runReadv(file, opts.sizes, opts.offset);
+    .action(async (file: string, opts: { sizes: number[]; offset?: number; json?: boolean; uring?: boolean }) => {
+      const result = opts.uring
+        ? await withRing((ring) => runReadv(file, opts.sizes, opts.offset, uringReadVectored(ring)))
+        : await runReadv(file, opts.sizes, opts.offset);
       if (opts.json) printJson(readvJson(result));
       else process.stdout.write(formatReadv(result).join('\n') + '\n');
     }));

@@ -1,16 +1,19 @@
 // `iolab tour`: every demo end to end, each command a separate process of this CLI run in a
 // temp folder, printed as a transcript a user can replay. Removes everything it created.
-import { spawn } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { copyFileSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Command } from 'commander';
 import { native, projectRoot } from '../native.js';
 import { oneLineErrors, printJson, UserError } from '../cli-util.js';
-import { showBytes } from './common.js';
+import { showBytes, withInterrupts } from './common.js';
+import { runTourBothVariants } from './tour-uring.js';
 
 const cliEntry = join(projectRoot, 'bin/iolab.js');
 const commandTimeoutMs = 30_000;
+/** Children still running: a signal to the tour stops them before it cleans up. */
+const running = new Set<ChildProcess>();
 
 export interface CommandRun {
   argv: string[];
@@ -56,10 +59,12 @@ export function runIolab(argv: string[], dir: string, options: { expectedExit?: 
     for (const line of lines) options.onLine?.(line);
   });
   child.stderr.setEncoding('utf8').on('data', (chunk: string) => { stderr += chunk; });
+  running.add(child);
   const timer = setTimeout(() => child.kill('SIGTERM'), commandTimeoutMs);
   const done = new Promise<CommandRun>((resolve, reject) => {
     child.on('error', reject);
     child.on('close', (code, sig) => {
+      running.delete(child);
       clearTimeout(timer);
       resolve({ argv, expectedExit: options.expectedExit ?? 0, exitCode: code ?? (sig ? 128 : null), stdout, stderr });
     });
@@ -103,7 +108,8 @@ const writevDemo: TourDemo = {
 const shmDemo: TourDemo = {
   title: 'shm: one process writes a POSIX shared-memory object, another maps it and reads',
   async run(ctx) {
-    const name = `/iolab-tour-${process.pid}-${ctx.extraArgs.join('').replace(/\W/g, '')}`;
+    const variant = ctx.extraArgs.join('').replace(/\W/g, '');
+    const name = `/iolab-tour-${process.pid}${variant ? `-${variant}` : ''}`;
     try {
       const commands = await runAll(ctx.dir, [
         { argv: ['shm', 'write', name, 'written by one process, read by another', ...ctx.extraArgs] },
@@ -152,9 +158,14 @@ export const tourDemos: TourDemo[] = [readvDemo, writevDemo, shmDemo, fdpassDemo
 export async function runTour(demos: TourDemo[] = tourDemos, extraArgs: string[] = []): Promise<{ dir: string; steps: TourStep[] }> {
   const dir = mkdtempSync(join(tmpdir(), 'iolab-tour-'));
   try {
-    // The pairs are independent: run them side by side, print them in order.
-    const steps = await Promise.all(demos.map(async (d) => ({ title: d.title, ...(await d.run({ dir, extraArgs })) })));
-    return { dir, steps };
+    return await withInterrupts(async (signal) => {
+      // Ctrl-C / SIGTERM: stop the demos' processes, let each demo clean up, then remove the folder.
+      signal.addEventListener('abort', () => { for (const child of running) child.kill('SIGTERM'); });
+      // The pairs are independent: run them side by side, print them in order.
+      const steps = await Promise.all(demos.map(async (d) => ({ title: d.title, ...(await d.run({ dir, extraArgs })) })));
+      signal.throwIfAborted();
+      return { dir, steps };
+    });
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
@@ -203,10 +214,10 @@ function tourVerdict(steps: TourStep[]): string {
 
 export function tourCommand(): Command {
   return oneLineErrors(new Command('tour')
-    .description('run every demo end to end (each command a separate process) and show what each printed')
+    .description('run every demo end to end (each command a separate process), plain and --uring, and show what each printed')
     .option('--json', 'print the whole transcript as one JSON object')
     .action(async (opts: { json?: boolean }) => {
-      const tour = await runTour();
+      const tour = await runTourBothVariants();
       const failed = failedCommands(tour.steps);
       if (opts.json) printJson({ ...tour, ok: failed.length === 0 });
       else process.stdout.write(formatTour(tour).join('\n') + '\n');

@@ -9,6 +9,7 @@ import { Command, Option } from 'commander';
 import { native } from '../native.js';
 import { oneLineErrors, printJson, UserError } from '../cli-util.js';
 import { iovMax, writeAllVectored, type VectoredWrite } from './common.js';
+import { uringOption, uringWriteVectored, withRing } from './uring.js';
 
 /** One writev/pwritev call; a uring variant swaps this function. */
 export const writeFileVectored: VectoredWrite = async (fd, buffers, position) => native.writev(fd, buffers, position);
@@ -102,15 +103,19 @@ export function writevCommand(): Command {
     .option('--force', 'replace an existing file (atomically: temp file, then rename)')
     .option('--newline', 'end with a newline (one more piece, "\\n")')
     .option('--json', 'print the result as one JSON object')
+    .addOption(uringOption('write (IORING_OP_WRITEV)'))
     .addHelpText('after', `
 Without --append or --force an existing file is left untouched and the command fails.
 
 Example:
   $ iolab writev notes.txt 'hello, ' 'vectored ' 'world' --newline
   writev 22 bytes to notes.txt`)
-    .action(async (file: string, texts: string[], opts: { append?: boolean; force?: boolean; newline?: boolean; json?: boolean }) => {
+    .action(async (file: string, texts: string[], opts: { append?: boolean; force?: boolean; newline?: boolean; json?: boolean; uring?: boolean }) => {
       const mode: WriteMode = opts.append ? 'append' : opts.force ? 'replace' : 'create';
-      const result = await runWritev(file, opts.newline ? [...texts, '\n'] : texts, mode);
+      const pieces = opts.newline ? [...texts, '\n'] : texts;
+      const result = opts.uring
+        ? await withRing((ring) => runWritev(file, pieces, mode, uringWriteVectored(ring)))
+        : await runWritev(file, pieces, mode);
       if (opts.json) printJson(result);
       else process.stdout.write(formatWritev(result).join('\n') + '\n');
     }));

@@ -1,0 +1,70 @@
+// `iolab tour`: every demo pair end to end, as README's first command runs it. Checks the
+// transcript's shape and content, the exit status, and that nothing it created is left.
+import { describe, expect, it } from 'vitest';
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { projectRoot } from '../src/native.js';
+import { shellLine } from '../src/demos/tour.js';
+import { cli, shmObjects } from './demo-support.js';
+
+describe('iolab tour', () => {
+  it('runs every demo pair as separate processes, prints what each showed, removes what it made', async () => {
+    const r = await cli(['tour']);
+    expect(r.stderr).toBe('');
+    expect(r.exitCode).toBe(0);
+    const out = r.stdout;
+    const dir = /^iolab tour: each demo run as separate processes in a temp folder \((\/\S+)\)$/m.exec(out)?.[1];
+    expect(dir).toBeDefined();
+
+    // readv of readv.c: the same 224 bytes the readv command prints on its own.
+    const alone = await cli(['readv', 'readv.c']);
+    expect(out).toContain(`$ iolab readv readv.c\n${alone.stdout}\n`);
+    expect(readFileSync(join(projectRoot, 'readv.c'), 'utf8').length).toBeGreaterThan(224);
+
+    expect(out).toContain([
+      "$ iolab writev notes.txt 'gathered ' 'by one ' 'writev call' --newline",
+      'writev 28 bytes to notes.txt',
+      '$ iolab readv notes.txt --sizes 9,7,12',
+      'Read 28 bytes:', 'buf1: gathered ', 'buf2: by one ', 'buf3: writev call\\n',
+      "$ iolab writev notes.txt 'overwritten?'",
+      'iolab: notes.txt already exists; left untouched (use --append to add to it or --force to replace it)',
+      '(exit status 1, as expected)',
+      '# notes.txt still holds: gathered by one writev call\\n',
+    ].join('\n'));
+
+    expect(out).toMatch(new RegExp([
+      "\\$ iolab shm write (/iolab-tour-\\d+) 'written by one process, read by another'",
+      'wrote 39 bytes of text to \\1 \\(new 4096-byte shared-memory object\\)',
+      '\\$ iolab shm read \\1', 'written by one process, read by another',
+      '\\$ iolab shm unlink \\1', 'unlinked \\1',
+    ].join('\n')));
+
+    for (const type of ['dgram', 'stream']) {
+      const socket = `fdpass-${type}.sock`;
+      const text = `a ${type} message with an fd`;
+      expect(out).toContain([
+        `$ iolab fdpass recv --socket ${socket} --type ${type} --timeout 20 &`,
+        `$ iolab fdpass send --socket ${socket} --type ${type} --message '${text}'`,
+        `sent to ${socket}: ${text} (with the fd of a 4096-byte shared-memory object)`,
+        '(output of the background fdpass recv)',
+        `listening on ${socket}`,
+        `message 1 carried: ${text}`,
+        `message 1 shm fd:  ${text} (mapped the passed fd: a 4096-byte shared-memory object)`,
+        '# the sender left nothing in /dev/shm (it unlinked the name right after creating the object)',
+        `# the receiver removed ${socket} on exit`,
+      ].join('\n'));
+    }
+    // 5 plain demos (11 commands), then readv, writev and both fdpass again with --uring (8 commands)
+    expect(out).toContain('$ iolab readv readv.c --uring\n' + alone.stdout + '\n');
+    expect(out.trimEnd().split('\n').at(-1)).toBe('tour done: 9 demos, 19 commands, temp folder removed');
+
+    // Everything it created is gone: its temp folder and its shm object.
+    expect(existsSync(dir!)).toBe(false);
+    const shmName = /\$ iolab shm write \/(iolab-tour-\d+)/.exec(out)![1];
+    expect(shmObjects(shmName)).toEqual([]);
+  }, 90_000); // 12 CLI processes: slow under ASan on a busy machine
+
+  it('quotes arguments in its transcript the way a shell needs them', () => {
+    expect(shellLine(['writev', 'a b', "it's", 'x,y', '--sizes', '1,2'])).toBe("iolab writev 'a b' 'it'\\''s' x,y --sizes 1,2");
+  });
+});

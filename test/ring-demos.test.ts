@@ -1,0 +1,158 @@
+// The --uring variants of the demos print exactly what the plain ones print; under a seccomp
+// filter that refuses io_uring_setup, --uring fails with the one-sentence reason and the plain
+// variant still works. Also `iolab bench api` (a very short run: shape, not speed).
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { execa } from 'execa';
+import { execFileSync } from 'node:child_process';
+import { copyFileSync, mkdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { projectRoot } from '../src/native.js';
+import { cliPath, runCli, shortTempDir, startCli } from './helpers.js';
+
+let dir: { path: string; cleanup: () => void };
+let refuse: string;
+
+beforeAll(() => {
+  dir = shortTempDir('iolab-ring-demos-');
+  refuse = join(dir.path, 'seccomp-refuse-io-uring');
+  execFileSync('gcc', ['-O2', '-Wall', '-o', refuse, join(projectRoot, 'test/fixtures/seccomp-refuse-io-uring.c')]);
+  copyFileSync(join(projectRoot, 'readv.c'), join(dir.path, 'readv.c'));
+});
+afterAll(() => dir.cleanup());
+
+const refusedLine = (errno: string, why: string) =>
+  `iolab: io_uring is unavailable: io_uring_setup was refused (${errno}), ${why}; use the command without --uring`; // execa strips the final newline
+const epermWhy = 'as a seccomp profile or the io_uring_disabled sysctl does';
+
+/** Runs the CLI under the seccomp filter (io_uring_setup -> errno). */
+function underFilter(errno: 'EPERM' | 'ENOSYS', args: string[], cwd = dir.path) {
+  return execa(refuse, [errno, process.execPath, cliPath, ...args], { cwd, reject: false });
+}
+
+describe('--uring prints what the plain variant prints', () => {
+  it('readv, text and --json, with --offset and --sizes', async () => {
+    for (const args of [['readv.c'], ['readv.c', '--sizes', '5,1,300', '--offset', '7'], ['readv.c', '--json', '--sizes', '16,16']]) {
+      const plain = await runCli(['readv', ...args], { cwd: dir.path });
+      const uring = await runCli(['readv', ...args, '--uring'], { cwd: dir.path });
+      expect(plain.exitCode).toBe(0);
+      expect(uring.stdout).toBe(plain.stdout);
+      expect(uring.stderr).toBe(plain.stderr);
+      expect(uring.exitCode).toBe(plain.exitCode);
+    }
+    const missing = await runCli(['readv', 'missing.c', '--uring'], { cwd: dir.path });
+    expect(missing.stderr).toBe((await runCli(['readv', 'missing.c'], { cwd: dir.path })).stderr);
+  });
+
+  it('writev: the same output and the same file, create, refuse, append', async () => {
+    for (const variant of ['plain', 'uring']) mkdirSync(join(dir.path, variant));
+    const flag = (v: string) => (v === 'uring' ? ['--uring'] : []);
+    const steps = [
+      { args: ['notes.txt', 'gathered ', 'by one ', 'writev call', '--newline'], exit: 0 },
+      { args: ['notes.txt', 'again'], exit: 1 },
+      { args: ['notes.txt', 'more', '--append'], exit: 0 },
+      { args: ['notes.txt', 'replaced', '--force', '--json'], exit: 0 },
+    ];
+    for (const step of steps) {
+      const [plain, uring] = await Promise.all(['plain', 'uring'].map((v) =>
+        runCli(['writev', ...step.args, ...flag(v)], { cwd: join(dir.path, v) })));
+      expect(plain.exitCode).toBe(step.exit);
+      expect(uring.exitCode).toBe(step.exit);
+      expect(uring.stdout).toBe(plain.stdout);
+      expect(uring.stderr).toBe(plain.stderr);
+      expect(readFileSync(join(dir.path, 'uring/notes.txt'))).toEqual(readFileSync(join(dir.path, 'plain/notes.txt')));
+    }
+  });
+
+  it('fdpass recv/send: every mix of plain and --uring prints the same, dgram and stream', async () => {
+    for (const type of ['dgram', 'stream']) {
+      const outputs: string[] = [];
+      for (const [recvUring, sendUring] of [[false, false], [true, false], [false, true], [true, true]]) {
+        const socket = join(dir.path, `fp-${type}.sock`);
+        const recvArgs = ['fdpass', 'recv', '--socket', socket, '--type', type, '--timeout', '20', '--count', '2', ...(recvUring ? ['--uring'] : [])];
+        const { child } = await startCli(recvArgs, /^listening on /);
+        const sendArgs = ['fdpass', 'send', '--socket', socket, '--type', type, ...(sendUring ? ['--uring'] : [])];
+        const first = await runCli([...sendArgs, '--message', `first ${type}`]);
+        const second = await runCli([...sendArgs, '--message', `second ${type}`, '--size', '8k']);
+        const received = await child;
+        expect(first.exitCode).toBe(0);
+        expect(second.exitCode).toBe(0);
+        expect(received.exitCode).toBe(0);
+        expect(received.stderr).toBe('');
+        outputs.push([first.stdout, second.stdout, received.stdout].join('\n'));
+      }
+      expect(outputs[0]).toContain(`message 2 shm fd:  second ${type} (mapped the passed fd: a 8192-byte shared-memory object)`);
+      for (const o of outputs) expect(o).toBe(outputs[0]);
+    }
+  });
+
+  it('fdpass recv --uring --timeout gives up like the plain one', async () => {
+    const socket = join(dir.path, 'quiet.sock');
+    const plain = await runCli(['fdpass', 'recv', '--socket', socket, '--timeout', '0.3']);
+    const uring = await runCli(['fdpass', 'recv', '--socket', socket, '--timeout', '0.3', '--uring']);
+    expect(plain.exitCode).toBe(1);
+    expect(uring.exitCode).toBe(1);
+    expect(uring.stdout).toBe(plain.stdout);
+    expect(uring.stderr).toBe(plain.stderr);
+  });
+});
+
+describe('--uring under a seccomp filter that refuses io_uring', () => {
+  it('readv, writev, fdpass send and recv: one line with the reason; the plain variant works', async () => {
+    const plain = await underFilter('EPERM', ['readv', 'readv.c']);
+    expect(plain.exitCode).toBe(0);
+    expect(plain.stdout).toBe((await runCli(['readv', 'readv.c'], { cwd: dir.path })).stdout);
+    for (const args of [['readv', 'readv.c'], ['writev', 'sec.txt', 'x'], ['fdpass', 'send', '--socket', 'none.sock'],
+      ['fdpass', 'recv', '--socket', 'r.sock', '--timeout', '1']]) {
+      const run = await underFilter('EPERM', [...args, '--uring']);
+      expect(run.stderr).toBe(refusedLine('EPERM', epermWhy));
+      expect(run.stdout).toBe('');
+      expect(run.exitCode).toBe(1);
+    }
+    const written = await underFilter('EPERM', ['writev', 'sec.txt', 'plain works']);
+    expect(written.stdout).toBe('writev 11 bytes to sec.txt');
+    expect(readFileSync(join(dir.path, 'sec.txt'), 'utf8')).toBe('plain works');
+  });
+
+  it('ENOSYS (as Docker\'s default profile returns) says so', async () => {
+    const run = await underFilter('ENOSYS', ['readv', 'readv.c', '--uring']);
+    expect(run.stderr).toBe(refusedLine('ENOSYS', "as a seccomp profile (Docker's default) or a kernel without io_uring does"));
+    expect(run.exitCode).toBe(1);
+  });
+
+  it('tour notes the refusal and still runs every plain demo', async () => {
+    const run = await underFilter('EPERM', ['tour'], projectRoot);
+    expect(run.exitCode).toBe(0);
+    expect(run.stdout).toContain('== the --uring variants\n# skipped: io_uring is unavailable: io_uring_setup was refused (EPERM), ' + epermWhy);
+    expect(run.stdout.trimEnd().split('\n').at(-1)).toBe('tour done: 6 demos, 11 commands, temp folder removed');
+  });
+});
+
+describe('iolab bench api', () => {
+  it('--json prints one object with a row per contender', async () => {
+    const out = join(dir.path, 'api.json');
+    const run = await runCli(['bench', 'api', '--rounds', '1', '--duration', '10', '--size', '1m', '--json', '--out', out]);
+    expect(run.stderr).toBe('');
+    expect(run.exitCode).toBe(0);
+    const report = JSON.parse(String(run.stdout));
+    expect(report.rows.map((r: { contender: string; inflight: number }) => `${r.contender}@${r.inflight}`)).toEqual([
+      'iolab.readv@1', 'fs.readvSync@1', 'ring.readv@1', 'fs.promises.readv@1', 'fs.read@1',
+      'ring.readv@32', 'fs.promises.readv@32', 'fs.read@32', 'ring.sendmsg@32', 'iolab.sendmsg@1',
+    ]);
+    for (const row of report.rows) expect(row.opsPerSec).toBeGreaterThan(0);
+    expect(report.ratios.find((r: { name: string }) => r.name === 'ring.readv@32 / fs.promises.readv@32').goal).toBe(3);
+    expect(JSON.parse(readFileSync(out, 'utf8')).rounds['ring.readv@32']).toHaveLength(1);
+  });
+
+  it('prints a table, and refuses bad input with one line', async () => {
+    const run = await runCli(['bench', 'api', '--rounds', '1', '--duration', '5', '--size', '256k', '--only', 'ring.readv@32,fs.read@32', '--out', join(dir.path, 'b.json')]);
+    expect(run.exitCode).toBe(0);
+    expect(run.stdout).toMatch(/^contender\s+in flight\s+ops\/s \(median\)\s+min\s+max$/m);
+    expect(run.stdout).toMatch(/^ring\.readv@32 \/ fs\.read@32 = \d+\.\d\dx {2}\(goal >= 1\.5x: (met|not met)\)$/m);
+    const bad = await runCli(['bench', 'api', '--rounds', '0']);
+    expect(bad.stderr).toBe("iolab: option '--rounds <n>' argument '0' is invalid. expected a whole number >= 1, got '0'");
+    expect(bad.exitCode).not.toBe(0);
+    const none = await runCli(['bench', 'api', '--only', 'nothing', '--size', '64k', '--out', join(dir.path, 'c.json')]);
+    expect(none.stderr).toBe('iolab: --only matched no contender');
+    expect(none.exitCode).toBe(1);
+  });
+});

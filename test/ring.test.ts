@@ -1,0 +1,438 @@
+// The Ring, op by op, on real files, pipes and sockets; batching, backlog, overflow, close(),
+// cancellation, detached/resized buffers, and the fd/live-object balance afterwards.
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import fs from 'node:fs';
+import net from 'node:net';
+import { join } from 'node:path';
+import { native } from '../src/native.js';
+import { Ring, RingClosedError } from '../src/ring.js';
+import { collectGarbage, openFdCount, settledLiveObjects, shortTempDir, zeroLiveObjects } from './helpers.js';
+
+let dir: { path: string; cleanup: () => void };
+let fdsBefore: number;
+const rings: InstanceType<typeof Ring>[] = [];
+const opened: number[] = [];
+
+function newRing(options?: ConstructorParameters<typeof Ring>[0]) {
+  const ring = new Ring(options);
+  rings.push(ring);
+  return ring;
+}
+function track<T extends number | number[]>(fds: T): T {
+  for (const fd of ([] as number[]).concat(fds)) opened.push(fd);
+  return fds;
+}
+function file(name: string, content: string | Buffer) {
+  const path = join(dir.path, name);
+  fs.writeFileSync(path, content);
+  return path;
+}
+
+beforeAll(() => {
+  dir = shortTempDir('iolab-ring-');
+  fdsBefore = openFdCount();
+});
+afterEach(async () => {
+  await Promise.all(rings.splice(0).map((r) => r.close()));
+  for (const fd of opened.splice(0)) {
+    try { fs.closeSync(fd); } catch { /* closed by the test */ }
+  }
+});
+afterAll(async () => {
+  dir.cleanup();
+  expect(await settledLiveObjects()).toEqual(zeroLiveObjects);
+  expect(openFdCount()).toBe(fdsBefore);
+});
+
+describe('Ring setup', () => {
+  it('reports the setup the kernel accepted', () => {
+    const ring = newRing({ entries: 8 });
+    const f = ring.features;
+    expect(f.sqEntries).toBe(8);
+    expect(f.cqEntries).toBeGreaterThanOrEqual(16);
+    expect(f.deferTaskrun || f.coopTaskrun || (!f.deferTaskrun && !f.coopTaskrun)).toBe(true);
+    if (f.deferTaskrun) expect(f.singleIssuer).toBe(true);
+    expect(f.sqpoll).toBe(false);
+    expect(native.liveObjects().rings).toBeGreaterThanOrEqual(1);
+  });
+
+  it('rejects bad options', () => {
+    expect(() => new Ring({ entries: 0 })).toThrow(expect.objectContaining({ code: 'ERR_OUT_OF_RANGE' }));
+    expect(() => new Ring({ entries: 1.5 })).toThrow(RangeError);
+    expect(() => new Ring({ entries: '8' as unknown as number })).toThrow(expect.objectContaining({ code: 'ERR_INVALID_ARG_TYPE' }));
+    expect(() => new Ring({ entries: 16, cqEntries: 8 })).toThrow(RangeError);
+  });
+
+  it('can ask for an SQ polling thread', async () => {
+    let ring;
+    try {
+      ring = newRing({ entries: 8, sqpoll: true });
+    } catch (err) {
+      expect((err as { code: string }).code).toMatch(/^E/); // refused by this kernel: an errno error
+      return;
+    }
+    expect(ring.features.sqpoll).toBe(true);
+    const path = file('sqpoll.txt', 'sqpoll data');
+    const fd = track(fs.openSync(path, 'r'));
+    const buf = Buffer.alloc(6);
+    expect(await ring.read(fd, buf, 0)).toBe(6);
+    expect(buf.toString()).toBe('sqpoll');
+  });
+});
+
+describe('Ring ops', () => {
+  it('nop', async () => {
+    expect(await newRing().nop()).toBeUndefined();
+  });
+
+  it('read/write at positions and at the file position', async () => {
+    const ring = newRing();
+    const path = file('rw.txt', 'hello world');
+    const fd = track(fs.openSync(path, 'r+'));
+    const buf = Buffer.alloc(5);
+    expect(await ring.read(fd, buf, 6)).toBe(5);
+    expect(buf.toString()).toBe('world');
+    expect(await ring.read(fd, buf, 6n)).toBe(5);
+    expect(await ring.write(fd, Buffer.from('HELLO'), 0)).toBe(5);
+    expect(fs.readFileSync(path, 'utf8')).toBe('HELLO world');
+    // no position: the file position moves, as read(2) does
+    const a = Buffer.alloc(3);
+    expect(await ring.read(fd, a)).toBe(3);
+    expect(await ring.read(fd, a)).toBe(3);
+    expect(a.toString()).toBe('LO ');
+    expect(await ring.read(fd, Buffer.alloc(4), 100)).toBe(0);
+  });
+
+  it('readv/writev split across buffers, zero-length ones included, typed arrays and DataViews', async () => {
+    const ring = newRing();
+    const path = file('v.txt', '');
+    const fd = track(fs.openSync(path, 'r+'));
+    const parts = [Buffer.from('ab'), new Uint8Array(0), new Uint16Array([0x6463]), new DataView(new TextEncoder().encode('efg').buffer)];
+    expect(await ring.writev(fd, parts, 0)).toBe(7);
+    expect(fs.readFileSync(path, 'latin1')).toBe('abcdefg');
+    const x = Buffer.alloc(3), y = new Uint8Array(0), z = new Uint8Array(10);
+    expect(await ring.readv(fd, [x, y, z], 0)).toBe(7);
+    expect(x.toString()).toBe('abc');
+    expect(Buffer.from(z.subarray(0, 4)).toString()).toBe('defg');
+    expect(await ring.readv(fd, [], 0)).toBe(0);
+  });
+
+  it('fsync and fdatasync', async () => {
+    const ring = newRing();
+    const fd = track(fs.openSync(file('sync.txt', 'x'), 'r+'));
+    await expect(ring.fsync(fd)).resolves.toBeUndefined();
+    await expect(ring.fsync(fd, { datasync: true })).resolves.toBeUndefined();
+  });
+
+  it('rejects with the Node-style error of the sync call', async () => {
+    const ring = newRing();
+    const fd = track(fs.openSync(file('ro.txt', 'x'), 'r'));
+    const err = await ring.write(fd, Buffer.from('y'), 0).catch((e) => e);
+    expect(err).toMatchObject({ code: 'EBADF', syscall: 'write', errno: -9 });
+    expect(err.message).toBe('EBADF: Bad file descriptor, write');
+    expect(() => ring.read(-1, Buffer.alloc(1))).toThrow(expect.objectContaining({ code: 'ERR_OUT_OF_RANGE' }));
+    expect(() => ring.read(fd, 'x' as unknown as Buffer)).toThrow(expect.objectContaining({ code: 'ERR_INVALID_ARG_TYPE' }));
+    expect(() => ring.readv(fd, Buffer.alloc(1) as unknown as Buffer[])).toThrow(TypeError);
+    expect(() => ring.read(fd, Buffer.alloc(1), -2)).toThrow(RangeError);
+    expect(() => ring.readv(fd, Array.from({ length: 1025 }, () => Buffer.alloc(1)))).toThrow(expect.objectContaining({ code: 'ERR_OUT_OF_RANGE' }));
+    expect(native.liveObjects().heldBuffers).toBe(0);
+    expect(native.liveObjects().heldBuffers).toBe(0);
+  });
+
+  it('pipes: a read waits for the writer', async () => {
+    const ring = newRing();
+    const [r, w] = track(native.socketpair('stream'));
+    const buf = Buffer.alloc(16);
+    const pending = ring.read(r, buf);
+    await new Promise((res) => setTimeout(res, 20));
+    expect(ring.inFlight).toBe(1);
+    native.writev(w, [Buffer.from('late data')]);
+    expect(await pending).toBe(9);
+    expect(buf.toString('utf8', 0, 9)).toBe('late data');
+  });
+
+  it('sendmsg/recvmsg with fds that are read back, close-on-exec', async () => {
+    const ring = newRing();
+    const [a, b] = track(native.socketpair('stream'));
+    const path = file('passed.txt', 'passed through SCM_RIGHTS');
+    const f = track(fs.openSync(path, 'r'));
+    expect(await ring.sendmsg(a, [Buffer.from('fd'), Buffer.from('s!')], { fds: [f, f] })).toBe(4);
+    const buf = Buffer.alloc(8);
+    const got = await ring.recvmsg(b, [buf], { maxFds: 2 });
+    expect(got).toMatchObject({ bytes: 4, truncated: false, fdsTruncated: false, dataTruncated: false, eof: false });
+    expect(buf.toString('utf8', 0, 4)).toBe('fds!');
+    expect(got.fds).toHaveLength(2);
+    for (const fd of got.fds) {
+      expect(fs.readFileSync(`/proc/self/fdinfo/${fd}`, 'utf8')).toMatch(/flags:\s+0?2\d{5}/); // O_CLOEXEC
+      const back = Buffer.alloc(6);
+      expect(fs.readSync(fd, back, 0, 6, 0)).toBe(6);
+      expect(back.toString()).toBe('passed');
+      fs.closeSync(fd);
+    }
+  });
+
+  it('recvmsg: more fds than maxFds closes them all; datagram truncation; eof', async () => {
+    const ring = newRing();
+    const [a, b] = track(native.socketpair('stream'));
+    const f = track(fs.openSync(file('many.txt', 'x'), 'r'));
+    const before = openFdCount();
+    native.sendmsg(a, [Buffer.from('x')], { fds: [f, f, f] });
+    const got = await ring.recvmsg(b, [Buffer.alloc(4)], { maxFds: 2 });
+    expect(got).toMatchObject({ bytes: 1, fds: [], truncated: true, fdsTruncated: true });
+    expect(openFdCount()).toBe(before);
+    const [c, d] = track(native.socketpair('dgram'));
+    native.sendmsg(c, [Buffer.from('0123456789')]);
+    expect(await ring.recvmsg(d, [Buffer.alloc(4)])).toMatchObject({ bytes: 4, dataTruncated: true, truncated: true, eof: false });
+    native.close(a);
+    expect(await ring.recvmsg(b, [Buffer.alloc(4)])).toMatchObject({ bytes: 0, eof: true });
+  });
+
+  it('socket/connect/accept/send/recv on AF_UNIX and TCP', async () => {
+    const ring = newRing();
+    // AF_UNIX listener made by the sync layer
+    const path = join(dir.path, 's.sock');
+    const listener = track(native.socket('stream'));
+    native.bind(listener, path);
+    native.listen(listener, 8);
+    const client = track(await ring.socket('unix', 'stream'));
+    const accepted = ring.accept(listener);
+    await ring.connect(client, path);
+    const server = track(await accepted);
+    expect(fs.readFileSync(`/proc/self/fdinfo/${server}`, 'utf8')).toMatch(/flags:\s+0?2\d{5}/);
+    expect(await ring.send(client, Buffer.from('over unix'))).toBe(9);
+    const buf = Buffer.alloc(32);
+    expect(await ring.recv(server, buf)).toBe(9);
+    expect(buf.toString('utf8', 0, 9)).toBe('over unix');
+    await expect(ring.connect(track(await ring.socket('unix')), join(dir.path, 'missing.sock')))
+      .rejects.toMatchObject({ code: 'ENOENT', syscall: 'connect', path: join(dir.path, 'missing.sock') });
+
+    // TCP: a node server echoes what the ring sends
+    const srv = net.createServer((s) => s.pipe(s));
+    await new Promise<void>((res) => srv.listen(0, '127.0.0.1', res));
+    const port = (srv.address() as net.AddressInfo).port;
+    const tcp = track(await ring.socket('inet', 'stream'));
+    await ring.connect(tcp, { host: 'localhost', port });
+    expect(await ring.send(tcp, Buffer.from('ping'))).toBe(4);
+    const echo = Buffer.alloc(4);
+    expect(await ring.recv(tcp, echo)).toBe(4);
+    expect(echo.toString()).toBe('ping');
+    await ring.closeFd(opened.pop()!);
+    await new Promise((res) => srv.close(res));
+    expect(() => ring.connect(tcp, { host: 'example.com', port: 1 })).toThrow(expect.objectContaining({ code: 'ERR_INVALID_ARG_VALUE' }));
+  });
+
+  it('closeFd closes the fd', async () => {
+    const ring = newRing();
+    const fd = fs.openSync(file('c.txt', 'x'), 'r');
+    await ring.closeFd(fd);
+    expect(() => fs.fstatSync(fd)).toThrow(expect.objectContaining({ code: 'EBADF' }));
+    await expect(ring.closeFd(fd)).rejects.toMatchObject({ code: 'EBADF', syscall: 'close' });
+  });
+});
+
+describe('batching and queues', () => {
+  it('ops queued in one turn go to the kernel in one submit', async () => {
+    const ring = newRing({ entries: 64 });
+    await ring.nop();
+    const before = ring.stats;
+    const ops = Array.from({ length: 50 }, () => ring.nop());
+    await Promise.all(ops);
+    const after = ring.stats;
+    expect(after.submitCalls - before.submitCalls).toBe(1);
+    expect(after.sqesSubmitted - before.sqesSubmitted).toBe(50);
+    expect(after.cqesReaped - before.cqesReaped).toBe(50);
+  });
+
+  it('ring.submit() sends right away', async () => {
+    const ring = newRing();
+    const p = ring.nop();
+    const before = ring.stats.submitCalls;
+    ring.submit();
+    expect(ring.stats.submitCalls).toBe(before + 1);
+    await p;
+  });
+
+  it('more ops than SQ entries wait in the backlog; none dropped, order kept', async () => {
+    const ring = newRing({ entries: 4 });
+    const [r, w] = track(native.socketpair('stream'));
+    const writes = Array.from({ length: 100 }, (_, i) => ring.write(w, Buffer.from([i])));
+    expect(await Promise.all(writes)).toEqual(Array(100).fill(1));
+    const buf = Buffer.alloc(100);
+    let got = 0;
+    while (got < 100) got += native.readv(r, [buf.subarray(got)]);
+    expect([...buf]).toEqual(Array.from({ length: 100 }, (_, i) => i));
+    expect(ring.stats.overflowQueued).toBeGreaterThanOrEqual(96);
+  });
+
+  it('a CQ smaller than the burst overflows and every completion still arrives', async () => {
+    const ring = newRing({ entries: 4, cqEntries: 4 });
+    const path = file('burst.txt', 'abcdefgh'.repeat(512));
+    const fd = track(fs.openSync(path, 'r'));
+    const bufs = Array.from({ length: 1000 }, () => Buffer.alloc(1));
+    const results = await Promise.all(bufs.map((b, i) => ring.read(fd, b, i)));
+    expect(results).toEqual(Array(1000).fill(1));
+    expect(bufs.map((b) => b.toString()).join('')).toBe('abcdefgh'.repeat(125));
+    expect(ring.stats.cqesReaped).toBe(1000);
+  });
+
+  it('10,000 ops leak no fd and no live object', async () => {
+    const ring = newRing({ entries: 128 });
+    const [a, b] = track(native.socketpair('stream'));
+    const f = track(fs.openSync(file('leak.txt', 'leak check'), 'r'));
+    const before = openFdCount();
+    for (let round = 0; round < 50; round++) {
+      const ops: Promise<unknown>[] = [];
+      for (let i = 0; i < 40; i++) {
+        ops.push(ring.read(f, Buffer.alloc(4), i % 8), ring.nop(), ring.readv(f, [Buffer.alloc(2), Buffer.alloc(2)], 0));
+        ops.push(ring.sendmsg(a, [Buffer.from('m')], { fds: [f] }));
+        ops.push(ring.recvmsg(b, [Buffer.alloc(1)], { maxFds: 1 }).then((m) => m.fds.forEach((fd) => fs.closeSync(fd))));
+      }
+      await Promise.all(ops);
+    }
+    expect(ring.stats.cqesReaped).toBeGreaterThanOrEqual(10_000);
+    expect(openFdCount()).toBe(before);
+    expect(native.liveObjects()).toMatchObject({ ringOps: 0, heldBuffers: 0 });
+  });
+});
+
+describe('close and cancellation', () => {
+  it('close() with 1,000 ops in flight rejects the cancelled ones with RingClosedError', async () => {
+    const ring = new Ring({ entries: 256 });
+    const [a, b] = track(native.socketpair('stream'));
+    const recvs = Array.from({ length: 1000 }, () => ring.recv(b, Buffer.alloc(8)));
+    ring.submit();
+    await new Promise((res) => setTimeout(res, 10));
+    expect(ring.inFlight).toBe(1000);
+    const closed = ring.close();
+    expect(ring.closed).toBe(true);
+    const settled = await Promise.allSettled(recvs);
+    await closed;
+    for (const s of settled) {
+      expect(s.status).toBe('rejected');
+      const reason = (s as PromiseRejectedResult).reason;
+      expect(reason).toBeInstanceOf(RingClosedError);
+      expect(reason.code).toBe('ERR_RING_CLOSED');
+    }
+    expect(() => ring.nop()).toThrow(RingClosedError);
+    await ring.close(); // idempotent
+    expect(native.liveObjects()).toMatchObject({ ringOps: 0, heldBuffers: 0 });
+    void a;
+  });
+
+  it('close() resolves at once when idle; ops already done keep their result', async () => {
+    const ring = new Ring();
+    const done = ring.nop();
+    await done;
+    const p = ring.read(track(fs.openSync(file('cl.txt', 'abc'), 'r')), Buffer.alloc(3), 0);
+    ring.submit();
+    await ring.close();
+    // a page-cache read completes before the cancel reaches it, or is cancelled
+    const outcome = await p.then((n) => n, (e) => e);
+    expect(outcome === 3 || outcome instanceof RingClosedError).toBe(true);
+  });
+
+  it('cancelFd cancels the ops waiting on one fd (ECANCELED), others go on', async () => {
+    const ring = newRing();
+    const [a, b] = track(native.socketpair('stream'));
+    const [c, d] = track(native.socketpair('stream'));
+    // handlers attached now: the rejections can land while cancelFd is awaited
+    const waiting = [ring.recv(b, Buffer.alloc(4)), ring.recv(b, Buffer.alloc(4))].map((p) => p.then(() => 'resolved', (e) => e));
+    const other = ring.recv(d, Buffer.alloc(4));
+    await new Promise((res) => setTimeout(res, 10));
+    expect(await ring.cancelFd(b)).toBe(2);
+    expect(await ring.cancelFd(b)).toBe(0);
+    for (const w of waiting) expect(await w).toMatchObject({ code: 'ECANCELED', syscall: 'recv' });
+    native.writev(c, [Buffer.from('ok')]);
+    expect(await other).toBe(2);
+    void a;
+  });
+
+  it('closing the fd while an op waits does not cancel it (the kernel holds the file)', async () => {
+    const ring = newRing();
+    const [a, b] = native.socketpair('stream');
+    const buf = Buffer.alloc(8);
+    const pending = ring.recv(b, buf);
+    await new Promise((res) => setTimeout(res, 10));
+    fs.closeSync(b);
+    await new Promise((res) => setTimeout(res, 10));
+    expect(ring.inFlight).toBe(1);
+    native.writev(a, [Buffer.from('still')]);
+    expect(await pending).toBe(5);
+    expect(buf.toString('utf8', 0, 5)).toBe('still');
+    fs.closeSync(a);
+  });
+
+  it('an idle Ring does not keep the loop alive, a pending op does (checked in a child)', async () => {
+    const { execa } = await import('execa');
+    const { projectRoot } = await import('../src/native.js');
+    const idle = await execa(process.execPath, ['--import', 'tsx', '-e',
+      "const { Ring } = await import('./src/ring.ts'); const r = new Ring(); await r.nop(); console.log('done');"],
+    { cwd: projectRoot, reject: false, timeout: 20_000 });
+    expect(idle.stdout).toBe('done');
+    expect(idle.exitCode).toBe(0);
+    const pending = await execa(process.execPath, ['--import', 'tsx', '-e',
+      "const { Ring } = await import('./src/ring.ts'); const { native } = await import('./src/native.ts');" +
+      "const r = new Ring(); const [a, b] = native.socketpair('stream');" +
+      "setTimeout(() => native.writev(a, [Buffer.from('x')]), 200);" +
+      "const n = await r.recv(b, Buffer.alloc(1)); console.log('got', n);"],
+    { cwd: projectRoot, reject: false, timeout: 20_000 });
+    expect(pending.stdout).toBe('got 1');
+  });
+});
+
+describe('buffers in flight', () => {
+  it('a buffer detached (transferred) in flight is never written; the op still resolves', async () => {
+    const ring = newRing();
+    const [a, b] = track(native.socketpair('stream'));
+    let buf: Uint8Array | null = new Uint8Array(64);
+    const pending = ring.recv(b, buf);
+    const moved = structuredClone(buf.buffer, { transfer: [buf.buffer] }) as ArrayBuffer;
+    expect(buf.byteLength).toBe(0); // detached
+    buf = null;
+    await collectGarbage();
+    native.writev(a, [Buffer.alloc(64, 7)]);
+    expect(await pending).toBe(64);
+    expect(new Uint8Array(moved).every((x) => x === 0)).toBe(true);
+  });
+
+  it('a resizable buffer shrunk in flight gets only what still fits', async () => {
+    const ring = newRing();
+    const [a, b] = track(native.socketpair('stream'));
+    const ab = new (ArrayBuffer as unknown as new (n: number, o: { maxByteLength: number }) => ArrayBuffer & { resize(n: number): void })(32, { maxByteLength: 64 });
+    const view = new Uint8Array(ab);
+    const pending = ring.recv(b, view);
+    ab.resize(4);
+    native.writev(a, [Buffer.alloc(32, 9)]);
+    expect(await pending).toBe(32);
+    expect([...view]).toEqual([9, 9, 9, 9]);
+    ab.resize(8);
+    expect([...new Uint8Array(ab)]).toEqual([9, 9, 9, 9, 0, 0, 0, 0]);
+  });
+
+  it('buffers dropped right after submit (and GC forced) are still filled safely', async () => {
+    const ring = newRing();
+    const fd = track(fs.openSync(file('gc.txt', 'z'.repeat(4096)), 'r'));
+    const ops = Array.from({ length: 64 }, (_, i) => ring.read(fd, new Uint8Array(4096), i));
+    ring.submit();
+    await collectGarbage();
+    const n = await Promise.all(ops);
+    expect(n[0]).toBe(4096);
+    expect(native.liveObjects().heldBuffers).toBe(0);
+  });
+
+  it('a Ring dropped with an op in flight stays alive until the op completes', async () => {
+    const [a, b] = track(native.socketpair('stream'));
+    let ring: InstanceType<typeof Ring> | null = new Ring();
+    const buf = Buffer.alloc(4);
+    const pending = ring.recv(b, buf);
+    ring = null;
+    await collectGarbage();
+    expect(native.liveObjects().rings).toBeGreaterThanOrEqual(1);
+    native.writev(a, [Buffer.from('live')]);
+    expect(await pending).toBe(4);
+    expect(buf.toString()).toBe('live');
+    await collectGarbage();
+    await new Promise((res) => setTimeout(res, 20));
+    await collectGarbage();
+  });
+});
