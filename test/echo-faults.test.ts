@@ -162,7 +162,7 @@ describe('echo server --json', () => {
     await waitFor(() => fdCountOf(child.pid!) > 0);
     child.kill('SIGINT');
     const r = await child;
-    expect({ exitCode: r.exitCode, signal: r.signal, stderr: r.stderr }).toEqual({ exitCode: 0, signal: undefined, stderr: '' });
+    expect({ exitCode: r.exitCode, signal: r.signal, stderr: r.stderr, stdout: r.stdout }).toEqual({ exitCode: 0, signal: undefined, stderr: '', stdout: expect.stringContaining('stopped') });
     const last = JSON.parse(String(r.stdout).trim().split('\n').pop()!);
     expect(last).toMatchObject({ event: 'stopped', signal: 'SIGINT', connections: 1, refused: 0, bytesEchoed: 3 });
   });

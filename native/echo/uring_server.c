@@ -44,6 +44,7 @@ struct server {
   size_t br_bytes;
   unsigned char *bufs;
   unsigned buf_count;
+  unsigned held;      /* buffers sitting in connections' send queues */
   const struct echo_server_config *cfg;
   struct echo_server_stats *st;
   uint64_t inflight;  /* every op of the ring whose last CQE has not come */
@@ -149,6 +150,7 @@ static int enqueue(struct conn *c, unsigned bid, uint32_t len) {
 
 static void pop(struct server *s, struct conn *c) {
   return_buffer(s, c->q_bid[c->q_head]);
+  s->held--;
   c->q_head = (c->q_head + 1) % c->q_cap;
   c->q_count--;
   c->q_off = 0;
@@ -225,6 +227,7 @@ static void on_recv(struct server *s, struct conn *c, struct io_uring_cqe *cqe) 
       return_buffer(s, bid);
       c->dead = true;
     } else {
+      s->held++;
       queue_send(s, c);
       if (c->q_count >= PAUSE_AT && !c->paused) {
         c->paused = true;
@@ -412,6 +415,9 @@ int echo_uring_serve(const struct echo_server_config *cfg, struct echo_server_st
         seen++;
       }
       io_uring_cq_advance(&s.ring, seen);
+      /* A recv may have hit ENOBUFS after the buffers it needed came back in the same batch
+       * (or were freed by a closing connection): re-arm the starved while any are free. */
+      if (s.starved && s.held < s.buf_count) wake_starved(&s);
     }
   }
   if (s.br) io_uring_unregister_buf_ring(&s.ring, BGID);

@@ -33,11 +33,19 @@ async function spawnServer(engine: EchoEngine): Promise<ServerProcess> {
   });
 }
 
-async function stopServer(s: ServerProcess): Promise<void> {
-  if (s.child.exitCode !== null) return;
+/** SIGTERM, and SIGKILL if it has not exited within 5 s. Returns false when it had to be killed. */
+async function stopServer(s: ServerProcess): Promise<boolean> {
+  if (s.child.exitCode !== null || s.child.signalCode !== null) return true;
   const exited = new Promise((r) => s.child.once('exit', r));
   s.child.kill('SIGTERM');
-  await exited;
+  let timer: NodeJS.Timeout | undefined;
+  const clean = await Promise.race([exited.then(() => true), new Promise<boolean>((r) => (timer = setTimeout(() => r(false), 5000)))]);
+  clearTimeout(timer);
+  if (!clean) {
+    s.child.kill('SIGKILL');
+    await exited;
+  }
+  return clean;
 }
 
 /** CPU seconds (user + system) a process has used, from /proc/<pid>/stat. */
@@ -63,6 +71,9 @@ interface Sample {
   /** CPU seconds per second of the run: the server process, and the client's threads. */
   serverCpu?: number;
   clientCpu: number;
+  errorKinds?: EchoLoadResult['errors'];
+  /** The server had to be killed: it did not stop on SIGTERM. */
+  stuck?: boolean;
 }
 
 async function measure(port: number, clients: number, durationSec: number, length: number, mode: 'epoll' | 'threads'): Promise<EchoLoadResult> {
@@ -101,8 +112,14 @@ export function benchEchoCommand(): Command {
               const cpu0 = processCpuSeconds(server.child.pid!);
               const r = await measure(server.port, clients, opts.duration, opts.length, 'epoll');
               const serverCpu = (processCpuSeconds(server.child.pid!) - cpu0) / opts.duration;
-              samples.push({ clients, round, contender: engine, reqPerSec: r.responses / opts.duration, errors: totalErrors(r), p99Ms: r.latencyNs.p99 / 1e6, serverCpu, clientCpu: r.cpuNs / 1e9 / opts.duration });
-              log(`round ${round} ${clients} clients ${engine}: ${Math.round(r.responses / opts.duration)} req/s${totalErrors(r) ? `, ${totalErrors(r)} errors` : ''}\n`);
+              const sample: Sample = { clients, round, contender: engine, reqPerSec: r.responses / opts.duration, errors: totalErrors(r), errorKinds: r.errors, p99Ms: r.latencyNs.p99 / 1e6, serverCpu, clientCpu: r.cpuNs / 1e9 / opts.duration };
+              samples.push(sample);
+              log(`round ${round} ${clients} clients ${engine}: ${Math.round(r.responses / opts.duration)} req/s${totalErrors(r) ? `, errors ${JSON.stringify(r.errors)}` : ''}\n`);
+              if (!(await stopServer(server))) {
+                sample.stuck = true;
+                sample.errors++;
+                log(`round ${round} ${clients} clients ${engine}: the server did not exit on SIGTERM within 5 s (killed)\n`);
+              }
             } finally {
               await stopServer(server);
             }

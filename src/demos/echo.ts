@@ -24,11 +24,9 @@ function serverCommand(): Command {
       } catch (err) {
         throw explainServerError(err, opts.engine);
       }
-      const address = formatAddress(host, server.port);
-      if (opts.json) printJson({ event: 'listening', engine: opts.engine, host, port: server.port });
-      else process.stdout.write(`listening on ${address} (engine ${opts.engine})\n`);
-      // process.on, not once: a second signal while stopping must not kill the process
-      // before it has closed everything and said what it served.
+      // The handlers go in before `listening` is printed: whoever waits for that line may
+      // signal at once. process.on, not once: a second signal while stopping must not kill
+      // the process before it has closed everything and said what it served.
       let signal = '';
       const onSignal = (name: string) => {
         if (signal) return;
@@ -37,6 +35,9 @@ function serverCommand(): Command {
       };
       process.on('SIGINT', () => onSignal('SIGINT'));
       process.on('SIGTERM', () => onSignal('SIGTERM'));
+      const address = formatAddress(host, server.port);
+      if (opts.json) printJson({ event: 'listening', engine: opts.engine, host, port: server.port });
+      else process.stdout.write(`listening on ${address} (engine ${opts.engine})\n`);
       let stats: EchoServerStats;
       try {
         stats = await server.closed;
