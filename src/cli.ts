@@ -1,32 +1,35 @@
 #!/usr/bin/env node
 // The iolab program: registers the commands, parses, prints errors. No logic lives here.
 import { Command, CommanderError } from 'commander';
-import { benchGroup, describeError, UserError } from './cli-util.js';
-
-const program = new Command('iolab')
-  .description('Shows, tests and measures Linux I/O primitives: readv/writev, fd passing, shared memory, io_uring')
-  .showHelpAfterError('(run with --help for usage)')
-  .exitOverride();
-
-// ---- commands: one addCommand per demo / benchmark module ----
+import { benchGroup, describeError, oneLineErrors, UserError } from './cli-util.js';
 import { readvCommand } from './demos/readv.js';
 import { writevCommand } from './demos/writev.js';
 import { fdpassCommand } from './demos/fdpass.js';
 import { shmCommand } from './demos/shm.js';
+import { echoCommand } from './demos/echo.js';
 import { tourCommand } from './demos/tour.js';
+import { genCommand } from './demos/gen.js';
+import { apiCommand } from './bench/api.js';
+import { iopsCommand } from './bench/iops.js';
+import { latencyCommand } from './bench/latency.js';
+import { benchEchoCommand } from './bench/echo.js';
+
+const program = new Command('iolab')
+  .description('Shows, tests and measures Linux I/O primitives: readv/writev, fd passing, shared memory, io_uring');
+
 program.addCommand(readvCommand());
 program.addCommand(writevCommand());
 program.addCommand(fdpassCommand());
 program.addCommand(shmCommand());
+program.addCommand(echoCommand());
 program.addCommand(tourCommand());
-import { apiCommand } from './bench/api.js';
+program.addCommand(genCommand());
 benchGroup(program).addCommand(apiCommand());
-import { iopsCommand } from './bench/iops.js';
-import { latencyCommand } from './bench/latency.js';
-import { genCommand } from './demos/gen.js';
 benchGroup(program).addCommand(iopsCommand());
 benchGroup(program).addCommand(latencyCommand());
-program.addCommand(genCommand());
+benchGroup(program).addCommand(benchEchoCommand());
+// Usage errors of every command, however deep, read like all other errors: one `iolab:` line.
+oneLineErrors(program);
 
 try {
   await program.parseAsync(process.argv);

@@ -107,6 +107,18 @@ export interface NativeAddon {
   benchEngines: string[];
   /** fio's percentile list, the order of BenchHistogram.percentiles. */
   benchPercentileList: number[];
+  // ---- echo suite (native/echo_binding.cc) ----
+  /** Binds and listens (numeric host), then serves on a thread of its own until stop().
+   * Throws EADDRINUSE and friends at once; `done` settles when the server has closed everything. */
+  echoStartServer(engine: 'uring' | 'epoll', options: { host: string; port: number; maxConns?: number; buffers?: number }): EchoServerHandle;
+  /** Runs the load generator (or the thread-per-connection client) on threads of its own. */
+  echoRunLoad(options: EchoLoadOptions): EchoLoadHandle;
+  /** A listening TCP socket (close-on-exec) for engines written in TS; the fd belongs to the caller. */
+  echoListen(host: string, port: number, options?: { backlog?: number; nonBlocking?: boolean }): { fd: number; port: number };
+  /** setsockopt TCP_NODELAY. */
+  echoSetNoDelay(fd: number): void;
+  /** RLIMIT_NOFILE of this process. */
+  echoOpenFileLimit(): { soft: number; hard: number };
 }
 
 export type SocketType = 'stream' | 'dgram' | 'seqpacket';
@@ -218,6 +230,65 @@ export interface BenchResult {
   verifiedBlocks: number;
   read: BenchDirection;
   write: BenchDirection;
+}
+
+export interface EchoServerStats {
+  /** Connections accepted and served. */
+  connections: number;
+  /** Connections accepted and closed at once because of maxConns. */
+  refused: number;
+  bytesEchoed: number;
+  peakConnections: number;
+  /** uring: recvs cancelled because the connection's sends lagged (re-armed once drained). */
+  recvPauses?: number;
+  /** uring: recvs that ended with ENOBUFS because the provided buffer ring ran dry. */
+  bufferWaits?: number;
+  /** How the engine was set up (io_uring flags accepted, buffer sizes). */
+  setup: string;
+}
+
+export interface EchoServerHandle {
+  /** The port actually bound (port 0 picks one). */
+  port: number;
+  /** Asks the server to stop; harmless after it has. */
+  stop(): void;
+  done: Promise<EchoServerStats>;
+}
+
+export interface EchoLoadOptions {
+  /** Numeric IPv4/IPv6 address. */
+  host: string;
+  port: number;
+  clients?: number;
+  /** Bytes per message. */
+  length?: number;
+  durationMs?: number;
+  /** After the duration, how long echoes still in flight may take (then: timeouts). */
+  graceMs?: number;
+  /** epoll/uring mode: worker threads (default 4). */
+  threads?: number;
+  /** 'epoll': the generator; 'uring': the generator on io_uring (less CPU per message);
+   * 'threads': one blocking thread per connection (the reference). */
+  mode?: 'epoll' | 'uring' | 'threads';
+}
+
+export interface EchoLoadResult {
+  requests: number;
+  responses: number;
+  bytes: number;
+  connected: number;
+  errors: { connect: number; reset: number; shortEcho: number; mismatch: number; timeout: number };
+  /** The measured window (from all clients connected to the deadline). */
+  elapsedNs: number;
+  /** CPU time the client's threads used during the window. */
+  cpuNs: number;
+  latencyNs: { p50: number; p99: number; p999: number; max: number };
+}
+
+export interface EchoLoadHandle {
+  /** Ends the run early (results so far are reported). */
+  stop(): void;
+  done: Promise<EchoLoadResult>;
 }
 
 function addonPath(): string {

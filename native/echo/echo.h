@@ -1,0 +1,92 @@
+/* The echo subsystem in plain C (no Node headers): an io_uring server, an epoll server, a
+ * load generator that speaks rust_echo_bench's protocol (one message, wait for the whole
+ * echo, next), and a thread-per-connection client to compare the generator with.
+ * Every function returns 0 or a negative errno and names the failing syscall in *syscall. */
+#pragma once
+#include <stdint.h>
+#include <sys/socket.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---- shared socket helpers (echo_net.c) ---- */
+
+/* socket + SO_REUSEADDR + bind + listen, close-on-exec. addr: numeric IPv4/IPv6 literal.
+ * Returns the fd (>= 0) or -errno; *bound_port gets the port actually bound (port 0). */
+int echo_listen_tcp(const char *ip, int port, int backlog, int nonblocking, int *bound_port,
+                    const char **syscall);
+/* Fills a sockaddr from a numeric IPv4/IPv6 literal and a port. 0 or -EINVAL. */
+int echo_make_addr(const char *ip, int port, struct sockaddr_storage *ss, socklen_t *len);
+int echo_set_nodelay(int fd);
+/* Soft RLIMIT_NOFILE. */
+uint64_t echo_open_file_limit(uint64_t *hard);
+
+/* ---- servers ---- */
+
+struct echo_server_config {
+  int listen_fd;       /* bound and listening; the server closes nothing it did not open */
+  int stop_fd;         /* eventfd: readable -> the loop stops, closes every connection */
+  uint32_t max_conns;  /* accepted beyond this are closed at once (0: no limit) */
+  uint32_t buffers;    /* uring: provided buffers, a power of two <= 32768 (0: 4096) */
+};
+
+struct echo_server_stats {
+  uint64_t connections; /* served (accepted and kept) */
+  uint64_t refused;     /* accepted and closed at once because of max_conns */
+  uint64_t bytes;       /* echoed (sent back) */
+  uint64_t peak_conns;
+  uint64_t recv_pauses;   /* uring: recvs cancelled because a connection's sends lagged */
+  uint64_t buffer_waits;  /* uring: recvs that ended with ENOBUFS (buffer ring ran dry) */
+  const char *syscall;  /* on failure: what failed */
+  char setup[96];       /* how the engine was set up (io_uring flags that were accepted) */
+};
+
+int echo_uring_serve(const struct echo_server_config *cfg, struct echo_server_stats *st);
+int echo_epoll_serve(const struct echo_server_config *cfg, struct echo_server_stats *st);
+
+/* ---- load generators ---- */
+
+enum echo_load_mode { ECHO_LOAD_EPOLL = 0, ECHO_LOAD_THREADS = 1, ECHO_LOAD_URING = 2 };
+
+struct echo_load_config {
+  struct sockaddr_storage addr;
+  socklen_t addr_len;
+  uint32_t clients;
+  uint32_t length;        /* bytes per message */
+  uint64_t duration_ns;   /* send new messages for this long after all clients connected */
+  uint64_t grace_ns;      /* then wait this long for echoes still in flight */
+  uint32_t threads;       /* epoll/io_uring mode: worker threads (>= 1) */
+  int mode;
+  const int *stop;        /* or NULL: becomes non-zero -> stop early (as if the time was up) */
+};
+
+struct echo_load_result {
+  uint64_t requests, responses, bytes;
+  uint64_t connected;
+  uint64_t connect_errors, resets, short_echoes, mismatches, timeouts;
+  uint64_t elapsed_ns;               /* measured window */
+  uint64_t cpu_ns;                   /* CPU time the client threads used in the window */
+  uint64_t p50_ns, p99_ns, p999_ns, max_ns;
+  const char *syscall;
+};
+
+int echo_load_run(const struct echo_load_config *cfg, struct echo_load_result *res);
+
+/* ---- latency histogram (echo_hist.c): log-linear buckets, ~3% resolution ---- */
+
+#define ECHO_HIST_BUCKETS 1984
+struct echo_hist {
+  uint64_t count, max;
+  uint64_t b[ECHO_HIST_BUCKETS];
+};
+void echo_hist_add(struct echo_hist *h, uint64_t ns);
+void echo_hist_merge(struct echo_hist *into, const struct echo_hist *from);
+uint64_t echo_hist_percentile(const struct echo_hist *h, double p);
+
+uint64_t echo_now_ns(void);
+uint64_t echo_thread_cpu_ns(void);
+
+#ifdef __cplusplus
+}
+#endif

@@ -1,0 +1,102 @@
+// `iolab echo server` (one engine on HOST:PORT until SIGINT/SIGTERM) and `iolab echo bench`
+// (the load generator, rust_echo_bench's flags and output).
+import { Command, Option } from 'commander';
+import { oneLineErrors, parseInteger, printJson, UserError } from '../cli-util.js';
+import { isErrnoException, type EchoServerStats } from '../native.js';
+import { formatAddress, parseAddress, resolveHost } from '../echo/address.js';
+import { checkOpenFileLimit, formatLoad, runLoad, totalErrors, type LoadOptions } from '../echo/load.js';
+import { echoEngines, startEchoServer, type EchoEngine, type EchoServer } from '../echo/servers.js';
+
+function serverCommand(): Command {
+  return new Command('server')
+    .description('run an echo server until SIGINT/SIGTERM, then print connections served and bytes echoed')
+    .addOption(new Option('--engine <engine>', 'uring (C, io_uring), epoll (C), node (net module), ring (TypeScript on iolab\'s Ring)').choices(echoEngines).default('uring'))
+    .option('--host <host>', 'address to listen on', '127.0.0.1')
+    .option('--port <port>', 'port to listen on (0: any free port)', parseInteger(0), 9999)
+    .option('--max-conns <n>', 'accept at most n connections at once; more are accepted and closed at once', parseInteger(1))
+    .option('--json', 'print JSON lines instead of text')
+    .action(async (opts: { engine: EchoEngine; host: string; port: number; maxConns?: number; json?: boolean }) => {
+      if (opts.port > 65535) throw new UserError(`--port must be 0..65535, got ${opts.port}`);
+      const host = await resolveHost(opts.host);
+      let server: EchoServer;
+      try {
+        server = await startEchoServer(opts.engine, { host, port: opts.port, maxConns: opts.maxConns });
+      } catch (err) {
+        throw explainServerError(err, opts.engine);
+      }
+      // The handlers go in before `listening` is printed: whoever waits for that line may
+      // signal at once. process.on, not once: a second signal while stopping must not kill
+      // the process before it has closed everything and said what it served.
+      let signal = '';
+      const onSignal = (name: string) => {
+        if (signal) return;
+        signal = name;
+        void server.stop();
+      };
+      process.on('SIGINT', () => onSignal('SIGINT'));
+      process.on('SIGTERM', () => onSignal('SIGTERM'));
+      const address = formatAddress(host, server.port);
+      if (opts.json) printJson({ event: 'listening', engine: opts.engine, host, port: server.port });
+      else process.stdout.write(`listening on ${address} (engine ${opts.engine})\n`);
+      let stats: EchoServerStats;
+      try {
+        stats = await server.closed;
+      } catch (err) {
+        throw explainServerError(err, opts.engine);
+      }
+      if (opts.json) {
+        printJson({ event: 'stopped', engine: opts.engine, signal, ...stats });
+      } else {
+        const refused = stats.refused ? `, refused ${stats.refused} over --max-conns` : '';
+        process.stdout.write(`stopped (${signal}): served ${stats.connections} connections${refused}, echoed ${stats.bytesEchoed} bytes\n`);
+      }
+    });
+}
+
+function explainServerError(err: unknown, engine: EchoEngine): unknown {
+  if (isErrnoException(err) && err.syscall === 'io_uring_queue_init' && ['EPERM', 'ENOSYS', 'EACCES'].includes(err.code)) {
+    return new UserError(`io_uring is unavailable here (${err.code}); use --engine epoll`);
+  }
+  if (isErrnoException(err) && err.code === 'EADDRINUSE') {
+    return new UserError(`cannot listen (engine ${engine}): ${err.message}`);
+  }
+  return err;
+}
+
+function benchCommand(): Command {
+  return new Command('bench')
+    .description("load generator with rust_echo_bench's flags and output: each connection sends one message and waits for its whole echo")
+    .option('-a, --address <addr>', 'server address HOST:PORT', '127.0.0.1:9999')
+    .option('-c, --number <n>', 'number of clients (connections)', parseInteger(1), 50)
+    .option('-t, --duration <sec>', 'seconds to run', parseInteger(1), 60)
+    .option('-l, --length <bytes>', 'message length in bytes', parseInteger(1, { sized: true }), 512)
+    .option('--threads <n>', 'generator threads', parseInteger(1), 4)
+    .addOption(new Option('--client <kind>', 'epoll: the generator; uring: the generator on io_uring; threads: one blocking thread per connection (reference)').choices(['epoll', 'uring', 'threads']).default('epoll'))
+    .option('--json', 'print one JSON object instead of text')
+    .action(async (opts: { address: string; number: number; duration: number; length: number; threads: number; client: 'epoll' | 'uring' | 'threads'; json?: boolean }) => {
+      const parsed = parseAddress(opts.address);
+      if (opts.length > 64 * 1024 * 1024) throw new UserError(`--length must be at most 64 MiB, got ${opts.length}`);
+      checkOpenFileLimit(opts.number);
+      const host = await resolveHost(parsed.host);
+      const load: LoadOptions = {
+        host, port: parsed.port, clients: opts.number, length: opts.length, durationSec: opts.duration,
+        threads: opts.threads, mode: opts.client,
+      };
+      const result = await runLoad(load);
+      if (opts.json) {
+        printJson({ address: opts.address, clients: opts.number, length: opts.length, duration: opts.duration, client: opts.client, ...result });
+      } else {
+        process.stdout.write(formatLoad(opts.address, load, result));
+      }
+      if (totalErrors(result) > 0) process.exitCode = 1;
+    });
+}
+
+export function echoCommand(): Command {
+  return oneLineErrors(
+    new Command('echo')
+      .description('TCP echo servers (io_uring, epoll, Node, Ring) and a load generator that speaks rust_echo_bench')
+      .addCommand(serverCommand())
+      .addCommand(benchCommand()),
+  );
+}

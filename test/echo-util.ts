@@ -1,0 +1,58 @@
+// Shared by the echo tests: start a CLI echo server on a free port, and node:net clients.
+import { connect, type Socket } from 'node:net';
+import { readdirSync } from 'node:fs';
+import { startCli } from './helpers.js';
+
+export async function startEchoServerCli(engine: string, extra: string[] = []) {
+  const { child, firstLine } = await startCli(['echo', 'server', '--engine', engine, '--port', '0', ...extra], /listening on/);
+  const port = Number(/:(\d+) /.exec(firstLine)![1]);
+  return { child, port, firstLine };
+}
+
+export function fdCountOf(pid: number): number {
+  return readdirSync(`/proc/${pid}/fd`).length;
+}
+
+export function connectTo(port: number): Promise<Socket> {
+  return new Promise((resolve, reject) => {
+    const s = connect({ host: '127.0.0.1', port, noDelay: true }, () => {
+      s.off('error', reject);
+      resolve(s);
+    });
+    s.once('error', reject);
+  });
+}
+
+/** Sends payload (in the given chunks) and resolves with everything echoed once `want` bytes came. */
+export function echoOnce(s: Socket, chunks: Buffer[], want: number): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    const got: Buffer[] = [];
+    let n = 0;
+    const onData = (d: Buffer) => {
+      got.push(d);
+      n += d.length;
+      if (n >= want) {
+        s.off('data', onData);
+        resolve(Buffer.concat(got));
+      }
+    };
+    s.on('data', onData);
+    s.once('error', reject);
+    s.once('close', () => n < want && reject(new Error(`closed after ${n} of ${want} bytes`)));
+    for (const c of chunks) s.write(c);
+  });
+}
+
+/** Resolves when the socket has closed (after the peer's FIN or our destroy). */
+export function closed(s: Socket): Promise<void> {
+  return new Promise((resolve) => (s.destroyed ? resolve() : s.once('close', () => resolve())));
+}
+
+/** Polls until fn() is true (or throws after timeoutMs). */
+export async function waitFor(fn: () => boolean, timeoutMs = 10_000, what = 'condition'): Promise<void> {
+  const end = Date.now() + timeoutMs;
+  while (!fn()) {
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
