@@ -322,6 +322,7 @@ void RingCore::ReapAndSettle() {
   const bool defer = (setup_flags_ & IORING_SETUP_DEFER_TASKRUN) != 0;
   const bool taskrun_flag = (setup_flags_ & IORING_SETUP_TASKRUN_FLAG) != 0;
   bool first = true;
+  int empty_rounds = 0;
   struct io_uring_cqe* cqes[64];
   struct {
     Op* op;
@@ -338,10 +339,16 @@ void RingCore::ReapAndSettle() {
     first = false;
     unsigned n = io_uring_peek_batch_cqe(&ring_, cqes, 64);
     if (n == 0) {
+      // The flags may say work is pending after the kernel ran it (a stale TASKRUN bit, or an
+      // overflow it could not flush yet): enter once more, then give up until the next wakeup
+      // rather than spin on the JS thread.
       sq_flags = IO_URING_READ_ONCE(*ring_.sq.kflags);
-      if ((sq_flags & (IORING_SQ_CQ_OVERFLOW | (taskrun_flag ? IORING_SQ_TASKRUN : 0))) != 0) continue;
+      if ((sq_flags & (IORING_SQ_CQ_OVERFLOW | (taskrun_flag ? IORING_SQ_TASKRUN : 0))) != 0 &&
+          ++empty_rounds < 2)
+        continue;
       break;
     }
+    empty_rounds = 0;
     for (unsigned i = 0; i < n; i++) {
       done[i].op = static_cast<Op*>(io_uring_cqe_get_data(cqes[i]));
       done[i].res = cqes[i]->res;
