@@ -1,6 +1,7 @@
 // Shared test helpers: run the CLI as a user does, count this process's fds, temp folders,
 // and wait for the addon's live-object counters to settle.
 import { execa, type Options, type ResultPromise } from 'execa';
+import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -60,3 +61,11 @@ export async function settledLiveObjects(): Promise<LiveObjects> {
 export const zeroLiveObjects: LiveObjects = {
   rings: 0, ringOps: 0, heldBuffers: 0, mappings: 0, ownedFds: 0, nativeJobs: 0, nativeServers: 0,
 };
+
+/** Compiles test/fixtures/seccomp-refuse-io-uring.c into dir and returns the program's path:
+ * `<path> EPERM|ENOSYS command args...` runs the command with io_uring_setup refused. */
+export function buildSeccompRefuser(dir: string): string {
+  const program = join(dir, 'seccomp-refuse-io-uring');
+  execFileSync('gcc', ['-O2', '-Wall', '-o', program, join(projectRoot, 'test/fixtures/seccomp-refuse-io-uring.c')]);
+  return program;
+}

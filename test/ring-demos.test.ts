@@ -3,19 +3,17 @@
 // variant still works. Also `iolab bench api` (a very short run: shape, not speed).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { execa } from 'execa';
-import { execFileSync } from 'node:child_process';
 import { copyFileSync, mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { projectRoot } from '../src/native.js';
-import { cliPath, runCli, shortTempDir, startCli } from './helpers.js';
+import { buildSeccompRefuser, cliPath, runCli, shortTempDir, startCli } from './helpers.js';
 
 let dir: { path: string; cleanup: () => void };
 let refuse: string;
 
 beforeAll(() => {
   dir = shortTempDir('iolab-ring-demos-');
-  refuse = join(dir.path, 'seccomp-refuse-io-uring');
-  execFileSync('gcc', ['-O2', '-Wall', '-o', refuse, join(projectRoot, 'test/fixtures/seccomp-refuse-io-uring.c')]);
+  refuse = buildSeccompRefuser(dir.path);
   copyFileSync(join(projectRoot, 'readv.c'), join(dir.path, 'readv.c'));
 });
 afterAll(() => dir.cleanup());

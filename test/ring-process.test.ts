@@ -2,11 +2,10 @@
 // C helper compiled here), process exit with ops pending, and Rings in worker threads.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { execa } from 'execa';
-import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
 import { Worker } from 'node:worker_threads';
 import { native, projectRoot } from '../src/native.js';
-import { openFdCount, settledLiveObjects, shortTempDir, zeroLiveObjects } from './helpers.js';
+import { buildSeccompRefuser, openFdCount, settledLiveObjects, shortTempDir, zeroLiveObjects } from './helpers.js';
 
 let dir: { path: string; cleanup: () => void };
 let refuse: string;
@@ -14,8 +13,7 @@ const fdsBefore = openFdCount();
 
 beforeAll(() => {
   dir = shortTempDir('iolab-seccomp-');
-  refuse = join(dir.path, 'seccomp-refuse-io-uring');
-  execFileSync('gcc', ['-O2', '-Wall', '-o', refuse, join(projectRoot, 'test/fixtures/seccomp-refuse-io-uring.c')]);
+  refuse = buildSeccompRefuser(dir.path);
 });
 afterAll(async () => {
   dir.cleanup();

@@ -165,6 +165,8 @@ async function runFioMode(opts: IopsOptions, json: boolean): Promise<void> {
   }
   const failed = results.find((r) => r.error);
   if (failed?.error) throw failed.error;
+  // The table already says why each engine could not run; with none run, say so by the exit code.
+  if (results.every((r) => r.result?.unavailable)) process.exitCode = 1;
 }
 
 async function runVsFio(opts: IopsOptions, base: BenchJob, engines: string[], json: boolean): Promise<void> {
