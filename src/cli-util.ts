@@ -72,5 +72,5 @@ export function oneLineErrors(cmd: Command): Command {
 export function benchGroup(program: Command): Command {
   const existing = program.commands.find((c) => c.name() === 'bench');
   if (existing) return existing;
-  return program.command('bench').description('Benchmarks: each runs its hot loop natively and prints a table or --json');
+  return program.command('bench').description('benchmarks: each runs its hot loop natively and prints a table or --json');
 }

@@ -260,7 +260,7 @@ async function runSeedMode(file: string, opts: IopsOptions, json: boolean): Prom
 export function iopsCommand(): Command {
   const size = parseInteger(1, { sized: true });
   return new Command('iops')
-    .description('Storage IOPS/latency benchmark with fio\'s job options: sync, psync, io_uring, libaio, posixaio, mmap')
+    .description('storage IOPS/latency benchmark with fio\'s job options: sync, psync, io_uring, libaio, posixaio, mmap')
     .argument('[file]', 'seed mode: the file to test with -m (or the same as --filename)')
     .option('--filename <path>', 'file (or block device) to test; created and laid out when missing or short')
     .option('--ioengine <list>', `engine, comma list or 'all' (${native.benchEngines.join(', ')})`, parseEngines)

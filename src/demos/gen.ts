@@ -18,7 +18,7 @@ function printable(buf: Buffer, fileOffset: number): void {
 
 export function genCommand(): Command {
   return new Command('gen')
-    .description('Writes random printable text (lines of 80) to <file>: input for `iolab bench latency --infile`')
+    .description('write random printable text (lines of 80) to <file>: input for `iolab bench latency --infile`')
     .argument('<file>', 'file to create')
     .option('--size <size>', 'bytes to write, e.g. 128M', parseInteger(1, { sized: true }), 128 * 2 ** 20)
     .option('--force', 'overwrite the file when it exists')
