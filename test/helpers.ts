@@ -1,5 +1,6 @@
 // Shared test helpers: run the CLI as a user does, count this process's fds, temp folders,
 // and wait for the addon's live-object counters to settle.
+import { afterAll, beforeAll, expect } from 'vitest';
 import { execa, type Options, type ResultPromise } from 'execa';
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
@@ -68,4 +69,23 @@ export function buildSeccompRefuser(dir: string): string {
   const program = join(dir, 'seccomp-refuse-io-uring');
   execFileSync('gcc', ['-O2', '-Wall', '-o', program, join(projectRoot, 'test/fixtures/seccomp-refuse-io-uring.c')]);
   return program;
+}
+
+/** Registers the leak check a native test file ends with: after setup (optional), note this
+ * process's fd count; after all tests, expect the same count and every live-object counter back
+ * at zero, then remove the temp folder whatever the outcome. */
+export function checkLeaksAfterAll(tmp: { cleanup: () => void }, setup?: () => void): void {
+  let fdsBefore = 0;
+  beforeAll(() => {
+    setup?.();
+    fdsBefore = openFdCount();
+  });
+  afterAll(async () => {
+    try {
+      expect(openFdCount()).toBe(fdsBefore);
+      expect(await settledLiveObjects()).toEqual(zeroLiveObjects);
+    } finally {
+      tmp.cleanup();
+    }
+  });
 }

@@ -1,31 +1,19 @@
 // POSIX shm and mmap: name validation, errno errors, two mappings of one object, offsets, the
 // object's end, and the life of a mapping (explicit unmap detaches; GC unmaps; never a crash).
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { closeSync, constants, fstatSync, openSync, readFileSync, readSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Worker } from 'node:worker_threads';
 import { native, projectRoot } from '../src/native.js';
-import { collectGarbage, openFdCount, settledLiveObjects, shortTempDir, zeroLiveObjects } from './helpers.js';
+import { checkLeaksAfterAll, collectGarbage, shortTempDir } from './helpers.js';
 
 const { O_CREAT, O_EXCL, O_RDWR, O_RDONLY } = constants;
 const tmp = shortTempDir('iolab-shm-');
 const page = native.pageSize;
 let unique = 0;
 const shmName = () => `/iolab-test-${process.pid}-${unique++}`;
-let fdsBefore = 0;
 
-beforeAll(() => {
-  fdsBefore = openFdCount();
-});
-
-afterAll(async () => {
-  try {
-    expect(openFdCount()).toBe(fdsBefore);
-    expect(await settledLiveObjects()).toEqual(zeroLiveObjects);
-  } finally {
-    tmp.cleanup();
-  }
-});
+checkLeaksAfterAll(tmp);
 
 /** A fresh shm object of `size` bytes, unlinked at once; fn gets its read-write fd. */
 function withShm<T>(size: number, fn: (fd: number, name: string) => T): T {

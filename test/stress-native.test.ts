@@ -1,34 +1,22 @@
 // Issue 6: randomized stress of every native boundary of the foundation (fast-check; runs under
 // ASan too). Each property compares with what plain node:fs (or the kernel's documented rule)
 // gives, and ends with the fd count and live-object counters where they started.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import { closeSync, constants, fstatSync, openSync, readFileSync, readSync, writeFileSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { Worker } from 'node:worker_threads';
 import { native, projectRoot, type SocketType } from '../src/native.js';
-import { collectGarbage, openFdCount, settledLiveObjects, shortTempDir, zeroLiveObjects } from './helpers.js';
+import { checkLeaksAfterAll, collectGarbage, openFdCount, settledLiveObjects, shortTempDir, zeroLiveObjects } from './helpers.js';
 
 const tmp = shortTempDir('iolab-stress-');
 const page = native.pageSize;
 const { O_CREAT, O_EXCL, O_RDWR } = constants;
 // A datagram (or seqpacket message) longer than sk_sndbuf - 32 is refused with EMSGSIZE.
 const sndbuf = Number(readFileSync('/proc/sys/net/core/wmem_default', 'utf8'));
-let fdsBefore = 0;
 let unique = 0;
 
-beforeAll(() => {
-  fdsBefore = openFdCount();
-});
-
-afterAll(async () => {
-  try {
-    expect(openFdCount()).toBe(fdsBefore);
-    expect(await settledLiveObjects()).toEqual(zeroLiveObjects);
-  } finally {
-    tmp.cleanup();
-  }
-});
+checkLeaksAfterAll(tmp);
 
 /** Checks at the end of each property: no fd and no live object left behind. */
 async function expectNothingLeft(fdCount: number): Promise<void> {

@@ -1,30 +1,19 @@
 // AF_UNIX sockets on real sockets: each type, path and abstract addresses, fd passing with
 // close-on-exec, truncation rules (payload and fds), credentials, and no fd leaks.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { closeSync, openSync, readFileSync, readSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { native, type SocketType } from '../src/native.js';
-import { openFdCount, settledLiveObjects, shortTempDir, zeroLiveObjects } from './helpers.js';
+import { checkLeaksAfterAll, openFdCount, shortTempDir } from './helpers.js';
 
 const tmp = shortTempDir('iolab-uds-');
 const dataFile = join(tmp.path, 'data.txt');
-let fdsBefore = 0;
 let unique = 0;
 const abstractName = () => `\0iolab-test-${process.pid}-${unique++}`;
 const sockPath = () => join(tmp.path, `s${unique++}.sock`);
 
-beforeAll(() => {
+checkLeaksAfterAll(tmp, () => {
   writeFileSync(dataFile, 'passed through SCM_RIGHTS');
-  fdsBefore = openFdCount();
-});
-
-afterAll(async () => {
-  try {
-    expect(openFdCount()).toBe(fdsBefore);
-    expect(await settledLiveObjects()).toEqual(zeroLiveObjects);
-  } finally {
-    tmp.cleanup();
-  }
 });
 
 /** Runs fn with fds that are closed afterwards whatever happens. */

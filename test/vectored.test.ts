@@ -1,29 +1,18 @@
 // readv/writev/preadv/pwritev against real files: byte-exact results, short transfers, the
 // IOV_MAX bound, argument errors and errno errors shaped like Node's.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import { closeSync, mkdirSync, openSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { native } from '../src/native.js';
-import { openFdCount, settledLiveObjects, shortTempDir, zeroLiveObjects } from './helpers.js';
+import { checkLeaksAfterAll, shortTempDir } from './helpers.js';
 
 const tmp = shortTempDir('iolab-vec-');
 const content = Buffer.from(Array.from({ length: 300 }, (_, i) => (i * 7 + 3) & 0xff));
 const file = join(tmp.path, 'data.bin');
-let fdsBefore = 0;
 
-beforeAll(() => {
+checkLeaksAfterAll(tmp, () => {
   writeFileSync(file, content);
-  fdsBefore = openFdCount();
-});
-
-afterAll(async () => {
-  try {
-    expect(openFdCount()).toBe(fdsBefore);
-    expect(await settledLiveObjects()).toEqual(zeroLiveObjects);
-  } finally {
-    tmp.cleanup();
-  }
 });
 
 function withFd<T>(path: string, flags: string, fn: (fd: number) => T): T {
