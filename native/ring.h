@@ -86,8 +86,10 @@ class RingCore {
   size_t backlog_size() const { return backlog_.size(); }
 
   // Property names of result objects, created once per ring (not re-internalized per op).
-  enum Key { kBytes, kFds, kTruncated, kDataTruncated, kFdsTruncated, kEof, kCredentials, kFrom, kKeyCount };
+  enum Key { kBytes, kFds, kTruncated, kDataTruncated, kFdsTruncated, kEof, kCredentials, kFrom, kMaxFds, kControlFds, kKeyCount };
   napi_value KeyValue(Key key);
+  // All keys at once (one reference lookup): keys[k] for k < kKeyCount.
+  void KeyValues(napi_value* keys);
 
   // The JS wrapper: held strongly while ops are in flight, told when the core is torn down.
   struct Owner {
