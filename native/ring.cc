@@ -147,7 +147,8 @@ RingCore::RingCore(Napi::Env env, unsigned entries, unsigned cq_entries, bool sq
   napi_create_reference(env, resource, 1, &resource_);
   napi_async_init(env, resource, Napi::String::New(env, "iolab.Ring"), &async_context_);
   static const char* const key_names[kKeyCount] = {"bytes", "fds", "truncated", "dataTruncated",
-                                                   "fdsTruncated", "eof", "credentials", "from"};
+                                                   "fdsTruncated", "eof", "credentials", "from",
+                                                   "maxFds", "controlFds"};
   Napi::Array keys = Napi::Array::New(env, kKeyCount);
   for (int i = 0; i < kKeyCount; i++) keys.Set(uint32_t(i), Napi::String::New(env, key_names[i]));
   napi_create_reference(env, keys, 1, &keys_);
@@ -174,6 +175,12 @@ napi_value RingCore::KeyValue(Key key) {
   napi_get_reference_value(env_, keys_, &keys);
   napi_get_element(env_, keys, uint32_t(key), &value);
   return value;
+}
+
+void RingCore::KeyValues(napi_value* out) {
+  napi_value keys;
+  napi_get_reference_value(env_, keys_, &keys);
+  for (int i = 0; i < kKeyCount; i++) napi_get_element(env_, keys, uint32_t(i), &out[i]);
 }
 
 RingCore::~RingCore() {

@@ -19,6 +19,8 @@
 
 #include <deque>
 #include <functional>
+#include <memory>
+#include <utility>
 #include <string>
 #include <vector>
 
@@ -30,6 +32,22 @@ enum class OpKind : uint8_t {
 };
 
 class RingCore;
+
+// Leaves new elements uninitialized on resize(): the bounce memory is either filled from the
+// caller's views (writes) or by the kernel (reads; only the `res` bytes it wrote are copied
+// out), so zero-filling it per op was pure cost.
+template <typename T>
+struct NoInitAllocator : std::allocator<T> {
+  template <typename U>
+  struct rebind { using other = NoInitAllocator<U>; };
+  NoInitAllocator() = default;
+  template <typename U>
+  NoInitAllocator(const NoInitAllocator<U>&) noexcept {}
+  template <typename U>
+  void construct(U* p) noexcept { ::new (static_cast<void*>(p)) U; }
+  template <typename U, typename... Args>
+  void construct(U* p, Args&&... args) { ::new (static_cast<void*>(p)) U(std::forward<Args>(args)...); }
+};
 
 // One queued or in-flight op. Records are pooled per ring (vectors keep their capacity).
 struct Op {
@@ -44,7 +62,7 @@ struct Op {
   std::vector<napi_ref> targets;    // views a read copies into at completion (held)
   std::vector<size_t> lengths;      // byte length of each target/source at submit
   std::vector<struct iovec> iov;    // into `bounce`
-  std::vector<char> bounce;         // the memory the kernel reads or writes
+  std::vector<char, NoInitAllocator<char>> bounce;  // the memory the kernel reads or writes
   std::vector<char> control;        // cmsg space (sendmsg/recvmsg)
   struct msghdr msg {};
   struct sockaddr_storage addr {};
@@ -86,8 +104,10 @@ class RingCore {
   size_t backlog_size() const { return backlog_.size(); }
 
   // Property names of result objects, created once per ring (not re-internalized per op).
-  enum Key { kBytes, kFds, kTruncated, kDataTruncated, kFdsTruncated, kEof, kCredentials, kFrom, kKeyCount };
+  enum Key { kBytes, kFds, kTruncated, kDataTruncated, kFdsTruncated, kEof, kCredentials, kFrom, kMaxFds, kControlFds, kKeyCount };
   napi_value KeyValue(Key key);
+  // All keys at once (one reference lookup): keys[k] for k < kKeyCount.
+  void KeyValues(napi_value* keys);
 
   // The JS wrapper: held strongly while ops are in flight, told when the core is torn down.
   struct Owner {

@@ -155,6 +155,9 @@ static void CopyOut(napi_env env, Op* op, size_t bytes) {
 
 // ---- results ----
 
+// Ints a recvmsg control buffer can hold: CMSG_SPACE(253 fds) + CMSG_SPACE(ucred), in ints.
+static constexpr size_t kMaxControlInts = (CMSG_SPACE(253 * sizeof(int)) + CMSG_SPACE(sizeof(struct ucred))) / sizeof(int);
+
 static void CloseReceivedFds(Op* op, std::vector<int>* out) {
   for (struct cmsghdr* c = CMSG_FIRSTHDR(&op->msg); c != nullptr; c = CMSG_NXTHDR(&op->msg, c)) {
     if (c->cmsg_len == 0) break;
@@ -208,7 +211,9 @@ void SettleOp(napi_env env, Op* op, int res, bool closing) {
       break;
     case OpKind::kRecvmsg: {
       CopyOut(env, op, size_t(res));
-      std::vector<int> fds;
+      // At most what the control space can hold (it is sized for <= 253 fds + credentials).
+      int fd_buf[kMaxControlInts];
+      size_t nfds = 0;
       bool have_credentials = false;
       struct ucred cred {};
       for (struct cmsghdr* c = CMSG_FIRSTHDR(&op->msg); c != nullptr; c = CMSG_NXTHDR(&op->msg, c)) {
@@ -218,35 +223,37 @@ void SettleOp(napi_env env, Op* op, int res, bool closing) {
           for (size_t i = 0; i < count; i++) {
             int fd;
             memcpy(&fd, CMSG_DATA(c) + i * sizeof(int), sizeof(int));
-            fds.push_back(fd);
+            if (nfds < kMaxControlInts) fd_buf[nfds++] = fd;
+            else close(fd);
           }
         } else if (c->cmsg_type == SCM_CREDENTIALS && c->cmsg_len >= CMSG_LEN(sizeof(cred))) {
           memcpy(&cred, CMSG_DATA(c), sizeof(cred));
           have_credentials = true;
         }
       }
-      bool fds_truncated = (op->msg.msg_flags & MSG_CTRUNC) != 0 || fds.size() > size_t(op->max_fds);
+      bool fds_truncated = (op->msg.msg_flags & MSG_CTRUNC) != 0 || nfds > size_t(op->max_fds);
       if (fds_truncated) {
-        for (int fd : fds) close(fd);
-        fds.clear();
+        for (size_t i = 0; i < nfds; i++) close(fd_buf[i]);
+        nfds = 0;
       }
       bool data_truncated = (op->msg.msg_flags & MSG_TRUNC) != 0;
       bool eof = false;
-      if (res == 0 && fds.empty() && !fds_truncated) {
+      if (res == 0 && nfds == 0 && !fds_truncated) {
         int type = 0;
         socklen_t len = sizeof(type);
         if (getsockopt(op->fd, SOL_SOCKET, SO_TYPE, &type, &len) == 0)
           eof = type == SOCK_STREAM || type == SOCK_SEQPACKET;
       }
-      RingCore* ring = op->ring;
-      auto set = [&](napi_value obj, RingCore::Key k, napi_value v) { napi_set_property(env, obj, ring->KeyValue(k), v); };
+      napi_value keys[RingCore::kKeyCount];
+      op->ring->KeyValues(keys);
+      auto set = [&](napi_value obj, RingCore::Key k, napi_value v) { napi_set_property(env, obj, keys[k], v); };
       auto boolean = [&](bool b) { napi_value v; napi_get_boolean(env, b, &v); return v; };
       auto number = [&](double d) { napi_value v; napi_create_double(env, d, &v); return v; };
       napi_value out, list;
       napi_create_object(env, &out);
       set(out, RingCore::kBytes, number(res));
-      napi_create_array_with_length(env, fds.size(), &list);
-      for (size_t i = 0; i < fds.size(); i++) napi_set_element(env, list, uint32_t(i), number(fds[i]));
+      napi_create_array_with_length(env, nfds, &list);
+      for (size_t i = 0; i < nfds; i++) napi_set_element(env, list, uint32_t(i), number(fd_buf[i]));
       set(out, RingCore::kFds, list);
       set(out, RingCore::kTruncated, boolean(data_truncated || fds_truncated));
       set(out, RingCore::kDataTruncated, boolean(data_truncated));
@@ -445,11 +452,12 @@ class RingWrap : public Napi::ObjectWrap<RingWrap>, public RingCore::Owner {
       op->msg.msg_iov = op->iov.data();
       op->msg.msg_iovlen = op->iov.size();
       op->control.clear();
-      std::vector<int> fd_list;
+      int fd_buf[253];
+      size_t nfds = 0;
       bool credentials = false;
       if (info.Length() > 2 && info[2].IsObject()) {
         Napi::Object o = info[2].As<Napi::Object>();
-        Napi::Value fds = o.Get("fds");
+        Napi::Value fds = o.Get(Napi::Value(env, core->KeyValue(RingCore::kFds)));
         if (!fds.IsUndefined()) {
           if (!fds.IsArray()) ThrowTypeError(env, "ERR_INVALID_ARG_TYPE", "The \"fds\" option must be an array of fds");
           Napi::Array list = fds.As<Napi::Array>();
@@ -460,24 +468,24 @@ class RingWrap : public Napi::ObjectWrap<RingWrap>, public RingCore::Owner {
             double d = v.IsNumber() ? v.As<Napi::Number>().DoubleValue() : -1;
             if (!(d >= 0 && d <= 2147483647.0) || d != double(int(d)))
               ThrowRangeError(env, "ERR_OUT_OF_RANGE", "every fd in \"fds\" must be an integer >= 0");
-            fd_list.push_back(int(d));
+            fd_buf[nfds++] = int(d);
           }
         }
-        credentials = o.Get("credentials").ToBoolean();
+        credentials = o.Get(Napi::Value(env, core->KeyValue(RingCore::kCredentials))).ToBoolean();
       }
       // SCM_RIGHTS (the fds) and SCM_CREDENTIALS (this process's pid/uid/gid), as the sync call.
-      size_t space = (fd_list.empty() ? 0 : CMSG_SPACE(fd_list.size() * sizeof(int))) +
+      size_t space = (nfds == 0 ? 0 : CMSG_SPACE(nfds * sizeof(int))) +
                      (credentials ? CMSG_SPACE(sizeof(struct ucred)) : 0);
       if (space > 0) {
         op->control.assign(space, 0);
         op->msg.msg_control = op->control.data();
         op->msg.msg_controllen = op->control.size();
         struct cmsghdr* c = CMSG_FIRSTHDR(&op->msg);
-        if (!fd_list.empty()) {
+        if (nfds > 0) {
           c->cmsg_level = SOL_SOCKET;
           c->cmsg_type = SCM_RIGHTS;
-          c->cmsg_len = CMSG_LEN(fd_list.size() * sizeof(int));
-          memcpy(CMSG_DATA(c), fd_list.data(), fd_list.size() * sizeof(int));
+          c->cmsg_len = CMSG_LEN(nfds * sizeof(int));
+          memcpy(CMSG_DATA(c), fd_buf, nfds * sizeof(int));
           c = CMSG_NXTHDR(&op->msg, c);
         }
         if (credentials) {
@@ -501,8 +509,8 @@ class RingWrap : public Napi::ObjectWrap<RingWrap>, public RingCore::Owner {
     int max_fds = 0, control_fds = 253;
     if (info.Length() > 2 && info[2].IsObject()) {
       Napi::Object o = info[2].As<Napi::Object>();
-      max_fds = FdCountOption(env, o, "maxFds", 0);
-      control_fds = FdCountOption(env, o, "controlFds", 253);
+      max_fds = FdCountOption(env, o, core->KeyValue(RingCore::kMaxFds), "maxFds", 0);
+      control_fds = FdCountOption(env, o, core->KeyValue(RingCore::kControlFds), "controlFds", 253);
     }
     Op* op = core->AcquireOp(OpKind::kRecvmsg, "recvmsg", fd);
     op->max_fds = max_fds;
@@ -522,8 +530,8 @@ class RingWrap : public Napi::ObjectWrap<RingWrap>, public RingCore::Owner {
     });
   }
 
-  static int FdCountOption(Napi::Env env, Napi::Object o, const char* name, int fallback) {
-    Napi::Value m = o.Get(name);
+  static int FdCountOption(Napi::Env env, Napi::Object o, napi_value key, const char* name, int fallback) {
+    Napi::Value m = o.Get(Napi::Value(env, key));
     if (m.IsUndefined()) return fallback;
     double d = m.IsNumber() ? m.As<Napi::Number>().DoubleValue() : -1;
     if (!(d >= 0 && d <= 253) || d != double(int(d)))

@@ -1,6 +1,7 @@
-// readv(2)/writev(2), and preadv(2)/pwritev(2) when a position is given. Synchronous: the
-// buffers are the caller's own views, read or written in place; a short transfer is returned
-// as is (callers loop where they must). EINTR is retried.
+// readv(2)/writev(2), and preadv(2)/pwritev(2) when a position is given (with one buffer, the
+// plain read/write/pread/pwrite, as libuv does). Synchronous: the buffers are the caller's own
+// views, read or written in place; a short transfer is returned as is (callers loop where they
+// must). EINTR is retried.
 #include "vectored.h"
 
 #include <errno.h>
@@ -142,31 +143,76 @@ static int64_t PositionArg(Napi::Env env, Napi::Value value) {
   return IntegerArg(env, value, "position", 0, (int64_t(1) << 53) - 1);
 }
 
-static Napi::Value Transfer(const Napi::CallbackInfo& info, bool write) {
-  Napi::Env env = info.Env();
-  int fd = FdArg(env, info[0]);
-  int64_t position = PositionArg(env, info[2]);
-  IovecArray iov = IovecsArg(env, info[1]);  // last: no JS runs after this
-  const char* syscall = write ? (position >= 0 ? "pwritev" : "writev") : (position >= 0 ? "preadv" : "readv");
-  ssize_t n;
-  do {
-    if (position >= 0) {
-      n = write ? pwritev(fd, iov.data(), int(iov.size()), off_t(position))
-                : preadv(fd, iov.data(), int(iov.size()), off_t(position));
-    } else {
-      n = write ? writev(fd, iov.data(), int(iov.size())) : readv(fd, iov.data(), int(iov.size()));
-    }
-  } while (n < 0 && errno == EINTR);
-  if (n < 0) ThrowErrno(env, errno, syscall);
-  return Napi::Number::New(env, double(n));
+// The hot path: raw napi_callbacks (no node-addon-api CallbackInfo/function-data wrappers), one
+// napi_typeof per scalar argument; anything not on the fast path goes through the checked
+// helpers above, which throw the same errors as before.
+static int FastFd(napi_env env, napi_value value) {
+  napi_valuetype type;
+  double d;
+  if (napi_typeof(env, value, &type) == napi_ok && type == napi_number &&
+      napi_get_value_double(env, value, &d) == napi_ok && d >= 0 && d <= double(INT32_MAX) && d == double(int(d)))
+    return int(d);
+  return FdArg(Napi::Env(env), Napi::Value(env, value));
 }
 
-static Napi::Value Readv(const Napi::CallbackInfo& info) { return Transfer(info, false); }
-static Napi::Value Writev(const Napi::CallbackInfo& info) { return Transfer(info, true); }
+static int64_t FastPosition(napi_env env, napi_value value) {
+  napi_valuetype type;
+  if (napi_typeof(env, value, &type) == napi_ok) {
+    if (type == napi_undefined || type == napi_null) return -1;
+    double d;
+    if (type == napi_number && napi_get_value_double(env, value, &d) == napi_ok && d >= 0 &&
+        d <= double((int64_t(1) << 53) - 1) && d == double(int64_t(d)))
+      return int64_t(d);
+  }
+  return PositionArg(Napi::Env(env), Napi::Value(env, value));
+}
+
+static napi_value Transfer(napi_env env, napi_callback_info cbinfo, bool write) {
+  size_t argc = 3;
+  napi_value argv[3];
+  if (napi_get_cb_info(env, cbinfo, &argc, argv, nullptr, nullptr) != napi_ok) return nullptr;
+  // Missing arguments read as undefined (napi_get_cb_info fills them in).
+  try {
+    int fd = FastFd(env, argv[0]);
+    int64_t position = FastPosition(env, argv[2]);
+    IovecArray iov = IovecsArg(Napi::Env(env), Napi::Value(env, argv[1]));  // last: no JS runs after this
+    ssize_t n;
+    do {
+      if (iov.size() == 1) {
+        // One buffer: the plain call (as libuv does) skips the kernel's iovec import.
+        void* base = iov[0].iov_base;
+        size_t len = iov[0].iov_len;
+        if (position >= 0) n = write ? pwrite(fd, base, len, off_t(position)) : pread(fd, base, len, off_t(position));
+        else n = write ? ::write(fd, base, len) : ::read(fd, base, len);
+      } else if (position >= 0) {
+        n = write ? pwritev(fd, iov.data(), int(iov.size()), off_t(position))
+                  : preadv(fd, iov.data(), int(iov.size()), off_t(position));
+      } else {
+        n = write ? writev(fd, iov.data(), int(iov.size())) : readv(fd, iov.data(), int(iov.size()));
+      }
+    } while (n < 0 && errno == EINTR);
+    if (n < 0) {
+      const char* syscall = write ? (position >= 0 ? "pwritev" : "writev") : (position >= 0 ? "preadv" : "readv");
+      ThrowErrno(Napi::Env(env), errno, syscall);
+    }
+    napi_value result;
+    napi_create_int64(env, int64_t(n), &result);
+    return result;
+  } catch (const Napi::Error& e) {
+    e.ThrowAsJavaScriptException();
+    return nullptr;
+  }
+}
+
+static napi_value Readv(napi_env env, napi_callback_info info) { return Transfer(env, info, false); }
+static napi_value Writev(napi_env env, napi_callback_info info) { return Transfer(env, info, true); }
 
 static void Init(Napi::Env env, Napi::Object exports) {
-  exports.Set("readv", Napi::Function::New(env, Readv, "readv"));
-  exports.Set("writev", Napi::Function::New(env, Writev, "writev"));
+  napi_value fn;
+  NAPI_THROW_IF_FAILED_VOID(env, napi_create_function(env, "readv", NAPI_AUTO_LENGTH, Readv, nullptr, &fn));
+  exports.Set("readv", Napi::Value(env, fn));
+  NAPI_THROW_IF_FAILED_VOID(env, napi_create_function(env, "writev", NAPI_AUTO_LENGTH, Writev, nullptr, &fn));
+  exports.Set("writev", Napi::Value(env, fn));
 }
 
 IOLAB_FEATURE(vectored, Init);

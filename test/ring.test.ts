@@ -110,10 +110,17 @@ describe('Ring ops', () => {
     const parts = [Buffer.from('ab'), new Uint8Array(0), new Uint16Array([0x6463]), new DataView(new TextEncoder().encode('efg').buffer)];
     expect(await ring.writev(fd, parts, 0)).toBe(7);
     expect(fs.readFileSync(path, 'latin1')).toBe('abcdefg');
-    const x = Buffer.alloc(3), y = new Uint8Array(0), z = new Uint8Array(10);
+    const x = Buffer.alloc(3), y = new Uint8Array(0), z = new Uint8Array(10).fill(0xee);
     expect(await ring.readv(fd, [x, y, z], 0)).toBe(7);
     expect(x.toString()).toBe('abc');
     expect(Buffer.from(z.subarray(0, 4)).toString()).toBe('defg');
+    // Short read: bytes past what the kernel wrote are left alone (the op's bounce memory is
+    // reused between ops and not cleared, so nothing of an earlier op may leak into them).
+    expect([...z.subarray(4)]).toEqual(Array(6).fill(0xee));
+    const w = Buffer.alloc(4096, 0xee);
+    expect(await ring.read(fd, w, 5)).toBe(2);
+    expect(w.subarray(0, 2).toString()).toBe('fg');
+    expect(w.subarray(2).every((b) => b === 0xee)).toBe(true);
     expect(await ring.readv(fd, [], 0)).toBe(0);
   });
 
