@@ -291,7 +291,7 @@ export function apiCommand(): Command {
     .option('--size <bytes>', 'size of the temporary test file (4k/1m/1g suffixes)', parseInteger(blockSize, { sized: true }), 64 << 20)
     .option('--file <path>', 'read this file instead of a temporary one')
     .option('--only <list>', 'comma-separated contenders to run (e.g. ring.readv,fs.read or ring.readv@32)')
-    .option('--out <path>', 'also write the full results as JSON here', 'bench-results/api.json')
+    .option('--out <path>', 'also write the full results as JSON here (npm run bench:api: bench-results/api.json)')
     .option('--json', 'print one JSON object: {"rows":[{"contender","inflight","opsPerSec"}],"ratios":[...]}')
     .addHelpText('after', `
 Contenders: iolab.readv, fs.readvSync (sync, 1 in flight); ring.readv, fs.promises.readv,
@@ -301,14 +301,16 @@ Every contender runs once per round; each round starts one contender later.
 
 Example:
   $ iolab bench api --rounds 3 --duration 200`)
-    .action(async (opts: { rounds: number; duration: number; size: number; file?: string; only?: string; out: string; json?: boolean }) => {
+    .action(async (opts: { rounds: number; duration: number; size: number; file?: string; only?: string; out?: string; json?: boolean }) => {
       const options: ApiOptions = {
         rounds: opts.rounds, durationMs: opts.duration, fileSize: opts.size, file: opts.file,
         only: opts.only?.split(',').map((s) => s.trim()).filter((s) => s !== ''),
       };
       const report = await runApiBench(options, opts.json ? undefined : (l) => process.stderr.write(`${l}\n`));
-      fs.mkdirSync(dirname(opts.out), { recursive: true });
-      fs.writeFileSync(opts.out, JSON.stringify({ ...report, options, date: new Date().toISOString() }, null, 2) + '\n');
+      if (opts.out) {
+        fs.mkdirSync(dirname(opts.out), { recursive: true });
+        fs.writeFileSync(opts.out, JSON.stringify({ ...report, options, date: new Date().toISOString() }, null, 2) + '\n');
+      }
       if (opts.json) printJson({ rows: report.rows, ratios: report.ratios });
       else process.stdout.write(formatApiReport(report, options).join('\n') + '\n');
     }));
