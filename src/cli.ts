@@ -1,45 +1,5 @@
 #!/usr/bin/env node
-// The iolab program: registers the commands, parses, prints errors. No logic lives here.
-import { Command, CommanderError } from 'commander';
-import { benchGroup, describeError, oneLineErrors, UserError } from './cli-util.js';
-import { readvCommand } from './demos/readv.js';
-import { writevCommand } from './demos/writev.js';
-import { fdpassCommand } from './demos/fdpass.js';
-import { shmCommand } from './demos/shm.js';
-import { echoCommand } from './demos/echo.js';
-import { tourCommand } from './demos/tour.js';
-import { genCommand } from './demos/gen.js';
-import { apiCommand } from './bench/api.js';
-import { iopsCommand } from './bench/iops.js';
-import { latencyCommand } from './bench/latency.js';
-import { benchEchoCommand } from './bench/echo.js';
+// The iolab command: src/program.ts registers the commands and prints errors.
+import { runIolab } from './program.js';
 
-const program = new Command('iolab')
-  .description('Shows, tests and measures Linux I/O primitives: readv/writev, fd passing, shared memory, io_uring');
-
-program.addCommand(readvCommand());
-program.addCommand(writevCommand());
-program.addCommand(fdpassCommand());
-program.addCommand(shmCommand());
-program.addCommand(echoCommand());
-program.addCommand(tourCommand());
-program.addCommand(genCommand());
-benchGroup(program).addCommand(apiCommand());
-benchGroup(program).addCommand(iopsCommand());
-benchGroup(program).addCommand(latencyCommand());
-benchGroup(program).addCommand(benchEchoCommand());
-// Usage errors of every command, however deep, read like all other errors: one `iolab:` line.
-oneLineErrors(program);
-
-try {
-  await program.parseAsync(process.argv);
-} catch (err) {
-  if (err instanceof CommanderError) {
-    // commander already printed its message (or the help text).
-    process.exitCode = err.exitCode;
-  } else {
-    process.stderr.write(`iolab: ${describeError(err)}\n`);
-    if (process.env.IOLAB_DEBUG && err instanceof Error) process.stderr.write(`${err.stack}\n`);
-    process.exitCode = err instanceof UserError ? err.exitCode : 1;
-  }
-}
+await runIolab(process.argv);
