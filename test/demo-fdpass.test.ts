@@ -4,10 +4,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { chmodSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { execa } from 'execa';
-import { native, projectRoot } from '../src/native.js';
-import { openFdCount, runCli, settledLiveObjects, shortTempDir, startCli, zeroLiveObjects } from './helpers.js';
-import { cli, nobodyCanRunCli, shmObjects, type CliResult } from './demo-support.js';
+import { native } from '../src/native.js';
+import { openFdCount, settledLiveObjects, shortTempDir, startCli, zeroLiveObjects } from './helpers.js';
+import { cli, runCliAs, shmObjects, type CliResult } from './demo-support.js';
 
 const tmp = shortTempDir('iolab-dfp-');
 chmodSync(tmp.path, 0o755); // senders of another uid must reach the socket
@@ -25,8 +24,6 @@ afterAll(async () => {
 });
 
 const nobody = { uid: 65534, gid: 65534 };
-// When uid 65534 cannot read this checkout, its senders load as root and then drop to it.
-const asUid = join(projectRoot, 'test/fixtures/iolab-as-uid.ts');
 const listening = /^listening on |"event":"listening"/;
 
 /** Starts a receiver and resolves once it printed its listening line. */
@@ -42,10 +39,7 @@ async function startReceiver(args: string[], env?: NodeJS.ProcessEnv) {
 
 /** Runs a sender; also returns the shm objects its pid left in /dev/shm (there must be none). */
 async function send(args: string[], options: { uid?: number; gid?: number; env?: NodeJS.ProcessEnv } = {}) {
-  const child = options.uid !== undefined && !nobodyCanRunCli
-    ? execa(process.execPath, ['--import', 'tsx', asUid, String(options.uid), String(options.gid), 'fdpass', 'send', ...args],
-      { reject: false, cwd: projectRoot, env: options.env })
-    : runCli(['fdpass', 'send', ...args], options);
+  const child = runCliAs(['fdpass', 'send', ...args], options);
   const r = await child;
   return { stdout: String(r.stdout), stderr: String(r.stderr), exitCode: r.exitCode, leftovers: shmObjects(`iolab-fdpass-${child.pid}-`) };
 }

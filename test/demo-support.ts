@@ -1,4 +1,5 @@
 // Helpers for the demo tests (test/demo-*.test.ts).
+import { execa } from 'execa';
 import { readdirSync } from 'node:fs';
 import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
@@ -44,9 +45,20 @@ export function uniqueShmName(tag: string): string {
 
 export interface CliResult { stdout: string; stderr: string; exitCode: number | undefined }
 
-/** runCli with string outputs (the typed shape the demo tests assert on). */
-export async function cli(args: string[], options: { uid?: number; gid?: number; cwd?: string; env?: NodeJS.ProcessEnv } = {}): Promise<CliResult> {
-  const r = await runCli(args, options);
+type CliOptions = { uid?: number; gid?: number; cwd?: string; env?: NodeJS.ProcessEnv };
+
+/** runCli, also as another uid: directly when that uid can read the checkout, else through
+ * test/fixtures/iolab-as-uid.ts (loads as root, then drops to the uid before running). */
+export function runCliAs(args: string[], options: CliOptions = {}) {
+  if (options.uid === undefined || nobodyCanRunCli) return runCli(args, options);
+  const asUid = join(projectRoot, 'test/fixtures/iolab-as-uid.ts');
+  return execa(process.execPath, ['--import', 'tsx', asUid, String(options.uid), String(options.gid ?? options.uid), ...args],
+    { reject: false, cwd: options.cwd ?? projectRoot, env: options.env });
+}
+
+/** runCliAs with string outputs (the typed shape the demo tests assert on). */
+export async function cli(args: string[], options: CliOptions = {}): Promise<CliResult> {
+  const r = await runCliAs(args, options);
   return { stdout: String(r.stdout), stderr: String(r.stderr), exitCode: r.exitCode };
 }
 
