@@ -103,6 +103,9 @@ export interface NativeAddon {
   benchHistogram(samples: number[]): BenchHistogram;
   /** Marks an iolab file as holding data other than the verify pattern (after fio wrote into it). */
   benchMarkWritten(filename: string): void;
+  /** The C floor of bench api's fd-message loop (native/bench/fdmsg.c), off the JS thread:
+   * sendmsg(1 byte + passedFd) + recvmsg + close of the received fd, for about durationMs. */
+  benchFdMessages(passedFd: number, durationMs: number): Promise<{ messages: number; seconds: number }>;
   /** Engine names in the native table. */
   benchEngines: string[];
   /** fio's percentile list, the order of BenchHistogram.percentiles. */

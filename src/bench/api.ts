@@ -183,6 +183,14 @@ function fdContenders(ring: InstanceType<typeof Ring>, passed: number): { list: 
       },
     },
     {
+      // The same three calls per message as a C loop off the JS thread: the kernel's floor.
+      contender: 'c.sendmsg', inflight: 1,
+      run: async (ms) => {
+        const r = await native.benchFdMessages(passed, ms);
+        return { ops: r.messages, seconds: r.seconds };
+      },
+    },
+    {
       contender: 'iolab.sendmsg', inflight: 1,
       run: async (ms) => syncLoop(ms, () => {
         native.sendmsg(sa, message, sendOptions);
@@ -252,6 +260,8 @@ function ratios(rows: ApiRow[]): ApiRatio[] {
     ['ring.readv', 32, 'fs.promises.readv', 32, 3.0],
     ['ring.readv', 32, 'fs.read', 32, 1.5],
     ['ring.sendmsg', 32, 'iolab.sendmsg', 1],
+    ['ring.sendmsg', 32, 'c.sendmsg', 1],
+    ['iolab.sendmsg', 1, 'c.sendmsg', 1],
   ];
   const out: ApiRatio[] = [];
   for (const [a, an, b, bn, goal] of pairs) {
@@ -296,7 +306,8 @@ export function apiCommand(): Command {
     .addHelpText('after', `
 Contenders: iolab.readv, fs.readvSync (sync, 1 in flight); ring.readv, fs.promises.readv,
 fs.read (async, 1 and 32 in flight); ring.sendmsg (32 messages in flight) and iolab.sendmsg
-(sync loop): 1-byte messages carrying one fd each, sent, received and closed.
+(sync loop): 1-byte messages carrying one fd each, sent, received and closed; c.sendmsg is
+the same loop in C off the JS thread, the floor the kernel sets on this machine.
 Every contender runs once per round; each round starts one contender later.
 
 Example:
