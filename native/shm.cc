@@ -35,8 +35,8 @@ static std::string ShmNameArg(Napi::Env env, Napi::Value value) {
                name != "/." && name != "/..";
   if (!valid) {
     ThrowTypeError(env, "ERR_INVALID_ARG_VALUE",
-                   "The shm name must start with one '/', contain no other '/' and be 2 to 255 bytes long. Received " +
-                       DescribeValue(value));
+                   "The shm name must start with one '/', contain no other '/' and be 2 to 255 bytes long. Received '" +
+                       name + "'");
   }
   return name;
 }
