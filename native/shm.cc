@@ -36,7 +36,8 @@ static std::string ShmNameArg(Napi::Env env, Napi::Value value) {
   if (!valid) {
     ThrowTypeError(env, "ERR_INVALID_ARG_VALUE",
                    "The shm name must start with one '/', contain no other '/' and be 2 to 255 bytes long. Received '" +
-                       name + "'");
+                       (name.size() > 60 ? name.substr(0, 57) + "..." : name) + "' (" + std::to_string(name.size()) +
+                       " bytes)");
   }
   return name;
 }
