@@ -13,6 +13,7 @@
 #include "live_objects.h"
 #include "registry.h"
 #include "ring.h"
+#include "unix_socket.h"
 
 namespace iolab {
 
@@ -554,13 +555,10 @@ class RingWrap : public Napi::ObjectWrap<RingWrap>, public RingCore::Owner {
     return Build(core, op, [&] {
       memset(&op->addr, 0, sizeof(op->addr));
       if (info.Length() > 1 && info[1].IsString()) {
-        std::string path = info[1].As<Napi::String>().Utf8Value();
-        op->path = path;
-        auto* un = reinterpret_cast<struct sockaddr_un*>(&op->addr);
-        if (path.empty() || path.size() >= sizeof(un->sun_path)) ThrowErrno(env, path.empty() ? EINVAL : ENAMETOOLONG, "connect", path.c_str());
-        un->sun_family = AF_UNIX;
-        memcpy(un->sun_path, path.data(), path.size());
-        op->addrlen = socklen_t(offsetof(struct sockaddr_un, sun_path) + path.size() + (path[0] == '\0' ? 0 : 1));
+        UnixAddress a = AddressArg(env, info[1], "connect");  // the sync connect's checks
+        op->path = a.text;
+        memcpy(&op->addr, &a.addr, sizeof(a.addr));
+        op->addrlen = a.length;
       } else if (info.Length() > 1 && info[1].IsObject()) {
         Napi::Object a = info[1].As<Napi::Object>();
         Napi::Value hv = a.Get("host"), pv = a.Get("port");

@@ -17,6 +17,7 @@
 #include "errors.h"
 #include "live_objects.h"
 #include "registry.h"
+#include "unix_socket.h"
 #include "vectored.h"
 
 namespace iolab {
@@ -55,14 +56,6 @@ static void CheckOptions(Napi::Env env, Napi::Value options) {
   }
 }
 
-// A socket address as JS writes it: a filesystem path, or an abstract name with a leading '\0'.
-struct UnixAddress {
-  sockaddr_un addr{};
-  socklen_t length = 0;
-  std::string text;     // exactly as given (may start with '\0')
-  std::string display;  // for messages: abstract names shown with a leading '@'
-};
-
 // Errors that name an address: `path` is the address as given, the message shows it readably.
 [[noreturn]] static void ThrowAddressErrno(Napi::Env env, int err, const char* syscall, const UnixAddress& a) {
   Napi::Error error = ErrnoError(env, err, syscall, a.display.c_str());
@@ -70,7 +63,7 @@ struct UnixAddress {
   throw error;
 }
 
-static UnixAddress AddressArg(Napi::Env env, Napi::Value value, const char* syscall, const char* name = "address") {
+UnixAddress AddressArg(Napi::Env env, Napi::Value value, const char* syscall, const char* name) {
   if (!value.IsString()) {
     ThrowTypeError(env, "ERR_INVALID_ARG_TYPE",
                    std::string("The \"") + name + "\" argument must be of type string. Received " +

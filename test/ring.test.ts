@@ -226,6 +226,11 @@ describe('Ring ops', () => {
     await ring.closeFd(opened.pop()!);
     await new Promise((res) => srv.close(res));
     expect(() => ring.connect(tcp, { host: 'example.com', port: 1 })).toThrow(expect.objectContaining({ code: 'ERR_INVALID_ARG_VALUE' }));
+    // Unix addresses get the sync connect's checks: 107 bytes for a path, 108 for an abstract name.
+    const long = join(dir.path, 'x'.repeat(120));
+    expect(() => ring.connect(tcp, long)).toThrow(expect.objectContaining({ code: 'ENAMETOOLONG', syscall: 'connect', path: long }));
+    expect(() => ring.connect(tcp, '')).toThrow(expect.objectContaining({ code: 'ERR_INVALID_ARG_VALUE' }));
+    expect(() => ring.connect(tcp, '\0' + 'a'.repeat(108))).toThrow(expect.objectContaining({ code: 'ENAMETOOLONG' }));
   });
 
   it('closeFd closes the fd', async () => {
