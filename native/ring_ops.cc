@@ -540,11 +540,13 @@ class RingWrap : public Napi::ObjectWrap<RingWrap>, public RingCore::Owner {
     return int(d);
   }
 
-  Napi::Value Accept(const Napi::CallbackInfo& info) {
+  // An op that takes nothing but its fd (accept, close).
+  Napi::Value FdOnly(const Napi::CallbackInfo& info, OpKind kind, const char* syscall) {
     RingCore* core = Open(info);
     int fd = ArgFd(info, 0);
-    return Napi::Value(info.Env(), core->Enqueue(core->AcquireOp(OpKind::kAccept, "accept", fd)));
+    return Napi::Value(info.Env(), core->Enqueue(core->AcquireOp(kind, syscall, fd)));
   }
+  Napi::Value Accept(const Napi::CallbackInfo& info) { return FdOnly(info, OpKind::kAccept, "accept"); }
 
   // connect(fd, address): a Unix socket path ('\0'-prefixed: abstract) or { host, port } (TCP).
   Napi::Value Connect(const Napi::CallbackInfo& info) {
@@ -602,11 +604,7 @@ class RingWrap : public Napi::ObjectWrap<RingWrap>, public RingCore::Owner {
   Napi::Value Recv(const Napi::CallbackInfo& info) { return SendRecv(info, OpKind::kRecv, "recv", true); }
   Napi::Value Send(const Napi::CallbackInfo& info) { return SendRecv(info, OpKind::kSend, "send", false); }
 
-  Napi::Value CloseFd(const Napi::CallbackInfo& info) {
-    RingCore* core = Open(info);
-    int fd = ArgFd(info, 0);
-    return Napi::Value(info.Env(), core->Enqueue(core->AcquireOp(OpKind::kClose, "close", fd)));
-  }
+  Napi::Value CloseFd(const Napi::CallbackInfo& info) { return FdOnly(info, OpKind::kClose, "close"); }
 
   // socket(family, type): 'inet' | 'inet6' | 'unix', 'stream' | 'dgram' | 'seqpacket'.
   Napi::Value Socket(const Napi::CallbackInfo& info) {

@@ -38,6 +38,16 @@ bool stop_requested(const struct shared *sh) {
   return sh->stop && __atomic_load_n(sh->stop, __ATOMIC_RELAXED);
 }
 
+uint64_t loop_wait_ns(const struct lthread *t, const struct shared *sh, uint64_t *deadline, uint64_t now) {
+  if (stop_requested(sh) && *deadline > now) *deadline = now;
+  bool sending = now < *deadline;
+  if (t->live == 0 || (!sending && t->busy == 0)) return 0;
+  uint64_t until = *deadline + (sending ? 0 : t->cfg->grace_ns);
+  if (now >= until) return 0;
+  uint64_t wait = until - now;
+  return wait > 50000000u ? 50000000u : wait;
+}
+
 static void set_events(struct lthread *t, struct lconn *c, bool out) {
   if (c->want_out == out) return;
   struct epoll_event ev = { .events = EPOLLIN | (out ? EPOLLOUT : 0), .data.ptr = c };
@@ -187,15 +197,9 @@ static void *thread_main(void *arg) {
   }
   struct epoll_event evs[256];
   while (scratch) {
-    now = echo_now_ns();
-    if (stop_requested(sh) && deadline > now) deadline = now;
-    bool sending = now < deadline;
-    if (t->live == 0 || (!sending && t->busy == 0)) break;
-    if (!sending && now >= deadline + cfg->grace_ns) break;
-    uint64_t until = sending ? deadline : deadline + cfg->grace_ns;
-    int wait_ms = (int)((until - now) / 1000000u) + 1;
-    if (wait_ms > 50) wait_ms = 50;
-    int n = epoll_wait(t->ep, evs, 256, wait_ms);
+    uint64_t wait = loop_wait_ns(t, sh, &deadline, echo_now_ns());
+    if (wait == 0) break;
+    int n = epoll_wait(t->ep, evs, 256, (int)(wait / 1000000u) + 1);
     for (int i = 0; i < n; i++) {
       struct lconn *c = evs[i].data.ptr;
       if (c->fd < 0) continue;

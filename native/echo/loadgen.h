@@ -49,6 +49,10 @@ struct shared {
 void gate_arrive_and_wait(struct shared *sh);
 void gate_open_when(struct shared *sh, uint32_t expected, uint64_t duration_ns);
 bool stop_requested(const struct shared *sh);
+/* One turn of a generator thread's loop: the time (ns, at most 50 ms) it may wait for events,
+ * or 0 when its run is over (all connections gone, or the window and the grace for echoes still
+ * in flight have passed). A requested stop moves *deadline to now. */
+uint64_t loop_wait_ns(const struct lthread *t, const struct shared *sh, uint64_t *deadline, uint64_t now);
 /* Non-blocking connects for the thread's share (registered in t->ep), waits for each. */
 void connect_all(struct lthread *t, uint64_t limit);
 void add_result(struct echo_load_result *into, const struct echo_load_result *r);

@@ -182,14 +182,8 @@ void *uring_thread_main(void *arg) {
     if (c->fd >= 0) start(&u, c, now);
   }
   while (rbufs) {
-    now = echo_now_ns();
-    if (stop_requested(sh) && deadline > now) deadline = now;
-    bool sending = now < deadline;
-    if (t->live == 0 || (!sending && t->busy == 0)) break;
-    if (!sending && now >= deadline + cfg->grace_ns) break;
-    uint64_t until = sending ? deadline : deadline + cfg->grace_ns;
-    uint64_t wait = until - now;
-    if (wait > 50000000u) wait = 50000000u;
+    uint64_t wait = loop_wait_ns(t, sh, &deadline, echo_now_ns());
+    if (wait == 0) break;
     reap(&u, wait, deadline);
   }
   if (rbufs) {
