@@ -18,7 +18,7 @@ export type FdpassType = 'dgram' | 'stream';
 /** Longest message text either side handles (it also travels in the socket message). */
 export const maxMessageBytes = 64 * 1024;
 /** Unix socket paths: sun_path holds 108 bytes including the terminating NUL. */
-export const maxSocketPathBytes = 107;
+export const maxSocketPathBytes = native.constants.UNIX_PATH_MAX;
 export const defaultMessage = 'hello through SCM_RIGHTS';
 export const defaultShmSize = 4096;
 /** How long a stream receiver waits for a connected sender to finish its message. */
