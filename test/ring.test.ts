@@ -6,7 +6,8 @@ import net from 'node:net';
 import { join } from 'node:path';
 import { native } from '../src/native.js';
 import { Ring, RingClosedError } from '../src/ring.js';
-import { collectGarbage, openFdCount, settledLiveObjects, shortTempDir, zeroLiveObjects } from './helpers.js';
+import { collectGarbage, openFdCount, settledLiveObjects, zeroLiveObjects } from './support/leaks.js';
+import { shortTempDir } from './support/temp.js';
 
 let dir: { path: string; cleanup: () => void };
 let fdsBefore: number;

@@ -5,7 +5,8 @@ import { closeSync, constants, fstatSync, openSync, readFileSync, readSync, writ
 import { join } from 'node:path';
 import { Worker } from 'node:worker_threads';
 import { native, projectRoot } from '../src/native.js';
-import { checkLeaksAfterAll, collectGarbage, shortTempDir } from './helpers.js';
+import { checkLeaksAfterAll, collectGarbage } from './support/leaks.js';
+import { shortTempDir } from './support/temp.js';
 
 const { O_CREAT, O_EXCL, O_RDWR, O_RDONLY } = constants;
 const tmp = shortTempDir('iolab-shm-');

@@ -7,7 +7,8 @@ import { closeSync, constants, fstatSync, openSync, readFileSync, readSync, writ
 import { join } from 'node:path';
 import { Worker } from 'node:worker_threads';
 import { native, projectRoot, type SocketType } from '../src/native.js';
-import { checkLeaksAfterAll, collectGarbage, openFdCount, settledLiveObjects, shortTempDir, zeroLiveObjects } from './helpers.js';
+import { checkLeaksAfterAll, collectGarbage, openFdCount, settledLiveObjects, zeroLiveObjects } from './support/leaks.js';
+import { shortTempDir } from './support/temp.js';
 
 const tmp = shortTempDir('iolab-stress-');
 const page = native.constants.PAGE_SIZE;

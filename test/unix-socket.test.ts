@@ -4,7 +4,8 @@ import { describe, expect, it } from 'vitest';
 import { closeSync, openSync, readFileSync, readSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { native, type SocketType } from '../src/native.js';
-import { checkLeaksAfterAll, openFdCount, shortTempDir } from './helpers.js';
+import { checkLeaksAfterAll, openFdCount } from './support/leaks.js';
+import { shortTempDir } from './support/temp.js';
 
 const tmp = shortTempDir('iolab-uds-');
 const dataFile = join(tmp.path, 'data.txt');

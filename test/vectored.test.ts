@@ -6,7 +6,8 @@ import { execFileSync } from 'node:child_process';
 import { closeSync, mkdirSync, openSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { native } from '../src/native.js';
-import { checkLeaksAfterAll, shortTempDir } from './helpers.js';
+import { checkLeaksAfterAll } from './support/leaks.js';
+import { shortTempDir } from './support/temp.js';
 
 const tmp = shortTempDir('iolab-vec-');
 const content = Buffer.from(Array.from({ length: 300 }, (_, i) => (i * 7 + 3) & 0xff));
