@@ -2,9 +2,10 @@
 // over short transfers, the shared-memory record format, and Ctrl-C/SIGTERM during a wait.
 import { UserError } from '../cli-util.js';
 import { interruptedBy, interruption, markInterrupted } from '../interrupt.js';
+import { constants } from '../native.js';
 
 /** How many buffers one readv/writev may take (Linux's IOV_MAX). */
-export const iovMax = 1024;
+export const iovMax = constants.IOV_MAX;
 
 const controlEscapes: Record<number, string> = { 0: '\\0', 9: '\\t', 10: '\\n', 13: '\\r', 92: '\\\\' };
 // Characters that could garble or spoof a terminal: controls, format characters (bidi

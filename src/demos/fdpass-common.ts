@@ -2,12 +2,13 @@
 // message may be.
 import { existsSync } from 'node:fs';
 import { UserError } from '../cli-util.js';
+import { native } from '../native.js';
 
 export type FdpassType = 'dgram' | 'stream';
 /** Longest message text either side handles (it also travels in the socket message). */
 export const maxMessageBytes = 64 * 1024;
 /** Unix socket paths: sun_path holds 108 bytes including the terminating NUL. */
-export const maxSocketPathBytes = 107;
+export const maxSocketPathBytes = native.constants.UNIX_PATH_MAX;
 
 /** Where both sides meet when no --socket is given. */
 export function defaultSocketPath(): string {
