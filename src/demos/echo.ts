@@ -1,19 +1,20 @@
 // `iolab echo server` (one engine on HOST:PORT until SIGINT/SIGTERM) and `iolab echo bench`
 // (the load generator, rust_echo_bench's flags and output).
 import { Command, Option } from 'commander';
-import { oneLineErrors, parseInteger, printJson, UserError } from '../cli-util.js';
+import { oneLineErrors, printJson, UserError } from '../cli-util.js';
 import { isErrnoException, type EchoServerStats } from '../native.js';
 import { formatAddress, parseAddress, resolveHost } from '../echo/address.js';
 import { checkOpenFileLimit, formatLoad, runLoad, totalErrors, type LoadOptions } from '../echo/load.js';
 import { echoEngines, startEchoServer, type EchoEngine, type EchoServer } from '../echo/servers.js';
+import { numberOption } from '../numbers.js';
 
 function serverCommand(): Command {
   return new Command('server')
     .description('run an echo server until SIGINT/SIGTERM, then print connections served and bytes echoed')
     .addOption(new Option('--engine <engine>', 'uring (C, io_uring), epoll (C), node (net module), ring (TypeScript on iolab\'s Ring)').choices(echoEngines).default('uring'))
     .option('--host <host>', 'address to listen on', '127.0.0.1')
-    .option('--port <port>', 'port to listen on (0: any free port)', parseInteger(0), 9999)
-    .option('--max-conns <n>', 'accept at most n connections at once; more are accepted and closed at once', parseInteger(1))
+    .option('--port <port>', 'port to listen on (0: any free port)', numberOption({ min: 0, max: 65535 }), 9999)
+    .option('--max-conns <n>', 'accept at most n connections at once; more are accepted and closed at once', numberOption({ min: 1 }))
     .option('--json', 'print JSON lines instead of text')
     .action(async (opts: { engine: EchoEngine; host: string; port: number; maxConns?: number; json?: boolean }) => {
       if (opts.port > 65535) throw new UserError(`--port must be 0..65535, got ${opts.port}`);
@@ -67,10 +68,10 @@ function benchCommand(): Command {
   return new Command('bench')
     .description("load generator with rust_echo_bench's flags and output: each connection sends one message and waits for its whole echo")
     .option('-a, --address <addr>', 'server address HOST:PORT', '127.0.0.1:9999')
-    .option('-c, --number <n>', 'number of clients (connections)', parseInteger(1), 50)
-    .option('-t, --duration <sec>', 'seconds to run', parseInteger(1), 60)
-    .option('-l, --length <bytes>', 'message length in bytes', parseInteger(1, { sized: true }), 512)
-    .option('--threads <n>', 'generator threads', parseInteger(1), 4)
+    .option('-c, --number <n>', 'number of clients (connections)', numberOption({ min: 1 }), 50)
+    .option('-t, --duration <sec>', 'seconds to run', numberOption({ min: 1 }), 60)
+    .option('-l, --length <bytes>', 'message length in bytes', numberOption({ min: 1, size: true }), 512)
+    .option('--threads <n>', 'generator threads', numberOption({ min: 1 }), 4)
     .addOption(new Option('--client <kind>', 'epoll: the generator; uring: the generator on io_uring; threads: one blocking thread per connection (reference)').choices(['epoll', 'uring', 'threads']).default('epoll'))
     .option('--json', 'print one JSON object instead of text')
     .action(async (opts: { address: string; number: number; duration: number; length: number; threads: number; client: 'epoll' | 'uring' | 'threads'; json?: boolean }) => {

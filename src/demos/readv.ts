@@ -2,19 +2,14 @@
 // (preadv(2) with --offset) and show what landed in each buffer, and nothing beyond it.
 import { closeSync, fstatSync, openSync } from 'node:fs';
 import { Command } from 'commander';
-import { native } from '../native.js';
-import { parseInteger, parseIntegerList, oneLineErrors, printJson, UserError } from '../cli-util.js';
+import { oneLineErrors, printJson, UserError } from '../cli-util.js';
 import { iovMax, showBytes } from './common.js';
-import { uringOption, uringReadVectored, withRing } from './uring.js';
+import { plainIo, uringOption, withDemoIo, type DemoIo } from './io.js';
+import { numberOption, numberListOption } from '../numbers.js';
 
 export const defaultSizes = [32, 64, 128];
 /** Sum of the buffer sizes one readv may ask for (a demo, not a copy tool). */
 export const maxTotalBytes = 64 * 1024 * 1024;
-
-/** One readv/preadv call; a uring variant swaps this function. */
-export type ReadVectored = (fd: number, buffers: Uint8Array[], offset?: number) => Promise<number>;
-
-export const readFileVectored: ReadVectored = async (fd, buffers, offset) => native.readv(fd, buffers, offset);
 
 export interface ReadvResult {
   bytes: number;
@@ -33,13 +28,13 @@ export function checkSizes(sizes: number[]): void {
 
 /** Opens `file` read-only and reads it into buffers of `sizes` with one call. */
 export async function runReadv(file: string, sizes: number[], offset: number | undefined,
-  read: ReadVectored = readFileVectored): Promise<ReadvResult> {
+  io: DemoIo = plainIo): Promise<ReadvResult> {
   checkSizes(sizes);
   const fd = openSync(file, 'r');
   try {
     if (fstatSync(fd).isDirectory()) throw new UserError(`${file} is a directory, not a file`);
     const buffers = sizes.map((size) => new Uint8Array(size));
-    const bytes = await read(fd, buffers, offset);
+    const bytes = await io.readv(fd, buffers, offset);
     return { bytes, buffers: splitRead(buffers, bytes) };
   } finally {
     closeSync(fd);
@@ -76,9 +71,9 @@ export function readvCommand(): Command {
   return oneLineErrors(new Command('readv')
     .description('scatter-read the start of a file into several buffers with one readv(2) call')
     .argument('<file>', 'file to read (e.g. readv.c)')
-    .option('--sizes <list>', 'buffer sizes in bytes, comma-separated', parseIntegerList(1), defaultSizes)
+    .option('--sizes <list>', 'buffer sizes in bytes, comma-separated (4k suffixes allowed)', numberListOption({ min: 1, size: true }), defaultSizes)
     .option('--offset <bytes>', 'read from this file offset with preadv(2) instead of the current position',
-      parseInteger(0, { sized: true }))
+      numberOption({ min: 0, size: true }))
     .option('--json', 'print the result as one JSON object')
     .addOption(uringOption('read (IORING_OP_READV)'))
     .addHelpText('after', `
@@ -92,9 +87,7 @@ Example:
   buf1: /* readv
   buf2: .c: scatter-read`)
     .action(async (file: string, opts: { sizes: number[]; offset?: number; json?: boolean; uring?: boolean }) => {
-      const result = opts.uring
-        ? await withRing((ring) => runReadv(file, opts.sizes, opts.offset, uringReadVectored(ring)))
-        : await runReadv(file, opts.sizes, opts.offset);
+      const result = await withDemoIo(opts.uring, (io) => runReadv(file, opts.sizes, opts.offset, io));
       if (opts.json) printJson(readvJson(result));
       else process.stdout.write(formatReadv(result).join('\n') + '\n');
     }));
