@@ -56,6 +56,9 @@ struct shm_state {
   struct layout l;
   int me;     /* 0 sender, 1 receiver: index into waiting[] */
   int my_efd, peer_efd;
+  /* the other side's index as last read: re-read only when it says "full" / "empty", so the
+   * two processes do not pull each other's cache line on every message */
+  uint64_t out_tail, in_head;
 };
 
 static struct layout layout_of(enum ipc_mode mode, uint64_t bytes) {
@@ -89,10 +92,18 @@ enum wait_for { FREE_SLOT, MESSAGE };
 static int ready(struct shm_state *st, enum wait_for what) {
   if (what == FREE_SLOT) {
     struct ring *q = out_ring(st);
-    return q->head - __atomic_load_n(&q->tail, __ATOMIC_ACQUIRE) < st->l.slots;
+    if (q->head - st->out_tail < st->l.slots) return 1;
+    st->out_tail = __atomic_load_n(&q->tail, __ATOMIC_ACQUIRE);
+    return q->head - st->out_tail < st->l.slots;
   }
   struct ring *q = in_ring(st);
-  return __atomic_load_n(&q->head, __ATOMIC_ACQUIRE) != q->tail || __atomic_load_n(&q->closed, __ATOMIC_ACQUIRE);
+  if (st->in_head != q->tail) return 1;
+  st->in_head = __atomic_load_n(&q->head, __ATOMIC_ACQUIRE);
+  if (st->in_head != q->tail) return 1;
+  if (!__atomic_load_n(&q->closed, __ATOMIC_ACQUIRE)) return 0;
+  /* closed after its last head: read head again, or the last messages would be lost */
+  st->in_head = __atomic_load_n(&q->head, __ATOMIC_ACQUIRE);
+  return 1;
 }
 
 static void wake_peer(struct shm_state *st) {
@@ -231,7 +242,7 @@ static int shm_get(struct ipc_side *s, const void **msg) {
   struct shm_state *st = s->state;
   if (wait_until(s, MESSAGE) != 0) return -1;
   struct ring *q = in_ring(st);
-  if (__atomic_load_n(&q->head, __ATOMIC_ACQUIRE) == q->tail) return 0; /* closed and drained */
+  if (st->in_head == q->tail) return 0; /* closed and drained */
   *msg = slot(st, 1 - st->me, q->tail);
   return 1;
 }
