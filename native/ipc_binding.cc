@@ -8,11 +8,12 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <vector>
 
+#include "args.h"
 #include "errors.h"
 #include "live_objects.h"
 #include "registry.h"
-#include "vectored.h"
 
 extern "C" {
 #include "bench/histogram.h"
@@ -127,34 +128,33 @@ Napi::Object Launch(Napi::Env env, IpcJob* job) {
   return handle;
 }
 
-unsigned TransportArg(Napi::Env env, Napi::Value v) {
-  std::string name = v.IsString() ? v.As<Napi::String>().Utf8Value() : "";
-  int index = ipc_transport_find(name.c_str());
-  if (index < 0) ThrowTypeError(env, "ERR_INVALID_ARG_VALUE", "unknown transport '" + name + "'");
-  return unsigned(index);
+// The transports as choices, built once from the C table (the one list of names).
+const Choice* TransportChoices() {
+  static std::vector<Choice> choices = [] {
+    std::vector<Choice> c;
+    for (int i = 0; ipc_transport_names[i] != nullptr; i++) c.push_back({ipc_transport_names[i], i});
+    c.push_back({nullptr, 0});
+    return c;
+  }();
+  return choices.data();
 }
 
-ipc_mode ModeArg(Napi::Env env, Napi::Value v) {
-  std::string mode = v.IsString() ? v.As<Napi::String>().Utf8Value() : "";
-  if (mode == "throughput") return IPC_THROUGHPUT;
-  if (mode == "pingpong") return IPC_PINGPONG;
-  ThrowTypeError(env, "ERR_INVALID_ARG_VALUE", "mode must be 'throughput' or 'pingpong', got '" + mode + "'");
-}
+const Choice kModes[] = {{"throughput", IPC_THROUGHPUT}, {"pingpong", IPC_PINGPONG}, {nullptr, 0}};
 
-constexpr int64_t kMaxSafe = (int64_t(1) << 53) - 1;
+unsigned TransportArg(Napi::Env env, Napi::Value v) { return unsigned(ChoiceArg(env, v, "transport", TransportChoices())); }
+ipc_mode ModeArg(Napi::Env env, Napi::Value v) { return ipc_mode(ChoiceArg(env, v, "mode", kModes)); }
 
 // { messageBytes, durationMs, minMessages?, faultMessage?, checkFull? } -> ipc_cell (the
 // transport and mode are set by the caller).
 ipc_cell CellArg(Napi::Env env, Napi::Value v) {
-  if (!v.IsObject()) ThrowTypeError(env, "ERR_INVALID_ARG_TYPE", "cell must be an object");
-  Napi::Object o = v.As<Napi::Object>();
+  OptionsArg o(env, v, "cell");
+  if (!o.present()) ThrowArgType(env, "cell", "object", v);
   ipc_cell c{};
-  c.message_bytes = uint64_t(IntegerArg(env, o.Get("messageBytes"), "cell.messageBytes", IPC_MIN_MESSAGE, kMaxSafe));
+  c.message_bytes = uint64_t(IntegerArg(env, o.Get("messageBytes"), "cell.messageBytes", IPC_MIN_MESSAGE, kMaxSafeInteger));
   c.duration_ns = uint64_t(IntegerArg(env, o.Get("durationMs"), "cell.durationMs", 0, 3600 * 1000)) * 1000000u;
-  Napi::Value min = o.Get("minMessages"), fault = o.Get("faultMessage");
-  c.min_messages = min.IsUndefined() ? 1 : uint64_t(IntegerArg(env, min, "cell.minMessages", 1, kMaxSafe));
-  c.fault_message = fault.IsUndefined() ? -1 : IntegerArg(env, fault, "cell.faultMessage", -1, kMaxSafe);
-  c.check_full = o.Get("checkFull").ToBoolean().Value() ? 1 : 0;
+  c.min_messages = uint64_t(o.Integer("minMessages", 1, kMaxSafeInteger, 1));
+  c.fault_message = o.Integer("faultMessage", -1, kMaxSafeInteger, -1);
+  c.check_full = o.Bool("checkFull", false) ? 1 : 0;
   return c;
 }
 
@@ -210,7 +210,7 @@ Napi::Value IpcFootprint(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   unsigned transport = TransportArg(env, info[0]);
   ipc_mode mode = ModeArg(env, info[1]);
-  int64_t bytes = IntegerArg(env, info[2], "messageBytes", IPC_MIN_MESSAGE, kMaxSafe);
+  int64_t bytes = IntegerArg(env, info[2], "messageBytes", IPC_MIN_MESSAGE, kMaxSafeInteger);
   return Napi::Number::New(env, double(ipc_footprint(transport, mode, uint64_t(bytes))));
 }
 
