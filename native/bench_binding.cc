@@ -5,8 +5,8 @@
 #include <memory>
 #include <string>
 
+#include "args.h"
 #include "errors.h"
-#include "vectored.h"
 #include "live_objects.h"
 #include "registry.h"
 
@@ -190,29 +190,6 @@ class BenchWorker : public Napi::AsyncProgressWorker<Progress> {
   const ExecutionProgress* progress_ = nullptr;
 };
 
-double NumberField(Napi::Object o, const char* name, double min, double max, double fallback) {
-  Napi::Value v = o.Get(name);
-  if (v.IsUndefined()) return fallback;
-  if (!v.IsNumber()) ThrowTypeError(o.Env(), "ERR_INVALID_ARG_TYPE", std::string("job.") + name + " must be a number");
-  double d = v.As<Napi::Number>().DoubleValue();
-  if (!(d >= min && d <= max) || std::floor(d) != d)
-    ThrowRangeError(o.Env(), "ERR_OUT_OF_RANGE",
-                    std::string("job.") + name + " must be a whole number in [" + std::to_string((long long)min) +
-                        ", " + std::to_string((long long)max) + "], got " + v.ToString().Utf8Value());
-  return d;
-}
-
-bool BoolField(Napi::Object o, const char* name) {
-  Napi::Value v = o.Get(name);
-  return !v.IsUndefined() && v.ToBoolean().Value();
-}
-
-std::string StringField(Napi::Object o, const char* name) {
-  Napi::Value v = o.Get(name);
-  if (!v.IsString()) ThrowTypeError(o.Env(), "ERR_INVALID_ARG_TYPE", std::string("job.") + name + " must be a string");
-  return v.As<Napi::String>().Utf8Value();
-}
-
 rw_mode ParseRw(Napi::Env env, const std::string& rw) {
   if (rw == "read") return RW_READ;
   if (rw == "write") return RW_WRITE;
@@ -229,19 +206,12 @@ rw_mode ParseRw(Napi::Env env, const std::string& rw) {
 std::unique_ptr<char[]> EngineOptions(Napi::Env env, const engine_ops* ops, Napi::Value given) {
   std::unique_ptr<char[]> opts(new char[ops->options_size > 0 ? ops->options_size : 1]());
   engine_default_options(ops, opts.get());
-  if (given.IsUndefined()) return opts;
-  if (!given.IsObject()) ThrowTypeError(env, "ERR_INVALID_ARG_TYPE", "job.engineOptions must be an object");
-  Napi::Object o = given.As<Napi::Object>();
+  OptionsArg o(env, given, "job.engineOptions");
   for (const engine_option* opt = ops->options; opt != nullptr && opt->name != nullptr; opt++) {
-    Napi::Value v = o.Get(opt->name);
-    if (v.IsUndefined()) continue;
-    double d = v.IsBoolean() && opt->type == ENGINE_OPT_BOOL ? (v.As<Napi::Boolean>().Value() ? 1 : 0)
-               : v.IsNumber() ? v.As<Napi::Number>().DoubleValue() : -1;
-    if (!(d >= opt->min && d <= opt->max) || std::floor(d) != d)
-      ThrowRangeError(env, "ERR_OUT_OF_RANGE", std::string(opt->name) + " (" + ops->name + ") must be a whole number in [" +
-                                                   std::to_string(opt->min) + ", " + std::to_string(opt->max) + "], got " +
-                                                   v.ToString().Utf8Value());
-    *reinterpret_cast<unsigned*>(opts.get() + opt->offset) = unsigned(d);
+    Napi::Value v(env, o.Get(opt->name));
+    unsigned value = opt->type == ENGINE_OPT_BOOL && v.IsBoolean() ? unsigned(o.Bool(opt->name, false))
+                                                                   : unsigned(o.Integer(opt->name, opt->min, opt->max, opt->def));
+    *reinterpret_cast<unsigned*>(opts.get() + opt->offset) = value;
   }
   return opts;
 }
@@ -250,45 +220,45 @@ std::unique_ptr<char[]> EngineOptions(Napi::Env env, const engine_ops* ops, Napi
 Napi::Value BenchRun(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   if (!info[0].IsObject()) ThrowTypeError(env, "ERR_INVALID_ARG_TYPE", "job must be an object");
-  Napi::Object job = info[0].As<Napi::Object>();
+  OptionsArg job(env, info[0], "job");
   Napi::Function on_progress;
   if (info.Length() > 1 && !info[1].IsUndefined()) {
     if (!info[1].IsFunction()) ThrowTypeError(env, "ERR_INVALID_ARG_TYPE", "onProgress must be a function");
     on_progress = info[1].As<Napi::Function>();
   }
-  std::string filename = StringField(job, "filename");
-  std::string engine = StringField(job, "engine");
+  std::string filename = StringArg(env, job.Get("filename"), "job.filename");
+  std::string engine = StringArg(env, job.Get("engine"), "job.engine");
   const engine_ops* ops = engine_find(engine.c_str());
   if (ops == nullptr) ThrowTypeError(env, "ERR_INVALID_ARG_VALUE", "unknown ioengine '" + engine + "'");
   job_spec s{};
   s.ops = ops;
-  s.rw = ParseRw(env, StringField(job, "rw"));
-  s.rwmixread = unsigned(NumberField(job, "rwmixread", 0, 100, 50));
-  s.bs = unsigned(NumberField(job, "bs", 1, 1 << 30, 4096));
-  s.iodepth = unsigned(NumberField(job, "iodepth", 1, 65536, 1));
+  s.rw = ParseRw(env, StringArg(env, job.Get("rw"), "job.rw"));
+  s.rwmixread = unsigned(job.Integer("rwmixread", 0, 100, 50));
+  s.bs = unsigned(job.Integer("bs", 1, 1 << 30, 4096));
+  s.iodepth = unsigned(job.Integer("iodepth", 1, 65536, 1));
   if (ops->max_depth != 0 && s.iodepth > ops->max_depth)
     ThrowRangeError(env, "ERR_OUT_OF_RANGE", "job.iodepth " + std::to_string(s.iodepth) + " is above " +
                                                  ops->max_depth_why + ": " + std::to_string(ops->max_depth));
-  s.numjobs = unsigned(NumberField(job, "numjobs", 1, 1024, 1));
-  s.iodepth_batch = unsigned(NumberField(job, "iodepthBatch", 1, 65536, 1));
-  s.size = uint64_t(NumberField(job, "size", 1, 9007199254740991.0, 0));
-  s.runtime_ns = uint64_t(NumberField(job, "runtimeMs", 0, 1e12, 0)) * 1000000ull;
-  s.ramp_ns = uint64_t(NumberField(job, "rampMs", 0, 1e12, 0)) * 1000000ull;
-  s.number_ios = uint64_t(NumberField(job, "numberIos", 0, 9007199254740991.0, 0));
-  s.seed = uint64_t(NumberField(job, "seed", 0, 9007199254740991.0, 0));
-  s.fadvise_hint = fadvise_hint(unsigned(NumberField(job, "fadviseHint", 0, 3, FADVISE_BY_RW)));
-  s.layout_write_cap = uint32_t(NumberField(job, "layoutWriteCap", 0, 1 << 30, 0));
-  s.time_based = BoolField(job, "timeBased");
-  s.direct = BoolField(job, "direct");
-  s.invalidate = BoolField(job, "invalidate");
-  s.verify = BoolField(job, "verify");
-  s.force = BoolField(job, "force");
+  s.numjobs = unsigned(job.Integer("numjobs", 1, 1024, 1));
+  s.iodepth_batch = unsigned(job.Integer("iodepthBatch", 1, 65536, 1));
+  s.size = uint64_t(job.Integer("size", 1, kMaxSafeInteger, 0));
+  s.runtime_ns = uint64_t(job.Integer("runtimeMs", 0, int64_t(1e12), 0)) * 1000000ull;
+  s.ramp_ns = uint64_t(job.Integer("rampMs", 0, int64_t(1e12), 0)) * 1000000ull;
+  s.number_ios = uint64_t(job.Integer("numberIos", 0, kMaxSafeInteger, 0));
+  s.seed = uint64_t(job.Integer("seed", 0, kMaxSafeInteger, 0));
+  s.fadvise_hint = fadvise_hint(job.Integer("fadviseHint", 0, 3, FADVISE_BY_RW));
+  s.layout_write_cap = uint32_t(job.Integer("layoutWriteCap", 0, 1 << 30, 0));
+  s.time_based = job.Bool("timeBased", false);
+  s.direct = job.Bool("direct", false);
+  s.invalidate = job.Bool("invalidate", false);
+  s.verify = job.Bool("verify", false);
+  s.force = job.Bool("force", false);
   if (s.size == 0) ThrowRangeError(env, "ERR_OUT_OF_RANGE", "job.size must be > 0");
   if (s.time_based && s.runtime_ns == 0)
     ThrowRangeError(env, "ERR_OUT_OF_RANGE", "job.timeBased needs job.runtimeMs > 0");
   if (s.verify && s.bs % 8 != 0) ThrowRangeError(env, "ERR_OUT_OF_RANGE", "verify needs bs to be a multiple of 8");
-  std::unique_ptr<char[]> engine_options = EngineOptions(env, ops, job.Get("engineOptions"));
-  Napi::Value stop = job.Get("stop");
+  std::unique_ptr<char[]> engine_options = EngineOptions(env, ops, Napi::Value(env, job.Get("engineOptions")));
+  Napi::Value stop(env, job.Get("stop"));
   int32_t* stop_flag = nullptr;
   if (!stop.IsUndefined()) {
     if (!stop.IsTypedArray() || stop.As<Napi::TypedArray>().TypedArrayType() != napi_int32_array ||

@@ -74,7 +74,7 @@ describe('runner', () => {
 
   it("refuses an engine option outside its table's range, naming it", () => {
     expect(() => native.benchRun(job('io_uring', 'read', false, { engineOptions: { fixedbufs: 2 } })))
-      .toThrow(/fixedbufs \(io_uring\) must be a whole number in \[0, 1\], got 2/);
+      .toThrow(/The value of "job.engineOptions.fixedbufs" is out of range. It must be an integer >= 0 and <= 1. Received 2/);
     expect(() => native.benchRun(job('io_uring', 'read', false, { iodepth: 65536 })))
       .toThrow(/above io_uring's entry limit, IORING_MAX_ENTRIES: 32768/);
   });
@@ -138,7 +138,8 @@ describe('latency against a known delay', () => {
       }));
       expect(r.read.ios).toBe(40);
       expect(r.read.clat.min, `iodepth ${iodepth}`).toBeGreaterThanOrEqual(2e6);
-      expect(r.read.clat.percentiles[6], `iodepth ${iodepth}: p50`).toBeLessThan(2.5e6);
+      // a serialized device would show depth x 2 ms; wake-ups on a busy machine add a little
+      expect(r.read.clat.percentiles[6], `iodepth ${iodepth}: p50`).toBeLessThan(4e6);
       expect(r.read.lat.bins.slice(21).reduce((a, b) => a + b, 0)).toBe(40);  // fio's latency_ms buckets from "4" (2-4 ms) up
     }
   });
