@@ -119,6 +119,14 @@ static int check_space(const char *path, int exists, uint64_t growth, struct job
   return 0;
 }
 
+static int refuse_link(const char *path, struct job_error *e) {
+  char target[4096];
+  ssize_t n = readlink(path, target, sizeof(target) - 1);
+  target[n < 0 ? 0 : n] = '\0';
+  return user_error(e, "refusing to write through symlink '%s' -> '%s' (use --force to replace the link "
+                    "with a new file; its target is never written)", path, target);
+}
+
 /* A new file (or the replacement of a symlink): laid out under a temp name, marked, renamed. */
 static int create_file(const struct job_spec *spec, uint64_t size, struct job_result *res,
                        int replace_link, job_progress_fn progress, void *arg) {
@@ -170,6 +178,8 @@ int layout_prepare(const struct job_spec *spec, uint64_t *size, struct job_resul
   if (exists && !S_ISREG(st.st_mode))
     return user_error(e, "'%s' is neither a regular file nor a block device", path);
 
+  if (is_link && job_writes(spec->rw) && !spec->force) return refuse_link(path, e);
+
   enum mark_state state = exists ? layout_mark_check(path, &st) : MARK_NONE;
   int owned = state != MARK_NONE;
   res->owned = owned;
@@ -194,12 +204,7 @@ int layout_prepare(const struct job_spec *spec, uint64_t *size, struct job_resul
   uint64_t from = need_pattern && state != MARK_STATE_PATTERN ? 0 : current & ~(uint64_t)7;
   int needs_write = job_writes(spec->rw) || from < *size;
   if (is_link && needs_write) {
-    char target[4096];
-    ssize_t tn = readlink(path, target, sizeof(target) - 1);
-    target[tn < 0 ? 0 : tn] = '\0';
-    if (!spec->force)
-      return user_error(e, "refusing to write through symlink '%s' -> '%s' (use --force to replace the link "
-                        "with a new file; its target is never written)", path, target);
+    if (!spec->force) return refuse_link(path, e);
     if (check_space(path, 0, *size, e) < 0) return -1;
     return create_file(spec, *size, res, 1, progress, arg);
   }
