@@ -5,7 +5,7 @@ import type { BenchJob } from '../native.js';
 
 export interface FioFigures {
   iops: number;
-  /** CPU microseconds per I/O: fio's usr_cpu + sys_cpu over its job_runtime, per I/O. */
+  /** CPU microseconds per I/O: the fio process's CPU (all its threads), per I/O. */
   cpuPerIoUs: number;
   bwBytes: number;
   clatP50: number;
@@ -59,12 +59,22 @@ function pct(clat: Record<string, unknown> | undefined, key: string): number {
 }
 
 /** Runs fio for the job and returns its combined read+write figures. */
+/** The shell's `times` after fio ran: "0m0.001s 0m0.002s" (the shell), then fio's user and system
+ * CPU, all of its threads (AIO helpers and io-wq workers too), in seconds. */
+function childCpuSeconds(stderr: string): number | undefined {
+  const last = stderr.trim().split('\n').pop() ?? '';
+  const m = /^(\d+)m([\d.]+)s (\d+)m([\d.]+)s$/.exec(last.trim());
+  return m ? Number(m[1]) * 60 + Number(m[2]) + Number(m[3]) * 60 + Number(m[4]) : undefined;
+}
+
 export async function runFio(job: BenchJob): Promise<FioFigures> {
-  const r = await execa('fio', fioArgs(job), { reject: false });
+  // fio runs as a child of a shell that prints its children's CPU: fio's own usr_cpu/sys_cpu count
+  // only its job thread (RUSAGE_THREAD), while iolab counts its whole process over the job
+  const r = await execa('bash', ['-c', 'fio "$@"; code=$?; times >&2; exit $code', 'fio', ...fioArgs(job)], { reject: false });
   const out = String(r.stdout);
   const start = out.indexOf('{');
   if (r.exitCode !== 0 || start < 0) {
-    const why = String(r.stderr).trim().split('\n').pop() || `exit code ${r.exitCode}`;
+    const why = String(r.stderr).trim().split('\n').slice(0, -2).pop() || `exit code ${r.exitCode}`;
     throw new Error(`fio failed for ${job.engine}: ${why}`);
   }
   const parsed = JSON.parse(out.slice(start)) as { jobs: Record<string, any>[] };
@@ -72,7 +82,7 @@ export async function runFio(job: BenchJob): Promise<FioFigures> {
   const dirs = [j.read, j.write].filter((d) => d && d.total_ios > 0);
   const main = dirs[0] ?? j.read;
   const ios = dirs.reduce((s, d) => s + d.total_ios, 0);
-  const cpuSec = ((j.usr_cpu + j.sys_cpu) / 100) * (j.job_runtime / 1000);
+  const cpuSec = childCpuSeconds(String(r.stderr)) ?? ((j.usr_cpu + j.sys_cpu) / 100) * (j.job_runtime / 1000);
   return {
     iops: dirs.reduce((s, d) => s + d.iops, 0),
     cpuPerIoUs: ios > 0 ? (cpuSec * 1e6) / ios : NaN,
