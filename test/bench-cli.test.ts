@@ -129,7 +129,7 @@ describe.concurrent('bench iops', { timeout: 120_000 }, () => {
   });
 
   it("testIOPS mode prints the ebpf-io_uring benchmark's four lines once each", async () => {
-    const r = await iops(file('seed.dat'), '-m=rRD', '--runtime', '300ms', '--size', '4m');
+    const r = await iops(file('testiops.dat'), '-m=rRD', '--runtime', '300ms', '--size', '4m');
     expect(r.exitCode).toBe(0);
     const lines = r.stdout.trim().split('\n');
     expect(lines).toHaveLength(4);
