@@ -108,12 +108,13 @@ describe('runner', () => {
 
   it('stops when the stop flag is set, and says the result is partial', async () => {
     const stop = new Int32Array(new SharedArrayBuffer(4));
-    setTimeout(() => Atomics.store(stop, 0, 1), 300);
     const t0 = Date.now();
-    const r = await native.benchRun(job('psync', 'randread', false, { timeBased: true, runtimeMs: 20_000, verify: false, stop }));
-    expect(Date.now() - t0).toBeLessThan(5000);
+    // stop once I/O is under way (progress comes every 200 ms)
+    const r = await native.benchRun(job('psync', 'randread', false, { timeBased: true, runtimeMs: 20_000, verify: false, stop }),
+      (p) => { if (p.ios > 0) Atomics.store(stop, 0, 1); });
+    expect(Date.now() - t0).toBeLessThan(10_000);
     expect(r.interrupted).toBe(true);
-    expect(r.read.ios, JSON.stringify({ ...r, read: undefined, write: undefined })).toBeGreaterThan(0);
+    expect(r.read.ios).toBeGreaterThan(0);
   });
 
   it('rejects bad jobs with typed errors before starting', async () => {
