@@ -88,8 +88,9 @@ describe('runner', () => {
     expect(r.runtimeNs).toBeLessThan(3e9);
     expect(r.read.ios).toBeGreaterThan(0);
     expect(seen).toContain('run');
-    // fio's 500 ms samples: two windows per thread in a 1.1 s run, both threads merged
-    expect(r.read.iopsSamples.n).toBe(4);
+    // fio's 500 ms samples: up to two windows per thread in a 1.1 s run, both threads merged
+    expect(r.read.iopsSamples.n).toBeGreaterThanOrEqual(2);
+    expect(r.read.iopsSamples.n).toBeLessThanOrEqual(4);
     expect(r.read.iopsSamples.min).toBeLessThanOrEqual(r.read.iopsSamples.max);
     expect(r.read.bwKiBSamples.mean).toBeCloseTo(r.read.iopsSamples.mean * 4, 0);
     expect(r.usrSec + r.sysSec).toBeGreaterThan(0);
