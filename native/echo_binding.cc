@@ -90,6 +90,8 @@ Napi::Object ServerStats(Napi::Env env, const echo_server_stats& st) {
   o.Set("peakConnections", Napi::Number::New(env, double(st.peak_conns)));
   o.Set("recvPauses", Napi::Number::New(env, double(st.recv_pauses)));
   o.Set("bufferWaits", Napi::Number::New(env, double(st.buffer_waits)));
+  o.Set("idleClosed", Napi::Number::New(env, double(st.idle_closed)));
+  o.Set("acceptPauses", Napi::Number::New(env, double(st.accept_pauses)));
   o.Set("setup", Napi::String::New(env, st.setup));
   return o;
 }
@@ -201,7 +203,7 @@ OwnedFd Listen(Napi::Env env, const std::string& host, int port, int backlog, bo
   return OwnedFd(fd);
 }
 
-// echoStartServer(engine, { host, port, maxConns })
+// echoStartServer(engine, { host, port, maxConns, buffers, idleTimeoutMs })
 Napi::Value StartServer(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   std::string engine = info[0].IsString() ? info[0].As<Napi::String>().Utf8Value() : "";
@@ -214,6 +216,7 @@ Napi::Value StartServer(const Napi::CallbackInfo& info) {
   int port = PortArg(opts.Get("port"));
   double max_conns = NumberOpt(opts, "maxConns", 0, 0, 4294967295.0);
   double buffers = NumberOpt(opts, "buffers", 4096, 1, 32768);
+  double idle_ms = NumberOpt(opts, "idleTimeoutMs", 0, 0, 1e9);
   if ((uint32_t(buffers) & (uint32_t(buffers) - 1)) != 0 || buffers != double(uint32_t(buffers))) {
     ThrowRangeError(env, "ERR_OUT_OF_RANGE", "buffers must be a power of two up to 32768");
   }
@@ -229,6 +232,7 @@ Napi::Value StartServer(const Napi::CallbackInfo& info) {
   job->server_cfg.stop_fd = job->stop_fd->get();
   job->server_cfg.max_conns = uint32_t(max_conns);
   job->server_cfg.buffers = uint32_t(buffers);
+  job->server_cfg.idle_timeout_ns = uint64_t(idle_ms * 1e6);
   Napi::Object handle = Launch(env, job, "iolab echo server");
   handle.Set("port", Napi::Number::New(env, bound));
   return handle;
