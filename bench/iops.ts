@@ -7,13 +7,13 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { projectRoot } from '../src/native.js';
-import { table } from '../src/bench/report.js';
+import { table } from '../src/format.js';
+import { iolabArgv } from '../src/spawn-iolab.js';
 
 const runtime = process.env.BENCH_RUNTIME ?? '5';
 const rounds = process.env.BENCH_ROUNDS ?? '3';
 const size = process.env.BENCH_SIZE ?? '1g';
 const file = process.env.BENCH_FILE ?? join(tmpdir(), 'iolab-bench-1g.dat');
-const cli = join(projectRoot, 'bin/iolab.js');
 
 const configs = [
   { label: 'io_uring qd32', engine: 'io_uring', iodepth: 32, goal: 1.0, extra: [] as string[] },
@@ -26,7 +26,7 @@ const configs = [
 const seedFigures: Record<string, number> = { io_uring: 65_000, libaio: 36_000, posix_aio: 4_700, sync: 3_000 };
 
 async function iolab(args: string[]): Promise<any> {
-  const r = await execa(process.execPath, [cli, ...args], { reject: false, stderr: 'inherit' });
+  const r = await execa(...iolabArgv(args), { reject: false, stderr: 'inherit' });
   if (r.exitCode !== 0) throw new Error(`iolab ${args.join(' ')} failed (exit ${r.exitCode})`);
   return JSON.parse(String(r.stdout));
 }

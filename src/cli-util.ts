@@ -1,6 +1,9 @@
-// Shared by every command: the error a user sees (one line, no stack), option parsers that
-// reject bad numbers with a clear message, and JSON/line output.
-import { InvalidArgumentError, type Command } from 'commander';
+// Shared by every command: the error a user sees (one line, no stack), help that shows
+// defaults as a user types them, and JSON output. Numbers are parsed in numbers.ts.
+import { Help, type Command, type Option } from 'commander';
+import { mkdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { basename, dirname, join, resolve } from 'node:path';
+import { formatSize, type NumberRule } from './numbers.js';
 
 /** An error meant for the user: printed as one line, exit code 1 (or the given one). */
 export class UserError extends Error {
@@ -10,41 +13,28 @@ export class UserError extends Error {
   }
 }
 
-/** Parses a whole number >= min (commander argParser). Accepts 4k/1m/1g suffixes when sized. */
-export function parseInteger(min: number, { sized = false } = {}) {
-  return (value: string): number => {
-    const n = sized ? parseSize(value) : Number(value);
-    if (!Number.isSafeInteger(n) || n < min) {
-      throw new InvalidArgumentError(`expected a whole number >= ${min}, got '${value}'`);
-    }
-    return n;
-  };
-}
-
-const sizeUnits: Record<string, number> = { '': 1, k: 1024, m: 1024 ** 2, g: 1024 ** 3, t: 1024 ** 4 };
-
-/** "4k" -> 4096, "128M" -> 134217728, "512" -> 512 (binary units, as fio reads them). */
-export function parseSize(value: string): number {
-  const m = /^(\d+)\s*([kmgt]?)(i?b)?$/i.exec(value.trim());
-  if (!m) return NaN;
-  return Number(m[1]) * sizeUnits[m[2].toLowerCase()];
-}
-
-/** Parses a comma list of whole numbers >= min ("32,64,128"). */
-export function parseIntegerList(min: number) {
-  const one = parseInteger(min);
-  return (value: string): number[] => {
-    const parts = value.split(',').map((s) => s.trim());
-    if (value.trim() === '' || parts.some((p) => p === '')) {
-      throw new InvalidArgumentError(`expected a comma-separated list of whole numbers >= ${min}, got '${value}'`);
-    }
-    return parts.map(one);
-  };
-}
-
 /** Prints one JSON value on its own line (the --json output of every command). */
 export function printJson(value: unknown): void {
   process.stdout.write(JSON.stringify(value) + '\n');
+}
+
+/** Writes a benchmark's JSON to the file a user named with --output: whole or not at all (a
+ * temp file beside it, renamed into place), creating the folder. */
+export function writeJsonFile(path: string, value: unknown): void {
+  mkdirSync(dirname(resolve(path)), { recursive: true });
+  const temp = join(dirname(resolve(path)), `.${basename(path)}.${process.pid}.tmp`);
+  try {
+    writeFileSync(temp, JSON.stringify(value, null, 2) + '\n', { flag: 'wx' });
+    renameSync(temp, path);
+  } catch (err) {
+    rmSync(temp, { force: true });
+    throw err;
+  }
+}
+
+/** The command line a benchmark's JSON records, as the user typed it. */
+export function commandLine(): string[] {
+  return ['iolab', ...process.argv.slice(2)];
 }
 
 /** The one line a user sees for an error: syscall errors read like Node's, others as is. */
@@ -62,7 +52,7 @@ export function describeError(err: unknown): string {
 export function oneLineErrors(cmd: Command): Command {
   cmd.exitOverride().configureOutput({
     outputError: (str, write) => write(`iolab: ${str.replace(/^error: /, '')}`),
-  });
+  }).configureHelp({ optionDescription });
   for (const sub of cmd.commands) oneLineErrors(sub);
   return cmd;
 }
@@ -73,4 +63,24 @@ export function benchGroup(program: Command): Command {
   const existing = program.commands.find((c) => c.name() === 'bench');
   if (existing) return existing;
   return program.command('bench').description('benchmarks: each runs its hot loop natively and prints a table or --json');
+}
+
+/** A default as a user would type it: 32,64,128 for a list, 128M for a size, not JSON. */
+export function showDefault(value: unknown, rule?: NumberRule): string {
+  const one = (v: unknown) => (typeof v === 'number' && rule?.size ? formatSize(v) : String(v));
+  return Array.isArray(value) ? value.map(one).join(',') : one(value);
+}
+
+const plainHelp = new Help();
+
+/** commander's option description, with the default shown by showDefault. */
+function optionDescription(option: Option): string {
+  if (option.defaultValue === undefined || option.defaultValueDescription !== undefined || option.negate) {
+    return plainHelp.optionDescription(option);
+  }
+  const rule = (option.parseArg as { rule?: NumberRule } | undefined)?.rule;
+  const copy = Object.assign(Object.create(Object.getPrototypeOf(option)), option, {
+    defaultValueDescription: showDefault(option.defaultValue, rule),
+  }) as Option;
+  return plainHelp.optionDescription(copy);
 }

@@ -1,5 +1,8 @@
 // The iolab program: registers the commands, parses, prints errors. No logic lives here.
 import { Command, CommanderError } from 'commander';
+import { readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { benchGroup, describeError, oneLineErrors, UserError } from './cli-util.js';
 import { readvCommand } from './demos/readv.js';
 import { writevCommand } from './demos/writev.js';
@@ -13,9 +16,15 @@ import { iopsCommand } from './bench/iops.js';
 import { latencyCommand } from './bench/latency.js';
 import { benchEchoCommand } from './bench/echo.js';
 
+function packageVersion(): string {
+  const pkg = JSON.parse(readFileSync(join(dirname(fileURLToPath(import.meta.url)), '..', 'package.json'), 'utf8')) as { version: string };
+  return pkg.version;
+}
+
 export function buildProgram(): Command {
   const program = new Command('iolab')
-    .description('Shows, tests and measures Linux I/O primitives: readv/writev, fd passing, shared memory, io_uring');
+    .description('Shows, tests and measures Linux I/O primitives: readv/writev, fd passing, shared memory, io_uring')
+    .version(packageVersion(), '-V, --version', 'print the version of iolab');
 
   program.addCommand(readvCommand());
   program.addCommand(writevCommand());

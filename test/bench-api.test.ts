@@ -4,7 +4,7 @@
 import { describe, expect, it } from 'vitest';
 import { openSync, closeSync } from 'node:fs';
 import { native, projectRoot } from '../src/native.js';
-import { openFdCount, settledLiveObjects, zeroLiveObjects } from './helpers.js';
+import { openFdCount, settledLiveObjects, zeroLiveObjects } from './support/leaks.js';
 
 describe('benchFdMessages', () => {
   it('passes fds for about the given time and closes every fd it received', async () => {

@@ -5,7 +5,8 @@ import { execa } from 'execa';
 import { existsSync, readFileSync, statSync, writeFileSync, openSync, writeSync, closeSync } from 'node:fs';
 import { join } from 'node:path';
 import { logicalBlockSize } from '../src/bench/storage-job.js';
-import { runCli, shortTempDir } from './helpers.js';
+import { runCli } from './support/cli.js';
+import { shortTempDir } from './support/temp.js';
 
 let dir: ReturnType<typeof shortTempDir>;
 const file = (name: string) => join(dir.path, name);
@@ -83,8 +84,8 @@ describe.concurrent('bench iops', { timeout: 120_000 }, () => {
       [['--rw', 'sideways'], /^iolab: unknown rw 'sideways'/],
       [['--iodepth', '0'], /argument '0' is invalid\. expected a whole number >= 1/],
       [['--numjobs=-2'], /argument '-2' is invalid\. expected a whole number >= 1/],
-      [['--size', '0'], /argument '0' is invalid\. expected a whole number >= 1/],
-      [['--runtime', '0'], /^iolab: expected a duration > 0/],
+      [['--size', '0'], /argument '0' is invalid\. expected a size >= 1 \(bytes; k, m, g, t suffixes\)/],
+      [['--runtime', '0'], /^iolab: option '--runtime <time>' argument '0' is invalid\. expected a duration > 0/],
       [['--time_based'], /^iolab: --time_based needs --runtime$/],
       [['--size', '100t'], /^iolab: not enough free space to lay out '.*bad\.dat': needs \d+ MiB more, \d+ MiB free$/],
       [['--bs', '8k', '--size', '4k'], /^iolab: --size \(4096 bytes\) is smaller than one block \(--bs 8192\)$/],

@@ -3,7 +3,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { join } from 'node:path';
 import { native, type BenchJob } from '../src/native.js';
-import { openFdCount, settledLiveObjects, shortTempDir, zeroLiveObjects } from './helpers.js';
+import { openFdCount, settledLiveObjects, zeroLiveObjects } from './support/leaks.js';
+import { shortTempDir } from './support/temp.js';
 
 const rws = ['read', 'write', 'randread', 'randwrite', 'randrw', 'readwrite'] as const;
 let dir: ReturnType<typeof shortTempDir>;

@@ -3,7 +3,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { execa } from 'execa';
 import { join } from 'node:path';
-import { buildSeccompRefuser, cliPath, shortTempDir } from './helpers.js';
+import { buildSeccompRefuser, shortTempDir } from './support/temp.js';
+import { cliPath } from './support/cli.js';
 
 let dir: ReturnType<typeof shortTempDir>;
 let refuse: string;

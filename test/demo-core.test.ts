@@ -13,8 +13,9 @@ import { runWritev } from '../src/demos/writev.js';
 import { UserError } from '../src/cli-util.js';
 import { runReceiver, runSender, type ReceiverEvent } from '../src/demos/fdpass.js';
 import { native } from '../src/native.js';
-import { openFdCount, settledLiveObjects, shortTempDir, zeroLiveObjects } from './helpers.js';
-import { unshowBytes } from './demo-support.js';
+import { openFdCount, settledLiveObjects, zeroLiveObjects } from './support/leaks.js';
+import { shortTempDir } from './support/temp.js';
+import { unshowBytes } from './support/demo.js';
 
 const tmp = shortTempDir('iolab-dc-');
 let fdsBefore = 0;

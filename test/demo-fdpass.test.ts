@@ -5,8 +5,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { chmodSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { native } from '../src/native.js';
-import { openFdCount, settledLiveObjects, shortTempDir, startCli, zeroLiveObjects } from './helpers.js';
-import { cli, runCliAs, shmObjects, type CliResult } from './demo-support.js';
+import { openFdCount, settledLiveObjects, zeroLiveObjects } from './support/leaks.js';
+import { shortTempDir } from './support/temp.js';
+import { startCli } from './support/cli.js';
+import { cli, runCliAs, shmObjects, type CliResult } from './support/demo.js';
 
 const tmp = shortTempDir('iolab-dfp-');
 chmodSync(tmp.path, 0o755); // senders of another uid must reach the socket
@@ -141,7 +143,7 @@ describe('fdpass: bad input', () => {
 
   it('receiver timeout: one line, exit 1, socket removed', async () => {
     const socket = sockPath();
-    const r = await cli(['fdpass', 'recv', '--socket', socket, '--timeout', '0.3']);
+    const r = await cli(['fdpass', 'recv', '--socket', socket, '--timeout', '300ms']);
     expect(r).toEqual({ stdout: `listening on ${socket}`, stderr: `iolab: no message came within 0.3 s on ${socket}`, exitCode: 1 });
     expect(existsSync(socket)).toBe(false);
   });

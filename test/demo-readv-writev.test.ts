@@ -5,8 +5,8 @@ import { execa } from 'execa';
 import { chmodSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { projectRoot } from '../src/native.js';
-import { shortTempDir } from './helpers.js';
-import { cli, unshowBytes } from './demo-support.js';
+import { shortTempDir } from './support/temp.js';
+import { cli, unshowBytes } from './support/demo.js';
 
 const tmp = shortTempDir('iolab-drw-');
 chmodSync(tmp.path, 0o755); // the unreadable-file case runs as another user
@@ -67,9 +67,9 @@ describe('iolab readv', () => {
   it.each([
     [['readv', 'no-such-file'], "iolab: ENOENT: no such file or directory, open 'no-such-file'"],
     [['readv', '.'], 'iolab: . is a directory, not a file'],
-    [['readv', 'readv.c', '--sizes', ''], "iolab: option '--sizes <list>' argument '' is invalid. expected a comma-separated list of whole numbers >= 1, got ''"],
-    [['readv', 'readv.c', '--sizes', '32,0'], "iolab: option '--sizes <list>' argument '32,0' is invalid. expected a whole number >= 1, got '0'"],
-    [['readv', 'readv.c', '--sizes', '-5'], "iolab: option '--sizes <list>' argument '-5' is invalid. expected a whole number >= 1, got '-5'"],
+    [['readv', 'readv.c', '--sizes', ''], "iolab: option '--sizes <list>' argument '' is invalid. expected a comma-separated list, each a size >= 1 (bytes; k, m, g, t suffixes), got ''"],
+    [['readv', 'readv.c', '--sizes', '32,0'], "iolab: option '--sizes <list>' argument '32,0' is invalid. expected a size >= 1 (bytes; k, m, g, t suffixes), got '0'"],
+    [['readv', 'readv.c', '--sizes', '-5'], "iolab: option '--sizes <list>' argument '-5' is invalid. expected a size >= 1 (bytes; k, m, g, t suffixes), got '-5'"],
   ])('bad input %j: one line, exit 1', async (args, message) => {
     const r = await cli(args);
     expect({ stdout: r.stdout, stderr: r.stderr, exitCode: r.exitCode }).toEqual({ stdout: '', stderr: message, exitCode: 1 });

@@ -3,7 +3,7 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { constants, existsSync } from 'node:fs';
 import { native } from '../src/native.js';
-import { cli, shmObjects, uniqueShmName } from './demo-support.js';
+import { cli, shmObjects, uniqueShmName } from './support/demo.js';
 
 const prefix = `iolab-test-shm-${process.pid}-`;
 afterAll(() => {

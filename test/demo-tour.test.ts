@@ -5,7 +5,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { projectRoot } from '../src/native.js';
 import { shellLine } from '../src/demos/tour.js';
-import { cli, shmObjects } from './demo-support.js';
+import { cli, shmObjects } from './support/demo.js';
 
 describe('iolab tour', () => {
   it('runs every demo pair as separate processes, prints what each showed, removes what it made', async () => {

@@ -4,9 +4,9 @@
 import { randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
-import { runCli } from './helpers.js';
+import { runCli } from './support/cli.js';
 import { echoEngines } from '../src/echo/servers.js';
-import { closed, connectTo, echoOnce, fdCountOf, startEchoServerCli, waitFor } from './echo-util.js';
+import { closed, connectTo, echoOnce, fdCountOf, startEchoServerCli, waitFor } from './support/echo.js';
 
 describe.each(echoEngines)('echo server --engine %s', (engine) => {
   it('echoes 1 B..1 MiB byte-exact over 200 concurrent connections, serves the generator, stops cleanly', async () => {

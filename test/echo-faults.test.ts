@@ -3,9 +3,9 @@
 import { createServer, type Socket } from 'node:net';
 import { randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { runCli, startCli } from './helpers.js';
+import { runCli, startCli } from './support/cli.js';
 import { echoEngines } from '../src/echo/servers.js';
-import { closed, connectTo, echoOnce, fdCountOf, startEchoServerCli, waitFor } from './echo-util.js';
+import { closed, connectTo, echoOnce, fdCountOf, startEchoServerCli, waitFor } from './support/echo.js';
 
 describe('echo bench: bad input', () => {
   it('rejects a malformed address in one line', async () => {

@@ -3,8 +3,8 @@
 import { randomBytes } from 'node:crypto';
 import { afterEach, describe, expect, it } from 'vitest';
 import { native } from '../src/native.js';
-import { openFdCount, settledLiveObjects, zeroLiveObjects } from './helpers.js';
-import { closed, connectTo, echoOnce } from './echo-util.js';
+import { openFdCount, settledLiveObjects, zeroLiveObjects } from './support/leaks.js';
+import { closed, connectTo, echoOnce } from './support/echo.js';
 
 afterEach(async () => {
   expect(await settledLiveObjects()).toEqual(zeroLiveObjects);

@@ -4,10 +4,11 @@ import { randomBytes } from 'node:crypto';
 import type { Socket } from 'node:net';
 import { execa } from 'execa';
 import { describe, expect, it } from 'vitest';
-import { cliPath, runCli } from './helpers.js';
+import { runCli } from './support/cli.js';
 import { projectRoot } from '../src/native.js';
+import { iolabArgv } from '../src/spawn-iolab.js';
 import { echoEngines } from '../src/echo/servers.js';
-import { closed, connectTo, echoOnce, msUntilExit, processCpuTicks, startEchoServerCli, waitFor } from './echo-util.js';
+import { closed, connectTo, echoOnce, msUntilExit, processCpuTicks, startEchoServerCli } from './support/echo.js';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -107,8 +108,8 @@ describe.each(echoEngines)('echo server --engine %s under stress', (engine) => {
   }, 30_000);
 
   it('at the open-file limit (64) with 100 clients connecting: < 5% CPU, and accepting resumes once fds free up', async () => {
-    const child = execa('prlimit', ['--nofile=64:64', process.execPath, cliPath, 'echo', 'server', '--engine', engine, '--port', '0', '--json'],
-      { reject: false, cwd: projectRoot, buffer: true });
+    const [file, argv] = iolabArgv(['echo', 'server', '--engine', engine, '--port', '0', '--json']);
+    const child = execa('prlimit', ['--nofile=64:64', file, ...argv], { reject: false, cwd: projectRoot, buffer: true });
     const sockets: Socket[] = [];
     try {
       const port = await new Promise<number>((resolve, reject) => {

@@ -6,7 +6,8 @@ import { execa } from 'execa';
 import { copyFileSync, mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { projectRoot } from '../src/native.js';
-import { buildSeccompRefuser, cliPath, runCli, shortTempDir, startCli } from './helpers.js';
+import { buildSeccompRefuser, shortTempDir } from './support/temp.js';
+import { cliPath, runCli, startCli } from './support/cli.js';
 
 let dir: { path: string; cleanup: () => void };
 let refuse: string;
@@ -128,7 +129,7 @@ describe('--uring under a seccomp filter that refuses io_uring', () => {
 describe('iolab bench api', () => {
   it('--json prints one object with a row per contender', async () => {
     const out = join(dir.path, 'api.json');
-    const run = await runCli(['bench', 'api', '--rounds', '1', '--duration', '10', '--size', '1m', '--json', '--out', out]);
+    const run = await runCli(['bench', 'api', '--rounds', '1', '--duration', '10', '--size', '1m', '--json', '--output', out]);
     expect(run.stderr).toBe('');
     expect(run.exitCode).toBe(0);
     const report = JSON.parse(String(run.stdout));
@@ -142,14 +143,14 @@ describe('iolab bench api', () => {
   });
 
   it('prints a table, and refuses bad input with one line', async () => {
-    const run = await runCli(['bench', 'api', '--rounds', '1', '--duration', '5', '--size', '256k', '--only', 'ring.readv@32,fs.read@32', '--out', join(dir.path, 'b.json')]);
+    const run = await runCli(['bench', 'api', '--rounds', '1', '--duration', '5', '--size', '256k', '--only', 'ring.readv@32,fs.read@32', '--output', join(dir.path, 'b.json')]);
     expect(run.exitCode).toBe(0);
     expect(run.stdout).toMatch(/^contender\s+in flight\s+ops\/s \(median\)\s+min\s+max$/m);
     expect(run.stdout).toMatch(/^ring\.readv@32 \/ fs\.read@32 = \d+\.\d\dx {2}\(goal >= 1\.5x: (met|not met)\)$/m);
     const bad = await runCli(['bench', 'api', '--rounds', '0']);
     expect(bad.stderr).toBe("iolab: option '--rounds <n>' argument '0' is invalid. expected a whole number >= 1, got '0'");
     expect(bad.exitCode).not.toBe(0);
-    const none = await runCli(['bench', 'api', '--only', 'nothing', '--size', '64k', '--out', join(dir.path, 'c.json')]);
+    const none = await runCli(['bench', 'api', '--only', 'nothing', '--size', '64k', '--output', join(dir.path, 'c.json')]);
     expect(none.stderr).toBe('iolab: --only matched no contender');
     expect(none.exitCode).toBe(1);
   });

@@ -5,7 +5,8 @@ import { execa } from 'execa';
 import { join } from 'node:path';
 import { Worker } from 'node:worker_threads';
 import { native, projectRoot } from '../src/native.js';
-import { buildSeccompRefuser, openFdCount, settledLiveObjects, shortTempDir, zeroLiveObjects } from './helpers.js';
+import { buildSeccompRefuser, shortTempDir } from './support/temp.js';
+import { openFdCount, settledLiveObjects, zeroLiveObjects } from './support/leaks.js';
 
 let dir: { path: string; cleanup: () => void };
 let refuse: string;

@@ -3,7 +3,7 @@
 import { describe, expect, it } from 'vitest';
 import { execa } from 'execa';
 import { native, projectRoot } from '../src/native.js';
-import { zeroLiveObjects, settledLiveObjects } from './helpers.js';
+import { zeroLiveObjects, settledLiveObjects } from './support/leaks.js';
 
 describe('sanitizer self-test', () => {
   it.runIf(native.sanitized)('dies with a heap-buffer-overflow report under ASan', async () => {

@@ -8,7 +8,8 @@ import fs from 'node:fs';
 import { join } from 'node:path';
 import { native } from '../src/native.js';
 import { Ring, RingClosedError } from '../src/ring.js';
-import { collectGarbage, openFdCount, settledLiveObjects, shortTempDir, zeroLiveObjects } from './helpers.js';
+import { collectGarbage, openFdCount, settledLiveObjects, zeroLiveObjects } from './support/leaks.js';
+import { shortTempDir } from './support/temp.js';
 
 const runs = native.sanitized ? 12 : 30;
 let dir: { path: string; cleanup: () => void };

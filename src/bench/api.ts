@@ -8,11 +8,14 @@ import { Command } from 'commander';
 import fs from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
+import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { native } from '../native.js';
 import { Ring } from '../ring.js';
-import { oneLineErrors, parseInteger, printJson, UserError } from '../cli-util.js';
+import { commandLine, oneLineErrors, printJson, UserError, writeJsonFile } from '../cli-util.js';
+import { numberOption } from '../numbers.js';
+import { formatCount, median, table } from '../format.js';
+import { machineInfo } from './machine.js';
 
 const blockSize = 4096;
 
@@ -202,12 +205,6 @@ function fdContenders(ring: InstanceType<typeof Ring>, passed: number): { list: 
   return { list, cleanup: () => [ra, rb, sa, sb].forEach((fd) => native.close(fd)) };
 }
 
-const median = (xs: number[]) => {
-  const s = [...xs].sort((a, b) => a - b);
-  const m = s.length >> 1;
-  return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
-};
-
 export interface ApiReport {
   rows: ApiRow[];
   ratios: ApiRatio[];
@@ -272,37 +269,33 @@ function ratios(rows: ApiRow[]): ApiRatio[] {
   return out;
 }
 
-const fmt = (n: number) => Math.round(n).toLocaleString('en-US');
-
 export function formatApiReport(report: ApiReport, options: ApiOptions): string[] {
   const lines = [`bench api: 4 KiB random reads from a page-cached file; ${options.rounds} rounds of ${options.durationMs} ms, alternating; medians`, ''];
   const head = ['contender', 'in flight', 'ops/s (median)', 'min', 'max'];
   const body = report.rows.map((r) => {
     const s = report.rounds[key(r)];
-    return [r.contender, String(r.inflight), fmt(r.opsPerSec), fmt(Math.min(...s)), fmt(Math.max(...s))];
+    return [r.contender, String(r.inflight), formatCount(r.opsPerSec), formatCount(Math.min(...s)), formatCount(Math.max(...s))];
   });
-  const widths = head.map((h, i) => Math.max(h.length, ...body.map((b) => b[i].length)));
-  const line = (cells: string[]) => cells.map((c, i) => (i === 0 ? c.padEnd(widths[i]) : c.padStart(widths[i]))).join('  ');
-  lines.push(line(head), ...body.map(line), '');
+  lines.push(...table(head, body).trimEnd().split('\n'), '');
   for (const r of report.ratios) {
     const goal = r.goal === undefined ? '' : `  (goal >= ${r.goal.toFixed(1)}x: ${r.ratio >= r.goal ? 'met' : 'not met'})`;
     lines.push(`${r.name} = ${r.ratio.toFixed(2)}x${goal}`);
   }
   const fdRow = report.rows.find((r) => r.contender === 'ring.sendmsg');
-  if (fdRow) lines.push(`ring.sendmsg messages/s = ${fmt(fdRow.opsPerSec)}  (goal >= 330,000: ${fdRow.opsPerSec >= 330_000 ? 'met' : 'not met'})`);
+  if (fdRow) lines.push(`ring.sendmsg messages/s = ${formatCount(fdRow.opsPerSec)}  (goal >= 330,000: ${fdRow.opsPerSec >= 330_000 ? 'met' : 'not met'})`);
   return lines;
 }
 
 export function apiCommand(): Command {
   return oneLineErrors(new Command('api')
     .description('the JS API cost per op: iolab readv vs fs.readvSync, ring.readv vs fs.promises / fs.read, fd messages via the Ring vs sync')
-    .option('--rounds <n>', 'rounds (contenders alternate within each)', parseInteger(1), 5)
-    .option('--duration <ms>', 'time per contender per round, in milliseconds', parseInteger(1), 300)
-    .option('--size <bytes>', 'size of the temporary test file (4k/1m/1g suffixes)', parseInteger(blockSize, { sized: true }), 64 << 20)
+    .option('--rounds <n>', 'rounds (contenders alternate within each)', numberOption({ min: 1 }), 5)
+    .option('--duration <ms>', 'time per contender per round, in milliseconds', numberOption({ min: 1 }), 300)
+    .option('--size <bytes>', 'size of the temporary test file (4k/1m/1g suffixes)', numberOption({ min: blockSize, size: true }), 64 << 20)
     .option('--file <path>', 'read this file instead of a temporary one')
     .option('--only <list>', 'comma-separated contenders to run (e.g. ring.readv,fs.read or ring.readv@32)')
-    .option('--out <path>', 'also write the full results as JSON here (npm run bench:api: bench-results/api.json)')
-    .option('--json', 'print one JSON object: {"rows":[{"contender","inflight","opsPerSec"}],"ratios":[...]}')
+    .option('--json', 'print the results as one JSON object instead of the table: {"rows":[{"contender","inflight","opsPerSec"}],"ratios":[...]}')
+    .option('--output <file>', 'also write the results as JSON to this file (npm run bench:api: bench-results/api.json)')
     .addHelpText('after', `
 Contenders: iolab.readv, fs.readvSync (sync, 1 in flight); ring.readv, fs.promises.readv,
 fs.read (async, 1 and 32 in flight); ring.sendmsg (32 messages in flight) and iolab.sendmsg
@@ -312,17 +305,16 @@ Every contender runs once per round; each round starts one contender later.
 
 Example:
   $ iolab bench api --rounds 3 --duration 200`)
-    .action(async (opts: { rounds: number; duration: number; size: number; file?: string; only?: string; out?: string; json?: boolean }) => {
+    .action(async (opts: { rounds: number; duration: number; size: number; file?: string; only?: string; output?: string; json?: boolean }) => {
       const options: ApiOptions = {
         rounds: opts.rounds, durationMs: opts.duration, fileSize: opts.size, file: opts.file,
         only: opts.only?.split(',').map((s) => s.trim()).filter((s) => s !== ''),
       };
       const report = await runApiBench(options, opts.json ? undefined : (l) => process.stderr.write(`${l}\n`));
-      if (opts.out) {
-        fs.mkdirSync(dirname(opts.out), { recursive: true });
-        fs.writeFileSync(opts.out, JSON.stringify({ ...report, options, date: new Date().toISOString() }, null, 2) + '\n');
-      }
-      if (opts.json) printJson({ rows: report.rows, ratios: report.ratios });
+      const json = { rows: report.rows, ratios: report.ratios, rounds: report.rounds, options,
+        date: new Date().toISOString(), machine: machineInfo(options.file ?? tmpdir()), command: commandLine() };
+      if (opts.output) writeJsonFile(opts.output, json);
+      if (opts.json) printJson(json);
       else process.stdout.write(formatApiReport(report, options).join('\n') + '\n');
     }));
 }

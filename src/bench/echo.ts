@@ -4,11 +4,14 @@
 import { Command } from 'commander';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
-import { oneLineErrors, parseInteger, parseIntegerList, printJson, UserError } from '../cli-util.js';
-import { projectRoot, type EchoLoadResult } from '../native.js';
+import { dirname } from 'node:path';
+import { oneLineErrors, printJson, UserError } from '../cli-util.js';
+import { type EchoLoadResult } from '../native.js';
 import { checkOpenFileLimit, runLoad, totalErrors } from '../echo/load.js';
 import { echoEngines, type EchoEngine } from '../echo/servers.js';
+import { numberOption, numberListOption } from '../numbers.js';
+import { median } from '../format.js';
+import { iolabArgv } from '../spawn-iolab.js';
 
 interface ServerProcess {
   child: ChildProcess;
@@ -17,7 +20,8 @@ interface ServerProcess {
 
 /** Starts `iolab echo server --engine X --port 0 --json` and waits for its listening line. */
 async function spawnServer(engine: EchoEngine): Promise<ServerProcess> {
-  const child = spawn(process.execPath, [join(projectRoot, 'bin/iolab.js'), 'echo', 'server', '--engine', engine, '--port', '0', '--json'], {
+  const [file, args] = iolabArgv(['echo', 'server', '--engine', engine, '--port', '0', '--json']);
+  const child = spawn(file, args, {
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   return new Promise((resolve, reject) => {
@@ -55,12 +59,6 @@ function processCpuSeconds(pid: number): number {
   return (Number(fields[11]) + Number(fields[12])) / 100; // utime, stime in USER_HZ (100)
 }
 
-function median(xs: number[]): number {
-  const s = [...xs].sort((a, b) => a - b);
-  const m = s.length >> 1;
-  return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
-}
-
 interface Sample {
   clients: number;
   round: number;
@@ -87,12 +85,12 @@ function rotate<T>(xs: readonly T[], by: number): T[] {
 export function benchEchoCommand(): Command {
   return oneLineErrors(new Command('echo')
     .description('echo servers under the load generator: req/s per engine, medians and ratios (uring/epoll, uring/node, ring/node)')
-    .option('--clients <list>', 'client counts to run', parseIntegerList(1), [100, 1000])
-    .option('--duration <sec>', 'seconds per run', parseInteger(1), 10)
-    .option('--rounds <n>', 'rounds (engines alternate within each)', parseInteger(1), 3)
-    .option('--length <bytes>', 'message length', parseInteger(1, { sized: true }), 512)
+    .option('--clients <list>', 'client counts to run', numberListOption({ min: 1 }), [100, 1000])
+    .option('--duration <sec>', 'seconds per run', numberOption({ min: 1 }), 10)
+    .option('--rounds <n>', 'rounds (engines alternate within each)', numberOption({ min: 1 }), 3)
+    .option('--length <bytes>', 'message length', numberOption({ min: 1, size: true }), 512)
     .option('--engines <list>', `engines, comma-separated (${echoEngines.join(',')})`, echoEngines.join(','))
-    .option('--reference-clients <list>', 'client counts at which to compare the generator with a thread-per-connection client (0: skip)', parseIntegerList(0), [100])
+    .option('--reference-clients <list>', 'client counts at which to compare the generator with a thread-per-connection client (0: skip)', numberListOption({ min: 0 }), [100])
     .option('--output <file>', 'also write the JSON here')
     .option('--json', 'print JSON instead of the table')
     .action(async (opts: { clients: number[]; duration: number; rounds: number; length: number; engines: string; referenceClients: number[]; output?: string; json?: boolean }) => {

@@ -3,12 +3,14 @@
 import { Command, Option } from 'commander';
 import { existsSync, statSync } from 'node:fs';
 import { native, type BenchJob, type BenchResult } from '../native.js';
-import { parseInteger, parseSize, printJson, UserError } from '../cli-util.js';
+import { printJson, UserError } from '../cli-util.js';
 import {
-  checkJob, median, parseDuration, parseDurationOrZero, parseEngines, parseRw, resultIops, runJob, type RwMode,
+  checkJob, parseEngines, parseRw, resultIops, runJob, type RwMode,
 } from './storage-job.js';
-import { fioJob, formatCount, formatNs, resultHeader, resultRows, table } from './report.js';
+import { fioJob, resultHeader, resultRows } from './report.js';
+import { formatCount, formatNs, median, table } from '../format.js';
 import { fioVersion, runFio, type FioFigures } from './fio-runner.js';
+import { durationOption, numberOption } from '../numbers.js';
 
 interface Preset {
   rw?: RwMode;
@@ -258,27 +260,23 @@ async function runSeedMode(file: string, opts: IopsOptions, json: boolean): Prom
 }
 
 export function iopsCommand(): Command {
-  const size = parseInteger(1, { sized: true });
+  const size = numberOption({ min: 1, size: true });
   return new Command('iops')
     .description('storage IOPS/latency benchmark with fio\'s job options: sync, psync, io_uring, libaio, posixaio, mmap')
     .argument('[file]', 'seed mode: the file to test with -m (or the same as --filename)')
     .option('--filename <path>', 'file (or block device) to test; created and laid out when missing or short')
     .option('--ioengine <list>', `engine, comma list or 'all' (${native.benchEngines.join(', ')})`, parseEngines)
     .option('--rw <mode>', 'read, write, randread, randwrite, randrw, readwrite (default read)', parseRw)
-    .option('--rwmixread <pct>', 'percent of reads in randrw/readwrite (default 50)', (v) => {
-      const n = Number(v);
-      if (!Number.isInteger(n) || n < 0 || n > 100) throw new UserError(`--rwmixread: expected 0..100, got '${v}'`);
-      return n;
-    })
+    .option('--rwmixread <pct>', 'percent of reads in randrw/readwrite (default 50)', numberOption({ min: 0, max: 100 }))
     .option('--bs <size>', 'block size, e.g. 4k (default 4k)', size)
-    .option('--iodepth <n>', 'I/Os in flight per job (default 1)', parseInteger(1))
-    .option('--iodepth_batch_submit, --iodepth_batch <n>', 'commit after this many queued I/Os (default 1, as fio)', parseInteger(1))
-    .option('--numjobs <n>', 'threads, each running the job on the file (default 1)', parseInteger(1))
+    .option('--iodepth <n>', 'I/Os in flight per job (default 1)', numberOption({ min: 1 }))
+    .option('--iodepth_batch_submit, --iodepth_batch <n>', 'commit after this many queued I/Os (default 1, as fio)', numberOption({ min: 1 }))
+    .option('--numjobs <n>', 'threads, each running the job on the file (default 1)', numberOption({ min: 1 }))
     .option('--size <size>', 'bytes of the file each job addresses (default 256M)', size)
-    .option('--runtime <time>', 'stop after this long (10, 500ms, 2s); without --time_based also bounded by --size', parseDuration)
+    .option('--runtime <time>', 'stop after this long (10, 500ms, 2s); without --time_based also bounded by --size', durationOption())
     .option('--time_based', 'run for --runtime even if --size is done (wraps around)')
-    .option('--ramp_time <time>', 'run this long before recording', parseDurationOrZero)
-    .option('--number_ios <n>', 'stop after this many I/Os per job', parseInteger(1))
+    .option('--ramp_time <time>', 'run this long before recording', durationOption({ zero: true }))
+    .option('--number_ios <n>', 'stop after this many I/Os per job', numberOption({ min: 1 }))
     .addOption(boolOption('--direct [0|1]', 'O_DIRECT (bypass the page cache); default 0').preset(true))
     .addOption(boolOption('--invalidate [0|1]', 'drop the file\'s cached pages before the job; default 1').preset(true))
     .option('--fixedbufs', 'io_uring: registered buffers (READ_FIXED/WRITE_FIXED)')
@@ -290,7 +288,7 @@ export function iopsCommand(): Command {
     .option('--json', 'same as --output-format json')
     .addOption(new Option('--preset <name>', 'the notes\' fio profiles; explicit options win').choices(Object.keys(presets)))
     .option('--vs-fio', 'run the same job in fio after iolab\'s, alternating, and print the ratio iolab/fio')
-    .option('--repeat <n>', 'rounds for --vs-fio (median is reported; default 3)', parseInteger(1))
+    .option('--repeat <n>', 'rounds for --vs-fio (median is reported; default 3)', numberOption({ min: 1 }))
     .option('-m, --mode <mode>', 'seed mode (testIOPS): rRD, sRD, rWR or sWR with [file]; QD 64, 4 KiB, O_DIRECT, 10 s')
     .addHelpText('after', `
 Examples:

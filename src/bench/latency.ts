@@ -3,9 +3,11 @@
 import { Command } from 'commander';
 import { statSync } from 'node:fs';
 import type { BenchJob, BenchResult } from '../native.js';
-import { parseInteger, printJson, UserError } from '../cli-util.js';
+import { printJson, UserError } from '../cli-util.js';
 import { checkJob, parseEngines, runJob } from './storage-job.js';
-import { formatNs, percentile, table } from './report.js';
+import { percentile } from './report.js';
+import { formatNs, table } from '../format.js';
+import { numberOption } from '../numbers.js';
 
 interface LatencyOptions {
   engine: string[];
@@ -35,8 +37,8 @@ export function latencyCommand(): Command {
       ['sync', 'io_uring', 'posixaio', 'libaio'])
     .option('--infile <path>', 'file to read (e.g. made by `iolab gen`); must exist and hold at least one block')
     .option('--outfile <path>', 'file to write; created by iolab, or --force to write into another file')
-    .option('--count <n>', 'reads and writes per engine', parseInteger(1), 64)
-    .option('--bs <size>', 'bytes per I/O', parseInteger(512, { sized: true }), 4096)
+    .option('--count <n>', 'reads and writes per engine', numberOption({ min: 1 }), 64)
+    .option('--bs <size>', 'bytes per I/O', numberOption({ min: 512, size: true }), 4096)
     .option('--no-direct', 'use the page cache (default: O_DIRECT, as the seed did)')
     .option('--force', 'allow writing into an --outfile iolab did not create')
     .option('--json', 'print JSON')

@@ -1,5 +1,6 @@
 // Turns native results into what users read: fio-shaped JSON (fio's key names where they mean
 // the same), aligned tables, and human units.
+import { formatCount, formatNs } from '../format.js';
 import { native, type BenchDirection, type BenchHistogram, type BenchJob, type BenchResult } from '../native.js';
 
 const percentileKeys = native.benchPercentileList.map((p) => p.toFixed(6));
@@ -50,30 +51,6 @@ export function fioJob(job: BenchJob, r: BenchResult | undefined, error?: string
     sys_cpu: runtimeMs > 0 ? (r.sysSec * 1e5) / (runtimeMs * threads) : 0,
     iolab: { verified_blocks: r.verifiedBlocks, laid_out_bytes: r.laidOutBytes, size: r.size },
   };
-}
-
-/** ns -> "812ns", "12.3us", "1.25ms", "2.00s". */
-export function formatNs(ns: number): string {
-  if (!Number.isFinite(ns)) return '-';
-  if (ns < 1000) return `${Math.round(ns)}ns`;
-  if (ns < 1e6) return `${(ns / 1e3).toFixed(ns < 1e4 ? 2 : 1)}us`;
-  if (ns < 1e9) return `${(ns / 1e6).toFixed(2)}ms`;
-  return `${(ns / 1e9).toFixed(2)}s`;
-}
-
-export function formatCount(n: number): string {
-  return Math.round(n).toLocaleString('en-US');
-}
-
-/** Left-aligned first column, right-aligned others. A row of two cells is a note ("unavailable:
- * …", "error: …") written after the first column without widening the others. */
-export function table(header: string[], rows: string[][]): string {
-  const full = rows.filter((r) => r.length > 2 || header.length <= 2);
-  const widths = header.map((h, i) => Math.max(h.length, ...full.map((r) => (r[i] ?? '').length),
-    ...(i === 0 ? rows.map((r) => r[0].length) : [])));
-  const line = (cells: string[]) => cells.length === 2 && header.length > 2 ? `${cells[0].padEnd(widths[0])}  ${cells[1]}` :
-    cells.map((c, i) => (i === 0 ? c.padEnd(widths[i]) : c.padStart(widths[i]))).join('  ').trimEnd();
-  return [line(header), ...rows.map(line)].join('\n') + '\n';
 }
 
 export function percentile(h: BenchHistogram, p: number): number {

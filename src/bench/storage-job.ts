@@ -35,22 +35,6 @@ export function parseRw(value: string): RwMode {
   return rw as RwMode;
 }
 
-/** fio's time values: "10" (seconds), "500ms", "2s", "1m"; must be > 0. Returns ms. */
-export function parseDuration(value: string): number {
-  const m = /^(\d+(?:\.\d+)?)\s*(ms|s|m|h)?$/i.exec(value.trim());
-  const scale: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
-  const ms = m ? Math.round(Number(m[1]) * scale[(m[2] ?? 's').toLowerCase()]) : NaN;
-  if (!Number.isFinite(ms) || ms <= 0) {
-    throw new UserError(`expected a duration > 0 such as 10, 500ms or 2s, got '${value}'`);
-  }
-  return ms;
-}
-
-/** Like parseDuration but 0 is allowed (ramp_time). */
-export function parseDurationOrZero(value: string): number {
-  return /^0+(\.0+)?\s*(ms|s|m|h)?$/i.test(value.trim()) ? 0 : parseDuration(value);
-}
-
 /** The logical block size of the device a path lives on (or is), from sysfs; undefined when the
  * filesystem has no block device (tmpfs, overlay). Partitions use their disk's queue. */
 export function logicalBlockSize(path: string): { size: number; device: string } | undefined {
@@ -133,14 +117,6 @@ export async function runJob(job: BenchJob, progress: ProgressOptions): Promise<
   } finally {
     if (draw) process.stderr.write('\r\x1b[K');
   }
-}
-
-/** Median of numbers (mean of the middle two for an even count). */
-export function median(values: number[]): number {
-  if (values.length === 0) return NaN;
-  const s = [...values].sort((a, b) => a - b);
-  const mid = s.length >> 1;
-  return s.length % 2 ? s[mid] : (s[mid - 1] + s[mid]) / 2;
 }
 
 /** IOPS of a result, both directions together. */

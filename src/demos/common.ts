@@ -1,10 +1,10 @@
 // Small helpers the demos share: showing bytes safely on a terminal, looping vectored writes
 // over short transfers, the shared-memory record format, and a wait that signals can interrupt.
 import { UserError } from '../cli-util.js';
-import { native } from '../native.js';
+import { constants, native } from '../native.js';
 
 /** How many buffers one readv/writev may take (Linux's IOV_MAX). */
-export const iovMax = 1024;
+export const iovMax = constants.IOV_MAX;
 
 const controlEscapes: Record<number, string> = { 0: '\\0', 9: '\\t', 10: '\\n', 13: '\\r', 92: '\\\\' };
 // Characters that could garble or spoof a terminal: controls, format characters (bidi

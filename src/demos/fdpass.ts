@@ -5,20 +5,21 @@
 // no longer has a name by the time the receiver reads it.
 import { chmodSync, constants, existsSync, fstatSync, lstatSync, unlinkSync, type Stats } from 'node:fs';
 import { randomBytes } from 'node:crypto';
-import { Command, InvalidArgumentError, Option } from 'commander';
+import { Command, Option } from 'commander';
 import { isErrnoException, native, type RecvResult, type SendOptions } from '../native.js';
-import { parseInteger, oneLineErrors, printJson, UserError } from '../cli-util.js';
+import { oneLineErrors, printJson, UserError } from '../cli-util.js';
 import {
   readRecord, recordBytes, recordHeaderBytes, showBytes, waitReadable, withInterrupts, writeRecord,
 } from './common.js';
 import { withMapping } from './shm.js';
 import { uringFdpassIo, uringOption, withRing } from './uring.js';
+import { durationOption, numberOption } from '../numbers.js';
 
 export type FdpassType = 'dgram' | 'stream';
 /** Longest message text either side handles (it also travels in the socket message). */
 export const maxMessageBytes = 64 * 1024;
 /** Unix socket paths: sun_path holds 108 bytes including the terminating NUL. */
-export const maxSocketPathBytes = 107;
+export const maxSocketPathBytes = native.constants.UNIX_PATH_MAX;
 export const defaultMessage = 'hello through SCM_RIGHTS';
 export const defaultShmSize = 4096;
 /** How long a stream receiver waits for a connected sender to finish its message. */
@@ -72,7 +73,7 @@ export interface ReceiverOptions {
   socket: string;
   type: FdpassType;
   count: number;
-  /** Seconds to wait for each message; undefined waits forever. */
+  /** Milliseconds to wait for each message; undefined waits forever. */
   timeout?: number;
   allowAnyUser: boolean;
 }
@@ -115,7 +116,7 @@ export async function runReceiver(options: ReceiverOptions, onEvent: (e: Receive
       if (type === 'stream') native.listen(sock, 16);
       onEvent({ event: 'listening', socket: path });
       for (let index = 1; index <= options.count; index++) {
-        const deadline = options.timeout === undefined ? undefined : Date.now() + options.timeout * 1000;
+        const deadline = options.timeout === undefined ? undefined : Date.now() + options.timeout;
         const message = type === 'dgram'
           ? await receiveDatagram(sock, options, deadline, signal, onEvent, io)
           : await receiveStream(sock, options, deadline, signal, onEvent, io);
@@ -234,7 +235,7 @@ function tooManyFds(): UserError {
 }
 
 function timedOut(options: ReceiverOptions): UserError {
-  return new UserError(`no message came within ${options.timeout} s on ${options.socket}`);
+  return new UserError(`no message came within ${(options.timeout ?? 0) / 1000} s on ${options.socket}`);
 }
 
 /** Maps the passed fd and reads the record the sender wrote into it. */
@@ -372,14 +373,6 @@ export function formatSend(r: SendResult): string[] {
 
 // ---- the commands ----
 
-function parseSeconds(value: string): number {
-  const n = Number(value);
-  if (value.trim() === '' || !Number.isFinite(n) || n <= 0) {
-    throw new InvalidArgumentError(`expected a number of seconds > 0, got '${value}'`);
-  }
-  return n;
-}
-
 const typeOption = () => new Option('--type <type>', 'socket type').choices(['dgram', 'stream']).default('dgram');
 const socketHelp = () => `socket path (default: ${defaultSocketPath()})`;
 
@@ -400,8 +393,8 @@ and the receiver prints:
     .description('bind a Unix socket, receive messages with a shared-memory fd, map each fd and print its text')
     .option('--socket <path>', socketHelp())
     .addOption(typeOption())
-    .option('--count <n>', 'messages to receive before exiting', parseInteger(1), 1)
-    .option('--timeout <seconds>', 'give up (exit 1) when a message does not come within this time (default: wait forever)', parseSeconds)
+    .option('--count <n>', 'messages to receive before exiting', numberOption({ min: 1 }), 1)
+    .option('--timeout <time>', 'give up (exit 1) when a message does not come within this time: 10, 500ms, 2s (default: wait forever)', durationOption())
     .option('--allow-any-user', 'accept senders of any uid (default: only this user\'s)')
     .option('--json', 'print one JSON object per event')
     .addOption(uringOption('accept/recvmsg (IORING_OP_ACCEPT/RECVMSG)'))
@@ -435,7 +428,7 @@ The socket file is removed on exit, also on Ctrl-C / SIGTERM. Senders of another
     .option('--socket <path>', socketHelp())
     .addOption(typeOption())
     .option('--message <text>', 'text to send', defaultMessage)
-    .option('--size <bytes>', 'size of the shared-memory object', parseInteger(1, { sized: true }), defaultShmSize)
+    .option('--size <bytes>', 'size of the shared-memory object', numberOption({ min: 1, size: true }), defaultShmSize)
     .option('--json', 'print the result as one JSON object')
     .addOption(uringOption('sendmsg (IORING_OP_SENDMSG)'))
     .action(async (opts: { socket?: string; type: FdpassType; message: string; size: number; json?: boolean; uring?: boolean }) => {

@@ -3,7 +3,8 @@
 import { Command } from 'commander';
 import { randomBytes } from 'node:crypto';
 import { closeSync, openSync, writeSync } from 'node:fs';
-import { parseInteger, UserError } from '../cli-util.js';
+import { UserError } from '../cli-util.js';
+import { numberOption } from '../numbers.js';
 
 const CHUNK = 1 << 20;
 const LINE = 80;
@@ -20,7 +21,7 @@ export function genCommand(): Command {
   return new Command('gen')
     .description('write random printable text (lines of 80) to <file>: input for `iolab bench latency --infile`')
     .argument('<file>', 'file to create')
-    .option('--size <size>', 'bytes to write, e.g. 128M', parseInteger(1, { sized: true }), 128 * 2 ** 20)
+    .option('--size <size>', 'bytes to write, e.g. 128M', numberOption({ min: 1, size: true }), 128 * 2 ** 20)
     .option('--force', 'overwrite the file when it exists')
     .action((file: string, opts: { size: number; force?: boolean }) => {
       let fd: number;

@@ -3,9 +3,10 @@
 import { closeSync, fstatSync, openSync } from 'node:fs';
 import { Command } from 'commander';
 import { native } from '../native.js';
-import { parseInteger, parseIntegerList, oneLineErrors, printJson, UserError } from '../cli-util.js';
+import { oneLineErrors, printJson, UserError } from '../cli-util.js';
 import { iovMax, showBytes } from './common.js';
 import { uringOption, uringReadVectored, withRing } from './uring.js';
+import { numberOption, numberListOption } from '../numbers.js';
 
 export const defaultSizes = [32, 64, 128];
 /** Sum of the buffer sizes one readv may ask for (a demo, not a copy tool). */
@@ -76,9 +77,9 @@ export function readvCommand(): Command {
   return oneLineErrors(new Command('readv')
     .description('scatter-read the start of a file into several buffers with one readv(2) call')
     .argument('<file>', 'file to read (e.g. readv.c)')
-    .option('--sizes <list>', 'buffer sizes in bytes, comma-separated', parseIntegerList(1), defaultSizes)
+    .option('--sizes <list>', 'buffer sizes in bytes, comma-separated (4k suffixes allowed)', numberListOption({ min: 1, size: true }), defaultSizes)
     .option('--offset <bytes>', 'read from this file offset with preadv(2) instead of the current position',
-      parseInteger(0, { sized: true }))
+      numberOption({ min: 0, size: true }))
     .option('--json', 'print the result as one JSON object')
     .addOption(uringOption('read (IORING_OP_READV)'))
     .addHelpText('after', `

@@ -4,11 +4,12 @@
 import { constants, fstatSync } from 'node:fs';
 import { Command } from 'commander';
 import { isErrnoException, native } from '../native.js';
-import { parseInteger, oneLineErrors, printJson, UserError } from '../cli-util.js';
+import { oneLineErrors, printJson, UserError } from '../cli-util.js';
 import { hasRecord, readRecord, recordBytes, recordHeaderBytes, shmName, writeRecord } from './common.js';
+import { numberOption } from '../numbers.js';
 
 const { O_CREAT, O_EXCL, O_RDWR, O_RDONLY } = constants;
-const pageSize = 4096;
+const pageSize = native.constants.PAGE_SIZE;
 
 export interface ShmWriteResult { name: string; bytes: number; size: number; created: boolean }
 export interface ShmReadResult { name: string; size: number; mapped: number; text: Uint8Array }
@@ -101,7 +102,7 @@ Example (two processes):
     .description('store a text in a shared-memory object (created with mode 0600 if missing)')
     .argument('<name>', 'object name, e.g. /demo')
     .argument('<text>', 'text to store')
-    .option('--size <bytes>', 'object size (default: the text rounded up to 4 KiB)', parseInteger(1, { sized: true }))
+    .option('--size <bytes>', 'object size (default: the text rounded up to 4 KiB)', numberOption({ min: 1, size: true }))
     .option('--force', 'overwrite an existing object iolab did not write')
     .option('--json', 'print the result as one JSON object')
     .action((name: string, text: string, opts: { size?: number; force?: boolean; json?: boolean }) => {
@@ -113,7 +114,7 @@ Example (two processes):
   shm.command('read')
     .description('map a shared-memory object read-only and print the text stored in it')
     .argument('<name>', 'object name, e.g. /demo')
-    .option('--length <bytes>', 'map only this many bytes (default: the whole object)', parseInteger(1, { sized: true }))
+    .option('--length <bytes>', 'map only this many bytes (default: the whole object)', numberOption({ min: 1, size: true }))
     .option('--json', 'print the result as one JSON object')
     .action((name: string, opts: { length?: number; json?: boolean }) => {
       const result = shmRead(name, opts);

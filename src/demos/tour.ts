@@ -9,8 +9,8 @@ import { native, projectRoot } from '../native.js';
 import { oneLineErrors, printJson, UserError } from '../cli-util.js';
 import { showBytes, withInterrupts } from './common.js';
 import { runTourBothVariants } from './tour-uring.js';
+import { iolabArgv } from '../spawn-iolab.js';
 
-const cliEntry = join(projectRoot, 'bin/iolab.js');
 const commandTimeoutMs = 30_000;
 /** Children still running: a signal to the tour stops them before it cleans up. */
 const running = new Set<ChildProcess>();
@@ -48,7 +48,8 @@ export interface TourDemo {
 /** Runs `iolab ...argv` in dir; `onLine` sees stdout lines as they come. */
 export function runIolab(argv: string[], dir: string, options: { expectedExit?: number; onLine?: (line: string) => void } = {}):
   { done: Promise<CommandRun>; kill: () => void; pid: number | undefined } {
-  const child = spawn(process.execPath, [cliEntry, ...argv], { cwd: dir, stdio: ['ignore', 'pipe', 'pipe'] });
+  const [file, args] = iolabArgv(argv);
+  const child = spawn(file, args, { cwd: dir, stdio: ['ignore', 'pipe', 'pipe'] });
   let stdout = '';
   let stderr = '';
   let partial = '';

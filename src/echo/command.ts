@@ -1,18 +1,20 @@
 // `iolab echo server` (one engine on HOST:PORT until SIGINT/SIGTERM) and `iolab echo bench`
 // (the load generator, rust_echo_bench's flags and output).
 import { Command, Option } from 'commander';
-import { oneLineErrors, parseInteger, printJson, UserError } from '../cli-util.js';
+import { oneLineErrors, printJson, UserError } from '../cli-util.js';
 import { isErrnoException, type EchoServerStats } from '../native.js';
 import { formatAddress, parseAddress, resolveHost } from './address.js';
 import { checkOpenFileLimit, formatLoad, runLoad, totalErrors, type LoadOptions } from './load.js';
 import { echoEngines, echoServers, startEchoServer, type EchoEngine } from './servers.js';
 import type { EchoServer } from './types.js';
+import { durationOption, numberOption } from '../numbers.js';
 
 interface ServerOptions {
   engine: EchoEngine;
   host: string;
   port: number;
   maxConns?: number;
+  /** ms */
   idleTimeout?: number;
   buffers?: number;
   json?: boolean;
@@ -23,14 +25,13 @@ function serverCommand(): Command {
     .description('run an echo server until SIGINT/SIGTERM, then print connections served and bytes echoed')
     .addOption(new Option('--engine <engine>', echoEngines.map((e) => `${e} (${echoServers[e].summary})`).join(', ')).choices(echoEngines).default('uring'))
     .option('--host <host>', 'address to listen on', '127.0.0.1')
-    .option('--port <port>', 'port to listen on (0: any free port)', parseInteger(0), 9999)
-    .option('--max-conns <n>', 'accept at most n connections at once; more are accepted and closed at once', parseInteger(1))
-    .option('--idle-timeout <sec>', 'close a connection that moved no byte (in or out) for this many seconds: peers that went quiet or stopped reading (default: never)', parseInteger(1))
-    .option('--buffers <n>', 'uring: provided buffers in the shared pool, a power of two up to 32768 (default 4096; small pools are for tests and diagnosis)', parseInteger(1))
+    .option('--port <port>', 'port to listen on (0: any free port)', numberOption({ min: 0, max: 65535 }), 9999)
+    .option('--max-conns <n>', 'accept at most n connections at once; more are accepted and closed at once', numberOption({ min: 1 }))
+    .option('--idle-timeout <time>', 'close a connection that moved no byte (in or out) for this long, e.g. 30 (seconds) or 500ms: peers that went quiet or stopped reading (default: never)', durationOption())
+    .option('--buffers <n>', 'uring: provided buffers in the shared pool, a power of two up to 32768 (default 4096; small pools are for tests and diagnosis)', numberOption({ min: 1, max: 32768 }))
     .option('--json', 'print JSON lines instead of text')
     .action(async (opts: ServerOptions) => {
-      if (opts.port > 65535) throw new UserError(`--port must be 0..65535, got ${opts.port}`);
-      if (opts.buffers !== undefined && (opts.buffers > 32768 || (opts.buffers & (opts.buffers - 1)) !== 0)) {
+      if (opts.buffers !== undefined && (opts.buffers & (opts.buffers - 1)) !== 0) {
         throw new UserError(`--buffers must be a power of two up to 32768, got ${opts.buffers}`);
       }
       const host = await resolveHost(opts.host);
@@ -38,7 +39,7 @@ function serverCommand(): Command {
       try {
         server = await startEchoServer(opts.engine, {
           host, port: opts.port, maxConns: opts.maxConns, buffers: opts.buffers,
-          idleTimeoutMs: opts.idleTimeout === undefined ? undefined : opts.idleTimeout * 1000,
+          idleTimeoutMs: opts.idleTimeout,
         });
       } catch (err) {
         throw explainServerError(err, opts.engine);
@@ -87,10 +88,10 @@ function benchCommand(): Command {
   return new Command('bench')
     .description("load generator with rust_echo_bench's flags and output: each connection sends one message and waits for its whole echo")
     .option('-a, --address <addr>', 'server address HOST:PORT', '127.0.0.1:9999')
-    .option('-c, --number <n>', 'number of clients (connections)', parseInteger(1), 50)
-    .option('-t, --duration <sec>', 'seconds to run', parseInteger(1), 60)
-    .option('-l, --length <bytes>', 'message length in bytes', parseInteger(1, { sized: true }), 512)
-    .option('--threads <n>', 'generator threads', parseInteger(1), 4)
+    .option('-c, --number <n>', 'number of clients (connections)', numberOption({ min: 1 }), 50)
+    .option('-t, --duration <sec>', 'seconds to run', numberOption({ min: 1 }), 60)
+    .option('-l, --length <bytes>', 'message length in bytes', numberOption({ min: 1, size: true }), 512)
+    .option('--threads <n>', 'generator threads', numberOption({ min: 1 }), 4)
     .addOption(new Option('--client <kind>', 'epoll: the generator; uring: the generator on io_uring; threads: one blocking thread per connection (reference)').choices(['epoll', 'uring', 'threads']).default('epoll'))
     .option('--json', 'print one JSON object instead of text')
     .action(async (opts: { address: string; number: number; duration: number; length: number; threads: number; client: 'epoll' | 'uring' | 'threads'; json?: boolean }) => {

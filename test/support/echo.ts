@@ -1,7 +1,7 @@
 // Shared by the echo tests: start a CLI echo server on a free port, and node:net clients.
 import { connect, type Socket } from 'node:net';
 import { readdirSync, readFileSync } from 'node:fs';
-import { startCli } from './helpers.js';
+import { startCli } from './cli.js';
 
 export async function startEchoServerCli(engine: string, extra: string[] = []) {
   const { child, firstLine } = await startCli(['echo', 'server', '--engine', engine, '--port', '0', ...extra], /listening/);

@@ -3,8 +3,8 @@ import { execa } from 'execa';
 import { readdirSync } from 'node:fs';
 import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
-import { projectRoot } from '../src/native.js';
-import { cliPath, runCli } from './helpers.js';
+import { projectRoot } from '../../src/native.js';
+import { cliPath, runCli } from './cli.js';
 
 /** The inverse of showBytes (src/demos/common.ts): the exact bytes a shown line stands for. */
 export function unshowBytes(shown: string): Buffer {

@@ -1,0 +1,61 @@
+// What every benchmark's JSON says about where it ran: the kernel, the CPU, the memory, and the
+// file system and device under the path it measured. Charts and reports show it beside each
+// figure, so a number is never read without its machine.
+import { cpus, release, totalmem, hostname } from 'node:os';
+import { existsSync, readFileSync, realpathSync, statSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
+
+export interface MachineInfo {
+  hostname: string;
+  kernel: string;
+  cpuModel: string;
+  cores: number;
+  memoryBytes: number;
+  /** The file system type and mount point of `path`, and its block device (none on tmpfs). */
+  fileSystem?: { type: string; mountPoint: string; source: string; device?: string };
+}
+
+/** The mount (from /proc/self/mountinfo) that holds path: the longest matching mount point. */
+function mountOf(path: string): { type: string; mountPoint: string; source: string } | undefined {
+  let target = resolve(path);
+  while (!existsSync(target) && dirname(target) !== target) target = dirname(target);
+  const real = realpathSync(target);
+  let best: { type: string; mountPoint: string; source: string } | undefined;
+  for (const line of readFileSync('/proc/self/mountinfo', 'utf8').split('\n')) {
+    const [left, right] = line.split(' - ');
+    if (!right) continue;
+    const mountPoint = left.split(' ')[4].replace(/\\040/g, ' ');
+    const [type, source] = right.split(' ');
+    const inside = real === mountPoint || real.startsWith(mountPoint.endsWith('/') ? mountPoint : `${mountPoint}/`);
+    if (inside && (!best || mountPoint.length >= best.mountPoint.length)) best = { type, mountPoint, source };
+  }
+  return best;
+}
+
+/** The block device (sysfs name, e.g. "vda") a path lives on, when it has one. */
+export function blockDeviceOf(path: string): string | undefined {
+  let target = resolve(path);
+  while (!existsSync(target) && dirname(target) !== target) target = dirname(target);
+  const st = statSync(target, { bigint: true });
+  const dev = st.isBlockDevice() ? st.rdev : st.dev;
+  const major = Number(((dev >> 8n) & 0xfffn) | ((dev >> 32n) & ~0xfffn));
+  const minor = Number((dev & 0xffn) | ((dev >> 12n) & ~0xffn));
+  const sys = `/sys/dev/block/${major}:${minor}`;
+  return existsSync(sys) ? realpathSync(sys).split('/').pop() : undefined;
+}
+
+export function machineInfo(path?: string): MachineInfo {
+  const list = cpus();
+  const info: MachineInfo = {
+    hostname: hostname(),
+    kernel: release(),
+    cpuModel: list[0]?.model.trim() ?? 'unknown',
+    cores: list.length,
+    memoryBytes: totalmem(),
+  };
+  if (path !== undefined) {
+    const mount = mountOf(path);
+    if (mount) info.fileSystem = { ...mount, device: blockDeviceOf(path) };
+  }
+  return info;
+}

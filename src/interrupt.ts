@@ -1,0 +1,31 @@
+// Ctrl-C and SIGTERM for long runs: the first signal aborts one shared AbortSignal, so a run
+// stops its native work, prints what finished (marked partial), removes what it created and
+// exits 130. A second signal while cleaning up ends the process at once.
+let controller: AbortController | undefined;
+let received: NodeJS.Signals | undefined;
+
+function onSignal(signal: NodeJS.Signals): void {
+  if (received !== undefined) process.exit(130);
+  received = signal;
+  controller?.abort(new Error(`interrupted by ${signal}`));
+}
+
+/** The signal that fires on the first SIGINT or SIGTERM (handlers installed on first use). */
+export function interruption(): AbortSignal {
+  if (controller === undefined) {
+    controller = new AbortController();
+    process.on('SIGINT', onSignal);
+    process.on('SIGTERM', onSignal);
+  }
+  return controller.signal;
+}
+
+/** The signal that interrupted the run, if one did. */
+export function interruptedBy(): NodeJS.Signals | undefined {
+  return received;
+}
+
+/** An interrupted run exits 130, as a shell reports a command ended by Ctrl-C. */
+export function markInterrupted(): void {
+  process.exitCode = 130;
+}

@@ -1,0 +1,134 @@
+// The one number parser for every numeric option of every command: decimal whole numbers and,
+// where the option is a size, fio's binary suffixes (k, m, g, t; "4k" = 4096, "128M", "1GiB").
+// Nothing else: no hex, no exponents, no signs, no fractions. Limits belong to the option.
+import { InvalidArgumentError } from 'commander';
+
+export interface NumberRule {
+  /** Smallest value allowed (default 0). */
+  min?: number;
+  /** Largest value allowed (default Number.MAX_SAFE_INTEGER). */
+  max?: number;
+  /** A size in bytes: accepts k/m/g/t suffixes (binary, as fio reads them). */
+  size?: boolean;
+  /** Why max is the limit, shown in the error ("io_uring's entry limit"). */
+  maxReason?: string;
+}
+
+const units: Record<string, number> = { '': 1, k: 2 ** 10, m: 2 ** 20, g: 2 ** 30, t: 2 ** 40 };
+
+/** What the rule accepts, as the error shows it: "a whole number from 1 to 65535". */
+export function describeRule(rule: NumberRule): string {
+  const min = rule.min ?? 0;
+  const show = (n: number) => (rule.size ? formatSize(n) : String(n));
+  const range = rule.max !== undefined ? `from ${show(min)} to ${show(rule.max)}` : `>= ${show(min)}`;
+  return rule.size ? `a size ${range} (bytes; k, m, g, t suffixes)` : `a whole number ${range}`;
+}
+
+/** The value, or an Error whose message says what was expected ("expected ..., got '0x50'"). */
+export function parseWholeNumber(text: string, rule: NumberRule = {}): number {
+  const m = (rule.size ? /^(\d+)([kmgt]?)(?:i?b)?$/i : /^(\d+)()$/).exec(text.trim());
+  const value = m ? Number(m[1]) * units[m[2].toLowerCase()] : NaN;
+  const min = rule.min ?? 0;
+  const max = rule.max ?? Number.MAX_SAFE_INTEGER;
+  if (!Number.isSafeInteger(value) || value < min || value > max) {
+    const why = m && value > max && rule.maxReason ? ` (${rule.maxReason})` : '';
+    throw new RangeError(`expected ${describeRule(rule)}${why}, got '${text}'`);
+  }
+  return value;
+}
+
+type Parser<T> = ((value: string) => T) & { rule: NumberRule; list?: boolean };
+
+function asCommanderError<T>(fn: (value: string) => T): (value: string) => T {
+  return (value) => {
+    try {
+      return fn(value);
+    } catch (err) {
+      throw new InvalidArgumentError((err as Error).message);
+    }
+  };
+}
+
+/** A commander argParser for one number (`.option('--iodepth <n>', '...', numberOption({ min: 1 }))`). */
+export function numberOption(rule: NumberRule = {}): Parser<number> {
+  const parse = asCommanderError((value: string) => parseWholeNumber(value, rule));
+  return Object.assign(parse, { rule });
+}
+
+/** A commander argParser for a comma list of numbers ("32,64,128"; "4k,64k" for sizes). */
+export function numberListOption(rule: NumberRule = {}): Parser<number[]> {
+  const parse = asCommanderError((value: string) => parseNumberList(value, rule));
+  return Object.assign(parse, { rule, list: true });
+}
+
+export function parseNumberList(value: string, rule: NumberRule = {}): number[] {
+  const parts = value.split(',').map((s) => s.trim());
+  if (value.trim() === '' || parts.some((p) => p === '')) {
+    throw new RangeError(`expected a comma-separated list, each ${describeRule(rule)}, got '${value}'`);
+  }
+  return parts.map((p) => parseWholeNumber(p, rule));
+}
+
+/**
+ * Checks a value that did not come from the command line as text (a preset, a JSON job, a
+ * sweep point): numbers must be whole and within the rule, strings are parsed. The error names
+ * the option as a user types it ("--iodepth: expected ...").
+ */
+export function checkNumber(optionName: string, value: unknown, rule: NumberRule = {}): number {
+  const flag = optionName.startsWith('-') ? optionName : `--${optionName}`;
+  try {
+    if (typeof value === 'number') return parseWholeNumber(Number.isSafeInteger(value) ? String(value) : 'NaN', rule);
+    if (typeof value === 'string') return parseWholeNumber(value, rule);
+    throw new RangeError(`expected ${describeRule(rule)}, got ${JSON.stringify(value) ?? String(value)}`);
+  } catch (err) {
+    throw new RangeError(`${flag}: ${(err as Error).message}`);
+  }
+}
+
+/** fio's boolean options (direct, time_based...): 0 or 1, nothing else. */
+export function boolOption(): ((value: string) => boolean) & { rule: NumberRule } {
+  const parse = (value: string): boolean => {
+    if (value.trim() === '0') return false;
+    if (value.trim() === '1') return true;
+    throw new InvalidArgumentError(`expected 0 or 1, got '${value}'`);
+  };
+  return Object.assign(parse, { rule: { min: 0, max: 1 } });
+}
+
+/** 134217728 -> "128M", 4096 -> "4k", 1000 -> "1000": the shortest exact spelling. */
+export function formatSize(n: number): string {
+  for (const [suffix, unit] of [['T', 2 ** 40], ['G', 2 ** 30], ['M', 2 ** 20], ['k', 2 ** 10]] as const) {
+    if (n >= unit && n % unit === 0) return `${n / unit}${suffix}`;
+  }
+  return String(n);
+}
+
+/** "1 byte", "2 bytes", "1 message": units that agree with their number. */
+export function plural(n: number, unit: string, units = `${unit}s`): string {
+  return `${n} ${n === 1 ? unit : units}`;
+}
+
+export interface DurationRule {
+  /** Allow 0 (ramp_time); otherwise a duration must be > 0. */
+  zero?: boolean;
+  /** The unit of a bare number (fio: seconds). */
+  unit?: 'ms' | 's';
+}
+
+const timeUnits: Record<string, number> = { us: 0.001, ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
+
+/** fio's time values: "10" (seconds unless the rule says ms), "500ms", "2s", "1m", "1h", "250us"
+ * -> milliseconds. Whole numbers with an optional unit, nothing else. */
+export function parseDuration(text: string, rule: DurationRule = {}): number {
+  const m = /^(\d+)(us|ms|s|m|h)?$/i.exec(text.trim());
+  const ms = m ? Number(m[1]) * timeUnits[(m[2] ?? rule.unit ?? 's').toLowerCase()] : NaN;
+  if (!Number.isFinite(ms) || ms < 0 || (ms === 0 && !rule.zero) || ms > Number.MAX_SAFE_INTEGER) {
+    throw new RangeError(`expected a duration ${rule.zero ? '>= 0' : '> 0'} such as 10, 500ms or 2s, got '${text}'`);
+  }
+  return ms;
+}
+
+/** A commander argParser for a duration (value in milliseconds). */
+export function durationOption(rule: DurationRule = {}): ((value: string) => number) & { rule: DurationRule } {
+  return Object.assign(asCommanderError((value: string) => parseDuration(value, rule)), { rule });
+}
