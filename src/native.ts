@@ -86,7 +86,7 @@ export interface NativeAddon {
    * or a buffer mmap did not make, throws TypeError (ERR_INVALID_ARG_VALUE). */
   munmap(buffer: ArrayBuffer): void;
 
-  // ---- io_uring Ring (native/ring.cc, native/ring_ops.cc) ----
+  // ---- io_uring Ring (native/ring_js.cc over ring_core, ring_op) ----
   /** The Ring class; use it through src/ring.ts, which types it. */
   Ring: new (options?: { entries?: number; cqEntries?: number; sqpoll?: boolean }) => any;
   /** Registers the class the Ring rejects/throws with once closed (src/ring.ts does it). */

@@ -1,4 +1,4 @@
-// The TypeScript face of io_uring: `new Ring()` is the native class (native/ring_ops.cc) with
+// The TypeScript face of io_uring: `new Ring()` is the native class (native/ring_js.cc) with
 // its types; every op returns a Promise settled from Node's event loop. See docs/ring.md.
 import { native, type RecvResult } from './native.js';
 

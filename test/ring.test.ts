@@ -3,6 +3,7 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import fs from 'node:fs';
 import net from 'node:net';
+import { release } from 'node:os';
 import { join } from 'node:path';
 import { native } from '../src/native.js';
 import { Ring, RingClosedError } from '../src/ring.js';
@@ -51,8 +52,16 @@ describe('Ring setup', () => {
     const f = ring.features;
     expect(f.sqEntries).toBe(8);
     expect(f.cqEntries).toBeGreaterThanOrEqual(16);
-    expect(f.deferTaskrun || f.coopTaskrun || (!f.deferTaskrun && !f.coopTaskrun)).toBe(true);
-    if (f.deferTaskrun) expect(f.singleIssuer).toBe(true);
+    // The first flag set the kernel takes: DEFER_TASKRUN (+SINGLE_ISSUER) from 6.1, COOP_TASKRUN
+    // from 5.19, TASKRUN_FLAG with either, SUBMIT_ALL from 5.18; never both task-run modes.
+    const [major, minor] = release().split('.').map(Number);
+    const atLeast = (a: number, b: number) => major > a || (major === a && minor >= b);
+    expect(f.deferTaskrun && f.coopTaskrun).toBe(false);
+    expect(f.singleIssuer).toBe(f.deferTaskrun);
+    expect(f.deferTaskrun).toBe(atLeast(6, 1));
+    expect(f.coopTaskrun).toBe(!atLeast(6, 1) && atLeast(5, 19));
+    expect(f.taskrunFlag).toBe(atLeast(5, 19));
+    expect(f.submitAll).toBe(atLeast(5, 18));
     expect(f.sqpoll).toBe(false);
     expect(native.liveObjects().rings).toBeGreaterThanOrEqual(1);
   });
