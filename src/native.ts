@@ -124,6 +124,55 @@ export interface NativeAddon {
   echoSetNoDelay(fd: number): void;
   /** RLIMIT_NOFILE of this process. */
   echoOpenFileLimit(): { soft: number; hard: number };
+  // ---- bench ipc (native/ipc_binding.cc, native/ipc/) ----
+  /** The sending side of one cell, off the JS thread: makes the transport, passes the receiver's
+   * end over controlFd (a seqpacket socket whose peer runs ipcServe), runs, collects the report.
+   * `done` rejects with code ERR_IOLAB_IPC_CHECK (wrong bytes), ERR_IOLAB_IPC_PEER_GONE,
+   * ERR_IOLAB_IPC_UNAVAILABLE, ERR_IOLAB_IPC_STOPPED (after stop()) or an errno error. */
+  ipcSend(controlFd: number, transport: string, mode: IpcMode, cell: IpcCell): IpcJob<IpcCellResult>;
+  /** Single-thread memcpy of cell.messageBytes for cell.durationMs: the same-run limit. */
+  ipcMemcpy(cell: IpcCell): IpcJob<IpcCellResult>;
+  /** The receiving side: serves cells from controlFd until it closes. */
+  ipcServe(controlFd: number): IpcJob<void>;
+  /** The largest message the transport's socket takes here; 0 when it has no per-message limit. */
+  ipcLargestMessage(transport: string): number;
+  /** Why the transport cannot run here (io_uring refused), or null. */
+  ipcUnavailable(transport: string): string | null;
+  /** Bytes of memory one cell takes, both processes together. */
+  ipcFootprint(transport: string, mode: IpcMode, messageBytes: number): number;
+  /** The transports, in table order. */
+  ipcTransports: string[];
+  /** The smallest message (it carries its sequence number). */
+  ipcMinMessage: number;
+}
+
+export type IpcMode = 'throughput' | 'pingpong';
+
+export interface IpcCell {
+  messageBytes: number;
+  durationMs: number;
+  /** Run at least this many messages (round trips) even past durationMs (default 1). */
+  minMessages?: number;
+  /** Test knob: the sender changes one byte of this message (0-based). */
+  faultMessage?: number;
+  /** The receiver compares every byte instead of the sampled set. */
+  checkFull?: boolean;
+}
+
+export interface IpcCellResult {
+  /** Throughput: messages delivered and checked; pingpong: round trips. */
+  messages: number;
+  elapsedNs: number;
+  /** Pingpong only: round-trip percentiles. */
+  p50Ns?: number;
+  p99Ns?: number;
+  p999Ns?: number;
+}
+
+export interface IpcJob<T> {
+  /** Asks the C loop to end; `done` then rejects with ERR_IOLAB_IPC_STOPPED. Harmless once done. */
+  stop(): void;
+  done: Promise<T>;
 }
 
 export interface NativeConstants {
