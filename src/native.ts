@@ -115,7 +115,7 @@ export interface NativeAddon {
   // ---- echo suite (native/echo_binding.cc) ----
   /** Binds and listens (numeric host), then serves on a thread of its own until stop().
    * Throws EADDRINUSE and friends at once; `done` settles when the server has closed everything. */
-  echoStartServer(engine: 'uring' | 'epoll', options: { host: string; port: number; maxConns?: number; buffers?: number }): EchoServerHandle;
+  echoStartServer(engine: 'uring' | 'epoll', options: EchoNativeServerOptions): EchoServerHandle;
   /** Runs the load generator (or the thread-per-connection client) on threads of its own. */
   echoRunLoad(options: EchoLoadOptions): EchoLoadHandle;
   /** A listening TCP socket (close-on-exec) for engines written in TS; the fd belongs to the caller. */
@@ -308,12 +308,28 @@ export interface EchoServerStats {
   refused: number;
   bytesEchoed: number;
   peakConnections: number;
-  /** uring: recvs cancelled because the connection's sends lagged (re-armed once drained). */
+  /** uring: recvs cancelled because the connection's backlog was full (re-armed once drained). */
   recvPauses?: number;
   /** uring: recvs that ended with ENOBUFS because the provided buffer ring ran dry. */
   bufferWaits?: number;
+  /** Connections closed because they moved no byte for the idle timeout. */
+  idleClosed: number;
+  /** Accept failures (EMFILE and the like) after which accepting paused. */
+  acceptPauses: number;
   /** How the engine was set up (io_uring flags accepted, buffer sizes). */
   setup: string;
+}
+
+export interface EchoNativeServerOptions {
+  /** Numeric IPv4/IPv6 address. */
+  host: string;
+  port: number;
+  /** Connections beyond this many at once are accepted and closed at once (0: no limit). */
+  maxConns?: number;
+  /** uring: provided buffers, a power of two up to 32768 (default 4096). */
+  buffers?: number;
+  /** Close a connection that moved no byte for this long (0: never). */
+  idleTimeoutMs?: number;
 }
 
 export interface EchoServerHandle {

@@ -8,7 +8,7 @@ import { readvCommand } from './demos/readv.js';
 import { writevCommand } from './demos/writev.js';
 import { fdpassCommand } from './demos/fdpass.js';
 import { shmCommand } from './demos/shm.js';
-import { echoCommand } from './demos/echo.js';
+import { echoCommand } from './echo/command.js';
 import { tourCommand } from './demos/tour.js';
 import { genCommand } from './demos/gen.js';
 import { apiCommand } from './bench/api.js';
