@@ -91,6 +91,10 @@ export interface NativeAddon {
   Ring: new (options?: { entries?: number; cqEntries?: number; sqpoll?: boolean }) => any;
   /** Registers the class the Ring rejects/throws with once closed (src/ring.ts does it). */
   ringSetClosedErrorClass(ctor: new (message?: string) => Error): void;
+  /** Tests only: this Ring's close() and env teardown cancel as on kernels before 5.19, where
+   * IORING_ASYNC_CANCEL_ANY is refused (its SQE carries a flag the kernel answers with EINVAL),
+   * so the per-op fallback (one cancel by user_data per op) runs for real. */
+  ringTestRefuseCancelAny(ring: object): void;
 
   // ---- storage benchmark (native/bench_binding.cc, native/bench/) ----
   /** Runs one job (numjobs threads of one engine) off the JS thread: lays out the file when
