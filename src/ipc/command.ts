@@ -61,7 +61,8 @@ export function ipcCommand(): Command {
   const names = native.ipcTransports.join(',');
   const cmd = new Command('ipc')
     .description('messages between two processes over each transport (sockets, pipe, a shared-memory ring, an fd per message, io_uring) against memcpy, same run: bytes/s, round-trip percentiles, ratios')
-    .option('--transports <list>', `transports, comma-separated (${names})`, names)
+    .usage('[options]')
+    .addOption(new Option('--transports <list>', `transports, comma-separated: ${names}`).default(names, 'all'))
     .option('--sizes <list>', 'message sizes (bytes; k, m, g suffixes)', numberListOption({ min: native.ipcMinMessage, size: true }), defaultSizes)
     .option('--mode <mode>', 'throughput (one way, as fast as it goes), pingpong (round trips) or both', 'both')
     .addOption(new Option('--duration <time>', 'time per cell (500ms, 2s; a bare number is seconds)').argParser(durationOption()).default(500, '500ms'))
