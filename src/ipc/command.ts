@@ -22,11 +22,14 @@ interface CommandOptions {
   output?: string;
 }
 
-/** IOLAB_IPC_FAULT=<n>: the sender changes one byte of message n of every cell, which the
- * receiver must catch (the tests' proof that a transport delivering wrong bytes fails the run). */
-function faultKnob(): number | undefined {
-  const value = process.env.IOLAB_IPC_FAULT;
-  return value === undefined || value === '' ? undefined : parseWholeNumber(value);
+/** IOLAB_IPC_FAULT=<n>: the sender changes one byte of message n of every cell; =stale:<n>: it
+ * sends message n with message n-1's stamps. The receiver must catch both (the tests' proof
+ * that a transport delivering wrong bytes fails the run). */
+function faultKnob(): Pick<IpcOptions, 'faultMessage' | 'faultStale'> {
+  const value = process.env.IOLAB_IPC_FAULT ?? '';
+  if (value === '') return {};
+  const stale = value.startsWith('stale:');
+  return { faultMessage: parseWholeNumber(stale ? value.slice(6) : value, { min: stale ? 1 : 0 }), faultStale: stale };
 }
 
 async function runCommand(opts: CommandOptions): Promise<void> {
@@ -38,7 +41,7 @@ async function runCommand(opts: CommandOptions): Promise<void> {
     durationMs: opts.duration,
     rounds: opts.rounds,
     checkFull: opts.check === 'full',
-    faultMessage: faultKnob(),
+    ...faultKnob(),
   };
   const plan = planRun(options);
   const run = await runPlan(plan, stderrProgress(options.rounds));
