@@ -359,7 +359,12 @@ export interface EchoLoadResult {
   bytes: number;
   connected: number;
   errors: { connect: number; reset: number; shortEcho: number; mismatch: number; timeout: number };
-  /** The measured window (from all clients connected to the deadline). */
+  /** Why the first connect failed (a positive errno; 0 when none did). */
+  connectErrno: number;
+  /** stop() ended the window before the duration was up. */
+  stoppedEarly: boolean;
+  /** The measured window: from every client connected until the last thread stopped sending
+   * and had its last echo (echoes that never came do not stretch it). */
   elapsedNs: number;
   /** CPU time the client's threads used during the window. */
   cpuNs: number;
