@@ -16,7 +16,7 @@
 #include "registry.h"
 
 extern "C" {
-#include "bench/histogram.h"
+#include "stats/histogram.h"
 #include "ipc/ipc.h"
 }
 

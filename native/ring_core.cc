@@ -15,7 +15,7 @@
 namespace iolab {
 
 RingCore::RingCore(napi_env env, unsigned entries, unsigned cq_entries, bool sqpoll, RingHandle* handle)
-    : env_(env), handle_(handle) {
+    : env_(env), handle_(handle), cancel_(&ring_, &unsubmitted_, &stats_, sqpoll) {
   setup_flags_ = SetupRing(env, &ring_, entries, cq_entries, sqpoll);
 
   event_fd_ = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
@@ -139,6 +139,7 @@ bool RingCore::PrepSqe(Op* op) {
   struct io_uring_sqe* sqe = io_uring_get_sqe(&ring_);
   if (sqe == nullptr) return false;
   OpPrep(sqe, op);
+  cancel_.Track(op);
   unsubmitted_++;
   return true;
 }
@@ -173,6 +174,7 @@ void RingCore::Flush() {
 
 void RingCore::OnPrepare(uv_prepare_t* handle) {
   RingCore* core = static_cast<RingCore*>(handle->data);
+  if (core->closing_ && core->cancel_.due()) core->cancel_.Resume();  // no SQE was free before
   if (core->unsubmitted_ > 0 || !core->backlog_.empty()) core->Flush();
 }
 
@@ -242,7 +244,8 @@ void RingCore::ReapAndSettle() {
     io_uring_cq_advance(&ring_, n);
     stats_.cqes_reaped += n;
     for (unsigned i = 0; i < n; i++)
-      if (done[i].op != nullptr) Settle(done[i].op, done[i].res, false);
+      if (!cancel_.OnCqe(done[i].op, done[i].res)) Settle(done[i].op, done[i].res, false);
+    if (closing_ && cancel_.due()) cancel_.Resume();
   }
   if (closing_ && in_flight_ == 0) FinishClose();
 
@@ -253,6 +256,7 @@ void RingCore::ReapAndSettle() {
 
 // Settles one op with its CQE result (the op table builds the value), then releases it.
 void RingCore::Settle(Op* op, int res, bool in_cleanup) {
+  cancel_.Untrack(op);
   if (in_cleanup) {
     OpDiscard(op, res);
   } else {
@@ -267,25 +271,6 @@ void RingCore::Settle(Op* op, int res, bool in_cleanup) {
 }
 
 // ---- close ----
-
-void RingCore::SubmitCancelAll() {
-  struct io_uring_sqe* sqe = io_uring_get_sqe(&ring_);
-  if (sqe == nullptr) {
-    int ret = io_uring_submit(&ring_);
-    if (ret > 0) unsubmitted_ -= std::min<unsigned>(unsubmitted_, unsigned(ret));
-    sqe = io_uring_get_sqe(&ring_);
-    if (sqe == nullptr) return;
-  }
-  io_uring_prep_cancel64(sqe, 0, IORING_ASYNC_CANCEL_ANY);
-  io_uring_sqe_set_data(sqe, nullptr);
-  unsubmitted_++;
-  int ret = io_uring_submit(&ring_);
-  stats_.submit_calls++;
-  if (ret > 0) {
-    stats_.sqes_submitted += ret;
-    unsubmitted_ -= std::min<unsigned>(unsubmitted_, unsigned(ret));
-  }
-}
 
 napi_value RingCore::Close() {
   napi_deferred deferred;
@@ -308,7 +293,7 @@ napi_value RingCore::Close() {
     ReleaseOp(op);
     OpDone();
   }
-  if (in_flight_ > 0) SubmitCancelAll();
+  if (in_flight_ > 0) cancel_.CancelAll();
   if (in_flight_ == 0) FinishClose();
   return promise;
 }
@@ -382,7 +367,7 @@ void RingCore::CleanupBlocking() {
     ReleaseOp(op);
     OpDone();
   }
-  if (in_flight_ > 0) SubmitCancelAll();
+  if (in_flight_ > 0) cancel_.CancelAll();
   struct timespec start, now;
   clock_gettime(CLOCK_MONOTONIC, &start);
   while (in_flight_ > 0) {
@@ -390,15 +375,16 @@ void RingCore::CleanupBlocking() {
     struct __kernel_timespec timeout = {0, 50 * 1000 * 1000};
     int ret = io_uring_wait_cqe_timeout(&ring_, &cqe, &timeout);
     if (ret == 0 && cqe != nullptr) {
-      Op* op = static_cast<Op*>(io_uring_cqe_get_data(cqe));
+      void* data = io_uring_cqe_get_data(cqe);
       int res = cqe->res;
       io_uring_cqe_seen(&ring_, cqe);
-      if (op != nullptr) Settle(op, res, true);
+      if (!cancel_.OnCqe(data, res)) Settle(static_cast<Op*>(data), res, true);
+      if (cancel_.due()) cancel_.Resume();
       continue;
     }
     clock_gettime(CLOCK_MONOTONIC, &now);
     if (now.tv_sec - start.tv_sec >= 3) break;
-    if (ret == -ETIME) SubmitCancelAll();
+    if (ret == -ETIME) cancel_.CancelAll();  // again, for ops the kernel was busy with
   }
   // Whatever is still in flight keeps its memory (leaked): the kernel may still write to it.
   TearDown(true);

@@ -16,17 +16,11 @@
 #include <deque>
 #include <vector>
 
+#include "ring_cancel.h"
 #include "ring_op.h"
+#include "ring_stats.h"
 
 namespace iolab {
-
-struct RingStats {
-  double submit_calls = 0;   // io_uring_submit calls that entered the kernel
-  double sqes_submitted = 0; // SQEs the kernel took
-  double cqes_reaped = 0;    // CQEs handled (ops and internal cancels)
-  double overflow_queued = 0;// ops that waited in the native backlog (SQ full)
-  double cq_overflows = 0;   // times the CQ had overflowed and was flushed
-};
 
 class RingCore;
 
@@ -63,6 +57,8 @@ class RingCore {
   unsigned sq_entries() const { return ring_.sq.ring_entries; }
   unsigned cq_entries() const { return ring_.cq.ring_entries; }
   size_t in_flight() const { return in_flight_; }
+  // Tests: cancel as on kernels without IORING_ASYNC_CANCEL_ANY (see RingCancel).
+  void RefuseCancelAny() { cancel_.RefuseCancelAny(); }
 
  private:
   ~RingCore();
@@ -77,7 +73,6 @@ class RingCore {
   void ReleaseOp(Op* op);
   void OpDone();
   void Hold(bool strong);
-  void SubmitCancelAll();
   void FinishClose();
   void TearDown(bool in_cleanup);
   void CleanupBlocking();
@@ -105,6 +100,7 @@ class RingCore {
   std::vector<napi_deferred> close_waiters_;
   RingHandle* handle_ = nullptr;
   RingStats stats_;
+  RingCancel cancel_;
 };
 
 }  // namespace iolab

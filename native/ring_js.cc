@@ -281,6 +281,7 @@ static napi_value Stats(napi_env env, napi_callback_info info) {
   out.Set("cqesReaped", s.cqes_reaped);
   out.Set("overflowQueued", s.overflow_queued);
   out.Set("cqOverflows", s.cq_overflows);
+  out.Set("cancelOps", s.cancel_ops);
   return out;
 }
 
@@ -302,6 +303,16 @@ static napi_value SetClosedErrorClass(napi_env env, napi_callback_info info) {
   napi_typeof(env, args[0], &type);
   if (type != napi_function) ThrowArgType(env, "ctor", "a class", args[0]);
   SetRingClosedErrorClass(env, args[0]);
+  return nullptr;
+}
+
+// Tests only: this Ring's close()/teardown cancel as on kernels without IORING_ASYNC_CANCEL_ANY.
+static napi_value TestRefuseCancelAny(napi_env env, napi_callback_info info) {
+  RawArgs<1> args(env, info);
+  void* data = nullptr;
+  if (napi_unwrap(env, args[0], &data) != napi_ok || data == nullptr) ThrowArgType(env, "ring", "a Ring", args[0]);
+  RingCore* core = static_cast<RingJs*>(data)->handle.core;
+  if (core != nullptr) core->RefuseCancelAny();
   return nullptr;
 }
 
@@ -341,6 +352,9 @@ static void Init(Napi::Env env, Napi::Object exports) {
   NAPI_THROW_IF_FAILED_VOID(env, napi_create_function(env, "ringSetClosedErrorClass", NAPI_AUTO_LENGTH,
                                                       RawCallback<SetClosedErrorClass>, nullptr, &fn));
   exports.Set("ringSetClosedErrorClass", Napi::Value(env, fn));
+  NAPI_THROW_IF_FAILED_VOID(env, napi_create_function(env, "ringTestRefuseCancelAny", NAPI_AUTO_LENGTH,
+                                                      RawCallback<TestRefuseCancelAny>, nullptr, &fn));
+  exports.Set("ringTestRefuseCancelAny", Napi::Value(env, fn));
 }
 
 IOLAB_FEATURE(ring, Init);

@@ -59,7 +59,11 @@ struct Op {
   struct sockaddr_storage addr {};
   socklen_t addrlen = 0;
   std::string path;                 // connect: the address, for errors
-  Op* next = nullptr;               // the pool's free list
+  // The core's bookkeeping: the pool's free list, or the list of ops in the kernel.
+  Op* next = nullptr;
+  Op* prev = nullptr;
+  bool in_kernel = false;
+  bool cancel_sent = false;
 };
 
 // ---- filling a record (may throw an argument error; the caller then drops the op) ----

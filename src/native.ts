@@ -91,6 +91,10 @@ export interface NativeAddon {
   Ring: new (options?: { entries?: number; cqEntries?: number; sqpoll?: boolean }) => any;
   /** Registers the class the Ring rejects/throws with once closed (src/ring.ts does it). */
   ringSetClosedErrorClass(ctor: new (message?: string) => Error): void;
+  /** Tests only: this Ring's close() and env teardown cancel as on kernels before 5.19, where
+   * IORING_ASYNC_CANCEL_ANY is refused (its SQE carries a flag the kernel answers with EINVAL),
+   * so the per-op fallback (one cancel by user_data per op) runs for real. */
+  ringTestRefuseCancelAny(ring: object): void;
 
   // ---- storage benchmark (native/bench_binding.cc, native/bench/) ----
   /** Runs one job (numjobs threads of one engine) off the JS thread: lays out the file when
@@ -99,13 +103,14 @@ export interface NativeAddon {
   benchRun(job: BenchJob, onProgress?: (progress: BenchProgress) => void): Promise<BenchResult>;
   /** The statistics the runner reports for exactly these samples (ns), through the same histogram. */
   benchHistogram(samples: number[]): BenchHistogram;
-  /** Marks an iolab file as holding data other than the verify pattern (after fio wrote into it). */
+  /** After another program (fio) wrote into an iolab file on iolab's behalf: records the file
+   * as it is now (inode, size, mtime, sampled content), as holding data other than the pattern. */
   benchMarkWritten(filename: string): void;
   /** The C floor of bench api's fd-message loop (native/bench/fdmsg.c), off the JS thread:
    * sendmsg(1 byte + passedFd) + recvmsg + close of the received fd, for about durationMs. */
   benchFdMessages(passedFd: number, durationMs: number): Promise<{ messages: number; seconds: number }>;
-  /** Engine names in the native table. */
-  benchEngines: string[];
+  /** The native engine table, in list order: names, depth limit and each engine's options. */
+  benchEngines: BenchEngineInfo[];
   /** fio's percentile list, the order of BenchHistogram.percentiles. */
   benchPercentileList: number[];
   // ---- echo suite (native/echo_binding.cc) ----
@@ -247,12 +252,39 @@ export interface BenchJob {
   numberIos?: number;
   direct?: boolean;
   invalidate?: boolean;
-  fixedbufs?: boolean;
-  registerfiles?: boolean;
-  sqthreadPoll?: boolean;
+  /** fio's fadvise_hint: 0 none, 1 (default) as rw implies, 2 sequential, 3 random. */
+  fadviseHint?: number;
+  /** Options of the engines' own tables by name (fixedbufs: true, test_delay_usec: 50...);
+   * an engine reads its own and ignores the rest. */
+  engineOptions?: Record<string, number | boolean>;
   verify?: boolean;
   force?: boolean;
   seed?: number;
+  /** Set stop[0] to 1 (Atomics.store) to end the job early: the result is marked interrupted. */
+  stop?: Int32Array;
+  /** Tests only: bytes per layout pwrite, to force short writes. */
+  layoutWriteCap?: number;
+}
+
+export interface BenchEngineOption {
+  name: string;
+  type: 'bool' | 'uint';
+  help: string;
+  default: number;
+  min: number;
+  max: number;
+}
+
+export interface BenchEngineInfo {
+  name: string;
+  /** Another spelling users type (posix_aio for posixaio). */
+  alias?: string;
+  async: boolean;
+  /** Fault injection or a known delay, for tests: hidden from help and from 'all'. */
+  testOnly: boolean;
+  maxDepth?: number;
+  maxDepthReason?: string;
+  options: BenchEngineOption[];
 }
 
 export interface BenchProgress {
@@ -270,6 +302,18 @@ export interface BenchHistogram {
   mean: number;
   stddev: number;
   percentiles: number[];
+  /** Samples below 2, 4, 10, 20, 50, 100, 250, 500, 750, 1000 ns, the same in us, then in ms up
+   * to 2000, and at or above 2000 ms (32 counts: fio's latency_ns / _us / _ms buckets). */
+  bins: number[];
+}
+
+/** fio's interval samples (one per 500 ms window). */
+export interface BenchSamples {
+  n: number;
+  min: number;
+  max: number;
+  mean: number;
+  stddev: number;
 }
 
 export interface BenchDirection {
@@ -279,6 +323,8 @@ export interface BenchDirection {
   slat: BenchHistogram | null;
   clat: BenchHistogram;
   lat: BenchHistogram;
+  bwKiBSamples: BenchSamples;
+  iopsSamples: BenchSamples;
 }
 
 export interface BenchResult {
@@ -289,12 +335,24 @@ export interface BenchResult {
   /** Bytes of the file each job addressed. */
   size: number;
   laidOutBytes: number;
+  /** job.stop was set: what ran is partial. */
+  interrupted: boolean;
+  /** Stopped while laying out: what this run created is gone (false: nothing was, or it stayed). */
+  layoutRemoved: boolean;
   runtimeNs: number;
+  /** From the first job thread's loop start to the last one's end. */
+  elapsedNs: number;
+  /** The process's CPU while the job ran (helper threads included), context switches, faults. */
   usrSec: number;
   sysSec: number;
+  ctx: number;
+  majf: number;
+  minf: number;
   verifiedBlocks: number;
   read: BenchDirection;
   write: BenchDirection;
+  /** fio's iodepth_level / iodepth_submit / iodepth_complete counts (7 buckets each). */
+  depth: { level: number[]; submit: number[]; complete: number[] };
 }
 
 export interface EchoServerStats {

@@ -10,7 +10,7 @@ import { fdpassCommand } from './demos/fdpass.js';
 import { shmCommand } from './demos/shm.js';
 import { echoCommand } from './echo/command.js';
 import { tourCommand } from './demos/tour.js';
-import { genCommand } from './demos/gen.js';
+import { genCommand } from './bench/gen.js';
 import { apiCommand } from './bench/api.js';
 import { iopsCommand } from './bench/iops.js';
 import { latencyCommand } from './bench/latency.js';

@@ -45,6 +45,9 @@ export interface RingStats {
   overflowQueued: number;
   /** Times the CQ had overflowed (kernel-side backlog) and was flushed. */
   cqOverflows: number;
+  /** Cancels queued one per op by close() or env teardown, where the kernel refused
+   * IORING_ASYNC_CANCEL_ANY (kernels before 5.19); 0 where one cancel took them all. */
+  cancelOps: number;
 }
 
 export type RingAddress = string | { host: string; port: number };

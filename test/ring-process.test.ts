@@ -155,6 +155,25 @@ describe('Ring in a worker thread', () => {
     expect(() => ring.nop()).toThrow(RingClosedError);
   });
 
+  it('a worker terminated with ops in flight, where CANCEL_ANY is refused: each op is cancelled, nothing is left', async () => {
+    const w = runWorker(`
+      const ring = new native.Ring({ entries: 8 });
+      native.ringTestRefuseCancelAny(ring);
+      const [a, b] = native.socketpair('stream');
+      for (let i = 0; i < 30; i++) ring.recv(b, Buffer.alloc(64));
+      ring.submit();
+      setTimeout(() => parentPort.postMessage({ pending: ring.inFlight, fds: [a, b] }), 20);
+    `);
+    const msg = await nextMessage(w);
+    expect(msg.pending).toBe(30);
+    const start = Date.now();
+    await w.terminate();
+    // all 30 came back well before the 3 s teardown deadline (after which ops are leaked)
+    expect(Date.now() - start).toBeLessThan(2500);
+    expect(native.liveObjects()).toMatchObject({ rings: 0, ringOps: 0, heldBuffers: 0 });
+    for (const fd of msg.fds) native.close(fd);
+  });
+
   it('a worker that returns with an idle Ring exits on its own', async () => {
     const w = runWorker(`
       const ring = new native.Ring();

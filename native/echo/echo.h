@@ -85,17 +85,6 @@ struct echo_load_result {
 
 int echo_load_run(const struct echo_load_config *cfg, struct echo_load_result *res);
 
-/* ---- latency histogram (echo_hist.c): log-linear buckets, ~3% resolution ---- */
-
-#define ECHO_HIST_BUCKETS 1984
-struct echo_hist {
-  uint64_t count, max;
-  uint64_t b[ECHO_HIST_BUCKETS];
-};
-void echo_hist_add(struct echo_hist *h, uint64_t ns);
-void echo_hist_merge(struct echo_hist *into, const struct echo_hist *from);
-uint64_t echo_hist_percentile(const struct echo_hist *h, double p);
-
 uint64_t echo_now_ns(void);
 uint64_t echo_thread_cpu_ns(void);
 

@@ -22,7 +22,8 @@ int echo_load_run(const struct echo_load_config *cfg, struct echo_load_result *r
     return -EINVAL;
   }
   unsigned char *pattern = malloc((size_t)cfg->length + PATTERN_SPAN);
-  struct echo_hist *hist = calloc(1, sizeof(*hist));
+  struct histogram *hist = calloc(1, sizeof(*hist));
+  if (hist) hist_init(hist);
   if (!pattern || !hist) {
     free(pattern);
     free(hist);
@@ -41,9 +42,9 @@ int echo_load_run(const struct echo_load_config *cfg, struct echo_load_result *r
   pthread_cond_destroy(&sh.cond);
   res->elapsed_ns = sh.end > sh.start ? sh.end - sh.start : 0;
   res->stopped_early = stop_requested(&sh) && sh.end < sh.deadline;
-  res->p50_ns = echo_hist_percentile(hist, 50);
-  res->p99_ns = echo_hist_percentile(hist, 99);
-  res->p999_ns = echo_hist_percentile(hist, 99.9);
+  res->p50_ns = hist_percentile(hist, 50);
+  res->p99_ns = hist_percentile(hist, 99);
+  res->p999_ns = hist_percentile(hist, 99.9);
   res->max_ns = hist->max;
   free(pattern);
   free(hist);

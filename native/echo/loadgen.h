@@ -10,6 +10,7 @@
 #include <stdint.h>
 
 #include "echo.h"
+#include "stats/histogram.h"
 
 #define PATTERN_SPAN 251u
 
@@ -36,7 +37,7 @@ struct lthread {
   int ep;
   uint32_t live, busy;
   struct echo_load_result r;
-  struct echo_hist *hist;
+  struct histogram *hist;
   const char *syscall;
   int err;
   bool fatal;               /* err ended the run (not just one connection) */
@@ -80,14 +81,14 @@ static inline uint32_t message_offset(uint64_t seq, uint32_t id) {
 
 /* What a mode runs: connects, opens the gate, runs the window, sums into res and hist. */
 typedef int (*load_mode_fn)(const struct echo_load_config *cfg, const unsigned char *pattern,
-                            struct shared *sh, struct echo_hist *hist, struct echo_load_result *res);
+                            struct shared *sh, struct histogram *hist, struct echo_load_result *res);
 /* The epoll and io_uring modes: `threads` workers, each running thread_main on its share. */
 int run_pool(const struct echo_load_config *cfg, const unsigned char *pattern, struct shared *sh,
-             struct echo_hist *hist, struct echo_load_result *res, void *(*thread_main)(void *));
+             struct histogram *hist, struct echo_load_result *res, void *(*thread_main)(void *));
 
 int run_epoll(const struct echo_load_config *cfg, const unsigned char *pattern, struct shared *sh,
-              struct echo_hist *hist, struct echo_load_result *res);
+              struct histogram *hist, struct echo_load_result *res);
 int run_uring(const struct echo_load_config *cfg, const unsigned char *pattern, struct shared *sh,
-              struct echo_hist *hist, struct echo_load_result *res);
+              struct histogram *hist, struct echo_load_result *res);
 int run_threads(const struct echo_load_config *cfg, const unsigned char *pattern, struct shared *sh,
-                struct echo_hist *hist, struct echo_load_result *res);
+                struct histogram *hist, struct echo_load_result *res);

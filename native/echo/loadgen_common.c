@@ -145,7 +145,7 @@ void add_result(struct echo_load_result *into, const struct echo_load_result *r)
 }
 
 int run_pool(const struct echo_load_config *cfg, const unsigned char *pattern, struct shared *sh,
-             struct echo_hist *hist, struct echo_load_result *res, void *(*thread_main)(void *)) {
+             struct histogram *hist, struct echo_load_result *res, void *(*thread_main)(void *)) {
   uint32_t nt = cfg->threads ? cfg->threads : 1;
   if (nt > cfg->clients) nt = cfg->clients ? cfg->clients : 1;
   struct lthread *ts = calloc(nt, sizeof(*ts));
@@ -168,7 +168,8 @@ int run_pool(const struct echo_load_config *cfg, const unsigned char *pattern, s
     t->count = cfg->clients / nt + (started < cfg->clients % nt ? 1 : 0);
     t->conns = conns + first;
     first += t->count;
-    t->hist = calloc(1, sizeof(struct echo_hist));
+    t->hist = calloc(1, sizeof(struct histogram));
+    if (t->hist) hist_init(t->hist);
     t->ep = epoll_create1(EPOLL_CLOEXEC);
     if (!t->hist || t->ep < 0 || pthread_create(&t->tid, NULL, thread_main, t) != 0) {
       if (t->ep >= 0) close(t->ep);
@@ -183,7 +184,7 @@ int run_pool(const struct echo_load_config *cfg, const unsigned char *pattern, s
   for (uint32_t i = 0; i < started; i++) {
     pthread_join(ts[i].tid, NULL);
     add_result(res, &ts[i].r);
-    echo_hist_merge(hist, ts[i].hist);
+    hist_merge(hist, ts[i].hist);
     if (ts[i].fatal && ret == 0) {
       ret = -ts[i].err;
       res->syscall = ts[i].syscall;

@@ -101,7 +101,7 @@ static void *epoll_thread_main(void *arg) {
           t->r.responses++;
           t->r.bytes += cfg->length;
           t->last_response = done;
-          echo_hist_add(t->hist, done - c->started);
+          hist_add(t->hist, done - c->started);
           c->busy = false;
           t->busy--;
           if (done < deadline) start_message(t, c, done, seq++);
@@ -122,6 +122,6 @@ static void *epoll_thread_main(void *arg) {
 }
 
 int run_epoll(const struct echo_load_config *cfg, const unsigned char *pattern, struct shared *sh,
-              struct echo_hist *hist, struct echo_load_result *res) {
+              struct histogram *hist, struct echo_load_result *res) {
   return run_pool(cfg, pattern, sh, hist, res, epoll_thread_main);
 }

@@ -98,7 +98,7 @@ static void maybe_complete(struct ugen *u, struct lconn *c, uint64_t deadline) {
   u->t->r.responses++;
   u->t->r.bytes += cfg->length;
   u->t->last_response = done;
-  echo_hist_add(u->t->hist, done - c->started);
+  hist_add(u->t->hist, done - c->started);
   c->busy = false;
   u->t->busy--;
   if (done < deadline) start(u, c, done);
@@ -217,6 +217,6 @@ static void *uring_thread_main(void *arg) {
 }
 
 int run_uring(const struct echo_load_config *cfg, const unsigned char *pattern, struct shared *sh,
-              struct echo_hist *hist, struct echo_load_result *res) {
+              struct histogram *hist, struct echo_load_result *res) {
   return run_pool(cfg, pattern, sh, hist, res, uring_thread_main);
 }

@@ -8,7 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "bench/histogram.h"
+#include "stats/histogram.h"
 
 #ifdef __cplusplus
 extern "C" {
