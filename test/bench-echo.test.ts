@@ -10,6 +10,7 @@ import { runCli } from './support/cli.js';
 import { runCliAs, nobodyCanRunCli } from './support/demo.js';
 import { newProcessTag, processTagVariable, processesTagged, waitFor } from './support/procs.js';
 import { shortTempDir } from './support/temp.js';
+import { socketCountOf } from './support/echo.js';
 
 const isRoot = process.getuid?.() === 0;
 const hasIp = spawnSync('ip', ['-V']).status === 0;
@@ -71,8 +72,10 @@ describe('bench echo', () => {
     const signal = 'SIGINT';
     const bench = startBench(['--clients', '10', '--duration', '4', '--rounds', '2', '--engines', 'epoll,uring', '--reference-clients', '0']);
     await waitFor('the first run to finish', () => /round 1 10 clients epoll/.test(bench.stderrSoFar()), 20_000);
-    await waitFor('the second server', () => processesTagged(bench.tag).some((p) => p.cmdline.includes('--engine uring')), 10_000);
-    await new Promise((r) => setTimeout(r, 1000));
+    const server = await waitFor('the second server', () => processesTagged(bench.tag).find((p) => p.cmdline.includes('--engine uring')), 10_000);
+    const sockets = socketCountOf(server.pid);
+    await waitFor('its 10 clients', () => socketCountOf(server.pid) >= sockets + 10, 20_000);
+    await new Promise((r) => setTimeout(r, 500));
     const t0 = performance.now();
     bench.child.kill(signal);
     const r = await bench.child;

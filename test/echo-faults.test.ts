@@ -5,7 +5,7 @@ import { randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { runCli, startCli } from './support/cli.js';
 import { echoEngines } from '../src/echo/servers.js';
-import { closed, connectTo, echoOnce, fdCountOf, startEchoServerCli, waitFor } from './support/echo.js';
+import { closed, connectTo, echoOnce, establishedTo, fdCountOf, startEchoServerCli, waitFor } from './support/echo.js';
 
 describe('echo bench: bad input', () => {
   it('rejects a malformed address in one line', async () => {
@@ -96,7 +96,9 @@ describe.each(echoEngines)('echo server --engine %s: faults', (engine) => {
       // Both generators meet this: the io_uring one for the io_uring-based servers.
       const client = engine === 'uring' || engine === 'ring' ? 'uring' : 'epoll';
       const bench = runCli(['echo', 'bench', '-a', `127.0.0.1:${port}`, '-c', '10', '-t', '4', '--client', client]);
-      await new Promise((r) => setTimeout(r, 800));
+      // Its 10 clients and the idle one: the server must vanish mid-run, not before the connects.
+      await waitFor(() => establishedTo(port) >= 11, 20_000, 'the generator connected');
+      await new Promise((r) => setTimeout(r, 300));
       child.kill('SIGKILL');
       const started = Date.now();
       const r = await bench;
