@@ -2,7 +2,7 @@
 // -t), and a run stopped by SIGINT/SIGTERM says it was interrupted, in text and JSON, exit 130.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCli } from './support/cli.js';
-import { startEchoServerCli } from './support/echo.js';
+import { establishedTo, startEchoServerCli, waitFor } from './support/echo.js';
 
 let server: Awaited<ReturnType<typeof startEchoServerCli>>;
 beforeAll(async () => {
@@ -14,6 +14,12 @@ afterAll(async () => {
 });
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** Waits until the generator's 10 clients are connected (its window has begun), then ms more. */
+async function runningFor(ms: number): Promise<void> {
+  await waitFor(() => establishedTo(server.port) >= 10, 20_000, 'the generator connected');
+  await sleep(ms);
+}
 
 describe('echo bench: elapsed time and interruption', () => {
   it('a full run reports the measured window, not -t, and Speed is per measured second', async () => {
@@ -30,9 +36,9 @@ describe('echo bench: elapsed time and interruption', () => {
     expect(String(text.stdout)).not.toContain('Interrupted');
   });
 
-  it.each(['SIGINT', 'SIGTERM'] as const)('%s 1.5 s into -t 10: text says interrupted, Speed is over the time it ran, exit 130', async (signal) => {
+  it.each(['SIGINT', 'SIGTERM'] as const)('%s 1 s into -t 10: text says interrupted, Speed is over the time it ran, exit 130', async (signal) => {
     const child = runCli(['echo', 'bench', '-a', `127.0.0.1:${server.port}`, '-c', '10', '-t', '10']);
-    await sleep(1500);
+    await runningFor(1000);
     const t0 = performance.now();
     child.kill(signal);
     const r = await child;
@@ -54,7 +60,7 @@ describe('echo bench: elapsed time and interruption', () => {
 
   it('--json of an interrupted run: interrupted, the signal and the measured elapsedNs', async () => {
     const child = runCli(['echo', 'bench', '-a', `127.0.0.1:${server.port}`, '-c', '10', '-t', '10', '--json']);
-    await sleep(1500);
+    await runningFor(1000);
     child.kill('SIGINT');
     const r = await child;
     expect(r.exitCode).toBe(130);
