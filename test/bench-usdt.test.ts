@@ -4,19 +4,21 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { execa } from 'execa';
 import { join } from 'node:path';
-import { projectRoot } from '../src/native.js';
+import { addonPath } from '../src/native.js';
 import { runCli } from './support/cli.js';
 import { shortTempDir } from './support/temp.js';
 
-const addon = join(projectRoot, 'build/Release/iolab.node');
+const addon = addonPath();
+/** Tools run without the sanitizer runtime that the ASan suite preloads into node's children. */
+const plainEnv = Object.fromEntries(Object.entries(process.env).filter(([k]) => k !== 'LD_PRELOAD'));
 const dir = shortTempDir('iolab-usdt-');
 afterAll(() => dir.cleanup());
-const bpftrace = (await execa('bpftrace', ['--version'], { reject: false }).catch(() => ({ exitCode: 1 }))).exitCode === 0;
+const bpftrace = (await execa('bpftrace', ['--version'], { reject: false, env: plainEnv, extendEnv: false }).catch(() => ({ exitCode: 1 }))).exitCode === 0;
 const root = process.getuid?.() === 0;
 
 describe('storage USDT probes', { timeout: 120_000 }, () => {
   it('are in the addon: iolab:io_issue and iolab:io_complete, three arguments each', async () => {
-    const notes = String((await execa('readelf', ['-n', addon])).stdout);
+    const notes = String((await execa('readelf', ['-n', addon], { env: plainEnv, extendEnv: false })).stdout);
     const probes = [...notes.matchAll(/Provider: (\S+)\s+Name: (\S+)\s+Location: \S+, Base: \S+, Semaphore: \S+\s+Arguments: (.*)/g)]
       .filter((m) => m[1] === 'iolab' && m[2].startsWith('io_'))
       .map((m) => [m[2], m[3].trim().split(/\s+/).length]);
@@ -29,7 +31,7 @@ describe('storage USDT probes', { timeout: 120_000 }, () => {
       // this run's I/Os are the 12 KiB ones
       const script = `usdt:${addon}:iolab:io_issue /arg1 == 12288/ { @issued = count(); } ` +
         `usdt:${addon}:iolab:io_complete /arg1 == 12288 && arg2 == arg1/ { @completed = count(); @bytes = sum(arg1); }`;
-      const tracer = execa('bpftrace', ['-e', script], { reject: false, all: true, buffer: true });
+      const tracer = execa('bpftrace', ['-e', script], { reject: false, all: true, buffer: true, env: plainEnv, extendEnv: false });
       let seen = '';
       await new Promise<void>((resolve, reject) => {
         tracer.all?.on('data', (chunk: Buffer) => {
