@@ -29,18 +29,17 @@ describe('storage USDT probes', { timeout: 120_000 }, () => {
     for (const engine of ['io_uring', 'psync']) {
       // the probes fire in every process that loaded the addon (other test files run jobs too):
       // this run's I/Os are the 12 KiB ones
-      const script = `usdt:${addon}:iolab:io_issue /arg1 == 12288/ { @issued = count(); } ` +
+      const script = 'BEGIN { printf("attached\\n"); } ' + `usdt:${addon}:iolab:io_issue /arg1 == 12288/ { @issued = count(); } ` +
         `usdt:${addon}:iolab:io_complete /arg1 == 12288 && arg2 == arg1/ { @completed = count(); @bytes = sum(arg1); }`;
       const tracer = execa('bpftrace', ['-e', script], { reject: false, all: true, buffer: true, env: plainEnv, extendEnv: false });
       let seen = '';
       await new Promise<void>((resolve, reject) => {
         tracer.all?.on('data', (chunk: Buffer) => {
           seen += chunk.toString();
-          if (seen.includes('Attaching 2 probes')) resolve();
+          if (seen.includes('attached\n')) resolve();  // BEGIN runs once every probe is attached
         });
         tracer.then(() => reject(new Error(`bpftrace ended: ${seen}`)), reject);
       });
-      await new Promise((r) => setTimeout(r, 500));  // attached once it says so; give it a moment
       const run = await runCli(['bench', 'iops', '--filename', join(dir.path, `${engine}.dat`), '--size', '4m',
         '--ioengine', engine, '--iodepth', '8', '--rw', 'randread', '--bs', '12k', '--number_ios', '3000']);
       expect(run.exitCode).toBe(0);
