@@ -435,7 +435,8 @@ export interface EchoLoadHandle {
   done: Promise<EchoLoadResult>;
 }
 
-function addonPath(): string {
+/** The addon file this process loads (the sanitized build under IOLAB_ASAN=1). */
+export function addonPath(): string {
   const sanitized = process.env.IOLAB_ASAN === '1';
   const path = join(projectRoot, sanitized ? 'build-asan/build/Release/iolab.node' : 'build/Release/iolab.node');
   if (!existsSync(path)) {
