@@ -44,6 +44,16 @@ describe('bench ipc: a transport that delivers wrong bytes fails the run', { tim
     });
   }
 
+  it('a stale message (the previous one\'s stamps) is named as such', async () => {
+    for (const [transport, mode] of [['shm-ring', 'throughput'], ['fd-per-message', 'pingpong']]) {
+      const r = await runCliText(['bench', 'ipc', '--transports', transport, '--sizes', '64k', '--mode', mode, '--duration', '20ms', '--rounds', '1'],
+        { env: { IOLAB_IPC_FAULT: 'stale:2' } });
+      expect(r.exitCode).toBe(1);
+      expect(r.stderr).toMatch(new RegExp(`^iolab: ${transport} delivered wrong bytes: message 2 \\(65536 bytes\\) differs at byte 3 ` +
+        `\\(the stamp there is message 1's\\): expected 0x02, got 0x01 \\(${mode}, round 1\\)$`));
+    }
+  });
+
   it('in the sampled page of a large shm-ring message, and without the knob the same run passes', async () => {
     const args = ['bench', 'ipc', '--transports', 'shm-ring', '--sizes', '1m', '--mode', 'throughput', '--duration', '20ms', '--rounds', '1'];
     const bad = await runCliText(args, { env: { IOLAB_IPC_FAULT: '5' } });
