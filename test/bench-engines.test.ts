@@ -156,10 +156,11 @@ describe('latency against a known delay', () => {
     expect(r.depth.level[1]).toBeGreaterThan(0);
   });
 
-  it('posixaio wakes on the first completion: reaps are small, not half a queue at a time', async (ctx) => {
+  it('posixaio wakes when one of the 8 lowest in-flight slots finishes: most reaps are small, not half a queue at a time', async (ctx) => {
     const r = await run(ctx, job('posixaio', 'randread', false, { iodepth: 32, numberIos: 4000, verify: false, size: 8 << 20 }));
     const reaps = r.depth.complete.reduce((a, b) => a + b, 0);
-    // waiting for the request halfway down the queue reaped ~16 per wake-up (fio's 9-16 / 17-32 buckets)
+    // waiting for the request halfway down the queue reaped ~16 per wake-up (fio's 9-16 / 17-32 buckets);
+    // fio's rule (test/bench-posixaio.test.ts) sleeps past the oldest only when it is not among the 8
     expect((r.depth.complete[0] + r.depth.complete[1] + r.depth.complete[2]) / reaps).toBeGreaterThan(0.5);
   });
 });

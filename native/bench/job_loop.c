@@ -124,7 +124,9 @@ int run_loop(struct worker *w, const struct engine_ops *ops, struct engine_ctx *
     free(queued);
     return worker_fail_errno(w, ENOMEM, "calloc", UINT64_MAX);
   }
-  for (unsigned i = 0; i < depth; i++) free_list[i] = &ctx->io_us[depth - 1 - i];
+  /* a stack in fio's order: the highest slot goes first, reaped units are reused last-in first-out
+   * (posixaio's wake-up rule depends on which slots are in flight, as fio's does) */
+  for (unsigned i = 0; i < depth; i++) free_list[i] = &ctx->io_us[i];
   uint64_t budget = s->number_ios ? s->number_ios : s->time_based ? UINT64_MAX : w->nblocks;
   uint64_t issued = 0, start = now_ns(), now = start;
   w->measure_from = start + s->ramp_ns;
