@@ -107,6 +107,21 @@ describe('runner', () => {
     }
   });
 
+  it("reaps as fio does: one completion per reap by default, min..max with fio's iodepth_batch_complete_min/_max", async (ctx) => {
+    // a cached buffered read completes inside the submit, so a full queue always has 8 waiting
+    for (const engine of ['io_uring', 'libaio']) {
+      const opts = { iodepth: 8, numberIos: 400, verify: false, invalidate: false };
+      const one = await run(ctx, job(engine, 'randread', false, opts));
+      const reaps = one.depth.complete.reduce((a, b) => a + b, 0);
+      expect(reaps, `${engine}: one reap per I/O`).toBe(400);
+      const eight = await run(ctx, job(engine, 'randread', false, { ...opts, iodepthBatchCompleteMin: 8, iodepthBatchCompleteMax: 8 }));
+      expect(eight.read.ios).toBe(400);
+      expect(eight.depth.complete[2], `${engine}: reaps of 8 fall in fio's 5-8 bucket`).toBe(50);
+      const upTo = await run(ctx, job(engine, 'randread', false, { ...opts, iodepthBatchCompleteMax: 8 }));
+      expect(upTo.depth.complete[2], `${engine}: max 8 takes what is there`).toBeGreaterThan(0);
+    }
+  });
+
   it('stops when the stop flag is set, and says the result is partial', async () => {
     const stop = new Int32Array(new SharedArrayBuffer(4));
     const t0 = Date.now();
