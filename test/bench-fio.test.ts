@@ -142,6 +142,28 @@ describe.concurrent('the same job as fio', { timeout: 120_000 }, () => {
   });
 });
 
+describe.concurrent('the same ring as fio', { timeout: 120_000 }, () => {
+  it.runIf(fio && strace)('sets up io_uring with fio\'s flags and CQ size, plain and with sqthread_poll', async () => {
+    const f = file('ring.dat');
+    expect((await cli(['bench', 'iops', '--filename', f, '--size', '1m', '--ioengine', 'psync', '--number_ios', '1'])).exitCode).toBe(0);
+    /** The io_uring_setup call that made the ring: its flags and sizes as strace prints them. */
+    const ring = async (tag: string, argv: string[]) => {
+      const trace = `${f}.${tag}.trace`;
+      await execa('strace', ['-f', '-e', 'trace=io_uring_setup', '-o', trace, ...argv]);
+      const made = readFileSync(trace, 'utf8').split('\n').filter((l) => /io_uring_setup\(/.test(l) && /= \d+$/.test(l)).pop() ?? '';
+      return /flags=[^,]*, sq_thread_cpu=\d+, sq_thread_idle=\d+, sq_entries=\d+, cq_entries=\d+/.exec(made)?.[0];
+    };
+    for (const extra of [[], ['--sqthread_poll']]) {
+      const ours = await ring(`iolab${extra.length}`, [process.execPath, join(process.cwd(), 'bin/iolab.js'), 'bench', 'iops',
+        '--filename', f, '--size', '1m', '--ioengine', 'io_uring', '--iodepth', '16', '--number_ios', '20', ...extra]);
+      const theirs = await ring(`fio${extra.length}`, ['fio', '--name=ring', '--thread', `--filename=${f}`, '--size=1m',
+        '--ioengine=io_uring', '--iodepth=16', '--number_ios=20', '--output-format=json', ...extra]);
+      expect(ours, extra.join(' ')).toBeDefined();
+      expect(ours, extra.join(' ')).toBe(theirs);
+    }
+  });
+});
+
 describe.concurrent('--sweep', { timeout: 120_000 }, () => {
   it('runs one fio-style job per point and engine, with the point in its job options; --output writes the JSON too', async () => {
     const out = file('sweep.json');
