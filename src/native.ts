@@ -64,6 +64,10 @@ export interface NativeAddon {
   sendmsg(fd: number, buffers: ArrayBufferView[], options?: SendOptions): number;
   /** recvmsg(2) with MSG_CMSG_CLOEXEC. See RecvResult for truncation rules. */
   recvmsg(fd: number, buffers: ArrayBufferView[], options?: RecvOptions): RecvResult;
+  /** sendmsg and recvmsg with the options' values as arguments (`options` itself only for its
+   * type check): what the two above call, the options read in JS (cheaper than from C++). */
+  sendmsgWith(fd: number, buffers: ArrayBufferView[], fds: unknown, credentials: unknown, to: unknown, options: unknown): number;
+  recvmsgWith(fd: number, buffers: ArrayBufferView[], maxFds: unknown, controlFds: unknown, options: unknown, scratch?: Float64Array): unknown;
   /** SO_PEERCRED of a connected stream/seqpacket socket. */
   peerCredentials(fd: number): Credentials;
   /** SO_PASSCRED on or off: recvmsg then reports the sender's credentials (datagrams). */
@@ -89,6 +93,9 @@ export interface NativeAddon {
   // ---- io_uring Ring (native/ring_js.cc over ring_core, ring_op) ----
   /** The Ring class; use it through src/ring.ts, which types it. */
   Ring: new (options?: { entries?: number; cqEntries?: number; sqpoll?: boolean }) => any;
+  /** Registers the class recvmsg results are made with (src/native.ts does it; without one
+   * they are plain objects with the same properties). */
+  setRecvResultClass(ctor: new (bytes: number, fds: number | number[] | undefined, flags: number, credentials: Credentials | undefined, from: string | undefined) => RecvResult): void;
   /** Registers the class the Ring rejects/throws with once closed (src/ring.ts does it). */
   ringSetClosedErrorClass(ctor: new (message?: string) => Error): void;
   /** Tests only: this Ring's close() and env teardown cancel as on kernels before 5.19, where
@@ -444,6 +451,53 @@ function addonPath(): string {
 
 const require = createRequire(import.meta.url);
 export const native: NativeAddon = require(addonPath());
+
+/** recvmsg's result (sync and Ring). Made by the addon through this constructor: one call into
+ * JS that V8 optimizes, cheaper than setting each property from C++. fds: undefined (none), the
+ * one fd, or an array; flags: 1 dataTruncated, 2 fdsTruncated, 4 eof. */
+export class Received implements RecvResult {
+  bytes: number;
+  fds: number[];
+  truncated: boolean;
+  dataTruncated: boolean;
+  fdsTruncated: boolean;
+  credentials?: Credentials;
+  from?: string;
+  eof: boolean;
+  constructor(bytes: number, fds: number | number[] | undefined, flags: number, credentials: Credentials | undefined, from: string | undefined) {
+    this.bytes = bytes;
+    this.fds = fds === undefined ? [] : typeof fds === 'number' ? [fds] : fds;
+    this.truncated = (flags & 3) !== 0;
+    this.dataTruncated = (flags & 1) !== 0;
+    this.fdsTruncated = (flags & 2) !== 0;
+    if (credentials !== undefined) this.credentials = credentials;
+    if (from !== undefined) this.from = from;
+    this.eof = (flags & 4) !== 0;
+  }
+}
+native.setRecvResultClass(Received);
+
+// sendmsg/recvmsg, the hot path of fd passing: the options are read here and their values
+// handed over; every check stays in the addon (an option that is not an object still reaches
+// it, as `options`, for its error).
+const { sendmsgWith, recvmsgWith } = native;
+native.sendmsg = (fd, buffers, options) => {
+  if (options === null || typeof options !== 'object') return sendmsgWith(fd, buffers, undefined, undefined, undefined, options);
+  const { credentials, fds, to } = options;
+  return sendmsgWith(fd, buffers, fds, credentials, to, options);
+};
+// recvmsg writes bytes, flags, the fd count and the fds here; this makes the object.
+const scratch = new Float64Array(3 + native.constants.SCM_MAX_FD);
+native.recvmsg = (fd, buffers, options) => {
+  const extra = options === null || typeof options !== 'object'
+    ? recvmsgWith(fd, buffers, undefined, undefined, options, scratch)
+    : recvmsgWith(fd, buffers, options.maxFds, options.controlFds, options, scratch);
+  const count = scratch[2];
+  const fds = count === 0 ? [] : count === 1 ? [scratch[3]] : Array.from(scratch.subarray(3, 3 + count));
+  const more = extra as { credentials?: Credentials; from?: string } | undefined;
+  return new Received(scratch[0], fds, scratch[1], more?.credentials, more?.from);
+};
+
 /** The addon's limits: IOV_MAX, SCM_MAX_FD, UNIX_PATH_MAX, PAGE_SIZE... */
 export const constants: NativeConstants = native.constants;
 
