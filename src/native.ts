@@ -294,7 +294,7 @@ export interface EchoLoadHandle {
   done: Promise<EchoLoadResult>;
 }
 
-function addonPath(): string {
+export function addonPath(): string {
   const sanitized = process.env.IOLAB_ASAN === '1';
   const path = join(projectRoot, sanitized ? 'build-asan/build/Release/iolab.node' : 'build/Release/iolab.node');
   if (!existsSync(path)) {
