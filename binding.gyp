@@ -1,6 +1,6 @@
 {
   # One addon. Sources are picked up by folder so that a new feature file needs no edit here:
-  # native/*.cc (Node-aware features and bindings), native/bench/*.c and native/echo/*.c
+  # native/*.cc (Node-aware features and bindings) and native/<folder>/*.c for every folder
   # (plain C, no Node headers). Build with -Dasan=1 for the sanitized build (npm run build:asan).
   "variables": { "asan%": 0 },
   "targets": [

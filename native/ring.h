@@ -26,6 +26,9 @@
 
 namespace iolab {
 
+// The kernel's IORING_MAX_ENTRIES: the most SQ entries a ring may ask for (the CQ: twice that).
+constexpr unsigned kMaxRingEntries = 32768;
+
 enum class OpKind : uint8_t {
   kNop, kRead, kWrite, kReadv, kWritev, kFsync, kSendmsg, kRecvmsg,
   kAccept, kConnect, kRecv, kSend, kClose, kSocket, kCancelFd,
@@ -160,7 +163,5 @@ class RingCore {
 
 // The RingClosedError constructor (set from src/ring.ts) for this env, or a plain Error.
 Napi::Error RingClosedError(Napi::Env env);
-// Views: data and byte length of a TypedArray/DataView (0 when detached).
-bool ViewBytes(napi_env env, napi_value value, char** data, size_t* length);
 
 }  // namespace iolab

@@ -9,6 +9,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "args.h"
 #include "errors.h"
 #include "live_objects.h"
 #include "registry.h"
@@ -19,92 +20,17 @@ namespace iolab {
 
 void SetRingClosedErrorClass(Napi::Env env, Napi::Function ctor);
 
-// ---- argument helpers (raw napi on the hot path) ----
-
-static size_t ElementSize(napi_typedarray_type type) {
-  switch (type) {
-    case napi_int8_array: case napi_uint8_array: case napi_uint8_clamped_array: return 1;
-    case napi_int16_array: case napi_uint16_array: return 2;
-    case napi_int32_array: case napi_uint32_array: case napi_float32_array: return 4;
-    default: return 8;
-  }
-}
-
-bool ViewBytes(napi_env env, napi_value value, char** data, size_t* length) {
-  bool is = false;
-  if (napi_is_typedarray(env, value, &is) == napi_ok && is) {
-    napi_typedarray_type type;
-    size_t count;
-    void* ptr;
-    if (napi_get_typedarray_info(env, value, &type, &count, &ptr, nullptr, nullptr) != napi_ok) return false;
-    *data = static_cast<char*>(ptr);
-    *length = ptr == nullptr ? 0 : count * ElementSize(type);
-    return true;
-  }
-  if (napi_is_dataview(env, value, &is) == napi_ok && is) {
-    size_t bytes;
-    void* ptr;
-    if (napi_get_dataview_info(env, value, &bytes, &ptr, nullptr, nullptr) != napi_ok) return false;
-    *data = static_cast<char*>(ptr);
-    *length = ptr == nullptr ? 0 : bytes;
-    return true;
-  }
-  return false;
-}
-
-static int ArgFd(const Napi::CallbackInfo& info, size_t i) {
-  napi_value v = info[i];
-  double d;
-  if (napi_get_value_double(info.Env(), v, &d) != napi_ok)
-    ThrowTypeError(info.Env(), "ERR_INVALID_ARG_TYPE", "The \"fd\" argument must be of type number");
-  if (!(d >= 0 && d <= 2147483647.0) || d != static_cast<double>(static_cast<int>(d)))
-    ThrowRangeError(info.Env(), "ERR_OUT_OF_RANGE", "The value of \"fd\" is out of range. It must be an integer >= 0");
-  return static_cast<int>(d);
-}
-
-// undefined/null/-1: the file's current position (offset -1 for io_uring). Else an integer >= 0.
-static uint64_t ArgPosition(const Napi::CallbackInfo& info, size_t i) {
-  if (info.Length() <= i) return uint64_t(-1);
-  napi_value v = info[i];
-  napi_valuetype type;
-  napi_typeof(info.Env(), v, &type);
-  if (type == napi_undefined || type == napi_null) return uint64_t(-1);
-  if (type == napi_number) {
-    double d;
-    napi_get_value_double(info.Env(), v, &d);
-    if (d == -1) return uint64_t(-1);
-    if (!(d >= 0 && d <= 9007199254740991.0) || d != static_cast<double>(static_cast<int64_t>(d)))
-      ThrowRangeError(info.Env(), "ERR_OUT_OF_RANGE", "The value of \"position\" is out of range. It must be an integer >= 0");
-    return static_cast<uint64_t>(d);
-  }
-  if (type == napi_bigint) {
-    int64_t value;
-    bool lossless;
-    napi_get_value_bigint_int64(info.Env(), v, &value, &lossless);
-    if (!lossless || value < -1)
-      ThrowRangeError(info.Env(), "ERR_OUT_OF_RANGE", "The value of \"position\" is out of range. It must be an integer >= 0");
-    return static_cast<uint64_t>(value);
-  }
-  ThrowTypeError(info.Env(), "ERR_INVALID_ARG_TYPE", "The \"position\" argument must be of type number or bigint");
-}
-
-[[noreturn]] static void ThrowNotView(Napi::Env env, const char* name) {
-  ThrowTypeError(env, "ERR_INVALID_ARG_TYPE",
-                 std::string("The \"") + name + "\" argument must be an ArrayBufferView (Buffer, TypedArray or DataView)");
-}
-
 // One view: for a read, held (copied into at completion); for a write, copied now.
-static void AddView(Napi::Env env, Op* op, napi_value view, bool is_read, const char* name) {
-  char* data;
-  size_t length;
-  if (!ViewBytes(env, view, &data, &length)) ThrowNotView(env, name);
+static void AddView(napi_env env, Op* op, napi_value view, View bytes, bool is_read) {
+  char* data = bytes.data;
+  size_t length = bytes.length;
   size_t at = op->bounce.size();
   op->bounce.resize(at + length);
   if (!is_read && length > 0) memcpy(op->bounce.data() + at, data, length);
   op->lengths.push_back(length);
   if (is_read) {
     napi_ref ref;
-    if (napi_create_reference(env, view, 1, &ref) != napi_ok) throw Napi::Error::New(env, "napi_create_reference failed");
+    NAPI_THROW_IF_FAILED_VOID(env, napi_create_reference(env, view, 1, &ref));
     op->targets.push_back(ref);
     LiveInc(Live::kHeldBuffers);
   }
@@ -121,21 +47,15 @@ static void BuildIovecs(Op* op) {
   }
 }
 
-static void AddViewList(Napi::Env env, Op* op, napi_value list, bool is_read) {
-  bool is_array = false;
-  napi_is_array(env, list, &is_array);
-  if (!is_array) ThrowTypeError(env, "ERR_INVALID_ARG_TYPE", "The \"buffers\" argument must be an array of ArrayBufferViews");
-  uint32_t n;
-  napi_get_array_length(env, list, &n);
-  if (n > IOV_MAX)  // as the sync readv/writev: refused before the kernel says EINVAL
-    ThrowRangeError(env, "ERR_OUT_OF_RANGE", "The value of \"buffers.length\" is out of range. It must be <= " +
-                    std::to_string(IOV_MAX) + " (IOV_MAX). Received " + std::to_string(n));
-  for (uint32_t i = 0; i < n; i++) {
-    napi_value v;
-    napi_get_element(env, list, i, &v);
-    AddView(env, op, v, is_read, "buffers");
-  }
+// The sync readv/writev's checks (at most IOV_MAX views, each an ArrayBufferView).
+static void AddViewList(napi_env env, Op* op, napi_value value, bool is_read) {
+  ListArg list(env, value, "buffers");
+  for (uint32_t i = 0; i < list.size(); i++) AddView(env, op, list[i], list.ViewAt(i), is_read);
   BuildIovecs(op);
+}
+
+static void AddOneView(napi_env env, Op* op, napi_value value, bool is_read) {
+  AddView(env, op, value, ViewArg(env, value, "buffer"), is_read);
 }
 
 // Copies `bytes` of bounce memory into the held views, as they are now: a view detached or
@@ -145,19 +65,18 @@ static void CopyOut(napi_env env, Op* op, size_t bytes) {
   for (size_t i = 0; i < op->targets.size() && at < bytes; i++) {
     size_t n = std::min(op->lengths[i], bytes - at);
     napi_value view;
-    char* data;
-    size_t length;
+    View now;
     if (n > 0 && napi_get_reference_value(env, op->targets[i], &view) == napi_ok && view != nullptr &&
-        ViewBytes(env, view, &data, &length) && data != nullptr)
-      memcpy(data, op->bounce.data() + at, std::min(n, length));
+        ViewOf(env, view, &now) && now.data != nullptr)
+      memcpy(now.data, op->bounce.data() + at, std::min(n, now.length));
     at += op->lengths[i];
   }
 }
 
 // ---- results ----
 
-// Ints a recvmsg control buffer can hold: CMSG_SPACE(253 fds) + CMSG_SPACE(ucred), in ints.
-static constexpr size_t kMaxControlInts = (CMSG_SPACE(253 * sizeof(int)) + CMSG_SPACE(sizeof(struct ucred))) / sizeof(int);
+// Ints a recvmsg control buffer can hold: CMSG_SPACE(SCM_MAX_FD fds) + CMSG_SPACE(ucred), in ints.
+static constexpr size_t kMaxControlInts = (CMSG_SPACE(kMaxFdsPerMessage * sizeof(int)) + CMSG_SPACE(sizeof(struct ucred))) / sizeof(int);
 
 static void CloseReceivedFds(Op* op, std::vector<int>* out) {
   for (struct cmsghdr* c = CMSG_FIRSTHDR(&op->msg); c != nullptr; c = CMSG_NXTHDR(&op->msg, c)) {
@@ -345,18 +264,12 @@ class RingWrap : public Napi::ObjectWrap<RingWrap>, public RingCore::Owner {
 
   RingWrap(const Napi::CallbackInfo& info) : Napi::ObjectWrap<RingWrap>(info) {
     Napi::Env env = info.Env();
-    unsigned entries = 256, cq_entries = 0;
-    bool sqpoll = false;
-    if (info.Length() > 0 && !info[0].IsUndefined()) {
-      if (!info[0].IsObject()) ThrowTypeError(env, "ERR_INVALID_ARG_TYPE", "The \"options\" argument must be of type object");
-      Napi::Object options = info[0].As<Napi::Object>();
-      entries = OptionCount(env, options, "entries", entries, 1, 32768);
-      cq_entries = OptionCount(env, options, "cqEntries", 0, 0, 65536);
-      Napi::Value sq = options.Get("sqpoll");
-      if (!sq.IsUndefined()) sqpoll = sq.ToBoolean();
-    }
+    OptionsArg options(env, info[0]);
+    unsigned entries = unsigned(options.Integer("entries", 1, kMaxRingEntries, 256));
+    unsigned cq_entries = unsigned(options.Integer("cqEntries", 0, 2 * kMaxRingEntries, 0));
+    bool sqpoll = options.Bool("sqpoll", false);
     if (cq_entries != 0 && cq_entries < entries)
-      ThrowRangeError(env, "ERR_OUT_OF_RANGE", "The value of \"cqEntries\" must be >= entries");
+      ThrowArgRange(env, "options.cqEntries", ">= options.entries (" + std::to_string(entries) + ")", std::to_string(cq_entries));
     core_ = new RingCore(env, entries, cq_entries, sqpoll);
     core_->SetOwner(this);
     flags_ = core_->setup_flags();
@@ -378,18 +291,6 @@ class RingWrap : public Napi::ObjectWrap<RingWrap>, public RingCore::Owner {
   }
 
  private:
-  static unsigned OptionCount(Napi::Env env, Napi::Object options, const char* name, unsigned fallback,
-                              unsigned min, unsigned max) {
-    Napi::Value v = options.Get(name);
-    if (v.IsUndefined()) return fallback;
-    if (!v.IsNumber()) ThrowTypeError(env, "ERR_INVALID_ARG_TYPE", std::string("The \"") + name + "\" option must be of type number");
-    double d = v.As<Napi::Number>().DoubleValue();
-    if (!(d >= min && d <= max) || d != double(unsigned(d)))
-      ThrowRangeError(env, "ERR_OUT_OF_RANGE", std::string("The value of \"") + name + "\" is out of range. It must be an integer >= " +
-                      std::to_string(min) + " and <= " + std::to_string(max));
-    return unsigned(d);
-  }
-
   RingCore* Open(const Napi::CallbackInfo& info) {
     if (core_ == nullptr || core_->closed()) throw RingClosedError(info.Env());
     return core_;
@@ -403,13 +304,13 @@ class RingWrap : public Napi::ObjectWrap<RingWrap>, public RingCore::Owner {
   // read(fd, view, position?) / write(fd, view, position?)
   Napi::Value OneBuffer(const Napi::CallbackInfo& info, OpKind kind, const char* syscall, bool is_read) {
     RingCore* core = Open(info);
-    int fd = ArgFd(info, 0);
-    uint64_t position = ArgPosition(info, 2);
+    int fd = FdArg(info.Env(), info[0]);
+    uint64_t position = uint64_t(PositionArg(info.Env(), info[2], "position", true));
     Op* op = core->AcquireOp(kind, syscall, fd);
     op->offset = position;
     return Build(core, op, [&] {
       op->bounce.clear();
-      AddView(info.Env(), op, info[1], is_read, "buffer");
+      AddOneView(info.Env(), op, info[1], is_read);
     });
   }
   Napi::Value Read(const Napi::CallbackInfo& info) { return OneBuffer(info, OpKind::kRead, "read", true); }
@@ -417,8 +318,8 @@ class RingWrap : public Napi::ObjectWrap<RingWrap>, public RingCore::Owner {
 
   Napi::Value Vectored(const Napi::CallbackInfo& info, OpKind kind, const char* syscall, bool is_read) {
     RingCore* core = Open(info);
-    int fd = ArgFd(info, 0);
-    uint64_t position = ArgPosition(info, 2);
+    int fd = FdArg(info.Env(), info[0]);
+    uint64_t position = uint64_t(PositionArg(info.Env(), info[2], "position", true));
     Op* op = core->AcquireOp(kind, syscall, fd);
     op->offset = position;
     return Build(core, op, [&] {
@@ -431,9 +332,8 @@ class RingWrap : public Napi::ObjectWrap<RingWrap>, public RingCore::Owner {
 
   Napi::Value Fsync(const Napi::CallbackInfo& info) {
     RingCore* core = Open(info);
-    int fd = ArgFd(info, 0);
-    bool datasync = false;
-    if (info.Length() > 1 && info[1].IsObject()) datasync = info[1].As<Napi::Object>().Get("datasync").ToBoolean();
+    int fd = FdArg(info.Env(), info[0]);
+    bool datasync = OptionsArg(info.Env(), info[1]).Bool("datasync", false);
     Op* op = core->AcquireOp(OpKind::kFsync, datasync ? "fdatasync" : "fsync", fd);
     op->flags = datasync ? IORING_FSYNC_DATASYNC : 0;
     return Napi::Value(info.Env(), core->Enqueue(op));
@@ -443,7 +343,7 @@ class RingWrap : public Napi::ObjectWrap<RingWrap>, public RingCore::Owner {
   Napi::Value Sendmsg(const Napi::CallbackInfo& info) {
     RingCore* core = Open(info);
     Napi::Env env = info.Env();
-    int fd = ArgFd(info, 0);
+    int fd = FdArg(info.Env(), info[0]);
     Op* op = core->AcquireOp(OpKind::kSendmsg, "sendmsg", fd);
     op->flags = MSG_NOSIGNAL;
     return Build(core, op, [&] {
@@ -453,27 +353,13 @@ class RingWrap : public Napi::ObjectWrap<RingWrap>, public RingCore::Owner {
       op->msg.msg_iov = op->iov.data();
       op->msg.msg_iovlen = op->iov.size();
       op->control.clear();
-      int fd_buf[253];
+      int fd_buf[kMaxFdsPerMessage];
       size_t nfds = 0;
-      bool credentials = false;
-      if (info.Length() > 2 && info[2].IsObject()) {
-        Napi::Object o = info[2].As<Napi::Object>();
-        Napi::Value fds = o.Get(Napi::Value(env, core->KeyValue(RingCore::kFds)));
-        if (!fds.IsUndefined()) {
-          if (!fds.IsArray()) ThrowTypeError(env, "ERR_INVALID_ARG_TYPE", "The \"fds\" option must be an array of fds");
-          Napi::Array list = fds.As<Napi::Array>();
-          uint32_t n = list.Length();
-          if (n > 253) ThrowRangeError(env, "ERR_OUT_OF_RANGE", "at most 253 fds fit in one message (SCM_MAX_FD)");
-          for (uint32_t i = 0; i < n; i++) {
-            Napi::Value v = list.Get(i);
-            double d = v.IsNumber() ? v.As<Napi::Number>().DoubleValue() : -1;
-            if (!(d >= 0 && d <= 2147483647.0) || d != double(int(d)))
-              ThrowRangeError(env, "ERR_OUT_OF_RANGE", "every fd in \"fds\" must be an integer >= 0");
-            fd_buf[nfds++] = int(d);
-          }
-        }
-        credentials = o.Get(Napi::Value(env, core->KeyValue(RingCore::kCredentials))).ToBoolean();
-      }
+      OptionsArg options(env, info[2]);
+      napi_value fds = options.Get(core->KeyValue(RingCore::kFds));
+      if (!Napi::Value(env, fds).IsUndefined())
+        nfds = FdListArg(env, fds, "options.fds", kMaxFdsPerMessage, "SCM_MAX_FD", fd_buf);
+      bool credentials = options.Bool(core->KeyValue(RingCore::kCredentials), "credentials", false);
       // SCM_RIGHTS (the fds) and SCM_CREDENTIALS (this process's pid/uid/gid), as the sync call.
       size_t space = (nfds == 0 ? 0 : CMSG_SPACE(nfds * sizeof(int))) +
                      (credentials ? CMSG_SPACE(sizeof(struct ucred)) : 0);
@@ -506,13 +392,11 @@ class RingWrap : public Napi::ObjectWrap<RingWrap>, public RingCore::Owner {
   Napi::Value Recvmsg(const Napi::CallbackInfo& info) {
     RingCore* core = Open(info);
     Napi::Env env = info.Env();
-    int fd = ArgFd(info, 0);
-    int max_fds = 0, control_fds = 253;
-    if (info.Length() > 2 && info[2].IsObject()) {
-      Napi::Object o = info[2].As<Napi::Object>();
-      max_fds = FdCountOption(env, o, core->KeyValue(RingCore::kMaxFds), "maxFds", 0);
-      control_fds = FdCountOption(env, o, core->KeyValue(RingCore::kControlFds), "controlFds", 253);
-    }
+    int fd = FdArg(env, info[0]);
+    OptionsArg options(env, info[2]);
+    int max_fds = int(options.Integer(core->KeyValue(RingCore::kMaxFds), "maxFds", 0, kMaxFdsPerMessage, 0));
+    int control_fds = int(options.Integer(core->KeyValue(RingCore::kControlFds), "controlFds", 0, kMaxFdsPerMessage,
+                                          kMaxFdsPerMessage));
     Op* op = core->AcquireOp(OpKind::kRecvmsg, "recvmsg", fd);
     op->max_fds = max_fds;
     op->flags = MSG_CMSG_CLOEXEC;
@@ -531,19 +415,10 @@ class RingWrap : public Napi::ObjectWrap<RingWrap>, public RingCore::Owner {
     });
   }
 
-  static int FdCountOption(Napi::Env env, Napi::Object o, napi_value key, const char* name, int fallback) {
-    Napi::Value m = o.Get(Napi::Value(env, key));
-    if (m.IsUndefined()) return fallback;
-    double d = m.IsNumber() ? m.As<Napi::Number>().DoubleValue() : -1;
-    if (!(d >= 0 && d <= 253) || d != double(int(d)))
-      ThrowRangeError(env, "ERR_OUT_OF_RANGE", std::string("The value of \"options.") + name + "\" is out of range. It must be an integer >= 0 and <= 253");
-    return int(d);
-  }
-
   // An op that takes nothing but its fd (accept, close).
   Napi::Value FdOnly(const Napi::CallbackInfo& info, OpKind kind, const char* syscall) {
     RingCore* core = Open(info);
-    int fd = ArgFd(info, 0);
+    int fd = FdArg(info.Env(), info[0]);
     return Napi::Value(info.Env(), core->Enqueue(core->AcquireOp(kind, syscall, fd)));
   }
   Napi::Value Accept(const Napi::CallbackInfo& info) { return FdOnly(info, OpKind::kAccept, "accept"); }
@@ -552,22 +427,20 @@ class RingWrap : public Napi::ObjectWrap<RingWrap>, public RingCore::Owner {
   Napi::Value Connect(const Napi::CallbackInfo& info) {
     RingCore* core = Open(info);
     Napi::Env env = info.Env();
-    int fd = ArgFd(info, 0);
+    int fd = FdArg(info.Env(), info[0]);
     Op* op = core->AcquireOp(OpKind::kConnect, "connect", fd);
     return Build(core, op, [&] {
       memset(&op->addr, 0, sizeof(op->addr));
-      if (info.Length() > 1 && info[1].IsString()) {
+      if (info[1].IsString()) {
         UnixAddress a = AddressArg(env, info[1], "connect");  // the sync connect's checks
         op->path = a.text;
         memcpy(&op->addr, &a.addr, sizeof(a.addr));
         op->addrlen = a.length;
-      } else if (info.Length() > 1 && info[1].IsObject()) {
-        Napi::Object a = info[1].As<Napi::Object>();
-        Napi::Value hv = a.Get("host"), pv = a.Get("port");
-        std::string host = hv.IsString() ? hv.As<Napi::String>().Utf8Value() : "127.0.0.1";
-        double port = pv.IsNumber() ? pv.As<Napi::Number>().DoubleValue() : -1;
-        if (!(port >= 0 && port <= 65535) || port != double(int(port)))
-          ThrowRangeError(env, "ERR_OUT_OF_RANGE", "The value of \"port\" is out of range. It must be an integer >= 0 and <= 65535");
+      } else if (info[1].IsObject()) {
+        OptionsArg a(env, info[1], "address");
+        napi_value hv = a.Get("host");
+        std::string host = Napi::Value(env, hv).IsUndefined() ? "127.0.0.1" : StringArg(env, hv, "address.host");
+        int port = int(IntegerArg(env, a.Get("port"), "address.port", 0, 65535));
         if (host == "localhost") host = "127.0.0.1";
         op->path = host + ":" + std::to_string(int(port));
         auto* in4 = reinterpret_cast<struct sockaddr_in*>(&op->addr);
@@ -581,24 +454,23 @@ class RingWrap : public Napi::ObjectWrap<RingWrap>, public RingCore::Owner {
           in6->sin6_port = htons(uint16_t(port));
           op->addrlen = sizeof(*in6);
         } else {
-          ThrowTypeError(env, "ERR_INVALID_ARG_VALUE", "The \"host\" must be a numeric IPv4/IPv6 address or localhost, got '" + host + "'");
+          ThrowArgValue(env, "address.host", "must be a numeric IPv4/IPv6 address or localhost", hv);
         }
       } else {
-        ThrowTypeError(env, "ERR_INVALID_ARG_TYPE", "The \"address\" argument must be a socket path or { host, port }");
+        ThrowArgType(env, "address", "a socket path (string) or { host, port }", info[1]);
       }
     });
   }
 
   Napi::Value SendRecv(const Napi::CallbackInfo& info, OpKind kind, const char* syscall, bool is_read) {
     RingCore* core = Open(info);
-    int fd = ArgFd(info, 0);
-    unsigned flags = 0;
-    if (info.Length() > 2 && info[2].IsNumber()) flags = info[2].As<Napi::Number>().Uint32Value();
+    int fd = FdArg(info.Env(), info[0]);
+    unsigned flags = info[2].IsUndefined() ? 0 : unsigned(IntegerArg(info.Env(), info[2], "flags", 0, INT32_MAX));
     Op* op = core->AcquireOp(kind, syscall, fd);
     op->flags = flags | (is_read ? 0 : MSG_NOSIGNAL);
     return Build(core, op, [&] {
       op->bounce.clear();
-      AddView(info.Env(), op, info[1], is_read, "buffer");
+      AddOneView(info.Env(), op, info[1], is_read);
     });
   }
   Napi::Value Recv(const Napi::CallbackInfo& info) { return SendRecv(info, OpKind::kRecv, "recv", true); }
@@ -610,12 +482,9 @@ class RingWrap : public Napi::ObjectWrap<RingWrap>, public RingCore::Owner {
   Napi::Value Socket(const Napi::CallbackInfo& info) {
     RingCore* core = Open(info);
     Napi::Env env = info.Env();
-    std::string family = info.Length() > 0 && info[0].IsString() ? info[0].As<Napi::String>().Utf8Value() : "";
-    std::string type = info.Length() > 1 && info[1].IsString() ? info[1].As<Napi::String>().Utf8Value() : "stream";
-    int domain = family == "inet" ? AF_INET : family == "inet6" ? AF_INET6 : family == "unix" ? AF_UNIX : -1;
-    int socktype = type == "stream" ? SOCK_STREAM : type == "dgram" ? SOCK_DGRAM : type == "seqpacket" ? SOCK_SEQPACKET : -1;
-    if (domain < 0) ThrowTypeError(env, "ERR_INVALID_ARG_VALUE", "The \"family\" must be 'inet', 'inet6' or 'unix', got '" + family + "'");
-    if (socktype < 0) ThrowTypeError(env, "ERR_INVALID_ARG_VALUE", "The \"type\" must be 'stream', 'dgram' or 'seqpacket', got '" + type + "'");
+    static const Choice families[] = {{"inet", AF_INET}, {"inet6", AF_INET6}, {"unix", AF_UNIX}, {nullptr, 0}};
+    int domain = ChoiceArg(env, info[0], "family", families);
+    int socktype = info[1].IsUndefined() ? SOCK_STREAM : ChoiceArg(env, info[1], "type", kSocketTypes);
     Op* op = core->AcquireOp(OpKind::kSocket, "socket", -1);
     op->offset = uint64_t(domain);
     op->flags = unsigned(socktype);
@@ -626,7 +495,7 @@ class RingWrap : public Napi::ObjectWrap<RingWrap>, public RingCore::Owner {
   // how many were cancelled.
   Napi::Value CancelFd(const Napi::CallbackInfo& info) {
     RingCore* core = Open(info);
-    int fd = ArgFd(info, 0);
+    int fd = FdArg(info.Env(), info[0]);
     return Napi::Value(info.Env(), core->Enqueue(core->AcquireOp(OpKind::kCancelFd, "io_uring_cancel", fd)));
   }
 
@@ -709,7 +578,7 @@ class RingWrap : public Napi::ObjectWrap<RingWrap>, public RingCore::Owner {
 static void Init(Napi::Env env, Napi::Object exports) {
   exports.Set("Ring", RingWrap::Define(env));
   exports.Set("ringSetClosedErrorClass", Napi::Function::New(env, [](const Napi::CallbackInfo& info) {
-    if (!info[0].IsFunction()) ThrowTypeError(info.Env(), "ERR_INVALID_ARG_TYPE", "expected a class");
+    if (!info[0].IsFunction()) ThrowArgType(info.Env(), "ctor", "a class", info[0]);
     SetRingClosedErrorClass(info.Env(), info[0].As<Napi::Function>());
   }));
 }

@@ -14,10 +14,10 @@
 #include <string>
 #include <unordered_map>
 
+#include "args.h"
 #include "errors.h"
 #include "live_objects.h"
 #include "registry.h"
-#include "vectored.h"
 
 namespace iolab {
 
@@ -25,11 +25,7 @@ namespace iolab {
 constexpr size_t kMaxShmName = 255;
 
 static std::string ShmNameArg(Napi::Env env, Napi::Value value) {
-  if (!value.IsString()) {
-    ThrowTypeError(env, "ERR_INVALID_ARG_TYPE",
-                   "The \"name\" argument must be of type string. Received " + DescribeValue(value));
-  }
-  std::string name = value.As<Napi::String>().Utf8Value();
+  std::string name = StringArg(env, value, "name");
   bool valid = name.size() >= 2 && name.size() <= kMaxShmName && name[0] == '/' &&
                name.find('/', 1) == std::string::npos && name.find('\0') == std::string::npos &&
                name != "/." && name != "/..";
@@ -62,7 +58,7 @@ static Napi::Value ShmUnlink(const Napi::CallbackInfo& info) {
 static Napi::Value Ftruncate(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   int fd = FdArg(env, info[0]);
-  int64_t length = IntegerArg(env, info[1], "length", 0, (int64_t(1) << 53) - 1);
+  uint64_t length = SizeArg(env, info[1], "length");
   int r;
   do r = ftruncate(fd, off_t(length));
   while (r < 0 && errno == EINTR);
@@ -103,35 +99,15 @@ static void Finalize(Napi::Env, void*, Mapping* m) {
 static Napi::Value Mmap(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   int fd = FdArg(env, info[0]);
-  int64_t length = IntegerArg(env, info[1], "length", 0, (int64_t(1) << 53) - 1);
-  Napi::Value options = info[2];
-  if (!options.IsUndefined() && !options.IsNull() && !options.IsObject()) {
-    ThrowTypeError(env, "ERR_INVALID_ARG_TYPE",
-                   "The \"options\" argument must be of type object. Received " + DescribeValue(options));
-  }
-  bool write = false;
-  int64_t offset = 0;
-  if (options.IsObject()) {
-    Napi::Object o = options.As<Napi::Object>();
-    Napi::Value w = o.Get("write");
-    if (!w.IsUndefined()) {
-      if (!w.IsBoolean()) {
-        ThrowTypeError(env, "ERR_INVALID_ARG_TYPE",
-                       "The \"options.write\" property must be of type boolean. Received " + DescribeValue(w));
-      }
-      write = w.As<Napi::Boolean>().Value();
-    }
-    Napi::Value off = o.Get("offset");
-    if (!off.IsUndefined()) offset = IntegerArg(env, off, "options.offset", 0, (int64_t(1) << 53) - 1);
-  }
-  if (length == 0) {
-    ThrowRangeError(env, "ERR_OUT_OF_RANGE", "The value of \"length\" is out of range. It must be > 0. Received 0");
-  }
+  int64_t length = int64_t(SizeArg(env, info[1], "length"));
+  OptionsArg options(env, info[2]);
+  bool write = options.Bool("write", false);
+  int64_t offset = options.Integer("offset", 0, kMaxSafeInteger, 0);
+  if (length == 0) ThrowArgRange(env, "length", "> 0", "0");
   long page = sysconf(_SC_PAGESIZE);
   if (offset % page != 0) {
-    ThrowRangeError(env, "ERR_OUT_OF_RANGE",
-                    "The value of \"options.offset\" is out of range. It must be a multiple of the page size (" +
-                        std::to_string(page) + "). Received " + std::to_string(offset));
+    ThrowArgRange(env, "options.offset", "a multiple of the page size (" + std::to_string(page) + ")",
+                  std::to_string(offset));
   }
   struct stat st;
   if (fstat(fd, &st) < 0) ThrowErrno(env, errno, "fstat");
@@ -165,11 +141,7 @@ static Napi::Value Mmap(const Napi::CallbackInfo& info) {
 
 static Napi::Value Munmap(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
-  if (!info[0].IsArrayBuffer()) {
-    ThrowTypeError(env, "ERR_INVALID_ARG_TYPE",
-                   "The \"buffer\" argument must be an ArrayBuffer returned by mmap(). Received " +
-                       DescribeValue(info[0]));
-  }
+  if (!info[0].IsArrayBuffer()) ThrowArgType(env, "buffer", "an ArrayBuffer returned by mmap()", info[0]);
   Napi::ArrayBuffer buffer = info[0].As<Napi::ArrayBuffer>();
   Mapping* m = nullptr;
   if (!buffer.IsDetached()) {
@@ -196,7 +168,6 @@ static void Init(Napi::Env env, Napi::Object exports) {
   exports.Set("ftruncate", Napi::Function::New(env, Ftruncate, "ftruncate"));
   exports.Set("mmap", Napi::Function::New(env, Mmap, "mmap"));
   exports.Set("munmap", Napi::Function::New(env, Munmap, "munmap"));
-  exports.Set("pageSize", Napi::Number::New(env, double(sysconf(_SC_PAGESIZE))));
 }
 
 IOLAB_FEATURE(shm, Init);

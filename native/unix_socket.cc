@@ -14,47 +14,16 @@
 #include <string>
 #include <vector>
 
+#include "args.h"
 #include "errors.h"
 #include "live_objects.h"
 #include "registry.h"
 #include "unix_socket.h"
-#include "vectored.h"
 
 namespace iolab {
 
-// The kernel's SCM_MAX_FD: at most this many fds in one SCM_RIGHTS message.
-constexpr int kMaxFdsPerMessage = 253;
-
-static int SocketTypeArg(Napi::Env env, Napi::Value value) {
-  if (value.IsString()) {
-    std::string type = value.As<Napi::String>().Utf8Value();
-    if (type == "stream") return SOCK_STREAM;
-    if (type == "dgram") return SOCK_DGRAM;
-    if (type == "seqpacket") return SOCK_SEQPACKET;
-  }
-  ThrowTypeError(env, "ERR_INVALID_ARG_VALUE",
-                 "The argument 'type' must be one of 'stream', 'dgram', 'seqpacket'. Received " +
-                     DescribeValue(value));
-}
-
-static bool BoolOption(Napi::Env env, Napi::Value options, const char* name) {
-  if (!options.IsObject()) return false;
-  Napi::Value v = options.As<Napi::Object>().Get(name);
-  if (v.IsUndefined()) return false;
-  if (!v.IsBoolean()) {
-    ThrowTypeError(env, "ERR_INVALID_ARG_TYPE",
-                   std::string("The \"options.") + name + "\" property must be of type boolean. Received " +
-                       DescribeValue(v));
-  }
-  return v.As<Napi::Boolean>().Value();
-}
-
-static void CheckOptions(Napi::Env env, Napi::Value options) {
-  if (!options.IsUndefined() && !options.IsNull() && !options.IsObject()) {
-    ThrowTypeError(env, "ERR_INVALID_ARG_TYPE",
-                   "The \"options\" argument must be of type object. Received " + DescribeValue(options));
-  }
-}
+const Choice kSocketTypes[] = {
+    {"stream", SOCK_STREAM}, {"dgram", SOCK_DGRAM}, {"seqpacket", SOCK_SEQPACKET}, {nullptr, 0}};
 
 // Errors that name an address: `path` is the address as given, the message shows it readably.
 [[noreturn]] static void ThrowAddressErrno(Napi::Env env, int err, const char* syscall, const UnixAddress& a) {
@@ -64,25 +33,17 @@ static void CheckOptions(Napi::Env env, Napi::Value options) {
 }
 
 UnixAddress AddressArg(Napi::Env env, Napi::Value value, const char* syscall, const char* name) {
-  if (!value.IsString()) {
-    ThrowTypeError(env, "ERR_INVALID_ARG_TYPE",
-                   std::string("The \"") + name + "\" argument must be of type string. Received " +
-                       DescribeValue(value));
-  }
   UnixAddress a;
-  a.text = value.As<Napi::String>().Utf8Value();
+  a.text = StringArg(env, value, name);
   bool abstract = !a.text.empty() && a.text[0] == '\0';
   a.display = abstract ? "@" + a.text.substr(1) : a.text;
   if (a.text.empty() || (!abstract && a.text.find('\0') != std::string::npos)) {
-    ThrowTypeError(env, "ERR_INVALID_ARG_VALUE",
-                   std::string("The argument '") + name +
-                       "' must be a non-empty path without null bytes, or an abstract name starting with '\\0'. Received " +
-                       DescribeValue(value));
+    ThrowArgValue(env, name, "must be a non-empty path without null bytes, or an abstract name starting with '\\0'", value);
   }
   a.addr.sun_family = AF_UNIX;
   // sun_path is 108 bytes: a path needs its terminating NUL (107 usable bytes); an abstract
   // name uses all 108 (its leading NUL included) and is not terminated.
-  size_t limit = abstract ? sizeof(a.addr.sun_path) : sizeof(a.addr.sun_path) - 1;
+  size_t limit = abstract ? sizeof(a.addr.sun_path) : kMaxSocketPathBytes;
   if (a.text.size() > limit) ThrowAddressErrno(env, ENAMETOOLONG, syscall, a);
   memcpy(a.addr.sun_path, a.text.data(), a.text.size());
   a.length = socklen_t(offsetof(sockaddr_un, sun_path) + a.text.size() + (abstract ? 0 : 1));
@@ -107,9 +68,8 @@ static int SocketType(Napi::Env env, int fd) {
 
 static Napi::Value Socket(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
-  int type = SocketTypeArg(env, info[0]);
-  CheckOptions(env, info[1]);
-  if (BoolOption(env, info[1], "nonBlocking")) type |= SOCK_NONBLOCK;
+  int type = ChoiceArg(env, info[0], "type", kSocketTypes);
+  if (OptionsArg(env, info[1]).Bool("nonBlocking", false)) type |= SOCK_NONBLOCK;
   int fd = socket(AF_UNIX, type | SOCK_CLOEXEC, 0);
   if (fd < 0) ThrowErrno(env, errno, "socket");
   return Napi::Number::New(env, fd);
@@ -117,9 +77,8 @@ static Napi::Value Socket(const Napi::CallbackInfo& info) {
 
 static Napi::Value SocketPair(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
-  int type = SocketTypeArg(env, info[0]);
-  CheckOptions(env, info[1]);
-  if (BoolOption(env, info[1], "nonBlocking")) type |= SOCK_NONBLOCK;
+  int type = ChoiceArg(env, info[0], "type", kSocketTypes);
+  if (OptionsArg(env, info[1]).Bool("nonBlocking", false)) type |= SOCK_NONBLOCK;
   int fds[2];
   if (socketpair(AF_UNIX, type | SOCK_CLOEXEC, 0, fds) < 0) ThrowErrno(env, errno, "socketpair");
   OwnedFd a(fds[0]), b(fds[1]);
@@ -193,44 +152,24 @@ static size_t ControlSpace(size_t fds) {
 static Napi::Value SendMsg(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   int fd = FdArg(env, info[0]);
-  Napi::Value options = info[2];
-  CheckOptions(env, options);
+  OptionsArg options(env, info[2]);
 
-  std::vector<int> fds;
+  int fd_list[kMaxFdsPerMessage];
+  size_t nfds = 0;
   bool haveTo = false;
   UnixAddress to;
-  bool credentials = BoolOption(env, options, "credentials");
-  if (options.IsObject()) {
-    Napi::Object o = options.As<Napi::Object>();
-    Napi::Value fdsValue = o.Get("fds");
-    if (!fdsValue.IsUndefined()) {
-      if (!fdsValue.IsArray()) {
-        ThrowTypeError(env, "ERR_INVALID_ARG_TYPE",
-                       "The \"options.fds\" property must be an array of fds. Received " + DescribeValue(fdsValue));
-      }
-      Napi::Array array = fdsValue.As<Napi::Array>();
-      if (array.Length() > uint32_t(kMaxFdsPerMessage)) {
-        ThrowRangeError(env, "ERR_OUT_OF_RANGE",
-                        "The value of \"options.fds.length\" is out of range. It must be <= " +
-                            std::to_string(kMaxFdsPerMessage) + " (SCM_MAX_FD). Received " +
-                            std::to_string(array.Length()));
-      }
-      for (uint32_t i = 0; i < array.Length(); i++) {
-        std::string name = "options.fds[" + std::to_string(i) + "]";
-        fds.push_back(FdArg(env, array.Get(i), name.c_str()));
-      }
-    }
-    Napi::Value toValue = o.Get("to");
-    if (!toValue.IsUndefined()) {
-      to = AddressArg(env, toValue, "sendmsg", "options.to");
-      haveTo = true;
-    }
+  bool credentials = options.Bool("credentials", false);
+  Napi::Value fdsValue(env, options.Get("fds"));
+  if (!fdsValue.IsUndefined()) nfds = FdListArg(env, fdsValue, "options.fds", kMaxFdsPerMessage, "SCM_MAX_FD", fd_list);
+  Napi::Value toValue(env, options.Get("to"));
+  if (!toValue.IsUndefined()) {
+    to = AddressArg(env, toValue, "sendmsg", "options.to");
+    haveTo = true;
   }
 
   IovecArray iov = IovecsArg(env, info[1]);  // last: no JS runs after this
-  size_t payload = 0;
-  for (const iovec& v : iov) payload += v.iov_len;
-  if ((!fds.empty() || credentials) && payload == 0 && SocketType(env, fd) == SOCK_STREAM) {
+  size_t payload = iov.total();
+  if ((nfds > 0 || credentials) && payload == 0 && SocketType(env, fd) == SOCK_STREAM) {
     // A stream socket carries ancillary data only with at least one byte: the kernel would
     // silently drop the fds of an empty send.
     ThrowTypeError(env, "ERR_INVALID_ARG_VALUE",
@@ -245,17 +184,17 @@ static Napi::Value SendMsg(const Napi::CallbackInfo& info) {
     msg.msg_name = &to.addr;
     msg.msg_namelen = to.length;
   }
-  if (!fds.empty() || credentials) {
-    control.assign(ControlSpace(fds.size()), 0);
+  if (nfds > 0 || credentials) {
+    control.assign(ControlSpace(nfds), 0);
     msg.msg_control = control.data();
-    msg.msg_controllen = (fds.empty() ? 0 : CMSG_SPACE(fds.size() * sizeof(int))) +
+    msg.msg_controllen = (nfds == 0 ? 0 : CMSG_SPACE(nfds * sizeof(int))) +
                          (credentials ? CMSG_SPACE(sizeof(ucred)) : 0);
     cmsghdr* cmsg = CMSG_FIRSTHDR(&msg);
-    if (!fds.empty()) {
+    if (nfds > 0) {
       cmsg->cmsg_level = SOL_SOCKET;
       cmsg->cmsg_type = SCM_RIGHTS;
-      cmsg->cmsg_len = CMSG_LEN(fds.size() * sizeof(int));
-      memcpy(CMSG_DATA(cmsg), fds.data(), fds.size() * sizeof(int));
+      cmsg->cmsg_len = CMSG_LEN(nfds * sizeof(int));
+      memcpy(CMSG_DATA(cmsg), fd_list, nfds * sizeof(int));
       cmsg = CMSG_NXTHDR(&msg, cmsg);
     }
     if (credentials) {
@@ -287,19 +226,11 @@ static Napi::Object CredentialsObject(Napi::Env env, const ucred& cred) {
 static Napi::Value RecvMsg(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   int fd = FdArg(env, info[0]);
-  Napi::Value options = info[2];
-  CheckOptions(env, options);
-  int maxFds = 0;
+  OptionsArg options(env, info[2]);
+  int maxFds = int(options.Integer("maxFds", 0, kMaxFdsPerMessage, 0));
   // The control buffer is sized for a full SCM_MAX_FD message by default, so that fds beyond
   // maxFds are seen (and closed) here instead of being cut by the kernel with MSG_CTRUNC.
-  int controlFds = kMaxFdsPerMessage;
-  if (options.IsObject()) {
-    Napi::Object o = options.As<Napi::Object>();
-    Napi::Value v = o.Get("maxFds");
-    if (!v.IsUndefined()) maxFds = int(IntegerArg(env, v, "options.maxFds", 0, kMaxFdsPerMessage));
-    v = o.Get("controlFds");
-    if (!v.IsUndefined()) controlFds = int(IntegerArg(env, v, "options.controlFds", 0, kMaxFdsPerMessage));
-  }
+  int controlFds = int(options.Integer("controlFds", 0, kMaxFdsPerMessage, kMaxFdsPerMessage));
 
   IovecArray iov = IovecsArg(env, info[1]);  // last: no JS runs after this
   std::vector<char> control(ControlSpace(size_t(controlFds)), 0);
@@ -381,11 +312,7 @@ static Napi::Value PeerCredentials(const Napi::CallbackInfo& info) {
 static Napi::Value SetPassCredentials(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   int fd = FdArg(env, info[0]);
-  if (!info[1].IsBoolean()) {
-    ThrowTypeError(env, "ERR_INVALID_ARG_TYPE",
-                   "The \"on\" argument must be of type boolean. Received " + DescribeValue(info[1]));
-  }
-  int on = info[1].As<Napi::Boolean>().Value() ? 1 : 0;
+  int on = BoolArg(env, info[1], "on") ? 1 : 0;
   if (setsockopt(fd, SOL_SOCKET, SO_PASSCRED, &on, sizeof(on)) < 0) ThrowErrno(env, errno, "setsockopt");
   return env.Undefined();
 }
@@ -399,13 +326,10 @@ static int64_t NowMs() {
 static Napi::Value WaitFd(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   int fd = FdArg(env, info[0]);
-  std::string event = info[1].IsString() ? info[1].As<Napi::String>().Utf8Value() : "";
-  if (event != "read" && event != "write") {
-    ThrowTypeError(env, "ERR_INVALID_ARG_VALUE",
-                   "The argument 'event' must be one of 'read', 'write'. Received " + DescribeValue(info[1]));
-  }
+  static const Choice events[] = {{"read", POLLIN}, {"write", POLLOUT}, {nullptr, 0}};
+  short event = short(ChoiceArg(env, info[1], "event", events));
   int64_t timeout = IntegerArg(env, info[2], "timeoutMs", -1, INT32_MAX);
-  pollfd p{fd, short(event == "read" ? POLLIN : POLLOUT), 0};
+  pollfd p{fd, event, 0};
   int64_t deadline = timeout >= 0 ? NowMs() + timeout : -1;
   int r;
   for (;;) {
@@ -431,11 +355,6 @@ static void Init(Napi::Env env, Napi::Object exports) {
   exports.Set("peerCredentials", Napi::Function::New(env, PeerCredentials, "peerCredentials"));
   exports.Set("setPassCredentials", Napi::Function::New(env, SetPassCredentials, "setPassCredentials"));
   exports.Set("waitFd", Napi::Function::New(env, WaitFd, "waitFd"));
-  Napi::Object constants = Napi::Object::New(env);
-  constants.Set("SCM_MAX_FD", Napi::Number::New(env, kMaxFdsPerMessage));
-  constants.Set("IOV_MAX", Napi::Number::New(env, double(kMaxBuffers)));
-  constants.Set("UNIX_PATH_MAX", Napi::Number::New(env, double(sizeof(sockaddr_un::sun_path) - 1)));
-  exports.Set("unixConstants", constants);
 }
 
 IOLAB_FEATURE(unix_socket, Init);

@@ -7,7 +7,18 @@
 
 #include <string>
 
+#include "args.h"
+
 namespace iolab {
+
+// The kernel's SCM_MAX_FD: at most this many fds in one SCM_RIGHTS message.
+constexpr int kMaxFdsPerMessage = 253;
+// Bytes of a socket path: sun_path (108 bytes) keeps its terminating NUL. An abstract name
+// (leading '\0') may use all 108.
+constexpr size_t kMaxSocketPathBytes = sizeof(sockaddr_un::sun_path) - 1;
+
+// 'stream', 'dgram', 'seqpacket' -> SOCK_STREAM, SOCK_DGRAM, SOCK_SEQPACKET.
+extern const Choice kSocketTypes[];
 
 // A socket address as JS writes it: a filesystem path, or an abstract name with a leading '\0'.
 struct UnixAddress {

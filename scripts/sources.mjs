@@ -1,11 +1,16 @@
 // Lists the addon's sources for binding.gyp (paths relative to the project root), so that a
-// feature file dropped into native/, native/bench/ or native/echo/ is built without editing gyp.
-import { readdirSync, existsSync } from 'node:fs';
+// feature file dropped into native/ (C++: Node-aware features and bindings) or into any folder
+// below it (plain C cores: native/bench, native/echo, native/ipc, ...) is built without editing gyp.
+import { readdirSync, existsSync, statSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
-const folders = [['native', /\.cc$/], ['native/bench', /\.c$/], ['native/echo', /\.c$/]];
+const native = join(root, 'native');
+const folders = [['native', /\.cc$/]];
+for (const name of readdirSync(native).sort()) {
+  if (statSync(join(native, name)).isDirectory()) folders.push([`native/${name}`, /\.c$/]);
+}
 const sources = [];
 for (const [folder, pattern] of folders) {
   const dir = join(root, folder);

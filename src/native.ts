@@ -36,6 +36,8 @@ export interface NativeAddon {
   sanitized: boolean;
   /** Sanitized build only: writes one byte past a heap block (the process must die). */
   asanSelfTest?: () => void;
+  /** The limits the addon checks against (native/constants.cc); use these, never a copy. */
+  constants: NativeConstants;
 
   // ---- features add their functions below, one block each ----
 
@@ -68,8 +70,6 @@ export interface NativeAddon {
   setPassCredentials(fd: number, on: boolean): void;
   /** poll(2) one fd for 'read' or 'write' up to timeoutMs (-1: forever). True when ready. */
   waitFd(fd: number, event: 'read' | 'write', timeoutMs: number): boolean;
-  /** SCM_MAX_FD (253 fds per message), IOV_MAX (1024 buffers per call), UNIX_PATH_MAX (107 bytes). */
-  unixConstants: { SCM_MAX_FD: number; IOV_MAX: number; UNIX_PATH_MAX: number };
 
   // ---- POSIX shared memory (native/shm.cc) ----
   /** shm_open(3) with O_CLOEXEC added. flags are fs.constants.O_* values. Name: one leading '/',
@@ -79,14 +79,12 @@ export interface NativeAddon {
   ftruncate(fd: number, length: number): void;
   /** mmap(2) of [offset, offset+length): an external ArrayBuffer, munmap'd when collected.
    * write: MAP_SHARED read/write. Otherwise MAP_PRIVATE (it shows the object's bytes; a JS write
-   * into it stays private to this process instead of faulting). offset: a multiple of pageSize.
+   * into it stays private to this process instead of faulting). offset: a multiple of constants.PAGE_SIZE.
    * Throws RangeError (ERR_OUT_OF_RANGE) for length 0 or a range past the object's end. */
   mmap(fd: number, length: number, options?: { write?: boolean; offset?: number }): ArrayBuffer;
   /** Detaches the ArrayBuffer (later use is a TypeError), then munmap(2)s it. A second call,
    * or a buffer mmap did not make, throws TypeError (ERR_INVALID_ARG_VALUE). */
   munmap(buffer: ArrayBuffer): void;
-  /** sysconf(_SC_PAGESIZE): mmap offsets must be a multiple of it. */
-  pageSize: number;
 
   // ---- io_uring Ring (native/ring.cc, native/ring_ops.cc) ----
   /** The Ring class; use it through src/ring.ts, which types it. */
@@ -122,6 +120,21 @@ export interface NativeAddon {
   echoSetNoDelay(fd: number): void;
   /** RLIMIT_NOFILE of this process. */
   echoOpenFileLimit(): { soft: number; hard: number };
+}
+
+export interface NativeConstants {
+  /** Buffers one readv/writev/sendmsg/recvmsg takes at most (1024). */
+  IOV_MAX: number;
+  /** fds one SCM_RIGHTS message carries at most (253). */
+  SCM_MAX_FD: number;
+  /** Bytes of a Unix socket path (107: sun_path keeps its NUL). */
+  UNIX_PATH_MAX: number;
+  /** Bytes of an abstract socket name, its leading '\0' included (108). */
+  UNIX_ABSTRACT_MAX: number;
+  /** sysconf(_SC_PAGESIZE): mmap offsets are a multiple of it. */
+  PAGE_SIZE: number;
+  /** SQ entries one io_uring may have at most (32768). */
+  IORING_MAX_ENTRIES: number;
 }
 
 export type SocketType = 'stream' | 'dgram' | 'seqpacket';
@@ -308,6 +321,8 @@ export function addonPath(): string {
 
 const require = createRequire(import.meta.url);
 export const native: NativeAddon = require(addonPath());
+/** The addon's limits: IOV_MAX, SCM_MAX_FD, UNIX_PATH_MAX, PAGE_SIZE... */
+export const constants: NativeConstants = native.constants;
 
 /** True when err is a syscall error thrown by the addon (or by Node's fs) with a code. */
 export function isErrnoException(err: unknown): err is ErrnoException {

@@ -11,7 +11,9 @@ import {
 import { formatReadv, readvJson, runReadv, splitRead } from '../src/demos/readv.js';
 import { runWritev } from '../src/demos/writev.js';
 import { UserError } from '../src/cli-util.js';
-import { runReceiver, runSender, type ReceiverEvent } from '../src/demos/fdpass.js';
+import { runReceiver, type ReceiverEvent } from '../src/demos/fdpass-receiver.js';
+import { runSender } from '../src/demos/fdpass-sender.js';
+import { plainIo } from '../src/demos/io.js';
 import { native } from '../src/native.js';
 import { openFdCount, settledLiveObjects, zeroLiveObjects } from './support/leaks.js';
 import { shortTempDir } from './support/temp.js';
@@ -149,7 +151,7 @@ describe('runWritev', () => {
   it('a failing --force write leaves the old file and no temp file behind', async () => {
     const file = tempFile();
     writeFileSync(file, 'keep me');
-    await expect(runWritev(file, ['a', 'b'], 'replace', async () => { throw Object.assign(new Error('EIO: i/o error'), { code: 'EIO' }); }))
+    await expect(runWritev(file, ['a', 'b'], 'replace', { ...plainIo, writev: async () => { throw Object.assign(new Error('EIO: i/o error'), { code: 'EIO' }); } }))
       .rejects.toThrow('EIO');
     expect(readFileSync(file, 'utf8')).toBe('keep me');
     expect(readdirSync(tmp.path).filter((f) => f.includes('.tmp'))).toEqual([]);

@@ -187,7 +187,7 @@ describe('fdpass: bad input', () => {
     const second = await cli(['fdpass', 'recv', '--socket', socket]);
     expect(second).toEqual({ stdout: '', stderr: `iolab: another process is already listening on ${socket}`, exitCode: 1 });
     first.kill('SIGTERM');
-    expect(await first.done()).toEqual({ stdout: `listening on ${socket}`, stderr: 'iolab: interrupted by SIGTERM', exitCode: 143 });
+    expect(await first.done()).toEqual({ stdout: `listening on ${socket}`, stderr: 'iolab: interrupted by SIGTERM', exitCode: 130 });
     expect(existsSync(socket)).toBe(false);
 
     const third = await startReceiver(['--socket', socket]);

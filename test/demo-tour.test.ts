@@ -6,6 +6,8 @@ import { join } from 'node:path';
 import { projectRoot } from '../src/native.js';
 import { shellLine } from '../src/demos/tour.js';
 import { cli, shmObjects } from './support/demo.js';
+import { execa } from 'execa';
+import { iolabArgv } from '../src/spawn-iolab.js';
 
 describe('iolab tour', () => {
   it('runs every demo pair as separate processes, prints what each showed, removes what it made', async () => {
@@ -13,7 +15,7 @@ describe('iolab tour', () => {
     expect(r.stderr).toBe('');
     expect(r.exitCode).toBe(0);
     const out = r.stdout;
-    const dir = /^iolab tour: each demo run as separate processes in a temp folder \((\/\S+)\)$/m.exec(out)?.[1];
+    const dir = /^iolab tour: each demo run as separate processes in a temp folder \((\/\S+); the --uring variants in its uring\/ folder\)$/m.exec(out)?.[1];
     expect(dir).toBeDefined();
 
     // readv of readv.c: the same 224 bytes the readv command prints on its own.
@@ -63,6 +65,25 @@ describe('iolab tour', () => {
     const shmName = /\$ iolab shm write \/(iolab-tour-\d+)/.exec(out)![1];
     expect(shmObjects(shmName)).toEqual([]);
   }, 90_000); // 12 CLI processes: slow under ASan on a busy machine
+
+  it('streams: each step is printed as soon as it finished, while later steps still run', async () => {
+    const [file, argv] = iolabArgv(['tour']);
+    const child = execa(file, argv, { reject: false, cwd: projectRoot });
+    // Everything on stdout up to the moment the first step's title arrived.
+    const firstSeen = await new Promise<string>((resolve) => {
+      let seen = '';
+      const onData = (chunk: Buffer) => {
+        seen += chunk.toString();
+        if (/^== readv:/m.test(seen)) { child.stdout?.off('data', onData); resolve(seen); }
+      };
+      child.stdout?.on('data', onData);
+    });
+    expect(firstSeen).not.toContain('== fdpass (stream)');
+    expect(firstSeen).not.toContain('tour done');
+    const r = await child;
+    expect(r.exitCode).toBe(0);
+    expect(String(r.stdout).trimEnd().split('\n').at(-1)).toBe('tour done: 9 demos, 19 commands, temp folder removed');
+  }, 90_000);
 
   it('quotes arguments in its transcript the way a shell needs them', () => {
     expect(shellLine(['writev', 'a b', "it's", 'x,y', '--sizes', '1,2'])).toBe("iolab writev 'a b' 'it'\\''s' x,y --sizes 1,2");

@@ -142,7 +142,18 @@ describe('Ring ops', () => {
     expect(() => ring.read(fd, 'x' as unknown as Buffer)).toThrow(expect.objectContaining({ code: 'ERR_INVALID_ARG_TYPE' }));
     expect(() => ring.readv(fd, Buffer.alloc(1) as unknown as Buffer[])).toThrow(TypeError);
     expect(() => ring.read(fd, Buffer.alloc(1), -2)).toThrow(RangeError);
-    expect(() => ring.readv(fd, Array.from({ length: 1025 }, () => Buffer.alloc(1)))).toThrow(expect.objectContaining({ code: 'ERR_OUT_OF_RANGE' }));
+    expect(() => ring.readv(fd, Array.from({ length: native.constants.IOV_MAX + 1 }, () => Buffer.alloc(1)))).toThrow(expect.objectContaining({ code: 'ERR_OUT_OF_RANGE' }));
+    // one argument module: the Ring's checks say what the sync calls say, word for word
+    const message = (f: () => unknown) => { try { f(); } catch (e) { return (e as Error).message; } return 'no error'; };
+    const any = ring as unknown as Record<string, (...a: unknown[]) => unknown>;
+    const sync = native as unknown as Record<string, (...a: unknown[]) => unknown>;
+    expect(message(() => any.readv('3', [Buffer.alloc(1)]))).toBe(message(() => sync.readv('3', [Buffer.alloc(1)])));
+    expect(message(() => any.readv(-1, [Buffer.alloc(1)]))).toBe(message(() => sync.readv(-1, [Buffer.alloc(1)])));
+    expect(message(() => any.readv(fd, [Buffer.alloc(1), 'x']))).toBe(message(() => sync.readv(fd, [Buffer.alloc(1), 'x'])));
+    expect(message(() => any.sendmsg(fd, [], { fds: [1.5] }))).toBe(message(() => sync.sendmsg(fd, [], { fds: [1.5] })));
+    expect(message(() => any.recvmsg(fd, [], { maxFds: 300 }))).toBe(message(() => sync.recvmsg(fd, [], { maxFds: 300 })));
+    expect(message(() => any.sendmsg(fd, [], { credentials: 1 }))).toBe(message(() => sync.sendmsg(fd, [], { credentials: 1 })));
+    expect(message(() => any.readv(fd, [Buffer.alloc(1), 'x']))).toBe(`The "buffers[1]" argument must be an ArrayBufferView (Buffer, TypedArray or DataView). Received type string ('x')`);
     expect(native.liveObjects().heldBuffers).toBe(0);
     expect(native.liveObjects().heldBuffers).toBe(0);
   });
@@ -227,11 +238,11 @@ describe('Ring ops', () => {
     await ring.closeFd(opened.pop()!);
     await new Promise((res) => srv.close(res));
     expect(() => ring.connect(tcp, { host: 'example.com', port: 1 })).toThrow(expect.objectContaining({ code: 'ERR_INVALID_ARG_VALUE' }));
-    // Unix addresses get the sync connect's checks: 107 bytes for a path, 108 for an abstract name.
+    // Unix addresses get the sync connect's checks: UNIX_PATH_MAX bytes for a path, UNIX_ABSTRACT_MAX for an abstract name.
     const long = join(dir.path, 'x'.repeat(120));
     expect(() => ring.connect(tcp, long)).toThrow(expect.objectContaining({ code: 'ENAMETOOLONG', syscall: 'connect', path: long }));
     expect(() => ring.connect(tcp, '')).toThrow(expect.objectContaining({ code: 'ERR_INVALID_ARG_VALUE' }));
-    expect(() => ring.connect(tcp, '\0' + 'a'.repeat(108))).toThrow(expect.objectContaining({ code: 'ENAMETOOLONG' }));
+    expect(() => ring.connect(tcp, '\0' + 'a'.repeat(native.constants.UNIX_ABSTRACT_MAX))).toThrow(expect.objectContaining({ code: 'ENAMETOOLONG' }));
   });
 
   it('closeFd closes the fd', async () => {

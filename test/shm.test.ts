@@ -10,7 +10,7 @@ import { shortTempDir } from './support/temp.js';
 
 const { O_CREAT, O_EXCL, O_RDWR, O_RDONLY } = constants;
 const tmp = shortTempDir('iolab-shm-');
-const page = native.pageSize;
+const page = native.constants.PAGE_SIZE;
 let unique = 0;
 const shmName = () => `/iolab-test-${process.pid}-${unique++}`;
 
@@ -204,9 +204,9 @@ describe('mmap / munmap', () => {
       const native = require(workerData.addon);
       const fd = native.shmOpen(workerData.name, constants.O_CREAT | constants.O_EXCL | constants.O_RDWR);
       native.shmUnlink(workerData.name);
-      native.ftruncate(fd, native.pageSize);
+      native.ftruncate(fd, native.constants.PAGE_SIZE);
       const kept = [];
-      for (let i = 0; i < 3; i++) kept.push(native.mmap(fd, native.pageSize, { write: true }));
+      for (let i = 0; i < 3; i++) kept.push(native.mmap(fd, native.constants.PAGE_SIZE, { write: true }));
       new Uint8Array(kept[0])[0] = 42;
       native.munmap(kept[2]);
       closeSync(fd);

@@ -11,7 +11,7 @@ import { checkLeaksAfterAll, collectGarbage, openFdCount, settledLiveObjects, ze
 import { shortTempDir } from './support/temp.js';
 
 const tmp = shortTempDir('iolab-stress-');
-const page = native.pageSize;
+const page = native.constants.PAGE_SIZE;
 const { O_CREAT, O_EXCL, O_RDWR } = constants;
 // A datagram (or seqpacket message) longer than sk_sndbuf - 32 is refused with EMSGSIZE.
 const sndbuf = Number(readFileSync('/proc/sys/net/core/wmem_default', 'utf8'));
@@ -26,7 +26,7 @@ async function expectNothingLeft(fdCount: number): Promise<void> {
 }
 
 /** Random cut points of `total` bytes into pieces; zero-length pieces are common, and one case
- * in eight uses exactly 1,024 pieces (IOV_MAX). */
+ * in eight uses exactly IOV_MAX (1,024) pieces. */
 const splitOf = (total: number) =>
   fc.oneof(
     { weight: 7, arbitrary: fc.array(fc.nat(total), { maxLength: 48 }) },
@@ -100,15 +100,16 @@ describe('readv/writev random splits vs node:fs', () => {
     await expectNothingLeft(fds);
   });
 
-  it('1,024 buffers read and write; 1,025 is a RangeError and touches nothing', () => {
+  it('IOV_MAX (1,024) buffers read and write; one more is a RangeError and touches nothing', () => {
+    const { IOV_MAX } = native.constants;
     const file = join(tmp.path, 'iov.bin');
     const data = Buffer.from(Array.from({ length: 4096 }, (_, i) => i % 251));
     writeFileSync(file, Buffer.alloc(0));
     const fd = openSync(file, 'r+');
     try {
-      const pieces = fillFrom(Array.from({ length: 1024 }, () => Buffer.alloc(4)), data);
+      const pieces = fillFrom(Array.from({ length: IOV_MAX }, () => Buffer.alloc(4)), data);
       expect(native.writev(fd, pieces, 0)).toBe(4096);
-      const back = Array.from({ length: 1024 }, (_, i) => Buffer.alloc(i % 3 === 0 ? 0 : 8));
+      const back = Array.from({ length: IOV_MAX }, (_, i) => Buffer.alloc(i % 3 === 0 ? 0 : 8));
       expect(native.readv(fd, back, 0)).toBe(4096);
       expect(Buffer.concat(back).subarray(0, 4096)).toEqual(data);
       expect(() => native.writev(fd, [...pieces, Buffer.alloc(1)], 0)).toThrow(RangeError);
@@ -233,7 +234,8 @@ describe('sendmsg/recvmsg random splits, sizes and fds', () => {
     const source = openSync(file, 'r');
     const ino = fstatSync(source).ino;
     const pairs = Object.fromEntries(socketTypes.map((t) => [t, native.socketpair(t, { nonBlocking: true })])) as Record<SocketType, [number, number]>;
-    const count = fc.oneof(fc.nat(6), fc.integer({ min: 0, max: 253 }));
+    const { SCM_MAX_FD } = native.constants;
+    const count = fc.oneof(fc.nat(6), fc.integer({ min: 0, max: SCM_MAX_FD }));
     try {
       fc.assert(
         fc.property(fc.constantFrom(...socketTypes), count, count, fc.option(count, { nil: undefined }), sizedSplit(64), (type, sendFds, maxFds, controlFds, [len, cuts]) => {
@@ -246,7 +248,7 @@ describe('sendmsg/recvmsg random splits, sizes and fds', () => {
           expect(r.bytes).toBe(size);
           // the control buffer: room for controlFds fds (CMSG_SPACE) plus one SCM_CREDENTIALS (32
           // bytes); the kernel cuts (MSG_CTRUNC) an SCM_RIGHTS whose CMSG_LEN does not fit
-          const room = (controlFds ?? 253) > 0 ? 16 + Math.ceil((4 * (controlFds ?? 253)) / 8) * 8 + 32 : 32;
+          const room = (controlFds ?? SCM_MAX_FD) > 0 ? 16 + Math.ceil((4 * (controlFds ?? SCM_MAX_FD)) / 8) * 8 + 32 : 32;
           const fits = sendFds === 0 || 16 + 4 * sendFds <= room;
           const cut = sendFds > maxFds || !fits;
           if (cut) {
@@ -438,10 +440,10 @@ describe('shm: random sizes, offsets and mapping lifetimes', () => {
       const native = require(workerData.addon);
       const fd = native.shmOpen(workerData.name, constants.O_CREAT | constants.O_EXCL | constants.O_RDWR);
       native.shmUnlink(workerData.name);
-      native.ftruncate(fd, 4 * native.pageSize);
+      native.ftruncate(fd, 4 * native.constants.PAGE_SIZE);
       let kept = [];
       for (let i = 0; i < 300; i++) {
-        const m = native.mmap(fd, native.pageSize * (1 + (i % 4)), { write: i % 2 === 0 });
+        const m = native.mmap(fd, native.constants.PAGE_SIZE * (1 + (i % 4)), { write: i % 2 === 0 });
         new Uint8Array(m)[0] = i & 0xff;
         if (i % 3 === 0) native.munmap(m); else if (i % 3 === 1) kept.push(m);
         if (i % 50 === 49) { kept = []; globalThis.gc && gc(); }

@@ -116,11 +116,12 @@ describe('bind, listen, accept, connect', () => {
     });
   });
 
-  it('takes a 107-byte path and rejects 108 bytes with ENAMETOOLONG (path set) before the syscall', () => {
+  it('takes a UNIX_PATH_MAX-byte path and rejects one more byte with ENAMETOOLONG (path set) before the syscall', () => {
+    const { UNIX_PATH_MAX, UNIX_ABSTRACT_MAX } = native.constants;
     const base = join(tmp.path, 'p');
-    const fits = base + 'x'.repeat(107 - base.length);
+    const fits = base + 'x'.repeat(UNIX_PATH_MAX - base.length);
     const long = fits + 'y';
-    expect(Buffer.byteLength(fits)).toBe(107);
+    expect(Buffer.byteLength(fits)).toBe(UNIX_PATH_MAX);
     const fd = native.socket('stream');
     using([fd], () => {
       for (const syscall of ['bind', 'connect'] as const) {
@@ -133,7 +134,7 @@ describe('bind, listen, accept, connect', () => {
     // an abstract name may use all 108 bytes of sun_path, its leading '\0' included
     const fd2 = native.socket('dgram');
     using([fd2], () => {
-      const name = '\0' + `iolab-${process.pid}-`.padEnd(107, 'z');
+      const name = '\0' + `iolab-${process.pid}-`.padEnd(UNIX_ABSTRACT_MAX - 1, 'z');
       expect(() => native.bind(fd2, name + 'z')).toThrow(expect.objectContaining({ code: 'ENAMETOOLONG', path: name + 'z' }));
       native.bind(fd2, name);
     });
@@ -231,19 +232,20 @@ describe('sendmsg/recvmsg with fds', () => {
     closeSync(f);
   });
 
-  it('sends up to SCM_MAX_FD (253) fds; more, or bad fds, are argument errors', () => {
+  it('sends up to SCM_MAX_FD fds; more, or bad fds, are argument errors', () => {
+    const { SCM_MAX_FD } = native.constants;
     const [a, b] = native.socketpair('stream');
     const f = openSync(dataFile, 'r');
     using([a, b], () => {
-      const many = Array<number>(253).fill(f);
+      const many = Array<number>(SCM_MAX_FD).fill(f);
       native.sendmsg(a, [Buffer.from('m')], { fds: many });
-      const r = native.recvmsg(b, [Buffer.alloc(1)], { maxFds: 253 });
-      expect(r.fds).toHaveLength(253);
+      const r = native.recvmsg(b, [Buffer.alloc(1)], { maxFds: SCM_MAX_FD });
+      expect(r.fds).toHaveLength(SCM_MAX_FD);
       for (const fd of r.fds) native.close(fd);
       expect(() => native.sendmsg(a, [Buffer.from('m')], { fds: [...many, f] })).toThrow(expect.objectContaining({ name: 'RangeError', code: 'ERR_OUT_OF_RANGE' }));
       expect(() => native.sendmsg(a, [Buffer.from('m')], { fds: [-1] })).toThrow(expect.objectContaining({ name: 'RangeError' }));
       expect(() => native.sendmsg(a, [Buffer.from('m')], { fds: ['3' as unknown as number] })).toThrow(expect.objectContaining({ code: 'ERR_INVALID_ARG_TYPE' }));
-      expect(() => native.recvmsg(b, [Buffer.alloc(1)], { maxFds: 254 })).toThrow(RangeError);
+      expect(() => native.recvmsg(b, [Buffer.alloc(1)], { maxFds: SCM_MAX_FD + 1 })).toThrow(RangeError);
       expect(() => native.sendmsg(a, [Buffer.from('m')], { fds: [999999] })).toThrow(expect.objectContaining({ code: 'EBADF', syscall: 'sendmsg' }));
       // fds on a stream socket need a payload byte, else the kernel would drop them silently
       expect(() => native.sendmsg(a, [], { fds: [f] })).toThrow(expect.objectContaining({ code: 'ERR_INVALID_ARG_VALUE' }));

@@ -2,6 +2,7 @@
 // IOV_MAX bound, argument errors and errno errors shaped like Node's.
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
+import { execFileSync } from 'node:child_process';
 import { closeSync, mkdirSync, openSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { native } from '../src/native.js';
@@ -86,13 +87,21 @@ describe('readv', () => {
     });
   });
 
-  it('takes exactly IOV_MAX (1024) buffers and rejects 1025 with a RangeError', () => {
-    expect(native.unixConstants.IOV_MAX).toBe(1024);
+  it('exports the limits it checks against, as the system reports them', () => {
+    const getconf = (name: string) => Number(execFileSync('getconf', [name], { encoding: 'utf8' }).trim());
+    expect(native.constants.IOV_MAX).toBe(getconf('IOV_MAX'));
+    expect(native.constants.PAGE_SIZE).toBe(getconf('PAGESIZE'));
+    expect(native.constants).toMatchObject({ SCM_MAX_FD: 253, UNIX_PATH_MAX: 107, UNIX_ABSTRACT_MAX: 108, IORING_MAX_ENTRIES: 32768 });
+    expect(Object.isFrozen(native.constants)).toBe(true);
+  });
+
+  it('takes exactly IOV_MAX buffers and rejects one more with a RangeError', () => {
+    const { IOV_MAX } = native.constants;
     withFd(file, 'r', (fd) => {
-      const bufs = Array.from({ length: 1024 }, () => Buffer.alloc(1));
+      const bufs = Array.from({ length: IOV_MAX }, () => Buffer.alloc(1));
       expect(native.readv(fd, bufs, 0)).toBe(300);
       expect(Buffer.concat(bufs.slice(0, 300))).toEqual(content);
-      const tooMany = Array.from({ length: 1025 }, () => Buffer.alloc(1));
+      const tooMany = Array.from({ length: IOV_MAX + 1 }, () => Buffer.alloc(1));
       expect(() => native.readv(fd, tooMany)).toThrow(expect.objectContaining({ name: 'RangeError', code: 'ERR_OUT_OF_RANGE' }));
       expect(() => native.writev(fd, tooMany)).toThrow(RangeError);
     });

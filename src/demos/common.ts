@@ -1,10 +1,11 @@
 // Small helpers the demos share: showing bytes safely on a terminal, looping vectored writes
-// over short transfers, the shared-memory record format, and a wait that signals can interrupt.
+// over short transfers, the shared-memory record format, and Ctrl-C/SIGTERM during a wait.
 import { UserError } from '../cli-util.js';
-import { native } from '../native.js';
+import { interruptedBy, interruption, markInterrupted } from '../interrupt.js';
+import { constants } from '../native.js';
 
 /** How many buffers one readv/writev may take (Linux's IOV_MAX). */
-export const iovMax = 1024;
+export const iovMax = constants.IOV_MAX;
 
 const controlEscapes: Record<number, string> = { 0: '\\0', 9: '\\t', 10: '\\n', 13: '\\r', 92: '\\\\' };
 // Characters that could garble or spoof a terminal: controls, format characters (bidi
@@ -40,6 +41,11 @@ export function showBytes(bytes: Uint8Array): string {
     }
   }
   return out;
+}
+
+/** Text as one safe terminal line (see showBytes). */
+export function showText(text: string): string {
+  return showBytes(new TextEncoder().encode(text));
 }
 
 /** The well-formed (shortest form, no surrogate) multi-byte UTF-8 character starting at i. */
@@ -147,44 +153,31 @@ export function shmName(name: string): string {
   return name.startsWith('/') ? name : `/${name}`;
 }
 
-// ---- waiting without blocking signals ----
+// ---- Ctrl-C and SIGTERM ----
 
-/** Thrown when SIGINT/SIGTERM ends a wait; cli.ts prints one line and exits 128+signal. */
+/** Thrown when SIGINT/SIGTERM ends a wait; the program prints one line and exits 130. */
 export class InterruptedError extends UserError {
   constructor(readonly signal: NodeJS.Signals) {
-    super(`interrupted by ${signal}`, signal === 'SIGINT' ? 130 : 143);
+    super(`interrupted by ${signal}`, 130);
   }
 }
 
 /**
- * Installs SIGINT/SIGTERM handlers for the life of `body`: a signal aborts `signal` (so waits
- * end with InterruptedError and `finally` blocks clean up) instead of killing the process.
+ * Runs `body` with a signal that aborts on the first SIGINT/SIGTERM (src/interrupt.ts), so
+ * waits end with InterruptedError and `finally` blocks clean up before the process exits 130.
  */
 export async function withInterrupts<T>(body: (signal: AbortSignal) => Promise<T>): Promise<T> {
+  const shared = interruption();
   const controller = new AbortController();
-  const onSignal = (sig: NodeJS.Signals) => controller.abort(new InterruptedError(sig));
-  process.on('SIGINT', onSignal);
-  process.on('SIGTERM', onSignal);
+  const onAbort = () => {
+    markInterrupted();
+    controller.abort(new InterruptedError(interruptedBy() ?? 'SIGINT'));
+  };
+  if (shared.aborted) onAbort();
+  else shared.addEventListener('abort', onAbort, { once: true });
   try {
     return await body(controller.signal);
   } finally {
-    process.off('SIGINT', onSignal);
-    process.off('SIGTERM', onSignal);
-  }
-}
-
-const sliceMs = 50;
-
-/**
- * Waits until fd is readable. Polls in short slices and yields to the event loop between them,
- * so signal handlers run. Returns false when `deadline` (Date.now() ms) passes first.
- */
-export async function waitReadable(fd: number, deadline: number | undefined, signal?: AbortSignal): Promise<boolean> {
-  for (;;) {
-    signal?.throwIfAborted();
-    const left = deadline === undefined ? sliceMs : Math.min(sliceMs, deadline - Date.now());
-    if (left <= 0) return false;
-    if (native.waitFd(fd, 'read', left)) return true;
-    await new Promise((resolve) => setImmediate(resolve));
+    shared.removeEventListener('abort', onAbort);
   }
 }

@@ -2,20 +2,14 @@
 // (preadv(2) with --offset) and show what landed in each buffer, and nothing beyond it.
 import { closeSync, fstatSync, openSync } from 'node:fs';
 import { Command } from 'commander';
-import { native } from '../native.js';
 import { oneLineErrors, printJson, UserError } from '../cli-util.js';
 import { iovMax, showBytes } from './common.js';
-import { uringOption, uringReadVectored, withRing } from './uring.js';
+import { plainIo, uringOption, withDemoIo, type DemoIo } from './io.js';
 import { numberOption, numberListOption } from '../numbers.js';
 
 export const defaultSizes = [32, 64, 128];
 /** Sum of the buffer sizes one readv may ask for (a demo, not a copy tool). */
 export const maxTotalBytes = 64 * 1024 * 1024;
-
-/** One readv/preadv call; a uring variant swaps this function. */
-export type ReadVectored = (fd: number, buffers: Uint8Array[], offset?: number) => Promise<number>;
-
-export const readFileVectored: ReadVectored = async (fd, buffers, offset) => native.readv(fd, buffers, offset);
 
 export interface ReadvResult {
   bytes: number;
@@ -34,13 +28,13 @@ export function checkSizes(sizes: number[]): void {
 
 /** Opens `file` read-only and reads it into buffers of `sizes` with one call. */
 export async function runReadv(file: string, sizes: number[], offset: number | undefined,
-  read: ReadVectored = readFileVectored): Promise<ReadvResult> {
+  io: DemoIo = plainIo): Promise<ReadvResult> {
   checkSizes(sizes);
   const fd = openSync(file, 'r');
   try {
     if (fstatSync(fd).isDirectory()) throw new UserError(`${file} is a directory, not a file`);
     const buffers = sizes.map((size) => new Uint8Array(size));
-    const bytes = await read(fd, buffers, offset);
+    const bytes = await io.readv(fd, buffers, offset);
     return { bytes, buffers: splitRead(buffers, bytes) };
   } finally {
     closeSync(fd);
@@ -93,9 +87,7 @@ Example:
   buf1: /* readv
   buf2: .c: scatter-read`)
     .action(async (file: string, opts: { sizes: number[]; offset?: number; json?: boolean; uring?: boolean }) => {
-      const result = opts.uring
-        ? await withRing((ring) => runReadv(file, opts.sizes, opts.offset, uringReadVectored(ring)))
-        : await runReadv(file, opts.sizes, opts.offset);
+      const result = await withDemoIo(opts.uring, (io) => runReadv(file, opts.sizes, opts.offset, io));
       if (opts.json) printJson(readvJson(result));
       else process.stdout.write(formatReadv(result).join('\n') + '\n');
     }));

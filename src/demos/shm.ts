@@ -9,7 +9,7 @@ import { hasRecord, readRecord, recordBytes, recordHeaderBytes, shmName, writeRe
 import { numberOption } from '../numbers.js';
 
 const { O_CREAT, O_EXCL, O_RDWR, O_RDONLY } = constants;
-const pageSize = 4096;
+const pageSize = native.constants.PAGE_SIZE;
 
 export interface ShmWriteResult { name: string; bytes: number; size: number; created: boolean }
 export interface ShmReadResult { name: string; size: number; mapped: number; text: Uint8Array }

@@ -1,19 +1,22 @@
 // `iolab tour`: every demo end to end, each command a separate process of this CLI run in a
-// temp folder, printed as a transcript a user can replay. Removes everything it created.
+// temp folder, printed step by step as a transcript a user can replay. The demos that have a
+// `--uring` variant run again with it. Removes everything it created.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { copyFileSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Command } from 'commander';
 import { native, projectRoot } from '../native.js';
 import { oneLineErrors, printJson, UserError } from '../cli-util.js';
-import { showBytes, withInterrupts } from './common.js';
-import { runTourBothVariants } from './tour-uring.js';
+import { Ring, isIoUringUnavailable } from '../ring.js';
 import { iolabArgv } from '../spawn-iolab.js';
+import { plural } from '../numbers.js';
+import { InterruptedError, showBytes, withInterrupts } from './common.js';
+import { interruptedBy } from '../interrupt.js';
 
 const commandTimeoutMs = 30_000;
-/** Children still running: a signal to the tour stops them before it cleans up. */
-const running = new Set<ChildProcess>();
+/** Steps that may run at once (their transcripts still print in order). */
+const stepsAtOnce = 3;
 
 export interface CommandRun {
   argv: string[];
@@ -33,23 +36,28 @@ export interface TourStep {
   notes: string[];
 }
 
-export interface TourContext {
+interface TourContext {
+  /** The folder the step's commands run in. */
   dir: string;
-  /** Extra arguments for every demo command (a variant such as --uring adds itself here). */
-  extraArgs: string[];
+  /** ['--uring'] for the io_uring variant of a demo, else []. */
+  variantArgs: string[];
+  /** Every child the tour started and has not seen exit (a signal to the tour stops them). */
+  running: Set<ChildProcess>;
 }
 
-/** One demo pair of the tour: runs its commands in ctx.dir and returns what they showed. */
-export interface TourDemo {
+/** One demo of the tour: runs its commands in ctx.dir and returns what they showed. */
+interface TourDemo {
   title: string;
+  /** True when the demo's commands take --uring: the tour runs them a second time with it. */
+  hasUringVariant: boolean;
   run(ctx: TourContext): Promise<Omit<TourStep, 'title'>>;
 }
 
-/** Runs `iolab ...argv` in dir; `onLine` sees stdout lines as they come. */
-export function runIolab(argv: string[], dir: string, options: { expectedExit?: number; onLine?: (line: string) => void } = {}):
+/** Starts `iolab ...argv` as a child process in dir; `onLine` sees stdout lines as they come. */
+function startIolabChild(ctx: TourContext, argv: string[], options: { expectedExit?: number; onLine?: (line: string) => void } = {}):
   { done: Promise<CommandRun>; kill: () => void; pid: number | undefined } {
   const [file, args] = iolabArgv(argv);
-  const child = spawn(file, args, { cwd: dir, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(file, args, { cwd: ctx.dir, stdio: ['ignore', 'pipe', 'pipe'] });
   let stdout = '';
   let stderr = '';
   let partial = '';
@@ -60,12 +68,12 @@ export function runIolab(argv: string[], dir: string, options: { expectedExit?: 
     for (const line of lines) options.onLine?.(line);
   });
   child.stderr.setEncoding('utf8').on('data', (chunk: string) => { stderr += chunk; });
-  running.add(child);
+  ctx.running.add(child);
   const timer = setTimeout(() => child.kill('SIGTERM'), commandTimeoutMs);
   const done = new Promise<CommandRun>((resolve, reject) => {
     child.on('error', reject);
     child.on('close', (code, sig) => {
-      running.delete(child);
+      ctx.running.delete(child);
       clearTimeout(timer);
       resolve({ argv, expectedExit: options.expectedExit ?? 0, exitCode: code ?? (sig ? 128 : null), stdout, stderr });
     });
@@ -74,10 +82,10 @@ export function runIolab(argv: string[], dir: string, options: { expectedExit?: 
 }
 
 /** Runs the commands one after the other, stopping at the first that does not exit as expected. */
-async function runAll(dir: string, list: { argv: string[]; expectedExit?: number }[]): Promise<CommandRun[]> {
+async function runAll(ctx: TourContext, list: { argv: string[]; expectedExit?: number }[]): Promise<CommandRun[]> {
   const runs: CommandRun[] = [];
   for (const { argv, expectedExit } of list) {
-    const run = await runIolab(argv, dir, { expectedExit }).done;
+    const run = await startIolabChild(ctx, argv, { expectedExit }).done;
     runs.push(run);
     if (run.exitCode !== run.expectedExit) break;
   }
@@ -86,20 +94,22 @@ async function runAll(dir: string, list: { argv: string[]; expectedExit?: number
 
 const readvDemo: TourDemo = {
   title: 'readv: one readv(2) scatters the start of readv.c into buffers of 32, 64 and 128 bytes',
+  hasUringVariant: true,
   async run(ctx) {
     copyFileSync(join(projectRoot, 'readv.c'), join(ctx.dir, 'readv.c'));
-    return { commands: await runAll(ctx.dir, [{ argv: ['readv', 'readv.c', ...ctx.extraArgs] }]), notes: [] };
+    return { commands: await runAll(ctx, [{ argv: ['readv', 'readv.c', ...ctx.variantArgs] }]), notes: [] };
   },
 };
 
 const writevDemo: TourDemo = {
   title: 'writev: one writev(2) gathers three pieces into a new file; readv reads them back',
+  hasUringVariant: true,
   async run(ctx) {
-    const commands = await runAll(ctx.dir, [
-      { argv: ['writev', 'notes.txt', 'gathered ', 'by one ', 'writev call', '--newline', ...ctx.extraArgs] },
-      { argv: ['readv', 'notes.txt', '--sizes', '9,7,12', ...ctx.extraArgs] },
+    const commands = await runAll(ctx, [
+      { argv: ['writev', 'notes.txt', 'gathered ', 'by one ', 'writev call', '--newline', ...ctx.variantArgs] },
+      { argv: ['readv', 'notes.txt', '--sizes', '9,7,12', ...ctx.variantArgs] },
       // An existing file is never overwritten without --force: this one must fail.
-      { argv: ['writev', 'notes.txt', 'overwritten?', ...ctx.extraArgs], expectedExit: 1 },
+      { argv: ['writev', 'notes.txt', 'overwritten?', ...ctx.variantArgs], expectedExit: 1 },
     ]);
     const notes = commands.length === 3 ? [`notes.txt still holds: ${showBytes(readFileSync(join(ctx.dir, 'notes.txt')))}`] : [];
     return { commands, notes };
@@ -108,13 +118,14 @@ const writevDemo: TourDemo = {
 
 const shmDemo: TourDemo = {
   title: 'shm: one process writes a POSIX shared-memory object, another maps it and reads',
+  // Its I/O is loads and stores on a mapping: no syscall for io_uring to carry.
+  hasUringVariant: false,
   async run(ctx) {
-    const variant = ctx.extraArgs.join('').replace(/\W/g, '');
-    const name = `/iolab-tour-${process.pid}${variant ? `-${variant}` : ''}`;
+    const name = `/iolab-tour-${process.pid}`;
     try {
-      const commands = await runAll(ctx.dir, [
-        { argv: ['shm', 'write', name, 'written by one process, read by another', ...ctx.extraArgs] },
-        { argv: ['shm', 'read', name, ...ctx.extraArgs] },
+      const commands = await runAll(ctx, [
+        { argv: ['shm', 'write', name, 'written by one process, read by another'] },
+        { argv: ['shm', 'read', name] },
         { argv: ['shm', 'unlink', name] },
       ]);
       return { commands, notes: [] };
@@ -127,17 +138,18 @@ const shmDemo: TourDemo = {
 function fdpassDemo(type: 'dgram' | 'stream'): TourDemo {
   return {
     title: `fdpass (${type}): a receiver and a sender process pass a shared-memory fd over a Unix socket`,
+    hasUringVariant: true,
     async run(ctx) {
       const socket = `fdpass-${type}.sock`;
       let resolveListening!: () => void;
       const listening = new Promise<void>((resolve) => { resolveListening = resolve; });
-      const recvArgv = ['fdpass', 'recv', '--socket', socket, '--type', type, '--timeout', '20', ...ctx.extraArgs];
-      const receiver = runIolab(recvArgv, ctx.dir, { onLine: (line) => { if (line.startsWith('listening on ')) resolveListening(); } });
+      const recvArgv = ['fdpass', 'recv', '--socket', socket, '--type', type, '--timeout', '20', ...ctx.variantArgs];
+      const receiver = startIolabChild(ctx, recvArgv, { onLine: (line) => { if (line.startsWith('listening on ')) resolveListening(); } });
       // Send only once the receiver says it is ready; if it dies first, report that instead.
       const early = await Promise.race([listening.then(() => undefined), receiver.done]);
       if (early) return { commands: [{ ...early, background: true }], notes: [] };
-      const sendArgv = ['fdpass', 'send', '--socket', socket, '--type', type, '--message', `a ${type} message with an fd`, ...ctx.extraArgs];
-      const sender = runIolab(sendArgv, ctx.dir);
+      const sendArgv = ['fdpass', 'send', '--socket', socket, '--type', type, '--message', `a ${type} message with an fd`, ...ctx.variantArgs];
+      const sender = startIolabChild(ctx, sendArgv);
       const sent = await sender.done;
       if (sent.exitCode !== 0) receiver.kill();
       const received = await receiver.done;
@@ -153,22 +165,78 @@ function fdpassDemo(type: 'dgram' | 'stream'): TourDemo {
   };
 }
 
-/** The tour's demos in order; a variant (e.g. io_uring) can append its own list. */
-export const tourDemos: TourDemo[] = [readvDemo, writevDemo, shmDemo, fdpassDemo('dgram'), fdpassDemo('stream')];
+/** The tour's demos, in the order it shows them. */
+const tourDemos: TourDemo[] = [readvDemo, writevDemo, shmDemo, fdpassDemo('dgram'), fdpassDemo('stream')];
 
-export async function runTour(demos: TourDemo[] = tourDemos, extraArgs: string[] = []): Promise<{ dir: string; steps: TourStep[] }> {
+/** Why io_uring cannot be used here (one sentence), or undefined when it can. */
+async function ioUringRefusal(): Promise<string | undefined> {
+  try {
+    await new Ring({ entries: 2 }).close();
+    return undefined;
+  } catch (err) {
+    if (isIoUringUnavailable(err)) return err.message;
+    throw err;
+  }
+}
+
+export interface Tour {
+  dir: string;
+  steps: TourStep[];
+  /** Set when Ctrl-C/SIGTERM stopped the tour: the steps are those that had finished. */
+  partial?: boolean;
+}
+
+/** The variant's folder inside the tour's folder ('' for the plain variant). */
+const uringFolder = 'uring';
+
+/**
+ * Runs every demo, then the --uring variants (in the folder's uring/ subfolder, so their files
+ * start fresh). Up to `stepsAtOnce` steps run at once; `onStep` sees each finished step in order.
+ */
+export async function runTour(on: { start?: (dir: string) => void; step?: (step: TourStep) => void } = {}): Promise<Tour> {
   const dir = mkdtempSync(join(tmpdir(), 'iolab-tour-'));
+  on.start?.(dir);
+  const steps: TourStep[] = [];
+  const running = new Set<ChildProcess>();
   try {
     return await withInterrupts(async (signal) => {
-      // Ctrl-C / SIGTERM: stop the demos' processes, let each demo clean up, then remove the folder.
+      // Ctrl-C / SIGTERM: stop the demos' processes; each demo then cleans up after itself.
       signal.addEventListener('abort', () => { for (const child of running) child.kill('SIGTERM'); });
-      // The pairs are independent: run them side by side, print them in order.
-      const steps = await Promise.all(demos.map(async (d) => ({ title: d.title, ...(await d.run({ dir, extraArgs })) })));
-      signal.throwIfAborted();
-      return { dir, steps };
+      const refusal = await ioUringRefusal();
+      if (refusal === undefined) mkdirSync(join(dir, uringFolder));
+      const plain = tourDemos.map((d) => () => runStep(d, { dir, variantArgs: [], running }));
+      const uring = refusal !== undefined ? [async () => ({ title: 'the --uring variants', commands: [], notes: [`skipped: ${refusal}`] })]
+        : tourDemos.filter((d) => d.hasUringVariant).map((d) => () =>
+          runStep(d, { dir: join(dir, uringFolder), variantArgs: ['--uring'], running }));
+      await runInOrder([...plain, ...uring], (step) => {
+        if (signal.aborted) return; // a step the signal cut short is not shown
+        steps.push(step);
+        on.step?.(step);
+      });
+      return signal.aborted ? { dir, steps, partial: true } : { dir, steps };
     });
   } finally {
     rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+async function runStep(demo: TourDemo, ctx: TourContext): Promise<TourStep> {
+  const suffix = ctx.variantArgs.length > 0 ? ' [--uring: the same calls through io_uring]' : '';
+  return { title: demo.title + suffix, ...(await demo.run(ctx)) };
+}
+
+/** Starts the tasks in order, at most stepsAtOnce at a time; hands each result on in order. */
+async function runInOrder<T>(tasks: (() => Promise<T>)[], onResult: (result: T) => void): Promise<void> {
+  const started: Promise<T>[] = [];
+  let next = 0;
+  const startNext = () => {
+    if (next < tasks.length) started.push(tasks[next++]());
+  };
+  for (let i = 0; i < stepsAtOnce; i++) startNext();
+  for (let i = 0; i < tasks.length; i++) {
+    const result = await started[i];
+    startNext();
+    onResult(result);
   }
 }
 
@@ -181,23 +249,25 @@ function indent(text: string): string[] {
   return text === '' ? [] : text.replace(/\n$/, '').split('\n');
 }
 
-export function formatTour(tour: { dir: string; steps: TourStep[] }): string[] {
-  const lines = [`iolab tour: each demo run as separate processes in a temp folder (${tour.dir})`];
-  for (const step of tour.steps) {
-    lines.push('', `== ${step.title}`);
-    const background = step.commands.filter((c) => c.background);
-    for (const c of background) lines.push(`$ ${shellLine(c.argv)} &`);
-    for (const c of step.commands.filter((c) => !c.background)) {
-      lines.push(`$ ${shellLine(c.argv)}`, ...indent(c.stdout), ...indent(c.stderr));
-      if (c.exitCode !== 0) lines.push(`(exit status ${c.exitCode}${c.exitCode === c.expectedExit ? ', as expected' : ''})`);
-    }
-    for (const c of background) {
-      lines.push(`(output of the background ${c.argv.slice(0, 2).join(' ')})`, ...indent(c.stdout), ...indent(c.stderr));
-      if (c.exitCode !== 0) lines.push(`(exit status ${c.exitCode}${c.exitCode === c.expectedExit ? ', as expected' : ''})`);
-    }
-    for (const note of step.notes) lines.push(`# ${note}`);
+function exitLine(c: CommandRun): string[] {
+  return c.exitCode === 0 ? [] : [`(exit status ${c.exitCode}${c.exitCode === c.expectedExit ? ', as expected' : ''})`];
+}
+
+export function tourHeader(dir: string): string {
+  return `iolab tour: each demo run as separate processes in a temp folder (${dir}; the --uring variants in its ${uringFolder}/ folder)`;
+}
+
+export function formatStep(step: TourStep): string[] {
+  const lines = ['', `== ${step.title}`];
+  const background = step.commands.filter((c) => c.background);
+  for (const c of background) lines.push(`$ ${shellLine(c.argv)} &`);
+  for (const c of step.commands.filter((c) => !c.background)) {
+    lines.push(`$ ${shellLine(c.argv)}`, ...indent(c.stdout), ...indent(c.stderr), ...exitLine(c));
   }
-  lines.push('', tourVerdict(tour.steps));
+  for (const c of background) {
+    lines.push(`(output of the background ${c.argv.slice(0, 2).join(' ')})`, ...indent(c.stdout), ...indent(c.stderr), ...exitLine(c));
+  }
+  for (const note of step.notes) lines.push(`# ${note}`);
   return lines;
 }
 
@@ -205,23 +275,27 @@ function failedCommands(steps: TourStep[]): CommandRun[] {
   return steps.flatMap((s) => s.commands).filter((c) => c.exitCode !== c.expectedExit);
 }
 
-function tourVerdict(steps: TourStep[]): string {
-  const failed = failedCommands(steps).length;
-  const commands = steps.reduce((n, s) => n + s.commands.length, 0);
+export function tourVerdict(tour: Tour): string {
+  const failed = failedCommands(tour.steps).length;
+  const demos = tour.steps.filter((s) => s.commands.length > 0).length;
+  const commands = tour.steps.reduce((n, s) => n + s.commands.length, 0);
+  if (tour.partial) return `tour interrupted (partial): ${plural(demos, 'demo')}, ${plural(commands, 'command')} finished, temp folder removed`;
   return failed === 0
-    ? `tour done: ${steps.length} demos, ${commands} commands, temp folder removed`
-    : `tour FAILED: ${failed} of ${commands} commands did not exit as expected`;
+    ? `tour done: ${plural(demos, 'demo')}, ${plural(commands, 'command')}, temp folder removed`
+    : `tour FAILED: ${failed} of ${plural(commands, 'command')} did not exit as expected`;
 }
 
 export function tourCommand(): Command {
   return oneLineErrors(new Command('tour')
     .description('run every demo end to end (each command a separate process), plain and --uring, and show what each printed')
-    .option('--json', 'print the whole transcript as one JSON object')
+    .option('--json', 'print the whole transcript as one JSON object at the end')
     .action(async (opts: { json?: boolean }) => {
-      const tour = await runTourBothVariants();
+      const print = (lines: string[]) => { if (!opts.json) process.stdout.write(lines.join('\n') + '\n'); };
+      const tour = await runTour({ start: (dir) => print([tourHeader(dir)]), step: (step) => print(formatStep(step)) });
       const failed = failedCommands(tour.steps);
-      if (opts.json) printJson({ ...tour, ok: failed.length === 0 });
-      else process.stdout.write(formatTour(tour).join('\n') + '\n');
+      if (opts.json) printJson({ ...tour, ok: failed.length === 0 && !tour.partial });
+      else print(['', tourVerdict(tour)]);
+      if (tour.partial) throw new InterruptedError(interruptedBy() ?? 'SIGINT');
       if (failed.length > 0) throw new UserError(`tour: ${failed.map((c) => shellLine(c.argv)).join('; ')} failed`);
     }));
 }

@@ -6,13 +6,9 @@ import { closeSync, constants, fchmodSync, fstatSync, fsyncSync, openSync, renam
 import { randomBytes } from 'node:crypto';
 import { basename, dirname, join } from 'node:path';
 import { Command, Option } from 'commander';
-import { native } from '../native.js';
 import { oneLineErrors, printJson, UserError } from '../cli-util.js';
-import { iovMax, writeAllVectored, type VectoredWrite } from './common.js';
-import { uringOption, uringWriteVectored, withRing } from './uring.js';
-
-/** One writev/pwritev call; a uring variant swaps this function. */
-export const writeFileVectored: VectoredWrite = async (fd, buffers, position) => native.writev(fd, buffers, position);
+import { iovMax, writeAllVectored } from './common.js';
+import { plainIo, uringOption, withDemoIo, type DemoIo } from './io.js';
 
 export type WriteMode = 'create' | 'append' | 'replace';
 
@@ -29,13 +25,13 @@ export interface WritevResult {
 const { O_WRONLY, O_CREAT, O_EXCL, O_APPEND } = constants;
 
 export async function runWritev(file: string, texts: string[], mode: WriteMode,
-  write: VectoredWrite = writeFileVectored): Promise<WritevResult> {
+  io: DemoIo = plainIo): Promise<WritevResult> {
   if (texts.length > iovMax) throw new UserError(`${texts.length} pieces of text; writev takes at most ${iovMax}`);
   const pieces = texts.map((t) => new TextEncoder().encode(t));
   const existing = statOrUndefined(file);
   if (existing?.isDirectory()) throw new UserError(`${file} is a directory, not a file`);
 
-  if (mode === 'replace') return replaceFile(file, pieces, existing?.mode, write);
+  if (mode === 'replace') return replaceFile(file, pieces, existing?.mode, io);
 
   let fd: number;
   try {
@@ -49,7 +45,7 @@ export async function runWritev(file: string, texts: string[], mode: WriteMode,
     throw err;
   }
   try {
-    const { bytes, calls } = await writeAllVectored(write, fd, pieces);
+    const { bytes, calls } = await writeAllVectored(io.writev, fd, pieces);
     return { file, mode, bytes, pieces: pieces.length, calls };
   } finally {
     closeSync(fd);
@@ -58,12 +54,12 @@ export async function runWritev(file: string, texts: string[], mode: WriteMode,
 
 /** Writes a temp file in the same folder (same filesystem), fsyncs it, renames it over `file`. */
 async function replaceFile(file: string, pieces: Uint8Array[], oldMode: number | undefined,
-  write: VectoredWrite): Promise<WritevResult> {
+  io: DemoIo): Promise<WritevResult> {
   const temp = join(dirname(file), `.${basename(file)}.iolab-${process.pid}-${randomBytes(4).toString('hex')}.tmp`);
   const fd = openSync(temp, O_WRONLY | O_CREAT | O_EXCL, 0o644);
   let renamed = false;
   try {
-    const { bytes, calls } = await writeAllVectored(write, fd, pieces);
+    const { bytes, calls } = await writeAllVectored(io.writev, fd, pieces);
     // Keep the permissions of the file being replaced (the new one would otherwise get 0644).
     if (oldMode !== undefined && (fstatSync(fd).mode & 0o7777) !== (oldMode & 0o7777)) {
       fchmodSync(fd, oldMode & 0o7777);
@@ -113,9 +109,7 @@ Example:
     .action(async (file: string, texts: string[], opts: { append?: boolean; force?: boolean; newline?: boolean; json?: boolean; uring?: boolean }) => {
       const mode: WriteMode = opts.append ? 'append' : opts.force ? 'replace' : 'create';
       const pieces = opts.newline ? [...texts, '\n'] : texts;
-      const result = opts.uring
-        ? await withRing((ring) => runWritev(file, pieces, mode, uringWriteVectored(ring)))
-        : await runWritev(file, pieces, mode);
+      const result = await withDemoIo(opts.uring, (io) => runWritev(file, pieces, mode, io));
       if (opts.json) printJson(result);
       else process.stdout.write(formatWritev(result).join('\n') + '\n');
     }));
