@@ -12,6 +12,8 @@ import {
 import { cliPath } from './support/cli.js';
 import { execa } from 'execa';
 import { projectRoot } from '../src/native.js';
+import { addonUsdtNames, bpftraceBinary } from '../src/trace/probes.js';
+import { usdtProbes } from '../src/trace/usdt.js';
 
 const skip = traceUnavailable();
 const tmp = shortTempDir('iolab-trace-');
@@ -24,7 +26,10 @@ interface TraceJson {
   ops: { opcode: string; count: number; inline: number; async: number; p50Ns: number | null }[];
   syscalls: { syscall: string; count: number; resultSum: number; threads: number }[];
   usdt: { probe: string; count: number }[];
+  ringStages: { opcode: string; stage: string; count: number; p50Ns: number | null }[];
 }
+
+const usdtCount = (t: TraceJson, probe: string) => t.usdt.find((u) => u.probe === probe)?.count ?? 0;
 
 /** The trace's JSON: the last line of stdout (the command's own output comes first). */
 function traceJson(stdout: string): TraceJson {
@@ -60,6 +65,12 @@ describe.skipIf(skip !== undefined)(`iolab trace${skip ? ` (skipped: ${skip})` :
     expect(t.ops.filter((o) => o.opcode === 'READV')).toMatchObject([{ count: 1, async: 0 }]);
     expect(t.ops.reduce((n, o) => n + o.count, 0)).toBe(1);
     expect(t.ops[0].p50Ns).toBeGreaterThan(0);
+    // the Ring's side of the same op, stage by stage
+    for (const probe of ['ring_queue', 'ring_submit', 'ring_complete', 'ring_settle']) expect(usdtCount(t, probe), probe).toBe(1);
+    expect(t.ringStages.filter((r) => r.opcode === 'READV').map((r) => [r.stage, r.count])).toEqual(
+      ['queue-submit', 'submit-kernel', 'kernel', 'kernel-reap', 'reap-settle', 'total'].map((stage) => [stage, 1]));
+    const stage = (name: string) => t.ringStages.find((r) => r.stage === name)!.p50Ns!;
+    expect(stage('total')).toBeGreaterThanOrEqual(stage('kernel'));
     expectNothingAttached(t.pid);
   }, 60_000);
 
@@ -73,6 +84,8 @@ describe.skipIf(skip !== undefined)(`iolab trace${skip ? ` (skipped: ${skip})` :
     expect(reads).toBe(3000);
     const layout = t.syscalls.find((s) => s.syscall === 'pwrite64');
     expect(layout?.resultSum).toBe(8 << 20);
+    expect(usdtCount(t, 'io_issue')).toBe(3000);
+    expect(usdtCount(t, 'io_complete')).toBe(3000);
     expectNothingAttached(t.pid);
   }, 90_000);
 
@@ -141,6 +154,18 @@ describe.skipIf(skip !== undefined)(`iolab trace${skip ? ` (skipped: ${skip})` :
     expect(alive(command)).toBe(false);
     expectNothingAttached(command);
   }, 90_000);
+});
+
+describe.skipIf(skip !== undefined)(`the addon's USDT probes${skip ? ` (skipped: ${skip})` : ''}`, () => {
+  it('bpftrace -l lists exactly the probes docs/trace.md documents', async () => {
+    const listed = await addonUsdtNames(bpftraceBinary()!);
+    const doc = readFileSync(join(projectRoot, 'docs/trace.md'), 'utf8');
+    const section = doc.slice(doc.indexOf('## USDT probes in the addon'), doc.indexOf('\n## ', doc.indexOf('## USDT probes in the addon') + 5));
+    const documented = [...section.matchAll(/^\| `(\w+)` \|/gm)].map((m) => m[1]).sort();
+    expect(documented.length).toBeGreaterThan(0);
+    expect(listed).toEqual(documented);
+    expect(listed).toEqual(usdtProbes.map((p) => p.name).sort());
+  });
 });
 
 describe('iolab trace refusals', () => {

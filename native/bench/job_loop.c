@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/sdt.h>  /* USDT probes io_issue, io_complete (docs/trace.md) */
 #include <unistd.h>
 
 #include "pattern.h"
@@ -58,6 +59,7 @@ static void prepare_io(struct worker *w, struct io_u *io) {
 
 static int complete_io(struct worker *w, struct io_u *io, uint64_t t, int async) {
   const struct job_spec *s = w->spec;
+  DTRACE_PROBE4(iolab, io_complete, io, io->ddir, io->offset, io->result);
   if (io->result != (int64_t)io->len) {
     const char *call = io->ddir == DDIR_READ ? "read" : "write";
     return worker_fail_errno(w, io->result < 0 ? (int)-io->result : EIO, call, io->offset);  /* short: EIO */
@@ -148,6 +150,7 @@ int run_loop(struct worker *w, const struct engine_ops *ops, struct engine_ctx *
       }
       retry = NULL;
       io->start_ns = now_ns();
+      DTRACE_PROBE4(iolab, io_issue, io, io->ddir, io->offset, io->len);
       int r = ops->queue(ctx, io);
       if (r == FIO_Q_COMPLETED) {
         now = now_ns();

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <sys/sdt.h> /* USDT probes echo_accept, echo_close (docs/trace.md) */
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -41,6 +42,7 @@ struct eserver {
 
 static void close_conn(struct eserver *s, struct econn *c) {
   epoll_ctl(s->ep, EPOLL_CTL_DEL, c->fd, NULL);
+  DTRACE_PROBE1(iolab, echo_close, c->fd);
   close(c->fd);
   if (c->prev) c->prev->next = c->next; else s->conns = c->next;
   if (c->next) c->next->prev = c->prev;
@@ -120,6 +122,7 @@ static void on_listen(struct eserver *s) {
       return;
     }
     s->accept_pause_ns = 0;
+    DTRACE_PROBE1(iolab, echo_accept, fd);
     if (s->cfg->max_conns && s->active >= s->cfg->max_conns) {
       close(fd);
       s->st->refused++;

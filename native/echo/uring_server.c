@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/sdt.h> /* USDT probes echo_accept, echo_close (docs/trace.md) */
 #include <unistd.h>
 
 #include "backlog.h"
@@ -217,6 +218,7 @@ static void maybe_finish(struct server *s, struct conn *c) {
   if (c->eof && !c->send_busy && c->backlog.bytes == 0) kill_conn(s, c);
   if (!c->dead || c->inflight) return;
   unlink_starved(s, c);
+  DTRACE_PROBE1(iolab, echo_close, c->fd);
   close(c->fd);
   if (c->prev) c->prev->next = c->next; else s->conns = c->next;
   if (c->next) c->next->prev = c->prev;
@@ -283,6 +285,7 @@ static void on_accept(struct server *s, int res, unsigned flags) {
   }
   if (res >= 0) {
     s->accept_pause_ns = 0;
+    DTRACE_PROBE1(iolab, echo_accept, res);
     if (s->stopping || (s->cfg->max_conns && s->active >= s->cfg->max_conns)) {
       close(res); /* refused: a clean close (FIN), nothing was read */
       if (!s->stopping) s->st->refused++;

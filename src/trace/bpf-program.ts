@@ -156,21 +156,22 @@ function usdtSection(p: ProbeSet): string {
   if (!p.usdtBinary || p.usdtNames.length === 0) return '';
   const stages = tracesRingOps(p) && p.submitTracepoint !== undefined;
   const ringBodies: Record<string, string> = {
-    ring_queue: '@u_queue[pid, arg0] = nsecs;',
+    ring_queue: '@u_queue[pid, arg0] = nsecs; @u_op[pid, arg0] = arg1;',
     ring_submit: '@u_submit[tid] = nsecs;',
     ring_complete: `if (@u_kcomplete[pid, arg0]) {
     $lat = nsecs - @u_kcomplete[pid, arg0];
-    ${countLatency('@u_lat', '3, arg1')}
+    ${countLatency('@u_lat', '3, @u_op[pid, arg0]')}
     @u_reap[pid, arg0] = nsecs;
   }`,
     ring_settle: `if (@u_queue[pid, arg0]) {
+    $op = @u_op[pid, arg0];
     if (@u_reap[pid, arg0]) {
       $lat = nsecs - @u_reap[pid, arg0];
-      ${countLatency('@u_lat', '4, arg1')}
+      ${countLatency('@u_lat', '4, $op')}
     }
     $lat = nsecs - @u_queue[pid, arg0];
-    ${countLatency('@u_lat', '5, arg1')}
-    delete(@u_queue[pid, arg0]); delete(@u_ksubmit[pid, arg0]); delete(@u_kcomplete[pid, arg0]); delete(@u_reap[pid, arg0]);
+    ${countLatency('@u_lat', '5, $op')}
+    delete(@u_queue[pid, arg0]); delete(@u_op[pid, arg0]); delete(@u_ksubmit[pid, arg0]); delete(@u_kcomplete[pid, arg0]); delete(@u_reap[pid, arg0]);
   }`,
   };
   return p.usdtNames.map((name) => `usdt:${p.usdtBinary}:${usdtProvider}:${name} /@procs[pid]/ {
@@ -181,7 +182,7 @@ function usdtSection(p: ProbeSet): string {
 
 /** Maps that hold requests in flight: cleared at the end so only the results are printed. */
 const scratchMaps = ['@procs', '@enter', '@sc_index', '@sc_row', '@req_start', '@req_op', '@req_tid', '@req_enter', '@req_seen', '@req_pid',
-  '@rings', '@sc_start', '@u_queue', '@u_submit', '@u_ksubmit', '@u_kcomplete', '@u_reap'];
+  '@rings', '@sc_start', '@u_queue', '@u_op', '@u_submit', '@u_ksubmit', '@u_kcomplete', '@u_reap'];
 
 export function traceProgram(target: ProgramTarget, probes: ProbeSet): string {
   const uses = (map: string) => (program: string) => program.includes(`${map}[`);

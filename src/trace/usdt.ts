@@ -13,14 +13,15 @@ export interface UsdtProbe {
 export const usdtProvider = 'iolab';
 
 export const usdtProbes: readonly UsdtProbe[] = [
-  { name: 'ring_queue', when: 'a Ring op is queued (its SQE prepared, or put on the backlog when the SQ is full)',
-    args: ['op (the user_data of its SQE)', 'opcode (IORING_OP_*)', 'fd', 'bytes asked for'] },
-  { name: 'ring_submit', when: 'the Ring is about to submit its queued SQEs (once per loop turn)',
-    args: ['ring fd', 'SQEs to submit'] },
-  { name: 'ring_complete', when: 'a CQE of an op is reaped on the JS thread',
-    args: ['op', 'opcode', 'result (bytes or -errno)'] },
-  { name: 'ring_settle', when: 'the op\'s Promise has been resolved or rejected',
-    args: ['op', 'opcode', 'result'] },
+  { name: 'ring_queue', when: 'a Ring op\'s SQE is prepared (when the JS call queues it, or when it leaves the backlog of a full SQ)',
+    args: ['op: the SQE\'s user_data', 'opcode (IORING_OP_*)', 'fd', 'bytes of its buffers'] },
+  { name: 'ring_submit', when: 'the Ring submits its prepared SQEs (once per loop turn)', args: ['ring fd', 'SQEs to submit'] },
+  { name: 'ring_complete', when: 'a CQE is reaped on the JS thread', args: ['op', 'result (bytes or -errno)'] },
+  { name: 'ring_settle', when: 'the op\'s Promise has been resolved or rejected', args: ['op', 'result'] },
+  { name: 'io_issue', when: 'a storage job hands an I/O to its engine', args: ['io', 'direction (0 read, 1 write)', 'offset', 'bytes'] },
+  { name: 'io_complete', when: 'a storage job takes an I/O\'s completion', args: ['io', 'direction', 'offset', 'result (bytes or -errno)'] },
+  { name: 'echo_accept', when: 'a native echo server (uring, epoll) accepts a connection', args: ['fd'] },
+  { name: 'echo_close', when: 'a native echo server closes a connection', args: ['fd'] },
 ];
 
 /** The addon file the probes live in (the sanitized build's with IOLAB_ASAN=1). */
