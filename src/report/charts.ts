@@ -51,6 +51,14 @@ function provenance(input: BenchInput): string[] {
 
 interface Axis { field: string; title: string; log?: 2 | 10; format?: string; values?: number[]; labelExpr?: string }
 
+/** Vega expression: a byte count in binary units (512 B, 4 KiB, 1 MiB), as iolab prints sizes. */
+const bytesLabel = "datum.value >= 1073741824 ? format(datum.value / 1073741824, '~r') + ' GiB' : " +
+  "datum.value >= 1048576 ? format(datum.value / 1048576, '~r') + ' MiB' : " +
+  "datum.value >= 1024 ? format(datum.value / 1024, '~r') + ' KiB' : datum.value + ' B'";
+
+/** The distinct x values of the data: the ticks sit on the measured points. */
+const ticksAt = (values: Record<string, unknown>[]) => [...new Set(values.map((v) => Number(v.x)))].sort((a, b) => a - b);
+
 function axis(a: Axis): Record<string, unknown> {
   return {
     field: a.field, type: 'quantitative',
@@ -71,11 +79,11 @@ function lineSpec(title: string, subtitle: string[], values: Record<string, unkn
     mark: { type: 'line', point: { filled: true, size: 45 }, strokeWidth: 2 },
     encoding: {
       x: axis(x), y: axis(y),
-      color: { field: 'series', type: 'nominal', legend: { title: seriesTitle } },
+      color: { field: 'series', type: 'nominal', legend: { title: seriesTitle, labelLimit: 240 } },
       ...(dash ? {
-        strokeDash: { field: 'dash', type: 'nominal', legend: { title: dash.title },
+        strokeDash: { field: 'dash', type: 'nominal', legend: { title: dash.title, labelLimit: 240 },
           scale: { domain: dash.domain, range: dash.domain.map((_, i) => (i === 0 ? [1, 0] : [6 - i, 3])) } },
-        shape: { field: 'dash', type: 'nominal', legend: { title: dash.title },
+        shape: { field: 'dash', type: 'nominal', legend: { title: dash.title, labelLimit: 240 },
           scale: { domain: dash.domain, range: dash.domain.map((_, i) => ['circle', 'square', 'triangle-up'][i % 3]) } },
       } : {}),
     },
@@ -116,8 +124,8 @@ function storageCharts(input: StorageInput, n: number): Chart[] {
   let g = 0;
   for (const [label, group] of groups) {
     const sub = provenance(input);
-    const xAxis: Axis = { field: 'x', title: optionTitle[x], log: 2 };
     const iops = group.map((p) => ({ x: p[x], y: p.iops, ...seriesOf(p) }));
+    const xAxis: Axis = { field: 'x', title: optionTitle[x], log: 2, values: ticksAt(iops), ...(x === 'bs' ? { labelExpr: bytesLabel } : {}) };
     charts.push({ id: `f${n}-iops-${g}`, title: `IOPS against ${x}: ${label}`, markType: 'symbol', marks: iops.length,
       spec: lineSpec(`IOPS against ${x}, per engine${withFio ? ', iolab and fio' : ''} (${label})`, sub, iops, xAxis,
         { field: 'y', title: 'IOPS (I/Os per second)', format: '~s' }, 'engine', byWhom) });
@@ -152,7 +160,7 @@ function echoCharts(input: EchoInput, n: number): Chart[] {
   const size = input.lengthBytes !== undefined ? `, ${formatBytes(input.lengthBytes)} messages` : '';
   return [{ id: `f${n}-echo`, title: 'echo requests/s against clients', markType: 'symbol', marks: values.length,
     spec: lineSpec(`Echo requests/s against clients, per server${size}`, provenance(input), values,
-      { field: 'x', title: 'clients (concurrent connections, log scale)', log: 10 },
+      { field: 'x', title: 'clients (concurrent connections, log scale)', log: 10, values: ticksAt(values) },
       { field: 'y', title: 'requests/s (median of rounds)', format: '~s' }, 'server') }];
 }
 
@@ -163,13 +171,13 @@ function ipcCharts(input: IpcInput, n: number): Chart[] {
   const name = (t: string, m?: string) => ((modes.get(t)?.size ?? 0) > 1 && m ? `${t} ${m}` : t);
   const values = [
     ...input.rows.map((r) => ({ x: r.messageBytes, y: r.bytesPerSec, series: name(r.transport, r.mode), dash: 'transport' })),
-    ...input.memcpy.map((m) => ({ x: m.messageBytes, y: m.bytesPerSec, series: 'memcpy', dash: 'memcpy (the ceiling)' })),
+    ...input.memcpy.map((m) => ({ x: m.messageBytes, y: m.bytesPerSec, series: 'memcpy', dash: 'memcpy (ceiling)' })),
   ];
   return [{ id: `f${n}-ipc`, title: 'IPC bytes/s against message size', markType: 'symbol', marks: values.length,
     spec: lineSpec('IPC bytes/s against message size, per transport, with memcpy', provenance(input), values,
-      { field: 'x', title: 'message size (bytes, log scale)', log: 2, format: '~s' },
-      { field: 'y', title: 'bytes/s (log scale)', log: 10, format: '~s' }, 'transport',
-      { title: 'line', domain: ['transport', 'memcpy (the ceiling)'] }) }];
+      { field: 'x', title: 'message size (log scale)', log: 2, values: ticksAt(values), labelExpr: bytesLabel },
+      { field: 'y', title: 'bytes/s (log scale; G = 10⁹)', log: 10, format: '~s' }, 'transport',
+      { title: 'line', domain: ['transport', 'memcpy (ceiling)'] }) }];
 }
 
 function apiCharts(input: ApiInput, n: number): Chart[] {
