@@ -6,7 +6,7 @@ import { promisify } from 'node:util';
 import fc from 'fast-check';
 import { bucketOf, bucketPercentile, bucketRange, bucketStatements } from '../src/trace/latency-buckets.js';
 import { traceUnavailable } from './support/trace.js';
-import { bpftraceBinary } from '../src/trace/probes.js';
+import { bpftraceBinary, bpftraceEnv } from '../src/trace/probes.js';
 import { collectMaps, summarize } from '../src/trace/summary.js';
 
 const samples = [0, 1, 2, 3, 15, 16, 17, 31, 32, 33, 47, 48, 63, 64, 100, 1000, 4095, 4096, 4097, 123_456,
@@ -55,7 +55,7 @@ describe('latency buckets', () => {
   it.skipIf(skip !== undefined)(`bpftrace computes the same keys${skip ? ` (skipped: ${skip})` : ''}`, async () => {
     const body = samples.map((v) => `$lat = (uint64)${v};\n  ${bucketStatements()}\n  @k[${v}] = $b;`).join('\n  ');
     const { stdout } = await promisify(execFile)(bpftraceBinary()!, ['-f', 'json', '-e', `BEGIN {\n  ${body}\n  exit();\n}`],
-      { timeout: 60_000 });
+      { timeout: 60_000, env: bpftraceEnv() });
     const keys = collectMaps(stdout.split('\n')).get('@k') as Record<string, number>;
     for (const v of samples) expect([v, keys[String(v)]]).toEqual([v, bucketOf(v)]);
   }, 60_000);

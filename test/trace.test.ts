@@ -1,7 +1,7 @@
 // iolab trace for real: bpftrace attaches to this kernel's tracepoints, the command runs, the
 // counts are the command's own; on every way out nothing stays attached.
 import { describe, expect, it, afterAll } from 'vitest';
-import { readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { runCli } from './support/cli.js';
 import { runCliAs } from './support/demo.js';
@@ -124,7 +124,9 @@ describe.skipIf(skip !== undefined)(`iolab trace${skip ? ` (skipped: ${skip})` :
       command = childrenOf(tracer).find((c) => commandName(c) !== 'bpftrace') ?? 0;
       return bpftrace !== 0 && command !== 0 && !['T', ''].includes(processState(command));
     }, 30_000, 'the traced command to run');
-    await new Promise((r) => setTimeout(r, 2000));
+    // its reads have begun once the file is laid out (a loaded machine can take a while)
+    await until(() => existsSync(file) && statSync(file).size === 8 << 20, 60_000, 'the layout');
+    await new Promise((r) => setTimeout(r, 1500));
     child.kill('SIGINT');
     const r = await child;
     expect(r.exitCode).toBe(130);

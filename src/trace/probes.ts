@@ -18,9 +18,17 @@ export function bpftraceBinary(): string | undefined {
   return existsSync('/usr/sbin/bpftrace') ? '/usr/sbin/bpftrace' : undefined;
 }
 
+/** The environment bpftrace runs in: iolab's, less the sanitizer runtime that the sanitized
+ * build preloads into iolab's own processes (bpftrace is not ours to instrument). */
+export function bpftraceEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = { ...process.env, ...extra };
+  for (const key of ['LD_PRELOAD', 'ASAN_OPTIONS', 'UBSAN_OPTIONS']) delete env[key];
+  return env;
+}
+
 /** `bpftrace -l PATTERN` (with -v: the fields too), one probe or field per line. */
 export async function listProbes(bpftrace: string, pattern: string, verbose = false): Promise<string[]> {
-  const { stdout } = await run(bpftrace, verbose ? ['-lv', pattern] : ['-l', pattern], { maxBuffer: 16 << 20, timeout: 60_000 });
+  const { stdout } = await run(bpftrace, verbose ? ['-lv', pattern] : ['-l', pattern], { maxBuffer: 16 << 20, timeout: 60_000, env: bpftraceEnv() });
   return stdout.split('\n').map((l) => l.trimEnd()).filter((l) => l !== '');
 }
 

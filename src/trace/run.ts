@@ -12,7 +12,7 @@ import { interruptedBy, interruption } from '../interrupt.js';
 import { iolabArgv } from '../spawn-iolab.js';
 import { traceProgram } from './bpf-program.js';
 import { bpftraceError, checkTracingPossible } from './preflight.js';
-import { findProbes } from './probes.js';
+import { bpftraceEnv, findProbes } from './probes.js';
 import { collectMaps, summarize, type TraceSummary } from './summary.js';
 
 export interface TraceOutcome {
@@ -130,7 +130,7 @@ export async function runTraced(args: string[]): Promise<TraceOutcome> {
     const program = traceProgram({ pid, tracerPid: process.pid }, probes);
     bpftrace = spawn(bpftracePath, ['-f', 'json', '-e', program], {
       stdio: ['ignore', 'pipe', 'pipe'], detached: true,
-      env: { ...process.env, BPFTRACE_MAP_KEYS_MAX: '65536', [attachedNotice]: '1' },
+      env: bpftraceEnv({ BPFTRACE_MAP_KEYS_MAX: '65536', [attachedNotice]: '1' }),
     });
     const watch = watchBpftrace(bpftrace);
     const bpftraceDone = waitExit(bpftrace);

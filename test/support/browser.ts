@@ -18,7 +18,10 @@ export async function launchChromium(): Promise<LaunchedBrowser> {
   const profile = mkdtempSync(join(tmpdir(), 'iolab-chromium-'));
   const args = ['--headless', '--disable-gpu', '--disable-background-networking', '--disable-component-update',
     '--disable-sync', '--no-first-run', '--disable-dev-shm-usage', ...(process.geteuid?.() === 0 ? ['--no-sandbox'] : [])];
-  const browser = await chromium.launchPersistentContext(profile, { executablePath: chromiumPath, headless: true, args });
+  // Not the sanitizer runtime the sanitized test run preloads into iolab's processes.
+  const env = Object.fromEntries(Object.entries(process.env).filter(([k, v]) =>
+    v !== undefined && !['LD_PRELOAD', 'ASAN_OPTIONS', 'UBSAN_OPTIONS'].includes(k))) as Record<string, string>;
+  const browser = await chromium.launchPersistentContext(profile, { executablePath: chromiumPath, headless: true, args, env });
   return {
     browser,
     close: async () => {
