@@ -43,7 +43,6 @@ export function syscallNumbersHere(arch = process.arch): number[] | undefined {
 
 /** Stages of a Ring op, from the USDT probes and the tracepoints between them. */
 export const ringStages = ['queue-submit', 'submit-kernel', 'kernel', 'kernel-reap', 'reap-settle', 'total'] as const;
-export type RingStage = typeof ringStages[number];
 
 export interface ProgramTarget {
   /** The traced command's pid (stopped until bpftrace has attached). */

@@ -4,8 +4,7 @@
 import { Command } from 'commander';
 import { oneLineErrors, printJson, UserError } from '../cli-util.js';
 import { markInterrupted } from '../interrupt.js';
-import { runTraced } from './run.js';
-import { formatSummary, summaryJson } from './summary.js';
+import { usdtProbes, usdtProvider } from './usdt.js';
 
 export function traceCommand(): Command {
   return oneLineErrors(new Command('trace')
@@ -15,12 +14,15 @@ export function traceCommand(): Command {
     .addHelpText('after', `
 Needs root (or CAP_BPF and CAP_PERFMON), tracefs (mounted at /sys/kernel/tracing when missing)
 and bpftrace. The command's stdout and stderr pass through; the trace follows on stdout.
+The addon's USDT probes (provider ${usdtProvider}): ${usdtProbes.map((p) => p.name).join(', ')}.
 
 Examples:
   iolab trace -- readv readv.c --uring
   iolab trace --json -- bench iops --filename /tmp/t.dat --ioengine io_uring --number_ios 3000`)
     .action(async (args: string[], opts: { json?: boolean }) => {
       if (args[0] === 'trace') throw new UserError('iolab trace cannot trace itself');
+      // Loaded when tracing: other commands start without these modules.
+      const [{ runTraced }, { formatSummary, summaryJson }] = await Promise.all([import('./run.js'), import('./summary.js')]);
       const outcome = await runTraced(args);
       const head = { command: ['iolab', ...args], pid: outcome.pid, exitCode: outcome.exitCode, partial: outcome.partial };
       if (opts.json) {

@@ -4,7 +4,7 @@
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { chromium, type Browser, type BrowserContext } from 'playwright-core';
+import { chromium, type BrowserContext } from 'playwright-core';
 
 export const chromiumPath = ['/usr/bin/chromium', '/usr/bin/chromium-browser'].find((p) => existsSync(p));
 
@@ -30,5 +30,3 @@ export async function launchChromium(): Promise<LaunchedBrowser> {
     },
   };
 }
-
-export type { Browser };
