@@ -20,7 +20,8 @@ async function startLongRun(extra: string[] = []) {
   const tag = newProcessTag();
   const [file, argv] = iolabArgv(['bench', 'ipc', '--sizes', '64,4k', '--transports', 'stream-copy,shm-ring,dgram-copy',
     '--duration', '20ms', '--rounds', '1000', ...extra]);
-  const child = execa(file, argv, { reject: false, env: { [processTagVariable]: tag } });
+  // its own process group, so a test can signal the group as a terminal's Ctrl-C does
+  const child = execa(file, argv, { reject: false, detached: true, env: { [processTagVariable]: tag } });
   let stderr = '';
   child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
   await waitFor('round 1 to finish', () => stderr.includes('round 1/1000 done'), 30_000);
@@ -42,6 +43,16 @@ describe('bench ipc: a transport that delivers wrong bytes fails the run', { tim
       }
     });
   }
+
+  it('a stale message (the previous one\'s stamps) is named as such', async () => {
+    for (const [transport, mode] of [['shm-ring', 'throughput'], ['fd-per-message', 'pingpong']]) {
+      const r = await runCliText(['bench', 'ipc', '--transports', transport, '--sizes', '64k', '--mode', mode, '--duration', '20ms', '--rounds', '1'],
+        { env: { IOLAB_IPC_FAULT: 'stale:2' } });
+      expect(r.exitCode).toBe(1);
+      expect(r.stderr).toMatch(new RegExp(`^iolab: ${transport} delivered wrong bytes: message 2 \\(65536 bytes\\) differs at byte 3 ` +
+        `\\(the stamp there is message 1's\\): expected 0x02, got 0x01 \\(${mode}, round 1\\)$`));
+    }
+  });
 
   it('in the sampled page of a large shm-ring message, and without the knob the same run passes', async () => {
     const args = ['bench', 'ipc', '--transports', 'shm-ring', '--sizes', '1m', '--mode', 'throughput', '--duration', '20ms', '--rounds', '1'];
@@ -95,10 +106,10 @@ describe('bench ipc: interrupted and broken runs', { timeout: 120_000 }, () => {
     expect(devShm()).toEqual(before);
   });
 
-  it('Ctrl-C: the finished cells as a partial table, cleaned up, exit 130', async () => {
+  it('Ctrl-C (SIGINT to the process group): the finished cells as a partial table, cleaned up, exit 130', async () => {
     const before = devShm();
     const { child, tag } = await startLongRun();
-    child.kill('SIGINT');
+    process.kill(-child.pid!, 'SIGINT');
     const r = await child;
     expect(r.exitCode).toBe(130);
     expect(r.stdout).toMatch(/^bench ipc: .*, PARTIAL: interrupted by SIGINT after \d+ of 14000 cells$/m);
@@ -107,7 +118,7 @@ describe('bench ipc: interrupted and broken runs', { timeout: 120_000 }, () => {
     expect(devShm()).toEqual(before);
   });
 
-  it('SIGTERM with --json: the partial results in JSON', async () => {
+  it('SIGTERM to the sender alone, with --json: the partial results in JSON', async () => {
     const { child, tag } = await startLongRun(['--json']);
     child.kill('SIGTERM');
     const r = await child;

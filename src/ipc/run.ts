@@ -71,13 +71,14 @@ export async function runPlan(plan: IpcPlan, progress?: Progress): Promise<IpcRu
         if (signal.aborted) break rounds;
         progress?.cell(done, run.cellsPlanned, round, label(cell));
         const spec: IpcCell = { messageBytes: cell.messageBytes, durationMs: options.durationMs, minMessages,
-          checkFull: options.checkFull, faultMessage: options.faultMessage };
+          checkFull: options.checkFull, faultMessage: options.faultMessage, faultStale: options.faultStale };
         current = cell.transport === memcpyName ? native.ipcMemcpy(spec) : native.ipcSend(peer.control, cell.transport, cell.mode, spec);
         let r: IpcCellResult;
         try {
           r = await current.done;
         } catch (err) {
-          if ((err as { code?: string }).code === 'ERR_IOLAB_IPC_STOPPED') break rounds;
+          // stopped, or the receiver went down with the same signal (a group's SIGTERM)
+          if ((err as { code?: string }).code === 'ERR_IOLAB_IPC_STOPPED' || signal.aborted) break rounds;
           throw await explain(err, cell, round, peer);
         } finally {
           current = undefined;

@@ -18,9 +18,9 @@ export const usdtProbes: readonly UsdtProbe[] = [
   { name: 'ring_submit', when: 'the Ring submits its prepared SQEs (once per loop turn)', args: ['ring fd', 'SQEs to submit'] },
   { name: 'ring_complete', when: 'a CQE is reaped on the JS thread', args: ['op', 'result (bytes or -errno)'] },
   { name: 'ring_settle', when: 'the op\'s Promise has been resolved or rejected', args: ['op', 'result'] },
-  { name: 'io_issue', when: 'a storage job hands an I/O to its engine', args: ['io', 'direction (0 read, 1 write)', 'offset', 'bytes'] },
-  { name: 'io_complete', when: 'a storage job takes an I/O\'s completion', args: ['io', 'direction', 'offset', 'result (bytes or -errno)'] },
-  { name: 'echo_accept', when: 'a native echo server (uring, epoll) accepts a connection', args: ['fd'] },
+  { name: 'io_issue', when: 'a storage job hands an I/O to its engine (docs/storage.md)', args: ['offset', 'bytes', '1 for a write, 0 for a read'] },
+  { name: 'io_complete', when: 'a storage job takes an I/O\'s completion', args: ['offset', 'bytes asked', 'result (bytes or -errno)'] },
+  { name: 'echo_accept', when: 'a native echo server (uring, epoll) accepts a connection, served or refused (docs/echo.md)', args: ['fd'] },
   { name: 'echo_close', when: 'a native echo server closes a connection', args: ['fd'] },
 ];
 
