@@ -4,7 +4,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { execa } from 'execa';
 import { chmodSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { projectRoot } from '../src/native.js';
+import { native, projectRoot } from '../src/native.js';
 import { shortTempDir } from './support/temp.js';
 import { cli, unshowBytes } from './support/demo.js';
 
@@ -73,6 +73,32 @@ describe('iolab readv', () => {
   ])('bad input %j: one line, exit 1', async (args, message) => {
     const r = await cli(args);
     expect({ stdout: r.stdout, stderr: r.stderr, exitCode: r.exitCode }).toEqual({ stdout: '', stderr: message, exitCode: 1 });
+  });
+
+  it('a FIFO is refused at once (no writer needed), plain and --uring; a socket too; devices are read without waiting', async () => {
+    const fifo = at('fifo');
+    await execa('mkfifo', [fifo]);
+    for (const variant of [[], ['--uring']]) {
+      const r = await cli(['readv', fifo, ...variant], { timeoutMs: 10_000 });
+      expect({ stderr: r.stderr, exitCode: r.exitCode }).toEqual({
+        stderr: `iolab: ${fifo} is a FIFO (named pipe), not a regular file: a read would wait for a writer, maybe forever; ` +
+          'readv reads regular files and devices',
+        exitCode: 1,
+      });
+    }
+    const socket = at('s.sock');
+    const bound = native.socket('stream');
+    try {
+      native.bind(bound, socket);
+      const r = await cli(['readv', socket]);
+      expect(r.stderr).toBe(`iolab: ${socket} is a Unix socket, not a file; readv reads regular files and devices`);
+    } finally {
+      native.close(bound);
+    }
+    for (const variant of [[], ['--uring']]) {
+      expect((await cli(['readv', '/dev/zero', '--sizes', '2', ...variant])).stdout).toBe('Read 2 bytes:\nbuf1: \\0\\0');
+      expect((await cli(['readv', '/dev/null', '--sizes', '2', ...variant])).stdout).toBe('Read 0 bytes:\nbuf1: ');
+    }
   });
 
   it.runIf(process.getuid?.() === 0)('a file the user may not read: EACCES, one line', async () => {

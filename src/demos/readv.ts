@@ -1,6 +1,7 @@
 // `iolab readv <file>`: scatter-read the start of a file into a few buffers with ONE readv(2)
 // (preadv(2) with --offset) and show what landed in each buffer, and nothing beyond it.
-import { closeSync, fstatSync, openSync } from 'node:fs';
+import { closeSync, constants, fstatSync, openSync, statSync } from 'node:fs';
+import { isErrnoException, native } from '../native.js';
 import { Command } from 'commander';
 import { oneLineErrors, printJson, UserError } from '../cli-util.js';
 import { iovMax, showBytes } from './common.js';
@@ -26,18 +27,49 @@ export function checkSizes(sizes: number[]): void {
   }
 }
 
-/** Opens `file` read-only and reads it into buffers of `sizes` with one call. */
+/**
+ * Opens `file` read-only and reads it into buffers of `sizes` with one call. The open is
+ * O_NONBLOCK, so a FIFO cannot make it wait for a writer; a FIFO is then refused (a read would
+ * wait for data, maybe forever), a regular file or block device read as usual (O_NONBLOCK
+ * cleared), and a character device read without waiting (EAGAIN: nothing to read now).
+ */
 export async function runReadv(file: string, sizes: number[], offset: number | undefined,
   io: DemoIo = plainIo): Promise<ReadvResult> {
   checkSizes(sizes);
-  const fd = openSync(file, 'r');
+  const fd = openForReading(file);
   try {
-    if (fstatSync(fd).isDirectory()) throw new UserError(`${file} is a directory, not a file`);
+    const st = fstatSync(fd);
+    if (st.isDirectory()) throw new UserError(`${file} is a directory, not a file`);
+    if (st.isFIFO()) {
+      throw new UserError(`${file} is a FIFO (named pipe), not a regular file: a read would wait for a writer, maybe forever; ` +
+        'readv reads regular files and devices');
+    }
+    if (!st.isCharacterDevice()) native.setNonBlocking(fd, false);
     const buffers = sizes.map((size) => new Uint8Array(size));
-    const bytes = await io.readv(fd, buffers, offset);
+    let bytes: number;
+    try {
+      bytes = await io.readv(fd, buffers, offset);
+    } catch (err) {
+      if (isErrnoException(err) && err.code === 'EAGAIN') {
+        throw new UserError(`${file} has nothing to read now (a character device; readv does not wait for input)`);
+      }
+      throw err;
+    }
     return { bytes, buffers: splitRead(buffers, bytes) };
   } finally {
     closeSync(fd);
+  }
+}
+
+function openForReading(file: string): number {
+  try {
+    return openSync(file, constants.O_RDONLY | constants.O_NONBLOCK);
+  } catch (err) {
+    // open(2) of a Unix socket's path fails with ENXIO.
+    if (isErrnoException(err) && err.code === 'ENXIO' && statSync(file, { throwIfNoEntry: false })?.isSocket()) {
+      throw new UserError(`${file} is a Unix socket, not a file; readv reads regular files and devices`);
+    }
+    throw err;
   }
 }
 
