@@ -117,15 +117,14 @@ const writevDemo: TourDemo = {
 };
 
 const shmDemo: TourDemo = {
-  title: 'shm: one process writes a POSIX shared-memory object, another maps it and reads',
-  // Its I/O is loads and stores on a mapping: no syscall for io_uring to carry.
-  hasUringVariant: false,
+  title: 'shm: one process writes a POSIX shared-memory object with pwrite, another reads it with pread',
+  hasUringVariant: true,
   async run(ctx) {
-    const name = `/iolab-tour-${process.pid}`;
+    const name = `/iolab-tour-${process.pid}${ctx.variantArgs.length > 0 ? '-uring' : ''}`;
     try {
       const commands = await runAll(ctx, [
-        { argv: ['shm', 'write', name, 'written by one process, read by another'] },
-        { argv: ['shm', 'read', name] },
+        { argv: ['shm', 'write', name, 'written by one process, read by another', ...ctx.variantArgs] },
+        { argv: ['shm', 'read', name, ...ctx.variantArgs] },
         { argv: ['shm', 'unlink', name] },
       ]);
       return { commands, notes: [] };
@@ -135,9 +134,10 @@ const shmDemo: TourDemo = {
   },
 };
 
-function fdpassDemo(type: 'dgram' | 'stream'): TourDemo {
+function fdpassDemo(type: 'dgram' | 'stream', object: 'shm' | 'memfd'): TourDemo {
+  const what = object === 'shm' ? 'the fd of a shared-memory object (read with pread)' : 'the fd of a sealed memfd (mapped)';
   return {
-    title: `fdpass (${type}): a receiver and a sender process pass a shared-memory fd over a Unix socket`,
+    title: `fdpass (${type}): a sender process passes ${what} to a receiver over a Unix socket`,
     hasUringVariant: true,
     async run(ctx) {
       const socket = `fdpass-${type}.sock`;
@@ -148,17 +148,20 @@ function fdpassDemo(type: 'dgram' | 'stream'): TourDemo {
       // Send only once the receiver says it is ready; if it dies first, report that instead.
       const early = await Promise.race([listening.then(() => undefined), receiver.done]);
       if (early) return { commands: [{ ...early, background: true }], notes: [] };
-      const sendArgv = ['fdpass', 'send', '--socket', socket, '--type', type, '--message', `a ${type} message with an fd`, ...ctx.variantArgs];
+      const sendArgv = ['fdpass', 'send', '--socket', socket, '--type', type, '--message', `a ${type} message with an fd`,
+        ...(object === 'memfd' ? ['--memfd'] : []), ...ctx.variantArgs];
       const sender = startIolabChild(ctx, sendArgv);
       const sent = await sender.done;
       if (sent.exitCode !== 0) receiver.kill();
       const received = await receiver.done;
       const leftovers = sender.pid === undefined ? [] :
         readdirSync('/dev/shm').filter((f) => f.startsWith(`iolab-fdpass-${sender.pid}-`));
+      const left = [socket, `${socket}.lock`].filter((f) => existsSync(join(ctx.dir, f)));
       const notes = [
-        leftovers.length === 0 ? 'the sender left nothing in /dev/shm (it unlinked the name right after creating the object)'
-          : `the sender left ${leftovers.join(', ')} in /dev/shm`,
-        existsSync(join(ctx.dir, socket)) ? `the receiver left ${socket} behind` : `the receiver removed ${socket} on exit`,
+        ...(object === 'memfd' ? [] : [leftovers.length === 0
+          ? 'the sender left nothing in /dev/shm (it unlinked the name right after creating the object)'
+          : `the sender left ${leftovers.join(', ')} in /dev/shm`]),
+        left.length === 0 ? `the receiver removed ${socket} and its lock file on exit` : `the receiver left ${left.join(', ')} behind`,
       ];
       return { commands: [{ ...received, background: true }, sent], notes };
     },
@@ -166,7 +169,7 @@ function fdpassDemo(type: 'dgram' | 'stream'): TourDemo {
 }
 
 /** The tour's demos, in the order it shows them. */
-const tourDemos: TourDemo[] = [readvDemo, writevDemo, shmDemo, fdpassDemo('dgram'), fdpassDemo('stream')];
+const tourDemos: TourDemo[] = [readvDemo, writevDemo, shmDemo, fdpassDemo('dgram', 'shm'), fdpassDemo('stream', 'memfd')];
 
 /** Why io_uring cannot be used here (one sentence), or undefined when it can. */
 async function ioUringRefusal(): Promise<string | undefined> {
