@@ -2,7 +2,7 @@
 // stderr and exit codes, and the bad inputs of issue 2 leaving files as they were.
 import { afterAll, describe, expect, it } from 'vitest';
 import { execa } from 'execa';
-import { chmodSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { native, projectRoot } from '../src/native.js';
 import { shortTempDir } from './support/temp.js';
@@ -145,6 +145,29 @@ describe('iolab writev', () => {
     expect(both.stderr).toBe("iolab: option '--append' cannot be used with option '--force'");
     expect(both.exitCode).toBe(1);
     expect(readFileSync(file, 'utf8')).toBe('replaced');
+  });
+
+  it('a symbolic link is refused (create and --append), naming its target; --force replaces the link, never the target', async () => {
+    const target = at('target.txt');
+    writeFileSync(target, 'the target');
+    const link = at('link.txt');
+    symlinkSync(target, link);
+    const refused = `iolab: ${link} is a symbolic link to ${target}; left untouched ` +
+      '(use --force to replace the link itself with a new file; its target is never written)';
+    for (const extra of [[], ['--append'], ['--uring', '--append']]) {
+      expect(await cli(['writev', link, 'through?', ...extra])).toEqual({ stdout: '', stderr: refused, exitCode: 1 });
+    }
+    expect(readFileSync(target, 'utf8')).toBe('the target');
+    expect(lstatSync(link).isSymbolicLink()).toBe(true);
+    const dangling = at('dangling.txt');
+    symlinkSync(at('nowhere.txt'), dangling);
+    expect((await cli(['writev', dangling, 'x', '--append'])).exitCode).toBe(1);
+    expect(existsSync(at('nowhere.txt'))).toBe(false);
+
+    expect(await cli(['writev', link, 'x', '--force'])).toEqual({ stdout: `writev 1 byte to ${link}`, stderr: '', exitCode: 0 });
+    expect(lstatSync(link).isFile()).toBe(true);
+    expect(readFileSync(link, 'utf8')).toBe('x');
+    expect(readFileSync(target, 'utf8')).toBe('the target');
   });
 
   it('a directory, or a folder that does not exist: one line, nothing created', async () => {

@@ -95,7 +95,7 @@ describe('--uring prints what the plain variant prints', () => {
       const r = await runCli(['shm', 'read', name, '--json', ...variant]);
       const object = readFileSync(`/dev/shm${name}`);
       await runCli(['shm', 'unlink', name]);
-      outputs.push([w.stdout.replace(name, 'NAME'), r.stdout.replace(name, 'NAME'), object.toString('base64')].join('\n'));
+      outputs.push([String(w.stdout).replace(name, 'NAME'), String(r.stdout).replace(name, 'NAME'), object.toString('base64')].join('\n'));
     }
     expect(outputs[0]).toContain('"text":"through a ring?"');
     expect(outputs[1]).toBe(outputs[0]);

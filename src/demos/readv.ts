@@ -6,7 +6,7 @@ import { Command } from 'commander';
 import { oneLineErrors, printJson, UserError } from '../cli-util.js';
 import { iovMax, showBytes } from './common.js';
 import { plainIo, uringOption, withDemoIo, type DemoIo } from './io.js';
-import { numberOption, numberListOption } from '../numbers.js';
+import { numberOption, numberListOption, plural } from '../numbers.js';
 
 export const defaultSizes = [32, 64, 128];
 /** Sum of the buffer sizes one readv may ask for (a demo, not a copy tool). */
@@ -23,7 +23,7 @@ export function checkSizes(sizes: number[]): void {
   if (sizes.length > iovMax) throw new UserError(`--sizes lists ${sizes.length} buffers; readv takes at most ${iovMax}`);
   const total = sizes.reduce((a, b) => a + b, 0);
   if (total > maxTotalBytes) {
-    throw new UserError(`--sizes add up to ${total} bytes; this demo reads at most ${maxTotalBytes} bytes`);
+    throw new UserError(`--sizes add up to ${plural(total, 'byte')}; this demo reads at most ${plural(maxTotalBytes, 'byte')}`);
   }
 }
 
@@ -84,7 +84,7 @@ export function splitRead(buffers: Uint8Array[], bytes: number): ReadvResult['bu
 }
 
 export function formatReadv(result: ReadvResult): string[] {
-  return [`Read ${result.bytes} bytes:`, ...result.buffers.map((b, i) => `buf${i + 1}: ${showBytes(b.data)}`)];
+  return [`Read ${plural(result.bytes, 'byte')}:`, ...result.buffers.map((b, i) => `buf${i + 1}: ${showBytes(b.data)}`)];
 }
 
 export function readvJson(result: ReadvResult) {
