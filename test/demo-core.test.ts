@@ -1,5 +1,5 @@
 // The demos' building blocks, in process (no CLI spawns): showing bytes safely, splitting a
-// read over buffers, looping over short writes, the shm record, and runReadv/runWritev on real
+// read over buffers, looping over short writes, the text at a file's start, and runReadv/runWritev on real
 // files. fast-check for everything that splits or joins bytes.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import fc from 'fast-check';

@@ -1,5 +1,5 @@
 // `iolab fdpass recv|send` as two processes, as a user runs them: wait for the receiver's
-// listening line, then send. Exact outputs, the bad inputs of issue 2, uid refusal, and that
+// listening line, then send. Exact outputs, bad input, uid refusal, and that
 // sockets and shm objects never outlive the commands.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { chmodSync, existsSync, readFileSync, writeFileSync } from 'node:fs';

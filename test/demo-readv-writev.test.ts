@@ -1,5 +1,5 @@
 // `iolab readv` and `iolab writev` run as a user does (separate processes): exact stdout,
-// stderr and exit codes, and the bad inputs of issue 2 leaving files as they were.
+// stderr and exit codes, and bad input leaving files as they were.
 import { afterAll, describe, expect, it } from 'vitest';
 import { execa } from 'execa';
 import { chmodSync, existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
