@@ -1,19 +1,20 @@
-// The storage benchmark's only Node-aware file: turns a JS job description into a job_spec,
-// runs job_run (native/bench/job.c) on an AsyncProgressWorker, and turns job_result into JS.
+// The storage benchmark's only Node-aware file: turns a JS job description into a job_spec
+// (engine options read through the engine's own option table), runs job_run
+// (native/bench/job.c) on an AsyncProgressWorker, and turns job_result into JS.
 #include <cmath>
 #include <memory>
 #include <string>
 
+#include "args.h"
 #include "errors.h"
-#include "vectored.h"
 #include "live_objects.h"
 #include "registry.h"
 
 extern "C" {
 #include "bench/engine.h"
 #include "bench/fdmsg.h"
-#include "bench/histogram.h"
 #include "bench/job.h"
+#include "stats/histogram.h"
 }
 
 namespace iolab {
@@ -25,6 +26,15 @@ struct Progress {
 };
 
 const char* const kPhaseNames[] = {"layout", "ramp", "run", "verify"};
+
+// fio's latency_ns / latency_us / latency_ms bucket edges, in ns: below 2, 4, 10 ... 1000 ns,
+// then the same in us, then ms up to 2000 (the last count is ">= 2000 ms").
+const uint64_t kLatencyEdges[] = {
+    2, 4, 10, 20, 50, 100, 250, 500, 750, 1000,
+    2000, 4000, 10000, 20000, 50000, 100000, 250000, 500000, 750000, 1000000,
+    2000000, 4000000, 10000000, 20000000, 50000000, 100000000, 250000000, 500000000, 750000000,
+    1000000000, 2000000000};
+constexpr int kNumEdges = sizeof(kLatencyEdges) / sizeof(kLatencyEdges[0]);
 
 Napi::Object HistToJs(Napi::Env env, const histogram& h) {
   Napi::Object o = Napi::Object::New(env);
@@ -38,6 +48,21 @@ Napi::Object HistToJs(Napi::Env env, const histogram& h) {
   Napi::Array p = Napi::Array::New(env, HIST_NPERCENTILES);
   for (uint32_t i = 0; i < HIST_NPERCENTILES; i++) p.Set(i, double(values[i]));
   o.Set("percentiles", p);
+  uint64_t bins[kNumEdges + 1];
+  hist_bins(&h, kLatencyEdges, kNumEdges, bins);
+  Napi::Array b = Napi::Array::New(env, kNumEdges + 1);
+  for (uint32_t i = 0; i <= kNumEdges; i++) b.Set(i, double(bins[i]));
+  o.Set("bins", b);
+  return o;
+}
+
+Napi::Object SamplesToJs(Napi::Env env, const sample_stats& s) {
+  Napi::Object o = Napi::Object::New(env);
+  o.Set("n", double(s.n));
+  o.Set("min", s.min);
+  o.Set("max", s.max);
+  o.Set("mean", s.mean);
+  o.Set("stddev", s.n > 1 ? std::sqrt(s.m2 / double(s.n - 1)) : 0.0);
   return o;
 }
 
@@ -48,7 +73,15 @@ Napi::Object DirToJs(Napi::Env env, const dir_stats& d, bool async) {
   o.Set("slat", async ? HistToJs(env, d.slat) : Napi::Value(env.Null()));
   o.Set("clat", HistToJs(env, d.clat));
   o.Set("lat", HistToJs(env, d.lat));
+  o.Set("bwKiBSamples", SamplesToJs(env, d.bw_kib));
+  o.Set("iopsSamples", SamplesToJs(env, d.iops));
   return o;
+}
+
+Napi::Array CountsToJs(Napi::Env env, const uint64_t* counts) {
+  Napi::Array a = Napi::Array::New(env, DEPTH_BUCKETS);
+  for (uint32_t i = 0; i < DEPTH_BUCKETS; i++) a.Set(i, double(counts[i]));
+  return a;
 }
 
 class BenchWorker : public Napi::AsyncProgressWorker<Progress> {
@@ -62,13 +95,15 @@ class BenchWorker : public Napi::AsyncProgressWorker<Progress> {
   ~BenchWorker() override = default;
 
   job_spec spec{};
-  std::string filename, engine;
+  std::string filename;
+  std::unique_ptr<char[]> engine_options;
+  Napi::ObjectReference stop_ref;  // keeps the stop flag's memory alive while the job runs
   Napi::Promise Promise() { return deferred_.Promise(); }
 
  protected:
   void Execute(const ExecutionProgress& progress) override {
     spec.filename = filename.c_str();
-    spec.engine = engine.c_str();
+    spec.engine_options = engine_options.get();
     progress_ = &progress;
     job_run(&spec, result_.get(), &BenchWorker::OnNativeProgress, this);
     progress_ = nullptr;
@@ -95,17 +130,28 @@ class BenchWorker : public Napi::AsyncProgressWorker<Progress> {
       return;
     }
     Napi::Object o = Napi::Object::New(env);
-    o.Set("engine", engine);
+    o.Set("engine", spec.ops->name);
     if (r.unavailable) o.Set("unavailable", std::string(r.reason));
     o.Set("async", Napi::Boolean::New(env, r.async != 0));
+    o.Set("interrupted", Napi::Boolean::New(env, r.interrupted != 0));
+    o.Set("layoutRemoved", Napi::Boolean::New(env, r.layout_removed != 0));
     o.Set("size", double(r.size));
     o.Set("laidOutBytes", double(r.laid_out_bytes));
     o.Set("runtimeNs", double(r.runtime_ns));
+    o.Set("elapsedNs", double(r.elapsed_ns));
     o.Set("usrSec", r.usr_sec);
     o.Set("sysSec", r.sys_sec);
+    o.Set("ctx", double(r.ctx));
+    o.Set("majf", double(r.majf));
+    o.Set("minf", double(r.minf));
     o.Set("verifiedBlocks", double(r.verified_blocks));
     o.Set("read", DirToJs(env, r.dir[DDIR_READ], r.async != 0));
     o.Set("write", DirToJs(env, r.dir[DDIR_WRITE], r.async != 0));
+    Napi::Object depth = Napi::Object::New(env);
+    depth.Set("level", CountsToJs(env, r.depth.level));
+    depth.Set("submit", CountsToJs(env, r.depth.submit));
+    depth.Set("complete", CountsToJs(env, r.depth.complete));
+    o.Set("depth", depth);
     deferred_.Resolve(o);
   }
 
@@ -144,29 +190,6 @@ class BenchWorker : public Napi::AsyncProgressWorker<Progress> {
   const ExecutionProgress* progress_ = nullptr;
 };
 
-double NumberField(Napi::Object o, const char* name, double min, double max, double fallback) {
-  Napi::Value v = o.Get(name);
-  if (v.IsUndefined()) return fallback;
-  if (!v.IsNumber()) ThrowTypeError(o.Env(), "ERR_INVALID_ARG_TYPE", std::string("job.") + name + " must be a number");
-  double d = v.As<Napi::Number>().DoubleValue();
-  if (!(d >= min && d <= max) || std::floor(d) != d)
-    ThrowRangeError(o.Env(), "ERR_OUT_OF_RANGE",
-                    std::string("job.") + name + " must be a whole number in [" + std::to_string((long long)min) +
-                        ", " + std::to_string((long long)max) + "], got " + v.ToString().Utf8Value());
-  return d;
-}
-
-bool BoolField(Napi::Object o, const char* name) {
-  Napi::Value v = o.Get(name);
-  return !v.IsUndefined() && v.ToBoolean().Value();
-}
-
-std::string StringField(Napi::Object o, const char* name) {
-  Napi::Value v = o.Get(name);
-  if (!v.IsString()) ThrowTypeError(o.Env(), "ERR_INVALID_ARG_TYPE", std::string("job.") + name + " must be a string");
-  return v.As<Napi::String>().Utf8Value();
-}
-
 rw_mode ParseRw(Napi::Env env, const std::string& rw) {
   if (rw == "read") return RW_READ;
   if (rw == "write") return RW_WRITE;
@@ -177,52 +200,115 @@ rw_mode ParseRw(Napi::Env env, const std::string& rw) {
   ThrowTypeError(env, "ERR_INVALID_ARG_VALUE", "unknown rw '" + rw + "'");
 }
 
+// The engine's options struct, filled from its option table: job.engineOptions[name] (a number,
+// or a boolean for a flag), or the table's default. Keys of other engines' options are ignored:
+// one options object serves every engine of a run.
+std::unique_ptr<char[]> EngineOptions(Napi::Env env, const engine_ops* ops, Napi::Value given) {
+  std::unique_ptr<char[]> opts(new char[ops->options_size > 0 ? ops->options_size : 1]());
+  engine_default_options(ops, opts.get());
+  OptionsArg o(env, given, "job.engineOptions");
+  for (const engine_option* opt = ops->options; opt != nullptr && opt->name != nullptr; opt++) {
+    Napi::Value v(env, o.Get(opt->name));
+    unsigned value = opt->type == ENGINE_OPT_BOOL && v.IsBoolean() ? unsigned(o.Bool(opt->name, false))
+                                                                   : unsigned(o.Integer(opt->name, opt->min, opt->max, opt->def));
+    *reinterpret_cast<unsigned*>(opts.get() + opt->offset) = value;
+  }
+  return opts;
+}
+
 // benchRun(job, onProgress?) -> Promise<result>
 Napi::Value BenchRun(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   if (!info[0].IsObject()) ThrowTypeError(env, "ERR_INVALID_ARG_TYPE", "job must be an object");
-  Napi::Object job = info[0].As<Napi::Object>();
+  OptionsArg job(env, info[0], "job");
   Napi::Function on_progress;
   if (info.Length() > 1 && !info[1].IsUndefined()) {
     if (!info[1].IsFunction()) ThrowTypeError(env, "ERR_INVALID_ARG_TYPE", "onProgress must be a function");
     on_progress = info[1].As<Napi::Function>();
   }
-  std::string filename = StringField(job, "filename");
-  std::string engine = StringField(job, "engine");
-  if (engine_find(engine.c_str()) == nullptr)
-    ThrowTypeError(env, "ERR_INVALID_ARG_VALUE", "unknown ioengine '" + engine + "'");
+  std::string filename = StringArg(env, job.Get("filename"), "job.filename");
+  std::string engine = StringArg(env, job.Get("engine"), "job.engine");
+  const engine_ops* ops = engine_find(engine.c_str());
+  if (ops == nullptr) ThrowTypeError(env, "ERR_INVALID_ARG_VALUE", "unknown ioengine '" + engine + "'");
   job_spec s{};
-  s.rw = ParseRw(env, StringField(job, "rw"));
-  s.rwmixread = unsigned(NumberField(job, "rwmixread", 0, 100, 50));
-  s.bs = unsigned(NumberField(job, "bs", 1, 1 << 30, 4096));
-  s.iodepth = unsigned(NumberField(job, "iodepth", 1, 65536, 1));
-  s.numjobs = unsigned(NumberField(job, "numjobs", 1, 1024, 1));
-  s.iodepth_batch = unsigned(NumberField(job, "iodepthBatch", 1, 65536, 1));
-  s.size = uint64_t(NumberField(job, "size", 1, 9007199254740991.0, 0));
-  s.runtime_ns = uint64_t(NumberField(job, "runtimeMs", 0, 1e12, 0)) * 1000000ull;
-  s.ramp_ns = uint64_t(NumberField(job, "rampMs", 0, 1e12, 0)) * 1000000ull;
-  s.number_ios = uint64_t(NumberField(job, "numberIos", 0, 9007199254740991.0, 0));
-  s.seed = uint64_t(NumberField(job, "seed", 0, 9007199254740991.0, 0));
-  s.time_based = BoolField(job, "timeBased");
-  s.direct = BoolField(job, "direct");
-  s.invalidate = BoolField(job, "invalidate");
-  s.fixedbufs = BoolField(job, "fixedbufs");
-  s.registerfiles = BoolField(job, "registerfiles");
-  s.sqthread_poll = BoolField(job, "sqthreadPoll");
-  s.verify = BoolField(job, "verify");
-  s.force = BoolField(job, "force");
+  s.ops = ops;
+  s.rw = ParseRw(env, StringArg(env, job.Get("rw"), "job.rw"));
+  s.rwmixread = unsigned(job.Integer("rwmixread", 0, 100, 50));
+  s.bs = unsigned(job.Integer("bs", 1, 1 << 30, 4096));
+  s.iodepth = unsigned(job.Integer("iodepth", 1, 65536, 1));
+  if (ops->max_depth != 0 && s.iodepth > ops->max_depth)
+    ThrowRangeError(env, "ERR_OUT_OF_RANGE", "job.iodepth " + std::to_string(s.iodepth) + " is above " +
+                                                 ops->max_depth_why + ": " + std::to_string(ops->max_depth));
+  s.numjobs = unsigned(job.Integer("numjobs", 1, 1024, 1));
+  s.iodepth_batch = unsigned(job.Integer("iodepthBatch", 1, 65536, 1));
+  s.size = uint64_t(job.Integer("size", 1, kMaxSafeInteger, 0));
+  s.runtime_ns = uint64_t(job.Integer("runtimeMs", 0, int64_t(1e12), 0)) * 1000000ull;
+  s.ramp_ns = uint64_t(job.Integer("rampMs", 0, int64_t(1e12), 0)) * 1000000ull;
+  s.number_ios = uint64_t(job.Integer("numberIos", 0, kMaxSafeInteger, 0));
+  s.seed = uint64_t(job.Integer("seed", 0, kMaxSafeInteger, 0));
+  s.fadvise_hint = fadvise_hint(job.Integer("fadviseHint", 0, 3, FADVISE_BY_RW));
+  s.layout_write_cap = uint32_t(job.Integer("layoutWriteCap", 0, 1 << 30, 0));
+  s.time_based = job.Bool("timeBased", false);
+  s.direct = job.Bool("direct", false);
+  s.invalidate = job.Bool("invalidate", false);
+  s.verify = job.Bool("verify", false);
+  s.force = job.Bool("force", false);
   if (s.size == 0) ThrowRangeError(env, "ERR_OUT_OF_RANGE", "job.size must be > 0");
   if (s.time_based && s.runtime_ns == 0)
     ThrowRangeError(env, "ERR_OUT_OF_RANGE", "job.timeBased needs job.runtimeMs > 0");
   if (s.verify && s.bs % 8 != 0) ThrowRangeError(env, "ERR_OUT_OF_RANGE", "verify needs bs to be a multiple of 8");
+  std::unique_ptr<char[]> engine_options = EngineOptions(env, ops, Napi::Value(env, job.Get("engineOptions")));
+  Napi::Value stop(env, job.Get("stop"));
+  int32_t* stop_flag = nullptr;
+  if (!stop.IsUndefined()) {
+    if (!stop.IsTypedArray() || stop.As<Napi::TypedArray>().TypedArrayType() != napi_int32_array ||
+        stop.As<Napi::TypedArray>().ElementLength() < 1)
+      ThrowTypeError(env, "ERR_INVALID_ARG_TYPE", "job.stop must be an Int32Array (set [0] to 1 to stop the job)");
+    stop_flag = stop.As<Napi::Int32Array>().Data();
+  }
 
   auto* worker = new BenchWorker(env, on_progress);
   worker->spec = s;
+  worker->spec.stop = stop_flag;
   worker->filename = filename;
-  worker->engine = engine;
+  worker->engine_options = std::move(engine_options);
+  if (stop_flag != nullptr) worker->stop_ref = Napi::Persistent(stop.As<Napi::Object>());
   Napi::Promise promise = worker->Promise();
   worker->Queue();
   return promise;
+}
+
+// The engine table as JS: names, flags, depth limit and option tables (the CLI builds its
+// engine options and help from it).
+Napi::Array EnginesToJs(Napi::Env env) {
+  Napi::Array list = Napi::Array::New(env);
+  for (uint32_t i = 0; engine_at(i) != nullptr; i++) {
+    const engine_ops* e = engine_at(i);
+    Napi::Object o = Napi::Object::New(env);
+    o.Set("name", e->name);
+    if (e->alias != nullptr) o.Set("alias", e->alias);
+    o.Set("async", Napi::Boolean::New(env, (e->flags & ENGINE_ASYNC) != 0));
+    o.Set("testOnly", Napi::Boolean::New(env, (e->flags & ENGINE_TEST_ONLY) != 0));
+    if (e->max_depth != 0) {
+      o.Set("maxDepth", double(e->max_depth));
+      o.Set("maxDepthReason", e->max_depth_why);
+    }
+    Napi::Array opts = Napi::Array::New(env);
+    uint32_t n = 0;
+    for (const engine_option* opt = e->options; opt != nullptr && opt->name != nullptr; opt++) {
+      Napi::Object so = Napi::Object::New(env);
+      so.Set("name", opt->name);
+      so.Set("type", opt->type == ENGINE_OPT_BOOL ? "bool" : "uint");
+      so.Set("help", opt->help);
+      so.Set("default", double(opt->def));
+      so.Set("min", double(opt->min));
+      so.Set("max", double(opt->max));
+      opts.Set(n++, so);
+    }
+    o.Set("options", opts);
+    list.Set(i, o);
+  }
+  return list;
 }
 
 // benchHistogram(samples) -> the statistics the runner reports for exactly these samples
@@ -247,7 +333,7 @@ Napi::Value BenchHistogram(const Napi::CallbackInfo& info) {
 // pattern can no longer be trusted, so the next --verify read lays it out again.
 Napi::Value BenchMarkWritten(const Napi::CallbackInfo& info) {
   if (!info[0].IsString()) ThrowTypeError(info.Env(), "ERR_INVALID_ARG_TYPE", "filename must be a string");
-  layout_mark_written(info[0].As<Napi::String>().Utf8Value().c_str());
+  layout_mark_written(info[0].As<Napi::String>().Utf8Value().c_str(), 0);
   return info.Env().Undefined();
 }
 
@@ -299,9 +385,7 @@ void Init(Napi::Env env, Napi::Object exports) {
   exports.Set("benchFdMessages", Napi::Function::New(env, BenchFdMessages));
   exports.Set("benchMarkWritten", Napi::Function::New(env, BenchMarkWritten));
   exports.Set("benchHistogram", Napi::Function::New(env, BenchHistogram));
-  Napi::Array names = Napi::Array::New(env);
-  for (uint32_t i = 0; engine_names[i] != nullptr; i++) names.Set(i, engine_names[i]);
-  exports.Set("benchEngines", names);
+  exports.Set("benchEngines", EnginesToJs(env));
   Napi::Array plist = Napi::Array::New(env, HIST_NPERCENTILES);
   for (uint32_t i = 0; i < HIST_NPERCENTILES; i++) plist.Set(i, hist_percentile_list[i]);
   exports.Set("benchPercentileList", plist);

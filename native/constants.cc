@@ -6,7 +6,7 @@
 
 #include "args.h"
 #include "registry.h"
-#include "ring.h"
+#include "ring_setup.h"
 #include "unix_socket.h"
 
 namespace iolab {

@@ -19,6 +19,7 @@
 #include <string>
 #include <thread>
 
+#include "args.h"
 #include "echo/echo.h"
 #include "errors.h"
 #include "live_objects.h"
@@ -90,6 +91,8 @@ Napi::Object ServerStats(Napi::Env env, const echo_server_stats& st) {
   o.Set("peakConnections", Napi::Number::New(env, double(st.peak_conns)));
   o.Set("recvPauses", Napi::Number::New(env, double(st.recv_pauses)));
   o.Set("bufferWaits", Napi::Number::New(env, double(st.buffer_waits)));
+  o.Set("idleClosed", Napi::Number::New(env, double(st.idle_closed)));
+  o.Set("acceptPauses", Napi::Number::New(env, double(st.accept_pauses)));
   o.Set("setup", Napi::String::New(env, st.setup));
   return o;
 }
@@ -167,30 +170,6 @@ Napi::Object Launch(Napi::Env env, Job* job, const char* name) {
   return handle;
 }
 
-std::string HostArg(const Napi::Value& v) {
-  if (!v.IsString()) ThrowTypeError(v.Env(), "ERR_INVALID_ARG_TYPE", "host must be a string");
-  return v.As<Napi::String>().Utf8Value();
-}
-
-int PortArg(const Napi::Value& v) {
-  if (!v.IsNumber()) ThrowTypeError(v.Env(), "ERR_INVALID_ARG_TYPE", "port must be a number");
-  double p = v.As<Napi::Number>().DoubleValue();
-  if (!(p >= 0 && p <= 65535) || p != int(p)) ThrowRangeError(v.Env(), "ERR_OUT_OF_RANGE", "port must be 0..65535");
-  return int(p);
-}
-
-double NumberOpt(const Napi::Object& o, const char* key, double def, double min, double max) {
-  Napi::Value v = o.Get(key);
-  if (v.IsUndefined()) return def;
-  if (!v.IsNumber()) ThrowTypeError(o.Env(), "ERR_INVALID_ARG_TYPE", std::string(key) + " must be a number");
-  double d = v.As<Napi::Number>().DoubleValue();
-  if (!(d >= min && d <= max)) {
-    ThrowRangeError(o.Env(), "ERR_OUT_OF_RANGE",
-                    std::string(key) + " must be between " + std::to_string(int64_t(min)) + " and " + std::to_string(int64_t(max)));
-  }
-  return d;
-}
-
 OwnedFd Listen(Napi::Env env, const std::string& host, int port, int backlog, bool nonblocking, int* bound) {
   const char* syscall = "socket";
   int fd = echo_listen_tcp(host.c_str(), port, backlog, nonblocking ? 1 : 0, bound, &syscall);
@@ -201,34 +180,31 @@ OwnedFd Listen(Napi::Env env, const std::string& host, int port, int backlog, bo
   return OwnedFd(fd);
 }
 
-// echoStartServer(engine, { host, port, maxConns })
+// echoStartServer(engine, { host, port, maxConns, buffers, idleTimeoutMs })
 Napi::Value StartServer(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
-  std::string engine = info[0].IsString() ? info[0].As<Napi::String>().Utf8Value() : "";
-  if (engine != "uring" && engine != "epoll") {
-    ThrowTypeError(env, "ERR_INVALID_ARG_VALUE", "engine must be 'uring' or 'epoll'");
-  }
-  if (!info[1].IsObject()) ThrowTypeError(env, "ERR_INVALID_ARG_TYPE", "options must be an object");
-  Napi::Object opts = info[1].As<Napi::Object>();
-  std::string host = HostArg(opts.Get("host"));
-  int port = PortArg(opts.Get("port"));
-  double max_conns = NumberOpt(opts, "maxConns", 0, 0, 4294967295.0);
-  double buffers = NumberOpt(opts, "buffers", 4096, 1, 32768);
-  if ((uint32_t(buffers) & (uint32_t(buffers) - 1)) != 0 || buffers != double(uint32_t(buffers))) {
-    ThrowRangeError(env, "ERR_OUT_OF_RANGE", "buffers must be a power of two up to 32768");
-  }
+  static const Choice engines[] = { { "uring", int(JobKind::kUringServer) }, { "epoll", int(JobKind::kEpollServer) }, { nullptr, 0 } };
+  JobKind kind = JobKind(ChoiceArg(env, info[0], "engine", engines));
+  OptionsArg opts(env, info[1]);
+  std::string host = StringArg(env, opts.Get("host"), "options.host");
+  int port = int(IntegerArg(env, opts.Get("port"), "options.port", 0, 65535));
+  uint32_t max_conns = uint32_t(opts.Integer("maxConns", 0, UINT32_MAX, 0));
+  uint32_t buffers = uint32_t(opts.Integer("buffers", 1, 32768, 4096));
+  if ((buffers & (buffers - 1)) != 0) ThrowArgRange(env, opts.Name("buffers"), "a power of two", std::to_string(buffers));
+  int64_t idle_ms = opts.Integer("idleTimeoutMs", 0, int64_t(1e9), 0);
   int bound = 0;
-  OwnedFd lfd = Listen(env, host, port, 4096, engine == "epoll", &bound);
+  OwnedFd lfd = Listen(env, host, port, 4096, kind == JobKind::kEpollServer, &bound);
   int efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
   if (efd < 0) ThrowErrno(env, errno, "eventfd");
   Job* job = new Job(env);
-  job->kind = engine == "uring" ? JobKind::kUringServer : JobKind::kEpollServer;
+  job->kind = kind;
   job->stop_fd.emplace(efd);
   job->listen_fd.emplace(lfd.release());
   job->server_cfg.listen_fd = job->listen_fd->get();
   job->server_cfg.stop_fd = job->stop_fd->get();
-  job->server_cfg.max_conns = uint32_t(max_conns);
-  job->server_cfg.buffers = uint32_t(buffers);
+  job->server_cfg.max_conns = max_conns;
+  job->server_cfg.buffers = buffers;
+  job->server_cfg.idle_timeout_ns = uint64_t(idle_ms) * 1000000u;
   Napi::Object handle = Launch(env, job, "iolab echo server");
   handle.Set("port", Napi::Number::New(env, bound));
   return handle;
@@ -237,48 +213,34 @@ Napi::Value StartServer(const Napi::CallbackInfo& info) {
 // echoRunLoad({ host, port, clients, length, durationMs, graceMs, threads, mode })
 Napi::Value RunLoad(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
-  if (!info[0].IsObject()) ThrowTypeError(env, "ERR_INVALID_ARG_TYPE", "options must be an object");
-  Napi::Object opts = info[0].As<Napi::Object>();
-  std::string host = HostArg(opts.Get("host"));
-  int port = PortArg(opts.Get("port"));
+  OptionsArg opts(env, info[0]);
+  std::string host = StringArg(env, opts.Get("host"), "options.host");
+  int port = int(IntegerArg(env, opts.Get("port"), "options.port", 0, 65535));
+  echo_load_config cfg{};
+  if (echo_make_addr(host.c_str(), port, &cfg.addr, &cfg.addr_len) < 0) ThrowErrno(env, EINVAL, "inet_pton", host.c_str());
+  cfg.clients = uint32_t(opts.Integer("clients", 1, 1000000, 50));
+  cfg.length = uint32_t(opts.Integer("length", 1, 64 * 1024 * 1024, 512));
+  cfg.duration_ns = uint64_t(opts.Integer("durationMs", 0, int64_t(1e9), 1000)) * 1000000u;
+  cfg.grace_ns = uint64_t(opts.Integer("graceMs", 0, int64_t(1e9), 2000)) * 1000000u;
+  cfg.threads = uint32_t(opts.Integer("threads", 1, 64, 4));
+  static const Choice modes[] = { { "epoll", ECHO_LOAD_EPOLL }, { "threads", ECHO_LOAD_THREADS }, { "uring", ECHO_LOAD_URING }, { nullptr, 0 } };
+  napi_value mode = opts.Get("mode");
+  cfg.mode = Napi::Value(env, mode).IsUndefined() ? ECHO_LOAD_EPOLL : ChoiceArg(env, mode, "options.mode", modes);
   Job* job = new Job(env);
   job->kind = JobKind::kLoad;
-  echo_load_config& cfg = job->load_cfg;
-  try {
-    if (echo_make_addr(host.c_str(), port, &cfg.addr, &cfg.addr_len) < 0) {
-      ThrowErrno(env, EINVAL, "inet_pton", host.c_str());
-    }
-    cfg.clients = uint32_t(NumberOpt(opts, "clients", 50, 1, 1000000));
-    cfg.length = uint32_t(NumberOpt(opts, "length", 512, 1, 64 * 1024 * 1024));
-    cfg.duration_ns = uint64_t(NumberOpt(opts, "durationMs", 1000, 0, 1e9) * 1e6);
-    cfg.grace_ns = uint64_t(NumberOpt(opts, "graceMs", 2000, 0, 1e9) * 1e6);
-    cfg.threads = uint32_t(NumberOpt(opts, "threads", 4, 1, 64));
-    Napi::Value mode = opts.Get("mode");
-    std::string m = mode.IsString() ? mode.As<Napi::String>().Utf8Value() : "epoll";
-    if (m != "epoll" && m != "threads" && m != "uring") {
-      ThrowTypeError(env, "ERR_INVALID_ARG_VALUE", "mode must be 'epoll', 'uring' or 'threads'");
-    }
-    cfg.mode = m == "threads" ? ECHO_LOAD_THREADS : m == "uring" ? ECHO_LOAD_URING : ECHO_LOAD_EPOLL;
-  } catch (...) {
-    delete job;
-    throw;
-  }
-  cfg.stop = &job->stop_flag;
+  job->load_cfg = cfg;
+  job->load_cfg.stop = &job->stop_flag;
   return Launch(env, job, "iolab echo load");
 }
 
 // echoListen(host, port, { backlog, nonBlocking }) -> { fd, port }: the fd belongs to JS.
 Napi::Value ListenTcp(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
-  std::string host = HostArg(info[0]);
-  int port = PortArg(info[1]);
-  int backlog = 4096;
-  bool nonblocking = false;
-  if (info[2].IsObject()) {
-    Napi::Object o = info[2].As<Napi::Object>();
-    backlog = int(NumberOpt(o, "backlog", 4096, 1, 65535));
-    nonblocking = o.Get("nonBlocking").ToBoolean();
-  }
+  std::string host = StringArg(env, info[0], "host");
+  int port = int(IntegerArg(env, info[1], "port", 0, 65535));
+  OptionsArg opts(env, info[2]);
+  int backlog = int(opts.Integer("backlog", 1, 65535, 4096));
+  bool nonblocking = opts.Bool("nonBlocking", false);
   int bound = 0;
   OwnedFd fd = Listen(env, host, port, backlog, nonblocking, &bound);
   Napi::Object r = Napi::Object::New(env);
@@ -288,8 +250,7 @@ Napi::Value ListenTcp(const Napi::CallbackInfo& info) {
 }
 
 Napi::Value SetNoDelay(const Napi::CallbackInfo& info) {
-  if (!info[0].IsNumber()) ThrowTypeError(info.Env(), "ERR_INVALID_ARG_TYPE", "fd must be a number");
-  int ret = echo_set_nodelay(info[0].As<Napi::Number>().Int32Value());
+  int ret = echo_set_nodelay(FdArg(info.Env(), info[0]));
   if (ret < 0) ThrowErrno(info.Env(), -ret, "setsockopt");
   return info.Env().Undefined();
 }

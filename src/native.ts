@@ -100,11 +100,15 @@ export interface NativeAddon {
   /** flock(2). Without wait: false (instead of waiting) when another open file holds the lock. */
   flock(fd: number, operation: 'exclusive' | 'shared' | 'unlock', options?: { wait?: boolean }): boolean;
 
-  // ---- io_uring Ring (native/ring.cc, native/ring_ops.cc) ----
+  // ---- io_uring Ring (native/ring_js.cc over ring_core, ring_op) ----
   /** The Ring class; use it through src/ring.ts, which types it. */
   Ring: new (options?: { entries?: number; cqEntries?: number; sqpoll?: boolean }) => any;
   /** Registers the class the Ring rejects/throws with once closed (src/ring.ts does it). */
   ringSetClosedErrorClass(ctor: new (message?: string) => Error): void;
+  /** Tests only: this Ring's close() and env teardown cancel as on kernels before 5.19, where
+   * IORING_ASYNC_CANCEL_ANY is refused (its SQE carries a flag the kernel answers with EINVAL),
+   * so the per-op fallback (one cancel by user_data per op) runs for real. */
+  ringTestRefuseCancelAny(ring: object): void;
 
   // ---- storage benchmark (native/bench_binding.cc, native/bench/) ----
   /** Runs one job (numjobs threads of one engine) off the JS thread: lays out the file when
@@ -113,19 +117,20 @@ export interface NativeAddon {
   benchRun(job: BenchJob, onProgress?: (progress: BenchProgress) => void): Promise<BenchResult>;
   /** The statistics the runner reports for exactly these samples (ns), through the same histogram. */
   benchHistogram(samples: number[]): BenchHistogram;
-  /** Marks an iolab file as holding data other than the verify pattern (after fio wrote into it). */
+  /** After another program (fio) wrote into an iolab file on iolab's behalf: records the file
+   * as it is now (inode, size, mtime, sampled content), as holding data other than the pattern. */
   benchMarkWritten(filename: string): void;
   /** The C floor of bench api's fd-message loop (native/bench/fdmsg.c), off the JS thread:
    * sendmsg(1 byte + passedFd) + recvmsg + close of the received fd, for about durationMs. */
   benchFdMessages(passedFd: number, durationMs: number): Promise<{ messages: number; seconds: number }>;
-  /** Engine names in the native table. */
-  benchEngines: string[];
+  /** The native engine table, in list order: names, depth limit and each engine's options. */
+  benchEngines: BenchEngineInfo[];
   /** fio's percentile list, the order of BenchHistogram.percentiles. */
   benchPercentileList: number[];
   // ---- echo suite (native/echo_binding.cc) ----
   /** Binds and listens (numeric host), then serves on a thread of its own until stop().
    * Throws EADDRINUSE and friends at once; `done` settles when the server has closed everything. */
-  echoStartServer(engine: 'uring' | 'epoll', options: { host: string; port: number; maxConns?: number; buffers?: number }): EchoServerHandle;
+  echoStartServer(engine: 'uring' | 'epoll', options: EchoNativeServerOptions): EchoServerHandle;
   /** Runs the load generator (or the thread-per-connection client) on threads of its own. */
   echoRunLoad(options: EchoLoadOptions): EchoLoadHandle;
   /** A listening TCP socket (close-on-exec) for engines written in TS; the fd belongs to the caller. */
@@ -134,6 +139,55 @@ export interface NativeAddon {
   echoSetNoDelay(fd: number): void;
   /** RLIMIT_NOFILE of this process. */
   echoOpenFileLimit(): { soft: number; hard: number };
+  // ---- bench ipc (native/ipc_binding.cc, native/ipc/) ----
+  /** The sending side of one cell, off the JS thread: makes the transport, passes the receiver's
+   * end over controlFd (a seqpacket socket whose peer runs ipcServe), runs, collects the report.
+   * `done` rejects with code ERR_IOLAB_IPC_CHECK (wrong bytes), ERR_IOLAB_IPC_PEER_GONE,
+   * ERR_IOLAB_IPC_UNAVAILABLE, ERR_IOLAB_IPC_STOPPED (after stop()) or an errno error. */
+  ipcSend(controlFd: number, transport: string, mode: IpcMode, cell: IpcCell): IpcJob<IpcCellResult>;
+  /** Single-thread memcpy of cell.messageBytes for cell.durationMs: the same-run limit. */
+  ipcMemcpy(cell: IpcCell): IpcJob<IpcCellResult>;
+  /** The receiving side: serves cells from controlFd until it closes. */
+  ipcServe(controlFd: number): IpcJob<void>;
+  /** The largest message the transport's socket takes here; 0 when it has no per-message limit. */
+  ipcLargestMessage(transport: string): number;
+  /** Why the transport cannot run here (io_uring refused), or null. */
+  ipcUnavailable(transport: string): string | null;
+  /** Bytes of memory one cell takes, both processes together. */
+  ipcFootprint(transport: string, mode: IpcMode, messageBytes: number): number;
+  /** The transports, in table order. */
+  ipcTransports: string[];
+  /** The smallest message (it carries its sequence number). */
+  ipcMinMessage: number;
+}
+
+export type IpcMode = 'throughput' | 'pingpong';
+
+export interface IpcCell {
+  messageBytes: number;
+  durationMs: number;
+  /** Run at least this many messages (round trips) even past durationMs (default 1). */
+  minMessages?: number;
+  /** Test knob: the sender changes one byte of this message (0-based). */
+  faultMessage?: number;
+  /** The receiver compares every byte instead of the sampled set. */
+  checkFull?: boolean;
+}
+
+export interface IpcCellResult {
+  /** Throughput: messages delivered and checked; pingpong: round trips. */
+  messages: number;
+  elapsedNs: number;
+  /** Pingpong only: round-trip percentiles. */
+  p50Ns?: number;
+  p99Ns?: number;
+  p999Ns?: number;
+}
+
+export interface IpcJob<T> {
+  /** Asks the C loop to end; `done` then rejects with ERR_IOLAB_IPC_STOPPED. Harmless once done. */
+  stop(): void;
+  done: Promise<T>;
 }
 
 export interface NativeConstants {
@@ -212,12 +266,39 @@ export interface BenchJob {
   numberIos?: number;
   direct?: boolean;
   invalidate?: boolean;
-  fixedbufs?: boolean;
-  registerfiles?: boolean;
-  sqthreadPoll?: boolean;
+  /** fio's fadvise_hint: 0 none, 1 (default) as rw implies, 2 sequential, 3 random. */
+  fadviseHint?: number;
+  /** Options of the engines' own tables by name (fixedbufs: true, test_delay_usec: 50...);
+   * an engine reads its own and ignores the rest. */
+  engineOptions?: Record<string, number | boolean>;
   verify?: boolean;
   force?: boolean;
   seed?: number;
+  /** Set stop[0] to 1 (Atomics.store) to end the job early: the result is marked interrupted. */
+  stop?: Int32Array;
+  /** Tests only: bytes per layout pwrite, to force short writes. */
+  layoutWriteCap?: number;
+}
+
+export interface BenchEngineOption {
+  name: string;
+  type: 'bool' | 'uint';
+  help: string;
+  default: number;
+  min: number;
+  max: number;
+}
+
+export interface BenchEngineInfo {
+  name: string;
+  /** Another spelling users type (posix_aio for posixaio). */
+  alias?: string;
+  async: boolean;
+  /** Fault injection or a known delay, for tests: hidden from help and from 'all'. */
+  testOnly: boolean;
+  maxDepth?: number;
+  maxDepthReason?: string;
+  options: BenchEngineOption[];
 }
 
 export interface BenchProgress {
@@ -235,6 +316,18 @@ export interface BenchHistogram {
   mean: number;
   stddev: number;
   percentiles: number[];
+  /** Samples below 2, 4, 10, 20, 50, 100, 250, 500, 750, 1000 ns, the same in us, then in ms up
+   * to 2000, and at or above 2000 ms (32 counts: fio's latency_ns / _us / _ms buckets). */
+  bins: number[];
+}
+
+/** fio's interval samples (one per 500 ms window). */
+export interface BenchSamples {
+  n: number;
+  min: number;
+  max: number;
+  mean: number;
+  stddev: number;
 }
 
 export interface BenchDirection {
@@ -244,6 +337,8 @@ export interface BenchDirection {
   slat: BenchHistogram | null;
   clat: BenchHistogram;
   lat: BenchHistogram;
+  bwKiBSamples: BenchSamples;
+  iopsSamples: BenchSamples;
 }
 
 export interface BenchResult {
@@ -254,12 +349,24 @@ export interface BenchResult {
   /** Bytes of the file each job addressed. */
   size: number;
   laidOutBytes: number;
+  /** job.stop was set: what ran is partial. */
+  interrupted: boolean;
+  /** Stopped while laying out: what this run created is gone (false: nothing was, or it stayed). */
+  layoutRemoved: boolean;
   runtimeNs: number;
+  /** From the first job thread's loop start to the last one's end. */
+  elapsedNs: number;
+  /** The process's CPU while the job ran (helper threads included), context switches, faults. */
   usrSec: number;
   sysSec: number;
+  ctx: number;
+  majf: number;
+  minf: number;
   verifiedBlocks: number;
   read: BenchDirection;
   write: BenchDirection;
+  /** fio's iodepth_level / iodepth_submit / iodepth_complete counts (7 buckets each). */
+  depth: { level: number[]; submit: number[]; complete: number[] };
 }
 
 export interface EchoServerStats {
@@ -269,12 +376,28 @@ export interface EchoServerStats {
   refused: number;
   bytesEchoed: number;
   peakConnections: number;
-  /** uring: recvs cancelled because the connection's sends lagged (re-armed once drained). */
+  /** uring: recvs cancelled because the connection's backlog was full (re-armed once drained). */
   recvPauses?: number;
   /** uring: recvs that ended with ENOBUFS because the provided buffer ring ran dry. */
   bufferWaits?: number;
+  /** Connections closed because they moved no byte for the idle timeout. */
+  idleClosed: number;
+  /** Accept failures (EMFILE and the like) after which accepting paused. */
+  acceptPauses: number;
   /** How the engine was set up (io_uring flags accepted, buffer sizes). */
   setup: string;
+}
+
+export interface EchoNativeServerOptions {
+  /** Numeric IPv4/IPv6 address. */
+  host: string;
+  port: number;
+  /** Connections beyond this many at once are accepted and closed at once (0: no limit). */
+  maxConns?: number;
+  /** uring: provided buffers, a power of two up to 32768 (default 4096). */
+  buffers?: number;
+  /** Close a connection that moved no byte for this long (0: never). */
+  idleTimeoutMs?: number;
 }
 
 export interface EchoServerHandle {

@@ -8,13 +8,14 @@ import { readvCommand } from './demos/readv.js';
 import { writevCommand } from './demos/writev.js';
 import { fdpassCommand } from './demos/fdpass.js';
 import { shmCommand } from './demos/shm.js';
-import { echoCommand } from './demos/echo.js';
+import { echoCommand } from './echo/command.js';
 import { tourCommand } from './demos/tour.js';
-import { genCommand } from './demos/gen.js';
+import { genCommand } from './bench/gen.js';
 import { apiCommand } from './bench/api.js';
 import { iopsCommand } from './bench/iops.js';
 import { latencyCommand } from './bench/latency.js';
 import { benchEchoCommand } from './bench/echo.js';
+import { ipcCommand } from './ipc/command.js';
 
 function packageVersion(): string {
   const pkg = JSON.parse(readFileSync(join(dirname(fileURLToPath(import.meta.url)), '..', 'package.json'), 'utf8')) as { version: string };
@@ -37,6 +38,7 @@ export function buildProgram(): Command {
   benchGroup(program).addCommand(iopsCommand());
   benchGroup(program).addCommand(latencyCommand());
   benchGroup(program).addCommand(benchEchoCommand());
+  benchGroup(program).addCommand(ipcCommand());
   // Usage errors of every command, however deep, read like all other errors: one `iolab:` line.
   oneLineErrors(program);
   return program;

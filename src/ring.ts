@@ -1,4 +1,4 @@
-// The TypeScript face of io_uring: `new Ring()` is the native class (native/ring_ops.cc) with
+// The TypeScript face of io_uring: `new Ring()` is the native class (native/ring_js.cc) with
 // its types; every op returns a Promise settled from Node's event loop. See docs/ring.md.
 import { native, type RecvResult } from './native.js';
 
@@ -45,6 +45,9 @@ export interface RingStats {
   overflowQueued: number;
   /** Times the CQ had overflowed (kernel-side backlog) and was flushed. */
   cqOverflows: number;
+  /** Cancels queued one per op by close() or env teardown, where the kernel refused
+   * IORING_ASYNC_CANCEL_ANY (kernels before 5.19); 0 where one cancel took them all. */
+  cancelOps: number;
 }
 
 export type RingAddress = string | { host: string; port: number };

@@ -1,12 +1,50 @@
-// The C floor of bench api's fd-message loop (native benchFdMessages): it really passes fds
-// (an fd that cannot be passed fails the run with the errno), runs off the JS thread and
-// leaves nothing behind.
-import { describe, expect, it } from 'vitest';
-import { openSync, closeSync } from 'node:fs';
+// `iolab bench api` through the CLI (very short runs: the shape of the output, not speed), and
+// the C floor of its fd-message group (native benchFdMessages): it really passes fds (an fd that
+// cannot be passed fails the run with the errno), runs off the JS thread and leaves nothing
+// behind.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { closeSync, openSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { native, projectRoot } from '../src/native.js';
 import { openFdCount, settledLiveObjects, zeroLiveObjects } from './support/leaks.js';
+import { shortTempDir } from './support/temp.js';
+import { runCli } from './support/cli.js';
 
-describe('benchFdMessages', () => {
+let dir: { path: string; cleanup: () => void };
+beforeAll(() => { dir = shortTempDir('iolab-bench-api-'); });
+afterAll(() => dir.cleanup());
+
+describe('iolab bench api', () => {
+  it('--json prints one object with a row per contender', async () => {
+    const out = join(dir.path, 'api.json');
+    const run = await runCli(['bench', 'api', '--rounds', '1', '--duration', '10', '--size', '1m', '--json', '--output', out]);
+    expect(run.stderr).toBe('');
+    expect(run.exitCode).toBe(0);
+    const report = JSON.parse(String(run.stdout));
+    expect(report.rows.map((r: { contender: string; inflight: number }) => `${r.contender}@${r.inflight}`)).toEqual([
+      'iolab.readv@1', 'fs.readvSync@1', 'ring.readv@1', 'fs.promises.readv@1', 'fs.read@1',
+      'ring.readv@32', 'fs.promises.readv@32', 'fs.read@32', 'ring.sendmsg@32', 'c.sendmsg@1', 'iolab.sendmsg@1',
+    ]);
+    for (const row of report.rows) expect(row.opsPerSec).toBeGreaterThan(0);
+    expect(report.ratios.find((r: { name: string }) => r.name === 'ring.readv@32 / fs.promises.readv@32').goal).toBe(3);
+    expect(JSON.parse(readFileSync(out, 'utf8')).rounds['ring.readv@32']).toHaveLength(1);
+  });
+
+  it('prints a table, and refuses bad input with one line', async () => {
+    const run = await runCli(['bench', 'api', '--rounds', '1', '--duration', '5', '--size', '256k', '--only', 'ring.readv@32,fs.read@32', '--output', join(dir.path, 'b.json')]);
+    expect(run.exitCode).toBe(0);
+    expect(run.stdout).toMatch(/^contender\s+in flight\s+ops\/s \(median\)\s+min\s+max$/m);
+    expect(run.stdout).toMatch(/^ring\.readv@32 \/ fs\.read@32 = \d+\.\d\dx {2}\(goal >= 1\.5x: (met|not met)\)$/m);
+    const bad = await runCli(['bench', 'api', '--rounds', '0']);
+    expect(bad.stderr).toBe("iolab: option '--rounds <n>' argument '0' is invalid. expected a whole number >= 1, got '0'");
+    expect(bad.exitCode).not.toBe(0);
+    const none = await runCli(['bench', 'api', '--only', 'nothing', '--size', '64k', '--output', join(dir.path, 'c.json')]);
+    expect(none.stderr).toBe('iolab: --only matched no contender');
+    expect(none.exitCode).toBe(1);
+  });
+});
+
+describe('bench api: the C floor of the fd-message group (benchFdMessages)', () => {
   it('passes fds for about the given time and closes every fd it received', async () => {
     const fdsBefore = openFdCount();
     const passed = openSync(`${projectRoot}/readv.c`, 'r');

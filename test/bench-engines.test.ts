@@ -1,25 +1,18 @@
 // The storage engines through the native runner: every engine x every rw, buffered and O_DIRECT,
-// with verify on; io count x bs = bytes; io_uring's knobs; several jobs; nothing left behind.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+// with verify on; io count x bs = bytes; the engines' own options; several jobs; the test-only
+// engines (a known delay, a fault that moves no data); nothing left behind. An engine this
+// machine cannot run is a visible skip with its reason.
+import { describe, expect, it, type TestContext } from 'vitest';
 import { join } from 'node:path';
-import { native, type BenchJob } from '../src/native.js';
-import { openFdCount, settledLiveObjects, zeroLiveObjects } from './support/leaks.js';
+import { native, type BenchJob, type BenchResult } from '../src/native.js';
+import { checkLeaksAfterAll } from './support/leaks.js';
 import { shortTempDir } from './support/temp.js';
 
 const rws = ['read', 'write', 'randread', 'randwrite', 'randrw', 'readwrite'] as const;
-let dir: ReturnType<typeof shortTempDir>;
-let fdsBefore: number;
+const dir = shortTempDir('iolab-eng-');
+checkLeaksAfterAll(dir);
 
-beforeAll(() => {
-  dir = shortTempDir('iolab-eng-');
-  fdsBefore = openFdCount();
-});
-
-afterAll(async () => {
-  expect(await settledLiveObjects()).toEqual(zeroLiveObjects);
-  expect(openFdCount()).toBeLessThanOrEqual(fdsBefore);
-  dir.cleanup();
-});
+const engines = native.benchEngines.filter((e) => !e.testOnly).map((e) => e.name);
 
 function job(engine: string, rw: BenchJob['rw'], direct: boolean, extra: Partial<BenchJob> = {}): BenchJob {
   return {
@@ -28,11 +21,28 @@ function job(engine: string, rw: BenchJob['rw'], direct: boolean, extra: Partial
   };
 }
 
-describe.each(native.benchEngines)('engine %s', (engine) => {
-  it.each([false, true])('runs every rw with verify passing (direct=%s)', async (direct) => {
+/** Runs the job; an engine this machine refuses skips the test, with the engine's reason. */
+async function run(ctx: TestContext, j: BenchJob): Promise<BenchResult> {
+  const r = await native.benchRun(j);
+  if (r.unavailable) ctx.skip(`${j.engine} unavailable here: ${r.unavailable}`);
+  return r;
+}
+
+describe('the engine table', () => {
+  it('lists each engine once, with its own options, and the test-only ones marked', () => {
+    expect(engines).toEqual(['sync', 'psync', 'io_uring', 'libaio', 'posixaio', 'mmap']);
+    const uring = native.benchEngines.find((e) => e.name === 'io_uring')!;
+    expect(uring.options.map((o) => o.name)).toEqual(['fixedbufs', 'registerfiles', 'sqthread_poll']);
+    expect(uring.maxDepth).toBe(32768);
+    expect(native.benchEngines.find((e) => e.name === 'posixaio')!.alias).toBe('posix_aio');
+    expect(native.benchEngines.filter((e) => e.testOnly).map((e) => e.name)).toEqual(['test_delay', 'test_nodata']);
+  });
+});
+
+describe.each(engines)('engine %s', (engine) => {
+  it.for([false, true])('runs every rw with verify passing (direct=%s)', async (direct, ctx) => {
     for (const rw of rws) {
-      const r = await native.benchRun(job(engine, rw, direct));
-      expect(r.unavailable, `${engine} unavailable here`).toBeUndefined();
+      const r = await run(ctx, job(engine, rw, direct));
       const ios = r.read.ios + r.write.ios;
       expect(ios, `${rw}: one pass over the file`).toBe(256);
       expect(r.read.bytes).toBe(r.read.ios * 4096);
@@ -46,28 +56,45 @@ describe.each(native.benchEngines)('engine %s', (engine) => {
       expect(d.clat.min).toBeLessThanOrEqual(d.clat.max);
       expect(r.async).toBe(['io_uring', 'libaio', 'posixaio'].includes(engine));
       expect(d.slat === null).toBe(!r.async);
+      expect(r.depth.submit.reduce((a, b) => a + b, 0)).toBeGreaterThan(0);
+      expect(d.lat.bins.reduce((a, b) => a + b, 0)).toBe(d.ios);
     }
   });
 });
 
 describe('runner', () => {
-  it('runs io_uring with fixedbufs, registerfiles and sqthread_poll', async () => {
-    for (const knobs of [{ fixedbufs: true }, { registerfiles: true }, { fixedbufs: true, registerfiles: true, sqthreadPoll: true }]) {
-      const r = await native.benchRun(job('io_uring', 'randrw', true, { ...knobs, numberIos: 300 }));
-      if (r.unavailable) continue;  // e.g. SQPOLL refused in a sandbox: reported, not thrown
-      expect(r.read.ios + r.write.ios).toBe(300);
-    }
+  it.for([
+    [{ fixedbufs: true }], [{ registerfiles: true }], [{ sqthread_poll: true }],
+    [{ fixedbufs: true, registerfiles: true, sqthread_poll: true }],
+  ])('runs io_uring with its options %o', async ([options], ctx) => {
+    const r = await run(ctx, job('io_uring', 'randrw', true, { engineOptions: options, numberIos: 300 }));
+    expect(r.read.ios + r.write.ios).toBe(300);
+    expect(r.write.clat.n).toBe(r.write.ios);
+  });
+
+  it("refuses an engine option outside its table's range, naming it", () => {
+    expect(() => native.benchRun(job('io_uring', 'read', false, { engineOptions: { fixedbufs: 2 } })))
+      .toThrow(/The value of "job.engineOptions.fixedbufs" is out of range. It must be an integer >= 0 and <= 1. Received 2/);
+    expect(() => native.benchRun(job('io_uring', 'read', false, { iodepth: 65536 })))
+      .toThrow(/above io_uring's entry limit, IORING_MAX_ENTRIES: 32768/);
   });
 
   it('runs several jobs as threads, time based with a ramp, and reports progress', async () => {
     const seen: string[] = [];
     const r = await native.benchRun(job('psync', 'randread', false, {
-      numjobs: 2, timeBased: true, runtimeMs: 450, rampMs: 100, verify: false, iodepth: 1,
+      numjobs: 2, timeBased: true, runtimeMs: 1100, rampMs: 100, verify: false, iodepth: 1,
     }), (p) => seen.push(p.phase));
-    expect(r.runtimeNs).toBeGreaterThanOrEqual(300e6);
-    expect(r.runtimeNs).toBeLessThan(2e9);
+    expect(r.runtimeNs).toBeGreaterThanOrEqual(1000e6);
+    expect(r.runtimeNs).toBeLessThan(3e9);
     expect(r.read.ios).toBeGreaterThan(0);
     expect(seen).toContain('run');
+    // fio's 500 ms samples: up to two windows per thread in a 1.1 s run, both threads merged
+    expect(r.read.iopsSamples.n).toBeGreaterThanOrEqual(2);
+    expect(r.read.iopsSamples.n).toBeLessThanOrEqual(4);
+    expect(r.read.iopsSamples.min).toBeLessThanOrEqual(r.read.iopsSamples.max);
+    expect(r.read.bwKiBSamples.mean).toBeCloseTo(r.read.iopsSamples.mean * 4, 0);
+    expect(r.usrSec + r.sysSec).toBeGreaterThan(0);
+    expect(r.elapsedNs).toBeGreaterThanOrEqual(r.runtimeNs);
   });
 
   it('stops after number_ios per job', async () => {
@@ -76,7 +103,19 @@ describe('runner', () => {
     for (const engine of ['io_uring', 'libaio', 'posixaio']) {  // batched commits (iodepth_batch_submit)
       const b = await native.benchRun(job(engine, 'randrw', true, { iodepth: 16, iodepthBatch: 5, numberIos: 203 }));
       expect(b.read.ios + b.write.ios).toBe(203);
+      expect(b.depth.submit[2], `${engine}: commits of 5 I/Os fall in fio's 5-8 bucket`).toBeGreaterThan(0);
     }
+  });
+
+  it('stops when the stop flag is set, and says the result is partial', async () => {
+    const stop = new Int32Array(new SharedArrayBuffer(4));
+    const t0 = Date.now();
+    // stop once I/O is under way (progress comes every 200 ms)
+    const r = await native.benchRun(job('psync', 'randread', false, { timeBased: true, runtimeMs: 20_000, verify: false, stop }),
+      (p) => { if (p.ios > 0) Atomics.store(stop, 0, 1); });
+    expect(Date.now() - t0).toBeLessThan(10_000);
+    expect(r.interrupted).toBe(true);
+    expect(r.read.ios).toBeGreaterThan(0);
   });
 
   it('rejects bad jobs with typed errors before starting', async () => {
@@ -90,5 +129,52 @@ describe('runner', () => {
     const err = await native.benchRun({ ...job('psync', 'read', false), filename: dir.path }).catch((e) => e);
     expect(err.code).toBe('EISDIR');
     expect(err.path).toBe(dir.path);
+  });
+});
+
+describe('latency against a known delay', () => {
+  it('measures clat of a device with a fixed 2 ms latency as 2 ms, at any depth', async () => {
+    for (const iodepth of [1, 8]) {
+      const r = await native.benchRun(job('test_delay', 'randread', false, {
+        iodepth, numberIos: 40, verify: false, engineOptions: { test_delay_usec: 2000 },
+      }));
+      expect(r.read.ios).toBe(40);
+      expect(r.read.clat.min, `iodepth ${iodepth}`).toBeGreaterThanOrEqual(2e6);
+      // a serialized device would show depth x 2 ms; wake-ups on a busy machine add a little
+      expect(r.read.clat.percentiles[6], `iodepth ${iodepth}: p50`).toBeLessThan(4e6);
+      expect(r.read.lat.bins.slice(21).reduce((a, b) => a + b, 0)).toBe(40);  // fio's latency_ms buckets from "4" (2-4 ms) up
+    }
+  });
+
+  it('posixaio wakes on the first completion: reaps are small, not half a queue at a time', async (ctx) => {
+    const r = await run(ctx, job('posixaio', 'randread', false, { iodepth: 32, numberIos: 4000, verify: false, size: 8 << 20 }));
+    const reaps = r.depth.complete.reduce((a, b) => a + b, 0);
+    // waiting for the request halfway down the queue reaped ~16 per wake-up (fio's 9-16 / 17-32 buckets)
+    expect((r.depth.complete[0] + r.depth.complete[1] + r.depth.complete[2]) / reaps).toBeGreaterThan(0.5);
+  });
+});
+
+describe('verify cannot pass stale bytes', () => {
+  it('fails when the device reports a read done without moving data, even into a buffer that held the right bytes', async () => {
+    const f = join(dir.path, 'stale.dat');
+    await native.benchRun({ ...job('psync', 'write', false), filename: f, size: 4096 });
+    // one slot, one block: the first read really reads it; the second moves nothing
+    const err = await native.benchRun({
+      ...job('test_nodata', 'read', false), filename: f, size: 4096, iodepth: 1, numberIos: 2,
+      timeBased: true, runtimeMs: 10_000, engineOptions: { test_nodata_after: 1 },
+    }).catch((e) => e);
+    expect(err.code).toBe('ERR_IOLAB_VERIFY');
+    expect(err.message).toMatch(/verify failed: block at offset 0 \(bs 4096\)/);
+  });
+});
+
+describe('layout', () => {
+  it('keeps the pattern across short writes at unaligned offsets', async () => {
+    const f = join(dir.path, 'short.dat');
+    // every layout pwrite capped at 1001 bytes: each next write starts mid-word
+    const laid = await native.benchRun({ ...job('psync', 'read', false), filename: f, size: 64 << 10, layoutWriteCap: 1001, numberIos: 1 });
+    expect(laid.laidOutBytes).toBe(64 << 10);
+    const r = await native.benchRun({ ...job('psync', 'read', false), filename: f, size: 64 << 10 });
+    expect(r.read.ios).toBe(16);
   });
 });

@@ -1,6 +1,6 @@
 // The --uring variants of the demos print exactly what the plain ones print; under a seccomp
 // filter that refuses io_uring_setup, --uring fails with the one-sentence reason and the plain
-// variant still works. Also `iolab bench api` (a very short run: shape, not speed).
+// variant still works.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { execa } from 'execa';
 import { copyFileSync, mkdirSync, readFileSync } from 'node:fs';
@@ -62,29 +62,28 @@ describe('--uring prints what the plain variant prints', () => {
     }
   });
 
-  it('fdpass recv/send: every mix of plain and --uring prints the same, dgram and stream', async () => {
-    for (const type of ['dgram', 'stream']) {
-      const outputs: string[] = [];
-      for (const [recvUring, sendUring] of [[false, false], [true, false], [false, true], [true, true]]) {
-        const socket = join(dir.path, `fp-${type}.sock`);
-        const recvArgs = ['fdpass', 'recv', '--socket', socket, '--type', type, '--timeout', '20', '--count', '2', ...(recvUring ? ['--uring'] : [])];
-        const { child } = await startCli(recvArgs, /^listening on /);
-        const sendArgs = ['fdpass', 'send', '--socket', socket, '--type', type, ...(sendUring ? ['--uring'] : [])];
-        const first = await runCli([...sendArgs, '--message', `first ${type}`]);
-        const second = await runCli([...sendArgs, '--message', `second ${type}`, '--size', '8k', '--memfd']);
-        const received = await child;
-        expect(first.exitCode).toBe(0);
-        expect(second.exitCode).toBe(0);
-        expect(received.exitCode).toBe(0);
-        expect(received.stderr).toBe('');
-        // The unlinked object's name holds the sender's pid: the one part that differs between runs.
-        outputs.push([first.stdout, second.stdout, received.stdout].join('\n').replace(/iolab-fdpass-\d+-[0-9a-f]{12}/, 'iolab-fdpass-PID'));
-      }
-      expect(outputs[0]).toContain('message 1 fd:      regular file, 4096 bytes (/dev/shm/iolab-fdpass-PID (deleted)); read 4096 bytes with pread');
-      expect(outputs[0]).toContain('message 2 fd:      regular file, 8192 bytes (/memfd:iolab-fdpass (deleted)), seals F_SEAL_SHRINK|F_SEAL_GROW|F_SEAL_WRITE; mapped 8192 bytes read-only');
-      expect(outputs[0]).toContain(`message 2 holds:   second ${type}`);
-      for (const o of outputs) expect(o).toBe(outputs[0]);
+  // One test per socket type: twelve CLI processes each (slow under the sanitizer).
+  it.each(['dgram', 'stream'])('fdpass recv/send over %s: every mix of plain and --uring prints the same', async (type) => {
+    const outputs: string[] = [];
+    for (const [recvUring, sendUring] of [[false, false], [true, false], [false, true], [true, true]]) {
+      const socket = join(dir.path, `fp-${type}.sock`);
+      const recvArgs = ['fdpass', 'recv', '--socket', socket, '--type', type, '--timeout', '20', '--count', '2', ...(recvUring ? ['--uring'] : [])];
+      const { child } = await startCli(recvArgs, /^listening on /);
+      const sendArgs = ['fdpass', 'send', '--socket', socket, '--type', type, ...(sendUring ? ['--uring'] : [])];
+      const first = await runCli([...sendArgs, '--message', `first ${type}`]);
+      const second = await runCli([...sendArgs, '--message', `second ${type}`, '--size', '8k', '--memfd']);
+      const received = await child;
+      expect(first.exitCode).toBe(0);
+      expect(second.exitCode).toBe(0);
+      expect(received.exitCode).toBe(0);
+      expect(received.stderr).toBe('');
+      // The unlinked object's name holds the sender's pid: the one part that differs between runs.
+      outputs.push([first.stdout, second.stdout, received.stdout].join('\n').replace(/iolab-fdpass-\d+-[0-9a-f]{12}/, 'iolab-fdpass-PID'));
     }
+    expect(outputs[0]).toContain('message 1 fd:      regular file, 4096 bytes (/dev/shm/iolab-fdpass-PID (deleted)); read 4096 bytes with pread');
+    expect(outputs[0]).toContain('message 2 fd:      regular file, 8192 bytes (/memfd:iolab-fdpass (deleted)), seals F_SEAL_SHRINK|F_SEAL_GROW|F_SEAL_WRITE; mapped 8192 bytes read-only');
+    expect(outputs[0]).toContain(`message 2 holds:   second ${type}`);
+    for (const o of outputs) expect(o).toBe(outputs[0]);
   });
 
   it('shm write/read: the same output and the same object', async () => {
@@ -140,35 +139,5 @@ describe('--uring under a seccomp filter that refuses io_uring', () => {
     expect(run.exitCode).toBe(0);
     expect(run.stdout).toContain('== the --uring variants\n# skipped: io_uring is unavailable: io_uring_setup was refused (EPERM), ' + epermWhy);
     expect(run.stdout.trimEnd().split('\n').at(-1)).toBe('tour done: 5 demos, 11 commands, temp folder removed');
-  });
-});
-
-describe('iolab bench api', () => {
-  it('--json prints one object with a row per contender', async () => {
-    const out = join(dir.path, 'api.json');
-    const run = await runCli(['bench', 'api', '--rounds', '1', '--duration', '10', '--size', '1m', '--json', '--output', out]);
-    expect(run.stderr).toBe('');
-    expect(run.exitCode).toBe(0);
-    const report = JSON.parse(String(run.stdout));
-    expect(report.rows.map((r: { contender: string; inflight: number }) => `${r.contender}@${r.inflight}`)).toEqual([
-      'iolab.readv@1', 'fs.readvSync@1', 'ring.readv@1', 'fs.promises.readv@1', 'fs.read@1',
-      'ring.readv@32', 'fs.promises.readv@32', 'fs.read@32', 'ring.sendmsg@32', 'c.sendmsg@1', 'iolab.sendmsg@1',
-    ]);
-    for (const row of report.rows) expect(row.opsPerSec).toBeGreaterThan(0);
-    expect(report.ratios.find((r: { name: string }) => r.name === 'ring.readv@32 / fs.promises.readv@32').goal).toBe(3);
-    expect(JSON.parse(readFileSync(out, 'utf8')).rounds['ring.readv@32']).toHaveLength(1);
-  });
-
-  it('prints a table, and refuses bad input with one line', async () => {
-    const run = await runCli(['bench', 'api', '--rounds', '1', '--duration', '5', '--size', '256k', '--only', 'ring.readv@32,fs.read@32', '--output', join(dir.path, 'b.json')]);
-    expect(run.exitCode).toBe(0);
-    expect(run.stdout).toMatch(/^contender\s+in flight\s+ops\/s \(median\)\s+min\s+max$/m);
-    expect(run.stdout).toMatch(/^ring\.readv@32 \/ fs\.read@32 = \d+\.\d\dx {2}\(goal >= 1\.5x: (met|not met)\)$/m);
-    const bad = await runCli(['bench', 'api', '--rounds', '0']);
-    expect(bad.stderr).toBe("iolab: option '--rounds <n>' argument '0' is invalid. expected a whole number >= 1, got '0'");
-    expect(bad.exitCode).not.toBe(0);
-    const none = await runCli(['bench', 'api', '--only', 'nothing', '--size', '64k', '--output', join(dir.path, 'c.json')]);
-    expect(none.stderr).toBe('iolab: --only matched no contender');
-    expect(none.exitCode).toBe(1);
   });
 });

@@ -5,6 +5,7 @@ import { execa } from 'execa';
 import { join } from 'node:path';
 import { Worker } from 'node:worker_threads';
 import { native, projectRoot } from '../src/native.js';
+import { Ring, RingClosedError } from '../src/ring.js';
 import { buildSeccompRefuser, shortTempDir } from './support/temp.js';
 import { openFdCount, settledLiveObjects, zeroLiveObjects } from './support/leaks.js';
 
@@ -131,6 +132,46 @@ describe('Ring in a worker thread', () => {
     await w.terminate();
     expect(native.liveObjects()).toMatchObject({ rings: 0, ringOps: 0, heldBuffers: 0 });
     for (const fd of msg.fds) native.close(fd); // the worker's socketpair outlives it
+  });
+
+  it('each thread has its own RingClosedError class; a worker exiting leaves the main thread\'s alone', async () => {
+    const w = runWorker(`
+      class WorkerClosed extends Error { constructor(m) { super(m); this.name = 'WorkerClosed'; } }
+      const ring = new native.Ring();
+      await ring.close();
+      let first;
+      try { ring.nop(); } catch (e) { first = e; } // no class registered in this thread yet
+      native.ringSetClosedErrorClass(WorkerClosed);
+      let thrown;
+      try { ring.nop(); } catch (e) { thrown = e; }
+      parentPort.postMessage({ first: first.name + ':' + first.code, thrown: thrown instanceof WorkerClosed, message: thrown.message });
+    `);
+    expect(await nextMessage(w)).toEqual({ first: 'RingClosedError:ERR_RING_CLOSED', thrown: true, message: 'the Ring is closed' });
+    expect(await w.exited).toBe(0);
+    const ring = new Ring({ entries: 4 });
+    const pending = ring.nop();
+    await ring.close();
+    await pending.catch(() => {});
+    expect(() => ring.nop()).toThrow(RingClosedError);
+  });
+
+  it('a worker terminated with ops in flight, where CANCEL_ANY is refused: each op is cancelled, nothing is left', async () => {
+    const w = runWorker(`
+      const ring = new native.Ring({ entries: 8 });
+      native.ringTestRefuseCancelAny(ring);
+      const [a, b] = native.socketpair('stream');
+      for (let i = 0; i < 30; i++) ring.recv(b, Buffer.alloc(64));
+      ring.submit();
+      setTimeout(() => parentPort.postMessage({ pending: ring.inFlight, fds: [a, b] }), 20);
+    `);
+    const msg = await nextMessage(w);
+    expect(msg.pending).toBe(30);
+    const start = Date.now();
+    await w.terminate();
+    // all 30 came back well before the 3 s teardown deadline (after which ops are leaked)
+    expect(Date.now() - start).toBeLessThan(2500);
+    expect(native.liveObjects()).toMatchObject({ rings: 0, ringOps: 0, heldBuffers: 0 });
+    for (const fd of msg.fds) native.close(fd);
   });
 
   it('a worker that returns with an idle Ring exits on its own', async () => {

@@ -3,6 +3,7 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import fs from 'node:fs';
 import net from 'node:net';
+import { release } from 'node:os';
 import { join } from 'node:path';
 import { native } from '../src/native.js';
 import { Ring, RingClosedError } from '../src/ring.js';
@@ -51,8 +52,16 @@ describe('Ring setup', () => {
     const f = ring.features;
     expect(f.sqEntries).toBe(8);
     expect(f.cqEntries).toBeGreaterThanOrEqual(16);
-    expect(f.deferTaskrun || f.coopTaskrun || (!f.deferTaskrun && !f.coopTaskrun)).toBe(true);
-    if (f.deferTaskrun) expect(f.singleIssuer).toBe(true);
+    // The first flag set the kernel takes: DEFER_TASKRUN (+SINGLE_ISSUER) from 6.1, COOP_TASKRUN
+    // from 5.19, TASKRUN_FLAG with either, SUBMIT_ALL from 5.18; never both task-run modes.
+    const [major, minor] = release().split('.').map(Number);
+    const atLeast = (a: number, b: number) => major > a || (major === a && minor >= b);
+    expect(f.deferTaskrun && f.coopTaskrun).toBe(false);
+    expect(f.singleIssuer).toBe(f.deferTaskrun);
+    expect(f.deferTaskrun).toBe(atLeast(6, 1));
+    expect(f.coopTaskrun).toBe(!atLeast(6, 1) && atLeast(5, 19));
+    expect(f.taskrunFlag).toBe(atLeast(5, 19));
+    expect(f.submitAll).toBe(atLeast(5, 18));
     expect(f.sqpoll).toBe(false);
     expect(native.liveObjects().rings).toBeGreaterThanOrEqual(1);
   });
@@ -339,8 +348,48 @@ describe('close and cancellation', () => {
     }
     expect(() => ring.nop()).toThrow(RingClosedError);
     await ring.close(); // idempotent
+    expect(ring.stats.cancelOps).toBe(0); // one IORING_ASYNC_CANCEL_ANY took them all
     expect(native.liveObjects()).toMatchObject({ ringOps: 0, heldBuffers: 0 });
     void a;
+  });
+
+  const expectAllClosed = (settled: PromiseSettledResult<unknown>[]) => {
+    for (const s of settled) {
+      expect(s.status).toBe('rejected');
+      expect((s as PromiseRejectedResult).reason).toBeInstanceOf(RingClosedError);
+    }
+  };
+
+  it('where the kernel refuses CANCEL_ANY (before 5.19), close() cancels each op by its user_data, 5x more ops than SQ entries', async () => {
+    const ring = new Ring({ entries: 8 });
+    native.ringTestRefuseCancelAny(ring);
+    const [, b] = track(native.socketpair('stream'));
+    const recvs = Array.from({ length: 40 }, () => ring.recv(b, Buffer.alloc(8)));
+    ring.submit();
+    await new Promise((res) => setTimeout(res, 10));
+    expect(ring.inFlight).toBe(40);
+    const closed = ring.close();
+    expectAllClosed(await Promise.allSettled(recvs));
+    await closed;
+    // the refused CANCEL_ANY, then 40 cancels through an 8-entry SQ: submitted to make room
+    expect(ring.stats.cancelOps).toBe(40);
+    expect(native.liveObjects()).toMatchObject({ ringOps: 0, heldBuffers: 0 });
+  });
+
+  it('close() with the SQ full of unsubmitted ops makes room for its cancels (with CANCEL_ANY and per op)', async () => {
+    const [, b] = track(native.socketpair('stream'));
+    for (const refuse of [false, true]) {
+      const ring = new Ring({ entries: 4 });
+      if (refuse) native.ringTestRefuseCancelAny(ring);
+      // 4 fill the SQ (not yet submitted: same turn), 6 wait in the backlog
+      const recvs = Array.from({ length: 10 }, () => ring.recv(b, Buffer.alloc(8)));
+      expect(ring.stats).toMatchObject({ submitCalls: 0, overflowQueued: 6 });
+      const closed = ring.close();
+      expectAllClosed(await Promise.allSettled(recvs));
+      await closed;
+      expect(ring.stats.cancelOps).toBe(refuse ? 4 : 0);
+      expect(native.liveObjects()).toMatchObject({ ringOps: 0, heldBuffers: 0 });
+    }
   });
 
   it('close() resolves at once when idle; ops already done keep their result', async () => {

@@ -1,6 +1,9 @@
 /* The engine contract, modelled on fio's ioengine_ops: an engine knows how to move a batch of
  * I/Os and nothing else. The job runner (job.c) owns timing, offsets, depth and statistics.
- * Plain C, no Node headers. Adding an engine: one engine_<name>.c and one line in engines.c. */
+ * Each engine is one engine_<name>.c that fills a struct engine_ops, declares its own options
+ * (name, type, help, offset into its private options struct, as fio's engines do) and registers
+ * itself with ENGINE_REGISTER. Adding an engine or a knob touches that file only: the binding
+ * and the CLI read the tables. Plain C, no Node headers. */
 #ifndef IOLAB_BENCH_ENGINE_H
 #define IOLAB_BENCH_ENGINE_H
 
@@ -31,9 +34,7 @@ struct engine_ctx {
   unsigned bs;
   int direct;
   int writable;           /* opened for writing (the job writes) */
-  int fixedbufs;
-  int registerfiles;
-  int sqthread_poll;
+  const void *options;    /* the engine's own options struct, filled from its option table */
   struct io_u *io_us;     /* all of the job's units (depth of them) */
   void *engine_data;
   /* setup() failure: why the engine cannot run here (shown as "unavailable: <reason>") */
@@ -43,14 +44,40 @@ struct engine_ctx {
   const char *syscall;
 };
 
-enum q_status { Q_QUEUED = 0, Q_COMPLETED = 1, Q_ERROR = -1 };
+/* queue() results, with fio's values. BUSY: the engine took nothing (its queue is full); the
+ * runner commits and reaps, then offers the same I/O again. ENGINE_Q_ERROR: ctx->err set. */
+enum fio_q_status { FIO_Q_COMPLETED = 0, FIO_Q_QUEUED = 1, FIO_Q_BUSY = 2 };
+#define ENGINE_Q_ERROR (-1)
+
+/* One engine option: a whole number (a flag is one in [0, 1]) stored as `unsigned` at offset
+ * in the engine's options struct. The CLI spells it --<name>, as fio does. */
+enum engine_opt_type { ENGINE_OPT_BOOL = 0, ENGINE_OPT_UINT = 1 };
+struct engine_option {
+  const char *name;
+  enum engine_opt_type type;
+  const char *help;
+  size_t offset;
+  unsigned def, min, max;
+};
+
+enum engine_flags {
+  ENGINE_ASYNC = 1,      /* queues (has commit/getevents/event); slat is measured */
+  ENGINE_TEST_ONLY = 2,  /* fault injection / known delay for tests: hidden from help and 'all' */
+};
 
 struct engine_ops {
   const char *name;
+  const char *alias;        /* another spelling users type for it (NULL: none) */
+  unsigned flags;
+  unsigned list_order;      /* place in listings and 'all' (ascending) */
+  unsigned max_depth;       /* deepest queue the engine can run (0: the runner's limit) */
+  const char *max_depth_why;  /* what imposes max_depth, for the error message */
+  const struct engine_option *options;  /* terminated by an entry with name NULL; may be NULL */
+  size_t options_size;      /* sizeof the engine's options struct */
   /* Prepares the engine for ctx (fd already open). 0, or -1 with ctx->reason set. */
   int (*setup)(struct engine_ctx *ctx);
-  /* Queues one I/O. Q_COMPLETED: done synchronously (result set). Q_QUEUED: will complete
-   * through getevents. Q_ERROR: ctx->err/syscall set. */
+  /* Queues one I/O: FIO_Q_COMPLETED (done, result set), FIO_Q_QUEUED (completes through
+   * getevents), FIO_Q_BUSY, or ENGINE_Q_ERROR. */
   int (*queue)(struct engine_ctx *ctx, struct io_u *io);
   /* Sends everything queued since the last commit. 0 or -1 (ctx->err set). May be NULL. */
   int (*commit)(struct engine_ctx *ctx);
@@ -64,10 +91,17 @@ struct engine_ops {
   void (*cleanup)(struct engine_ctx *ctx);
 };
 
-/* Engine table (engines.c). NULL when the name is unknown. */
+/* The registry (engines.c). Engines register from a constructor before any lookup. */
+void engine_register(const struct engine_ops *ops);
+/* By name or alias; NULL when unknown. */
 const struct engine_ops *engine_find(const char *name);
-/* Names of all engines, NULL-terminated. */
-extern const char *const engine_names[];
+/* The i-th registered engine in list order, NULL past the last. */
+const struct engine_ops *engine_at(unsigned i);
+/* Fills opts (ops->options_size bytes) with the defaults of ops's option table. */
+void engine_default_options(const struct engine_ops *ops, void *opts);
+
+#define ENGINE_REGISTER(ops) \
+  __attribute__((constructor)) static void register_##ops(void) { engine_register(&ops); }
 
 #define ENGINE_ERR(ctx, e, call) ((ctx)->err = (e), (ctx)->syscall = (call), -1)
 

@@ -4,6 +4,7 @@
  * accepts them: completions run in our thread when we enter, not as interrupting task work.
  * Completions already in the CQ are reaped without a syscall. */
 #include <errno.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,6 +21,23 @@
 #define IORING_SETUP_DEFER_TASKRUN (1U << 13)
 #endif
 
+/* IORING_MAX_ENTRIES in the kernel: io_uring_setup refuses a deeper ring with EINVAL */
+#define URING_MAX_ENTRIES 32768
+
+struct uring_options {
+  unsigned fixedbufs, registerfiles, sqthread_poll;
+};
+
+static const struct engine_option uring_option_table[] = {
+    {"fixedbufs", ENGINE_OPT_BOOL, "io_uring: registered buffers (READ_FIXED/WRITE_FIXED)",
+     offsetof(struct uring_options, fixedbufs), 0, 0, 1},
+    {"registerfiles", ENGINE_OPT_BOOL, "io_uring: registered file (IOSQE_FIXED_FILE)",
+     offsetof(struct uring_options, registerfiles), 0, 0, 1},
+    {"sqthread_poll", ENGINE_OPT_BOOL, "io_uring: a kernel thread polls the SQ (SQPOLL)",
+     offsetof(struct uring_options, sqthread_poll), 0, 0, 1},
+    {NULL},
+};
+
 struct uring_data {
   struct io_uring ring;
   int ring_ok;
@@ -28,8 +46,9 @@ struct uring_data {
 };
 
 static int uring_init(struct uring_data *d, struct engine_ctx *ctx) {
+  const struct uring_options *o = ctx->options;
   struct io_uring_params p;
-  if (ctx->sqthread_poll) {
+  if (o->sqthread_poll) {
     memset(&p, 0, sizeof(p));
     p.flags = IORING_SETUP_SQPOLL;
     p.sq_thread_idle = 1000;
@@ -59,7 +78,8 @@ static int uring_setup(struct engine_ctx *ctx) {
     return -1;
   }
   d->ring_ok = 1;
-  if (ctx->fixedbufs) {
+  const struct uring_options *o = ctx->options;
+  if (o->fixedbufs) {
     struct iovec *iov = calloc(ctx->depth, sizeof(*iov));
     if (iov == NULL) return ENGINE_ERR(ctx, ENOMEM, "calloc");
     for (unsigned i = 0; i < ctx->depth; i++) {
@@ -73,7 +93,7 @@ static int uring_setup(struct engine_ctx *ctx) {
       return -1;
     }
   }
-  if (ctx->registerfiles) {
+  if (o->registerfiles) {
     ret = io_uring_register_files(&d->ring, &ctx->fd, 1);
     if (ret < 0) {
       snprintf(ctx->reason, sizeof(ctx->reason), "io_uring_register_files: %s", strerror(-ret));
@@ -85,10 +105,11 @@ static int uring_setup(struct engine_ctx *ctx) {
 
 static int uring_queue(struct engine_ctx *ctx, struct io_u *io) {
   struct uring_data *d = ctx->engine_data;
+  const struct uring_options *o = ctx->options;
   struct io_uring_sqe *sqe = io_uring_get_sqe(&d->ring);
-  if (sqe == NULL) return ENGINE_ERR(ctx, EBUSY, "io_uring_get_sqe");  /* ring is sized to depth */
-  int fd = ctx->registerfiles ? 0 : ctx->fd;
-  if (ctx->fixedbufs) {
+  if (sqe == NULL) return FIO_Q_BUSY;  /* the SQ is full until the runner commits */
+  int fd = o->registerfiles ? 0 : ctx->fd;
+  if (o->fixedbufs) {
     if (io->ddir == DDIR_READ) io_uring_prep_read_fixed(sqe, fd, io->buf, io->len, io->offset, (int)io->index);
     else io_uring_prep_write_fixed(sqe, fd, io->buf, io->len, io->offset, (int)io->index);
   } else if (io->ddir == DDIR_READ) {
@@ -96,9 +117,9 @@ static int uring_queue(struct engine_ctx *ctx, struct io_u *io) {
   } else {
     io_uring_prep_write(sqe, fd, io->buf, io->len, io->offset);
   }
-  if (ctx->registerfiles) sqe->flags |= IOSQE_FIXED_FILE;
+  if (o->registerfiles) sqe->flags |= IOSQE_FIXED_FILE;
   io_uring_sqe_set_data(sqe, io);
-  return Q_QUEUED;
+  return FIO_Q_QUEUED;
 }
 
 static int uring_commit(struct engine_ctx *ctx) {
@@ -146,7 +167,11 @@ static void uring_cleanup(struct engine_ctx *ctx) {
   ctx->engine_data = NULL;
 }
 
-const struct engine_ops engine_io_uring = {
-    .name = "io_uring", .setup = uring_setup, .queue = uring_queue, .commit = uring_commit,
+static const struct engine_ops engine_io_uring = {
+    .name = "io_uring", .alias = "uring", .flags = ENGINE_ASYNC, .list_order = 30,
+    .max_depth = URING_MAX_ENTRIES, .max_depth_why = "io_uring's entry limit, IORING_MAX_ENTRIES",
+    .options = uring_option_table, .options_size = sizeof(struct uring_options),
+    .setup = uring_setup, .queue = uring_queue, .commit = uring_commit,
     .getevents = uring_getevents, .event = uring_event, .cleanup = uring_cleanup,
 };
+ENGINE_REGISTER(engine_io_uring)

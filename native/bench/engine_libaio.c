@@ -51,7 +51,7 @@ static int libaio_queue(struct engine_ctx *ctx, struct io_u *io) {
   else io_prep_pwrite(cb, ctx->fd, io->buf, io->len, (long long)io->offset);
   cb->data = io;
   d->pending[d->npending++] = cb;
-  return Q_QUEUED;
+  return FIO_Q_QUEUED;
 }
 
 static int libaio_commit(struct engine_ctx *ctx) {
@@ -114,7 +114,8 @@ static void libaio_cleanup(struct engine_ctx *ctx) {
   ctx->engine_data = NULL;
 }
 
-const struct engine_ops engine_libaio = {
-    .name = "libaio", .setup = libaio_setup, .queue = libaio_queue, .commit = libaio_commit,
+static const struct engine_ops engine_libaio = {
+    .name = "libaio", .flags = ENGINE_ASYNC, .list_order = 40, .setup = libaio_setup, .queue = libaio_queue, .commit = libaio_commit,
     .getevents = libaio_getevents, .event = libaio_event, .cleanup = libaio_cleanup,
 };
+ENGINE_REGISTER(engine_libaio)

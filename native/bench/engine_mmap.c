@@ -42,7 +42,7 @@ static int mmap_queue(struct engine_ctx *ctx, struct io_u *io) {
     if (e != 0) return ENGINE_ERR(ctx, e, "posix_madvise");
   }
   io->result = io->len;
-  return Q_COMPLETED;
+  return FIO_Q_COMPLETED;
 }
 
 static int mmap_flush(struct engine_ctx *ctx) {
@@ -59,6 +59,7 @@ static void mmap_cleanup(struct engine_ctx *ctx) {
   ctx->engine_data = NULL;
 }
 
-const struct engine_ops engine_mmap = {
-    .name = "mmap", .setup = mmap_setup, .queue = mmap_queue, .flush = mmap_flush, .cleanup = mmap_cleanup,
+static const struct engine_ops engine_mmap = {
+    .name = "mmap", .list_order = 60, .setup = mmap_setup, .queue = mmap_queue, .flush = mmap_flush, .cleanup = mmap_cleanup,
 };
+ENGINE_REGISTER(engine_mmap)

@@ -11,11 +11,13 @@ static int psync_queue(struct engine_ctx *ctx, struct io_u *io) {
                                     : pwrite(ctx->fd, io->buf, io->len, (off_t)io->offset);
   if (n < 0) return ENGINE_ERR(ctx, errno, io->ddir == DDIR_READ ? "pread" : "pwrite");
   io->result = n;
-  return Q_COMPLETED;
+  return FIO_Q_COMPLETED;
 }
 
 static void psync_cleanup(struct engine_ctx *ctx) { (void)ctx; }
 
-const struct engine_ops engine_psync = {
-    .name = "psync", .setup = psync_setup, .queue = psync_queue, .cleanup = psync_cleanup,
+static const struct engine_ops engine_psync = {
+    .name = "psync", .list_order = 20, .setup = psync_setup, .queue = psync_queue,
+    .cleanup = psync_cleanup,
 };
+ENGINE_REGISTER(engine_psync)

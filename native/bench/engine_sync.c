@@ -11,11 +11,13 @@ static int sync_queue(struct engine_ctx *ctx, struct io_u *io) {
   ssize_t n = io->ddir == DDIR_READ ? read(ctx->fd, io->buf, io->len) : write(ctx->fd, io->buf, io->len);
   if (n < 0) return ENGINE_ERR(ctx, errno, io->ddir == DDIR_READ ? "read" : "write");
   io->result = n;
-  return Q_COMPLETED;
+  return FIO_Q_COMPLETED;
 }
 
 static void sync_cleanup(struct engine_ctx *ctx) { (void)ctx; }
 
-const struct engine_ops engine_sync = {
-    .name = "sync", .setup = sync_setup, .queue = sync_queue, .cleanup = sync_cleanup,
+static const struct engine_ops engine_sync = {
+    .name = "sync", .list_order = 10, .setup = sync_setup, .queue = sync_queue,
+    .cleanup = sync_cleanup,
 };
+ENGINE_REGISTER(engine_sync)

@@ -5,13 +5,18 @@
 
 #include <stdint.h>
 
-#include "histogram.h"
+#include "bench/engine.h"
+#include "stats/histogram.h"
 
 enum rw_mode { RW_READ, RW_WRITE, RW_RANDREAD, RW_RANDWRITE, RW_RANDRW, RW_READWRITE };
 
+/* fio's fadvise_hint: 1 (the default) tells the kernel the access pattern the job's rw implies */
+enum fadvise_hint { FADVISE_OFF = 0, FADVISE_BY_RW = 1, FADVISE_SEQUENTIAL = 2, FADVISE_RANDOM = 3 };
+
 struct job_spec {
   const char *filename;
-  const char *engine;
+  const struct engine_ops *ops;
+  const void *engine_options;  /* ops->options_size bytes, filled from the engine's table */
   enum rw_mode rw;
   unsigned rwmixread;     /* percent of reads in randrw/readwrite */
   unsigned bs;
@@ -23,8 +28,11 @@ struct job_spec {
   int time_based;         /* keep going (wrapping around) until runtime */
   uint64_t ramp_ns;       /* run this long before recording */
   uint64_t number_ios;    /* 0: no limit */
-  int direct, invalidate, fixedbufs, registerfiles, sqthread_poll, verify, force;
+  int direct, invalidate, verify, force;
+  enum fadvise_hint fadvise_hint;
   uint64_t seed;          /* offsets/mix; the verify pattern uses PATTERN_SEED */
+  const int *stop;        /* another thread sets *stop to end the job early (interrupted) */
+  uint32_t layout_write_cap;  /* tests only: bytes per layout pwrite, to force short writes (0: none) */
 };
 
 enum job_error_kind { JOB_OK = 0, JOB_ERRNO, JOB_USER, JOB_VERIFY };
@@ -37,9 +45,24 @@ struct job_error {
   char message[320];    /* JOB_USER / JOB_VERIFY */
 };
 
+/* Running statistics of interval samples (fio's bw/iops samples, one per 500 ms window). */
+struct sample_stats {
+  uint64_t n;
+  double min, max, mean, m2;
+};
+
 struct dir_stats {
   uint64_t ios, bytes;
   struct histogram slat, clat, lat;
+  struct sample_stats bw_kib, iops;  /* per 500 ms window */
+};
+
+/* fio's iodepth_level / iodepth_submit / iodepth_complete counters (7 buckets each). */
+#define DEPTH_BUCKETS 7
+struct depth_stats {
+  uint64_t level[DEPTH_BUCKETS];     /* I/Os submitted, by I/Os in flight: 1 2 4 8 16 32 >=64 */
+  uint64_t submit[DEPTH_BUCKETS];    /* submit calls, by I/Os they carried: 0 4 8 16 32 64 >=64 */
+  uint64_t complete[DEPTH_BUCKETS];  /* reaps, by I/Os they returned: the same buckets */
 };
 
 struct job_result {
@@ -47,12 +70,20 @@ struct job_result {
   char reason[160];
   struct job_error error;
   int async;             /* engine queued (slat measured) */
+  int interrupted;       /* *spec->stop was set: what ran is partial */
   struct dir_stats dir[2];
+  struct depth_stats depth;
   uint64_t runtime_ns;   /* measured time (after ramp), longest job */
-  double usr_sec, sys_sec;  /* CPU of the job threads */
+  uint64_t elapsed_ns;   /* from the first thread's start to the last one's end */
+  /* the process's CPU, context switches and faults while the job threads ran their I/O loops:
+   * counts helper threads (POSIX AIO, SQPOLL, io-wq) that per-thread figures miss */
+  double usr_sec, sys_sec;
+  uint64_t ctx, majf, minf;
   uint64_t verified_blocks;
   uint64_t laid_out_bytes;
   uint64_t size;         /* bytes each job addressed (may be less than asked on a short file) */
+  int layout_removed;    /* interrupted layout: the file this run created was removed */
+  int owned;             /* the file is iolab's (its mark describes it) */
 };
 
 enum job_phase { PHASE_LAYOUT = 0, PHASE_RAMP, PHASE_RUN, PHASE_VERIFY };
@@ -65,11 +96,15 @@ typedef void (*job_progress_fn)(void *arg, enum job_phase phase, uint64_t ios, u
 int job_run(const struct job_spec *spec, struct job_result *result, job_progress_fn progress,
             void *arg);
 
-/* Prepares the file: creates and lays it out when missing or short, enforces ownership.
- * layout.c. 0 or -1 (error set). *size may shrink to what a short foreign file holds. */
-int layout_prepare(const struct job_spec *spec, uint64_t *size, uint64_t *laid_out,
-                   struct job_error *error, job_progress_fn progress, void *arg);
-/* Records in the file's ownership mark that a job wrote non-pattern data. */
-void layout_mark_written(const char *filename);
+/* layout.c: prepares the file: creates and lays it out when missing or short, enforces
+ * ownership (see layout.c). 0, -1 (error set) or -2 (stopped; what this run created is gone,
+ * or res->layout_removed = 0 when it could not be). *size may shrink to what a short foreign file
+ * holds. */
+int layout_prepare(const struct job_spec *spec, uint64_t *size, struct job_result *res,
+                   job_progress_fn progress, void *arg);
+/* After iolab (or fio, on iolab's behalf) wrote into its file: records the file as it is now
+ * (inode, size, mtime, sampled content), in the state "written" unless it still holds the
+ * layout pattern everywhere (pattern = 1). No-op for a file iolab does not own. */
+void layout_mark_written(const char *filename, int pattern);
 
 #endif

@@ -1,6 +1,10 @@
 /* The test file: created and laid out (verify pattern) when missing or short, like fio does.
- * Files iolab creates carry an xattr mark (user.iolab) so later runs may reuse and overwrite
- * them; a file without the mark is never written unless the job says force. */
+ * A file counts as iolab's only while its mark (xattr user.iolab) still describes it: the
+ * inode, size and mtime iolab left, and the content at 16 sampled offsets (the layout pattern,
+ * or the checksum of what a job wrote there). A copy (cp --preserve=xattr), a file whose
+ * contents were replaced, or any other file is foreign: a job never writes into it without
+ * --force. New files are laid out under a temp name in the same directory and renamed into
+ * place at the end; a symlink is never written through (--force replaces the link itself). */
 #include <errno.h>
 #include <fcntl.h>
 #include <libgen.h>
@@ -12,16 +16,12 @@
 #include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
-#include <sys/xattr.h>
-#include <time.h>
 #include <unistd.h>
 
-#include "job.h"
+#include "layout_mark.h"
 #include "pattern.h"
+#include "worker.h"
 
-#define MARK_NAME "user.iolab"
-#define MARK_PATTERN "iolab-v1 pattern"  /* every word holds the verify pattern */
-#define MARK_WRITTEN "iolab-v1 written"  /* iolab's file, but a job wrote other data into it */
 #define LAYOUT_CHUNK (1u << 20)
 
 static int user_error(struct job_error *e, const char *fmt, ...) {
@@ -41,30 +41,8 @@ static int errno_error(struct job_error *e, int err, const char *syscall) {
   return -1;
 }
 
-static int read_mark(const char *path, char *mark, size_t len) {
-  ssize_t n = getxattr(path, MARK_NAME, mark, len - 1);
-  if (n <= 0) return 0;
-  mark[n] = '\0';
-  return strncmp(mark, "iolab-v1 ", 9) == 0;
-}
-
-static void set_mark(const char *path, const char *mark) {
-  /* best effort: a filesystem without user xattrs just makes the file look foreign next time */
-  (void)setxattr(path, MARK_NAME, mark, strlen(mark), 0);
-}
-
-void layout_mark_written(const char *path) {
-  char mark[64];
-  if (read_mark(path, mark, sizeof(mark)) && strcmp(mark, MARK_WRITTEN) != 0) set_mark(path, MARK_WRITTEN);
-}
-
-static int job_reads(enum rw_mode rw) { return rw != RW_WRITE && rw != RW_RANDWRITE; }
-static int job_writes(enum rw_mode rw) { return rw != RW_READ && rw != RW_RANDREAD; }
-
-static uint64_t now_ns(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+static int stopped(const struct job_spec *spec) {
+  return spec->stop != NULL && __atomic_load_n(spec->stop, __ATOMIC_RELAXED);
 }
 
 static int block_device_size(const struct job_spec *spec, uint64_t *size, struct job_error *e) {
@@ -87,21 +65,31 @@ static int block_device_size(const struct job_spec *spec, uint64_t *size, struct
   return 0;
 }
 
-static int write_pattern(int fd, uint64_t from, uint64_t to, uint64_t *written,
+/* Writes the pattern over [from, to). A short write may leave off unaligned: the pattern is
+ * computed from the 8-byte word that holds off, and written from off's byte in it.
+ * 0, -1 (error set) or -2 (stopped). */
+static int write_pattern(const struct job_spec *spec, int fd, uint64_t from, uint64_t to, uint64_t *written,
                          struct job_error *e, job_progress_fn progress, void *arg) {
-  char *buf = malloc(LAYOUT_CHUNK);
+  char *buf = malloc(LAYOUT_CHUNK + 8);
   if (buf == NULL) return errno_error(e, ENOMEM, "malloc");
   uint64_t start = now_ns(), last = start;
+  int ret = 0;
   for (uint64_t off = from; off < to;) {
+    if (stopped(spec)) {
+      ret = -2;
+      break;
+    }
+    uint64_t word = off & ~(uint64_t)7;
+    size_t skip = (size_t)(off - word);
     size_t len = to - off < LAYOUT_CHUNK ? (size_t)(to - off) : LAYOUT_CHUNK;
-    pattern_fill(buf, off, (len + 7) & ~(size_t)7, PATTERN_SEED);
-    ssize_t n = pwrite(fd, buf, len, (off_t)off);
+    if (spec->layout_write_cap != 0 && len > spec->layout_write_cap) len = spec->layout_write_cap;
+    pattern_fill(buf, word, (skip + len + 7) & ~(size_t)7, PATTERN_SEED);
+    ssize_t n = pwrite(fd, buf + skip, len, (off_t)off);
     if (n < 0) {
       if (errno == EINTR) continue;
-      free(buf);
-      errno_error(e, errno, "pwrite");
+      ret = errno_error(e, errno, "pwrite");
       e->offset = off;
-      return -1;
+      break;
     }
     off += (uint64_t)n;
     *written += (uint64_t)n;
@@ -112,16 +100,75 @@ static int write_pattern(int fd, uint64_t from, uint64_t to, uint64_t *written,
     }
   }
   free(buf);
-  if (fdatasync(fd) < 0) return errno_error(e, errno, "fdatasync");
+  if (ret == 0 && fdatasync(fd) < 0) return errno_error(e, errno, "fdatasync");
+  return ret;
+}
+
+static int check_space(const char *path, int exists, uint64_t growth, struct job_error *e) {
+  struct statvfs vfs;
+  char *copy = strdup(path);
+  if (copy == NULL) return errno_error(e, ENOMEM, "strdup");
+  int ret = statvfs(exists ? path : dirname(copy), &vfs);
+  int err = errno;
+  free(copy);
+  if (ret < 0) return errno_error(e, err, "statvfs");
+  uint64_t avail = (uint64_t)vfs.f_bavail * vfs.f_frsize;
+  if (avail < growth)
+    return user_error(e, "not enough free space to lay out '%s': needs %llu MiB more, %llu MiB free", path,
+                      (unsigned long long)((growth + (1 << 20) - 1) >> 20), (unsigned long long)(avail >> 20));
   return 0;
 }
 
-int layout_prepare(const struct job_spec *spec, uint64_t *size, uint64_t *laid_out, struct job_error *e,
+static int refuse_link(const char *path, struct job_error *e) {
+  char target[4096];
+  ssize_t n = readlink(path, target, sizeof(target) - 1);
+  target[n < 0 ? 0 : n] = '\0';
+  return user_error(e, "refusing to write through symlink '%s' -> '%s' (use --force to replace the link "
+                    "with a new file; its target is never written)", path, target);
+}
+
+/* A new file (or the replacement of a symlink): laid out under a temp name, marked, renamed. */
+static int create_file(const struct job_spec *spec, uint64_t size, struct job_result *res,
+                       int replace_link, job_progress_fn progress, void *arg) {
+  struct job_error *e = &res->error;
+  char temp[4096];
+  char *copy = strdup(spec->filename);
+  if (copy == NULL) return errno_error(e, ENOMEM, "strdup");
+  char *base = basename(copy);
+  char *dcopy = strdup(spec->filename);
+  if (dcopy == NULL) {
+    free(copy);
+    return errno_error(e, ENOMEM, "strdup");
+  }
+  int n = snprintf(temp, sizeof(temp), "%s/.%s.iolab-%ld.tmp", dirname(dcopy), base, (long)getpid());
+  free(copy);
+  free(dcopy);
+  if (n >= (int)sizeof(temp)) return errno_error(e, ENAMETOOLONG, "open");
+  int fd = open(temp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0644);
+  if (fd < 0) return errno_error(e, errno, "open");
+  int ret = write_pattern(spec, fd, 0, size, &res->laid_out_bytes, e, progress, arg);
+  close(fd);
+  if (ret == 0) {
+    layout_mark_set(temp, MARK_STATE_PATTERN);
+    res->owned = 1;
+    if (replace_link) ret = rename(temp, spec->filename) < 0 ? errno_error(e, errno, "rename") : 0;
+    else ret = renameat2(AT_FDCWD, temp, AT_FDCWD, spec->filename, RENAME_NOREPLACE) < 0 ? errno_error(e, errno, "rename") : 0;
+  }
+  if (ret != 0) {
+    unlink(temp);  /* nothing of this run stays behind */
+    if (ret == -2) res->layout_removed = 1;
+    return ret == -2 ? -2 : -1;
+  }
+  return 0;
+}
+
+int layout_prepare(const struct job_spec *spec, uint64_t *size, struct job_result *res,
                    job_progress_fn progress, void *arg) {
+  struct job_error *e = &res->error;
   const char *path = spec->filename;
-  struct stat st;
-  int exists = 1;
-  *laid_out = 0;
+  struct stat st, lst;
+  int exists = 1, is_link = lstat(path, &lst) == 0 && S_ISLNK(lst.st_mode);
+  res->laid_out_bytes = 0;
   if (stat(path, &st) < 0) {
     if (errno != ENOENT) return errno_error(e, errno, "stat");
     exists = 0;
@@ -131,18 +178,21 @@ int layout_prepare(const struct job_spec *spec, uint64_t *size, uint64_t *laid_o
   if (exists && !S_ISREG(st.st_mode))
     return user_error(e, "'%s' is neither a regular file nor a block device", path);
 
-  char mark[64] = "";
-  int owned = exists && read_mark(path, mark, sizeof(mark));
-  int pattern_ok = owned && strcmp(mark, MARK_PATTERN) == 0;
+  if (is_link && job_writes(spec->rw) && !spec->force) return refuse_link(path, e);
+
+  enum mark_state state = exists ? layout_mark_check(path, &st) : MARK_NONE;
+  int owned = state != MARK_NONE;
+  res->owned = owned;
   int need_pattern = spec->verify && job_reads(spec->rw);
   uint64_t current = exists ? (uint64_t)st.st_size : 0;
 
   if (exists && !owned && !spec->force) {
     if (job_writes(spec->rw))
-      return user_error(e, "refusing to write into '%s': iolab did not create it (use --force to allow)", path);
+      return user_error(e, "refusing to write into '%s': iolab did not create it, or it changed since "
+                        "(use --force to allow)", path);
     if (need_pattern)
-      return user_error(e, "--verify needs a file iolab laid out; '%s' was not created by iolab "
-                        "(use another --filename, or --force to overwrite it)", path);
+      return user_error(e, "--verify needs a file iolab laid out; '%s' was not created by iolab, or it changed "
+                        "since (use another --filename, or --force to overwrite it)", path);
     if (current < spec->bs)
       return user_error(e, "'%s' is smaller than one block (%llu bytes < bs %u)", path,
                         (unsigned long long)current, spec->bs);
@@ -151,29 +201,32 @@ int layout_prepare(const struct job_spec *spec, uint64_t *size, uint64_t *laid_o
   *size -= *size % spec->bs;
   if (*size < spec->bs) return user_error(e, "size is smaller than one block (bs %u)", spec->bs);
 
-  uint64_t from = need_pattern && !pattern_ok ? 0 : current & ~(uint64_t)7;
-  if (from >= *size) return 0;
-
-  uint64_t growth = *size > current ? *size - current : 0;
-  if (growth > 0) {
-    struct statvfs vfs;
-    char *copy = strdup(path);
-    if (copy == NULL) return errno_error(e, ENOMEM, "strdup");
-    int ret = statvfs(exists ? path : dirname(copy), &vfs);
-    int err = errno;
-    free(copy);
-    if (ret < 0) return errno_error(e, err, "statvfs");
-    uint64_t avail = (uint64_t)vfs.f_bavail * vfs.f_frsize;
-    if (avail < growth)
-      return user_error(e, "not enough free space to lay out '%s': needs %llu MiB more, %llu MiB free", path,
-                        (unsigned long long)(growth >> 20), (unsigned long long)(avail >> 20));
+  uint64_t from = need_pattern && state != MARK_STATE_PATTERN ? 0 : current & ~(uint64_t)7;
+  int needs_write = job_writes(spec->rw) || from < *size;
+  if (is_link && needs_write) {
+    if (!spec->force) return refuse_link(path, e);
+    if (check_space(path, 0, *size, e) < 0) return -1;
+    return create_file(spec, *size, res, 1, progress, arg);
   }
-  int fd = open(path, O_WRONLY | O_CLOEXEC | (exists ? 0 : O_CREAT | O_EXCL), 0644);
+  if (from >= *size) return 0;
+  if (!exists) {
+    if (check_space(path, 0, *size, e) < 0) return -1;
+    return create_file(spec, *size, res, 0, progress, arg);
+  }
+  if (*size > current && check_space(path, 1, *size - current, e) < 0) return -1;
+  int fd = open(path, O_WRONLY | O_CLOEXEC | O_NOFOLLOW);
   if (fd < 0) return errno_error(e, errno, "open");
-  if (!exists) set_mark(path, MARK_WRITTEN);  /* ours from now on; pattern once complete */
-  int ret = write_pattern(fd, from, *size, laid_out, e, progress, arg);
+  int ret = write_pattern(spec, fd, from, *size, &res->laid_out_bytes, e, progress, arg);
+  if (ret == -2 && from >= current) {
+    /* stopped while extending: give the file back its former size, which still holds its data */
+    if (ftruncate(fd, (off_t)current) == 0) res->layout_removed = 1;
+  }
   close(fd);
-  if (ret < 0) return -1;
-  if (!exists || owned) set_mark(path, from == 0 || pattern_ok ? MARK_PATTERN : MARK_WRITTEN);
-  return 0;
+  if (owned) {
+    enum mark_state now = from == 0 && ret == 0 ? MARK_STATE_PATTERN :
+                          state == MARK_STATE_PATTERN && (ret == 0 || res->layout_removed) ? MARK_STATE_PATTERN :
+                          MARK_STATE_WRITTEN;
+    layout_mark_set(path, now);
+  }
+  return ret;
 }

@@ -21,6 +21,12 @@ int echo_make_addr(const char *ip, int port, struct sockaddr_storage *ss, sockle
 int echo_set_nodelay(int fd);
 /* Soft RLIMIT_NOFILE. */
 uint64_t echo_open_file_limit(uint64_t *hard);
+/* How long a server stops accepting after an accept failed (EMFILE and the like would fail
+ * again at once): 10 ms, doubling while it keeps failing, at most 250 ms. prev: the last pause
+ * (0 after a success). */
+uint64_t echo_next_accept_pause_ns(uint64_t prev_ns);
+/* How often a server looks for idle connections: a quarter of the timeout, 10 ms..1 s. */
+uint64_t echo_idle_tick_ns(uint64_t idle_timeout_ns);
 
 /* ---- servers ---- */
 
@@ -29,6 +35,7 @@ struct echo_server_config {
   int stop_fd;         /* eventfd: readable -> the loop stops, closes every connection */
   uint32_t max_conns;  /* accepted beyond this are closed at once (0: no limit) */
   uint32_t buffers;    /* uring: provided buffers, a power of two <= 32768 (0: 4096) */
+  uint64_t idle_timeout_ns; /* close a connection that moved no byte for this long (0: never) */
 };
 
 struct echo_server_stats {
@@ -36,8 +43,10 @@ struct echo_server_stats {
   uint64_t refused;     /* accepted and closed at once because of max_conns */
   uint64_t bytes;       /* echoed (sent back) */
   uint64_t peak_conns;
-  uint64_t recv_pauses;   /* uring: recvs cancelled because a connection's sends lagged */
+  uint64_t recv_pauses;   /* uring: recvs cancelled because a connection's backlog was full */
   uint64_t buffer_waits;  /* uring: recvs that ended with ENOBUFS (buffer ring ran dry) */
+  uint64_t idle_closed;   /* closed by idle_timeout_ns */
+  uint64_t accept_pauses; /* accept failures (EMFILE and the like) that paused accepting */
   const char *syscall;  /* on failure: what failed */
   char setup[96];       /* how the engine was set up (io_uring flags that were accepted) */
 };
@@ -72,17 +81,6 @@ struct echo_load_result {
 };
 
 int echo_load_run(const struct echo_load_config *cfg, struct echo_load_result *res);
-
-/* ---- latency histogram (echo_hist.c): log-linear buckets, ~3% resolution ---- */
-
-#define ECHO_HIST_BUCKETS 1984
-struct echo_hist {
-  uint64_t count, max;
-  uint64_t b[ECHO_HIST_BUCKETS];
-};
-void echo_hist_add(struct echo_hist *h, uint64_t ns);
-void echo_hist_merge(struct echo_hist *into, const struct echo_hist *from);
-uint64_t echo_hist_percentile(const struct echo_hist *h, double p);
 
 uint64_t echo_now_ns(void);
 uint64_t echo_thread_cpu_ns(void);

@@ -75,6 +75,17 @@ uint64_t echo_open_file_limit(uint64_t *hard) {
   return rl.rlim_cur;
 }
 
+uint64_t echo_next_accept_pause_ns(uint64_t prev_ns) {
+  if (prev_ns < 10000000u) return 10000000u;
+  return prev_ns >= 125000000u ? 250000000u : prev_ns * 2;
+}
+
+uint64_t echo_idle_tick_ns(uint64_t idle_timeout_ns) {
+  uint64_t tick = idle_timeout_ns / 4;
+  if (tick < 10000000u) return 10000000u;
+  return tick > 1000000000u ? 1000000000u : tick;
+}
+
 uint64_t echo_now_ns(void) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);

@@ -1,7 +1,9 @@
 /* epoll echo server: non-blocking sockets, level-triggered, one buffer per connection.
  * A connection reads only while it has nothing left to send; when a send comes up short
  * the rest stays in its buffer and it waits for EPOLLOUT (asked for only then), so a slow
- * reader holds at most one buffer and its bytes stay in order. */
+ * reader holds at most one buffer and its bytes stay in order. The listener is level-triggered
+ * too, so an accept that fails for want of fds (EMFILE) would wake the loop at once, forever:
+ * the listener leaves the epoll set for a pause that grows while accepting keeps failing. */
 #include <errno.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -21,6 +23,7 @@ struct econn {
   int fd;
   uint32_t len, off; /* pending output: buf[off, len) */
   bool eof;
+  uint64_t last_active;
   struct econn *prev, *next;
   unsigned char buf[CONN_BUF];
 };
@@ -30,11 +33,11 @@ struct eserver {
   const struct echo_server_config *cfg;
   struct echo_server_stats *st;
   uint64_t active;
+  uint64_t now;           /* clock after the last epoll_wait */
+  uint64_t accept_pause_ns, resume_at; /* resume_at != 0: the listener is out of the set */
+  uint64_t next_tick;     /* next look for idle connections (idle_timeout_ns set) */
   struct econn *conns;
 };
-
-/* Tags for the two fds that are not connections (connections carry their pointer). */
-static char listen_tag, stop_tag;
 
 static void close_conn(struct eserver *s, struct econn *c) {
   epoll_ctl(s->ep, EPOLL_CTL_DEL, c->fd, NULL);
@@ -61,6 +64,7 @@ static bool flush(struct eserver *s, struct econn *c) {
     }
     c->off += (uint32_t)n;
     s->st->bytes += (uint64_t)n;
+    c->last_active = s->now;
   }
   c->off = c->len = 0;
   return true;
@@ -85,6 +89,7 @@ static void on_conn(struct eserver *s, struct econn *c, uint32_t events) {
       return close_conn(s, c);
     }
     if (n == 0) return close_conn(s, c); /* peer done and nothing pending: close */
+    c->last_active = s->now;
     c->off = 0;
     c->len = (uint32_t)n;
     if (!flush(s, c)) return close_conn(s, c);
@@ -96,10 +101,25 @@ static void on_conn(struct eserver *s, struct econn *c, uint32_t events) {
   }
 }
 
+/* Tags for the two fds that are not connections (connections carry their pointer). */
+static char listen_tag, stop_tag;
+
+static void pause_accepting(struct eserver *s) {
+  epoll_ctl(s->ep, EPOLL_CTL_DEL, s->cfg->listen_fd, NULL);
+  s->accept_pause_ns = echo_next_accept_pause_ns(s->accept_pause_ns);
+  s->resume_at = s->now + s->accept_pause_ns;
+  s->st->accept_pauses++;
+}
+
 static void on_listen(struct eserver *s) {
   for (;;) {
     int fd = accept4(s->cfg->listen_fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
-    if (fd < 0) return; /* EAGAIN, or EMFILE and the like: try again on the next event */
+    if (fd < 0) {
+      if (errno == EINTR || errno == ECONNABORTED) continue;
+      if (errno != EAGAIN) pause_accepting(s); /* EMFILE, ENFILE, ENOBUFS, ENOMEM */
+      return;
+    }
+    s->accept_pause_ns = 0;
     if (s->cfg->max_conns && s->active >= s->cfg->max_conns) {
       close(fd);
       s->st->refused++;
@@ -112,6 +132,7 @@ static void on_listen(struct eserver *s) {
     }
     memset(c, 0, offsetof(struct econn, buf));
     c->fd = fd;
+    c->last_active = s->now;
     echo_set_nodelay(fd);
     struct epoll_event ev = { .events = EPOLLIN, .data.ptr = c };
     if (epoll_ctl(s->ep, EPOLL_CTL_ADD, fd, &ev) < 0) {
@@ -125,6 +146,33 @@ static void on_listen(struct eserver *s) {
     s->active++;
     s->st->connections++;
     if (s->active > s->st->peak_conns) s->st->peak_conns = s->active;
+  }
+}
+
+/* epoll_wait's timeout: until the listener comes back or the next idle check (-1: none). */
+static int wait_ms(const struct eserver *s) {
+  uint64_t until = s->resume_at;
+  if (s->next_tick && (!until || s->next_tick < until)) until = s->next_tick;
+  if (!until) return -1;
+  return until <= s->now ? 0 : (int)((until - s->now + 999999u) / 1000000u);
+}
+
+static void on_timers(struct eserver *s) {
+  if (s->resume_at && s->now >= s->resume_at) {
+    s->resume_at = 0;
+    struct epoll_event ev = { .events = EPOLLIN, .data.ptr = &listen_tag };
+    epoll_ctl(s->ep, EPOLL_CTL_ADD, s->cfg->listen_fd, &ev);
+    on_listen(s);
+  }
+  if (s->next_tick && s->now >= s->next_tick) {
+    for (struct econn *c = s->conns, *next; c; c = next) {
+      next = c->next;
+      if (s->now - c->last_active >= s->cfg->idle_timeout_ns) {
+        s->st->idle_closed++;
+        close_conn(s, c);
+      }
+    }
+    s->next_tick = s->now + echo_idle_tick_ns(s->cfg->idle_timeout_ns);
   }
 }
 
@@ -152,8 +200,11 @@ int echo_epoll_serve(const struct echo_server_config *cfg, struct echo_server_st
   }
   struct epoll_event events[MAX_EVENTS];
   bool stopping = false;
+  s.now = echo_now_ns();
+  if (cfg->idle_timeout_ns) s.next_tick = s.now + echo_idle_tick_ns(cfg->idle_timeout_ns);
   while (ret == 0 && !stopping) {
-    int n = epoll_wait(s.ep, events, MAX_EVENTS, -1);
+    int n = epoll_wait(s.ep, events, MAX_EVENTS, wait_ms(&s));
+    s.now = echo_now_ns();
     if (n < 0) {
       if (errno == EINTR) continue;
       ret = -errno;
@@ -171,6 +222,7 @@ int echo_epoll_serve(const struct echo_server_config *cfg, struct echo_server_st
       void *p = events[i].data.ptr;
       if (p != &stop_tag && p != &listen_tag) on_conn(&s, p, events[i].events);
     }
+    if (!stopping) on_timers(&s);
   }
   while (s.conns) close_conn(&s, s.conns);
   close(s.ep);

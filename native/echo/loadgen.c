@@ -210,7 +210,7 @@ static void *thread_main(void *arg) {
           uint64_t done = echo_now_ns();
           t->r.responses++;
           t->r.bytes += cfg->length;
-          echo_hist_add(t->hist, done - c->started);
+          hist_add(t->hist, done - c->started);
           c->busy = false;
           t->busy--;
           if (done < deadline) start_message(t, c, done, seq++);
@@ -245,7 +245,8 @@ void add_result(struct echo_load_result *into, const struct echo_load_result *r)
 int echo_load_run(const struct echo_load_config *cfg, struct echo_load_result *res) {
   memset(res, 0, sizeof(*res));
   unsigned char *pattern = malloc((size_t)cfg->length + PATTERN_SPAN);
-  struct echo_hist *hist = calloc(1, sizeof(*hist));
+  struct histogram *hist = calloc(1, sizeof(*hist));
+  if (hist) hist_init(hist);
   if (!pattern || !hist) {
     free(pattern);
     free(hist);
@@ -284,7 +285,8 @@ int echo_load_run(const struct echo_load_config *cfg, struct echo_load_result *r
       t->count = cfg->clients / nt + (started < cfg->clients % nt ? 1 : 0);
       t->conns = conns + first;
       first += t->count;
-      t->hist = calloc(1, sizeof(struct echo_hist));
+      t->hist = calloc(1, sizeof(struct histogram));
+      if (t->hist) hist_init(t->hist);
       t->ep = epoll_create1(EPOLL_CLOEXEC);
       ctx[started].t = t;
       ctx[started].sh = &sh;
@@ -301,7 +303,7 @@ int echo_load_run(const struct echo_load_config *cfg, struct echo_load_result *r
     for (uint32_t i = 0; i < started; i++) {
       pthread_join(ts[i].tid, NULL);
       add_result(res, &ts[i].r);
-      echo_hist_merge(hist, ts[i].hist);
+      hist_merge(hist, ts[i].hist);
       if (ts[i].fatal && ret == 0) {
         ret = -ts[i].err;
         res->syscall = ts[i].syscall;
@@ -316,9 +318,9 @@ int echo_load_run(const struct echo_load_config *cfg, struct echo_load_result *r
   pthread_mutex_destroy(&sh.lock);
   pthread_cond_destroy(&sh.cond);
   res->elapsed_ns = sh.deadline > sh.start ? sh.deadline - sh.start : 0;
-  res->p50_ns = echo_hist_percentile(hist, 50);
-  res->p99_ns = echo_hist_percentile(hist, 99);
-  res->p999_ns = echo_hist_percentile(hist, 99.9);
+  res->p50_ns = hist_percentile(hist, 50);
+  res->p99_ns = hist_percentile(hist, 99);
+  res->p999_ns = hist_percentile(hist, 99.9);
   res->max_ns = hist->max;
   free(pattern);
   free(hist);

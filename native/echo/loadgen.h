@@ -6,6 +6,7 @@
 #include <stdint.h>
 
 #include "echo.h"
+#include "stats/histogram.h"
 
 #define PATTERN_SPAN 251u
 
@@ -29,7 +30,7 @@ struct lthread {
   int ep;
   uint32_t live, busy;
   struct echo_load_result r;
-  struct echo_hist *hist;
+  struct histogram *hist;
   const char *syscall;
   int err;
   bool fatal; /* err ended the run (not just one connection) */
@@ -67,4 +68,4 @@ struct run_ctx {
 };
 void *uring_thread_main(void *arg);
 int run_threads(const struct echo_load_config *cfg, const unsigned char *pattern,
-                struct shared *sh, struct echo_hist *hist, struct echo_load_result *res);
+                struct shared *sh, struct histogram *hist, struct echo_load_result *res);

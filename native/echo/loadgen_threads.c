@@ -19,7 +19,7 @@ struct tclient {
   uint32_t id;
   int fd;
   struct echo_load_result r;
-  struct echo_hist *hist;
+  struct histogram *hist;
 };
 
 static void *tclient_main(void *arg) {
@@ -72,7 +72,7 @@ static void *tclient_main(void *arg) {
     }
     k->r.responses++;
     k->r.bytes += cfg->length;
-    echo_hist_add(k->hist, echo_now_ns() - t0);
+    hist_add(k->hist, echo_now_ns() - t0);
   }
   free(buf);
   if (k->fd >= 0) close(k->fd);
@@ -81,7 +81,7 @@ static void *tclient_main(void *arg) {
 }
 
 int run_threads(const struct echo_load_config *cfg, const unsigned char *pattern,
-                       struct shared *sh, struct echo_hist *hist, struct echo_load_result *res) {
+                       struct shared *sh, struct histogram *hist, struct echo_load_result *res) {
   struct tclient *ks = calloc(cfg->clients, sizeof(*ks));
   if (!ks) return -ENOMEM;
   pthread_attr_t attr;
@@ -95,7 +95,8 @@ int run_threads(const struct echo_load_config *cfg, const unsigned char *pattern
     k->pattern = pattern;
     k->sh = sh;
     k->id = started;
-    k->hist = calloc(1, sizeof(struct echo_hist));
+    k->hist = calloc(1, sizeof(struct histogram));
+    if (k->hist) hist_init(k->hist);
     if (!k->hist || pthread_create(&k->tid, &attr, tclient_main, k) != 0) {
       free(k->hist);
       ret = -EAGAIN;
@@ -109,7 +110,7 @@ int run_threads(const struct echo_load_config *cfg, const unsigned char *pattern
   for (uint32_t i = 0; i < started; i++) {
     pthread_join(ks[i].tid, NULL);
     add_result(res, &ks[i].r);
-    echo_hist_merge(hist, ks[i].hist);
+    hist_merge(hist, ks[i].hist);
     free(ks[i].hist);
   }
   free(ks);

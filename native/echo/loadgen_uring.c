@@ -97,7 +97,7 @@ static void maybe_complete(struct ugen *u, struct lconn *c, uint64_t deadline) {
   uint64_t done = echo_now_ns();
   u->t->r.responses++;
   u->t->r.bytes += cfg->length;
-  echo_hist_add(u->t->hist, done - c->started);
+  hist_add(u->t->hist, done - c->started);
   c->busy = false;
   u->t->busy--;
   if (done < deadline) start(u, c, done);

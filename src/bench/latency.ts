@@ -1,10 +1,14 @@
-// `iolab bench latency`: the seed's testIOLatency. Per engine, 64 reads of --infile and 64 writes
+// `iolab bench latency`: testIOLatency of the ebpf-io_uring benchmark. Per engine, 64 reads of --infile and 64 writes
 // to --outfile, one at a time (QD 1, 4 KiB, O_DIRECT), and the mean latency with percentiles.
 import { Command } from 'commander';
 import { statSync } from 'node:fs';
 import type { BenchJob, BenchResult } from '../native.js';
-import { printJson, UserError } from '../cli-util.js';
-import { checkJob, parseEngines, runJob } from './storage-job.js';
+import { commandLine, UserError } from '../cli-util.js';
+import { interruption, markInterrupted } from '../interrupt.js';
+import { machineInfo } from './machine.js';
+import { outputJson } from './iops-plan.js';
+import { checkJob, runJob } from './storage-job.js';
+import { parseEngines } from './engines.js';
 import { percentile } from './report.js';
 import { formatNs, table } from '../format.js';
 import { numberOption } from '../numbers.js';
@@ -18,9 +22,9 @@ interface LatencyOptions {
   direct: boolean;
   force?: boolean;
   json?: boolean;
+  output?: string;
 }
 
-const seedLabels: Record<string, string> = { posixaio: 'posix_aio' };
 
 function summary(r: BenchResult, dir: 'read' | 'write') {
   const lat = r[dir].lat;
@@ -33,15 +37,16 @@ function summary(r: BenchResult, dir: 'read' | 'write') {
 export function latencyCommand(): Command {
   return new Command('latency')
     .description('testIOLatency: N reads of --infile and N writes to --outfile per engine (QD 1); mean latency and percentiles')
-    .option('--engine <list>', "sync, io_uring, posix_aio, libaio (comma list or 'all')", parseEngines,
+    .option('--engine <list>', "sync, io_uring, posixaio, libaio (comma list or 'all')", parseEngines,
       ['sync', 'io_uring', 'posixaio', 'libaio'])
     .option('--infile <path>', 'file to read (e.g. made by `iolab gen`); must exist and hold at least one block')
     .option('--outfile <path>', 'file to write; created by iolab, or --force to write into another file')
     .option('--count <n>', 'reads and writes per engine', numberOption({ min: 1 }), 64)
     .option('--bs <size>', 'bytes per I/O', numberOption({ min: 512, size: true }), 4096)
-    .option('--no-direct', 'use the page cache (default: O_DIRECT, as the seed did)')
+    .option('--no-direct', 'use the page cache (default: O_DIRECT, as testIOLatency does)')
     .option('--force', 'allow writing into an --outfile iolab did not create')
-    .option('--json', 'print JSON')
+    .option('--json', 'print the JSON instead of the table')
+    .option('--output <file>', 'also write the JSON to <file>')
     .addHelpText('after', `
 Example:
   iolab gen /tmp/dict.txt --size 16M
@@ -56,13 +61,15 @@ Example:
       const writeJob: BenchJob = { ...common, filename: opts.outfile, engine: '', rw: 'write', size: opts.count * opts.bs, force: opts.force };
       checkJob(readJob);
       checkJob(writeJob);
+      const signal = interruption();
       const rows: string[][] = [];
       const out: Record<string, unknown>[] = [];
       for (const engine of opts.engine) {
-        const label = seedLabels[engine] ?? engine;
+        if (signal.aborted) break;
+        const label = engine;
         const show = { show: !opts.json, label };
         const reads = await runJob({ ...readJob, engine }, show);
-        const writes = reads.unavailable ? reads : await runJob({ ...writeJob, engine }, show);
+        const writes = reads.unavailable || reads.interrupted ? reads : await runJob({ ...writeJob, engine }, show);
         if (reads.unavailable || writes.unavailable) {
           const why = reads.unavailable ?? writes.unavailable;
           rows.push([label, `unavailable: ${why}`]);
@@ -71,14 +78,17 @@ Example:
         }
         const r = summary(reads, 'read');
         const w = summary(writes, 'write');
-        out.push({ engine: label, read: r, write: w });
-        rows.push([label, formatNs(r.mean_ns), formatNs(r.p50_ns), formatNs(r.p99_ns), formatNs(w.mean_ns),
+        const partial = reads.interrupted || writes.interrupted || writes === reads;
+        out.push({ engine: label, read: r, write: w, ...(partial ? { partial: true } : {}) });
+        rows.push([partial ? `${label} (partial)` : label, formatNs(r.mean_ns), formatNs(r.p50_ns), formatNs(r.p99_ns), formatNs(w.mean_ns),
           formatNs(w.p50_ns), formatNs(w.p99_ns)]);
       }
-      if (opts.json) {
-        printJson({ count: opts.count, bs: opts.bs, direct: opts.direct, engines: out });
-        return;
-      }
+      outputJson(opts, {
+        count: opts.count, bs: opts.bs, direct: opts.direct, engines: out, machine: machineInfo(opts.outfile),
+        command: commandLine(), ...(signal.aborted ? { interrupted: true } : {}),
+      });
+      if (signal.aborted) markInterrupted();
+      if (opts.json) return;
       process.stdout.write(`iolab bench latency: ${opts.count} reads of ${opts.infile}, ${opts.count} writes to ${opts.outfile}, ` +
         `bs ${opts.bs}, QD 1${opts.direct ? ', O_DIRECT' : ''} (lat = submit to completion)\n`);
       process.stdout.write(table(['engine', 'read mean', 'read p50', 'read p99', 'write mean', 'write p50', 'write p99'], rows));

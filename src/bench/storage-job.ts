@@ -1,31 +1,19 @@
-// What the storage benchmarks share: engine and rw names, fio-style option checks that must
-// fail before any I/O (O_DIRECT alignment, sizes), and running one native job with a progress
-// bar on stderr.
+// What the storage benchmarks share: rw names, fio-style option checks that must fail before
+// any I/O (O_DIRECT alignment, sizes, file systems that hold no files), and running one native
+// job with a progress bar on stderr that Ctrl-C stops.
 import { existsSync, readFileSync, realpathSync, statSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { native, type BenchJob, type BenchProgress, type BenchResult } from '../native.js';
 import { UserError } from '../cli-util.js';
+import { interruption } from '../interrupt.js';
+import { machineInfo } from './machine.js';
 
-export const ENGINES = native.benchEngines;
 export const RW_MODES = ['read', 'write', 'randread', 'randwrite', 'randrw', 'readwrite'] as const;
 export type RwMode = (typeof RW_MODES)[number];
 
-/** The seed's and fio's other spellings of our engine names. */
-const engineAliases: Record<string, string> = { posix_aio: 'posixaio', uring: 'io_uring', pvsync: 'psync' };
-
-/** "io_uring,libaio", or "all" -> engine names; unknown names are a UserError listing the known ones. */
-export function parseEngines(value: string): string[] {
-  if (value.trim() === 'all') return [...ENGINES];
-  const names = value.split(',').map((s) => s.trim()).filter((s) => s !== '');
-  if (names.length === 0) throw new UserError(`expected an engine name, a comma list or 'all'`);
-  return names.map((raw) => {
-    const name = engineAliases[raw] ?? raw;
-    if (!ENGINES.includes(name)) {
-      throw new UserError(`unknown ioengine '${raw}' (known: ${ENGINES.join(', ')}, all)`);
-    }
-    return name;
-  });
-}
+/** File systems that hold no regular files to benchmark (the kernel's views and control files). */
+const pseudoFileSystems = new Set(['proc', 'sysfs', 'debugfs', 'tracefs', 'securityfs', 'cgroup', 'cgroup2',
+  'devpts', 'bpf', 'pstore', 'configfs', 'fusectl', 'mqueue', 'binfmt_misc', 'efivarfs', 'autofs']);
 
 export function parseRw(value: string): RwMode {
   const rw = value === 'rw' ? 'readwrite' : value;
@@ -56,8 +44,14 @@ export function logicalBlockSize(path: string): { size: number; device: string }
   return undefined;
 }
 
-/** Checks a job's options before any I/O; every problem is one UserError line. */
+/** Checks a job's options before any I/O; every problem is one UserError line naming the
+ * option as the user typed it. */
 export function checkJob(job: BenchJob): void {
+  const fs = machineInfo(job.filename).fileSystem;
+  if (fs && pseudoFileSystems.has(fs.type)) {
+    throw new UserError(`--filename: '${job.filename}' is on ${fs.mountPoint} (${fs.type}), a file system that ` +
+      'holds no regular files to benchmark; choose a path on a disk file system or tmpfs');
+  }
   if (job.size < job.bs) {
     throw new UserError(`--size (${job.size} bytes) is smaller than one block (--bs ${job.bs})`);
   }
@@ -112,9 +106,16 @@ export async function runJob(job: BenchJob, progress: ProgressOptions): Promise<
     process.stderr.write(`\r\x1b[K${progress.label} [${'#'.repeat(filled)}${'.'.repeat(width - filled)}] ` +
       `${(fraction * 100).toFixed(0).padStart(3)}% ${what} ETA ${(eta / 1000).toFixed(0)}s`);
   } : undefined;
+  // Ctrl-C / SIGTERM: the native job sees the flag within one I/O and returns what it measured
+  const stop = new Int32Array(new SharedArrayBuffer(4));
+  const signal = interruption();
+  const onAbort = () => Atomics.store(stop, 0, 1);
+  if (signal.aborted) onAbort();
+  signal.addEventListener('abort', onAbort);
   try {
-    return await native.benchRun(job, onProgress);
+    return await native.benchRun({ ...job, stop }, onProgress);
   } finally {
+    signal.removeEventListener('abort', onAbort);
     if (draw) process.stderr.write('\r\x1b[K');
   }
 }

@@ -2,11 +2,14 @@
 // backpressure (pause reading while a write is queued) and TCP_NODELAY.
 import { createServer, type Socket } from 'node:net';
 import type { EchoServerStats } from '../native.js';
-import type { EchoServer, EchoServerOptions } from './servers.js';
+import type { EchoServer, EchoServerOptions } from './types.js';
 
 export async function startNodeServer(options: EchoServerOptions): Promise<EchoServer> {
   const sockets = new Set<Socket>();
-  const stats: EchoServerStats = { connections: 0, refused: 0, bytesEchoed: 0, peakConnections: 0, setup: 'node:net, pause on backpressure' };
+  const stats: EchoServerStats = {
+    connections: 0, refused: 0, bytesEchoed: 0, peakConnections: 0, idleClosed: 0, acceptPauses: 0,
+    setup: 'node:net, pause on backpressure',
+  };
   const server = createServer({ noDelay: true, allowHalfOpen: true }, (socket) => {
     if (options.maxConns && sockets.size >= options.maxConns) {
       stats.refused++;
@@ -24,6 +27,14 @@ export async function startNodeServer(options: EchoServerOptions): Promise<EchoS
     socket.on('end', () => socket.end()); // half-close: finish echoing, then close our side
     socket.on('error', () => socket.destroy()); // resets are the peer's business
     socket.on('close', () => sockets.delete(socket));
+    if (options.idleTimeoutMs) {
+      // Node's socket timeout counts reads and completed writes: a peer that stopped reading
+      // leaves a write pending and times out like one that went quiet.
+      socket.setTimeout(options.idleTimeoutMs, () => {
+        stats.idleClosed++;
+        socket.destroy();
+      });
+    }
   });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
@@ -32,6 +43,9 @@ export async function startNodeServer(options: EchoServerOptions): Promise<EchoS
       resolve();
     });
   });
+  // After listening, an error is a failed accept; it must not end the server. (When fds run
+  // out, libuv accepts and closes what it cannot keep, with a reserve fd, so it never pauses.)
+  server.on('error', () => {});
   const address = server.address();
   const port = typeof address === 'object' && address ? address.port : options.port;
   let resolveClosed!: (stats: EchoServerStats) => void;

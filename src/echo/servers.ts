@@ -1,43 +1,34 @@
-// One face for every echo server engine: start on HOST:PORT, stop -> what it served.
-import { native, type EchoServerStats } from '../native.js';
+// The echo server engines: one table entry each.
+import { native } from '../native.js';
 import { startNodeServer } from './node-server.js';
 import { startRingServer } from './ring-server.js';
+import type { EchoEngineEntry, EchoServer, EchoServerOptions } from './types.js';
 
-export const echoEngines = ['uring', 'epoll', 'node', 'ring'] as const;
-export type EchoEngine = (typeof echoEngines)[number];
-
-export interface EchoServerOptions {
-  /** Numeric address. */
-  host: string;
-  port: number;
-  maxConns?: number;
+/** The C servers (native/echo/) run on a thread of their own inside this process. */
+function nativeServer(engine: 'uring' | 'epoll') {
+  return async (options: EchoServerOptions): Promise<EchoServer> => {
+    const handle = native.echoStartServer(engine, options);
+    return {
+      port: handle.port,
+      stop: () => {
+        handle.stop();
+        return handle.done;
+      },
+      closed: handle.done,
+    };
+  };
 }
 
-export interface EchoServer {
-  port: number;
-  /** Stops accepting, closes every connection; resolves once all is closed. */
-  stop(): Promise<EchoServerStats>;
-  /** Settles when the server has ended: after stop(), or rejected when it failed on its own. */
-  closed: Promise<EchoServerStats>;
-}
+export const echoServers = {
+  uring: { summary: 'C, io_uring', start: nativeServer('uring') },
+  epoll: { summary: 'C, epoll', start: nativeServer('epoll') },
+  node: { summary: 'the net module', start: startNodeServer },
+  ring: { summary: "TypeScript on iolab's Ring", start: startRingServer },
+} satisfies Record<string, EchoEngineEntry>;
 
-export async function startEchoServer(engine: EchoEngine, options: EchoServerOptions): Promise<EchoServer> {
-  switch (engine) {
-    case 'uring':
-    case 'epoll': {
-      const handle = native.echoStartServer(engine, options);
-      return {
-        port: handle.port,
-        stop: () => {
-          handle.stop();
-          return handle.done;
-        },
-        closed: handle.done,
-      };
-    }
-    case 'node':
-      return startNodeServer(options);
-    case 'ring':
-      return startRingServer(options);
-  }
+export type EchoEngine = keyof typeof echoServers;
+export const echoEngines = Object.keys(echoServers) as EchoEngine[];
+
+export function startEchoServer(engine: EchoEngine, options: EchoServerOptions): Promise<EchoServer> {
+  return echoServers[engine].start(options);
 }

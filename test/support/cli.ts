@@ -11,6 +11,12 @@ export function runCli(args: string[], options: Options = {}) {
   return execa(file, argv, { reject: false, cwd: projectRoot, ...options });
 }
 
+/** runCli with stdout and stderr as strings (execa's wide types narrowed once, here). */
+export async function runCliText(args: string[], options: Options = {}): Promise<{ exitCode?: number; stdout: string; stderr: string }> {
+  const r = await runCli(args, options);
+  return { exitCode: r.exitCode, stdout: String(r.stdout ?? ''), stderr: String(r.stderr ?? '') };
+}
+
 /** Starts `iolab ...args` and resolves once a stdout line matches `ready` (e.g. "listening on"). */
 export async function startCli(args: string[], ready: RegExp, options: Options = {}): Promise<{ child: ResultPromise; firstLine: string }> {
   const [file, argv] = iolabArgv(args);

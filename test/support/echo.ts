@@ -1,11 +1,11 @@
 // Shared by the echo tests: start a CLI echo server on a free port, and node:net clients.
 import { connect, type Socket } from 'node:net';
-import { readdirSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { startCli } from './cli.js';
 
 export async function startEchoServerCli(engine: string, extra: string[] = []) {
-  const { child, firstLine } = await startCli(['echo', 'server', '--engine', engine, '--port', '0', ...extra], /listening on/);
-  const port = Number(/:(\d+) /.exec(firstLine)![1]);
+  const { child, firstLine } = await startCli(['echo', 'server', '--engine', engine, '--port', '0', ...extra], /listening/);
+  const port = Number((/"port":(\d+)/.exec(firstLine) ?? /:(\d+) /.exec(firstLine))![1]); // --json or text
   return { child, port, firstLine };
 }
 
@@ -55,4 +55,18 @@ export async function waitFor(fn: () => boolean, timeoutMs = 10_000, what = 'con
     if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
     await new Promise((r) => setTimeout(r, 20));
   }
+}
+
+/** CPU time (user + system, every thread) a process has used, in clock ticks (USER_HZ, 100/s). */
+export function processCpuTicks(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return Number(fields[11]) + Number(fields[12]);
+}
+
+/** Resolves with the ms from now until the child process exits. */
+export function msUntilExit(child: { once(event: 'exit', fn: () => void): unknown; exitCode: number | null }): Promise<number> {
+  const t0 = performance.now();
+  if (child.exitCode !== null) return Promise.resolve(0);
+  return new Promise((resolve) => child.once('exit', () => resolve(performance.now() - t0)));
 }

@@ -1,132 +1,22 @@
-// The Ring's core: io_uring setup, the event-loop binding (eventfd + uv_poll_t, uv_prepare_t
-// flush), batching, reaping, close/cancel and env teardown. The JS-facing ops are in
-// ring_ops.cc (argument parsing, SQE preparation, result values).
-#include "ring.h"
+// The Ring's core: setup, the event-loop binding (eventfd + uv_poll_t, uv_prepare_t flush),
+// batching, reaping, close/cancel and env teardown. What an op does is the op table's
+// (ring_op.cc); the JS class is ring_js.cc.
+#include "ring_core.h"
 
 #include <errno.h>
-#include <stdio.h>
-#include <string.h>
 #include <sys/eventfd.h>
 #include <time.h>
 #include <unistd.h>
 
-#include <mutex>
-#include <unordered_map>
-
 #include "errors.h"
 #include "live_objects.h"
+#include "ring_setup.h"
 
 namespace iolab {
 
-// ---- RingClosedError: the class src/ring.ts registers, per env ----
-
-static std::mutex closed_error_mutex;
-static std::unordered_map<napi_env, napi_ref> closed_error_classes;
-
-static void ForgetClosedErrorClass(void* arg) {
-  std::lock_guard<std::mutex> lock(closed_error_mutex);
-  closed_error_classes.erase(static_cast<napi_env>(arg));
-}
-
-void SetRingClosedErrorClass(Napi::Env env, Napi::Function ctor) {
-  napi_ref ref;
-  NAPI_THROW_IF_FAILED_VOID(env, napi_create_reference(env, ctor, 1, &ref));
-  std::lock_guard<std::mutex> lock(closed_error_mutex);
-  auto it = closed_error_classes.find(env);
-  if (it != closed_error_classes.end()) {
-    napi_delete_reference(env, it->second);
-    it->second = ref;
-  } else {
-    closed_error_classes[env] = ref;
-    napi_add_env_cleanup_hook(env, ForgetClosedErrorClass, env);
-  }
-}
-
-Napi::Error RingClosedError(Napi::Env env) {
-  const char* message = "the Ring is closed";
-  napi_ref ref = nullptr;
-  {
-    std::lock_guard<std::mutex> lock(closed_error_mutex);
-    auto it = closed_error_classes.find(env);
-    if (it != closed_error_classes.end()) ref = it->second;
-  }
-  if (ref != nullptr) {
-    napi_value ctor, arg, instance;
-    if (napi_get_reference_value(env, ref, &ctor) == napi_ok && ctor != nullptr &&
-        napi_create_string_utf8(env, message, NAPI_AUTO_LENGTH, &arg) == napi_ok &&
-        napi_new_instance(env, ctor, 1, &arg, &instance) == napi_ok)
-      return Napi::Error(env, instance);
-  }
-  Napi::Error error = Napi::Error::New(env, message);
-  error.Value().Set("code", "ERR_RING_CLOSED");
-  error.Value().Set("name", "RingClosedError");
-  return error;
-}
-
-// ---- setup ----
-
-static int ReadIoUringDisabled() {
-  FILE* f = fopen("/proc/sys/kernel/io_uring_disabled", "re");
-  if (f == nullptr) return -1;
-  int value = -1;
-  if (fscanf(f, "%d", &value) != 1) value = -1;
-  fclose(f);
-  return value;
-}
-
-// One sentence that says io_uring is unavailable and why (EPERM/ENOSYS from io_uring_setup).
-static Napi::Error UnavailableError(Napi::Env env, int err) {
-  std::string name = ErrnoName(err);
-  int disabled = ReadIoUringDisabled();
-  std::string message;
-  if (disabled == 2) {
-    message = "io_uring is unavailable: io_uring_setup was refused (" + name +
-              ") because the kernel.io_uring_disabled sysctl is 2";
-  } else if (err == ENOSYS) {
-    message = "io_uring is unavailable: io_uring_setup was refused (ENOSYS), as a seccomp profile "
-              "(Docker's default) or a kernel without io_uring does";
-  } else {
-    message = "io_uring is unavailable: io_uring_setup was refused (" + name +
-              "), as a seccomp profile or the io_uring_disabled sysctl does";
-  }
-  Napi::Error error = Napi::Error::New(env, message);
-  Napi::Object obj = error.Value();
-  obj.Set("code", "ERR_IOURING_UNAVAILABLE");
-  obj.Set("errno", Napi::Number::New(env, -err));
-  obj.Set("syscall", "io_uring_setup");
-  return error;
-}
-
-RingCore::RingCore(Napi::Env env, unsigned entries, unsigned cq_entries, bool sqpoll) : env_(env) {
-  unsigned base = IORING_SETUP_SUBMIT_ALL;
-  if (cq_entries != 0) base |= IORING_SETUP_CQSIZE;
-  if (sqpoll) base |= IORING_SETUP_SQPOLL;
-  // First the kernel accepts: deferred task work run only when we reap (fewest interruptions),
-  // then cooperative task work, then nothing. TASKRUN_FLAG tells us when task work is pending.
-  const unsigned tries[] = {
-      base | IORING_SETUP_SINGLE_ISSUER | IORING_SETUP_DEFER_TASKRUN | IORING_SETUP_TASKRUN_FLAG,
-      base | IORING_SETUP_SINGLE_ISSUER | IORING_SETUP_DEFER_TASKRUN,
-      base | IORING_SETUP_COOP_TASKRUN | IORING_SETUP_TASKRUN_FLAG,
-      base | IORING_SETUP_COOP_TASKRUN,
-      base,
-      base & ~IORING_SETUP_SUBMIT_ALL,
-  };
-  int ret = -EINVAL;
-  for (unsigned flags : tries) {
-    struct io_uring_params params;
-    memset(&params, 0, sizeof(params));
-    params.flags = flags;
-    params.cq_entries = cq_entries;
-    if (sqpoll) params.sq_thread_idle = 100;
-    ret = io_uring_queue_init_params(entries, &ring_, &params);
-    if (ret == 0) {
-      setup_flags_ = flags;
-      break;
-    }
-    if (ret != -EINVAL) break;
-  }
-  if (ret == -EPERM || ret == -ENOSYS || ret == -EACCES) throw UnavailableError(env, -ret);
-  if (ret < 0) ThrowErrno(env, -ret, "io_uring_setup");
+RingCore::RingCore(napi_env env, unsigned entries, unsigned cq_entries, bool sqpoll, RingHandle* handle)
+    : env_(env), handle_(handle), cancel_(&ring_, &unsubmitted_, &stats_, sqpoll) {
+  setup_flags_ = SetupRing(env, &ring_, entries, cq_entries, sqpoll);
 
   event_fd_ = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
   if (event_fd_ < 0) {
@@ -134,7 +24,7 @@ RingCore::RingCore(Napi::Env env, unsigned entries, unsigned cq_entries, bool sq
     io_uring_queue_exit(&ring_);
     ThrowErrno(env, err, "eventfd");
   }
-  ret = io_uring_register_eventfd(&ring_, event_fd_);
+  int ret = io_uring_register_eventfd(&ring_, event_fd_);
   if (ret < 0) {
     io_uring_queue_exit(&ring_);
     close(event_fd_);
@@ -146,12 +36,6 @@ RingCore::RingCore(Napi::Env env, unsigned entries, unsigned cq_entries, bool sq
   Napi::Object resource = Napi::Object::New(env);
   napi_create_reference(env, resource, 1, &resource_);
   napi_async_init(env, resource, Napi::String::New(env, "iolab.Ring"), &async_context_);
-  static const char* const key_names[kKeyCount] = {"bytes", "fds", "truncated", "dataTruncated",
-                                                   "fdsTruncated", "eof", "credentials", "from",
-                                                   "maxFds", "controlFds"};
-  Napi::Array keys = Napi::Array::New(env, kKeyCount);
-  for (int i = 0; i < kKeyCount; i++) keys.Set(uint32_t(i), Napi::String::New(env, key_names[i]));
-  napi_create_reference(env, keys, 1, &keys_);
 
   poll_ = new uv_poll_t;
   uv_poll_init(loop_, poll_, event_fd_);
@@ -170,22 +54,9 @@ RingCore::RingCore(Napi::Env env, unsigned entries, unsigned cq_entries, bool sq
   LiveInc(Live::kRings);
 }
 
-napi_value RingCore::KeyValue(Key key) {
-  napi_value keys, value;
-  napi_get_reference_value(env_, keys_, &keys);
-  napi_get_element(env_, keys, uint32_t(key), &value);
-  return value;
-}
-
-void RingCore::KeyValues(napi_value* out) {
-  napi_value keys;
-  napi_get_reference_value(env_, keys_, &keys);
-  for (int i = 0; i < kKeyCount; i++) napi_get_element(env_, keys, uint32_t(i), &out[i]);
-}
-
 RingCore::~RingCore() {
   while (free_ops_ != nullptr) {
-    Op* next = free_ops_->next_free;
+    Op* next = free_ops_->next;
     delete free_ops_;
     free_ops_ = next;
   }
@@ -193,44 +64,44 @@ RingCore::~RingCore() {
 
 // ---- op records ----
 
-Op* RingCore::AcquireOp(OpKind kind, const char* syscall, int fd) {
+Op* RingCore::AcquireOp(OpKind kind, int fd) {
   Op* op = free_ops_;
   if (op != nullptr) {
-    free_ops_ = op->next_free;
+    free_ops_ = op->next;
     free_count_--;
   } else {
     op = new Op;
   }
-  op->ring = this;
   op->kind = kind;
-  op->syscall = syscall;
+  op->syscall = TypeOf(kind).syscall;
   op->fd = fd;
   op->offset = 0;
   op->flags = 0;
   op->max_fds = 0;
   op->deferred = nullptr;
-  op->next_free = nullptr;
+  op->next = nullptr;
   return op;
 }
 
 // Back to the pool, or freed. Only called once the kernel is done with the op's memory.
 void RingCore::ReleaseOp(Op* op) {
-  for (napi_ref ref : op->targets) {
-    napi_delete_reference(env_, ref);
-    LiveDec(Live::kHeldBuffers);
-  }
-  op->targets.clear();
-  op->lengths.clear();
-  op->iov.clear();
-  op->path.clear();
-  op->deferred = nullptr;
+  OpClear(env_, op);
   if (torn_down_ || free_count_ >= 256 || op->bounce.capacity() > (1u << 20)) {
     delete op;
     return;
   }
-  op->next_free = free_ops_;
+  op->next = free_ops_;
   free_ops_ = op;
   free_count_++;
+}
+
+void RingCore::DropOp(Op* op) { ReleaseOp(op); }
+
+// Holds the JS object while ops are in flight (the kernel may still use their memory).
+void RingCore::Hold(bool strong) {
+  if (handle_ == nullptr) return;
+  if (strong) napi_reference_ref(env_, handle_->object, nullptr);
+  else napi_reference_unref(env_, handle_->object, nullptr);
 }
 
 // Abandons an op whose promise will never be settled (only when the env is going away).
@@ -239,7 +110,7 @@ void RingCore::OpDone() {
   LiveDec(Live::kRingOps);
   if (in_flight_ == 0 && !torn_down_) {
     uv_unref(reinterpret_cast<uv_handle_t*>(poll_));
-    if (owner_ != nullptr) owner_->Hold(false);
+    Hold(false);
   }
 }
 
@@ -252,7 +123,7 @@ napi_value RingCore::Enqueue(Op* op) {
   }
   if (in_flight_++ == 0) {
     uv_ref(reinterpret_cast<uv_handle_t*>(poll_));
-    if (owner_ != nullptr) owner_->Hold(true);
+    Hold(true);
   }
   LiveInc(Live::kRingOps);
   if (!backlog_.empty() || !PrepSqe(op)) {
@@ -263,6 +134,15 @@ napi_value RingCore::Enqueue(Op* op) {
 }
 
 // ---- submission ----
+
+bool RingCore::PrepSqe(Op* op) {
+  struct io_uring_sqe* sqe = io_uring_get_sqe(&ring_);
+  if (sqe == nullptr) return false;
+  OpPrep(sqe, op);
+  cancel_.Track(op);
+  unsubmitted_++;
+  return true;
+}
 
 void RingCore::Flush() {
   if (torn_down_) return;
@@ -294,6 +174,7 @@ void RingCore::Flush() {
 
 void RingCore::OnPrepare(uv_prepare_t* handle) {
   RingCore* core = static_cast<RingCore*>(handle->data);
+  if (core->closing_ && core->cancel_.due()) core->cancel_.Resume();  // no SQE was free before
   if (core->unsubmitted_ > 0 || !core->backlog_.empty()) core->Flush();
 }
 
@@ -363,7 +244,8 @@ void RingCore::ReapAndSettle() {
     io_uring_cq_advance(&ring_, n);
     stats_.cqes_reaped += n;
     for (unsigned i = 0; i < n; i++)
-      if (done[i].op != nullptr) Settle(done[i].op, done[i].res, false);
+      if (!cancel_.OnCqe(done[i].op, done[i].res)) Settle(done[i].op, done[i].res, false);
+    if (closing_ && cancel_.due()) cancel_.Resume();
   }
   if (closing_ && in_flight_ == 0) FinishClose();
 
@@ -372,16 +254,14 @@ void RingCore::ReapAndSettle() {
   reaping_ = false;
 }
 
-// Settles one op with its CQE result (ring_ops.cc builds the value), then releases it.
-void SettleOp(napi_env env, Op* op, int res, bool closing);
-void DiscardOpResult(Op* op, int res);
-
+// Settles one op with its CQE result (the op table builds the value), then releases it.
 void RingCore::Settle(Op* op, int res, bool in_cleanup) {
+  cancel_.Untrack(op);
   if (in_cleanup) {
-    DiscardOpResult(op, res);
+    OpDiscard(op, res);
   } else {
     try {
-      SettleOp(env_, op, res, closing_);
+      OpSettle(env_, op, res, closing_);
     } catch (const Napi::Error&) {
       // Building the value failed (out of memory in V8): nothing sensible left to do.
     }
@@ -391,25 +271,6 @@ void RingCore::Settle(Op* op, int res, bool in_cleanup) {
 }
 
 // ---- close ----
-
-void RingCore::SubmitCancelAll() {
-  struct io_uring_sqe* sqe = io_uring_get_sqe(&ring_);
-  if (sqe == nullptr) {
-    int ret = io_uring_submit(&ring_);
-    if (ret > 0) unsubmitted_ -= std::min<unsigned>(unsubmitted_, unsigned(ret));
-    sqe = io_uring_get_sqe(&ring_);
-    if (sqe == nullptr) return;
-  }
-  io_uring_prep_cancel64(sqe, 0, IORING_ASYNC_CANCEL_ANY);
-  io_uring_sqe_set_data(sqe, nullptr);
-  unsubmitted_++;
-  int ret = io_uring_submit(&ring_);
-  stats_.submit_calls++;
-  if (ret > 0) {
-    stats_.sqes_submitted += ret;
-    unsubmitted_ -= std::min<unsigned>(unsubmitted_, unsigned(ret));
-  }
-}
 
 napi_value RingCore::Close() {
   napi_deferred deferred;
@@ -428,11 +289,11 @@ napi_value RingCore::Close() {
   while (!backlog_.empty()) {
     Op* op = backlog_.front();
     backlog_.pop_front();
-    napi_reject_deferred(env_, op->deferred, RingClosedError(env_).Value());
+    OpRejectClosed(env_, op);
     ReleaseOp(op);
     OpDone();
   }
-  if (in_flight_ > 0) SubmitCancelAll();
+  if (in_flight_ > 0) cancel_.CancelAll();
   if (in_flight_ == 0) FinishClose();
   return promise;
 }
@@ -447,7 +308,7 @@ void RingCore::FinishClose() {
 }
 
 void RingCore::Orphan() {
-  owner_ = nullptr;
+  handle_ = nullptr;
   // Ops in flight held the JS object, so none are left when it is collected.
   if (!torn_down_ && in_flight_ == 0) TearDown(false);
 }
@@ -468,12 +329,12 @@ void RingCore::TearDown(bool in_cleanup) {
   uv_close(reinterpret_cast<uv_handle_t*>(prepare_), OnHandleClosed);
   if (!in_cleanup) napi_async_destroy(env_, async_context_);
   napi_delete_reference(env_, resource_);
-  napi_delete_reference(env_, keys_);
   LiveDec(Live::kRings);
-  if (owner_ != nullptr) {
-    if (in_flight_ > 0 && !in_cleanup) owner_->Hold(false);
-    owner_->Detach();
-    owner_ = nullptr;
+  if (handle_ != nullptr) {
+    if (in_flight_ > 0 && !in_cleanup) Hold(false);
+    handle_->stats = stats_;
+    handle_->core = nullptr;
+    handle_ = nullptr;
   }
 }
 
@@ -506,7 +367,7 @@ void RingCore::CleanupBlocking() {
     ReleaseOp(op);
     OpDone();
   }
-  if (in_flight_ > 0) SubmitCancelAll();
+  if (in_flight_ > 0) cancel_.CancelAll();
   struct timespec start, now;
   clock_gettime(CLOCK_MONOTONIC, &start);
   while (in_flight_ > 0) {
@@ -514,15 +375,16 @@ void RingCore::CleanupBlocking() {
     struct __kernel_timespec timeout = {0, 50 * 1000 * 1000};
     int ret = io_uring_wait_cqe_timeout(&ring_, &cqe, &timeout);
     if (ret == 0 && cqe != nullptr) {
-      Op* op = static_cast<Op*>(io_uring_cqe_get_data(cqe));
+      void* data = io_uring_cqe_get_data(cqe);
       int res = cqe->res;
       io_uring_cqe_seen(&ring_, cqe);
-      if (op != nullptr) Settle(op, res, true);
+      if (!cancel_.OnCqe(data, res)) Settle(static_cast<Op*>(data), res, true);
+      if (cancel_.due()) cancel_.Resume();
       continue;
     }
     clock_gettime(CLOCK_MONOTONIC, &now);
     if (now.tv_sec - start.tv_sec >= 3) break;
-    if (ret == -ETIME) SubmitCancelAll();
+    if (ret == -ETIME) cancel_.CancelAll();  // again, for ops the kernel was busy with
   }
   // Whatever is still in flight keeps its memory (leaked): the kernel may still write to it.
   TearDown(true);

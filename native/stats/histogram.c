@@ -74,3 +74,21 @@ void hist_percentiles(const struct histogram *h, const double *percentiles, int 
     values[i] = v;
   }
 }
+
+uint64_t hist_percentile(const struct histogram *h, double p) {
+  uint64_t v;
+  hist_percentiles(h, &p, 1, &v);
+  return v;
+}
+
+void hist_bins(const struct histogram *h, const uint64_t *edges, int n, uint64_t *counts) {
+  for (int i = 0; i <= n; i++) counts[i] = 0;
+  if (h->n == 0) return;
+  int bin = 0;
+  for (unsigned b = 0; b < HIST_BUCKETS; b++) {
+    if (h->counts[b] == 0) continue;
+    uint64_t v = hist_bucket_value(b);
+    while (bin < n && v >= edges[bin]) bin++;
+    counts[bin] += h->counts[b];
+  }
+}

@@ -3,25 +3,44 @@
 import { Command, Option } from 'commander';
 import { oneLineErrors, printJson, UserError } from '../cli-util.js';
 import { isErrnoException, type EchoServerStats } from '../native.js';
-import { formatAddress, parseAddress, resolveHost } from '../echo/address.js';
-import { checkOpenFileLimit, formatLoad, runLoad, totalErrors, type LoadOptions } from '../echo/load.js';
-import { echoEngines, startEchoServer, type EchoEngine, type EchoServer } from '../echo/servers.js';
-import { numberOption } from '../numbers.js';
+import { formatAddress, parseAddress, resolveHost } from './address.js';
+import { checkOpenFileLimit, formatLoad, runLoad, totalErrors, type LoadOptions } from './load.js';
+import { echoEngines, echoServers, startEchoServer, type EchoEngine } from './servers.js';
+import type { EchoServer } from './types.js';
+import { durationOption, numberOption } from '../numbers.js';
+
+interface ServerOptions {
+  engine: EchoEngine;
+  host: string;
+  port: number;
+  maxConns?: number;
+  /** ms */
+  idleTimeout?: number;
+  buffers?: number;
+  json?: boolean;
+}
 
 function serverCommand(): Command {
   return new Command('server')
     .description('run an echo server until SIGINT/SIGTERM, then print connections served and bytes echoed')
-    .addOption(new Option('--engine <engine>', 'uring (C, io_uring), epoll (C), node (net module), ring (TypeScript on iolab\'s Ring)').choices(echoEngines).default('uring'))
+    .addOption(new Option('--engine <engine>', echoEngines.map((e) => `${e} (${echoServers[e].summary})`).join(', ')).choices(echoEngines).default('uring'))
     .option('--host <host>', 'address to listen on', '127.0.0.1')
     .option('--port <port>', 'port to listen on (0: any free port)', numberOption({ min: 0, max: 65535 }), 9999)
     .option('--max-conns <n>', 'accept at most n connections at once; more are accepted and closed at once', numberOption({ min: 1 }))
+    .option('--idle-timeout <time>', 'close a connection that moved no byte (in or out) for this long, e.g. 30 (seconds) or 500ms: peers that went quiet or stopped reading (default: never)', durationOption())
+    .option('--buffers <n>', 'uring: provided buffers in the shared pool, a power of two up to 32768 (default 4096; small pools are for tests and diagnosis)', numberOption({ min: 1, max: 32768 }))
     .option('--json', 'print JSON lines instead of text')
-    .action(async (opts: { engine: EchoEngine; host: string; port: number; maxConns?: number; json?: boolean }) => {
-      if (opts.port > 65535) throw new UserError(`--port must be 0..65535, got ${opts.port}`);
+    .action(async (opts: ServerOptions) => {
+      if (opts.buffers !== undefined && (opts.buffers & (opts.buffers - 1)) !== 0) {
+        throw new UserError(`--buffers must be a power of two up to 32768, got ${opts.buffers}`);
+      }
       const host = await resolveHost(opts.host);
       let server: EchoServer;
       try {
-        server = await startEchoServer(opts.engine, { host, port: opts.port, maxConns: opts.maxConns });
+        server = await startEchoServer(opts.engine, {
+          host, port: opts.port, maxConns: opts.maxConns, buffers: opts.buffers,
+          idleTimeoutMs: opts.idleTimeout,
+        });
       } catch (err) {
         throw explainServerError(err, opts.engine);
       }
@@ -49,7 +68,8 @@ function serverCommand(): Command {
         printJson({ event: 'stopped', engine: opts.engine, signal, ...stats });
       } else {
         const refused = stats.refused ? `, refused ${stats.refused} over --max-conns` : '';
-        process.stdout.write(`stopped (${signal}): served ${stats.connections} connections${refused}, echoed ${stats.bytesEchoed} bytes\n`);
+        const idle = stats.idleClosed ? `, closed ${stats.idleClosed} idle` : '';
+        process.stdout.write(`stopped (${signal}): served ${stats.connections} connections${refused}${idle}, echoed ${stats.bytesEchoed} bytes\n`);
       }
     });
 }

@@ -1,0 +1,29 @@
+// Per-environment state: one `Addon` per napi_env (the main thread and each worker that loads
+// the addon), kept in the env's instance data and freed by its finalizer when the env goes away.
+// Nothing here is process-wide, so no map and no mutex.
+#pragma once
+#include <napi.h>
+
+namespace iolab {
+
+// Property names the addon sets or reads on every op, made once per env (creating and
+// internalizing a key string per result object was a measurable cost).
+enum class Key : int {
+  kBytes, kFds, kTruncated, kDataTruncated, kFdsTruncated, kEof, kCredentials, kFrom,
+  kMaxFds, kControlFds, kPid, kUid, kGid,
+  kCount
+};
+
+struct Addon {
+  napi_ref ring_closed_error = nullptr;  // the class src/ring.ts registers (or none yet)
+  napi_ref keys = nullptr;               // an Array of the Key strings (a ref cannot hold a string)
+
+  // The key strings, keys[k] for k < Key::kCount (one reference lookup for all).
+  void KeyValues(napi_env env, napi_value* out) const;
+  napi_value KeyValue(napi_env env, Key key) const;
+};
+
+// This env's Addon (made by the module's init).
+Addon& AddonOf(napi_env env);
+
+}  // namespace iolab

@@ -1,0 +1,230 @@
+/* The measured loop of one job thread: offsets, depth, batching, reaping, latency recording and
+ * verify. Drives any engine through engine.h and never looks inside one. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "pattern.h"
+#include "worker.h"
+
+/* Read buffers are filled with this before a verify read, so a read that moves no data cannot
+ * pass on what an earlier I/O left in the buffer. */
+#define VERIFY_POISON 0xa5
+
+int worker_fail_errno(struct worker *w, int err, const char *syscall, uint64_t offset) {
+  if (w->error.kind == JOB_OK) {
+    w->error.kind = JOB_ERRNO;
+    w->error.err = err;
+    w->error.syscall = syscall;
+    w->error.offset = offset;
+  }
+  return -1;
+}
+
+static int fail_verify(struct worker *w, uint64_t block, int64_t bad) {
+  if (w->error.kind == JOB_OK) {
+    w->error.kind = JOB_VERIFY;
+    w->error.offset = (uint64_t)bad;
+    snprintf(w->error.message, sizeof(w->error.message),
+             "verify failed: block at offset %llu (bs %u) of '%s' does not hold what was written there "
+             "(first bad byte at offset %llu)",
+             (unsigned long long)block, w->spec->bs, w->spec->filename, (unsigned long long)bad);
+  }
+  return -1;
+}
+
+static void prepare_io(struct worker *w, struct io_u *io) {
+  const struct job_spec *s = w->spec;
+  uint64_t block;
+  if (job_random(s->rw)) {
+    block = next_random(&w->rand_state) % w->nblocks;
+  } else {
+    block = w->next_block++;
+    if (w->next_block == w->nblocks) w->next_block = 0;
+  }
+  io->offset = block * s->bs;
+  io->len = s->bs;
+  if (s->rw == RW_RANDRW || s->rw == RW_READWRITE)
+    io->ddir = next_random(&w->rand_state) % 100 < s->rwmixread ? DDIR_READ : DDIR_WRITE;
+  else
+    io->ddir = job_reads(s->rw) ? DDIR_READ : DDIR_WRITE;
+  if (s->verify) {
+    if (io->ddir == DDIR_WRITE) pattern_fill(io->buf, io->offset, io->len, PATTERN_SEED);
+    else memset(io->buf, VERIFY_POISON, io->len);
+  }
+}
+
+static int complete_io(struct worker *w, struct io_u *io, uint64_t t, int async) {
+  const struct job_spec *s = w->spec;
+  if (io->result != (int64_t)io->len) {
+    const char *call = io->ddir == DDIR_READ ? "read" : "write";
+    return worker_fail_errno(w, io->result < 0 ? (int)-io->result : EIO, call, io->offset);  /* short: EIO */
+  }
+  if (s->verify) {
+    if (io->ddir == DDIR_READ) {
+      int64_t bad = pattern_check(io->buf, io->offset, io->len, PATTERN_SEED);
+      if (bad >= 0) return fail_verify(w, io->offset, bad);
+    } else {
+      uint64_t b = io->offset / s->bs;
+      w->written[b / 8] |= (unsigned char)(1u << (b % 8));
+    }
+  }
+  if (io->start_ns >= w->measure_from) {
+    struct dir_stats *d = &w->dir[io->ddir];
+    d->ios++;
+    d->bytes += io->len;
+    hist_add(&d->lat, t - io->start_ns);
+    if (async) {
+      hist_add(&d->slat, io->issue_ns - io->start_ns);
+      hist_add(&d->clat, t - io->issue_ns);
+    } else {
+      hist_add(&d->clat, t - io->start_ns);
+    }
+    w->window_ios[io->ddir]++;
+    w->window_bytes[io->ddir] += io->len;
+    window_tick(w, t);
+    __atomic_store_n(&w->ios_done, w->ios_done + 1, __ATOMIC_RELAXED);
+    __atomic_store_n(&w->bytes_done, w->bytes_done + io->len, __ATOMIC_RELAXED);
+  }
+  return 0;
+}
+
+/* Commits what was queued since the last commit and stamps its issue time. */
+static int commit_queued(struct worker *w, const struct engine_ops *ops, struct engine_ctx *ctx,
+                         struct io_u **queued, unsigned *nqueued, unsigned inflight) {
+  unsigned n = *nqueued;
+  *nqueued = 0;
+  if (ops->commit != NULL && ops->commit(ctx) < 0) return worker_fail_errno(w, ctx->err, ctx->syscall, UINT64_MAX);
+  uint64_t t = now_ns();
+  for (unsigned i = 0; i < n; i++) queued[i]->issue_ns = t;
+  depth_mark_level(&w->depth, inflight, n);
+  depth_mark_submit(&w->depth, n);
+  w->async = 1;
+  return 0;
+}
+
+/* The measured loop: keep depth I/Os in flight, commit every iodepth_batch, reap what completed.
+ * An engine that answers BUSY gets the same I/O again once the runner has committed and reaped. */
+int run_loop(struct worker *w, const struct engine_ops *ops, struct engine_ctx *ctx) {
+  const struct job_spec *s = w->spec;
+  unsigned depth = s->iodepth, nfree = depth, inflight = 0, nqueued = 0;
+  unsigned batch = s->iodepth_batch == 0 ? 1 : s->iodepth_batch;
+  struct io_u **free_list = calloc(depth, sizeof(*free_list));
+  struct io_u **queued = calloc(depth, sizeof(*queued));
+  if (free_list == NULL || queued == NULL) {
+    free(free_list);
+    free(queued);
+    return worker_fail_errno(w, ENOMEM, "calloc", UINT64_MAX);
+  }
+  for (unsigned i = 0; i < depth; i++) free_list[i] = &ctx->io_us[depth - 1 - i];
+  uint64_t budget = s->number_ios ? s->number_ios : s->time_based ? UINT64_MAX : w->nblocks;
+  uint64_t issued = 0, start = now_ns(), now = start;
+  w->measure_from = start + s->ramp_ns;
+  uint64_t deadline = s->runtime_ns ? w->measure_from + s->runtime_ns : UINT64_MAX;
+  uint64_t last = start;
+  struct io_u *retry = NULL;  /* refused with BUSY, offered again after a reap */
+  int failed = 0, stop = 0, commit_failed = 0;
+  w->phase = s->ramp_ns ? PHASE_RAMP : PHASE_RUN;
+  for (;;) {
+    if (w->phase == PHASE_RAMP && now >= w->measure_from) w->phase = PHASE_RUN;
+    nqueued = 0;
+    while (!stop && !failed && (retry != NULL || nfree > 0)) {
+      if (job_stopped(w)) {
+        w->interrupted = s->stop != NULL && __atomic_load_n(s->stop, __ATOMIC_RELAXED);
+        stop = 1;
+        break;
+      }
+      struct io_u *io = retry;
+      if (io == NULL) {
+        if (issued >= budget || now >= deadline) {
+          stop = 1;
+          break;
+        }
+        io = free_list[--nfree];
+        prepare_io(w, io);
+        issued++;
+      }
+      retry = NULL;
+      io->start_ns = now_ns();
+      int r = ops->queue(ctx, io);
+      if (r == FIO_Q_COMPLETED) {
+        now = now_ns();
+        last = now;
+        if (w->phase == PHASE_RAMP && now >= w->measure_from) w->phase = PHASE_RUN;
+        depth_mark_level(&w->depth, 1, 1);
+        depth_mark_submit(&w->depth, 1);
+        depth_mark_complete(&w->depth, 1);
+        if (complete_io(w, io, now, 0) < 0) failed = 1;
+        free_list[nfree++] = io;
+      } else if (r == FIO_Q_QUEUED) {
+        queued[nqueued++] = io;
+        inflight++;
+        /* fio's iodepth_batch_submit (default 1): hand each I/O to the device as soon as it is
+         * queued; a bigger batch saves syscalls but lets the device queue drain meanwhile */
+        if (nqueued >= batch && commit_queued(w, ops, ctx, queued, &nqueued, inflight) < 0) {
+          failed = commit_failed = 1;
+          break;
+        }
+      } else if (r == FIO_Q_BUSY) {
+        retry = io;
+        break;
+      } else {
+        worker_fail_errno(w, ctx->err, ctx->syscall, io->offset);
+        free_list[nfree++] = io;
+        failed = 1;
+      }
+    }
+    if (!commit_failed && nqueued > 0 && commit_queued(w, ops, ctx, queued, &nqueued, inflight) < 0)
+      failed = commit_failed = 1;
+    /* after a failed commit, what was queued may or may not be in flight: cleanup() handles it */
+    if (commit_failed) break;
+    if (inflight == 0) {
+      if (retry != NULL && !stop && !failed) {  /* busy with nothing in flight: it never frees up */
+        worker_fail_errno(w, EBUSY, "queue", retry->offset);
+        failed = 1;
+      }
+      if (stop || failed) break;
+      continue;
+    }
+    int n = ops->getevents(ctx, 1, inflight);
+    if (n < 0) {
+      worker_fail_errno(w, ctx->err, ctx->syscall, UINT64_MAX);
+      failed = 1;
+      break;
+    }
+    now = now_ns();
+    last = now;
+    depth_mark_complete(&w->depth, (unsigned)n);
+    for (int i = 0; i < n; i++) {
+      struct io_u *io = ops->event(ctx, (unsigned)i);
+      if (!failed && complete_io(w, io, now, 1) < 0) failed = 1;
+      free_list[nfree++] = io;
+    }
+    inflight -= (unsigned)n;
+  }
+  w->runtime_ns = last > w->measure_from ? last - w->measure_from : 0;
+  free(free_list);
+  free(queued);
+  return failed ? -1 : 0;
+}
+
+/* After a job that wrote with verify on: read back every block written and check it. */
+int verify_pass(struct worker *w, int fd, void *buf) {
+  const struct job_spec *s = w->spec;
+  w->phase = PHASE_VERIFY;
+  for (uint64_t b = 0; b < w->nblocks; b++) {
+    if (!(w->written[b / 8] & (1u << (b % 8)))) continue;
+    if (job_stopped(w)) return 0;
+    uint64_t off = b * s->bs;
+    memset(buf, VERIFY_POISON, s->bs);
+    ssize_t n = pread(fd, buf, s->bs, (off_t)off);
+    if (n < 0) return worker_fail_errno(w, errno, "pread", off);
+    if (n != (ssize_t)s->bs) return worker_fail_errno(w, EIO, "pread", off);
+    int64_t bad = pattern_check(buf, off, s->bs, PATTERN_SEED);
+    if (bad >= 0) return fail_verify(w, off, bad);
+    w->verified++;
+  }
+  return 0;
+}

@@ -1,0 +1,92 @@
+/* One job thread's state, shared by the thread setup (job.c), the measured loop (job_loop.c)
+ * and the statistics it keeps (job_stats.c). Internal to native/bench. */
+#ifndef IOLAB_BENCH_WORKER_H
+#define IOLAB_BENCH_WORKER_H
+
+#include <pthread.h>
+#include <stdint.h>
+#include <sys/resource.h>
+#include <time.h>
+
+#include "engine.h"
+#include "job.h"
+
+/* What the job's threads share: the stop flags and the process CPU window of the I/O loops. */
+struct job_shared {
+  const int *abort;        /* a sibling thread could not start */
+  pthread_mutex_t lock;
+  unsigned in_loop;        /* threads inside their I/O loop */
+  int cpu_started;
+  struct rusage cpu_from, cpu_to;
+  uint64_t started_ns, ended_ns;
+};
+
+struct worker {
+  const struct job_spec *spec;
+  struct job_shared *shared;
+  unsigned index;
+  uint64_t size;
+  pthread_t thread;
+  struct dir_stats *dir;  /* [2] */
+  struct depth_stats depth;
+  uint64_t ios_done, bytes_done;  /* read by the progress poller (relaxed atomics) */
+  int phase;
+  int interrupted;
+  uint64_t runtime_ns;
+  uint64_t verified;
+  int unavailable;
+  char reason[160];
+  int async;
+  struct job_error error;
+  /* hot-loop state */
+  uint64_t rand_state, next_block, nblocks, measure_from;
+  unsigned char *written;  /* verify: bitmap of blocks written */
+  /* the current 500 ms sample window */
+  uint64_t window_from, window_ios[2], window_bytes[2];
+};
+
+static inline uint64_t now_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static inline uint64_t next_random(uint64_t *s) {  /* xorshift64* */
+  uint64_t x = *s;
+  x ^= x >> 12;
+  x ^= x << 25;
+  x ^= x >> 27;
+  *s = x;
+  return x * 0x2545f4914f6cdd1dULL;
+}
+
+static inline int job_reads(enum rw_mode rw) { return rw != RW_WRITE && rw != RW_RANDWRITE; }
+static inline int job_writes(enum rw_mode rw) { return rw != RW_READ && rw != RW_RANDREAD; }
+static inline int job_random(enum rw_mode rw) {
+  return rw == RW_RANDREAD || rw == RW_RANDWRITE || rw == RW_RANDRW;
+}
+static inline int job_stopped(const struct worker *w) {
+  return __atomic_load_n(w->shared->abort, __ATOMIC_RELAXED) ||
+         (w->spec->stop != NULL && __atomic_load_n(w->spec->stop, __ATOMIC_RELAXED));
+}
+
+/* job_loop.c */
+int worker_fail_errno(struct worker *w, int err, const char *syscall, uint64_t offset);
+int run_loop(struct worker *w, const struct engine_ops *ops, struct engine_ctx *ctx);
+int verify_pass(struct worker *w, int fd, void *buf);
+
+/* job_stats.c */
+void depth_mark_level(struct depth_stats *d, unsigned inflight, unsigned n);
+void depth_mark_submit(struct depth_stats *d, unsigned n);
+void depth_mark_complete(struct depth_stats *d, unsigned n);
+void depth_merge(struct depth_stats *into, const struct depth_stats *from);
+void samples_init(struct sample_stats *s);
+void samples_add(struct sample_stats *s, double v);
+void samples_merge(struct sample_stats *into, const struct sample_stats *from);
+/* Closes the 500 ms window when it is over: one bw and one iops sample per direction the job does. */
+void window_tick(struct worker *w, uint64_t now);
+/* The process CPU window: the first thread entering its loop opens it, the last leaving closes it. */
+void cpu_enter(struct job_shared *s);
+void cpu_leave(struct job_shared *s);
+
+#endif

@@ -1,0 +1,234 @@
+// bench ipc's only Node-aware file: runs the plain-C sender, receiver and memcpy cells of
+// native/ipc/ off the JS thread (one AsyncWorker each) and turns their results into JS.
+// Every job is returned as { stop(), done }: stop() asks the C loop to end (an interrupted
+// run), done settles when it has.
+#include <napi.h>
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "args.h"
+#include "errors.h"
+#include "live_objects.h"
+#include "registry.h"
+
+extern "C" {
+#include "stats/histogram.h"
+#include "ipc/ipc.h"
+}
+
+namespace iolab {
+namespace {
+
+enum class JobKind { kSend, kMemcpy, kServe };
+
+class IpcJob;
+// Touched only on the JS thread (created, stopped and finished there), so no lock.
+std::map<uint64_t, IpcJob*> jobs;
+uint64_t next_job_id = 1;
+
+Napi::Value ErrorValue(Napi::Env env, const ipc_error& e) {
+  if (e.kind == IPC_ERRNO) return ErrnoError(env, e.err, e.syscall[0] ? e.syscall : "ipc").Value();
+  const char* code = "ERR_IOLAB_IPC_PROTOCOL";
+  switch (e.kind) {
+    case IPC_CHECK: code = "ERR_IOLAB_IPC_CHECK"; break;
+    case IPC_PEER_GONE: code = "ERR_IOLAB_IPC_PEER_GONE"; break;
+    case IPC_UNAVAILABLE: code = "ERR_IOLAB_IPC_UNAVAILABLE"; break;
+    case IPC_STOPPED: code = "ERR_IOLAB_IPC_STOPPED"; break;
+    default: break;
+  }
+  Napi::Error err = Napi::Error::New(env, e.message[0] ? e.message : "bench ipc failed");
+  err.Value().Set("code", code);
+  return err.Value();
+}
+
+class IpcJob : public Napi::AsyncWorker {
+ public:
+  IpcJob(Napi::Env env, JobKind kind, int control)
+      : Napi::AsyncWorker(env), kind_(kind), control_(control), deferred_(Napi::Promise::Deferred::New(env)) {
+    id_ = next_job_id++;
+    jobs[id_] = this;
+    LiveInc(Live::kNativeJobs);
+    if (kind == JobKind::kSend) {
+      round_trips_ = std::make_unique<histogram>();
+      hist_init(round_trips_.get());
+    }
+  }
+  ~IpcJob() override {
+    jobs.erase(id_);
+    LiveDec(Live::kNativeJobs);
+  }
+
+  ipc_cell cell{};
+  uint64_t id() const { return id_; }
+  void Stop() { __atomic_store_n(&stop_, 1, __ATOMIC_RELAXED); }
+  Napi::Promise Promise() { return deferred_.Promise(); }
+
+ protected:
+  void Execute() override {
+    result_.round_trips = cell.mode == IPC_PINGPONG ? round_trips_.get() : nullptr;
+    switch (kind_) {
+      case JobKind::kSend: ret_ = ipc_send_cell(control_, &cell, &result_, &stop_); break;
+      case JobKind::kMemcpy: ret_ = ipc_memcpy_cell(&cell, &result_, &stop_); break;
+      case JobKind::kServe: ret_ = ipc_serve(control_, &stop_, &result_.error); break;
+    }
+  }
+
+  void OnOK() override {
+    Napi::Env env = Env();
+    if (ret_ != 0) {
+      deferred_.Reject(ErrorValue(env, result_.error));
+      return;
+    }
+    if (kind_ == JobKind::kServe) {
+      deferred_.Resolve(env.Undefined());
+      return;
+    }
+    Napi::Object o = Napi::Object::New(env);
+    o.Set("messages", double(result_.messages));
+    o.Set("elapsedNs", double(result_.elapsed_ns));
+    if (result_.round_trips != nullptr) {
+      static const double wanted[3] = {50, 99, 99.9};
+      uint64_t p[3];
+      hist_percentiles(result_.round_trips, wanted, 3, p);
+      o.Set("p50Ns", double(p[0]));
+      o.Set("p99Ns", double(p[1]));
+      o.Set("p999Ns", double(p[2]));
+    }
+    deferred_.Resolve(o);
+  }
+
+  void OnError(const Napi::Error& e) override { deferred_.Reject(e.Value()); }
+
+ private:
+  JobKind kind_;
+  int control_;
+  uint64_t id_;
+  int stop_ = 0;
+  int ret_ = 0;
+  ipc_result result_{};
+  std::unique_ptr<histogram> round_trips_;
+  Napi::Promise::Deferred deferred_;
+};
+
+Napi::Value StopJob(const Napi::CallbackInfo& info) {
+  auto it = jobs.find(reinterpret_cast<uintptr_t>(info.Data()));
+  if (it != jobs.end()) it->second->Stop();
+  return info.Env().Undefined();
+}
+
+Napi::Object Launch(Napi::Env env, IpcJob* job) {
+  Napi::Object handle = Napi::Object::New(env);
+  handle.Set("stop", Napi::Function::New(env, StopJob, "stop", reinterpret_cast<void*>(uintptr_t(job->id()))));
+  handle.Set("done", job->Promise());
+  job->Queue();
+  return handle;
+}
+
+// The transports as choices, built once from the C table (the one list of names).
+const Choice* TransportChoices() {
+  static std::vector<Choice> choices = [] {
+    std::vector<Choice> c;
+    for (int i = 0; ipc_transport_names[i] != nullptr; i++) c.push_back({ipc_transport_names[i], i});
+    c.push_back({nullptr, 0});
+    return c;
+  }();
+  return choices.data();
+}
+
+const Choice kModes[] = {{"throughput", IPC_THROUGHPUT}, {"pingpong", IPC_PINGPONG}, {nullptr, 0}};
+
+unsigned TransportArg(Napi::Env env, Napi::Value v) { return unsigned(ChoiceArg(env, v, "transport", TransportChoices())); }
+ipc_mode ModeArg(Napi::Env env, Napi::Value v) { return ipc_mode(ChoiceArg(env, v, "mode", kModes)); }
+
+// { messageBytes, durationMs, minMessages?, faultMessage?, checkFull? } -> ipc_cell (the
+// transport and mode are set by the caller).
+ipc_cell CellArg(Napi::Env env, Napi::Value v) {
+  OptionsArg o(env, v, "cell");
+  if (!o.present()) ThrowArgType(env, "cell", "object", v);
+  ipc_cell c{};
+  c.message_bytes = uint64_t(IntegerArg(env, o.Get("messageBytes"), "cell.messageBytes", IPC_MIN_MESSAGE, kMaxSafeInteger));
+  c.duration_ns = uint64_t(IntegerArg(env, o.Get("durationMs"), "cell.durationMs", 0, 3600 * 1000)) * 1000000u;
+  c.min_messages = uint64_t(o.Integer("minMessages", 1, kMaxSafeInteger, 1));
+  c.fault_message = o.Integer("faultMessage", -1, kMaxSafeInteger, -1);
+  c.check_full = o.Bool("checkFull", false) ? 1 : 0;
+  return c;
+}
+
+// ipcSend(controlFd, transport, mode, cell) -> { stop, done: Promise<result> }
+Napi::Value IpcSend(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  int control = FdArg(env, info[0], "controlFd");
+  unsigned transport = TransportArg(env, info[1]);
+  ipc_mode mode = ModeArg(env, info[2]);
+  ipc_cell cell = CellArg(env, info[3]);
+  cell.transport = transport;
+  cell.mode = mode;
+  auto* job = new IpcJob(env, JobKind::kSend, control);
+  job->cell = cell;
+  return Launch(env, job);
+}
+
+// ipcMemcpy(cell) -> { stop, done: Promise<result> }
+Napi::Value IpcMemcpy(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  ipc_cell cell = CellArg(env, info[0]);
+  auto* job = new IpcJob(env, JobKind::kMemcpy, -1);
+  job->cell = cell;
+  return Launch(env, job);
+}
+
+// ipcServe(controlFd) -> { stop, done: Promise<void> }: the receiving process's loop.
+Napi::Value IpcServe(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  int control = FdArg(env, info[0], "controlFd");
+  return Launch(env, new IpcJob(env, JobKind::kServe, control));
+}
+
+// ipcLargestMessage(transport) -> bytes, 0 when the transport has no per-message limit.
+Napi::Value IpcLargestMessage(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  ipc_error e{};
+  int64_t n = ipc_largest_message(TransportArg(env, info[0]), &e);
+  if (n < 0) throw Napi::Error(env, ErrorValue(env, e));
+  return Napi::Number::New(env, double(n));
+}
+
+// ipcUnavailable(transport) -> why it cannot run here, or null.
+Napi::Value IpcUnavailable(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  char reason[200];
+  if (ipc_unavailable(TransportArg(env, info[0]), reason, sizeof reason)) return Napi::String::New(env, reason);
+  return env.Null();
+}
+
+// ipcFootprint(transport, mode, messageBytes) -> bytes of memory a cell takes.
+Napi::Value IpcFootprint(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  unsigned transport = TransportArg(env, info[0]);
+  ipc_mode mode = ModeArg(env, info[1]);
+  int64_t bytes = IntegerArg(env, info[2], "messageBytes", IPC_MIN_MESSAGE, kMaxSafeInteger);
+  return Napi::Number::New(env, double(ipc_footprint(transport, mode, uint64_t(bytes))));
+}
+
+void Init(Napi::Env env, Napi::Object exports) {
+  exports.Set("ipcSend", Napi::Function::New(env, IpcSend));
+  exports.Set("ipcMemcpy", Napi::Function::New(env, IpcMemcpy));
+  exports.Set("ipcServe", Napi::Function::New(env, IpcServe));
+  exports.Set("ipcLargestMessage", Napi::Function::New(env, IpcLargestMessage));
+  exports.Set("ipcUnavailable", Napi::Function::New(env, IpcUnavailable));
+  exports.Set("ipcFootprint", Napi::Function::New(env, IpcFootprint));
+  Napi::Array names = Napi::Array::New(env);
+  for (uint32_t i = 0; ipc_transport_names[i] != nullptr; i++) names.Set(i, ipc_transport_names[i]);
+  exports.Set("ipcTransports", names);
+  exports.Set("ipcMinMessage", Napi::Number::New(env, IPC_MIN_MESSAGE));
+}
+
+}  // namespace
+
+IOLAB_FEATURE(ipc, Init);
+
+}  // namespace iolab

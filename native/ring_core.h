@@ -1,0 +1,106 @@
+// The Ring's core: one io_uring instance owned by the JS thread and bound to Node's event loop.
+//
+// - Ops are queued into the SQ (or a native backlog when the SQ is full) and go to the kernel
+//   in one io_uring_submit per loop turn (a uv_prepare_t flushes before the loop polls).
+// - Completions arrive through an eventfd registered with the ring and watched by a uv_poll_t;
+//   its callback reaps every CQE and settles the ops' Promises inside one callback scope.
+// - Every op owns its memory (ring_op.h) until its CQE has arrived, so a JS buffer that is
+//   detached, shrunk or collected in flight cannot be hit by the kernel.
+// - The JS Ring object is held strongly while ops are in flight, so a Ring that JS dropped is
+//   not collected (and its memory not freed) before the kernel is done with it.
+#pragma once
+#include <liburing.h>
+#include <napi.h>
+#include <uv.h>
+
+#include <deque>
+#include <vector>
+
+#include "ring_cancel.h"
+#include "ring_op.h"
+#include "ring_stats.h"
+
+namespace iolab {
+
+class RingCore;
+
+// The JS object's side of the link, which the core writes but never calls into: `object` is
+// the object's reference, which the core holds strongly while ops are in flight; `core` is
+// cleared (and `stats` kept) when the core is torn down.
+struct RingHandle {
+  napi_ref object = nullptr;
+  RingCore* core = nullptr;
+  RingStats stats;
+};
+
+class RingCore {
+ public:
+  // Throws (Napi::Error) when io_uring cannot be set up.
+  RingCore(napi_env env, unsigned entries, unsigned cq_entries, bool sqpoll, RingHandle* handle);
+
+  // A clean record for an op of this kind (syscall name from the op table).
+  Op* AcquireOp(OpKind kind, int fd);
+  // A record that was never queued (filling it threw) goes back to the pool.
+  void DropOp(Op* op);
+  // Queues op (SQ or backlog), returns its Promise.
+  napi_value Enqueue(Op* op);
+  // Sends whatever is queued to the kernel (ring.submit() and the prepare handle).
+  void Flush();
+  // ring.close(): cancels in-flight ops; the Promise resolves once all have settled.
+  napi_value Close();
+  // The JS object was collected: nothing can be in flight (it was held while ops were).
+  void Orphan();
+
+  bool closed() const { return closing_ || torn_down_; }
+  const RingStats& stats() const { return stats_; }
+  unsigned setup_flags() const { return setup_flags_; }
+  unsigned sq_entries() const { return ring_.sq.ring_entries; }
+  unsigned cq_entries() const { return ring_.cq.ring_entries; }
+  size_t in_flight() const { return in_flight_; }
+  // Tests: cancel as on kernels without IORING_ASYNC_CANCEL_ANY (see RingCancel).
+  void RefuseCancelAny() { cancel_.RefuseCancelAny(); }
+
+ private:
+  ~RingCore();
+  static void OnPoll(uv_poll_t* handle, int status, int events);
+  static void OnPrepare(uv_prepare_t* handle);
+  static void OnHandleClosed(uv_handle_t* handle);
+  static void OnEnvCleanup(void* arg);
+
+  bool PrepSqe(Op* op);
+  void ReapAndSettle();
+  void Settle(Op* op, int res, bool in_cleanup);
+  void ReleaseOp(Op* op);
+  void OpDone();
+  void Hold(bool strong);
+  void FinishClose();
+  void TearDown(bool in_cleanup);
+  void CleanupBlocking();
+
+  napi_env env_;
+  uv_loop_t* loop_ = nullptr;
+  struct io_uring ring_ {};
+  unsigned setup_flags_ = 0;
+  int event_fd_ = -1;
+  uv_poll_t* poll_ = nullptr;
+  uv_prepare_t* prepare_ = nullptr;
+  int open_handles_ = 0;
+  napi_async_context async_context_ = nullptr;
+  napi_ref resource_ = nullptr;
+
+  std::deque<Op*> backlog_;   // SQ was full; submitted in order before anything newer
+  unsigned unsubmitted_ = 0;  // SQEs prepared but not yet handed to the kernel
+  size_t in_flight_ = 0;      // ops not yet settled (backlog + SQ + kernel)
+  Op* free_ops_ = nullptr;
+  size_t free_count_ = 0;
+  bool reaping_ = false;
+  bool closing_ = false;
+  bool torn_down_ = false;
+  bool cleanup_hook_ = false;
+  std::vector<napi_deferred> close_waiters_;
+  RingHandle* handle_ = nullptr;
+  RingStats stats_;
+  RingCancel cancel_;
+};
+
+}  // namespace iolab

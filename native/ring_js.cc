@@ -1,0 +1,362 @@
+// The Ring's JS face: class Ring, one method per op. Each method checks its arguments
+// (args.h), fills an op record (ring_op.h) and hands it to the core, which prepares its SQE
+// (now, or later when the SQ has room) and returns its Promise. Raw napi callbacks: the class
+// is made with napi_define_class and each object wraps a RingJs.
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <string.h>
+
+#include "args.h"
+#include "addon.h"
+#include "errors.h"
+#include "registry.h"
+#include "ring_core.h"
+#include "ring_op.h"
+#include "ring_setup.h"
+#include "unix_socket.h"
+
+namespace iolab {
+
+// The native half of one JS Ring object.
+struct RingJs {
+  RingHandle handle;
+  unsigned flags = 0, sq_entries = 0, cq_entries = 0;
+};
+
+static void FinalizeRing(napi_env env, void* data, void*) {
+  RingJs* ring = static_cast<RingJs*>(data);
+  if (ring->handle.core != nullptr) ring->handle.core->Orphan();
+  napi_delete_reference(env, ring->handle.object);
+  delete ring;
+}
+
+static napi_value New(napi_env env, napi_callback_info info) {
+  RawArgs<1> args(env, info);
+  napi_value target = nullptr;
+  napi_get_new_target(env, info, &target);
+  if (target == nullptr) ThrowTypeError(env, "ERR_CONSTRUCT_CALL_REQUIRED", "Class constructor Ring cannot be invoked without 'new'");
+  OptionsArg options(env, args[0]);
+  unsigned entries = unsigned(options.Integer("entries", 1, kMaxRingEntries, 256));
+  unsigned cq_entries = unsigned(options.Integer("cqEntries", 0, 2 * kMaxRingEntries, 0));
+  bool sqpoll = options.Bool("sqpoll", false);
+  if (cq_entries != 0 && cq_entries < entries)
+    ThrowArgRange(env, "options.cqEntries", ">= options.entries (" + std::to_string(entries) + ")", std::to_string(cq_entries));
+  RingJs* ring = new RingJs;
+  napi_status status = napi_wrap(env, args.self, ring, FinalizeRing, nullptr, &ring->handle.object);
+  if (status != napi_ok) {
+    delete ring;
+    NAPI_THROW_IF_FAILED(env, status, nullptr);
+  }
+  // From here the finalizer owns `ring`; a failed setup leaves an object whose methods throw.
+  RingCore* core = new RingCore(env, entries, cq_entries, sqpoll, &ring->handle);
+  ring->handle.core = core;
+  ring->flags = core->setup_flags();
+  ring->sq_entries = core->sq_entries();
+  ring->cq_entries = core->cq_entries();
+  return args.self;
+}
+
+// A method call: its arguments and the Ring it was called on.
+template <size_t N>
+struct Call : RawArgs<N> {
+  RingJs* ring = nullptr;
+  Call(napi_env env, napi_callback_info info) : RawArgs<N>(env, info) {
+    void* data = nullptr;
+    if (napi_unwrap(env, this->self, &data) != napi_ok || data == nullptr)
+      ThrowTypeError(env, "ERR_INVALID_THIS", "Value of \"this\" must be of type Ring");
+    ring = static_cast<RingJs*>(data);
+  }
+  // The core, or RingClosedError once the Ring is closed.
+  RingCore* Open(napi_env env) const {
+    RingCore* core = ring->handle.core;
+    if (core == nullptr || core->closed()) throw RingClosedError(env);
+    return core;
+  }
+};
+
+// Fills the op (may throw: then the record goes back to the pool) and queues it.
+template <typename Fill>
+static napi_value Queue(napi_env env, RingCore* core, Op* op, Fill fill) {
+  try {
+    fill();
+  } catch (...) {
+    core->DropOp(op);
+    throw;
+  }
+  return core->Enqueue(op);
+}
+
+static napi_value Nop(napi_env env, napi_callback_info info) {
+  Call<0> call(env, info);
+  RingCore* core = call.Open(env);
+  return core->Enqueue(core->AcquireOp(OpKind::kNop, -1));
+}
+
+// read(fd, view, position?) / write(...); readv(fd, views, position?) / writev(...)
+template <OpKind kind, bool is_read, bool vectored>
+static napi_value Transfer(napi_env env, napi_callback_info info) {
+  Call<3> call(env, info);
+  RingCore* core = call.Open(env);
+  int fd = FdArg(env, call[0]);
+  uint64_t position = uint64_t(PositionArg(env, call[2], "position", true));
+  Op* op = core->AcquireOp(kind, fd);
+  op->offset = position;
+  return Queue(env, core, op, [&] {
+    if (vectored) OpAddViewList(env, op, call[1], is_read);
+    else OpAddView(env, op, call[1], is_read);
+  });
+}
+
+static napi_value Fsync(napi_env env, napi_callback_info info) {
+  Call<2> call(env, info);
+  RingCore* core = call.Open(env);
+  int fd = FdArg(env, call[0]);
+  bool datasync = OptionsArg(env, call[1]).Bool("datasync", false);
+  Op* op = core->AcquireOp(OpKind::kFsync, fd);
+  op->flags = datasync ? IORING_FSYNC_DATASYNC : 0;
+  if (datasync) op->syscall = "fdatasync";
+  return core->Enqueue(op);
+}
+
+// sendmsg(fd, buffers, { fds?, credentials? }): one message, fds as SCM_RIGHTS.
+static napi_value Sendmsg(napi_env env, napi_callback_info info) {
+  Call<3> call(env, info);
+  RingCore* core = call.Open(env);
+  int fd = FdArg(env, call[0]);
+  Op* op = core->AcquireOp(OpKind::kSendmsg, fd);
+  op->flags = MSG_NOSIGNAL;
+  return Queue(env, core, op, [&] {
+    OpAddViewList(env, op, call[1], false);  // copied now: option getters below cannot touch it
+    const Addon& addon = AddonOf(env);
+    int fds[kMaxFdsPerMessage];
+    size_t nfds = 0;
+    OptionsArg options(env, call[2]);
+    napi_value list = options.Get(addon.KeyValue(env, Key::kFds));
+    if (!Napi::Value(env, list).IsUndefined())
+      nfds = FdListArg(env, list, "options.fds", kMaxFdsPerMessage, "SCM_MAX_FD", fds);
+    bool credentials = options.Bool(addon.KeyValue(env, Key::kCredentials), "credentials", false);
+    OpSetSendControl(op, fds, nfds, credentials);
+  });
+}
+
+// recvmsg(fd, buffers, { maxFds?, controlFds? }): MSG_CMSG_CLOEXEC. As the sync call: the
+// control space fits controlFds (default SCM_MAX_FD) fds plus credentials; more fds than
+// maxFds, or MSG_CTRUNC, closes every received fd and sets fdsTruncated.
+static napi_value Recvmsg(napi_env env, napi_callback_info info) {
+  Call<3> call(env, info);
+  RingCore* core = call.Open(env);
+  int fd = FdArg(env, call[0]);
+  const Addon& addon = AddonOf(env);
+  OptionsArg options(env, call[2]);
+  int max_fds = int(options.Integer(addon.KeyValue(env, Key::kMaxFds), "maxFds", 0, kMaxFdsPerMessage, 0));
+  int control_fds = int(options.Integer(addon.KeyValue(env, Key::kControlFds), "controlFds", 0, kMaxFdsPerMessage,
+                                        kMaxFdsPerMessage));
+  Op* op = core->AcquireOp(OpKind::kRecvmsg, fd);
+  op->max_fds = max_fds;
+  op->flags = MSG_CMSG_CLOEXEC;
+  return Queue(env, core, op, [&] {
+    OpAddViewList(env, op, call[1], true);
+    OpSetRecvControl(op, control_fds);
+  });
+}
+
+// An op that takes nothing but its fd (accept, closeFd, cancelFd).
+template <OpKind kind>
+static napi_value FdOnly(napi_env env, napi_callback_info info) {
+  Call<1> call(env, info);
+  RingCore* core = call.Open(env);
+  int fd = FdArg(env, call[0]);
+  return core->Enqueue(core->AcquireOp(kind, fd));
+}
+
+// A TCP address { host, port }: host numeric IPv4/IPv6 or localhost (default 127.0.0.1).
+static void TcpAddress(napi_env env, napi_value value, Op* op) {
+  OptionsArg a(env, value, "address");
+  napi_value hv = a.Get("host");
+  std::string host = Napi::Value(env, hv).IsUndefined() ? "127.0.0.1" : StringArg(env, hv, "address.host");
+  int port = int(IntegerArg(env, a.Get("port"), "address.port", 0, 65535));
+  if (host == "localhost") host = "127.0.0.1";
+  op->path = host + ":" + std::to_string(port);
+  auto* in4 = reinterpret_cast<struct sockaddr_in*>(&op->addr);
+  auto* in6 = reinterpret_cast<struct sockaddr_in6*>(&op->addr);
+  if (inet_pton(AF_INET, host.c_str(), &in4->sin_addr) == 1) {
+    in4->sin_family = AF_INET;
+    in4->sin_port = htons(uint16_t(port));
+    op->addrlen = sizeof(*in4);
+  } else if (inet_pton(AF_INET6, host.c_str(), &in6->sin6_addr) == 1) {
+    in6->sin6_family = AF_INET6;
+    in6->sin6_port = htons(uint16_t(port));
+    op->addrlen = sizeof(*in6);
+  } else {
+    ThrowArgValue(env, "address.host", "must be a numeric IPv4/IPv6 address or localhost", hv);
+  }
+}
+
+// connect(fd, address): a Unix socket path ('\0'-prefixed: abstract) or { host, port } (TCP).
+static napi_value Connect(napi_env env, napi_callback_info info) {
+  Call<2> call(env, info);
+  RingCore* core = call.Open(env);
+  int fd = FdArg(env, call[0]);
+  Op* op = core->AcquireOp(OpKind::kConnect, fd);
+  return Queue(env, core, op, [&] {
+    memset(&op->addr, 0, sizeof(op->addr));
+    Napi::Value address(env, call[1]);
+    if (address.IsString()) {
+      UnixAddress a = AddressArg(env, address, "connect");  // the sync connect's checks
+      op->path = a.text;
+      memcpy(&op->addr, &a.addr, sizeof(a.addr));
+      op->addrlen = a.length;
+    } else if (address.IsObject()) {
+      TcpAddress(env, address, op);
+    } else {
+      ThrowArgType(env, "address", "a socket path (string) or { host, port }", address);
+    }
+  });
+}
+
+// recv(fd, view, flags?) / send(...): MSG_NOSIGNAL added to a send.
+template <OpKind kind, bool is_read>
+static napi_value SendRecv(napi_env env, napi_callback_info info) {
+  Call<3> call(env, info);
+  RingCore* core = call.Open(env);
+  int fd = FdArg(env, call[0]);
+  unsigned flags = Napi::Value(env, call[2]).IsUndefined() ? 0 : unsigned(IntegerArg(env, call[2], "flags", 0, INT32_MAX));
+  Op* op = core->AcquireOp(kind, fd);
+  op->flags = flags | (is_read ? 0 : MSG_NOSIGNAL);
+  return Queue(env, core, op, [&] { OpAddView(env, op, call[1], is_read); });
+}
+
+// socket(family, type = 'stream'): 'inet' | 'inet6' | 'unix', 'stream' | 'dgram' | 'seqpacket'.
+static napi_value Socket(napi_env env, napi_callback_info info) {
+  Call<2> call(env, info);
+  RingCore* core = call.Open(env);
+  static const Choice families[] = {{"inet", AF_INET}, {"inet6", AF_INET6}, {"unix", AF_UNIX}, {nullptr, 0}};
+  int domain = ChoiceArg(env, call[0], "family", families);
+  int type = Napi::Value(env, call[1]).IsUndefined() ? SOCK_STREAM : ChoiceArg(env, call[1], "type", kSocketTypes);
+  Op* op = core->AcquireOp(OpKind::kSocket, -1);
+  op->offset = uint64_t(domain);
+  op->flags = unsigned(type);
+  return core->Enqueue(op);
+}
+
+static napi_value Submit(napi_env env, napi_callback_info info) {
+  Call<0> call(env, info);
+  call.Open(env)->Flush();
+  return nullptr;
+}
+
+static napi_value Close(napi_env env, napi_callback_info info) {
+  Call<0> call(env, info);
+  if (call.ring->handle.core != nullptr) return call.ring->handle.core->Close();
+  napi_deferred deferred;
+  napi_value promise, undefined;
+  NAPI_THROW_IF_FAILED(env, napi_create_promise(env, &deferred, &promise), nullptr);
+  napi_get_undefined(env, &undefined);
+  napi_resolve_deferred(env, deferred, undefined);
+  return promise;
+}
+
+static napi_value Features(napi_env env, napi_callback_info info) {
+  Call<0> call(env, info);
+  Napi::Object out = Napi::Object::New(env);
+  unsigned f = call.ring->flags;
+  out.Set("deferTaskrun", (f & IORING_SETUP_DEFER_TASKRUN) != 0);
+  out.Set("singleIssuer", (f & IORING_SETUP_SINGLE_ISSUER) != 0);
+  out.Set("coopTaskrun", (f & IORING_SETUP_COOP_TASKRUN) != 0);
+  out.Set("taskrunFlag", (f & IORING_SETUP_TASKRUN_FLAG) != 0);
+  out.Set("submitAll", (f & IORING_SETUP_SUBMIT_ALL) != 0);
+  out.Set("sqpoll", (f & IORING_SETUP_SQPOLL) != 0);
+  out.Set("sqEntries", double(call.ring->sq_entries));
+  out.Set("cqEntries", double(call.ring->cq_entries));
+  return out;
+}
+
+static napi_value Stats(napi_env env, napi_callback_info info) {
+  Call<0> call(env, info);
+  const RingHandle& h = call.ring->handle;
+  const RingStats& s = h.core != nullptr ? h.core->stats() : h.stats;
+  Napi::Object out = Napi::Object::New(env);
+  out.Set("submitCalls", s.submit_calls);
+  out.Set("sqesSubmitted", s.sqes_submitted);
+  out.Set("cqesReaped", s.cqes_reaped);
+  out.Set("overflowQueued", s.overflow_queued);
+  out.Set("cqOverflows", s.cq_overflows);
+  out.Set("cancelOps", s.cancel_ops);
+  return out;
+}
+
+static napi_value Closed(napi_env env, napi_callback_info info) {
+  Call<0> call(env, info);
+  RingCore* core = call.ring->handle.core;
+  return Napi::Boolean::New(env, core == nullptr || core->closed());
+}
+
+static napi_value InFlight(napi_env env, napi_callback_info info) {
+  Call<0> call(env, info);
+  RingCore* core = call.ring->handle.core;
+  return Napi::Number::New(env, core != nullptr ? double(core->in_flight()) : 0);
+}
+
+static napi_value SetClosedErrorClass(napi_env env, napi_callback_info info) {
+  RawArgs<1> args(env, info);
+  napi_valuetype type;
+  napi_typeof(env, args[0], &type);
+  if (type != napi_function) ThrowArgType(env, "ctor", "a class", args[0]);
+  SetRingClosedErrorClass(env, args[0]);
+  return nullptr;
+}
+
+// Tests only: this Ring's close()/teardown cancel as on kernels without IORING_ASYNC_CANCEL_ANY.
+static napi_value TestRefuseCancelAny(napi_env env, napi_callback_info info) {
+  RawArgs<1> args(env, info);
+  void* data = nullptr;
+  if (napi_unwrap(env, args[0], &data) != napi_ok || data == nullptr) ThrowArgType(env, "ring", "a Ring", args[0]);
+  RingCore* core = static_cast<RingJs*>(data)->handle.core;
+  if (core != nullptr) core->RefuseCancelAny();
+  return nullptr;
+}
+
+#define METHOD(name, fn) {name, nullptr, RawCallback<fn>, nullptr, nullptr, nullptr, napi_default_method, nullptr}
+#define GETTER(name, fn) {name, nullptr, nullptr, RawCallback<fn>, nullptr, nullptr, napi_default, nullptr}
+
+static void Init(Napi::Env env, Napi::Object exports) {
+  const napi_property_descriptor members[] = {
+      METHOD("nop", Nop),
+      METHOD("read", (Transfer<OpKind::kRead, true, false>)),
+      METHOD("write", (Transfer<OpKind::kWrite, false, false>)),
+      METHOD("readv", (Transfer<OpKind::kReadv, true, true>)),
+      METHOD("writev", (Transfer<OpKind::kWritev, false, true>)),
+      METHOD("fsync", Fsync),
+      METHOD("sendmsg", Sendmsg),
+      METHOD("recvmsg", Recvmsg),
+      METHOD("accept", FdOnly<OpKind::kAccept>),
+      METHOD("connect", Connect),
+      METHOD("recv", (SendRecv<OpKind::kRecv, true>)),
+      METHOD("send", (SendRecv<OpKind::kSend, false>)),
+      METHOD("closeFd", FdOnly<OpKind::kClose>),
+      METHOD("socket", Socket),
+      // cancelFd(fd): every op waiting on fd rejects with ECANCELED; resolves with how many.
+      METHOD("cancelFd", FdOnly<OpKind::kCancelFd>),
+      METHOD("submit", Submit),
+      METHOD("close", Close),
+      GETTER("features", Features),
+      GETTER("stats", Stats),
+      GETTER("closed", Closed),
+      GETTER("inFlight", InFlight),
+  };
+  napi_value ring_class;
+  NAPI_THROW_IF_FAILED_VOID(env, napi_define_class(env, "Ring", NAPI_AUTO_LENGTH, RawCallback<New>, nullptr,
+                                                   sizeof(members) / sizeof(members[0]), members, &ring_class));
+  exports.Set("Ring", Napi::Value(env, ring_class));
+  napi_value fn;
+  NAPI_THROW_IF_FAILED_VOID(env, napi_create_function(env, "ringSetClosedErrorClass", NAPI_AUTO_LENGTH,
+                                                      RawCallback<SetClosedErrorClass>, nullptr, &fn));
+  exports.Set("ringSetClosedErrorClass", Napi::Value(env, fn));
+  NAPI_THROW_IF_FAILED_VOID(env, napi_create_function(env, "ringTestRefuseCancelAny", NAPI_AUTO_LENGTH,
+                                                      RawCallback<TestRefuseCancelAny>, nullptr, &fn));
+  exports.Set("ringTestRefuseCancelAny", Napi::Value(env, fn));
+}
+
+IOLAB_FEATURE(ring, Init);
+
+}  // namespace iolab

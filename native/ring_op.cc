@@ -1,0 +1,342 @@
+// Op records: filling them from JS values, the per-opcode table (prep, result, discard), and
+// settling their Promises.
+#include "ring_op.h"
+
+#include <errno.h>
+#include <string.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "addon.h"
+#include "errors.h"
+#include "live_objects.h"
+#include "unix_socket.h"
+
+namespace iolab {
+
+// ---- filling ----
+
+static void AddBytes(napi_env env, Op* op, napi_value view, View bytes, bool is_read) {
+  size_t at = op->bounce.size();
+  op->bounce.resize(at + bytes.length);
+  if (!is_read && bytes.length > 0) memcpy(op->bounce.data() + at, bytes.data, bytes.length);
+  op->lengths.push_back(bytes.length);
+  if (is_read) {
+    napi_ref ref;
+    NAPI_THROW_IF_FAILED_VOID(env, napi_create_reference(env, view, 1, &ref));
+    op->targets.push_back(ref);
+    LiveInc(Live::kHeldBuffers);
+  }
+}
+
+void OpAddView(napi_env env, Op* op, napi_value view, bool is_read, const char* name) {
+  AddBytes(env, op, view, ViewArg(env, view, name), is_read);
+}
+
+void OpAddViewList(napi_env env, Op* op, napi_value value, bool is_read) {
+  ListArg list(env, value, "buffers");
+  for (uint32_t i = 0; i < list.size(); i++) AddBytes(env, op, list[i], list.ViewAt(i), is_read);
+  // iovecs over the bounce memory, one per view (zero-length views keep their place); built
+  // last, once the bounce memory no longer moves.
+  op->iov.resize(op->lengths.size());
+  size_t at = 0;
+  for (size_t i = 0; i < op->lengths.size(); i++) {
+    op->iov[i].iov_base = op->bounce.data() + at;
+    op->iov[i].iov_len = op->lengths[i];
+    at += op->lengths[i];
+  }
+}
+
+void OpSetSendControl(Op* op, const int* fds, size_t nfds, bool credentials) {
+  memset(&op->msg, 0, sizeof(op->msg));
+  op->msg.msg_iov = op->iov.data();
+  op->msg.msg_iovlen = op->iov.size();
+  op->control.clear();
+  // SCM_RIGHTS (the fds) and SCM_CREDENTIALS (this process's pid/uid/gid), as the sync call.
+  size_t space = (nfds == 0 ? 0 : CMSG_SPACE(nfds * sizeof(int))) + (credentials ? CMSG_SPACE(sizeof(struct ucred)) : 0);
+  if (space == 0) return;
+  op->control.assign(space, 0);
+  op->msg.msg_control = op->control.data();
+  op->msg.msg_controllen = op->control.size();
+  struct cmsghdr* c = CMSG_FIRSTHDR(&op->msg);
+  if (nfds > 0) {
+    c->cmsg_level = SOL_SOCKET;
+    c->cmsg_type = SCM_RIGHTS;
+    c->cmsg_len = CMSG_LEN(nfds * sizeof(int));
+    memcpy(CMSG_DATA(c), fds, nfds * sizeof(int));
+    c = CMSG_NXTHDR(&op->msg, c);
+  }
+  if (credentials) {
+    struct ucred cred = {getpid(), getuid(), getgid()};
+    c->cmsg_level = SOL_SOCKET;
+    c->cmsg_type = SCM_CREDENTIALS;
+    c->cmsg_len = CMSG_LEN(sizeof(cred));
+    memcpy(CMSG_DATA(c), &cred, sizeof(cred));
+  }
+}
+
+void OpSetRecvControl(Op* op, int control_fds) {
+  memset(&op->msg, 0, sizeof(op->msg));
+  memset(&op->addr, 0, sizeof(struct sockaddr_un));
+  op->msg.msg_name = &op->addr;
+  op->msg.msg_namelen = sizeof(struct sockaddr_un);
+  op->msg.msg_iov = op->iov.data();
+  op->msg.msg_iovlen = op->iov.size();
+  op->control.assign((control_fds > 0 ? CMSG_SPACE(control_fds * sizeof(int)) : 0) + CMSG_SPACE(sizeof(struct ucred)), 0);
+  op->msg.msg_control = op->control.data();
+  op->msg.msg_controllen = op->control.size();
+}
+
+void OpClear(napi_env env, Op* op) {
+  for (napi_ref ref : op->targets) {
+    napi_delete_reference(env, ref);
+    LiveDec(Live::kHeldBuffers);
+  }
+  op->targets.clear();
+  op->lengths.clear();
+  op->iov.clear();
+  op->bounce.clear();
+  op->path.clear();
+  op->deferred = nullptr;
+}
+
+// ---- results ----
+
+// Copies `bytes` of bounce memory into the held views, as they are now: a view detached or
+// shrunk in flight gets what still fits, nothing more.
+static void CopyOut(napi_env env, Op* op, size_t bytes) {
+  size_t at = 0;
+  for (size_t i = 0; i < op->targets.size() && at < bytes; i++) {
+    size_t n = std::min(op->lengths[i], bytes - at);
+    napi_value view;
+    View now;
+    if (n > 0 && napi_get_reference_value(env, op->targets[i], &view) == napi_ok && view != nullptr &&
+        ViewOf(env, view, &now) && now.data != nullptr)
+      memcpy(now.data, op->bounce.data() + at, std::min(n, now.length));
+    at += op->lengths[i];
+  }
+}
+
+static napi_value Undefined(napi_env env, Op*, int) {
+  napi_value v;
+  napi_get_undefined(env, &v);
+  return v;
+}
+
+static napi_value Count(napi_env env, Op*, int res) {
+  napi_value v;
+  napi_create_int32(env, res, &v);
+  return v;
+}
+
+static napi_value BytesRead(napi_env env, Op* op, int res) {
+  CopyOut(env, op, size_t(res));
+  return Count(env, op, res);
+}
+
+// Ints a recvmsg control buffer can hold: CMSG_SPACE(SCM_MAX_FD fds) + CMSG_SPACE(ucred), in ints.
+static constexpr size_t kMaxControlInts =
+    (CMSG_SPACE(kMaxFdsPerMessage * sizeof(int)) + CMSG_SPACE(sizeof(struct ucred))) / sizeof(int);
+
+static void CloseReceivedFds(Op* op) {
+  for (struct cmsghdr* c = CMSG_FIRSTHDR(&op->msg); c != nullptr; c = CMSG_NXTHDR(&op->msg, c)) {
+    if (c->cmsg_len == 0) break;
+    if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS) continue;
+    size_t count = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+    for (size_t i = 0; i < count; i++) {
+      int fd;
+      memcpy(&fd, CMSG_DATA(c) + i * sizeof(int), sizeof(int));
+      close(fd);
+    }
+  }
+}
+
+// The sender's address of a datagram ('\0'-prefixed when abstract), "" when it has none.
+static std::string AddressText(Op* op) {
+  const auto* addr = reinterpret_cast<const struct sockaddr_un*>(&op->addr);
+  size_t base = offsetof(struct sockaddr_un, sun_path);
+  socklen_t length = op->msg.msg_namelen;
+  if (length <= base || addr->sun_family != AF_UNIX) return "";
+  size_t n = std::min(size_t(length) - base, sizeof(addr->sun_path));
+  if (addr->sun_path[0] == '\0') return std::string(addr->sun_path, n);
+  return std::string(addr->sun_path, strnlen(addr->sun_path, n));
+}
+
+static napi_value Message(napi_env env, Op* op, int res) {
+  CopyOut(env, op, size_t(res));
+  // At most what the control space can hold (it is sized for <= SCM_MAX_FD fds + credentials).
+  int fd_buf[kMaxControlInts];
+  size_t nfds = 0;
+  bool have_credentials = false;
+  struct ucred cred {};
+  for (struct cmsghdr* c = CMSG_FIRSTHDR(&op->msg); c != nullptr; c = CMSG_NXTHDR(&op->msg, c)) {
+    if (c->cmsg_level != SOL_SOCKET || c->cmsg_len < CMSG_LEN(0)) continue;
+    if (c->cmsg_type == SCM_RIGHTS) {
+      size_t count = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+      for (size_t i = 0; i < count; i++) {
+        int fd;
+        memcpy(&fd, CMSG_DATA(c) + i * sizeof(int), sizeof(int));
+        if (nfds < kMaxControlInts) fd_buf[nfds++] = fd;
+        else close(fd);
+      }
+    } else if (c->cmsg_type == SCM_CREDENTIALS && c->cmsg_len >= CMSG_LEN(sizeof(cred))) {
+      memcpy(&cred, CMSG_DATA(c), sizeof(cred));
+      have_credentials = true;
+    }
+  }
+  bool fds_truncated = (op->msg.msg_flags & MSG_CTRUNC) != 0 || nfds > size_t(op->max_fds);
+  if (fds_truncated) {
+    for (size_t i = 0; i < nfds; i++) close(fd_buf[i]);
+    nfds = 0;
+  }
+  bool data_truncated = (op->msg.msg_flags & MSG_TRUNC) != 0;
+  bool eof = false;
+  if (res == 0 && nfds == 0 && !fds_truncated) {
+    int type = 0;
+    socklen_t len = sizeof(type);
+    if (getsockopt(op->fd, SOL_SOCKET, SO_TYPE, &type, &len) == 0) eof = type == SOCK_STREAM || type == SOCK_SEQPACKET;
+  }
+  napi_value keys[int(Key::kCount)];
+  AddonOf(env).KeyValues(env, keys);
+  auto set = [&](napi_value obj, Key k, napi_value v) { napi_set_property(env, obj, keys[int(k)], v); };
+  auto boolean = [&](bool b) { napi_value v; napi_get_boolean(env, b, &v); return v; };
+  auto number = [&](double d) { napi_value v; napi_create_double(env, d, &v); return v; };
+  napi_value out, list;
+  napi_create_object(env, &out);
+  set(out, Key::kBytes, number(res));
+  napi_create_array_with_length(env, nfds, &list);
+  for (size_t i = 0; i < nfds; i++) napi_set_element(env, list, uint32_t(i), number(fd_buf[i]));
+  set(out, Key::kFds, list);
+  set(out, Key::kTruncated, boolean(data_truncated || fds_truncated));
+  set(out, Key::kDataTruncated, boolean(data_truncated));
+  set(out, Key::kFdsTruncated, boolean(fds_truncated));
+  if (have_credentials) {
+    napi_value c;
+    napi_create_object(env, &c);
+    set(c, Key::kPid, number(cred.pid));
+    set(c, Key::kUid, number(cred.uid));
+    set(c, Key::kGid, number(cred.gid));
+    set(out, Key::kCredentials, c);
+  }
+  std::string from = AddressText(op);
+  if (!from.empty()) {
+    napi_value text;
+    napi_create_string_utf8(env, from.data(), from.size(), &text);
+    set(out, Key::kFrom, text);
+  }
+  set(out, Key::kEof, boolean(eof));
+  return out;
+}
+
+// ---- discard (env teardown) ----
+
+static void KeepNothing(Op*, int) {}
+static void CloseNewFd(Op*, int res) {
+  if (res >= 0) close(res);
+}
+static void CloseReceived(Op* op, int res) {
+  if (res >= 0) CloseReceivedFds(op);
+}
+
+// ---- prep ----
+
+static void PrepNop(io_uring_sqe* sqe, Op*) { io_uring_prep_nop(sqe); }
+static void PrepRead(io_uring_sqe* sqe, Op* op) {
+  io_uring_prep_read(sqe, op->fd, op->bounce.data(), unsigned(op->bounce.size()), op->offset);
+}
+static void PrepWrite(io_uring_sqe* sqe, Op* op) {
+  io_uring_prep_write(sqe, op->fd, op->bounce.data(), unsigned(op->bounce.size()), op->offset);
+}
+static void PrepReadv(io_uring_sqe* sqe, Op* op) {
+  io_uring_prep_readv(sqe, op->fd, op->iov.data(), unsigned(op->iov.size()), op->offset);
+}
+static void PrepWritev(io_uring_sqe* sqe, Op* op) {
+  io_uring_prep_writev(sqe, op->fd, op->iov.data(), unsigned(op->iov.size()), op->offset);
+}
+static void PrepFsync(io_uring_sqe* sqe, Op* op) { io_uring_prep_fsync(sqe, op->fd, op->flags); }
+static void PrepSendmsg(io_uring_sqe* sqe, Op* op) { io_uring_prep_sendmsg(sqe, op->fd, &op->msg, op->flags); }
+static void PrepRecvmsg(io_uring_sqe* sqe, Op* op) { io_uring_prep_recvmsg(sqe, op->fd, &op->msg, op->flags); }
+static void PrepAccept(io_uring_sqe* sqe, Op* op) { io_uring_prep_accept(sqe, op->fd, nullptr, nullptr, SOCK_CLOEXEC); }
+static void PrepConnect(io_uring_sqe* sqe, Op* op) {
+  io_uring_prep_connect(sqe, op->fd, reinterpret_cast<struct sockaddr*>(&op->addr), op->addrlen);
+}
+static void PrepRecv(io_uring_sqe* sqe, Op* op) {
+  io_uring_prep_recv(sqe, op->fd, op->bounce.data(), op->bounce.size(), int(op->flags));
+}
+static void PrepSend(io_uring_sqe* sqe, Op* op) {
+  io_uring_prep_send(sqe, op->fd, op->bounce.data(), op->bounce.size(), int(op->flags));
+}
+static void PrepClose(io_uring_sqe* sqe, Op* op) { io_uring_prep_close(sqe, op->fd); }
+// offset holds the address family, flags the socket type.
+static void PrepSocket(io_uring_sqe* sqe, Op* op) {
+  io_uring_prep_socket(sqe, int(op->offset), int(op->flags) | SOCK_CLOEXEC, 0, 0);
+}
+static void PrepCancelFd(io_uring_sqe* sqe, Op* op) { io_uring_prep_cancel_fd(sqe, op->fd, IORING_ASYNC_CANCEL_ALL); }
+
+// One row per OpKind, in its order: what a new op of that kind does, from SQE to JS value.
+static const OpType kTypes[] = {
+    {"nop", PrepNop, Undefined, KeepNothing},
+    {"read", PrepRead, BytesRead, KeepNothing},
+    {"write", PrepWrite, Count, KeepNothing},
+    {"readv", PrepReadv, BytesRead, KeepNothing},
+    {"writev", PrepWritev, Count, KeepNothing},
+    {"fsync", PrepFsync, Undefined, KeepNothing},
+    {"sendmsg", PrepSendmsg, Count, KeepNothing},
+    {"recvmsg", PrepRecvmsg, Message, CloseReceived},
+    {"accept", PrepAccept, Count, CloseNewFd},
+    {"connect", PrepConnect, Undefined, KeepNothing},
+    {"recv", PrepRecv, BytesRead, KeepNothing},
+    {"send", PrepSend, Count, KeepNothing},
+    {"close", PrepClose, Undefined, KeepNothing},
+    {"socket", PrepSocket, Count, CloseNewFd},
+    {"io_uring_cancel", PrepCancelFd, Count, KeepNothing},  // how many ops were cancelled
+};
+static_assert(sizeof(kTypes) / sizeof(kTypes[0]) == size_t(OpKind::kCount), "one row per OpKind");
+
+const OpType& TypeOf(OpKind kind) { return kTypes[size_t(kind)]; }
+
+// ---- settling ----
+
+void OpSettle(napi_env env, Op* op, int res, bool closing) {
+  if (op->kind == OpKind::kCancelFd && res == -ENOENT) res = 0;  // nothing was waiting on fd
+  if (res < 0) {
+    napi_value error;
+    if (closing && (res == -ECANCELED || res == -EINTR))
+      error = RingClosedError(env).Value();
+    else
+      error = ErrnoError(env, -res, op->syscall, op->path.empty() ? nullptr : op->path.c_str()).Value();
+    napi_reject_deferred(env, op->deferred, error);
+    return;
+  }
+  napi_resolve_deferred(env, op->deferred, TypeOf(op->kind).result(env, op, res));
+}
+
+void OpRejectClosed(napi_env env, Op* op) { napi_reject_deferred(env, op->deferred, RingClosedError(env).Value()); }
+
+// ---- RingClosedError ----
+
+Napi::Error RingClosedError(napi_env env) {
+  const char* message = "the Ring is closed";
+  napi_ref ref = AddonOf(env).ring_closed_error;
+  if (ref != nullptr) {
+    napi_value ctor, arg, instance;
+    if (napi_get_reference_value(env, ref, &ctor) == napi_ok && ctor != nullptr &&
+        napi_create_string_utf8(env, message, NAPI_AUTO_LENGTH, &arg) == napi_ok &&
+        napi_new_instance(env, ctor, 1, &arg, &instance) == napi_ok)
+      return Napi::Error(env, instance);
+  }
+  Napi::Error error = Napi::Error::New(env, message);
+  error.Value().Set("code", "ERR_RING_CLOSED");
+  error.Value().Set("name", "RingClosedError");
+  return error;
+}
+
+void SetRingClosedErrorClass(napi_env env, napi_value ctor) {
+  Addon& addon = AddonOf(env);
+  napi_ref ref;
+  NAPI_THROW_IF_FAILED_VOID(env, napi_create_reference(env, ctor, 1, &ref));
+  if (addon.ring_closed_error != nullptr) napi_delete_reference(env, addon.ring_closed_error);
+  addon.ring_closed_error = ref;
+}
+
+}  // namespace iolab

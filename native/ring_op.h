@@ -1,0 +1,114 @@
+// One Ring op: the record that owns everything the kernel touches for it (iovecs, msghdr, cmsg
+// space, sockaddr, and a bounce buffer the kernel reads or writes instead of the JS buffer),
+// and the per-opcode table that prepares its SQE and turns its CQE into the Promise's value.
+//
+// The JS class fills records (ring_js.cc), the core queues, submits and reaps them
+// (ring_core.cc); this layer calls neither.
+#pragma once
+#include <liburing.h>
+#include <napi.h>
+#include <sys/socket.h>
+#include <sys/uio.h>
+
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "args.h"
+
+namespace iolab {
+
+enum class OpKind : uint8_t {
+  kNop, kRead, kWrite, kReadv, kWritev, kFsync, kSendmsg, kRecvmsg,
+  kAccept, kConnect, kRecv, kSend, kClose, kSocket, kCancelFd,
+  kCount
+};
+
+// Leaves new elements uninitialized on resize(): the bounce memory is either filled from the
+// caller's views (writes) or by the kernel (reads; only the `res` bytes it wrote are copied
+// out), so zero-filling it per op was pure cost.
+template <typename T>
+struct NoInitAllocator : std::allocator<T> {
+  template <typename U>
+  struct rebind { using other = NoInitAllocator<U>; };
+  NoInitAllocator() = default;
+  template <typename U>
+  NoInitAllocator(const NoInitAllocator<U>&) noexcept {}
+  template <typename U>
+  void construct(U* p) noexcept { ::new (static_cast<void*>(p)) U; }
+  template <typename U, typename... Args>
+  void construct(U* p, Args&&... args) { ::new (static_cast<void*>(p)) U(std::forward<Args>(args)...); }
+};
+
+// One queued or in-flight op. Records are pooled per ring (vectors keep their capacity).
+struct Op {
+  napi_deferred deferred = nullptr;
+  OpKind kind = OpKind::kNop;
+  const char* syscall = "nop";
+  int fd = -1;
+  uint64_t offset = 0;
+  unsigned flags = 0;       // fsync flags, send/recv flags, socket type...
+  int max_fds = 0;          // recvmsg
+  std::vector<napi_ref> targets;    // views a read copies into at completion (held)
+  std::vector<size_t> lengths;      // byte length of each target/source at submit
+  std::vector<struct iovec> iov;    // into `bounce`
+  std::vector<char, NoInitAllocator<char>> bounce;  // the memory the kernel reads or writes
+  std::vector<char> control;        // cmsg space (sendmsg/recvmsg)
+  struct msghdr msg {};
+  struct sockaddr_storage addr {};
+  socklen_t addrlen = 0;
+  std::string path;                 // connect: the address, for errors
+  // The core's bookkeeping: the pool's free list, or the list of ops in the kernel.
+  Op* next = nullptr;
+  Op* prev = nullptr;
+  bool in_kernel = false;
+  bool cancel_sent = false;
+};
+
+// ---- filling a record (may throw an argument error; the caller then drops the op) ----
+
+// One view: a read holds it (copied into at completion); a write copies its bytes now.
+void OpAddView(napi_env env, Op* op, napi_value view, bool is_read, const char* name = "buffer");
+// A list of views (the sync readv/writev's checks: at most IOV_MAX, each an ArrayBufferView),
+// one iovec each over the bounce memory.
+void OpAddViewList(napi_env env, Op* op, napi_value list, bool is_read);
+// sendmsg: the message over the bounce memory, fds (SCM_RIGHTS) and credentials as given.
+void OpSetSendControl(Op* op, const int* fds, size_t nfds, bool credentials);
+// recvmsg: room for the sender's address and control space for control_fds fds + credentials.
+void OpSetRecvControl(Op* op, int control_fds);
+
+// Releases what the record holds from JS (view references) and empties it for reuse.
+void OpClear(napi_env env, Op* op);
+
+// ---- the per-opcode table ----
+
+struct OpType {
+  const char* syscall;
+  void (*prep)(struct io_uring_sqe* sqe, Op* op);
+  // The value the Promise resolves with, for res >= 0 (no JS runs here).
+  napi_value (*result)(napi_env env, Op* op, int res);
+  // Env teardown, where nobody can take what completed: close what would have been handed over.
+  void (*discard)(Op* op, int res);
+};
+
+const OpType& TypeOf(OpKind kind);
+
+inline void OpPrep(struct io_uring_sqe* sqe, Op* op) {
+  TypeOf(op->kind).prep(sqe, op);
+  io_uring_sqe_set_data(sqe, op);
+}
+
+// Resolves or rejects the op's Promise with its CQE result; a cancel while the Ring closes
+// (ECANCELED/EINTR) rejects with RingClosedError.
+void OpSettle(napi_env env, Op* op, int res, bool closing);
+inline void OpDiscard(Op* op, int res) { TypeOf(op->kind).discard(op, res); }
+// Rejects an op that never reached the kernel (the Ring closed first).
+void OpRejectClosed(napi_env env, Op* op);
+
+// The RingClosedError class src/ring.ts registers for this env (a plain Error with its code and
+// name until then).
+Napi::Error RingClosedError(napi_env env);
+void SetRingClosedErrorClass(napi_env env, napi_value ctor);
+
+}  // namespace iolab

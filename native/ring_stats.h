@@ -1,0 +1,15 @@
+// The Ring's counters (ring.stats), kept by the core and its cancel layer.
+#pragma once
+
+namespace iolab {
+
+struct RingStats {
+  double submit_calls = 0;   // io_uring_submit calls that entered the kernel
+  double sqes_submitted = 0; // SQEs the kernel took
+  double cqes_reaped = 0;    // CQEs handled (ops and internal cancels)
+  double overflow_queued = 0;// ops that waited in the native backlog (SQ full)
+  double cq_overflows = 0;   // times the CQ had overflowed and was flushed
+  double cancel_ops = 0;     // per-op cancels queued (where the kernel refused CANCEL_ANY)
+};
+
+}  // namespace iolab

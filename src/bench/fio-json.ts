@@ -1,0 +1,207 @@
+// iolab's results as fio's JSON (--output-format=json): the same key paths and value types, so a
+// parser written for fio (fio's own tools, fio-plot) reads iolab's output. What fio has no key
+// for sits under each job's "iolab" object and at the top level (machine, command).
+import { readFileSync } from 'node:fs';
+import { native, type BenchDirection, type BenchHistogram, type BenchJob, type BenchResult } from '../native.js';
+import type { MachineInfo } from './machine.js';
+
+const percentileKeys = native.benchPercentileList.map((p) => p.toFixed(6));
+
+function latency(h: BenchHistogram | null, percentiles: boolean) {
+  if (h === null || h.n === 0) return { min: 0, max: 0, mean: 0, stddev: 0, N: 0 };
+  const out: Record<string, unknown> = { min: h.min, max: h.max, mean: h.mean, stddev: h.stddev, N: h.n };
+  if (percentiles) {
+    const percentile: Record<string, number> = {};
+    percentileKeys.forEach((k, i) => { percentile[k] = h.percentiles[i]; });
+    out.percentile = percentile;
+  }
+  return out;
+}
+
+function direction(d: BenchDirection | undefined, runtimeNs: number, groupBwKiB: number) {
+  const secs = runtimeNs / 1e9;
+  const ios = d?.ios ?? 0;
+  const bytes = d?.bytes ?? 0;
+  const bwBytes = secs > 0 ? Math.round(bytes / secs) : 0;
+  const bw = d?.bwKiBSamples;
+  const iops = d?.iopsSamples;
+  return {
+    io_bytes: bytes,
+    io_kbytes: Math.floor(bytes / 1024),
+    bw_bytes: bwBytes,
+    bw: Math.floor(bwBytes / 1024),
+    iops: secs > 0 ? ios / secs : 0,
+    runtime: ios > 0 ? Math.round(runtimeNs / 1e6) : 0,
+    total_ios: ios,
+    short_ios: 0,
+    drop_ios: 0,
+    slat_ns: latency(d?.slat ?? null, false),
+    clat_ns: latency(d?.clat ?? null, true),
+    lat_ns: latency(d?.lat ?? null, false),
+    bw_min: bw?.n ? Math.round(bw.min) : 0,
+    bw_max: bw?.n ? Math.round(bw.max) : 0,
+    bw_agg: bw?.n && groupBwKiB > 0 ? (bw.mean * 100) / groupBwKiB : 0,
+    bw_mean: bw?.mean ?? 0,
+    bw_dev: bw?.stddev ?? 0,
+    bw_samples: bw?.n ?? 0,
+    iops_min: iops?.n ? Math.round(iops.min) : 0,
+    iops_max: iops?.n ? Math.round(iops.max) : 0,
+    iops_mean: iops?.mean ?? 0,
+    iops_stddev: iops?.stddev ?? 0,
+    iops_samples: iops?.n ?? 0,
+  };
+}
+
+const latencyKeys = ['2', '4', '10', '20', '50', '100', '250', '500', '750', '1000'];
+const depthKeys = ['1', '2', '4', '8', '16', '32', '>=64'];
+const countKeys = ['0', '4', '8', '16', '32', '64', '>=64'];
+
+function percents(keys: string[], counts: number[], total = counts.reduce((a, b) => a + b, 0)) {
+  const out: Record<string, number> = {};
+  keys.forEach((k, i) => { out[k] = total > 0 ? (counts[i] * 100) / total : 0; });
+  return out;
+}
+
+/** fio's latency_ns / latency_us / latency_ms: percent of all I/Os by total latency. */
+function latencyBuckets(r: BenchResult) {
+  const bins = r.read.lat.bins.map((n, i) => n + r.write.lat.bins[i]);
+  const total = r.read.ios + r.write.ios;
+  return {
+    latency_ns: percents(latencyKeys, bins.slice(0, 10), total),
+    latency_us: percents(latencyKeys, bins.slice(10, 20), total),
+    latency_ms: percents([...latencyKeys, '2000', '>=2000'], bins.slice(20, 32), total),
+  };
+}
+
+const emptyDepth = [0, 0, 0, 0, 0, 0, 0];
+
+/** The options of a job as fio's "job options" lists them: fio's names, string values. */
+export function jobOptions(job: BenchJob, point?: Record<string, string>): Record<string, string> {
+  const o: Record<string, string> = {
+    name: job.engine, filename: job.filename, ioengine: job.engine, rw: job.rw, bs: String(job.bs),
+    iodepth: String(job.iodepth), numjobs: String(job.numjobs ?? 1), size: String(job.size),
+    direct: job.direct ? '1' : '0', invalidate: job.invalidate === false ? '0' : '1',
+    fadvise_hint: String(job.fadviseHint ?? 1),
+  };
+  if (job.rw === 'randrw' || job.rw === 'readwrite') o.rwmixread = String(job.rwmixread ?? 50);
+  if (job.iodepthBatch && job.iodepthBatch > 1) o.iodepth_batch_submit = String(job.iodepthBatch);
+  if (job.runtimeMs) o.runtime = `${job.runtimeMs}ms`;
+  if (job.timeBased) o.time_based = '1';
+  if (job.rampMs) o.ramp_time = `${job.rampMs}ms`;
+  if (job.numberIos) o.number_ios = String(job.numberIos);
+  if (job.verify) o.verify = 'pattern';
+  for (const [k, v] of Object.entries(job.engineOptions ?? {})) o[k] = String(typeof v === 'boolean' ? Number(v) : v);
+  return { ...o, ...point };
+}
+
+/** CPU microseconds per I/O: the process CPU over the job's I/O loops, scaled to the measured
+ * time (the ramp's CPU is not charged to the measured I/Os). */
+export function cpuPerIoUs(r: BenchResult): number {
+  const ios = r.read.ios + r.write.ios;
+  if (ios === 0 || r.elapsedNs <= 0) return NaN;
+  return (((r.usrSec + r.sysSec) / (r.elapsedNs / 1e9)) * (r.runtimeNs / 1e9) * 1e6) / ios;
+}
+
+export interface JobEntry {
+  job: BenchJob;
+  result?: BenchResult;
+  error?: string;
+  /** A sweep point: its options, fio's names and string values. */
+  point?: Record<string, string>;
+}
+
+/** One fio-style jobs[] entry. */
+export function fioJob({ job, result: r, error, point }: JobEntry) {
+  const name = point ? `${job.engine} ${Object.entries(point).map(([k, v]) => `${k}=${v}`).join(' ')}` : job.engine;
+  const ran = r !== undefined && error === undefined && !r.unavailable;
+  const base = { jobname: name, groupid: 0, error: ran ? 0 : 1, eta: 0, elapsed: 0, 'job options': jobOptions(job, point) };
+  if (!ran || r === undefined) {
+    // every key a fio reader looks for is there, with zeros: an engine that did not run
+    const why = error ?? (r?.unavailable ? undefined : 'did not run');
+    return {
+      ...base, read: direction(undefined, 0, 0), write: direction(undefined, 0, 0), trim: direction(undefined, 0, 0),
+      sync: { total_ios: 0, lat_ns: latency(null, false) }, job_runtime: 0, usr_cpu: 0, sys_cpu: 0, ctx: 0, majf: 0, minf: 0,
+      iodepth_level: percents(depthKeys, emptyDepth), iodepth_submit: percents(countKeys, emptyDepth),
+      iodepth_complete: percents(countKeys, emptyDepth), latency_ns: percents(latencyKeys, emptyDepth),
+      latency_us: percents(latencyKeys, emptyDepth), latency_ms: percents([...latencyKeys, '2000', '>=2000'], emptyDepth),
+      latency_depth: job.iodepth, latency_target: 0, latency_percentile: 100, latency_window: 0,
+      ...(why ? { error_message: why } : {}), ...(r?.unavailable ? { unavailable: r.unavailable } : {}),
+    };
+  }
+  const threads = job.numjobs ?? 1;
+  const cpuSecs = (r.elapsedNs / 1e9) * threads;
+  const groupBwKiB = (d: BenchDirection) => (r.runtimeNs > 0 ? d.bytes / 1024 / (r.runtimeNs / 1e9) : 0);
+  return {
+    ...base,
+    elapsed: Math.ceil(r.elapsedNs / 1e9),
+    read: direction(r.read, r.runtimeNs, groupBwKiB(r.read)),
+    write: direction(r.write, r.runtimeNs, groupBwKiB(r.write)),
+    trim: direction(undefined, 0, 0),
+    sync: { total_ios: 0, lat_ns: latency(null, false) },
+    job_runtime: Math.round(r.runtimeNs / 1e6),
+    usr_cpu: cpuSecs > 0 ? (r.usrSec * 100) / cpuSecs : 0,
+    sys_cpu: cpuSecs > 0 ? (r.sysSec * 100) / cpuSecs : 0,
+    ctx: r.ctx,
+    majf: r.majf,
+    minf: r.minf,
+    iodepth_level: percents(depthKeys, r.depth?.level ?? emptyDepth),
+    iodepth_submit: percents(countKeys, r.depth?.submit ?? emptyDepth),
+    iodepth_complete: percents(countKeys, r.depth?.complete ?? emptyDepth),
+    ...latencyBuckets(r),
+    latency_depth: job.iodepth,
+    latency_target: 0,
+    latency_percentile: 100,
+    latency_window: 0,
+    iolab: {
+      cpu_us_per_io: cpuPerIoUs(r) || 0, verified_blocks: r.verifiedBlocks, laid_out_bytes: r.laidOutBytes,
+      size: r.size, interrupted: r.interrupted,
+    },
+  };
+}
+
+/** The block device's counters (/sys/class/block/<dev>/stat), for fio's disk_util. */
+export interface DiskSample { name: string; fields: number[]; atMs: number }
+
+export function diskSample(device: string | undefined): DiskSample | undefined {
+  if (device === undefined) return undefined;
+  try {
+    const fields = readFileSync(`/sys/class/block/${device}/stat`, 'utf8').trim().split(/\s+/).map(Number);
+    return { name: device, fields, atMs: Date.now() };
+  } catch {
+    return undefined;
+  }
+}
+
+/** fio's disk_util entry for the device between two samples. */
+export function diskUtil(from: DiskSample | undefined, to: DiskSample | undefined) {
+  if (!from || !to) return [];
+  const d = (i: number) => (to.fields[i] ?? 0) - (from.fields[i] ?? 0);
+  const ms = to.atMs - from.atMs;
+  return [{
+    name: from.name, read_ios: d(0), write_ios: d(4), read_merges: d(1), write_merges: d(5),
+    read_ticks: d(3), write_ticks: d(7), in_queue: d(10), util: ms > 0 ? Math.min(100, (d(9) * 100) / ms) : 0,
+  }];
+}
+
+/** The whole document: fio's top-level keys, then iolab's machine and command line. */
+export function fioDocument(startedMs: number, jobs: unknown[], disk: unknown[], extra: { machine: MachineInfo; command: string[] } & Record<string, unknown>) {
+  const version = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')).version as string;
+  return {
+    'fio version': `iolab-${version}`,
+    timestamp: Math.floor(startedMs / 1000),
+    timestamp_ms: startedMs,
+    time: ctime(new Date(startedMs)),
+    jobs,
+    disk_util: disk,
+    ...extra,
+  };
+}
+
+/** "Tue Dec  1 08:42:45 2026", as C's ctime() and fio write it. */
+function ctime(d: Date): string {
+  const days = ['Sun', 'Mon', 'Tue', 'Wed', 'Thu', 'Fri', 'Sat'];
+  const months = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec'];
+  const two = (n: number) => String(n).padStart(2, '0');
+  return `${days[d.getDay()]} ${months[d.getMonth()]} ${String(d.getDate()).padStart(2, ' ')} ` +
+    `${two(d.getHours())}:${two(d.getMinutes())}:${two(d.getSeconds())} ${d.getFullYear()}`;
+}

@@ -1,0 +1,107 @@
+// `iolab gen <file>`: testIOLatency's dictionary generator (the ebpf-io_uring benchmark): random
+// printable ASCII in lines of 80, as input for `iolab bench latency --infile`. Written as every
+// writing command writes: under a temp name in the same folder, renamed into place at the end
+// (a killed run leaves no partial file under the user's name); an existing file or a symlink
+// only with --force, and then the link itself is replaced, never its target.
+import { Command } from 'commander';
+import { randomBytes } from 'node:crypto';
+import { lstatSync, readlinkSync, renameSync, rmSync, statfsSync, type Stats } from 'node:fs';
+import { open } from 'node:fs/promises';
+import { basename, dirname, join, resolve } from 'node:path';
+import { UserError } from '../cli-util.js';
+import { formatBytes } from '../format.js';
+import { interruption, markInterrupted } from '../interrupt.js';
+import { numberOption } from '../numbers.js';
+
+const CHUNK = 1 << 20;
+const LINE = 80;
+
+/** Fills buf with printable characters (0x20..0x7e) and a newline ending every LINE bytes of the file. */
+function printable(buf: Buffer, fileOffset: number): void {
+  const random = randomBytes(buf.length);
+  for (let i = 0; i < buf.length; i++) {
+    buf[i] = (fileOffset + i + 1) % LINE === 0 ? 0x0a : 0x20 + (random[i] % 95);
+  }
+}
+
+function lstatOrUndefined(path: string): Stats | undefined {
+  try {
+    return lstatSync(path);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw err;
+  }
+}
+
+/** Refuses what the file rule refuses: an existing file, or a symlink, without --force. */
+function checkTarget(file: string, force: boolean): void {
+  const st = lstatOrUndefined(file);
+  if (st === undefined || force) {
+    if (st?.isDirectory()) throw new UserError(`'${file}' is a directory`);
+    return;
+  }
+  if (st.isSymbolicLink()) {
+    throw new UserError(`refusing to write through symlink '${file}' -> '${readlinkSync(file)}' ` +
+      '(use --force to replace the link with a new file; its target is never written)');
+  }
+  throw new UserError(`refusing to overwrite '${file}': it exists (use --force)`);
+}
+
+function checkSpace(file: string, dir: string, size: number): void {
+  const fs = statfsSync(dir);
+  const free = fs.bavail * fs.bsize;
+  if (free < size) {
+    throw new UserError(`not enough free space for '${file}' in ${dir}: ${formatBytes(free)} free, ` +
+      `${formatBytes(size)} needed`);
+  }
+}
+
+async function generate(file: string, size: number, force: boolean): Promise<void> {
+  checkTarget(file, force);
+  const dir = dirname(resolve(file));
+  checkSpace(file, dir, size);
+  const temp = join(dir, `.${basename(file)}.iolab-${process.pid}.tmp`);
+  const signal = interruption();
+  const bar = process.stderr.isTTY === true;
+  const handle = await open(temp, 'wx', 0o644);
+  let done = false;
+  try {
+    const buf = Buffer.alloc(Math.min(CHUNK, size));
+    let lastDraw = 0;
+    for (let off = 0; off < size; off += buf.length) {
+      if (signal.aborted) break;
+      const len = Math.min(buf.length, size - off);
+      printable(buf, off);
+      await handle.write(buf, 0, len, off);
+      if (bar && Date.now() - lastDraw > 200) {
+        lastDraw = Date.now();
+        process.stderr.write(`\r\x1b[Kgen ${file}: ${formatBytes(off + len)} of ${formatBytes(size)} ` +
+          `(${Math.floor(((off + len) * 100) / size)}%)`);
+      }
+    }
+    if (!signal.aborted) {
+      await handle.sync();
+      done = true;
+    }
+  } finally {
+    await handle.close();
+    if (bar) process.stderr.write('\r\x1b[K');
+    if (!done) rmSync(temp, { force: true });
+  }
+  if (!done) {
+    process.stderr.write(`iolab: gen interrupted: nothing written to '${file}' (the partial temp file is removed)\n`);
+    markInterrupted();
+    return;
+  }
+  renameSync(temp, file);  // over a symlink (with --force) this replaces the link, not its target
+  process.stdout.write(`wrote ${size} bytes of random printable text to ${file}\n`);
+}
+
+export function genCommand(): Command {
+  return new Command('gen')
+    .description('write random printable text (lines of 80) to <file>: input for `iolab bench latency --infile`')
+    .argument('<file>', 'file to create')
+    .option('--size <size>', 'bytes to write, e.g. 128M', numberOption({ min: 1, size: true }), 128 * 2 ** 20)
+    .option('--force', 'replace the file (or the symlink itself) when it exists')
+    .action((file: string, opts: { size: number; force?: boolean }) => generate(file, opts.size, opts.force === true));
+}

@@ -1,0 +1,67 @@
+// Runs a `bench iops` plan: every sweep point x every engine, one native job each, then the
+// table and/or fio's JSON. Ctrl-C stops the running job: the finished rows print, the partial
+// one marked, and the exit status is 130.
+import { commandLine, UserError } from '../cli-util.js';
+import { interruption, markInterrupted } from '../interrupt.js';
+import { formatCount, table } from '../format.js';
+import { machineInfo } from './machine.js';
+import { runJob } from './storage-job.js';
+import { diskSample, diskUtil, fioDocument, fioJob, type JobEntry } from './fio-json.js';
+import { resultHeader, resultRows } from './report.js';
+import { jobLabel, outputJson, reportInterruptedLayout, describeJob, type IopsRun, type PlannedJob } from './iops-plan.js';
+
+function isBenchInputError(err: unknown): boolean {
+  const code = (err as { code?: string })?.code;
+  return err instanceof UserError || code === 'ERR_IOLAB_BENCH' || err instanceof TypeError || err instanceof RangeError;
+}
+
+export async function runIops(plan: IopsRun, jobs: PlannedJob[]): Promise<void> {
+  const signal = interruption();
+  const machine = machineInfo(plan.base.filename);
+  const started = Date.now();
+  const disk0 = diskSample(machine.fileSystem?.device);
+  const entries: JobEntry[] = [];
+  for (const { job, point } of jobs) {
+    if (signal.aborted) break;
+    const label = jobLabel(job.engine, point);
+    try {
+      const result = await runJob(job, { show: !plan.json, label });
+      entries.push({ job, result, point });
+      if (result.interrupted) reportInterruptedLayout(job, result);
+    } catch (err) {
+      if (isBenchInputError(err)) throw err;  // refused before any I/O: one line, nothing else
+      entries.push({ job, error: (err as Error).message, point });
+    }
+  }
+  const interrupted = signal.aborted;
+  const doc = fioDocument(started, entries.map(fioJob), diskUtil(disk0, diskSample(machine.fileSystem?.device)),
+    { machine, command: commandLine(), ...(interrupted ? { interrupted: true } : {}) });
+  outputJson(plan, doc);
+  if (!plan.json) printTable(plan, entries);
+  if (interrupted) {
+    markInterrupted();
+    return;
+  }
+  const failed = entries.find((r) => r.error);
+  if (failed?.error) throw new Error(failed.error);
+  // The table already says why each engine could not run; with none run, say so by the exit code.
+  if (entries.every((r) => r.result?.unavailable)) process.exitCode = 1;
+}
+
+function printTable(plan: IopsRun, entries: JobEntry[]): void {
+  const rows: string[][] = [];
+  for (const { job, result, error, point } of entries) {
+    const label = jobLabel(job.engine, point);
+    if (error) rows.push([label, `error: ${error}`]);
+    else if (result?.unavailable) rows.push([label, `unavailable: ${result.unavailable}`]);
+    else if (result) rows.push(...resultRows(label, result, job.numjobs ?? 1));
+  }
+  process.stdout.write(`iolab bench iops: ${describeJob(plan.base, plan.sweep)} file=${plan.base.filename}\n`);
+  process.stdout.write(table(resultHeader, rows));
+  const verified = entries.reduce((s, r) => s + (r.result?.verifiedBlocks ?? 0), 0);
+  if (plan.base.verify && !entries.some((r) => r.error || r.result?.interrupted)) {
+    process.stdout.write(`verify: every block read matched its pattern` +
+      (verified ? `; ${formatCount(verified)} written blocks read back and checked` : '') + '\n');
+  }
+  if (entries.some((r) => r.result?.interrupted)) process.stdout.write('interrupted: the row marked (partial) stopped early\n');
+}

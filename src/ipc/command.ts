@@ -1,0 +1,79 @@
+// `iolab bench ipc`: messages between two processes over each transport, against memcpy in
+// the same run. And its hidden `peer` subcommand, the receiving process it starts.
+import { Command, Option } from 'commander';
+import { commandLine, oneLineErrors, printJson, UserError, writeJsonFile } from '../cli-util.js';
+import { markInterrupted } from '../interrupt.js';
+import { machineInfo } from '../bench/machine.js';
+import { native } from '../native.js';
+import { durationOption, numberListOption, numberOption, parseWholeNumber } from '../numbers.js';
+import { defaultSizes, parseModes, parseTransports, planRun, type IpcOptions } from './plan.js';
+import { servePeer } from './peer.js';
+import { buildReport, formatReport } from './report.js';
+import { runPlan, stderrProgress } from './run.js';
+
+interface CommandOptions {
+  transports: string;
+  sizes: number[];
+  mode: string;
+  duration: number;
+  rounds: number;
+  check: string;
+  json?: boolean;
+  output?: string;
+}
+
+/** IOLAB_IPC_FAULT=<n>: the sender changes one byte of message n of every cell, which the
+ * receiver must catch (the tests' proof that a transport delivering wrong bytes fails the run). */
+function faultKnob(): number | undefined {
+  const value = process.env.IOLAB_IPC_FAULT;
+  return value === undefined || value === '' ? undefined : parseWholeNumber(value);
+}
+
+async function runCommand(opts: CommandOptions): Promise<void> {
+  if (opts.check !== 'sampled' && opts.check !== 'full') throw new UserError(`--check: expected sampled or full, got '${opts.check}'`);
+  const options: IpcOptions = {
+    transports: parseTransports(opts.transports),
+    sizes: [...new Set(opts.sizes)].sort((a, b) => a - b),
+    modes: parseModes(opts.mode),
+    durationMs: opts.duration,
+    rounds: opts.rounds,
+    checkFull: opts.check === 'full',
+    faultMessage: faultKnob(),
+  };
+  const plan = planRun(options);
+  const run = await runPlan(plan, stderrProgress(options.rounds));
+  const report = buildReport(plan, run);
+  const json = { ...report, machine: machineInfo(), command: commandLine(), date: new Date().toISOString() };
+  if (opts.output) writeJsonFile(opts.output, json);
+  if (opts.json) printJson(json);
+  else process.stdout.write(formatReport(report) + (opts.output ? `written: ${opts.output}\n` : ''));
+  if (run.interruptedBy) markInterrupted();
+}
+
+function peerCommand(): Command {
+  return new Command('peer')
+    .description('the receiving process of bench ipc (started by bench ipc itself)')
+    .requiredOption('--control-fd <fd>', 'the control socket bench ipc passed', numberOption({ min: 0 }))
+    .action(async (opts: { controlFd: number }) => servePeer(opts.controlFd));
+}
+
+export function ipcCommand(): Command {
+  const names = native.ipcTransports.join(',');
+  const cmd = new Command('ipc')
+    .description('messages between two processes over each transport (sockets, pipe, a shared-memory ring, an fd per message, io_uring) against memcpy, same run: bytes/s, round-trip percentiles, ratios')
+    .option('--transports <list>', `transports, comma-separated (${names})`, names)
+    .option('--sizes <list>', 'message sizes (bytes; k, m, g suffixes)', numberListOption({ min: native.ipcMinMessage, size: true }), defaultSizes)
+    .option('--mode <mode>', 'throughput (one way, as fast as it goes), pingpong (round trips) or both', 'both')
+    .addOption(new Option('--duration <time>', 'time per cell (500ms, 2s; a bare number is seconds)').argParser(durationOption()).default(500, '500ms'))
+    .option('--rounds <n>', 'rounds; the order of transports alternates, figures are medians', numberOption({ min: 1 }), 3)
+    .option('--check <how>', 'what the receiver compares: sampled (every page\'s stamp and one full page per message) or full (every byte)', 'sampled')
+    .option('--json', 'print the results as one JSON object instead of the table')
+    .option('--output <file>', 'also write the results as JSON to this file (npm run bench:ipc: bench-results/ipc.json)')
+    .addHelpText('after', `
+Each cell runs for --duration with a fresh transport: the sender (this process) and the receiver
+(a second iolab process) run their loops in C, off the JS thread. The receiver checks every
+message: a transport that delivers wrong bytes fails the run. docs/ipc.md has the method.`)
+    .action(runCommand);
+  cmd.addCommand(peerCommand(), { hidden: true });
+  return oneLineErrors(cmd);
+}

@@ -1,0 +1,85 @@
+// The receiving process of `bench ipc`: `iolab bench ipc peer --control-fd 3`, started by the
+// command with one end of a seqpacket socketpair as its fd 3. Both processes' loops are C
+// (native/ipc/); this file only starts and ends the second process.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { native } from '../native.js';
+import { iolabArgv } from '../spawn-iolab.js';
+
+export interface Peer {
+  /** This process's end of the control socket. */
+  control: number;
+  pid: number;
+  /** How the process ended, once it has: "exited with 1", "was killed by SIGKILL". */
+  ended(): string | undefined;
+  /** What it wrote on stderr (its own `iolab:` line, when it failed). */
+  stderr(): string;
+  /** Waits up to ms for it to end; its description, or undefined when it is still running. */
+  waitEnded(ms: number): Promise<string | undefined>;
+  /** Closes the control socket (the peer's loop then ends) and waits for the process to exit,
+   * killing it if it has not within 2 s. */
+  stop(): Promise<void>;
+}
+
+/** Starts the receiving process. Its own process group: a terminal's Ctrl-C reaches only this
+ * process, which stops the run in order; the peer ends when the control socket closes, or
+ * with this process (PR_SET_PDEATHSIG) however it dies. */
+export function startPeer(): Peer {
+  const [control, peerEnd] = native.socketpair('seqpacket');
+  let child: ChildProcess;
+  try {
+    const [file, argv] = iolabArgv(['bench', 'ipc', 'peer', '--control-fd', '3']);
+    child = spawn(file, argv, { stdio: ['ignore', 'ignore', 'pipe', peerEnd], detached: true });
+  } catch (err) {
+    native.close(control);
+    throw err;
+  } finally {
+    native.close(peerEnd);
+  }
+  let err = '';
+  let endedAs: string | undefined;
+  child.stderr!.on('data', (d: Buffer) => (err += d.toString()));
+  const exited = new Promise<string>((resolve) => {
+    child.once('exit', (code, signal) => {
+      endedAs = signal ? `was killed by ${signal}` : `exited with ${code}`;
+      resolve(endedAs);
+    });
+    child.once('error', (e) => {
+      endedAs = `could not start (${e.message})`;
+      resolve(endedAs);
+    });
+  });
+  let controlOpen = true;
+  const waitEnded = async (ms: number) => {
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<undefined>((r) => (timer = setTimeout(() => r(undefined), ms)));
+    const result = await Promise.race([exited, timeout]);
+    clearTimeout(timer);
+    return result;
+  };
+  return {
+    control,
+    pid: child.pid ?? -1,
+    ended: () => endedAs,
+    stderr: () => err,
+    waitEnded,
+    async stop() {
+      if (controlOpen) {
+        controlOpen = false;
+        native.close(control);
+      }
+      if (endedAs === undefined && (await waitEnded(2000)) === undefined) {
+        child.kill('SIGKILL');
+        await exited;
+      }
+    },
+  };
+}
+
+/** The peer subcommand's body: serve cells until the sending process closes the control socket. */
+export async function servePeer(controlFd: number): Promise<void> {
+  try {
+    await native.ipcServe(controlFd).done;
+  } finally {
+    native.close(controlFd);
+  }
+}

@@ -1,0 +1,154 @@
+// iolab beside fio: the JSON is a drop-in for fio's (the same key paths and value types as a real
+// fio run made here, read by a reader written the way fio-plot and fio's own tools read it),
+// fadvise_hint as fio applies it, sweeps (one fio-style job per point, with --vs-fio too), and
+// --output. Without fio on PATH the fio cases are skipped, visibly.
+import { afterAll, describe, expect, it } from 'vitest';
+import { execa } from 'execa';
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { runCli } from './support/cli.js';
+import { shortTempDir } from './support/temp.js';
+
+const dir = shortTempDir('iolab-fio-');
+afterAll(() => dir.cleanup());
+const file = (name: string) => join(dir.path, name);
+async function cli(args: string[]) {
+  const r = await runCli(args);
+  return { exitCode: r.exitCode, stdout: String(r.stdout ?? ''), stderr: String(r.stderr ?? '') };
+}
+const fio = (await execa('fio', ['--version'], { reject: false }).catch(() => ({ exitCode: 1 }))).exitCode === 0;
+const strace = (await execa('strace', ['-V'], { reject: false }).catch(() => ({ exitCode: 1 }))).exitCode === 0;
+
+/** Every key path of a JSON value with its type ("jobs[].read.iops: number"). */
+function shape(value: unknown, path = '', out = new Map<string, string>()): Map<string, string> {
+  if (Array.isArray(value)) {
+    for (const v of value) shape(v, `${path}[]`, out);
+  } else if (value !== null && typeof value === 'object') {
+    out.set(path || '.', 'object');
+    for (const [k, v] of Object.entries(value)) shape(v, path ? `${path}.${k}` : k, out);
+  } else {
+    out.set(path, typeof value);
+  }
+  return out;
+}
+
+/** What fio-plot and fio's tools take from each job: the options as strings they convert, the
+ * direction the rw names, IOPS, bandwidth, mean and stddev latency, clat percentiles. */
+function readLikeFioPlot(doc: any) {
+  return doc.jobs.map((job: any) => {
+    const options = job['job options'];
+    const rw: string = options.rw;
+    const mode = rw.includes('write') && !rw.includes('rw') ? 'write' : 'read';
+    const d = job[mode];
+    const row = {
+      rw, iodepth: Number.parseInt(options.iodepth ?? '1', 10), numjobs: Number.parseInt(options.numjobs ?? '1', 10),
+      iops: Number(d.iops), bw: Number(d.bw), latMeanNs: Number(d.lat_ns.mean), latStddevNs: Number(d.lat_ns.stddev),
+      p99Ns: Number(d.clat_ns.percentile['99.000000']), cpu: Number(job.usr_cpu) + Number(job.sys_cpu),
+      iopsSamples: Number(d.iops_samples), iopsMin: Number(d.iops_min), bwMean: Number(d.bw_mean),
+      latUs: Object.values(job.latency_us).reduce((a: number, b: any) => a + Number(b), 0),
+      time: doc.time, timestamp: Number(doc.timestamp),
+    };
+    for (const [k, v] of Object.entries(row)) if (typeof v === 'number' && !Number.isFinite(v)) throw new Error(`${k} is not a number`);
+    return row;
+  });
+}
+
+const common = ['--rw', 'randrw', '--bs', '4k', '--iodepth', '4', '--size', '4m', '--runtime', '1200ms', '--time_based'];
+
+describe.concurrent('fio\'s JSON', { timeout: 120_000 }, () => {
+  it.runIf(fio)('has every key path of a real fio run, with the same types', async () => {
+    const fioFile = file('fio-ref.dat');
+    const ref = await execa('fio', ['--name=ref', `--filename=${fioFile}`, '--ioengine=libaio', '--rw=randrw', '--bs=4k',
+      '--iodepth=4', '--size=4m', '--runtime=1200ms', '--time_based', '--thread', '--group_reporting', '--output-format=json']);
+    const theirs = JSON.parse(String(ref.stdout));
+    const r = await cli(['bench', 'iops', '--filename', file('ours.dat'), '--ioengine', 'libaio', ...common, '--output-format=json']);
+    expect(r.exitCode).toBe(0);
+    const ours = JSON.parse(r.stdout);
+    const want = shape(theirs);
+    const have = shape(ours);
+    const missing = [...want].filter(([path, type]) => have.get(path) !== type).map(([path, type]) => `${path}: ${type} (ours: ${have.get(path)})`);
+    expect(missing).toEqual([]);
+    // the figures a fio reader takes read the same way from both
+    const [a] = readLikeFioPlot(theirs);
+    const [b] = readLikeFioPlot(ours);
+    expect(b.iodepth).toBe(a.iodepth);
+    expect(b.rw).toBe(a.rw);
+    expect(b.iops).toBeGreaterThan(0);
+    expect(b.iopsSamples).toBe(2);  // 500 ms windows in 1.2 s, as fio
+    expect(b.iopsMin).toBeGreaterThan(0);
+    expect(b.latUs + Object.values(ours.jobs[0].latency_ns).reduce((x: number, y: any) => x + y, 0) +
+      Object.values(ours.jobs[0].latency_ms).reduce((x: number, y: any) => x + y, 0)).toBeCloseTo(100, 0);
+    expect(Object.values(ours.jobs[0].iodepth_level).reduce((x: number, y: any) => x + y, 0)).toBeCloseTo(100, 5);
+    expect(ours.machine.kernel).toBeTruthy();
+    expect(ours.machine.fileSystem.type).toBeTruthy();
+    expect(ours.command.slice(0, 3)).toEqual(['iolab', 'bench', 'iops']);
+  });
+
+  it('reads the same through a fio-plot style reader for every engine, and counts helper threads\' CPU', async () => {
+    const r = await cli(['bench', 'iops', '--filename', file('all.dat'), '--ioengine', 'all', ...common, '--json']);
+    expect(r.exitCode).toBe(0);
+    const rows = readLikeFioPlot(JSON.parse(r.stdout));
+    expect(rows).toHaveLength(6);
+    for (const row of rows) expect(row.iops).toBeGreaterThan(0);
+    // posixaio's work runs on glibc's helper threads: process CPU sees it (a per-thread figure would be near 0)
+    const job = JSON.parse(r.stdout).jobs.find((j: any) => j.jobname === 'posixaio');
+    expect(job.iolab.cpu_us_per_io).toBeGreaterThan(0);
+  });
+});
+
+describe.concurrent('fadvise_hint', { timeout: 120_000 }, () => {
+  it.runIf(strace)('tells the kernel the access pattern, as fio does by default (1), and nothing with 0', async () => {
+    const f = file('hint.dat');
+    expect((await cli(['bench', 'iops', '--filename', f, '--size', '1m', '--ioengine', 'psync', '--number_ios', '1'])).exitCode).toBe(0);
+    const traced = async (...args: string[]) => {
+      const [cmd, argv] = ['strace', ['-f', '-e', 'trace=fadvise64', '-o', `${f}.trace`, process.execPath,
+        join(process.cwd(), 'bin/iolab.js'), 'bench', 'iops', '--filename', f, '--size', '1m', '--ioengine', 'psync',
+        '--number_ios', '10', ...args]] as const;
+      await execa(cmd, argv);
+      return readFileSync(`${f}.trace`, 'utf8');
+    };
+    expect(await traced('--rw', 'randread')).toMatch(/fadvise64\(\d+, 0, 1048576, POSIX_FADV_RANDOM\)/);
+    expect(await traced('--rw', 'read')).toMatch(/POSIX_FADV_SEQUENTIAL/);
+    const off = await traced('--rw', 'randread', '--fadvise_hint', '0');
+    expect(off).not.toMatch(/POSIX_FADV_RANDOM|POSIX_FADV_SEQUENTIAL/);
+    expect(off).toMatch(/POSIX_FADV_DONTNEED/);  // invalidate=1 still drops the cache
+  });
+});
+
+describe.concurrent('--sweep', { timeout: 120_000 }, () => {
+  it('runs one fio-style job per point and engine, with the point in its job options; --output writes the JSON too', async () => {
+    const out = file('sweep.json');
+    const r = await cli(['bench', 'iops', '--filename', file('sweep.dat'), '--size', '1m', '--rw', 'randread',
+      '--ioengine', 'psync,io_uring', '--sweep', 'iodepth=1,4', '--sweep', 'bs=4k,8k', '--number_ios', '50', '--output', out]);
+    expect(r.exitCode).toBe(0);
+    const lines = r.stdout.trim().split('\n');
+    expect(lines[0]).toMatch(/ sweep iodepth=1,4 sweep bs=4096,8192 file=/);
+    expect(lines.slice(2).map((l) => l.split(/\s{2,}/)[0])).toEqual([
+      'psync iodepth=1 bs=4k', 'io_uring iodepth=1 bs=4k', 'psync iodepth=1 bs=8k', 'io_uring iodepth=1 bs=8k',
+      'psync iodepth=4 bs=4k', 'io_uring iodepth=4 bs=4k', 'psync iodepth=4 bs=8k', 'io_uring iodepth=4 bs=8k',
+    ]);
+    expect(existsSync(out)).toBe(true);
+    const doc = JSON.parse(readFileSync(out, 'utf8'));
+    expect(doc.jobs).toHaveLength(8);
+    expect(doc.jobs.map((j: any) => [j['job options'].ioengine, j['job options'].iodepth, j['job options'].bs])).toEqual([
+      ['psync', '1', '4k'], ['io_uring', '1', '4k'], ['psync', '1', '8k'], ['io_uring', '1', '8k'],
+      ['psync', '4', '4k'], ['io_uring', '4', '4k'], ['psync', '4', '8k'], ['io_uring', '4', '8k'],
+    ]);
+    expect(doc.jobs[7].read.io_bytes).toBe(50 * 8192);
+    expect(doc.command).toContain('--sweep');
+  });
+
+  it.runIf(fio)('works with --vs-fio: fio runs each point; the table has the IOPS and CPU-per-I/O ratios', async () => {
+    const r = await cli(['bench', 'iops', '--filename', file('sweepfio.dat'), '--size', '4m', '--rw', 'randread',
+      '--ioengine', 'psync', '--sweep', 'rw=randread,read', '--runtime', '300ms', '--time_based', '--vs-fio', '--repeat', '1', '--json']);
+    expect(r.exitCode).toBe(0);
+    const doc = JSON.parse(r.stdout);
+    expect(doc.vs_fio.engines.map((e: any) => [e.engine, e.point.rw])).toEqual([['psync', 'randread'], ['psync', 'read']]);
+    for (const e of doc.vs_fio.engines) {
+      expect(e.fio_iops).toBeGreaterThan(0);
+      expect(e.ratio).toBeGreaterThan(0);
+      expect(e.cpu_ratio).toBeGreaterThan(0);
+    }
+    expect(doc.jobs.map((j: any) => j['job options'].rw)).toEqual(['randread', 'read']);
+  });
+});

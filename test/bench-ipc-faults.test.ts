@@ -1,0 +1,148 @@
+// bench ipc when things go wrong: a transport that delivers wrong bytes (the fault knob), bad
+// input, a receiver that dies mid-run, Ctrl-C, io_uring refused. Each ends with one `iolab:`
+// line (or the partial table), the right exit code, and nothing left behind.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { execa } from 'execa';
+import { readdirSync } from 'node:fs';
+import { native } from '../src/native.js';
+import { iolabArgv } from '../src/spawn-iolab.js';
+import { runCliText } from './support/cli.js';
+import { buildSeccompRefuser, shortTempDir } from './support/temp.js';
+import { newProcessTag, processesTagged, processTagVariable, waitFor } from './support/procs.js';
+
+// bench ipc's shared memory is memfds, which have no name; what a run could leave in /dev/shm
+// would carry "ipc" in its name (other tests on this machine create objects there meanwhile).
+const devShm = () => readdirSync('/dev/shm').filter((n) => n.includes('ipc')).sort();
+const iolabLines = (stderr: string) => stderr.split('\n').filter((l) => l.startsWith('iolab: '));
+
+/** Starts a long run whose processes carry a fresh tag; resolves once round 1 has finished. */
+async function startLongRun(extra: string[] = []) {
+  const tag = newProcessTag();
+  const [file, argv] = iolabArgv(['bench', 'ipc', '--sizes', '64,4k', '--transports', 'stream-copy,shm-ring,dgram-copy',
+    '--duration', '20ms', '--rounds', '1000', ...extra]);
+  const child = execa(file, argv, { reject: false, env: { [processTagVariable]: tag } });
+  let stderr = '';
+  child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
+  await waitFor('round 1 to finish', () => stderr.includes('round 1/1000 done'), 30_000);
+  return { child, tag };
+}
+
+describe('bench ipc: a transport that delivers wrong bytes fails the run', { timeout: 120_000 }, () => {
+  for (const transport of native.ipcTransports) {
+    it(`${transport}, both modes`, async () => {
+      for (const mode of ['throughput', 'pingpong']) {
+        const r = await runCliText(['bench', 'ipc', '--transports', transport, '--sizes', '4k', '--mode', mode, '--duration', '20ms', '--rounds', '1'],
+          { env: { IOLAB_IPC_FAULT: '2' } });
+        expect(r.exitCode, mode).toBe(1);
+        expect(r.stdout).toBe('');
+        expect(iolabLines(r.stderr)).toEqual([
+          expect.stringMatching(new RegExp(`^iolab: ${transport} delivered wrong bytes: message 2 \\(4096 bytes\\) differs at byte 2048: ` +
+            `expected 0x[0-9a-f]{2}, got 0x[0-9a-f]{2} \\(${mode}, round 1\\)$`)),
+        ]);
+      }
+    });
+  }
+
+  it('in the sampled page of a large shm-ring message, and without the knob the same run passes', async () => {
+    const args = ['bench', 'ipc', '--transports', 'shm-ring', '--sizes', '1m', '--mode', 'throughput', '--duration', '20ms', '--rounds', '1'];
+    const bad = await runCliText(args, { env: { IOLAB_IPC_FAULT: '5' } });
+    expect(bad.exitCode).toBe(1);
+    // message 5 of 256 pages: the page compared in full is page 5, its middle is byte 5*4096+2048
+    expect(bad.stderr).toMatch(/^iolab: shm-ring delivered wrong bytes: message 5 \(1048576 bytes\) differs at byte 22528: /);
+    const good = await runCliText(args);
+    expect(good.exitCode).toBe(0);
+  });
+});
+
+describe('bench ipc: bad input is one line, a non-zero exit, nothing started', { timeout: 60_000 }, () => {
+  const bad = async (args: string[], line: RegExp) => {
+    const before = devShm();
+    const r = await runCliText(['bench', 'ipc', '--duration', '20ms', '--rounds', '1', ...args]);
+    expect(r.exitCode).not.toBe(0);
+    expect(r.stdout).toBe('');
+    expect(r.stderr.split('\n')).toEqual([expect.stringMatching(line)]);
+    expect(devShm()).toEqual(before);
+  };
+
+  it('--sizes 0', () => bad(['--sizes', '0'], /^iolab: option '--sizes <list>' argument '0' is invalid\. expected a size >= 8 \(bytes; k, m, g, t suffixes\), got '0'$/));
+
+  it('one transport at one size it cannot carry', () =>
+    bad(['--transports', 'dgram-copy', '--sizes', '1m'], /^iolab: dgram-copy at 1 MiB: a dgram-copy message can be at most [\d,]+ bytes here \(the socket's send buffer\)$/));
+
+  it('a size beyond free memory, naming the limit', () =>
+    bad(['--sizes', '64,4t'], /^iolab: --sizes 64,4T: .+ at 4 TiB needs [\d.]+ TiB of memory; [\d.]+ [GMT]iB is available \(MemAvailable in \/proc\/meminfo\)$/));
+
+  it('an unknown transport, mode or check', async () => {
+    await bad(['--transports', 'carrier-pigeon'], /^iolab: --transports: unknown transport 'carrier-pigeon' \(known: stream-copy, .*uring-stream\)$/);
+    await bad(['--mode', 'sideways'], /^iolab: --mode: expected throughput, pingpong or both, got 'sideways'$/);
+    await bad(['--check', 'some'], /^iolab: --check: expected sampled or full, got 'some'$/);
+  });
+});
+
+describe('bench ipc: interrupted and broken runs', { timeout: 120_000 }, () => {
+  it('a receiver that dies mid-run: the sender says so, exit 1, nothing left', async () => {
+    const before = devShm();
+    const { child, tag } = await startLongRun();
+    const peer = processesTagged(tag).find((p) => p.cmdline.includes('bench ipc peer'));
+    expect(peer).toBeDefined();
+    process.kill(peer!.pid, 'SIGKILL');
+    const r = await child;
+    expect(r.exitCode).toBe(1);
+    expect(iolabLines(r.stderr)).toEqual([expect.stringMatching(
+      new RegExp(`^iolab: the receiving process \\(pid ${peer!.pid}\\) was killed by SIGKILL during .+ at .+ \\(round \\d+\\); the run stopped$`))]);
+    expect(r.stderr).not.toMatch(/\n\s+at /); // no stack
+    expect(processesTagged(tag)).toEqual([]);
+    expect(devShm()).toEqual(before);
+  });
+
+  it('Ctrl-C: the finished cells as a partial table, cleaned up, exit 130', async () => {
+    const before = devShm();
+    const { child, tag } = await startLongRun();
+    child.kill('SIGINT');
+    const r = await child;
+    expect(r.exitCode).toBe(130);
+    expect(r.stdout).toMatch(/^bench ipc: .*, PARTIAL: interrupted by SIGINT after \d+ of 14000 cells$/m);
+    expect(r.stdout).toMatch(/^shm-ring +64 B +[\d,]+ +[\d.]+ [kMG]?B\/s +[\d.]+x$/m);
+    expect(processesTagged(tag)).toEqual([]);
+    expect(devShm()).toEqual(before);
+  });
+
+  it('SIGTERM with --json: the partial results in JSON', async () => {
+    const { child, tag } = await startLongRun(['--json']);
+    child.kill('SIGTERM');
+    const r = await child;
+    expect(r.exitCode).toBe(130);
+    const report = JSON.parse(r.stdout);
+    expect(report.partial).toMatchObject({ interruptedBy: 'SIGTERM', cellsPlanned: 14000 });
+    expect(report.rows.length).toBeGreaterThan(0);
+    expect(processesTagged(tag)).toEqual([]);
+  });
+});
+
+describe('bench ipc with io_uring refused', { timeout: 60_000 }, () => {
+  let dir: ReturnType<typeof shortTempDir>;
+  let refuse: string;
+  beforeAll(() => {
+    dir = shortTempDir('iolab-ipc-');
+    refuse = buildSeccompRefuser(dir.path);
+  });
+  afterAll(() => dir.cleanup());
+
+  const refused = (...args: string[]) => {
+    const [file, argv] = iolabArgv(['bench', 'ipc', '--sizes', '4k', '--duration', '20ms', '--rounds', '1', ...args]);
+    return execa(refuse, ['EPERM', file, ...argv], { reject: false });
+  };
+
+  it('says unavailable for uring-stream and runs the rest', async () => {
+    const r = await refused('--transports', 'stream-copy,uring-stream');
+    expect(r.exitCode).toBe(0);
+    expect(r.stdout).toMatch(/^stream-copy +4 KiB /m);
+    expect(r.stdout).toMatch(/^uring-stream +unavailable: io_uring_setup refused: Operation not permitted$/m);
+  });
+
+  it('is one line when uring-stream is all that was asked for', async () => {
+    const r = await refused('--transports', 'uring-stream');
+    expect(r.exitCode).toBe(1);
+    expect(r.stderr).toBe('iolab: uring-stream is unavailable: io_uring_setup refused: Operation not permitted');
+  });
+});

@@ -1,0 +1,162 @@
+// The echo servers under stress, through the CLI as a user runs them: stop under full load,
+// peers that never read against a small buffer pool, idle peers, and running out of fds.
+import { randomBytes } from 'node:crypto';
+import type { Socket } from 'node:net';
+import { execa } from 'execa';
+import { describe, expect, it } from 'vitest';
+import { runCli } from './support/cli.js';
+import { projectRoot } from '../src/native.js';
+import { iolabArgv } from '../src/spawn-iolab.js';
+import { echoEngines } from '../src/echo/servers.js';
+import { closed, connectTo, echoOnce, fdCountOf, msUntilExit, processCpuTicks, startEchoServerCli, waitFor } from './support/echo.js';
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+describe.each(echoEngines)('echo server --engine %s under stress', (engine) => {
+  it.each(['SIGINT', 'SIGTERM'] as const)('stops within 1 s of %s under 200 clients of 4 KiB messages, exit 0, with what it served', async (signal) => {
+    const { child, port } = await startEchoServerCli(engine);
+    try {
+      await sleep(200); // the engine's own fds (its thread's ring or epoll set) are open
+      const baseline = fdCountOf(child.pid!);
+      const bench = runCli(['echo', 'bench', '-a', `127.0.0.1:${port}`, '-c', '200', '-l', '4096', '-t', '10']);
+      // Full load: all 200 connections accepted (one fd each), then half a second of messages.
+      await waitFor(() => fdCountOf(child.pid!) >= baseline + 200, 20_000, '200 connections accepted');
+      await sleep(500);
+      const exited = msUntilExit(child);
+      child.kill(signal);
+      const ms = await exited;
+      const r = await child;
+      const b = await bench;
+      expect(r.exitCode).toBe(0);
+      expect(r.stderr).toBe('');
+      const m = new RegExp(`^stopped \\(${signal}\\): served (\\d+) connections, echoed (\\d+) bytes$`).exec(String(r.stdout).trim().split('\n').pop()!);
+      expect(m).not.toBeNull();
+      expect(Number(m![1])).toBe(200);
+      // Every echo the generator saw whole is in the server's count.
+      const responses = Number(/^Responses: (\d+)$/m.exec(String(b.stdout))![1]);
+      expect(responses).toBeGreaterThan(0);
+      expect(Number(m![2])).toBeGreaterThanOrEqual(responses * 4096);
+      expect(ms).toBeLessThan(1000);
+      process.stderr.write(`${engine}: stopped ${ms.toFixed(0)} ms after ${signal} under load\n`);
+    } finally {
+      child.kill('SIGKILL');
+    }
+  }, 30_000);
+
+  it('keeps echoing for a fresh client while 2 peers that never read hold their backlog (16-buffer pool), and stops promptly', async () => {
+    const { child, port } = await startEchoServerCli(engine, ['--buffers', '16', '--json']);
+    const stuck: Socket[] = [];
+    try {
+      for (let i = 0; i < 2; i++) {
+        const s = await connectTo(port);
+        s.pause(); // never reads: the server's sends to it back up
+        s.on('error', () => {});
+        s.write(Buffer.alloc(32 << 20, i + 1)); // more than the kernel's socket buffers take
+        stuck.push(s);
+      }
+      await sleep(1000); // their echoes fill the socket buffers, the rest waits in the server
+      const fresh = await connectTo(port);
+      const msg = randomBytes(64 * 1024);
+      const back = await Promise.race([echoOnce(fresh, [msg], msg.length), sleep(5000).then(() => null)]);
+      expect(back, 'the fresh client got its echo').not.toBeNull();
+      expect(back!.equals(msg)).toBe(true);
+      fresh.destroy();
+      const exited = msUntilExit(child);
+      child.kill('SIGINT');
+      expect(await exited).toBeLessThan(1000);
+      const r = await child;
+      expect(r.exitCode).toBe(0);
+      const stopped = JSON.parse(String(r.stdout).trim().split('\n').pop()!);
+      expect(stopped).toMatchObject({ event: 'stopped', signal: 'SIGINT', connections: 3 });
+      // uring: the peers that never read did fill their backlog (the pressure was there).
+      if (engine === 'uring') expect(stopped.recvPauses).toBeGreaterThan(0);
+    } finally {
+      for (const s of stuck) s.destroy();
+      child.kill('SIGKILL');
+    }
+  }, 30_000);
+
+  it('--idle-timeout 1 closes a silent peer and one that never reads, and keeps an active one', async () => {
+    const { child, port } = await startEchoServerCli(engine, ['--idle-timeout', '1']);
+    const sockets: Socket[] = [];
+    try {
+      const silent = await connectTo(port);
+      const deaf = await connectTo(port);
+      const active = await connectTo(port);
+      sockets.push(silent, deaf, active);
+      deaf.pause();
+      deaf.on('error', () => {});
+      silent.on('error', () => {});
+      deaf.write(randomBytes(4 << 20));
+      const silentClosed = closed(silent);
+      silent.resume();
+      const t0 = performance.now();
+      for (let i = 0; i < 8; i++) { // 2.4 s of an echo every 300 ms
+        const msg = randomBytes(100);
+        expect((await echoOnce(active, [msg], msg.length)).equals(msg)).toBe(true);
+        await sleep(300);
+      }
+      await silentClosed;
+      // The peer that never reads sees the server's FIN (or reset) only once it reads.
+      deaf.resume();
+      await closed(deaf);
+      expect(performance.now() - t0).toBeLessThan(8000);
+      expect(active.destroyed).toBe(false);
+      child.kill('SIGTERM');
+      const r = await child;
+      expect(r.exitCode).toBe(0);
+      expect(String(r.stdout)).toMatch(/served 3 connections, closed 2 idle, echoed \d+ bytes$/);
+    } finally {
+      for (const s of sockets) s.destroy();
+      child.kill('SIGKILL');
+    }
+  }, 30_000);
+
+  it('at the open-file limit (64) with 100 clients connecting: < 5% CPU, and accepting resumes once fds free up', async () => {
+    const [file, argv] = iolabArgv(['echo', 'server', '--engine', engine, '--port', '0', '--json']);
+    const child = execa('prlimit', ['--nofile=64:64', file, ...argv], { reject: false, cwd: projectRoot, buffer: true });
+    const sockets: Socket[] = [];
+    try {
+      const port = await new Promise<number>((resolve, reject) => {
+        let seen = '';
+        child.stdout!.on('data', (d: Buffer) => {
+          seen += d.toString();
+          const line = seen.split('\n').find((l) => l.includes('"listening"'));
+          if (line) resolve(JSON.parse(line).port);
+        });
+        child.then((r) => reject(new Error(`exited (${r.exitCode}): ${r.stderr}`)), reject);
+      });
+      for (let i = 0; i < 100; i++) {
+        const s = await connectTo(port); // the kernel completes the handshake from the backlog
+        s.on('error', () => {});
+        sockets.push(s);
+      }
+      await sleep(500); // the server has taken what it can and met EMFILE
+      const ticks0 = processCpuTicks(child.pid!);
+      const t0 = performance.now();
+      await sleep(1000);
+      const cpu = (processCpuTicks(child.pid!) - ticks0) / 100 / ((performance.now() - t0) / 1000);
+      expect(cpu, `CPU share at the fd limit: ${(cpu * 100).toFixed(1)}%`).toBeLessThan(0.05);
+      for (const s of sockets) s.destroy();
+      sockets.length = 0;
+      await sleep(300);
+      const fresh = await connectTo(port);
+      sockets.push(fresh);
+      const msg = Buffer.from('after the limit');
+      const back = await Promise.race([echoOnce(fresh, [msg], msg.length), sleep(5000).then(() => null)]);
+      expect(back?.toString()).toBe('after the limit');
+      fresh.destroy();
+      child.kill('SIGTERM');
+      const r = await child;
+      expect(r.exitCode).toBe(0);
+      const stopped = JSON.parse(String(r.stdout).trim().split('\n').pop()!);
+      expect(stopped).toMatchObject({ event: 'stopped' });
+      // node: libuv accepts and closes what it cannot keep (a reserve fd), so it never pauses.
+      if (engine !== 'node') expect(stopped.acceptPauses).toBeGreaterThan(0);
+      process.stderr.write(`${engine}: CPU at the fd limit ${(cpu * 100).toFixed(1)}%\n`);
+    } finally {
+      for (const s of sockets) s.destroy();
+      child.kill('SIGKILL');
+    }
+  }, 30_000);
+});
