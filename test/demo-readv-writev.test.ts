@@ -152,8 +152,8 @@ describe('iolab writev', () => {
     writeFileSync(target, 'the target');
     const link = at('link.txt');
     symlinkSync(target, link);
-    const refused = `iolab: ${link} is a symbolic link to ${target}; left untouched ` +
-      '(use --force to replace the link itself with a new file; its target is never written)';
+    const refused = `iolab: refusing to write through symlink '${link}' -> '${target}' ` +
+      '(use --force to replace the link with a new file; its target is never written)';
     for (const extra of [[], ['--append'], ['--uring', '--append']]) {
       expect(await cli(['writev', link, 'through?', ...extra])).toEqual({ stdout: '', stderr: refused, exitCode: 1 });
     }

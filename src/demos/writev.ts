@@ -89,8 +89,9 @@ async function replaceFile(file: string, pieces: Uint8Array[], oldMode: number |
 function symlinkRefused(file: string): UserError {
   let target = '?';
   try { target = readlinkSync(file); } catch { /* replaced again meanwhile */ }
-  return new UserError(`${file} is a symbolic link to ${showText(target)}; left untouched ` +
-    '(use --force to replace the link itself with a new file; its target is never written)');
+  // The same words as every writing command's (bench iops, gen).
+  return new UserError(`refusing to write through symlink '${file}' -> '${showText(target)}' ` +
+    '(use --force to replace the link with a new file; its target is never written)');
 }
 
 export function formatWritev(result: WritevResult): string[] {
