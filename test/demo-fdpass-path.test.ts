@@ -15,15 +15,15 @@ const tmp = shortTempDir('iolab-dfpp-');
 checkLeaksAfterAll(tmp);
 let unique = 0;
 
-/** The pid of the child of `parent` (strace) that runs iolab, once it does (strace forks
- * short-lived children of its own first, to probe what ptrace offers). */
-async function iolabChildOf(parent: number): Promise<number> {
+/** The pid of the child of `parent` (strace) that runs `program`, once it does (strace forks
+ * short-lived copies of itself first, to probe what ptrace offers). */
+async function tracedChild(parent: number, program: string): Promise<number> {
   for (;;) {
     const children = readFileSync(`/proc/${parent}/task/${parent}/children`, 'utf8').trim().split(' ').filter(Boolean);
     for (const pid of children) {
-      let cmdline = '';
-      try { cmdline = readFileSync(`/proc/${pid}/cmdline`, 'utf8'); } catch { /* that one is gone already */ }
-      if (cmdline.includes('iolab.js')) return Number(pid);
+      let argv0 = '';
+      try { argv0 = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0')[0]; } catch { /* that one is gone already */ }
+      if (argv0 === program) return Number(pid);
     }
     await new Promise((r) => setTimeout(r, 10));
   }
@@ -50,7 +50,7 @@ describe('fdpass recv: one owner per socket path', () => {
     const [file, argv] = iolabArgv(['fdpass', 'recv', '--socket', socket, '--timeout', '10']);
     const first = execa('strace', ['-qq', '-o', '/dev/null', '-e', 'trace=connect', '-e', 'inject=connect:delay_exit=2000000:when=2+',
       file, ...argv], { reject: false });
-    await heldByStrace(await iolabChildOf(first.pid!));
+    await heldByStrace(await tracedChild(first.pid!, file));
     const second = await cli(['fdpass', 'recv', '--socket', socket, '--timeout', '10']);
     expect(second).toEqual({ stdout: '', stderr: `iolab: ${socket} is in use: another receiver is listening on it; left untouched (choose another --socket)`, exitCode: 1 });
     // The first one goes on, binds, and is the receiver a sender reaches.

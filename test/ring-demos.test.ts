@@ -84,7 +84,7 @@ describe('--uring prints what the plain variant prints', () => {
     expect(outputs[0]).toContain('message 2 fd:      regular file, 8192 bytes (/memfd:iolab-fdpass (deleted)), seals F_SEAL_SHRINK|F_SEAL_GROW|F_SEAL_WRITE; mapped 8192 bytes read-only');
     expect(outputs[0]).toContain(`message 2 holds:   second ${type}`);
     for (const o of outputs) expect(o).toBe(outputs[0]);
-  });
+  }, 90_000);
 
   it('shm write/read: the same output and the same object', async () => {
     const outputs: string[] = [];
