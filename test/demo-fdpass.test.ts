@@ -107,7 +107,7 @@ describe('fdpass: receiver and sender as two processes', () => {
     const r = await receiver.done();
     expect(r.exitCode).toBe(0);
     const fd = (size: number) => ({ type: 'regular file', size, name: expect.stringMatching(/^\/dev\/shm\/iolab-fdpass-\d+-[0-9a-f]{12} \(deleted\)$/) });
-    const contents = (text: string) => ({ text, base64: Buffer.from(text).toString('base64'), how: 'pread', bytes: 4096, end: 'NUL',
+    const contents = (text: string) => ({ text: text.replace('\t', '\\t'), base64: Buffer.from(text).toString('base64'), how: 'pread', bytes: 4096, end: 'NUL',
       why: 'not mapped: it cannot be sealed against shrinking' });
     expect(r.stdout.split('\n').map((l) => JSON.parse(l))).toEqual([
       { event: 'listening', socket },

@@ -93,6 +93,25 @@ describe('iolab tour', () => {
     expect(String(r.stdout).trimEnd().split('\n').at(-1)).toBe('tour done: 10 demos, 22 commands, temp folder removed');
   }, 90_000);
 
+  it('Ctrl-C: the running commands stop, the finished steps stay, "partial", nothing left behind, exit 130', async () => {
+    const [file, argv] = iolabArgv(['tour']);
+    const child = execa(file, argv, { reject: false, cwd: projectRoot });
+    let seen = '';
+    await new Promise<void>((resolve) => child.stdout!.on('data', (chunk: Buffer) => {
+      seen += chunk.toString();
+      if (/^== writev:/m.test(seen)) resolve();
+    }));
+    child.kill('SIGINT');
+    const r = await child;
+    expect({ exitCode: r.exitCode, stderr: r.stderr }).toEqual({ exitCode: 130, stderr: 'iolab: interrupted by SIGINT' });
+    const out = String(r.stdout);
+    expect(out).toContain('== readv:');
+    expect(out.trimEnd().split('\n').at(-1)).toMatch(/^tour interrupted \(partial\): \d+ demos?, \d+ commands? finished, temp folder removed$/);
+    const dir = /temp folder \((\/\S+);/.exec(out)![1];
+    expect(existsSync(dir)).toBe(false);
+    expect(shmObjects(`iolab-tour-${child.pid}`)).toEqual([]);
+  }, 90_000);
+
   it('quotes arguments in its transcript the way a shell needs them', () => {
     expect(shellLine(['writev', 'a b', "it's", 'x,y', '--sizes', '1,2'])).toBe("iolab writev 'a b' 'it'\\''s' x,y --sizes 1,2");
   });

@@ -26,6 +26,7 @@ export interface ReceiverOptions {
 
 /** What the passed fd held: its text (up to the first NUL) and how it was reached. */
 export interface PassedContents {
+  /** Shown as readv shows bytes; base64 has them exactly. */
   text: string;
   base64: string;
   how: 'mmap' | 'pread' | 'not read';
@@ -169,7 +170,7 @@ async function readPassedMessage(text: Uint8Array, fd: number | undefined, io: D
   if (fd === undefined) throw new UserError('a message came without a file descriptor');
   const about = describeFd(fd);
   const { text: held, ...read } = await readText(fd, io, maxShownBytes, about);
-  const contents = { text: new TextDecoder().decode(held), base64: Buffer.from(held).toString('base64'), ...read };
+  const contents = { text: showBytes(held), base64: Buffer.from(held).toString('base64'), ...read };
   return { text: new TextDecoder().decode(text), fd: about, contents };
 }
 

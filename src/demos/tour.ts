@@ -43,6 +43,8 @@ interface TourContext {
   variantArgs: string[];
   /** Every child the tour started and has not seen exit (a signal to the tour stops them). */
   running: Set<ChildProcess>;
+  /** Aborts on Ctrl-C/SIGTERM: a command started after that is stopped at once. */
+  signal: AbortSignal;
 }
 
 /** One demo of the tour: runs its commands in ctx.dir and returns what they showed. */
@@ -69,6 +71,7 @@ function startIolabChild(ctx: TourContext, argv: string[], options: { expectedEx
   });
   child.stderr.setEncoding('utf8').on('data', (chunk: string) => { stderr += chunk; });
   ctx.running.add(child);
+  if (ctx.signal.aborted) child.kill('SIGTERM');
   const timer = setTimeout(() => child.kill('SIGTERM'), commandTimeoutMs);
   const done = new Promise<CommandRun>((resolve, reject) => {
     child.on('error', reject);
@@ -207,11 +210,11 @@ export async function runTour(on: { start?: (dir: string) => void; step?: (step:
       signal.addEventListener('abort', () => { for (const child of running) child.kill('SIGTERM'); });
       const refusal = await ioUringRefusal();
       if (refusal === undefined) mkdirSync(join(dir, uringFolder));
-      const plain = tourDemos.map((d) => () => runStep(d, { dir, variantArgs: [], running }));
+      const plain = tourDemos.map((d) => () => runStep(d, { dir, variantArgs: [], running, signal }));
       const uring = refusal !== undefined ? [async () => ({ title: 'the --uring variants', commands: [], notes: [`skipped: ${refusal}`] })]
         : tourDemos.filter((d) => d.hasUringVariant).map((d) => () =>
-          runStep(d, { dir: join(dir, uringFolder), variantArgs: ['--uring'], running }));
-      await runInOrder([...plain, ...uring], (step) => {
+          runStep(d, { dir: join(dir, uringFolder), variantArgs: ['--uring'], running, signal }));
+      await runInOrder([...plain, ...uring], signal, (step) => {
         if (signal.aborted) return; // a step the signal cut short is not shown
         steps.push(step);
         on.step?.(step);
@@ -228,15 +231,15 @@ async function runStep(demo: TourDemo, ctx: TourContext): Promise<TourStep> {
   return { title: demo.title + suffix, ...(await demo.run(ctx)) };
 }
 
-/** Starts the tasks in order, at most stepsAtOnce at a time; hands each result on in order. */
-async function runInOrder<T>(tasks: (() => Promise<T>)[], onResult: (result: T) => void): Promise<void> {
+/** Starts the tasks in order, at most stepsAtOnce at a time; hands each result on in order.
+ * Once `signal` aborts, no further task starts. */
+async function runInOrder<T>(tasks: (() => Promise<T>)[], signal: AbortSignal, onResult: (result: T) => void): Promise<void> {
   const started: Promise<T>[] = [];
-  let next = 0;
   const startNext = () => {
-    if (next < tasks.length) started.push(tasks[next++]());
+    if (started.length < tasks.length && !signal.aborted) started.push(tasks[started.length]());
   };
   for (let i = 0; i < stepsAtOnce; i++) startNext();
-  for (let i = 0; i < tasks.length; i++) {
+  for (let i = 0; i < started.length; i++) {
     const result = await started[i];
     startNext();
     onResult(result);
