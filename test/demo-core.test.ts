@@ -107,7 +107,7 @@ describe('splitting and joining bytes over buffers', () => {
       expect(result.bytes).toBe(expected.length);
       expect(Buffer.concat(result.buffers.map((b) => b.data))).toEqual(expected);
       const lines = formatReadv(result);
-      expect(lines[0]).toBe(`Read ${expected.length} bytes:`);
+      expect(lines[0]).toBe(`Read ${expected.length} ${expected.length === 1 ? 'byte' : 'bytes'}:`);
       expect(Buffer.concat(lines.slice(1).map((l, i) => unshowBytes(l.slice(`buf${i + 1}: `.length))))).toEqual(expected);
       const json = readvJson(result);
       expect(Buffer.concat(json.buffers.map((b) => Buffer.from(b.base64, 'base64')))).toEqual(expected);
