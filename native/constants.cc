@@ -7,6 +7,7 @@
 #include "args.h"
 #include "registry.h"
 #include "ring_setup.h"
+#include "unix_msg.h"
 #include "unix_socket.h"
 
 namespace iolab {

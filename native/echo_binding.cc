@@ -110,6 +110,8 @@ Napi::Object LoadResult(Napi::Env env, const echo_load_result& r) {
   errors.Set("mismatch", Napi::Number::New(env, double(r.mismatches)));
   errors.Set("timeout", Napi::Number::New(env, double(r.timeouts)));
   o.Set("errors", errors);
+  o.Set("connectErrno", Napi::Number::New(env, r.connect_errno));
+  o.Set("stoppedEarly", Napi::Boolean::New(env, r.stopped_early != 0));
   o.Set("elapsedNs", Napi::Number::New(env, double(r.elapsed_ns)));
   o.Set("cpuNs", Napi::Number::New(env, double(r.cpu_ns)));
   Napi::Object lat = Napi::Object::New(env);

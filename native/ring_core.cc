@@ -133,6 +133,16 @@ napi_value RingCore::Enqueue(Op* op) {
   return promise;
 }
 
+napi_value RingCore::Refuse(Op* op, int err) {
+  napi_deferred deferred;
+  napi_value promise;
+  napi_status status = napi_create_promise(env_, &deferred, &promise);
+  if (status == napi_ok) napi_reject_deferred(env_, deferred, ErrnoError(env_, err, op->syscall).Value());
+  ReleaseOp(op);
+  NAPI_THROW_IF_FAILED(env_, status, nullptr);
+  return promise;
+}
+
 // ---- submission ----
 
 bool RingCore::PrepSqe(Op* op) {

@@ -44,6 +44,9 @@ class RingCore {
   void DropOp(Op* op);
   // Queues op (SQ or backlog), returns its Promise.
   napi_value Enqueue(Op* op);
+  // An op that cannot be queued (err: a positive errno): a Promise rejected with the errno
+  // error of its syscall, and the record back to the pool.
+  napi_value Refuse(Op* op, int err);
   // Sends whatever is queued to the kernel (ring.submit() and the prepare handle).
   void Flush();
   // ring.close(): cancels in-flight ops; the Promise resolves once all have settled.

@@ -6,6 +6,8 @@
 #include <netinet/in.h>
 #include <string.h>
 
+#include <type_traits>
+
 #include "args.h"
 #include "addon.h"
 #include "errors.h"
@@ -13,6 +15,7 @@
 #include "ring_core.h"
 #include "ring_op.h"
 #include "ring_setup.h"
+#include "unix_msg.h"
 #include "unix_socket.h"
 
 namespace iolab {
@@ -74,16 +77,19 @@ struct Call : RawArgs<N> {
   }
 };
 
-// Fills the op (may throw: then the record goes back to the pool) and queues it.
+// Fills the op and queues it. A fill that throws (an argument error) gives the record back to
+// the pool; one that returns an errno (a fill returning int) makes a rejected Promise instead.
 template <typename Fill>
 static napi_value Queue(napi_env env, RingCore* core, Op* op, Fill fill) {
+  int err = 0;
   try {
-    fill();
+    if constexpr (std::is_same_v<decltype(fill()), int>) err = fill();
+    else fill();
   } catch (...) {
     core->DropOp(op);
     throw;
   }
-  return core->Enqueue(op);
+  return err != 0 ? core->Refuse(op, err) : core->Enqueue(op);
 }
 
 static napi_value Nop(napi_env env, napi_callback_info info) {
@@ -135,7 +141,8 @@ static napi_value Sendmsg(napi_env env, napi_callback_info info) {
     if (!Napi::Value(env, list).IsUndefined())
       nfds = FdListArg(env, list, "options.fds", kMaxFdsPerMessage, "SCM_MAX_FD", fds);
     bool credentials = options.Bool(addon.KeyValue(env, Key::kCredentials), "credentials", false);
-    OpSetSendControl(op, fds, nfds, credentials);
+    CheckCarriesControl(env, fd, op->bounce.size(), nfds, credentials);  // as the sync sendmsg
+    return OpSetSendControl(op, fds, nfds, credentials);
   });
 }
 

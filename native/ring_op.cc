@@ -3,6 +3,7 @@
 #include "ring_op.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <string.h>
 #include <sys/un.h>
 #include <unistd.h>
@@ -10,7 +11,7 @@
 #include "addon.h"
 #include "errors.h"
 #include "live_objects.h"
-#include "unix_socket.h"
+#include "unix_msg.h"
 
 namespace iolab {
 
@@ -47,32 +48,19 @@ void OpAddViewList(napi_env env, Op* op, napi_value value, bool is_read) {
   }
 }
 
-void OpSetSendControl(Op* op, const int* fds, size_t nfds, bool credentials) {
+int OpSetSendControl(Op* op, const int* fds, size_t nfds, bool credentials) {
   memset(&op->msg, 0, sizeof(op->msg));
   op->msg.msg_iov = op->iov.data();
   op->msg.msg_iovlen = op->iov.size();
-  op->control.clear();
-  // SCM_RIGHTS (the fds) and SCM_CREDENTIALS (this process's pid/uid/gid), as the sync call.
-  size_t space = (nfds == 0 ? 0 : CMSG_SPACE(nfds * sizeof(int))) + (credentials ? CMSG_SPACE(sizeof(struct ucred)) : 0);
-  if (space == 0) return;
-  op->control.assign(space, 0);
-  op->msg.msg_control = op->control.data();
-  op->msg.msg_controllen = op->control.size();
-  struct cmsghdr* c = CMSG_FIRSTHDR(&op->msg);
-  if (nfds > 0) {
-    c->cmsg_level = SOL_SOCKET;
-    c->cmsg_type = SCM_RIGHTS;
-    c->cmsg_len = CMSG_LEN(nfds * sizeof(int));
-    memcpy(CMSG_DATA(c), fds, nfds * sizeof(int));
-    c = CMSG_NXTHDR(&op->msg, c);
+  for (size_t i = 0; i < nfds; i++) {
+    int copy = fcntl(fds[i], F_DUPFD_CLOEXEC, 0);
+    if (copy < 0) return errno;  // the copies made so far are closed with the record
+    op->owned_fds.push_back(copy);
+    LiveInc(Live::kOwnedFds);
   }
-  if (credentials) {
-    struct ucred cred = {getpid(), getuid(), getgid()};
-    c->cmsg_level = SOL_SOCKET;
-    c->cmsg_type = SCM_CREDENTIALS;
-    c->cmsg_len = CMSG_LEN(sizeof(cred));
-    memcpy(CMSG_DATA(c), &cred, sizeof(cred));
-  }
+  op->control.resize(SendControlSpace(nfds, credentials));
+  BuildSendControl(&op->msg, op->control.data(), op->owned_fds.data(), nfds, credentials);
+  return 0;
 }
 
 void OpSetRecvControl(Op* op, int control_fds) {
@@ -82,9 +70,20 @@ void OpSetRecvControl(Op* op, int control_fds) {
   op->msg.msg_namelen = sizeof(struct sockaddr_un);
   op->msg.msg_iov = op->iov.data();
   op->msg.msg_iovlen = op->iov.size();
-  op->control.assign((control_fds > 0 ? CMSG_SPACE(control_fds * sizeof(int)) : 0) + CMSG_SPACE(sizeof(struct ucred)), 0);
+  op->control.assign(RecvControlSpace(control_fds), 0);
   op->msg.msg_control = op->control.data();
   op->msg.msg_controllen = op->control.size();
+  // -1 when fd is no socket: the kernel's recvmsg then says so.
+  op->socket_type = SocketTypeOf(op->fd);
+  if (op->socket_type == SOCK_SEQPACKET) {
+    op->eof_fd = fcntl(op->fd, F_DUPFD_CLOEXEC, 0);
+    if (op->eof_fd >= 0) LiveInc(Live::kOwnedFds);
+  }
+}
+
+static void CloseOwned(int fd) {
+  close(fd);
+  LiveDec(Live::kOwnedFds);
 }
 
 void OpClear(napi_env env, Op* op) {
@@ -97,6 +96,11 @@ void OpClear(napi_env env, Op* op) {
   op->iov.clear();
   op->bounce.clear();
   op->path.clear();
+  for (int fd : op->owned_fds) CloseOwned(fd);
+  op->owned_fds.clear();
+  if (op->eof_fd >= 0) CloseOwned(op->eof_fd);
+  op->eof_fd = -1;
+  op->socket_type = -1;
   op->deferred = nullptr;
 }
 
@@ -134,98 +138,11 @@ static napi_value BytesRead(napi_env env, Op* op, int res) {
   return Count(env, op, res);
 }
 
-// Ints a recvmsg control buffer can hold: CMSG_SPACE(SCM_MAX_FD fds) + CMSG_SPACE(ucred), in ints.
-static constexpr size_t kMaxControlInts =
-    (CMSG_SPACE(kMaxFdsPerMessage * sizeof(int)) + CMSG_SPACE(sizeof(struct ucred))) / sizeof(int);
-
-static void CloseReceivedFds(Op* op) {
-  for (struct cmsghdr* c = CMSG_FIRSTHDR(&op->msg); c != nullptr; c = CMSG_NXTHDR(&op->msg, c)) {
-    if (c->cmsg_len == 0) break;
-    if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS) continue;
-    size_t count = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
-    for (size_t i = 0; i < count; i++) {
-      int fd;
-      memcpy(&fd, CMSG_DATA(c) + i * sizeof(int), sizeof(int));
-      close(fd);
-    }
-  }
-}
-
-// The sender's address of a datagram ('\0'-prefixed when abstract), "" when it has none.
-static std::string AddressText(Op* op) {
-  const auto* addr = reinterpret_cast<const struct sockaddr_un*>(&op->addr);
-  size_t base = offsetof(struct sockaddr_un, sun_path);
-  socklen_t length = op->msg.msg_namelen;
-  if (length <= base || addr->sun_family != AF_UNIX) return "";
-  size_t n = std::min(size_t(length) - base, sizeof(addr->sun_path));
-  if (addr->sun_path[0] == '\0') return std::string(addr->sun_path, n);
-  return std::string(addr->sun_path, strnlen(addr->sun_path, n));
-}
-
 static napi_value Message(napi_env env, Op* op, int res) {
   CopyOut(env, op, size_t(res));
-  // At most what the control space can hold (it is sized for <= SCM_MAX_FD fds + credentials).
-  int fd_buf[kMaxControlInts];
-  size_t nfds = 0;
-  bool have_credentials = false;
-  struct ucred cred {};
-  for (struct cmsghdr* c = CMSG_FIRSTHDR(&op->msg); c != nullptr; c = CMSG_NXTHDR(&op->msg, c)) {
-    if (c->cmsg_level != SOL_SOCKET || c->cmsg_len < CMSG_LEN(0)) continue;
-    if (c->cmsg_type == SCM_RIGHTS) {
-      size_t count = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
-      for (size_t i = 0; i < count; i++) {
-        int fd;
-        memcpy(&fd, CMSG_DATA(c) + i * sizeof(int), sizeof(int));
-        if (nfds < kMaxControlInts) fd_buf[nfds++] = fd;
-        else close(fd);
-      }
-    } else if (c->cmsg_type == SCM_CREDENTIALS && c->cmsg_len >= CMSG_LEN(sizeof(cred))) {
-      memcpy(&cred, CMSG_DATA(c), sizeof(cred));
-      have_credentials = true;
-    }
-  }
-  bool fds_truncated = (op->msg.msg_flags & MSG_CTRUNC) != 0 || nfds > size_t(op->max_fds);
-  if (fds_truncated) {
-    for (size_t i = 0; i < nfds; i++) close(fd_buf[i]);
-    nfds = 0;
-  }
-  bool data_truncated = (op->msg.msg_flags & MSG_TRUNC) != 0;
-  bool eof = false;
-  if (res == 0 && nfds == 0 && !fds_truncated) {
-    int type = 0;
-    socklen_t len = sizeof(type);
-    if (getsockopt(op->fd, SOL_SOCKET, SO_TYPE, &type, &len) == 0) eof = type == SOCK_STREAM || type == SOCK_SEQPACKET;
-  }
-  napi_value keys[int(Key::kCount)];
-  AddonOf(env).KeyValues(env, keys);
-  auto set = [&](napi_value obj, Key k, napi_value v) { napi_set_property(env, obj, keys[int(k)], v); };
-  auto boolean = [&](bool b) { napi_value v; napi_get_boolean(env, b, &v); return v; };
-  auto number = [&](double d) { napi_value v; napi_create_double(env, d, &v); return v; };
-  napi_value out, list;
-  napi_create_object(env, &out);
-  set(out, Key::kBytes, number(res));
-  napi_create_array_with_length(env, nfds, &list);
-  for (size_t i = 0; i < nfds; i++) napi_set_element(env, list, uint32_t(i), number(fd_buf[i]));
-  set(out, Key::kFds, list);
-  set(out, Key::kTruncated, boolean(data_truncated || fds_truncated));
-  set(out, Key::kDataTruncated, boolean(data_truncated));
-  set(out, Key::kFdsTruncated, boolean(fds_truncated));
-  if (have_credentials) {
-    napi_value c;
-    napi_create_object(env, &c);
-    set(c, Key::kPid, number(cred.pid));
-    set(c, Key::kUid, number(cred.uid));
-    set(c, Key::kGid, number(cred.gid));
-    set(out, Key::kCredentials, c);
-  }
-  std::string from = AddressText(op);
-  if (!from.empty()) {
-    napi_value text;
-    napi_create_string_utf8(env, from.data(), from.size(), &text);
-    set(out, Key::kFrom, text);
-  }
-  set(out, Key::kEof, boolean(eof));
-  return out;
+  Received received(&op->msg, size_t(res), op->max_fds);
+  if (received.maybe_eof()) received.ApplyEof(op->socket_type, op->eof_fd);
+  return received.ToValue(env);
 }
 
 // ---- discard (env teardown) ----
@@ -235,7 +152,9 @@ static void CloseNewFd(Op*, int res) {
   if (res >= 0) close(res);
 }
 static void CloseReceived(Op* op, int res) {
-  if (res >= 0) CloseReceivedFds(op);
+  if (res >= 0) {
+    Received received(&op->msg, size_t(res), 0);  // closes every fd that came
+  }
 }
 
 // ---- prep ----

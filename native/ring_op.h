@@ -50,6 +50,9 @@ struct Op {
   uint64_t offset = 0;
   unsigned flags = 0;       // fsync flags, send/recv flags, socket type...
   int max_fds = 0;          // recvmsg
+  int socket_type = -1;     // recvmsg: SO_TYPE, read when queued (for the eof rule)
+  int eof_fd = -1;          // recvmsg on a seqpacket socket: a dup polled for the peer's shutdown
+  std::vector<int> owned_fds;       // sendmsg: dups of the fds to send, made when queued
   std::vector<napi_ref> targets;    // views a read copies into at completion (held)
   std::vector<size_t> lengths;      // byte length of each target/source at submit
   std::vector<struct iovec> iov;    // into `bounce`
@@ -73,12 +76,16 @@ void OpAddView(napi_env env, Op* op, napi_value view, bool is_read, const char* 
 // A list of views (the sync readv/writev's checks: at most IOV_MAX, each an ArrayBufferView),
 // one iovec each over the bounce memory.
 void OpAddViewList(napi_env env, Op* op, napi_value list, bool is_read);
-// sendmsg: the message over the bounce memory, fds (SCM_RIGHTS) and credentials as given.
-void OpSetSendControl(Op* op, const int* fds, size_t nfds, bool credentials);
-// recvmsg: room for the sender's address and control space for control_fds fds + credentials.
+// sendmsg: the message over the bounce memory, with credentials and the fds as one SCM_RIGHTS.
+// The fds are dup'ed (close-on-exec) now and the copies closed when the op settles, so closing
+// or reusing a number before the SQE runs cannot send another file. Returns 0, or the errno of
+// a dup that failed (EBADF for an fd that is not open).
+int OpSetSendControl(Op* op, const int* fds, size_t nfds, bool credentials);
+// recvmsg: room for the sender's address and control space for control_fds fds + credentials;
+// the socket's type is read now (the eof rule needs it), not when the fd may be gone.
 void OpSetRecvControl(Op* op, int control_fds);
 
-// Releases what the record holds from JS (view references) and empties it for reuse.
+// Releases what the record holds (view references, fd copies) and empties it for reuse.
 void OpClear(napi_env env, Op* op);
 
 // ---- the per-opcode table ----

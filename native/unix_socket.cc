@@ -18,6 +18,7 @@
 #include "errors.h"
 #include "live_objects.h"
 #include "registry.h"
+#include "unix_msg.h"
 #include "unix_socket.h"
 
 namespace iolab {
@@ -48,22 +49,6 @@ UnixAddress AddressArg(Napi::Env env, Napi::Value value, const char* syscall, co
   memcpy(a.addr.sun_path, a.text.data(), a.text.size());
   a.length = socklen_t(offsetof(sockaddr_un, sun_path) + a.text.size() + (abstract ? 0 : 1));
   return a;
-}
-
-// The sender/peer address the kernel filled in, or "" when it has none (unbound, socketpair).
-static std::string AddressText(const sockaddr_un& addr, socklen_t length) {
-  size_t base = offsetof(sockaddr_un, sun_path);
-  if (length <= base || addr.sun_family != AF_UNIX) return "";
-  size_t n = std::min(size_t(length) - base, sizeof(addr.sun_path));
-  if (addr.sun_path[0] == '\0') return std::string(addr.sun_path, n);  // abstract: keep the '\0'
-  return std::string(addr.sun_path, strnlen(addr.sun_path, n));
-}
-
-static int SocketType(Napi::Env env, int fd) {
-  int type = 0;
-  socklen_t len = sizeof(type);
-  if (getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &len) < 0) ThrowErrno(env, errno, "getsockopt");
-  return type;
 }
 
 static Napi::Value Socket(const Napi::CallbackInfo& info) {
@@ -145,22 +130,18 @@ static Napi::Value Close(const Napi::CallbackInfo& info) {
 }
 
 // Control-message space: `fds` descriptors in one SCM_RIGHTS, plus one SCM_CREDENTIALS.
-static size_t ControlSpace(size_t fds) {
-  return (fds > 0 ? CMSG_SPACE(fds * sizeof(int)) : 0) + CMSG_SPACE(sizeof(ucred));
-}
-
 static Napi::Value SendMsg(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   int fd = FdArg(env, info[0]);
   OptionsArg options(env, info[2]);
 
-  int fd_list[kMaxFdsPerMessage];
+  int fds[kMaxFdsPerMessage];
   size_t nfds = 0;
   bool haveTo = false;
   UnixAddress to;
   bool credentials = options.Bool("credentials", false);
   Napi::Value fdsValue(env, options.Get("fds"));
-  if (!fdsValue.IsUndefined()) nfds = FdListArg(env, fdsValue, "options.fds", kMaxFdsPerMessage, "SCM_MAX_FD", fd_list);
+  if (!fdsValue.IsUndefined()) nfds = FdListArg(env, fdsValue, "options.fds", kMaxFdsPerMessage, "SCM_MAX_FD", fds);
   Napi::Value toValue(env, options.Get("to"));
   if (!toValue.IsUndefined()) {
     to = AddressArg(env, toValue, "sendmsg", "options.to");
@@ -168,15 +149,8 @@ static Napi::Value SendMsg(const Napi::CallbackInfo& info) {
   }
 
   IovecArray iov = IovecsArg(env, info[1]);  // last: no JS runs after this
-  size_t payload = iov.total();
-  if ((nfds > 0 || credentials) && payload == 0 && SocketType(env, fd) == SOCK_STREAM) {
-    // A stream socket carries ancillary data only with at least one byte: the kernel would
-    // silently drop the fds of an empty send.
-    ThrowTypeError(env, "ERR_INVALID_ARG_VALUE",
-                   "sendmsg on a stream socket needs at least one byte of payload to carry fds or credentials");
-  }
-
-  std::vector<char> control;
+  CheckCarriesControl(env, fd, iov.total(), nfds, credentials);
+  alignas(struct cmsghdr) char control[kMaxRecvControl];
   msghdr msg{};
   msg.msg_iov = iov.data();
   msg.msg_iovlen = iov.size();
@@ -184,27 +158,7 @@ static Napi::Value SendMsg(const Napi::CallbackInfo& info) {
     msg.msg_name = &to.addr;
     msg.msg_namelen = to.length;
   }
-  if (nfds > 0 || credentials) {
-    control.assign(ControlSpace(nfds), 0);
-    msg.msg_control = control.data();
-    msg.msg_controllen = (nfds == 0 ? 0 : CMSG_SPACE(nfds * sizeof(int))) +
-                         (credentials ? CMSG_SPACE(sizeof(ucred)) : 0);
-    cmsghdr* cmsg = CMSG_FIRSTHDR(&msg);
-    if (nfds > 0) {
-      cmsg->cmsg_level = SOL_SOCKET;
-      cmsg->cmsg_type = SCM_RIGHTS;
-      cmsg->cmsg_len = CMSG_LEN(nfds * sizeof(int));
-      memcpy(CMSG_DATA(cmsg), fd_list, nfds * sizeof(int));
-      cmsg = CMSG_NXTHDR(&msg, cmsg);
-    }
-    if (credentials) {
-      ucred cred{getpid(), getuid(), getgid()};
-      cmsg->cmsg_level = SOL_SOCKET;
-      cmsg->cmsg_type = SCM_CREDENTIALS;
-      cmsg->cmsg_len = CMSG_LEN(sizeof(ucred));
-      memcpy(CMSG_DATA(cmsg), &cred, sizeof(cred));
-    }
-  }
+  BuildSendControl(&msg, control, fds, nfds, credentials);
   ssize_t n;
   do n = sendmsg(fd, &msg, MSG_NOSIGNAL);
   while (n < 0 && errno == EINTR);
@@ -215,88 +169,39 @@ static Napi::Value SendMsg(const Napi::CallbackInfo& info) {
   return Napi::Number::New(env, double(n));
 }
 
-static Napi::Object CredentialsObject(Napi::Env env, const ucred& cred) {
-  Napi::Object out = Napi::Object::New(env);
-  out.Set("pid", Napi::Number::New(env, cred.pid));
-  out.Set("uid", Napi::Number::New(env, cred.uid));
-  out.Set("gid", Napi::Number::New(env, cred.gid));
-  return out;
-}
-
 static Napi::Value RecvMsg(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   int fd = FdArg(env, info[0]);
   OptionsArg options(env, info[2]);
   int maxFds = int(options.Integer("maxFds", 0, kMaxFdsPerMessage, 0));
-  // The control buffer is sized for a full SCM_MAX_FD message by default, so that fds beyond
-  // maxFds are seen (and closed) here instead of being cut by the kernel with MSG_CTRUNC.
   int controlFds = int(options.Integer("controlFds", 0, kMaxFdsPerMessage, kMaxFdsPerMessage));
 
   IovecArray iov = IovecsArg(env, info[1]);  // last: no JS runs after this
-  std::vector<char> control(ControlSpace(size_t(controlFds)), 0);
+  alignas(struct cmsghdr) char control[kMaxRecvControl];
   sockaddr_un from{};
   msghdr msg{};
   msg.msg_name = &from;
   msg.msg_namelen = sizeof(from);
   msg.msg_iov = iov.data();
   msg.msg_iovlen = iov.size();
-  msg.msg_control = control.data();
-  msg.msg_controllen = control.size();
+  msg.msg_control = control;
+  msg.msg_controllen = RecvControlSpace(controlFds);
+  memset(control, 0, msg.msg_controllen);
   ssize_t n;
   do n = recvmsg(fd, &msg, MSG_CMSG_CLOEXEC);
   while (n < 0 && errno == EINTR);
   if (n < 0) ThrowErrno(env, errno, "recvmsg");
 
-  // Own every received fd at once, so that any throw below closes them all.
-  std::vector<OwnedFd> received;
-  received.reserve(size_t(controlFds) + 8);  // no reallocation (bad_alloc) mid-walk
-  bool haveCredentials = false;
-  ucred cred{};
-  for (cmsghdr* c = CMSG_FIRSTHDR(&msg); c != nullptr; c = CMSG_NXTHDR(&msg, c)) {
-    if (c->cmsg_level != SOL_SOCKET || c->cmsg_len < CMSG_LEN(0)) continue;
-    if (c->cmsg_type == SCM_RIGHTS) {
-      size_t count = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
-      const unsigned char* data = CMSG_DATA(c);
-      for (size_t i = 0; i < count; i++) {
-        int rfd;
-        memcpy(&rfd, data + i * sizeof(int), sizeof(int));
-        received.emplace_back(rfd);
-      }
-    } else if (c->cmsg_type == SCM_CREDENTIALS && c->cmsg_len >= CMSG_LEN(sizeof(ucred))) {
-      memcpy(&cred, CMSG_DATA(c), sizeof(cred));
-      haveCredentials = true;
-    }
-  }
-  bool dataTruncated = (msg.msg_flags & MSG_TRUNC) != 0;
-  bool fdsTruncated = (msg.msg_flags & MSG_CTRUNC) != 0 || received.size() > size_t(maxFds);
-  if (fdsTruncated) received.clear();  // closes every one
+  Received received(&msg, size_t(n), maxFds);  // owns every fd that came: any throw closes them
+  if (received.maybe_eof()) received.ApplyEof(SocketTypeOf(fd), fd);
+  return Napi::Value(env, received.ToValue(env));
+}
 
-  bool eof = false;
-  if (n == 0 && received.empty() && !fdsTruncated) {
-    int type = SocketType(env, fd);
-    if (type == SOCK_STREAM) {
-      eof = true;  // a stream never delivers 0 bytes otherwise
-    } else if (type == SOCK_SEQPACKET) {
-      // A zero-length message from a live peer also reads as 0 bytes: eof only once the
-      // peer has shut down (the stress test found this).
-      pollfd p{fd, POLLRDHUP, 0};
-      eof = poll(&p, 1, 0) == 1 && (p.revents & (POLLRDHUP | POLLHUP)) != 0;
-    }
-  }
-
+static Napi::Object CredentialsObject(Napi::Env env, const ucred& cred) {
   Napi::Object out = Napi::Object::New(env);
-  out.Set("bytes", Napi::Number::New(env, double(n)));
-  Napi::Array fdArray = Napi::Array::New(env, received.size());
-  for (size_t i = 0; i < received.size(); i++) fdArray.Set(uint32_t(i), Napi::Number::New(env, received[i].get()));
-  out.Set("fds", fdArray);
-  out.Set("truncated", Napi::Boolean::New(env, dataTruncated || fdsTruncated));
-  out.Set("dataTruncated", Napi::Boolean::New(env, dataTruncated));
-  out.Set("fdsTruncated", Napi::Boolean::New(env, fdsTruncated));
-  if (haveCredentials) out.Set("credentials", CredentialsObject(env, cred));
-  std::string fromText = AddressText(from, msg.msg_namelen);
-  if (!fromText.empty()) out.Set("from", Napi::String::New(env, fromText));
-  out.Set("eof", Napi::Boolean::New(env, eof));
-  for (OwnedFd& r : received) r.release();  // JS owns them now
+  out.Set("pid", Napi::Number::New(env, cred.pid));
+  out.Set("uid", Napi::Number::New(env, cred.uid));
+  out.Set("gid", Napi::Number::New(env, cred.gid));
   return out;
 }
 

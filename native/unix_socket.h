@@ -11,8 +11,6 @@
 
 namespace iolab {
 
-// The kernel's SCM_MAX_FD: at most this many fds in one SCM_RIGHTS message.
-constexpr int kMaxFdsPerMessage = 253;
 // Bytes of a socket path: sun_path (108 bytes) keeps its terminating NUL. An abstract name
 // (leading '\0') may use all 108.
 constexpr size_t kMaxSocketPathBytes = sizeof(sockaddr_un::sun_path) - 1;

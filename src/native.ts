@@ -431,7 +431,12 @@ export interface EchoLoadResult {
   bytes: number;
   connected: number;
   errors: { connect: number; reset: number; shortEcho: number; mismatch: number; timeout: number };
-  /** The measured window (from all clients connected to the deadline). */
+  /** Why the first connect failed (a positive errno; 0 when none did). */
+  connectErrno: number;
+  /** stop() ended the window before the duration was up. */
+  stoppedEarly: boolean;
+  /** The measured window: from every client connected until the last thread stopped sending
+   * and had its last echo (echoes that never came do not stretch it). */
   elapsedNs: number;
   /** CPU time the client's threads used during the window. */
   cpuNs: number;
@@ -444,7 +449,8 @@ export interface EchoLoadHandle {
   done: Promise<EchoLoadResult>;
 }
 
-function addonPath(): string {
+/** The addon file this process loads (the sanitized build under IOLAB_ASAN=1). */
+export function addonPath(): string {
   const sanitized = process.env.IOLAB_ASAN === '1';
   const path = join(projectRoot, sanitized ? 'build-asan/build/Release/iolab.node' : 'build/Release/iolab.node');
   if (!existsSync(path)) {

@@ -60,6 +60,22 @@ describe.concurrent('bench iops', { timeout: 120_000 }, () => {
     }
   });
 
+  it("help lists the engines and their options from the native table, and hides the test-only ones", async () => {
+    const r = await iops('--help');
+    expect(r.exitCode).toBe(0);
+    expect(r.stdout).toMatch(/--ioengine <list>\s+engine, comma list or 'all' \(sync, psync, io_uring, libaio, posixaio, mmap\)/);
+    expect(r.stdout).toMatch(/--fixedbufs \[0\|1\]\s+io_uring: registered buffers \(READ_FIXED\/WRITE_FIXED\); default 0/);
+    expect(r.stdout).toMatch(/--sqthread_poll \[0\|1\]\s+io_uring: a kernel thread polls the SQ \(SQPOLL\); default 0/);
+    expect(r.stdout).not.toMatch(/test_delay|test_nodata/);
+    expect(r.stdout).not.toMatch(/seed|notes/);
+  });
+
+  it('takes posix_aio for posixaio and prints one name', async () => {
+    const r = await iops('--filename', file('alias.dat'), '--size', '1m', '--ioengine', 'posix_aio', '--number_ios', '10');
+    expect(r.exitCode).toBe(0);
+    expect(r.stdout.split('\n')[2]).toMatch(/^posixaio\s+[\d,]+\s/);
+  });
+
   it('verify catches a corrupted block and names its offset', async () => {
     const f = file('verify.dat');
     const w = await iops('--filename', f, '--size', '1m', '--rw', 'write', '--verify', '--ioengine', 'psync');
@@ -157,6 +173,7 @@ describe.concurrent('gen and bench latency', { timeout: 120_000 }, () => {
     const f = file('dict.txt');
     const r = await cli(['gen', f, '--size', '100k']);
     expect(r.stdout).toBe(`wrote 102400 bytes of random printable text to ${f}`);
+    expect(r.stderr).toBe('');  // progress only on a terminal
     const text = readFileSync(f);
     expect(text.length).toBe(102400);
     expect(text.every((b) => b === 0x0a || (b >= 0x20 && b <= 0x7e))).toBe(true);

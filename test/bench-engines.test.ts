@@ -146,6 +146,16 @@ describe('latency against a known delay', () => {
     }
   });
 
+  it('handles an engine that answers BUSY: the runner commits, reaps and offers the I/O again', async () => {
+    const r = await native.benchRun(job('test_delay', 'randread', false, {
+      iodepth: 8, numberIos: 50, verify: false, engineOptions: { test_delay_usec: 200, test_delay_slots: 2 },
+    }));
+    expect(r.read.ios).toBe(50);
+    // never more than the engine's 2 slots in flight: fio's iodepth_level buckets 1 and 2 only
+    expect(r.depth.level.slice(2).every((n) => n === 0)).toBe(true);
+    expect(r.depth.level[1]).toBeGreaterThan(0);
+  });
+
   it('posixaio wakes on the first completion: reaps are small, not half a queue at a time', async (ctx) => {
     const r = await run(ctx, job('posixaio', 'randread', false, { iodepth: 32, numberIos: 4000, verify: false, size: 8 << 20 }));
     const reaps = r.depth.complete.reduce((a, b) => a + b, 0);

@@ -20,7 +20,8 @@ async function startLongRun(extra: string[] = []) {
   const tag = newProcessTag();
   const [file, argv] = iolabArgv(['bench', 'ipc', '--sizes', '64,4k', '--transports', 'stream-copy,shm-ring,dgram-copy',
     '--duration', '20ms', '--rounds', '1000', ...extra]);
-  const child = execa(file, argv, { reject: false, env: { [processTagVariable]: tag } });
+  // its own process group, so a test can signal the group as a terminal's Ctrl-C does
+  const child = execa(file, argv, { reject: false, detached: true, env: { [processTagVariable]: tag } });
   let stderr = '';
   child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
   await waitFor('round 1 to finish', () => stderr.includes('round 1/1000 done'), 30_000);
@@ -95,10 +96,10 @@ describe('bench ipc: interrupted and broken runs', { timeout: 120_000 }, () => {
     expect(devShm()).toEqual(before);
   });
 
-  it('Ctrl-C: the finished cells as a partial table, cleaned up, exit 130', async () => {
+  it('Ctrl-C (SIGINT to the process group): the finished cells as a partial table, cleaned up, exit 130', async () => {
     const before = devShm();
     const { child, tag } = await startLongRun();
-    child.kill('SIGINT');
+    process.kill(-child.pid!, 'SIGINT');
     const r = await child;
     expect(r.exitCode).toBe(130);
     expect(r.stdout).toMatch(/^bench ipc: .*, PARTIAL: interrupted by SIGINT after \d+ of 14000 cells$/m);
@@ -107,7 +108,7 @@ describe('bench ipc: interrupted and broken runs', { timeout: 120_000 }, () => {
     expect(devShm()).toEqual(before);
   });
 
-  it('SIGTERM with --json: the partial results in JSON', async () => {
+  it('SIGTERM to the sender alone, with --json: the partial results in JSON', async () => {
     const { child, tag } = await startLongRun(['--json']);
     child.kill('SIGTERM');
     const r = await child;

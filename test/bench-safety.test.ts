@@ -4,7 +4,8 @@
 // run with the finished rows, the partial one marked, nothing half-made left, exit 130.
 import { afterAll, describe, expect, it } from 'vitest';
 import { execa } from 'execa';
-import { existsSync, lstatSync, readdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { closeSync, existsSync, lstatSync, openSync, readdirSync, readFileSync, statSync, symlinkSync, writeFileSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { runCli } from './support/cli.js';
 import { shortTempDir } from './support/temp.js';
@@ -35,7 +36,7 @@ describe.concurrent('the mark that makes a file iolab\'s', { timeout: 120_000 },
     const f = file('reuse.dat');
     expect((await write(f)).exitCode).toBe(0);
     expect((await write(f)).exitCode).toBe(0);  // iolab's own file: reused
-    await execa('sh', ['-c', `head -c 1M /dev/urandom > '${f}'`]);
+    writeFileSync(f, randomBytes(1 << 20));  // as `head -c 1M /dev/urandom > reuse.dat` does
     const before = readFileSync(f);
     const r = await write(f);
     expect(r.exitCode).toBe(1);
@@ -57,7 +58,9 @@ describe.concurrent('the mark that makes a file iolab\'s', { timeout: 120_000 },
     const f = file('same.dat');
     expect((await cli(['bench', 'iops', '--filename', f, '--size', '1m', '--ioengine', 'psync', '--number_ios', '5'])).exitCode).toBe(0);
     await execa('touch', ['-r', f, `${f}.times`]);
-    await execa('sh', ['-c', `head -c 1M /dev/zero | dd of='${f}' conv=notrunc status=none`]);
+    const fd = openSync(f, 'r+');
+    writeSync(fd, Buffer.alloc(1 << 20));  // rewritten in place, as dd conv=notrunc does
+    closeSync(fd);
     await execa('touch', ['-r', `${f}.times`, f]);
     expect((await write(f)).stderr).toMatch(/^iolab: refusing to write into/);
   });

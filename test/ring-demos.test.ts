@@ -19,6 +19,10 @@ beforeAll(() => {
 });
 afterAll(() => dir.cleanup());
 
+// Tests that start a dozen iolab processes one after another: each start costs about a second
+// under the sanitizer on a loaded 2-core machine, so they get more than the default 30 s.
+const cliHeavy = 120_000;
+
 const refusedLine = (errno: string, why: string) =>
   `iolab: io_uring is unavailable: io_uring_setup was refused (${errno}), ${why}; use the command without --uring`; // execa strips the final newline
 const epermWhy = 'as a seccomp profile or the io_uring_disabled sysctl does';
@@ -40,7 +44,7 @@ describe('--uring prints what the plain variant prints', () => {
     }
     const missing = await runCli(['readv', 'missing.c', '--uring'], { cwd: dir.path });
     expect(missing.stderr).toBe((await runCli(['readv', 'missing.c'], { cwd: dir.path })).stderr);
-  });
+  }, cliHeavy);
 
   it('writev: the same output and the same file, create, refuse, append', async () => {
     for (const variant of ['plain', 'uring']) mkdirSync(join(dir.path, variant));
@@ -60,9 +64,9 @@ describe('--uring prints what the plain variant prints', () => {
       expect(uring.stderr).toBe(plain.stderr);
       expect(readFileSync(join(dir.path, 'uring/notes.txt'))).toEqual(readFileSync(join(dir.path, 'plain/notes.txt')));
     }
-  });
+  }, cliHeavy);
 
-  // One test per socket type: twelve CLI processes each (slow under the sanitizer).
+  // One test per socket type: twelve CLI processes each.
   it.each(['dgram', 'stream'])('fdpass recv/send over %s: every mix of plain and --uring prints the same', async (type) => {
     const outputs: string[] = [];
     for (const [recvUring, sendUring] of [[false, false], [true, false], [false, true], [true, true]]) {
@@ -84,7 +88,7 @@ describe('--uring prints what the plain variant prints', () => {
     expect(outputs[0]).toContain('message 2 fd:      regular file, 8192 bytes (/memfd:iolab-fdpass (deleted)), seals F_SEAL_SHRINK|F_SEAL_GROW|F_SEAL_WRITE; mapped 8192 bytes read-only');
     expect(outputs[0]).toContain(`message 2 holds:   second ${type}`);
     for (const o of outputs) expect(o).toBe(outputs[0]);
-  }, 90_000);
+  }, cliHeavy);
 
   it('shm write/read: the same output and the same object', async () => {
     const outputs: string[] = [];
@@ -126,7 +130,7 @@ describe('--uring under a seccomp filter that refuses io_uring', () => {
     const written = await underFilter('EPERM', ['writev', 'sec.txt', 'plain works']);
     expect(written.stdout).toBe('writev 11 bytes to sec.txt');
     expect(readFileSync(join(dir.path, 'sec.txt'), 'utf8')).toBe('plain works');
-  });
+  }, cliHeavy);
 
   it('ENOSYS (as Docker\'s default profile returns) says so', async () => {
     const run = await underFilter('ENOSYS', ['readv', 'readv.c', '--uring']);
@@ -139,5 +143,5 @@ describe('--uring under a seccomp filter that refuses io_uring', () => {
     expect(run.exitCode).toBe(0);
     expect(run.stdout).toContain('== the --uring variants\n# skipped: io_uring is unavailable: io_uring_setup was refused (EPERM), ' + epermWhy);
     expect(run.stdout.trimEnd().split('\n').at(-1)).toBe('tour done: 5 demos, 11 commands, temp folder removed');
-  });
+  }, cliHeavy);
 });

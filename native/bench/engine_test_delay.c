@@ -1,6 +1,7 @@
 /* test_delay (tests only): a device with a known latency. queue() moves the data at once with
  * pread/pwrite; the I/O completes test_delay_usec after it was committed, each on its own (a
- * parallel device: depth does not add up). Tests check the runner's latency figures against it. */
+ * parallel device: depth does not add up). Tests check the runner's latency figures against it.
+ * With test_delay_slots it holds at most that many I/Os and answers FIO_Q_BUSY beyond them. */
 #include <errno.h>
 #include <stddef.h>
 #include <stdlib.h>
@@ -11,12 +12,14 @@
 #include "engine.h"
 
 struct delay_options {
-  unsigned usec;
+  unsigned usec, slots;
 };
 
 static const struct engine_option delay_option_table[] = {
     {"test_delay_usec", ENGINE_OPT_UINT, "test_delay: microseconds from commit to completion",
      offsetof(struct delay_options, usec), 100, 0, 10000000},
+    {"test_delay_slots", ENGINE_OPT_UINT, "test_delay: I/Os it holds before answering BUSY (0: the depth)",
+     offsetof(struct delay_options, slots), 0, 0, 65536},
     {NULL},
 };
 
@@ -46,6 +49,8 @@ static int delay_setup(struct engine_ctx *ctx) {
 
 static int delay_queue(struct engine_ctx *ctx, struct io_u *io) {
   struct delay_data *d = ctx->engine_data;
+  const struct delay_options *o = ctx->options;
+  if (o->slots != 0 && d->npending >= o->slots) return FIO_Q_BUSY;
   ssize_t n = io->ddir == DDIR_READ ? pread(ctx->fd, io->buf, io->len, (off_t)io->offset)
                                     : pwrite(ctx->fd, io->buf, io->len, (off_t)io->offset);
   io->result = n < 0 ? -errno : n;

@@ -4,10 +4,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/sdt.h>
 #include <unistd.h>
 
 #include "pattern.h"
 #include "worker.h"
+
+/* USDT probes (provider iolab), the same for every engine: io_issue(offset, bytes, is_write) as an
+ * I/O is handed to the engine, io_complete(offset, bytes, result) as the runner takes its
+ * completion (result: bytes moved or -errno). `bpftrace -l 'usdt:<addon>:iolab:*'` lists them. */
 
 /* Read buffers are filled with this before a verify read, so a read that moves no data cannot
  * pass on what an earlier I/O left in the buffer. */
@@ -58,6 +63,7 @@ static void prepare_io(struct worker *w, struct io_u *io) {
 
 static int complete_io(struct worker *w, struct io_u *io, uint64_t t, int async) {
   const struct job_spec *s = w->spec;
+  DTRACE_PROBE3(iolab, io_complete, io->offset, io->len, io->result);
   if (io->result != (int64_t)io->len) {
     const char *call = io->ddir == DDIR_READ ? "read" : "write";
     return worker_fail_errno(w, io->result < 0 ? (int)-io->result : EIO, call, io->offset);  /* short: EIO */
@@ -148,6 +154,7 @@ int run_loop(struct worker *w, const struct engine_ops *ops, struct engine_ctx *
       }
       retry = NULL;
       io->start_ns = now_ns();
+      DTRACE_PROBE3(iolab, io_issue, io->offset, io->len, io->ddir == DDIR_WRITE);
       int r = ops->queue(ctx, io);
       if (r == FIO_Q_COMPLETED) {
         now = now_ns();

@@ -74,7 +74,10 @@ struct echo_load_result {
   uint64_t requests, responses, bytes;
   uint64_t connected;
   uint64_t connect_errors, resets, short_echoes, mismatches, timeouts;
-  uint64_t elapsed_ns;               /* measured window */
+  int connect_errno;                 /* why the first connect failed (0: none did) */
+  int stopped_early;                 /* config.stop ended the window before the duration */
+  uint64_t elapsed_ns;               /* measured: from every client connected until the last
+                                        thread stopped sending and had its last echo */
   uint64_t cpu_ns;                   /* CPU time the client threads used in the window */
   uint64_t p50_ns, p99_ns, p999_ns, max_ns;
   const char *syscall;

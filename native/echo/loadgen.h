@@ -1,5 +1,9 @@
-/* Internal to the load generator (loadgen*.c): the connection and thread records, the gate
- * that starts every thread's measured window at once, and the connect phase they share. */
+/* Internal to the load generator (loadgen*.c). The layering, which no call goes against:
+ *   loadgen.c          echo_load_run and the mode table
+ *   loadgen_epoll.c, loadgen_uring.c, loadgen_threads.c   one generator each
+ *   loadgen_common.c   the records, the start gate, the connect phase, the thread pool
+ * The common part calls none of the generators, except through the thread function it is
+ * given. */
 #pragma once
 #include <pthread.h>
 #include <stdbool.h>
@@ -21,10 +25,13 @@ struct lconn {
   unsigned char *rbuf;   /* io_uring mode: where its recv lands */
 };
 
+struct shared;
+
 struct lthread {
   pthread_t tid;
   const struct echo_load_config *cfg;
   const unsigned char *pattern;
+  struct shared *sh;
   struct lconn *conns;
   uint32_t first, count;
   int ep;
@@ -33,39 +40,55 @@ struct lthread {
   struct histogram *hist;
   const char *syscall;
   int err;
-  bool fatal; /* err ended the run (not just one connection) */
+  bool fatal;               /* err ended the run (not just one connection) */
+  uint64_t stopped_sending; /* when this thread started no more messages (0: not yet) */
+  uint64_t last_response;   /* when its last whole echo came in */
 };
 
 /* Threads connect, report in, and wait at the gate; the main thread opens it once all are
- * in, with the measured window's start and deadline set. */
+ * in, with the measured window's start and deadline set. Each thread, when done, moves `end`
+ * to when its window ended (the run's elapsed time is end - start). */
 struct shared {
   pthread_mutex_t lock;
   pthread_cond_t cond;
   uint32_t arrived;
   bool open;
-  uint64_t start, deadline;
+  uint64_t start, deadline, end;
   const int *stop;
 };
 
 void gate_arrive_and_wait(struct shared *sh);
 void gate_open_when(struct shared *sh, uint32_t expected, uint64_t duration_ns);
 bool stop_requested(const struct shared *sh);
+/* A thread's window ends when it stopped sending or its last echo came in, whichever is later
+ * (echoes that never come do not stretch it). */
+void window_ended(struct shared *sh, uint64_t stopped_sending, uint64_t last_response);
 /* One turn of a generator thread's loop: the time (ns, at most 50 ms) it may wait for events,
  * or 0 when its run is over (all connections gone, or the window and the grace for echoes still
- * in flight have passed). A requested stop moves *deadline to now. */
-uint64_t loop_wait_ns(const struct lthread *t, const struct shared *sh, uint64_t *deadline, uint64_t now);
+ * in flight have passed). A requested stop moves *deadline to now. Notes when sending stopped. */
+uint64_t loop_wait_ns(struct lthread *t, uint64_t *deadline, uint64_t now);
 /* Non-blocking connects for the thread's share (registered in t->ep), waits for each. */
 void connect_all(struct lthread *t, uint64_t limit);
+/* What the thread's epoll set waits for on c: input, and output too when `out`. */
+void set_events(struct lthread *t, struct lconn *c, bool out);
+/* Ends a connection of the epoll set: closes it and updates the thread's counts. */
+void drop_conn(struct lthread *t, struct lconn *c);
 void add_result(struct echo_load_result *into, const struct echo_load_result *r);
 /* Where message `seq` of connection `id` starts in the pattern. */
 static inline uint32_t message_offset(uint64_t seq, uint32_t id) {
   return (uint32_t)((seq * 7u + id) % PATTERN_SPAN);
 }
 
-struct run_ctx {
-  struct lthread *t;
-  struct shared *sh;
-};
-void *uring_thread_main(void *arg);
-int run_threads(const struct echo_load_config *cfg, const unsigned char *pattern,
-                struct shared *sh, struct histogram *hist, struct echo_load_result *res);
+/* What a mode runs: connects, opens the gate, runs the window, sums into res and hist. */
+typedef int (*load_mode_fn)(const struct echo_load_config *cfg, const unsigned char *pattern,
+                            struct shared *sh, struct histogram *hist, struct echo_load_result *res);
+/* The epoll and io_uring modes: `threads` workers, each running thread_main on its share. */
+int run_pool(const struct echo_load_config *cfg, const unsigned char *pattern, struct shared *sh,
+             struct histogram *hist, struct echo_load_result *res, void *(*thread_main)(void *));
+
+int run_epoll(const struct echo_load_config *cfg, const unsigned char *pattern, struct shared *sh,
+              struct histogram *hist, struct echo_load_result *res);
+int run_uring(const struct echo_load_config *cfg, const unsigned char *pattern, struct shared *sh,
+              struct histogram *hist, struct echo_load_result *res);
+int run_threads(const struct echo_load_config *cfg, const unsigned char *pattern, struct shared *sh,
+                struct histogram *hist, struct echo_load_result *res);

@@ -25,23 +25,30 @@ struct tclient {
 static void *tclient_main(void *arg) {
   struct tclient *k = arg;
   const struct echo_load_config *cfg = k->cfg;
+  int err = 0;
   k->fd = socket(cfg->addr.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (k->fd < 0) err = errno;
   if (k->fd >= 0) {
     struct timeval tv = { .tv_sec = 2, .tv_usec = 0 };
     setsockopt(k->fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
     setsockopt(k->fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
     echo_set_nodelay(k->fd);
     if (connect(k->fd, (const struct sockaddr *)&cfg->addr, cfg->addr_len) < 0) {
+      err = errno;
       close(k->fd);
       k->fd = -1;
     }
   }
-  if (k->fd < 0) k->r.connect_errors++;
-  else k->r.connected++;
+  if (k->fd < 0) {
+    k->r.connect_errors++;
+    k->r.connect_errno = err;
+  } else {
+    k->r.connected++;
+  }
   gate_arrive_and_wait(k->sh);
   uint64_t cpu0 = echo_thread_cpu_ns();
   unsigned char *buf = k->fd >= 0 ? malloc(cfg->length) : NULL;
-  uint64_t seq = 0;
+  uint64_t seq = 0, last_response = 0;
   while (buf) {
     uint64_t t0 = echo_now_ns();
     if (t0 >= k->sh->deadline || stop_requested(k->sh)) break;
@@ -72,16 +79,19 @@ static void *tclient_main(void *arg) {
     }
     k->r.responses++;
     k->r.bytes += cfg->length;
-    hist_add(k->hist, echo_now_ns() - t0);
+    uint64_t done = echo_now_ns();
+    last_response = done;
+    hist_add(k->hist, done - t0);
   }
+  window_ended(k->sh, echo_now_ns(), last_response);
   free(buf);
   if (k->fd >= 0) close(k->fd);
   k->r.cpu_ns = echo_thread_cpu_ns() - cpu0;
   return NULL;
 }
 
-int run_threads(const struct echo_load_config *cfg, const unsigned char *pattern,
-                       struct shared *sh, struct histogram *hist, struct echo_load_result *res) {
+int run_threads(const struct echo_load_config *cfg, const unsigned char *pattern, struct shared *sh,
+                struct histogram *hist, struct echo_load_result *res) {
   struct tclient *ks = calloc(cfg->clients, sizeof(*ks));
   if (!ks) return -ENOMEM;
   pthread_attr_t attr;

@@ -97,6 +97,7 @@ static void maybe_complete(struct ugen *u, struct lconn *c, uint64_t deadline) {
   uint64_t done = echo_now_ns();
   u->t->r.responses++;
   u->t->r.bytes += cfg->length;
+  u->t->last_response = done;
   hist_add(u->t->hist, done - c->started);
   c->busy = false;
   u->t->busy--;
@@ -154,10 +155,9 @@ static int setup(struct ugen *u, unsigned entries) {
   return ret;
 }
 
-void *uring_thread_main(void *arg) {
-  struct run_ctx *ctx = arg;
-  struct lthread *t = ctx->t;
-  struct shared *sh = ctx->sh;
+static void *uring_thread_main(void *arg) {
+  struct lthread *t = arg;
+  struct shared *sh = t->sh;
   const struct echo_load_config *cfg = t->cfg;
   struct ugen u;
   memset(&u, 0, sizeof(u));
@@ -182,10 +182,11 @@ void *uring_thread_main(void *arg) {
     if (c->fd >= 0) start(&u, c, now);
   }
   while (rbufs) {
-    uint64_t wait = loop_wait_ns(t, sh, &deadline, echo_now_ns());
+    uint64_t wait = loop_wait_ns(t, &deadline, echo_now_ns());
     if (wait == 0) break;
     reap(&u, wait, deadline);
   }
+  window_ended(sh, t->stopped_sending ? t->stopped_sending : echo_now_ns(), t->last_response);
   if (rbufs) {
     /* Whatever is still in flight: echoes that never came count as timeouts; then cancel
      * every op and wait for all of them before the buffers go. */
@@ -213,4 +214,9 @@ void *uring_thread_main(void *arg) {
   free(rbufs);
   t->r.cpu_ns = echo_thread_cpu_ns() - cpu0;
   return NULL;
+}
+
+int run_uring(const struct echo_load_config *cfg, const unsigned char *pattern, struct shared *sh,
+              struct histogram *hist, struct echo_load_result *res) {
+  return run_pool(cfg, pattern, sh, hist, res, uring_thread_main);
 }

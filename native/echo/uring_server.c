@@ -1,5 +1,5 @@
 /* io_uring echo server: one multishot accept, one multishot recv per connection into a
- * provided-buffer ring (set up by hand: mmap + io_uring_buf_ring_init + register), and one
+ * provided-buffer ring (uring_pool.c sets both up), and one
  * send in flight per connection.
  *
  * Who owns a provided buffer: the kernel while it sits in the ring; the connection from its
@@ -16,21 +16,18 @@
 #include <netinet/in.h>
 #include <poll.h>
 #include <stdbool.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <unistd.h>
 
 #include "backlog.h"
 #include "echo.h"
+#include "uring_pool.h"
 
 enum { OP_ACCEPT = 1, OP_RECV, OP_SEND, OP_STOP, OP_CANCEL, OP_IDLE_TICK, OP_ACCEPT_RESUME };
 #define OP_MASK 7ull
 
 #define DEFAULT_BUF_COUNT 4096u /* power of two, <= 32768 */
-#define BUF_SIZE 4096u
-#define BGID 0
 #define BACKLOG_PAUSE (64u * 1024u)  /* backlog bytes that stop a connection's recv */
 #define BACKLOG_RESUME (16u * 1024u) /* ... and the level at which it receives again */
 #define REAP_BATCH 256u
@@ -49,10 +46,7 @@ struct conn {
 
 struct server {
   struct io_uring ring;
-  struct io_uring_buf_ring *br;
-  size_t br_bytes;
-  unsigned char *bufs;
-  unsigned buf_count;
+  struct buf_pool pool;
   unsigned held;      /* provided buffers in connections' hands (a send reads them) */
   bool returned;      /* a buffer went back since the starved were last woken */
   const struct echo_server_config *cfg;
@@ -87,12 +81,10 @@ static struct io_uring_sqe *get_sqe(struct server *s) {
   return NULL;
 }
 
-static void *buf_addr(struct server *s, unsigned bid) { return s->bufs + (size_t)bid * BUF_SIZE; }
+static void *buf_addr(struct server *s, unsigned bid) { return pool_addr(&s->pool, bid); }
 
 static void return_buffer(struct server *s, unsigned bid) {
-  io_uring_buf_ring_add(s->br, buf_addr(s, bid), BUF_SIZE, (unsigned short)bid,
-                        io_uring_buf_ring_mask(s->buf_count), 0);
-  io_uring_buf_ring_advance(s->br, 1);
+  pool_return(&s->pool, bid);
   s->returned = true;
 }
 
@@ -140,7 +132,7 @@ static void queue_recv(struct server *s, struct conn *c) {
   if (!sqe) return;
   io_uring_prep_recv_multishot(sqe, c->fd, NULL, 0, 0);
   sqe->flags |= IOSQE_BUFFER_SELECT;
-  sqe->buf_group = BGID;
+  sqe->buf_group = POOL_GROUP;
   io_uring_sqe_set_data64(sqe, (uint64_t)(uintptr_t)c | OP_RECV);
   c->recv_armed = true;
   c->cancel_sent = false;
@@ -438,80 +430,22 @@ static void reap(struct server *s) {
   }
 }
 
-/* Tries the cheapest setup first: one thread submits (SINGLE_ISSUER) and completions run
- * only when it waits (DEFER_TASKRUN); older kernels refuse those flags with EINVAL. */
-static int setup_ring(struct server *s) {
-  static const struct { unsigned flags; const char *name; } tries[] = {
-    { IORING_SETUP_SINGLE_ISSUER | IORING_SETUP_DEFER_TASKRUN, "SINGLE_ISSUER|DEFER_TASKRUN" },
-    { IORING_SETUP_COOP_TASKRUN, "COOP_TASKRUN" },
-    { 0, "plain" },
-  };
-  int ret = -EINVAL;
-  for (unsigned i = 0; i < sizeof(tries) / sizeof(tries[0]); i++) {
-    struct io_uring_params p;
-    memset(&p, 0, sizeof(p));
-    p.flags = tries[i].flags | IORING_SETUP_CQSIZE;
-    p.cq_entries = 16384;
-    ret = io_uring_queue_init_params(2048, &s->ring, &p);
-    if (ret == 0) {
-      snprintf(s->st->setup, sizeof(s->st->setup), "%s, %u x %u B provided buffers", tries[i].name,
-               s->buf_count, BUF_SIZE);
-      return 0;
-    }
-    if (ret != -EINVAL) return ret;
-  }
-  return ret;
-}
-
-static int setup_buffers(struct server *s) {
-  s->br_bytes = s->buf_count * sizeof(struct io_uring_buf);
-  void *mem = mmap(NULL, s->br_bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-  if (mem == MAP_FAILED) {
-    s->st->syscall = "mmap";
-    return -errno;
-  }
-  s->br = mem;
-  io_uring_buf_ring_init(s->br);
-  struct io_uring_buf_reg reg;
-  memset(&reg, 0, sizeof(reg));
-  reg.ring_addr = (uint64_t)(uintptr_t)s->br;
-  reg.ring_entries = s->buf_count;
-  reg.bgid = BGID;
-  int ret = io_uring_register_buf_ring(&s->ring, &reg, 0);
-  if (ret < 0) {
-    s->st->syscall = "io_uring_register_buf_ring";
-    munmap(s->br, s->br_bytes);
-    s->br = NULL;
-    return ret;
-  }
-  s->bufs = malloc((size_t)s->buf_count * BUF_SIZE);
-  if (!s->bufs) {
-    s->st->syscall = "malloc";
-    return -ENOMEM;
-  }
-  for (unsigned i = 0; i < s->buf_count; i++)
-    io_uring_buf_ring_add(s->br, buf_addr(s, i), BUF_SIZE, (unsigned short)i,
-                          io_uring_buf_ring_mask(s->buf_count), (int)i);
-  io_uring_buf_ring_advance(s->br, (int)s->buf_count);
-  return 0;
-}
-
 int echo_uring_serve(const struct echo_server_config *cfg, struct echo_server_stats *st) {
   struct server s;
   memset(&s, 0, sizeof(s));
   s.cfg = cfg;
   s.st = st;
-  s.buf_count = cfg->buffers ? cfg->buffers : DEFAULT_BUF_COUNT;
-  if (s.buf_count > 32768 || (s.buf_count & (s.buf_count - 1))) {
+  unsigned buffers = cfg->buffers ? cfg->buffers : DEFAULT_BUF_COUNT;
+  if (buffers > 32768 || (buffers & (buffers - 1))) {
     st->syscall = "io_uring_register_buf_ring";
     return -EINVAL;
   }
-  int ret = setup_ring(&s);
+  int ret = pool_setup_ring(&s.ring, buffers, st->setup, sizeof(st->setup));
   if (ret < 0) {
     st->syscall = "io_uring_queue_init";
     return ret;
   }
-  ret = setup_buffers(&s);
+  ret = pool_setup(&s.ring, &s.pool, buffers, &st->syscall);
   if (ret == 0) {
     s.now = echo_now_ns();
     queue_accept(&s);
@@ -531,10 +465,12 @@ int echo_uring_serve(const struct echo_server_config *cfg, struct echo_server_st
     }
     ret = s.failed;
   }
-  /* Only after a failure can connections remain. Shutting them down first ends their recvs,
-   * so nothing lands in a buffer once the ring is gone. */
+  /* Only after a failure can connections (and ops) remain. Shutting them down ends their recvs;
+   * the buffer memory stays allocated then, as the ring's teardown runs on in the kernel after
+   * io_uring_queue_exit returns and a recv could still land in it. */
   for (struct conn *c = s.conns; c; c = c->next) shutdown(c->fd, SHUT_RDWR);
-  if (s.br) io_uring_unregister_buf_ring(&s.ring, BGID);
+  if (s.inflight) s.pool.bufs = NULL;
+  pool_teardown(&s.ring, &s.pool);
   io_uring_queue_exit(&s.ring);
   for (struct conn *c = s.conns, *next; c; c = next) {
     next = c->next;
@@ -542,7 +478,5 @@ int echo_uring_serve(const struct echo_server_config *cfg, struct echo_server_st
     backlog_free(&c->backlog);
     free(c);
   }
-  if (s.br) munmap(s.br, s.br_bytes);
-  free(s.bufs);
   return ret;
 }

@@ -35,6 +35,7 @@ static uint64_t fd_footprint(enum ipc_mode mode, uint64_t bytes) {
 }
 
 static int alloc_state(struct ipc_side *s) {
+  ipc_socket_timeouts(s->fds[0]);
   struct fd_state *st = calloc(1, sizeof *st);
   if (st == NULL) return ipc_fail_errnum(s->error, ENOMEM, "malloc");
   st->window = window_of(s->bytes);
@@ -62,8 +63,8 @@ static int await_acks(struct ipc_side *s, struct fd_state *st) {
   while (st->in_flight >= st->window) {
     char acks[64];
     ssize_t n = recv(s->fds[0], acks, sizeof acks, 0);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) return ipc_fail_errno(s, "recv");
+    if (n < 0 && ipc_retry(s)) continue;
+    if (n < 0) return s->error->kind != IPC_OK ? -1 : ipc_fail_errno(s, "recv");
     if (n == 0) return ipc_fail(s->error, IPC_PEER_GONE, "the receiving process closed its end during the run");
     st->in_flight -= (uint64_t)n < st->in_flight ? (uint64_t)n : st->in_flight;
   }
@@ -79,8 +80,10 @@ static int fd_put(struct ipc_side *s, const void *msg) {
   if (rc == 0 && fcntl(fd, F_ADD_SEALS, SEALS) != 0) rc = ipc_fail_errno(s, "fcntl");
   uint64_t length = s->bytes;
   if (rc == 0) {
-    ssize_t n = ipc_send_fds(s->fds[0], &length, sizeof length, &fd, 1);
-    if (n < 0) rc = ipc_fail_errno(s, "sendmsg");
+    ssize_t n;
+    do n = ipc_send_fds(s->fds[0], &length, sizeof length, &fd, 1);
+    while (n < 0 && ipc_retry(s));
+    if (n < 0) rc = s->error->kind != IPC_OK ? -1 : ipc_fail_errno(s, "sendmsg");
     else if ((size_t)n != sizeof length) rc = ipc_fail(s->error, IPC_PROTOCOL, "fd-per-message: a short sendmsg");
   }
   close(fd);
@@ -92,8 +95,10 @@ static int fd_get(struct ipc_side *s, const void **msg) {
   struct fd_state *st = s->state;
   uint64_t length = 0;
   int fd = -1, nfds = 0;
-  ssize_t n = ipc_recv_fds(s->fds[0], &length, sizeof length, &fd, 1, &nfds);
-  if (n < 0) return ipc_fail_errno(s, "recvmsg");
+  ssize_t n;
+  do n = ipc_recv_fds(s->fds[0], &length, sizeof length, &fd, 1, &nfds);
+  while (n < 0 && ipc_retry(s));
+  if (n < 0) return s->error->kind != IPC_OK ? -1 : ipc_fail_errno(s, "recvmsg");
   if (n == 0 && nfds == 0) return 0;
   if ((size_t)n != sizeof length || nfds != 1 || length != s->bytes) {
     if (nfds == 1) close(fd);
@@ -133,8 +138,8 @@ static int fd_release(struct ipc_side *s) {
   if (!s->sender && s->mode == IPC_THROUGHPUT) {
     ssize_t n;
     do n = send(s->fds[0], "a", 1, MSG_NOSIGNAL);
-    while (n < 0 && errno == EINTR);
-    if (n != 1) return ipc_fail_errno(s, "send");
+    while (n < 0 && ipc_retry(s));
+    if (n != 1) return s->error->kind != IPC_OK ? -1 : ipc_fail_errno(s, "send");
   }
   return 0;
 }

@@ -4,14 +4,17 @@
  * message in place and frees the slot by advancing the tail. No byte of a message passes
  * through the kernel.
  *
- * Waiting: spin up to SPIN_NS on the index (a message or a free slot usually comes within
- * that when both processes have a core), then set this side's `waiting` flag and sleep in
- * poll() on its eventfd, which also watches the control socket so a dead peer is noticed.
+ * Waiting: spin on the index for PURE_SPIN_NS (a message or a free slot comes within that when
+ * both processes have a core: a round trip of a small message is ~0.2 us), then keep checking
+ * but yield the CPU between checks up to SPIN_NS (on a busy machine the peer may be waiting
+ * for this very core), then set this side's `waiting` flag and sleep in poll() on its
+ * eventfd, which also watches the control socket so a dead peer is noticed.
  * The other side writes the eventfd only when it sees the flag set (a full fence on both
  * sides between the flag and the index makes a missed wake-up impossible), so a busy run
  * makes no syscalls at all. The region is a memfd: it has no name, so nothing can be left
  * in /dev/shm however a process ends. */
 #include <errno.h>
+#include <sched.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <stdlib.h>
@@ -23,6 +26,7 @@
 
 #include "transport.h"
 
+#define PURE_SPIN_NS 2000u
 #define SPIN_NS 20000u
 #define HEADER_BYTES 4096u
 #define REGION_MAGIC 0x52494e47u /* "RING" */
@@ -122,7 +126,12 @@ static int wait_until(struct ipc_side *s, enum wait_for what) {
   for (unsigned i = 1;; i++) {
     cpu_relax();
     if (ready(st, what)) return 0;
-    if ((i & 127) == 0 && ipc_now_ns() - spin_start > SPIN_NS) break;
+    if ((i & 127) == 0) {
+      uint64_t spent = ipc_now_ns() - spin_start;
+      if (spent > SPIN_NS) break;
+      /* past a short spin the peer is probably not running: let it have this core */
+      if (spent > PURE_SPIN_NS) sched_yield();
+    }
   }
   uint32_t *waiting = &st->r->waiting[st->me].flag;
   struct pollfd pfd[2] = {{st->my_efd, POLLIN, 0}, {s->control_fd, POLLIN | POLLRDHUP, 0}};

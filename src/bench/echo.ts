@@ -1,85 +1,108 @@
-// `iolab bench echo`: every server engine in its own process, the native generator against
-// it, engines alternating within each round; medians and ratios. Then the generator against
-// the thread-per-connection reference client, on the same (epoll) server.
+// `iolab bench echo`: the options, the report (medians, ratios) and its table. The runs
+// themselves are in echo-run.ts, the two-namespace setup in netns.ts.
 import { Command } from 'commander';
-import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { dirname } from 'node:path';
-import { oneLineErrors, printJson, UserError } from '../cli-util.js';
-import { type EchoLoadResult } from '../native.js';
-import { checkOpenFileLimit, runLoad, totalErrors } from '../echo/load.js';
+import { commandLine, oneLineErrors, printJson, UserError, writeJsonFile } from '../cli-util.js';
+import { median, ratio, table } from '../format.js';
+import { markInterrupted } from '../interrupt.js';
+import { numberListOption, numberOption } from '../numbers.js';
+import { checkOpenFileLimit } from '../echo/load.js';
 import { echoEngines, type EchoEngine } from '../echo/servers.js';
-import { numberOption, numberListOption } from '../numbers.js';
-import { median } from '../format.js';
-import { iolabArgv } from '../spawn-iolab.js';
+import { machineInfo } from './machine.js';
+import { runEchoBench, type EchoBenchOptions, type EchoBenchRun, type EchoSample } from './echo-run.js';
+import { checkNetnsAllowed, parseNetem, type NetnsLink } from './netns.js';
 
-interface ServerProcess {
-  child: ChildProcess;
-  port: number;
-}
-
-/** Starts `iolab echo server --engine X --port 0 --json` and waits for its listening line. */
-async function spawnServer(engine: EchoEngine): Promise<ServerProcess> {
-  const [file, args] = iolabArgv(['echo', 'server', '--engine', engine, '--port', '0', '--json']);
-  const child = spawn(file, args, {
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  return new Promise((resolve, reject) => {
-    let out = '';
-    let err = '';
-    child.stderr!.on('data', (d: Buffer) => (err += d.toString()));
-    child.stdout!.on('data', (d: Buffer) => {
-      out += d.toString();
-      const line = out.split('\n').find((l) => l.includes('"listening"'));
-      if (line) resolve({ child, port: JSON.parse(line).port });
-    });
-    child.once('exit', (code) => reject(new UserError(`echo server (${engine}) exited (${code}) before listening: ${err.trim()}`)));
-  });
-}
-
-/** SIGTERM, and SIGKILL if it has not exited within 5 s. Returns false when it had to be killed. */
-async function stopServer(s: ServerProcess): Promise<boolean> {
-  if (s.child.exitCode !== null || s.child.signalCode !== null) return true;
-  const exited = new Promise((r) => s.child.once('exit', r));
-  s.child.kill('SIGTERM');
-  let timer: NodeJS.Timeout | undefined;
-  const clean = await Promise.race([exited.then(() => true), new Promise<boolean>((r) => (timer = setTimeout(() => r(false), 5000)))]);
-  clearTimeout(timer);
-  if (!clean) {
-    s.child.kill('SIGKILL');
-    await exited;
-  }
-  return clean;
-}
-
-/** CPU seconds (user + system) a process has used, from /proc/<pid>/stat. */
-function processCpuSeconds(pid: number): number {
-  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return (Number(fields[11]) + Number(fields[12])) / 100; // utime, stime in USER_HZ (100)
-}
-
-interface Sample {
-  clients: number;
-  round: number;
-  contender: string;
-  reqPerSec: number;
+export interface EchoBenchReport {
+  length: number;
+  duration: number;
+  rounds: number;
+  engines: EchoEngine[];
+  netns: boolean;
+  link?: NetnsLink;
+  samples: EchoSample[];
+  /** clients -> contender -> median req/s */
+  medians: Record<string, Record<string, number>>;
+  ratios: Record<string, Record<string, number>>;
   errors: number;
-  p99Ms: number;
-  /** CPU seconds per second of the run: the server process, and the client's threads. */
-  serverCpu?: number;
-  clientCpu: number;
-  errorKinds?: EchoLoadResult['errors'];
-  /** The server had to be killed: it did not stop on SIGTERM. */
-  stuck?: boolean;
+  interrupted: boolean;
+  signal?: string;
 }
 
-async function measure(port: number, clients: number, durationSec: number, length: number, mode: 'epoll' | 'threads'): Promise<EchoLoadResult> {
-  return runLoad({ host: '127.0.0.1', port, clients, length, durationSec, mode });
+const ratioPairs: [string, string][] = [['uring', 'epoll'], ['uring', 'node'], ['epoll', 'node'], ['ring', 'node'], ['generator', 'thread-per-conn']];
+
+export function buildEchoReport(o: EchoBenchOptions, run: EchoBenchRun): EchoBenchReport {
+  const medians: Record<string, Record<string, number>> = {};
+  for (const s of run.samples) {
+    const mine = run.samples.filter((x) => x.clients === s.clients && x.contender === s.contender);
+    (medians[String(s.clients)] ??= {})[s.contender] = median(mine.map((x) => x.reqPerSec));
+  }
+  const ratios: Record<string, Record<string, number>> = {};
+  for (const [clients, m] of Object.entries(medians)) {
+    for (const [a, b] of ratioPairs) {
+      if (m[a] !== undefined && m[b]) (ratios[clients] ??= {})[`${a}/${b}`] = m[a] / m[b];
+    }
+  }
+  return {
+    length: o.length, duration: o.durationSec, rounds: o.rounds, engines: o.engines, netns: o.netns,
+    ...(run.link ? { link: run.link } : {}),
+    samples: run.samples, medians, ratios, errors: run.samples.reduce((n, s) => n + s.errors, 0),
+    interrupted: run.interruptedBy !== undefined, ...(run.interruptedBy ? { signal: run.interruptedBy } : {}),
+  };
 }
 
-function rotate<T>(xs: readonly T[], by: number): T[] {
-  return xs.map((_, i) => xs[(i + by) % xs.length]);
+export function formatEchoReport(r: EchoBenchReport): string {
+  const where = r.link
+    ? `two network namespaces over a veth pair (mtu ${r.link.mtu}${r.link.netem ? `, netem ${Object.entries(r.link.netem).map(([k, v]) => `${k} ${v}`).join(' ')}` : ''})`
+    : 'loopback';
+  const lines = [`echo servers, ${r.length} B messages, ${r.duration} s per run, median of ${r.rounds} round(s), ${where}`, ''];
+  const rows: string[][] = [];
+  for (const [clients, m] of Object.entries(r.medians)) {
+    for (const [contender, v] of Object.entries(m)) {
+      const mine = r.samples.filter((s) => String(s.clients) === clients && s.contender === contender);
+      const partial = mine.some((s) => s.partial);
+      const serverCpu = mine.every((s) => s.serverCpu !== undefined) ? median(mine.map((s) => s.serverCpu!)).toFixed(2) : '-';
+      rows.push([`${contender}${partial ? ' (partial)' : ''}`, clients, String(Math.round(v)), serverCpu,
+        median(mine.map((s) => s.clientCpu)).toFixed(2), mine.map((s) => `${Math.round(s.reqPerSec)}${s.partial ? '*' : ''}`).join(' ')]);
+    }
+  }
+  lines.push(table(['contender', 'clients', 'req/s', 'server cpu', 'client cpu', 'rounds (req/s)'], rows).trimEnd());
+  lines.push('(cpu: CPU seconds per second of run, median; the server process and the client\'s threads)');
+  lines.push('');
+  for (const [clients, pairs] of Object.entries(r.ratios)) {
+    lines.push(`${clients} clients: ` + Object.entries(pairs).map(([k, v]) => `${k} ${ratio(v, 1)}`).join(', '));
+  }
+  if (r.errors) lines.push(`errors: ${r.errors} (see --json)`);
+  if (r.interrupted) {
+    lines.push(`interrupted (${r.signal}): partial — * marks a run cut short (req/s over the time it ran); runs after it did not start`);
+  }
+  return lines.join('\n') + '\n';
+}
+
+interface CommandOptions {
+  clients: number[];
+  duration: number;
+  rounds: number;
+  length: number;
+  engines: string;
+  referenceClients: number[];
+  netns?: boolean;
+  netem?: string;
+  output?: string;
+  json?: boolean;
+}
+
+function optionsFrom(opts: CommandOptions): EchoBenchOptions {
+  const engines = opts.engines.split(',').map((s) => s.trim()) as EchoEngine[];
+  for (const e of engines) {
+    if (!echoEngines.includes(e)) throw new UserError(`unknown engine '${e}' (known: ${echoEngines.join(', ')})`);
+  }
+  if (opts.netem !== undefined && !opts.netns) throw new UserError('--netem needs --netns (it shapes the veth link between the namespaces)', 2);
+  const netem = opts.netem !== undefined ? parseNetem(opts.netem) : undefined;
+  if (opts.netns) checkNetnsAllowed();
+  for (const c of [...opts.clients, ...opts.referenceClients]) checkOpenFileLimit(c);
+  return {
+    clients: opts.clients, durationSec: opts.duration, rounds: opts.rounds, length: opts.length, engines,
+    referenceClients: opts.referenceClients, netns: opts.netns ?? false, ...(netem ? { netem } : {}),
+  };
 }
 
 export function benchEchoCommand(): Command {
@@ -88,97 +111,22 @@ export function benchEchoCommand(): Command {
     .option('--clients <list>', 'client counts to run', numberListOption({ min: 1 }), [100, 1000])
     .option('--duration <sec>', 'seconds per run', numberOption({ min: 1 }), 10)
     .option('--rounds <n>', 'rounds (engines alternate within each)', numberOption({ min: 1 }), 3)
-    .option('--length <bytes>', 'message length', numberOption({ min: 1, size: true }), 512)
+    .option('--length <bytes>', 'message length', numberOption({ min: 1, max: 64 << 20, size: true }), 512)
     .option('--engines <list>', `engines, comma-separated (${echoEngines.join(',')})`, echoEngines.join(','))
     .option('--reference-clients <list>', 'client counts at which to compare the generator with a thread-per-connection client (0: skip)', numberListOption({ min: 0 }), [100])
-    .option('--output <file>', 'also write the JSON here')
-    .option('--json', 'print JSON instead of the table')
-    .action(async (opts: { clients: number[]; duration: number; rounds: number; length: number; engines: string; referenceClients: number[]; output?: string; json?: boolean }) => {
-      const engines = opts.engines.split(',').map((s) => s.trim()) as EchoEngine[];
-      for (const e of engines) {
-        if (!(echoEngines as readonly string[]).includes(e)) throw new UserError(`unknown engine '${e}' (known: ${echoEngines.join(', ')})`);
-      }
-      for (const c of [...opts.clients, ...opts.referenceClients]) checkOpenFileLimit(c);
-      const reference = opts.referenceClients.filter((c) => c > 0);
-      const samples: Sample[] = [];
-      const log = (s: string) => { if (!opts.json) process.stderr.write(s); };
-      for (let round = 1; round <= opts.rounds; round++) {
-        for (const clients of opts.clients) {
-          for (const engine of rotate(engines, round - 1)) {
-            const server = await spawnServer(engine);
-            try {
-              const cpu0 = processCpuSeconds(server.child.pid!);
-              const r = await measure(server.port, clients, opts.duration, opts.length, 'epoll');
-              const serverCpu = (processCpuSeconds(server.child.pid!) - cpu0) / opts.duration;
-              const sample: Sample = { clients, round, contender: engine, reqPerSec: r.responses / opts.duration, errors: totalErrors(r), errorKinds: r.errors, p99Ms: r.latencyNs.p99 / 1e6, serverCpu, clientCpu: r.cpuNs / 1e9 / opts.duration };
-              samples.push(sample);
-              log(`round ${round} ${clients} clients ${engine}: ${Math.round(r.responses / opts.duration)} req/s${totalErrors(r) ? `, errors ${JSON.stringify(r.errors)}` : ''}\n`);
-              if (!(await stopServer(server))) {
-                sample.stuck = true;
-                sample.errors++;
-                log(`round ${round} ${clients} clients ${engine}: the server did not exit on SIGTERM within 5 s (killed)\n`);
-              }
-            } finally {
-              await stopServer(server);
-            }
-          }
-        }
-        for (const clients of reference) {
-          const server = await spawnServer('epoll');
-          try {
-            for (const mode of rotate(['epoll', 'threads'] as const, round - 1)) {
-              const r = await measure(server.port, clients, opts.duration, opts.length, mode);
-              const contender = mode === 'epoll' ? 'generator' : 'thread-per-conn';
-              samples.push({ clients, round, contender, reqPerSec: r.responses / opts.duration, errors: totalErrors(r), p99Ms: r.latencyNs.p99 / 1e6, clientCpu: r.cpuNs / 1e9 / opts.duration });
-              log(`round ${round} ${clients} clients ${contender} vs epoll server: ${Math.round(r.responses / opts.duration)} req/s\n`);
-            }
-          } finally {
-            await stopServer(server);
-          }
-        }
-      }
-      const medians: Record<string, Record<string, number>> = {};
-      for (const s of samples) {
-        const key = String(s.clients);
-        medians[key] ??= {};
-        medians[key][s.contender] = median(samples.filter((x) => x.clients === s.clients && x.contender === s.contender).map((x) => x.reqPerSec));
-      }
-      const ratioPairs: [string, string][] = [['uring', 'epoll'], ['uring', 'node'], ['epoll', 'node'], ['ring', 'node'], ['generator', 'thread-per-conn']];
-      const ratios: Record<string, Record<string, number>> = {};
-      for (const [clients, m] of Object.entries(medians)) {
-        for (const [a, b] of ratioPairs) {
-          if (m[a] !== undefined && m[b]) (ratios[clients] ??= {})[`${a}/${b}`] = m[a] / m[b];
-        }
-      }
-      const errors = samples.reduce((n, s) => n + s.errors, 0);
-      const report = { length: opts.length, duration: opts.duration, rounds: opts.rounds, engines, samples, medians, ratios, errors };
-      if (opts.output) {
-        mkdirSync(dirname(opts.output), { recursive: true });
-        writeFileSync(opts.output, JSON.stringify(report, null, 2) + '\n');
-      }
-      if (opts.json) {
-        printJson(report);
-      } else {
-        const lines = [`echo servers, ${opts.length} B messages, ${opts.duration} s per run, median of ${opts.rounds} round(s)`, ''];
-        lines.push(`${'clients'.padStart(7)}  ${'contender'.padEnd(16)} ${'req/s'.padStart(10)}  ${'server cpu'.padStart(10)}  ${'client cpu'.padStart(10)}   rounds (req/s)`);
-        for (const [clients, m] of Object.entries(medians)) {
-          for (const [contender, v] of Object.entries(m)) {
-            const mine = samples.filter((s) => String(s.clients) === clients && s.contender === contender);
-            const rounds = mine.map((s) => Math.round(s.reqPerSec)).join(' ');
-            const serverCpu = mine.every((s) => s.serverCpu !== undefined) ? median(mine.map((s) => s.serverCpu!)).toFixed(2) : '-';
-            const clientCpu = median(mine.map((s) => s.clientCpu)).toFixed(2);
-            lines.push(`${clients.padStart(7)}  ${contender.padEnd(16)} ${String(Math.round(v)).padStart(10)}  ${serverCpu.padStart(10)}  ${clientCpu.padStart(10)}   ${rounds}`);
-          }
-        }
-        lines.push('(cpu: CPU seconds per second of run, median; the server process and the client\'s threads)');
-        lines.push('');
-        for (const [clients, r] of Object.entries(ratios)) {
-          lines.push(`${clients} clients: ` + Object.entries(r).map(([k, v]) => `${k} ${v.toFixed(2)}x`).join(', '));
-        }
-        if (errors) lines.push(`errors: ${errors} (see --json)`);
-        if (opts.output) lines.push(`written: ${opts.output}`);
-        process.stdout.write(lines.join('\n') + '\n');
-      }
-      if (errors) process.exitCode = 1;
+    .option('--netns', 'root: the server and the generator in two network namespaces joined by a veth pair (two hosts on one machine), removed again on every exit')
+    .option('--netem <settings>', 'with --netns: tc netem on both ends of the veth, e.g. delay=200us,rate=10gbit (keys: delay, jitter, rate, loss)')
+    .option('--json', 'print the report as JSON instead of the table')
+    .option('--output <file>', 'also write the report as JSON to this file (npm run bench:echo: bench-results/echo.json)')
+    .action(async (opts: CommandOptions) => {
+      const options = optionsFrom(opts);
+      const run = await runEchoBench(options, (line) => { if (!opts.json) process.stderr.write(`${line}\n`); });
+      const report = buildEchoReport(options, run);
+      const json = { ...report, machine: machineInfo(), command: commandLine(), date: new Date().toISOString() };
+      if (opts.output) writeJsonFile(opts.output, json);
+      if (opts.json) printJson(json);
+      else process.stdout.write(formatEchoReport(report) + (opts.output ? `written: ${opts.output}\n` : ''));
+      if (run.interruptedBy) markInterrupted();
+      else if (report.errors) process.exitCode = 1;
     }));
 }

@@ -134,7 +134,7 @@ export function iopsCommand(): Command {
       }));
   for (const flag of engineOptionFlags()) cmd.addOption(flag);
   return cmd
-    .option('--verify [kind]', 'writes carry a pattern from offset+seed; reads check every block (any kind: the same check)')
+    .option('--verify [kind]', 'writes carry a pattern derived from each offset; reads check every block (any kind: the same check)')
     .option('--force', 'allow writing into a file iolab did not create (or that changed since), and replacing a symlink')
     .option('--sweep <key=list>', 'run every point: iodepth=1,2,4,8 (also bs=, numjobs=, rw=); repeat to cross two',
       (v: string, prev?: SweepAxis[]) => parseSweep(v, prev))

@@ -4,7 +4,8 @@ import { Command, Option } from 'commander';
 import { oneLineErrors, printJson, UserError } from '../cli-util.js';
 import { isErrnoException, type EchoServerStats } from '../native.js';
 import { formatAddress, parseAddress, resolveHost } from './address.js';
-import { checkOpenFileLimit, formatLoad, runLoad, totalErrors, type LoadOptions } from './load.js';
+import { checkOpenFileLimit, formatLoad, noConnection, runLoad, totalErrors, type LoadOptions } from './load.js';
+import { interruptedBy, interruption, markInterrupted } from '../interrupt.js';
 import { echoEngines, echoServers, startEchoServer, type EchoEngine } from './servers.js';
 import type { EchoServer } from './types.js';
 import { durationOption, numberOption } from '../numbers.js';
@@ -103,13 +104,20 @@ function benchCommand(): Command {
         host, port: parsed.port, clients: opts.number, length: opts.length, durationSec: opts.duration,
         threads: opts.threads, mode: opts.client,
       };
-      const result = await runLoad(load);
+      const result = await runLoad(load, interruption());
+      const failed = noConnection(opts.address, result);
+      if (failed) throw failed;
+      const signal = result.stoppedEarly ? interruptedBy() : undefined;
       if (opts.json) {
-        printJson({ address: opts.address, clients: opts.number, length: opts.length, duration: opts.duration, client: opts.client, ...result });
+        printJson({
+          address: opts.address, clients: opts.number, length: opts.length, duration: opts.duration, client: opts.client,
+          interrupted: signal !== undefined, ...(signal ? { signal } : {}), ...result,
+        });
       } else {
-        process.stdout.write(formatLoad(opts.address, load, result));
+        process.stdout.write(formatLoad(opts.address, load, result, signal));
       }
-      if (totalErrors(result) > 0) process.exitCode = 1;
+      if (signal) markInterrupted();
+      else if (totalErrors(result) > 0) process.exitCode = 1;
     });
 }
 

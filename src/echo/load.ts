@@ -1,4 +1,5 @@
 // Runs the native load generator and prints what rust_echo_bench prints, plus latency and errors.
+import { getSystemErrorMap } from 'node:util';
 import { native, type EchoLoadResult } from '../native.js';
 import { UserError } from '../cli-util.js';
 
@@ -31,8 +32,8 @@ export function totalErrors(r: EchoLoadResult): number {
   return e.connect + e.reset + e.shortEcho + e.mismatch + e.timeout;
 }
 
-/** Runs the generator; SIGINT/SIGTERM end the run early and still report. */
-export async function runLoad(o: LoadOptions): Promise<EchoLoadResult> {
+/** Runs the generator; `stop` firing ends the run early, and what ran is still reported. */
+export async function runLoad(o: LoadOptions, stop?: AbortSignal): Promise<EchoLoadResult> {
   const handle = native.echoRunLoad({
     host: o.host,
     port: o.port,
@@ -42,30 +43,42 @@ export async function runLoad(o: LoadOptions): Promise<EchoLoadResult> {
     threads: o.threads ?? 4,
     mode: o.mode ?? 'epoll',
   });
-  const stop = () => handle.stop();
-  process.on('SIGINT', stop);
-  process.on('SIGTERM', stop);
+  const onStop = () => handle.stop();
+  if (stop?.aborted) onStop();
+  stop?.addEventListener('abort', onStop);
   try {
     return await handle.done;
   } finally {
-    process.off('SIGINT', stop);
-    process.off('SIGTERM', stop);
+    stop?.removeEventListener('abort', onStop);
   }
+}
+
+/** Not one client could connect: the one line that says so, and why ("ECONNREFUSED: connection refused"). */
+export function noConnection(address: string, r: EchoLoadResult): UserError | undefined {
+  if (r.connected > 0 || r.errors.connect === 0) return undefined;
+  const [code, message] = getSystemErrorMap().get(-r.connectErrno) ?? [`E${r.connectErrno}`, 'unknown error'];
+  return new UserError(`no connection could be made to ${address} (${code}: ${message})`);
+}
+
+/** Requests (or responses) per second of the time the run measured. */
+export function perSecond(count: number, r: EchoLoadResult): number {
+  return r.elapsedNs > 0 ? count / (r.elapsedNs / 1e9) : 0;
 }
 
 function ms(ns: number): string {
   return (ns / 1e6).toFixed(3);
 }
 
-/** rust_echo_bench's lines (speed = count / duration, whole numbers), then latency and errors. */
-export function formatLoad(address: string, o: LoadOptions, r: EchoLoadResult): string {
+/** rust_echo_bench's lines (speed = count / the measured time, whole numbers), then latency and
+ * errors; a run cut short by `interrupted` (a signal's name) says so on a last line. */
+export function formatLoad(address: string, o: LoadOptions, r: EchoLoadResult, interrupted?: string): string {
   const e = r.errors;
   const errors = totalErrors(r);
   const lines = [
     `Benchmarking: ${address}`,
     `${o.clients} clients, running ${o.length} bytes, ${o.durationSec} sec.`,
     '',
-    `Speed: ${Math.floor(r.requests / o.durationSec)} request/sec, ${Math.floor(r.responses / o.durationSec)} response/sec`,
+    `Speed: ${Math.floor(perSecond(r.requests, r))} request/sec, ${Math.floor(perSecond(r.responses, r))} response/sec`,
     `Requests: ${r.requests}`,
     `Responses: ${r.responses}`,
     `Latency: p50 ${ms(r.latencyNs.p50)} ms, p99 ${ms(r.latencyNs.p99)} ms, p99.9 ${ms(r.latencyNs.p999)} ms`,
@@ -73,5 +86,8 @@ export function formatLoad(address: string, o: LoadOptions, r: EchoLoadResult): 
       ? 'Errors: 0'
       : `Errors: ${errors} (connect ${e.connect}, reset ${e.reset}, short echo ${e.shortEcho}, mismatch ${e.mismatch}, timeout ${e.timeout})`,
   ];
+  if (interrupted) {
+    lines.push(`Interrupted (${interrupted}) after ${(r.elapsedNs / 1e9).toFixed(2)} of ${o.durationSec} sec: partial, the speed is over the time it ran`);
+  }
   return lines.join('\n') + '\n';
 }

@@ -77,7 +77,8 @@ export async function runPlan(plan: IpcPlan, progress?: Progress): Promise<IpcRu
         try {
           r = await current.done;
         } catch (err) {
-          if ((err as { code?: string }).code === 'ERR_IOLAB_IPC_STOPPED') break rounds;
+          // stopped, or the receiver went down with the same signal (a group's SIGTERM)
+          if ((err as { code?: string }).code === 'ERR_IOLAB_IPC_STOPPED' || signal.aborted) break rounds;
           throw await explain(err, cell, round, peer);
         } finally {
           current = undefined;

@@ -1,6 +1,6 @@
 // Shared by the echo tests: start a CLI echo server on a free port, and node:net clients.
 import { connect, type Socket } from 'node:net';
-import { readdirSync, readFileSync } from 'node:fs';
+import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
 import { startCli } from './cli.js';
 
 export async function startEchoServerCli(engine: string, extra: string[] = []) {
@@ -69,4 +69,37 @@ export function msUntilExit(child: { once(event: 'exit', fn: () => void): unknow
   const t0 = performance.now();
   if (child.exitCode !== null) return Promise.resolve(0);
   return new Promise((resolve) => child.once('exit', () => resolve(performance.now() - t0)));
+}
+
+/** Sockets among a process's fds (listening and connected alike). */
+export function socketCountOf(pid: number): number {
+  let n = 0;
+  for (const fd of readdirSync(`/proc/${pid}/fd`)) {
+    try {
+      if (readlinkSync(`/proc/${pid}/fd/${fd}`).startsWith('socket:')) n++;
+    } catch {
+      // closed meanwhile
+    }
+  }
+  return n;
+}
+
+/** TCP connections established to a local port (accepted or still in the listen backlog), from
+ * /proc/net/tcp and tcp6: the clients' view of "connected", whatever the server is doing. */
+export function establishedTo(port: number): number {
+  const hexPort = port.toString(16).toUpperCase().padStart(4, '0');
+  let n = 0;
+  for (const file of ['/proc/net/tcp', '/proc/net/tcp6']) {
+    let text = '';
+    try {
+      text = readFileSync(file, 'utf8');
+    } catch {
+      continue;
+    }
+    for (const line of text.split('\n').slice(1)) {
+      const f = line.trim().split(/\s+/);
+      if (f.length > 3 && f[1].endsWith(`:${hexPort}`) && f[3] === '01') n++;
+    }
+  }
+  return n;
 }

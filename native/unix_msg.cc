@@ -1,0 +1,159 @@
+#include "unix_msg.h"
+
+#include <errno.h>
+#include <poll.h>
+#include <stddef.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "addon.h"
+#include "errors.h"
+#include "live_objects.h"
+
+namespace iolab {
+
+// ---- sending ----
+
+size_t SendControlSpace(size_t nfds, bool credentials) {
+  return (nfds > 0 ? CMSG_SPACE(nfds * sizeof(int)) : 0) + (credentials ? CMSG_SPACE(sizeof(struct ucred)) : 0);
+}
+
+void BuildSendControl(struct msghdr* msg, char* control, const int* fds, size_t nfds, bool credentials) {
+  size_t space = SendControlSpace(nfds, credentials);
+  msg->msg_control = space > 0 ? control : nullptr;
+  msg->msg_controllen = space;
+  if (space == 0) return;
+  memset(control, 0, space);
+  struct cmsghdr* c = CMSG_FIRSTHDR(msg);
+  if (nfds > 0) {
+    c->cmsg_level = SOL_SOCKET;
+    c->cmsg_type = SCM_RIGHTS;
+    c->cmsg_len = CMSG_LEN(nfds * sizeof(int));
+    memcpy(CMSG_DATA(c), fds, nfds * sizeof(int));
+    c = CMSG_NXTHDR(msg, c);
+  }
+  if (credentials) {
+    struct ucred cred = {getpid(), getuid(), getgid()};
+    c->cmsg_level = SOL_SOCKET;
+    c->cmsg_type = SCM_CREDENTIALS;
+    c->cmsg_len = CMSG_LEN(sizeof(cred));
+    memcpy(CMSG_DATA(c), &cred, sizeof(cred));
+  }
+}
+
+int SocketTypeOf(int fd) {
+  int type = 0;
+  socklen_t len = sizeof(type);
+  if (getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &len) < 0) return -1;
+  return type;
+}
+
+void CheckCarriesControl(napi_env env, int fd, size_t payload, size_t nfds, bool credentials) {
+  if (payload > 0 || (nfds == 0 && !credentials)) return;
+  int type = SocketTypeOf(fd);
+  if (type < 0) ThrowErrno(env, errno, "getsockopt");
+  if (type == SOCK_STREAM) {
+    ThrowTypeError(env, "ERR_INVALID_ARG_VALUE",
+                   "sendmsg on a stream socket needs at least one byte of payload to carry fds or credentials");
+  }
+}
+
+// ---- receiving ----
+
+size_t RecvControlSpace(int room_fds) {
+  return (room_fds > 0 ? CMSG_SPACE(size_t(room_fds) * sizeof(int)) : 0) + CMSG_SPACE(sizeof(struct ucred));
+}
+
+// The sender's address of a datagram ('\0'-prefixed when abstract), "" when it has none.
+static std::string SenderAddress(const struct msghdr* msg) {
+  const auto* addr = static_cast<const struct sockaddr_un*>(msg->msg_name);
+  size_t base = offsetof(struct sockaddr_un, sun_path);
+  if (addr == nullptr || msg->msg_namelen <= base || addr->sun_family != AF_UNIX) return "";
+  size_t n = std::min(size_t(msg->msg_namelen) - base, sizeof(addr->sun_path));
+  if (addr->sun_path[0] == '\0') return std::string(addr->sun_path, n);  // abstract: keep the '\0'
+  return std::string(addr->sun_path, strnlen(addr->sun_path, n));
+}
+
+Received::Received(const struct msghdr* msg, size_t bytes, int max_fds) : bytes_(bytes) {
+  // msg_controllen is what the kernel wrote; CMSG_NXTHDR stops at its end.
+  for (struct cmsghdr* c = CMSG_FIRSTHDR(msg); c != nullptr; c = CMSG_NXTHDR(const_cast<struct msghdr*>(msg), c)) {
+    if (c->cmsg_level != SOL_SOCKET || c->cmsg_len < CMSG_LEN(0)) continue;
+    if (c->cmsg_type == SCM_RIGHTS) {
+      size_t count = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+      for (size_t i = 0; i < count; i++) {
+        int fd;
+        memcpy(&fd, CMSG_DATA(c) + i * sizeof(int), sizeof(int));
+        if (nfds_ < kMaxFds) {
+          fds_[nfds_++] = fd;
+          LiveInc(Live::kOwnedFds);
+        } else {
+          close(fd);  // cannot happen with our control space; never leak one anyway
+        }
+      }
+    } else if (c->cmsg_type == SCM_CREDENTIALS && c->cmsg_len >= CMSG_LEN(sizeof(struct ucred))) {
+      memcpy(&cred_, CMSG_DATA(c), sizeof(cred_));
+      have_credentials_ = true;
+    }
+  }
+  data_truncated_ = (msg->msg_flags & MSG_TRUNC) != 0;
+  fds_truncated_ = (msg->msg_flags & MSG_CTRUNC) != 0 || nfds_ > size_t(max_fds);
+  if (fds_truncated_) {
+    for (size_t i = 0; i < nfds_; i++) close(fds_[i]);
+    LiveAdd(Live::kOwnedFds, -int64_t(nfds_));
+    nfds_ = 0;
+  }
+  from_ = SenderAddress(msg);
+}
+
+Received::~Received() {
+  for (size_t i = 0; i < nfds_; i++) close(fds_[i]);
+  LiveAdd(Live::kOwnedFds, -int64_t(nfds_));
+}
+
+void Received::ApplyEof(int socket_type, int poll_fd) {
+  if (!maybe_eof()) return;
+  if (socket_type == SOCK_STREAM) {
+    eof_ = true;  // a stream never delivers 0 bytes otherwise
+  } else if (socket_type == SOCK_SEQPACKET) {
+    struct pollfd p = {poll_fd, POLLRDHUP, 0};
+    eof_ = poll(&p, 1, 0) == 1 && (p.revents & (POLLRDHUP | POLLHUP)) != 0;
+  }
+}
+
+napi_value Received::ToValue(napi_env env) {
+  napi_value keys[int(Key::kCount)];
+  AddonOf(env).KeyValues(env, keys);
+  auto set = [&](napi_value obj, Key k, napi_value v) {
+    NAPI_THROW_IF_FAILED_VOID(env, napi_set_property(env, obj, keys[int(k)], v));
+  };
+  auto boolean = [&](bool b) { napi_value v; napi_get_boolean(env, b, &v); return v; };
+  auto number = [&](double d) { napi_value v; napi_create_double(env, d, &v); return v; };
+  napi_value out, list;
+  NAPI_THROW_IF_FAILED(env, napi_create_object(env, &out), nullptr);
+  set(out, Key::kBytes, number(double(bytes_)));
+  NAPI_THROW_IF_FAILED(env, napi_create_array_with_length(env, nfds_, &list), nullptr);
+  for (size_t i = 0; i < nfds_; i++) napi_set_element(env, list, uint32_t(i), number(fds_[i]));
+  set(out, Key::kFds, list);
+  set(out, Key::kTruncated, boolean(data_truncated_ || fds_truncated_));
+  set(out, Key::kDataTruncated, boolean(data_truncated_));
+  set(out, Key::kFdsTruncated, boolean(fds_truncated_));
+  if (have_credentials_) {
+    napi_value c;
+    NAPI_THROW_IF_FAILED(env, napi_create_object(env, &c), nullptr);
+    set(c, Key::kPid, number(cred_.pid));
+    set(c, Key::kUid, number(cred_.uid));
+    set(c, Key::kGid, number(cred_.gid));
+    set(out, Key::kCredentials, c);
+  }
+  if (!from_.empty()) {
+    napi_value text;
+    NAPI_THROW_IF_FAILED(env, napi_create_string_utf8(env, from_.data(), from_.size(), &text), nullptr);
+    set(out, Key::kFrom, text);
+  }
+  set(out, Key::kEof, boolean(eof_));
+  LiveAdd(Live::kOwnedFds, -int64_t(nfds_));  // JS owns them now
+  nfds_ = 0;
+  return out;
+}
+
+}  // namespace iolab

@@ -1,0 +1,242 @@
+// The runs of bench echo: each server engine in its own process, the load generator against it,
+// engines rotating within each round; then the generator against the thread-per-connection
+// client on the same (epoll) server. On loopback the generator runs in this process; with
+// --netns the server and the generator are children in two namespaces. Ctrl-C (SIGINT/SIGTERM)
+// stops the run in progress (its sample is kept, marked partial), kills and reaps the server,
+// and starts nothing more.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { UserError } from '../cli-util.js';
+import type { EchoLoadResult } from '../native.js';
+import { interruptedBy, interruption } from '../interrupt.js';
+import { iolabArgv } from '../spawn-iolab.js';
+import { perSecond, runLoad, totalErrors } from '../echo/load.js';
+import type { EchoEngine } from '../echo/servers.js';
+import { createNetns, type Netem, type NetnsLink } from './netns.js';
+
+export interface EchoBenchOptions {
+  clients: number[];
+  durationSec: number;
+  rounds: number;
+  length: number;
+  engines: EchoEngine[];
+  /** Client counts at which the generator is compared with the thread-per-connection client. */
+  referenceClients: number[];
+  /** Server and generator in two network namespaces joined by a veth pair. */
+  netns: boolean;
+  netem?: Netem;
+}
+
+export interface EchoSample {
+  clients: number;
+  round: number;
+  contender: string;
+  /** Responses per second of the measured time. */
+  reqPerSec: number;
+  requests: number;
+  responses: number;
+  elapsedNs: number;
+  errors: number;
+  errorKinds?: EchoLoadResult['errors'];
+  p99Ms: number;
+  /** CPU seconds per second of the run: the server process, and the client's threads. */
+  serverCpu?: number;
+  clientCpu: number;
+  /** The server had to be killed: it did not stop on SIGTERM. */
+  stuck?: boolean;
+  /** Ctrl-C ended this run early: its figures cover the time it ran. */
+  partial?: boolean;
+}
+
+export interface EchoBenchRun {
+  samples: EchoSample[];
+  link?: NetnsLink;
+  interruptedBy?: string;
+}
+
+type GeneratorMode = 'epoll' | 'threads';
+
+/** Where the two ends run: the server's argv and address, and how a load is generated. */
+interface Hosts {
+  serverArgv(args: string[]): [string, string[]];
+  serverHost: string;
+  /** undefined: interrupted before anything was measured. */
+  generate(port: number, clients: number, mode: GeneratorMode, signal: AbortSignal): Promise<EchoLoadResult | undefined>;
+  link?: NetnsLink;
+  remove(): void;
+}
+
+interface ServerProcess {
+  child: ChildProcess;
+  port: number;
+  exited: Promise<void>;
+}
+
+/** Starts `iolab echo server --engine X --port 0 --json` and waits for its listening line. */
+function spawnServer(hosts: Hosts, engine: EchoEngine): Promise<ServerProcess> {
+  const [file, argv] = hosts.serverArgv(['echo', 'server', '--engine', engine, '--host', hosts.serverHost, '--port', '0', '--json']);
+  const child = spawn(file, argv, { stdio: ['ignore', 'pipe', 'pipe'] });
+  const exited = new Promise<void>((r) => child.once('exit', () => r()));
+  return new Promise((resolve, reject) => {
+    let out = '';
+    let err = '';
+    child.stderr!.on('data', (d: Buffer) => (err += d.toString()));
+    child.stdout!.on('data', (d: Buffer) => {
+      out += d.toString();
+      const line = out.split('\n').find((l) => l.includes('"listening"'));
+      if (line) resolve({ child, port: JSON.parse(line).port, exited });
+    });
+    child.once('error', (e) => reject(new UserError(`cannot start the echo server (${engine}): ${e.message}`)));
+    child.once('exit', (code) => reject(new UserError(`echo server (${engine}) exited (${code}) before listening: ${err.trim()}`)));
+  });
+}
+
+/** SIGTERM, and SIGKILL if it has not exited within 5 s; reaped either way. False: it had to be killed. */
+async function stopServer(s: ServerProcess): Promise<boolean> {
+  if (s.child.exitCode !== null || s.child.signalCode !== null) return true;
+  s.child.kill('SIGTERM');
+  let timer: NodeJS.Timeout | undefined;
+  const clean = await Promise.race([s.exited.then(() => true), new Promise<boolean>((r) => (timer = setTimeout(() => r(false), 5000)))]);
+  clearTimeout(timer);
+  if (!clean) {
+    s.child.kill('SIGKILL');
+    await s.exited;
+  }
+  return clean;
+}
+
+/** CPU seconds (user + system) a process has used, from /proc/<pid>/stat (0 once it is gone). */
+function processCpuSeconds(pid: number): number {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return (Number(fields[11]) + Number(fields[12])) / 100; // utime, stime in USER_HZ (100)
+  } catch {
+    return 0;
+  }
+}
+
+function loopback(o: EchoBenchOptions): Hosts {
+  return {
+    serverArgv: iolabArgv,
+    serverHost: '127.0.0.1',
+    generate: (port, clients, mode, signal) =>
+      runLoad({ host: '127.0.0.1', port, clients, length: o.length, durationSec: o.durationSec, mode }, signal),
+    remove: () => {},
+  };
+}
+
+/** The generator as `iolab echo bench --json` in the client's namespace; SIGINT on abort. */
+function namespaces(o: EchoBenchOptions): Hosts {
+  const ns = createNetns(o.netem);
+  return {
+    serverArgv: ns.serverArgv,
+    serverHost: ns.link.serverAddress,
+    link: ns.link,
+    remove: ns.remove,
+    generate: (port, clients, mode, signal) => new Promise((resolve, reject) => {
+      const [file, argv] = ns.clientArgv(['echo', 'bench', '-a', `${ns.link.serverAddress}:${port}`, '-c', String(clients),
+        '-t', String(o.durationSec), '-l', String(o.length), '--client', mode, '--json']);
+      const child = spawn(file, argv, { stdio: ['ignore', 'pipe', 'pipe'] });
+      let out = '';
+      let err = '';
+      child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
+      child.stderr!.on('data', (d: Buffer) => (err += d.toString()));
+      const onAbort = () => child.kill('SIGINT');
+      signal.addEventListener('abort', onAbort);
+      child.once('error', reject);
+      child.once('close', () => {
+        signal.removeEventListener('abort', onAbort);
+        const line = out.trim().split('\n').pop();
+        if (line?.startsWith('{')) return resolve(JSON.parse(line) as EchoLoadResult);
+        if (signal.aborted) return resolve(undefined); // stopped before it could report
+        if (/no connection could be made/.test(err)) return resolve(noConnectionResult(clients));
+        reject(new UserError(`the load generator in ${ns.link.clientNamespace} failed: ${err.trim().split('\n').pop() ?? 'no output'}`));
+      });
+    }),
+  };
+}
+
+function noConnectionResult(clients: number): EchoLoadResult {
+  return {
+    requests: 0, responses: 0, bytes: 0, connected: 0, connectErrno: 0, stoppedEarly: false, elapsedNs: 0, cpuNs: 0,
+    errors: { connect: clients, reset: 0, shortEcho: 0, mismatch: 0, timeout: 0 },
+    latencyNs: { p50: 0, p99: 0, p999: 0, max: 0 },
+  };
+}
+
+function rotate<T>(xs: readonly T[], by: number): T[] {
+  return xs.map((_, i) => xs[(i + by) % xs.length]);
+}
+
+function sampleOf(clients: number, round: number, contender: string, r: EchoLoadResult, serverCpuSec?: number): EchoSample {
+  const seconds = r.elapsedNs / 1e9;
+  return {
+    clients, round, contender, reqPerSec: perSecond(r.responses, r), requests: r.requests, responses: r.responses,
+    elapsedNs: r.elapsedNs, errors: totalErrors(r), errorKinds: r.errors, p99Ms: r.latencyNs.p99 / 1e6,
+    ...(serverCpuSec !== undefined ? { serverCpu: seconds > 0 ? serverCpuSec / seconds : 0 } : {}),
+    clientCpu: seconds > 0 ? r.cpuNs / 1e9 / seconds : 0,
+    ...(r.stoppedEarly ? { partial: true } : {}),
+  };
+}
+
+export async function runEchoBench(o: EchoBenchOptions, log: (line: string) => void): Promise<EchoBenchRun> {
+  const signal = interruption();
+  const hosts = o.netns ? namespaces(o) : loopback(o);
+  const run: EchoBenchRun = { samples: [], ...(hosts.link ? { link: hosts.link } : {}) };
+  const reference = o.referenceClients.filter((c) => c > 0);
+  const servers = new Set<ServerProcess>();
+  const start = async (engine: EchoEngine) => {
+    const s = await spawnServer(hosts, engine);
+    servers.add(s);
+    return s;
+  };
+  const stop = async (s: ServerProcess) => {
+    servers.delete(s);
+    return stopServer(s);
+  };
+  try {
+    rounds: for (let round = 1; round <= o.rounds; round++) {
+      for (const clients of o.clients) {
+        for (const engine of rotate(o.engines, round - 1)) {
+          if (signal.aborted) break rounds;
+          const server = await start(engine);
+          const cpu0 = processCpuSeconds(server.child.pid!);
+          const r = signal.aborted ? undefined : await hosts.generate(server.port, clients, 'epoll', signal);
+          if (!r) {
+            await stop(server);
+            break rounds;
+          }
+          const sample = sampleOf(clients, round, engine, r, processCpuSeconds(server.child.pid!) - cpu0);
+          run.samples.push(sample);
+          log(`round ${round} ${clients} clients ${engine}: ${Math.round(sample.reqPerSec)} req/s${sample.partial ? ' (partial)' : ''}` +
+            `${sample.errors ? `, errors ${JSON.stringify(r.errors)}` : ''}`);
+          if (!(await stop(server))) {
+            sample.stuck = true;
+            sample.errors++;
+            log(`round ${round} ${clients} clients ${engine}: the server did not exit on SIGTERM within 5 s (killed)`);
+          }
+        }
+      }
+      for (const clients of reference) {
+        if (signal.aborted) break rounds;
+        const server = await start('epoll');
+        for (const mode of rotate(['epoll', 'threads'] as const, round - 1)) {
+          if (signal.aborted) break;
+          const r = await hosts.generate(server.port, clients, mode, signal);
+          if (!r) break;
+          const contender = mode === 'epoll' ? 'generator' : 'thread-per-conn';
+          const sample = sampleOf(clients, round, contender, r);
+          run.samples.push(sample);
+          log(`round ${round} ${clients} clients ${contender} vs epoll server: ${Math.round(sample.reqPerSec)} req/s${sample.partial ? ' (partial)' : ''}`);
+        }
+        await stop(server);
+      }
+    }
+  } finally {
+    await Promise.all([...servers].map(stopServer));
+    hosts.remove();
+  }
+  if (signal.aborted) run.interruptedBy = interruptedBy() ?? 'a signal';
+  return run;
+}

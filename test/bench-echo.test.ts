@@ -1,0 +1,169 @@
+// `iolab bench echo` through the CLI: the report's JSON (measured time, machine, command line),
+// Ctrl-C (the finished rows and the partial one printed, the servers killed and reaped, exit
+// 130), and --netns: two namespaces joined by a veth pair, removed on every way out.
+import { execFileSync, spawnSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { runCli } from './support/cli.js';
+import { runCliAs, nobodyCanRunCli } from './support/demo.js';
+import { newProcessTag, processTagVariable, processesTagged, waitFor } from './support/procs.js';
+import { shortTempDir } from './support/temp.js';
+import { socketCountOf } from './support/echo.js';
+
+const isRoot = process.getuid?.() === 0;
+const hasIp = spawnSync('ip', ['-V']).status === 0;
+
+/** Our namespaces and links (every bench echo --netns name starts with iolab). */
+function iolabNetworkState(): { netns: string[]; links: string[] } {
+  const netns = execFileSync('ip', ['netns', 'list'], { encoding: 'utf8' }).split('\n').map((l) => l.split(' ')[0]).filter((n) => n.startsWith('iolab-'));
+  const links = execFileSync('ip', ['-o', 'link', 'show'], { encoding: 'utf8' }).split('\n').map((l) => l.split(': ')[1]?.split('@')[0] ?? '').filter((n) => n.startsWith('iolab'));
+  return { netns: netns.sort(), links: links.sort() };
+}
+
+/** Whether this kernel has tc netem: tried on lo inside a namespace of its own. */
+const hasNetem = ((): boolean => {
+  if (!isRoot || !hasIp) return false;
+  const ns = `iolab-probe-${randomBytes(4).toString('hex')}`;
+  if (spawnSync('ip', ['netns', 'add', ns]).status !== 0) return false;
+  try {
+    return spawnSync('tc', ['-n', ns, 'qdisc', 'add', 'dev', 'lo', 'root', 'netem', 'delay', '1ms']).status === 0;
+  } finally {
+    spawnSync('ip', ['netns', 'del', ns]);
+  }
+})();
+
+const quick = ['--clients', '10', '--duration', '1', '--rounds', '1', '--reference-clients', '0'];
+
+/** Starts bench echo with a process tag; resolves the result, and lets the test act on stderr lines. */
+function startBench(args: string[]) {
+  const tag = newProcessTag();
+  const child = runCli(['bench', 'echo', ...args], { env: { ...process.env, [processTagVariable]: tag } });
+  let stderr = '';
+  child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
+  return { child, tag, stderrSoFar: () => stderr };
+}
+
+describe('bench echo', () => {
+  it('--json: samples over the measured time, the machine and the command line; --output writes the same', async () => {
+    const tmp = shortTempDir('iolab-bench-echo-');
+    try {
+      const out = join(tmp.path, 'echo.json');
+      const r = await runCli(['bench', 'echo', ...quick, '--engines', 'epoll,uring', '--json', '--output', out]);
+      expect(r.exitCode).toBe(0);
+      const json = JSON.parse(String(r.stdout));
+      expect(json).toMatchObject({ netns: false, interrupted: false, errors: 0, engines: ['epoll', 'uring'], command: ['iolab', 'bench', 'echo', ...quick, '--engines', 'epoll,uring', '--json', '--output', out] });
+      expect(json.machine).toMatchObject({ kernel: expect.any(String), cores: expect.any(Number) });
+      expect(json.samples).toHaveLength(2);
+      for (const s of json.samples) {
+        expect(s.elapsedNs).toBeGreaterThanOrEqual(1e9);
+        expect(s.elapsedNs).not.toBe(1e9);
+        expect(s.reqPerSec).toBeCloseTo(s.responses / (s.elapsedNs / 1e9), 3);
+        expect(s.partial).toBeUndefined();
+      }
+      expect(JSON.parse(readFileSync(out, 'utf8')).samples).toEqual(json.samples);
+    } finally {
+      tmp.cleanup();
+    }
+  });
+
+  it('SIGINT during the second run: prints the finished row and the partial one, kills and reaps its servers, exit 130', async () => {
+    const signal = 'SIGINT';
+    const bench = startBench(['--clients', '10', '--duration', '4', '--rounds', '2', '--engines', 'epoll,uring', '--reference-clients', '0']);
+    await waitFor('the first run to finish', () => /round 1 10 clients epoll/.test(bench.stderrSoFar()), 20_000);
+    const server = await waitFor('the second server', () => processesTagged(bench.tag).find((p) => p.cmdline.includes('--engine uring')), 10_000);
+    const sockets = socketCountOf(server.pid);
+    await waitFor('its 10 clients', () => socketCountOf(server.pid) >= sockets + 10, 20_000);
+    await new Promise((r) => setTimeout(r, 500));
+    const t0 = performance.now();
+    bench.child.kill(signal);
+    const r = await bench.child;
+    expect(performance.now() - t0).toBeLessThan(3000);
+    expect(r.exitCode).toBe(130);
+    const out = String(r.stdout);
+    expect(out).toMatch(/^epoll\s+10\s+\d+/m);
+    expect(out).toMatch(/^uring \(partial\)\s+10\s+\d+ .*\*$/m);
+    expect(out).toContain(`interrupted (${signal}): partial`);
+    expect(processesTagged(bench.tag)).toEqual([]); // every server it started is gone
+  }, 40_000);
+});
+
+describe.skipIf(!isRoot || !hasIp)('bench echo --netns (root, iproute2)', () => {
+  it('runs server and generator in two namespaces over a veth pair and removes both', async () => {
+    const before = iolabNetworkState();
+    const r = await runCli(['bench', 'echo', ...quick, '--engines', 'uring', '--netns', '--json']);
+    expect(r.stderr).toBe('');
+    expect(r.exitCode).toBe(0);
+    const json = JSON.parse(String(r.stdout));
+    expect(json).toMatchObject({ netns: true, errors: 0, link: { serverAddress: '10.201.0.1', clientAddress: '10.201.0.2', mtu: 1500 } });
+    expect(json.link.serverNamespace).toMatch(/^iolab-[0-9a-f]{8}-server$/);
+    expect(json.samples.every((s: { responses: number }) => s.responses > 0)).toBe(true);
+    expect(iolabNetworkState()).toEqual(before);
+  }, 60_000);
+
+  it('Ctrl-C mid-run: partial row, exit 130, namespaces and link removed', async () => {
+    const before = iolabNetworkState();
+    const bench = startBench(['--clients', '10', '--duration', '10', '--rounds', '1', '--engines', 'epoll', '--reference-clients', '0', '--netns']);
+    await waitFor('the generator in its namespace', () => processesTagged(bench.tag).some((p) => p.cmdline.includes('echo bench')), 20_000);
+    await new Promise((r) => setTimeout(r, 1500));
+    bench.child.kill('SIGINT');
+    const r = await bench.child;
+    expect(r.exitCode).toBe(130);
+    expect(String(r.stdout)).toMatch(/^epoll \(partial\)\s+10\s+\d+/m);
+    expect(processesTagged(bench.tag)).toEqual([]);
+    expect(iolabNetworkState()).toEqual(before);
+  }, 60_000);
+
+  it('a server killed mid-run: errors, exit 1, namespaces and link removed', async () => {
+    const before = iolabNetworkState();
+    const bench = startBench(['--clients', '10', '--duration', '3', '--rounds', '1', '--engines', 'epoll', '--reference-clients', '0', '--netns']);
+    const server = await waitFor('the server', () => processesTagged(bench.tag).find((p) => p.cmdline.includes('echo server')), 20_000);
+    await waitFor('the generator', () => processesTagged(bench.tag).some((p) => p.cmdline.includes('echo bench')), 20_000);
+    await new Promise((r) => setTimeout(r, 800));
+    process.kill(server.pid, 'SIGKILL');
+    const r = await bench.child;
+    expect(r.exitCode).toBe(1);
+    expect(String(r.stdout)).toMatch(/errors: \d+ \(see --json\)/);
+    expect(processesTagged(bench.tag)).toEqual([]);
+    expect(iolabNetworkState()).toEqual(before);
+  }, 60_000);
+
+  it.skipIf(!hasNetem)('--netem delay=200us,rate=10gbit shapes the link and says so', async () => {
+    const before = iolabNetworkState();
+    const r = await runCli(['bench', 'echo', ...quick, '--engines', 'epoll', '--netns', '--netem', 'delay=200us,rate=10gbit', '--json']);
+    expect(r.exitCode).toBe(0);
+    expect(JSON.parse(String(r.stdout)).link.netem).toEqual({ delay: '200us', rate: '10gbit' });
+    expect(iolabNetworkState()).toEqual(before);
+  }, 60_000);
+
+  it.skipIf(hasNetem)('--netem on a kernel without netem: one line, exit 2, nothing left behind', async () => {
+    const before = iolabNetworkState();
+    const r = await runCli(['bench', 'echo', ...quick, '--engines', 'epoll', '--netns', '--netem', 'delay=200us,rate=10gbit']);
+    expect({ exitCode: r.exitCode, stdout: r.stdout, stderr: r.stderr }).toEqual({
+      exitCode: 2, stdout: '', stderr: 'iolab: --netem: tc could not add netem: this kernel has no netem qdisc (sch_netem)' });
+    expect(iolabNetworkState()).toEqual(before);
+  });
+
+  it('without iproute2 on PATH: one line, exit 2', async () => {
+    const r = await runCli(['bench', 'echo', ...quick, '--netns'], { env: { ...process.env, PATH: '/nonexistent' } });
+    expect({ exitCode: r.exitCode, stdout: r.stdout, stderr: r.stderr }).toEqual({
+      exitCode: 2, stdout: '', stderr: "iolab: --netns needs iproute2's ip command, which was not found" });
+  });
+});
+
+describe('bench echo --netns, refused', () => {
+  it.skipIf(!nobodyCanRunCli)('as a user other than root: one line, exit 2', async () => {
+    const r = await runCliAs(['bench', 'echo', ...quick, '--netns'], { uid: 65534 });
+    expect({ exitCode: r.exitCode, stdout: r.stdout, stderr: r.stderr }).toEqual({
+      exitCode: 2, stdout: '', stderr: 'iolab: --netns needs root (it creates network namespaces and a veth pair)' });
+  });
+
+  it('--netem without --netns, and a bad --netem: one line, exit 2', async () => {
+    const a = await runCli(['bench', 'echo', '--netem', 'delay=1ms']);
+    expect({ exitCode: a.exitCode, stderr: a.stderr }).toEqual({ exitCode: 2, stderr: 'iolab: --netem needs --netns (it shapes the veth link between the namespaces)' });
+    const b = await runCli(['bench', 'echo', '--netns', '--netem', 'delay=fast']);
+    expect(b.exitCode).toBe(2);
+    expect(b.stderr).toBe("iolab: --netem: expected key=value pairs of delay, jitter, rate, loss (e.g. delay=200us,rate=10gbit), got 'delay=fast'");
+  });
+});
