@@ -32,7 +32,9 @@ async function tracedChild(parent: number, program: string): Promise<number> {
 /** Resolves once `pid` has sat in a tracing stop ('t') for two looks in a row 100 ms apart:
  * strace is holding it in the delayed syscall. */
 async function heldByStrace(pid: number): Promise<void> {
+  const deadline = Date.now() + 20_000;
   const state = () => {
+    if (Date.now() > deadline) throw new Error(`pid ${pid} was never seen held in the delayed connect`);
     const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
     return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3);
   };
@@ -45,23 +47,24 @@ describe('fdpass recv: one owner per socket path', () => {
     const stale = native.socket('dgram');
     native.bind(stale, socket);
     native.close(stale);
-    // The first receiver's connect(2) probe of the stale socket returns only after 2 s (strace's
+    // The first receiver's connect(2) probe of the stale socket returns only after 4 s (strace's
     // fault injection; the CLI's loader makes one connect before it, left alone).
     const [file, argv] = iolabArgv(['fdpass', 'recv', '--socket', socket, '--timeout', '10']);
-    const first = execa('strace', ['-qq', '-o', '/dev/null', '-e', 'trace=connect', '-e', 'inject=connect:delay_exit=2000000:when=2+',
+    const first = execa('strace', ['-qq', '-o', '/dev/null', '-e', 'trace=connect', '-e', 'inject=connect:delay_exit=4000000:when=2+',
       file, ...argv], { reject: false });
+    const firstListening = new Promise<void>((resolve) => first.stdout!.once('data', () => resolve()));
     await heldByStrace(await tracedChild(first.pid!, file));
     const second = await cli(['fdpass', 'recv', '--socket', socket, '--timeout', '10']);
     expect(second).toEqual({ stdout: '', stderr: `iolab: ${socket} is in use: another receiver is listening on it; left untouched (choose another --socket)`, exitCode: 1 });
     // The first one goes on, binds, and is the receiver a sender reaches.
-    await new Promise<void>((resolve) => first.stdout!.once('data', () => resolve()));
+    await firstListening;
     const sent = await cli(['fdpass', 'send', '--socket', socket, '--message', 'to the first']);
     expect(sent.exitCode).toBe(0);
     const r = await first;
     expect(r.exitCode).toBe(0);
     expect(String(r.stdout)).toContain('message 1 holds:   to the first');
     expect(readdirSync(tmp.path).filter((f) => f.startsWith(`race${unique - 1}.`))).toEqual([]);
-  }, 30_000);
+  }, 60_000);
 
   it('a path whose lock another process holds is in use, even with no socket there yet', async () => {
     const socket = join(tmp.path, `held${unique++}.sock`);
