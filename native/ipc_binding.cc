@@ -144,7 +144,7 @@ const Choice kModes[] = {{"throughput", IPC_THROUGHPUT}, {"pingpong", IPC_PINGPO
 unsigned TransportArg(Napi::Env env, Napi::Value v) { return unsigned(ChoiceArg(env, v, "transport", TransportChoices())); }
 ipc_mode ModeArg(Napi::Env env, Napi::Value v) { return ipc_mode(ChoiceArg(env, v, "mode", kModes)); }
 
-// { messageBytes, durationMs, minMessages?, faultMessage?, checkFull? } -> ipc_cell (the
+// { messageBytes, durationMs, minMessages?, faultMessage?, faultStale?, checkFull? } -> ipc_cell (the
 // transport and mode are set by the caller).
 ipc_cell CellArg(Napi::Env env, Napi::Value v) {
   OptionsArg o(env, v, "cell");
@@ -154,6 +154,7 @@ ipc_cell CellArg(Napi::Env env, Napi::Value v) {
   c.duration_ns = uint64_t(IntegerArg(env, o.Get("durationMs"), "cell.durationMs", 0, 3600 * 1000)) * 1000000u;
   c.min_messages = uint64_t(o.Integer("minMessages", 1, kMaxSafeInteger, 1));
   c.fault_message = o.Integer("faultMessage", -1, kMaxSafeInteger, -1);
+  c.fault_stale = o.Bool("faultStale", false) ? 1 : 0;
   c.check_full = o.Bool("checkFull", false) ? 1 : 0;
   return c;
 }

@@ -170,6 +170,8 @@ export interface IpcCell {
   minMessages?: number;
   /** Test knob: the sender changes one byte of this message (0-based). */
   faultMessage?: number;
+  /** ... by sending the previous message's stamps in it, instead of changing one byte. */
+  faultStale?: boolean;
   /** The receiver compares every byte instead of the sampled set. */
   checkFull?: boolean;
 }

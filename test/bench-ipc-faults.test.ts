@@ -44,6 +44,16 @@ describe('bench ipc: a transport that delivers wrong bytes fails the run', { tim
     });
   }
 
+  it('a stale message (the previous one\'s stamps) is named as such', async () => {
+    for (const [transport, mode] of [['shm-ring', 'throughput'], ['fd-per-message', 'pingpong']]) {
+      const r = await runCliText(['bench', 'ipc', '--transports', transport, '--sizes', '64k', '--mode', mode, '--duration', '20ms', '--rounds', '1'],
+        { env: { IOLAB_IPC_FAULT: 'stale:2' } });
+      expect(r.exitCode).toBe(1);
+      expect(r.stderr).toMatch(new RegExp(`^iolab: ${transport} delivered wrong bytes: message 2 \\(65536 bytes\\) differs at byte 3 ` +
+        `\\(the stamp there is message 1's\\): expected 0x02, got 0x01 \\(${mode}, round 1\\)$`));
+    }
+  });
+
   it('in the sampled page of a large shm-ring message, and without the knob the same run passes', async () => {
     const args = ['bench', 'ipc', '--transports', 'shm-ring', '--sizes', '1m', '--mode', 'throughput', '--duration', '20ms', '--rounds', '1'];
     const bad = await runCliText(args, { env: { IOLAB_IPC_FAULT: '5' } });
@@ -72,6 +82,13 @@ describe('bench ipc: bad input is one line, a non-zero exit, nothing started', {
 
   it('a size beyond free memory, naming the limit', () =>
     bad(['--sizes', '64,4t'], /^iolab: --sizes 64,4T: .+ at 4 TiB needs [\d.]+ TiB of memory; [\d.]+ [GMT]iB is available \(MemAvailable in \/proc\/meminfo\)$/));
+
+  it('the receiving process started by hand without its control socket', async () => {
+    // fd 3 of a Node process is one of Node's own: it must be refused, not used or closed
+    const r = await runCliText(['bench', 'ipc', 'peer', '--control-fd', '3']);
+    expect(r.exitCode).toBe(1);
+    expect(r.stderr).toBe('iolab: fd 3 is not the control socket bench ipc passes (a seqpacket socket)');
+  });
 
   it('an unknown transport, mode or check', async () => {
     await bad(['--transports', 'carrier-pigeon'], /^iolab: --transports: unknown transport 'carrier-pigeon' \(known: stream-copy, .*uring-stream\)$/);

@@ -19,6 +19,10 @@ int echo_listen_tcp(const char *ip, int port, int backlog, int nonblocking, int 
 /* Fills a sockaddr from a numeric IPv4/IPv6 literal and a port. 0 or -EINVAL. */
 int echo_make_addr(const char *ip, int port, struct sockaddr_storage *ss, socklen_t *len);
 int echo_set_nodelay(int fd);
+/* Every connection a server accepts goes through these two, which fire the USDT probes
+ * iolab:echo_accept(fd) and iolab:echo_close(fd) (<sys/sdt.h>; a nop until a tracer attaches). */
+void echo_accepted(int fd);
+void echo_close_conn(int fd);
 /* Soft RLIMIT_NOFILE. */
 uint64_t echo_open_file_limit(uint64_t *hard);
 /* How long a server stops accepting after an accept failed (EMFILE and the like would fail

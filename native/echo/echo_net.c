@@ -5,6 +5,7 @@
 #include <netinet/tcp.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/sdt.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -66,6 +67,15 @@ int echo_listen_tcp(const char *ip, int port, int backlog, int nonblocking, int 
 int echo_set_nodelay(int fd) {
   int one = 1;
   return setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one)) < 0 ? -errno : 0;
+}
+
+void echo_accepted(int fd) {
+  DTRACE_PROBE1(iolab, echo_accept, fd);
+}
+
+void echo_close_conn(int fd) {
+  DTRACE_PROBE1(iolab, echo_close, fd);
+  close(fd);
 }
 
 uint64_t echo_open_file_limit(uint64_t *hard) {

@@ -41,7 +41,7 @@ struct eserver {
 
 static void close_conn(struct eserver *s, struct econn *c) {
   epoll_ctl(s->ep, EPOLL_CTL_DEL, c->fd, NULL);
-  close(c->fd);
+  echo_close_conn(c->fd);
   if (c->prev) c->prev->next = c->next; else s->conns = c->next;
   if (c->next) c->next->prev = c->prev;
   free(c);
@@ -120,14 +120,15 @@ static void on_listen(struct eserver *s) {
       return;
     }
     s->accept_pause_ns = 0;
+    echo_accepted(fd);
     if (s->cfg->max_conns && s->active >= s->cfg->max_conns) {
-      close(fd);
+      echo_close_conn(fd);
       s->st->refused++;
       continue;
     }
     struct econn *c = malloc(sizeof(*c));
     if (!c) {
-      close(fd);
+      echo_close_conn(fd);
       continue;
     }
     memset(c, 0, offsetof(struct econn, buf));
@@ -136,7 +137,7 @@ static void on_listen(struct eserver *s) {
     echo_set_nodelay(fd);
     struct epoll_event ev = { .events = EPOLLIN, .data.ptr = c };
     if (epoll_ctl(s->ep, EPOLL_CTL_ADD, fd, &ev) < 0) {
-      close(fd);
+      echo_close_conn(fd);
       free(c);
       continue;
     }

@@ -209,7 +209,7 @@ static void maybe_finish(struct server *s, struct conn *c) {
   if (c->eof && !c->send_busy && c->backlog.bytes == 0) kill_conn(s, c);
   if (!c->dead || c->inflight) return;
   unlink_starved(s, c);
-  close(c->fd);
+  echo_close_conn(c->fd);
   if (c->prev) c->prev->next = c->next; else s->conns = c->next;
   if (c->next) c->next->prev = c->prev;
   backlog_free(&c->backlog);
@@ -252,7 +252,7 @@ static void on_idle_tick(struct server *s) {
 static void add_conn(struct server *s, int fd) {
   struct conn *c = calloc(1, sizeof(*c));
   if (!c) {
-    close(fd);
+    echo_close_conn(fd);
     return;
   }
   echo_set_nodelay(fd);
@@ -275,8 +275,9 @@ static void on_accept(struct server *s, int res, unsigned flags) {
   }
   if (res >= 0) {
     s->accept_pause_ns = 0;
+    echo_accepted(res);
     if (s->stopping || (s->cfg->max_conns && s->active >= s->cfg->max_conns)) {
-      close(res); /* refused: a clean close (FIN), nothing was read */
+      echo_close_conn(res); /* refused: a clean close (FIN), nothing was read */
       if (!s->stopping) s->st->refused++;
     } else {
       add_conn(s, res);
@@ -474,7 +475,7 @@ int echo_uring_serve(const struct echo_server_config *cfg, struct echo_server_st
   io_uring_queue_exit(&s.ring);
   for (struct conn *c = s.conns, *next; c; c = next) {
     next = c->next;
-    close(c->fd);
+    echo_close_conn(c->fd);
     backlog_free(&c->backlog);
     free(c);
   }

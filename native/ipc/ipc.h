@@ -40,7 +40,10 @@ struct ipc_cell {
   uint64_t message_bytes;   /* >= IPC_MIN_MESSAGE */
   uint64_t duration_ns;
   uint64_t min_messages;    /* run at least this many even past duration_ns */
-  int64_t fault_message;    /* test knob: the sender changes one byte of this message; -1: none */
+  int64_t fault_message;    /* test knob: the sender spoils this message (-1: none) ... */
+  int fault_stale;          /* ... by sending the previous message's stamps in it (as a ring that
+                             * hands out a slot before it is written would); else it changes one
+                             * byte inside what the receiver compares */
   int check_full;           /* the receiver compares every byte, not the sampled set */
 };
 

@@ -62,8 +62,9 @@ static int run_messages(struct ipc_side *s, const struct ipc_cell *cell, void *c
       if (seq >= cell->min_messages && ipc_now_ns() - start >= cell->duration_ns) break;
     }
     unsigned char *b = t->build_buffer ? t->build_buffer(s, seq) : common;
-    ipc_stamp(b, s->bytes, seq);
-    if ((int64_t)seq == cell->fault_message) b[ipc_fault_offset(s->bytes, seq)] ^= 0x5a;
+    int spoil = (int64_t)seq == cell->fault_message;
+    ipc_stamp(b, s->bytes, spoil && cell->fault_stale && seq > 0 ? seq - 1 : seq);
+    if (spoil && !cell->fault_stale) b[ipc_fault_offset(s->bytes, seq)] ^= 0x5a;
     uint64_t t0 = cell->mode == IPC_PINGPONG ? ipc_now_ns() : 0;
     if (t->put(s, b) != 0) {
       rc = -1;

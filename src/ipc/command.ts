@@ -22,11 +22,14 @@ interface CommandOptions {
   output?: string;
 }
 
-/** IOLAB_IPC_FAULT=<n>: the sender changes one byte of message n of every cell, which the
- * receiver must catch (the tests' proof that a transport delivering wrong bytes fails the run). */
-function faultKnob(): number | undefined {
-  const value = process.env.IOLAB_IPC_FAULT;
-  return value === undefined || value === '' ? undefined : parseWholeNumber(value);
+/** IOLAB_IPC_FAULT=<n>: the sender changes one byte of message n of every cell; =stale:<n>: it
+ * sends message n with message n-1's stamps. The receiver must catch both (the tests' proof
+ * that a transport delivering wrong bytes fails the run). */
+function faultKnob(): Pick<IpcOptions, 'faultMessage' | 'faultStale'> {
+  const value = process.env.IOLAB_IPC_FAULT ?? '';
+  if (value === '') return {};
+  const stale = value.startsWith('stale:');
+  return { faultMessage: parseWholeNumber(stale ? value.slice(6) : value, { min: stale ? 1 : 0 }), faultStale: stale };
 }
 
 async function runCommand(opts: CommandOptions): Promise<void> {
@@ -38,7 +41,7 @@ async function runCommand(opts: CommandOptions): Promise<void> {
     durationMs: opts.duration,
     rounds: opts.rounds,
     checkFull: opts.check === 'full',
-    faultMessage: faultKnob(),
+    ...faultKnob(),
   };
   const plan = planRun(options);
   const run = await runPlan(plan, stderrProgress(options.rounds));
@@ -61,7 +64,8 @@ export function ipcCommand(): Command {
   const names = native.ipcTransports.join(',');
   const cmd = new Command('ipc')
     .description('messages between two processes over each transport (sockets, pipe, a shared-memory ring, an fd per message, io_uring) against memcpy, same run: bytes/s, round-trip percentiles, ratios')
-    .option('--transports <list>', `transports, comma-separated (${names})`, names)
+    .usage('[options]')
+    .addOption(new Option('--transports <list>', `transports, comma-separated: ${names}`).default(names, 'all'))
     .option('--sizes <list>', 'message sizes (bytes; k, m, g suffixes)', numberListOption({ min: native.ipcMinMessage, size: true }), defaultSizes)
     .option('--mode <mode>', 'throughput (one way, as fast as it goes), pingpong (round trips) or both', 'both')
     .addOption(new Option('--duration <time>', 'time per cell (500ms, 2s; a bare number is seconds)').argParser(durationOption()).default(500, '500ms'))

@@ -18,8 +18,10 @@ export interface IpcOptions {
   durationMs: number;
   rounds: number;
   checkFull: boolean;
-  /** Test knob (IOLAB_IPC_FAULT): the sender changes one byte of this message in every cell. */
+  /** Test knob (IOLAB_IPC_FAULT): the sender spoils this message in every cell ... */
   faultMessage?: number;
+  /** ... by repeating the previous message's stamps ("stale:N") rather than changing a byte. */
+  faultStale?: boolean;
 }
 
 /** A cell that will not run, and why (shown in the table and the JSON): the transport cannot

@@ -71,7 +71,7 @@ export async function runPlan(plan: IpcPlan, progress?: Progress): Promise<IpcRu
         if (signal.aborted) break rounds;
         progress?.cell(done, run.cellsPlanned, round, label(cell));
         const spec: IpcCell = { messageBytes: cell.messageBytes, durationMs: options.durationMs, minMessages,
-          checkFull: options.checkFull, faultMessage: options.faultMessage };
+          checkFull: options.checkFull, faultMessage: options.faultMessage, faultStale: options.faultStale };
         current = cell.transport === memcpyName ? native.ipcMemcpy(spec) : native.ipcSend(peer.control, cell.transport, cell.mode, spec);
         let r: IpcCellResult;
         try {
