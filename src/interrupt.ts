@@ -29,3 +29,20 @@ export function interruptedBy(): NodeJS.Signals | undefined {
 export function markInterrupted(): void {
   process.exitCode = 130;
 }
+
+/**
+ * A reader that closed stdout early (`iolab ... | head`) ends the command as SIGPIPE would,
+ * without a stack trace: a long run is stopped through the same signal as Ctrl-C (so it still
+ * removes what it created); anything else exits at once. Further output is dropped.
+ */
+export function endQuietlyOnClosedStdout(): void {
+  process.stdout.on('error', (err: NodeJS.ErrnoException) => {
+    if (err.code !== 'EPIPE') throw err;
+    process.stdout.write = (() => true) as typeof process.stdout.write;
+    if (controller === undefined) process.exit(process.exitCode ?? 0);
+    if (received === undefined) {
+      received = 'SIGPIPE';
+      controller.abort(new Error('interrupted: stdout was closed'));
+    }
+  });
+}

@@ -83,6 +83,13 @@ describe('bench ipc: bad input is one line, a non-zero exit, nothing started', {
   it('a size beyond free memory, naming the limit', () =>
     bad(['--sizes', '64,4t'], /^iolab: --sizes 64,4T: .+ at 4 TiB needs [\d.]+ TiB of memory; [\d.]+ [GMT]iB is available \(MemAvailable in \/proc\/meminfo\)$/));
 
+  it('the receiving process started by hand without its control socket', async () => {
+    // fd 3 of a Node process is one of Node's own: it must be refused, not used or closed
+    const r = await runCliText(['bench', 'ipc', 'peer', '--control-fd', '3']);
+    expect(r.exitCode).toBe(1);
+    expect(r.stderr).toBe('iolab: fd 3 is not the control socket bench ipc passes (a seqpacket socket)');
+  });
+
   it('an unknown transport, mode or check', async () => {
     await bad(['--transports', 'carrier-pigeon'], /^iolab: --transports: unknown transport 'carrier-pigeon' \(known: stream-copy, .*uring-stream\)$/);
     await bad(['--mode', 'sideways'], /^iolab: --mode: expected throughput, pingpong or both, got 'sideways'$/);

@@ -5,6 +5,7 @@ import fc from 'fast-check';
 import { checkNumber, formatSize, parseDuration, parseNumberList, parseWholeNumber } from '../src/numbers.js';
 import { showDefault } from '../src/cli-util.js';
 import { runCli } from './support/cli.js';
+import { iolabArgv } from '../src/spawn-iolab.js';
 
 const units: [string, number][] = [['', 1], ['k', 1024], ['K', 1024], ['m', 2 ** 20], ['g', 2 ** 30], ['t', 2 ** 40]];
 
@@ -115,5 +116,15 @@ describe('through the CLI', () => {
     expect(readv.stdout).toMatch(/\(default:\s+32,64,128\)/);
     const gen = await runCli(['gen', '--help']);
     expect(gen.stdout).toContain('(default: 128M)');
+  });
+});
+
+describe('a reader that closes stdout early', () => {
+  it('ends the command quietly, as SIGPIPE would, with no stack trace', async () => {
+    const { execa } = await import('execa');
+    const [file, argv] = iolabArgv(['bench', 'iops', '--help']);
+    const quoted = [file, ...argv].map((a) => `'${a}'`).join(' ');
+    const r = await execa('bash', ['-c', `${quoted} | true; echo "status=\${PIPESTATUS[0]}" >&2`], { reject: false });
+    expect(r.stderr).toBe('status=0');
   });
 });

@@ -6,6 +6,7 @@
 #include <signal.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include "control.h"
@@ -64,6 +65,10 @@ static int serve_cell(int control, const struct ipc_wire *cell, int *fds, int nf
 
 int ipc_serve(int control, const int *stop, struct ipc_error *error) {
   memset(error, 0, sizeof *error);
+  int type = 0;
+  socklen_t len = sizeof type;
+  if (getsockopt(control, SOL_SOCKET, SO_TYPE, &type, &len) != 0 || type != SOCK_SEQPACKET)
+    return ipc_fail(error, IPC_PROTOCOL, "fd %d is not the control socket bench ipc passes (a seqpacket socket)", control);
   /* the sending process is the one that started this one: end with it, whatever kills it */
   prctl(PR_SET_PDEATHSIG, SIGKILL);
   for (;;) {

@@ -81,9 +81,7 @@ export async function servePeer(controlFd: number): Promise<void> {
   // A terminal's Ctrl-C reaches the whole process group: the sending process stops the run in
   // order and closes the control socket, which ends this one.
   process.on('SIGINT', () => {});
-  try {
-    await native.ipcServe(controlFd).done;
-  } finally {
-    native.close(controlFd);
-  }
+  // The fd is left open: the process ends right after, and an fd number that was not the
+  // control socket may be one of Node's own.
+  await native.ipcServe(controlFd).done;
 }
