@@ -23,7 +23,7 @@ interface TraceJson {
   pid: number;
   exitCode: number;
   partial: boolean;
-  ops: { opcode: string; count: number; inline: number; async: number; p50Ns: number | null }[];
+  ops: { opcode: string; count: number; inline: number; async: number; cqes: number; p50Ns: number | null }[];
   syscalls: { syscall: string; count: number; resultSum: number; threads: number }[];
   usdt: { probe: string; count: number }[];
   ringStages: { opcode: string; stage: string; count: number; p50Ns: number | null }[];
@@ -99,6 +99,22 @@ describe.skipIf(skip !== undefined)(`iolab trace${skip ? ` (skipped: ${skip})` :
     const call = (name: string) => t.syscalls.find((s) => s.syscall === name);
     expect(call('pread64')?.count).toBeGreaterThanOrEqual(1000);
     expect(call('io_submit')).toMatchObject({ count: 1000, resultSum: 1000 });
+    expectNothingAttached(t.pid);
+  }, 90_000);
+
+  it('follows the processes the command forks: bench echo\'s uring server, its multishot accept and recv CQEs', async () => {
+    const r = await runCli(['trace', '--json', '--', 'bench', 'echo', '--clients', '4', '--duration', '1', '--rounds', '1',
+      '--engines', 'uring', '--reference-clients', '0'], { timeout: 90_000 });
+    expect(r.exitCode, String(r.stderr)).toBe(0);
+    const t = traceJson(String(r.stdout));
+    expect(usdtCount(t, 'echo_accept')).toBe(4);
+    expect(usdtCount(t, 'echo_close')).toBe(4);
+    const op = (name: string) => t.ops.find((o) => o.opcode === name);
+    // one multishot accept: a CQE per connection (posted without the request) and its last
+    expect(op('ACCEPT')).toMatchObject({ count: 1 });
+    expect(op('ACCEPT')!.cqes).toBeGreaterThanOrEqual(4);
+    expect(op('RECV')!.count).toBe(4);
+    expect(op('RECV')!.cqes).toBeGreaterThan(4);
     expectNothingAttached(t.pid);
   }, 90_000);
 

@@ -64,12 +64,17 @@ function tracesRingOps(p: ProbeSet): boolean {
 function ioUringSection(p: ProbeSet): string {
   if (!p.submitTracepoint) return '';
   // Requests are matched by their kernel pointer, or by ring and user_data where the
-  // tracepoints lack it; a request finishes with its last CQE (no IORING_CQE_F_MORE).
-  const key = p.hasRequestPointer ? 'args->req' : 'args->ctx, args->user_data';
+  // tracepoints lack it; a request finishes with its last CQE (no IORING_CQE_F_MORE). The CQEs
+  // of a multishot request before its last are posted without the pointer (req is NULL): they
+  // are found through the ring and user_data of its submission (@ud_req).
+  const key = p.hasRequestPointer ? '$req' : 'args->ctx, args->user_data';
+  const reqOf = p.hasRequestPointer ? '$req = (uint64)args->req;' : '';
   const ring = p.submitTracepoint;
   const ringOps = tracesRingOps(p);
   const lines = [
     `tracepoint:io_uring:${ring} /@procs[pid]/ {
+  ${reqOf}
+  ${p.hasRequestPointer ? '@ud_req[args->ctx, args->user_data] = $req;' : ''}
   @req_start[${key}] = nsecs;
   @req_op[${key}] = args->opcode;
   @req_tid[${key}] = tid;
@@ -88,7 +93,10 @@ function ioUringSection(p: ProbeSet): string {
     }
   }` : ''}
 }`,
-    `tracepoint:io_uring:io_uring_complete /@req_start[${key}]/ {
+    `tracepoint:io_uring:io_uring_complete {
+  ${reqOf}
+  ${p.hasRequestPointer ? 'if ($req == 0) { $req = @ud_req[args->ctx, args->user_data]; }' : ''}
+  if (@req_start[${key}] == 0) { return; }
   $op = @req_op[${key}];
   @op_cqes[$op] = count();
   if (@req_seen[${key}] == 0) {
@@ -106,11 +114,12 @@ function ioUringSection(p: ProbeSet): string {
   if ((args->cflags & 2) == 0) {
     delete(@req_start[${key}]); delete(@req_op[${key}]); delete(@req_tid[${key}]);
     delete(@req_enter[${key}]); delete(@req_seen[${key}]); delete(@req_pid[${key}]);
+    ${p.hasRequestPointer ? 'delete(@ud_req[args->ctx, args->user_data]);' : ''}
   }
 }`,
   ];
   if (p.hasAsyncWork) {
-    lines.push(`tracepoint:io_uring:io_uring_queue_async_work /@req_start[${key}]/ { @op_async[args->opcode] = count(); }`);
+    lines.push(`tracepoint:io_uring:io_uring_queue_async_work { ${reqOf} if (@req_start[${key}]) { @op_async[args->opcode] = count(); } }`);
   }
   if (p.hasOverflow) {
     lines.push(`tracepoint:io_uring:io_uring_cqe_overflow /@rings[args->ctx]/ { @overflow = count(); }`);
@@ -180,7 +189,7 @@ function usdtSection(p: ProbeSet): string {
 }
 
 /** Maps that hold requests in flight: cleared at the end so only the results are printed. */
-const scratchMaps = ['@procs', '@enter', '@sc_index', '@sc_row', '@req_start', '@req_op', '@req_tid', '@req_enter', '@req_seen', '@req_pid',
+const scratchMaps = ['@procs', '@enter', '@sc_index', '@sc_row', '@ud_req', '@req_start', '@req_op', '@req_tid', '@req_enter', '@req_seen', '@req_pid',
   '@rings', '@sc_start', '@u_queue', '@u_op', '@u_submit', '@u_ksubmit', '@u_kcomplete', '@u_reap'];
 
 export function traceProgram(target: ProgramTarget, probes: ProbeSet): string {
