@@ -194,6 +194,13 @@ describe('iolab trace refusals', () => {
     expect(String(r.stdout)).toBe('');
   });
 
+  it.skipIf(skip !== undefined)('a bpftrace that fails before attaching: one line, the command never runs', async () => {
+    const r = await runCli(['trace', '--', 'readv', 'readv.c'], { env: { IOLAB_BPFTRACE: '/bin/false' } });
+    expect(r.exitCode).toBe(1);
+    expect(String(r.stderr)).toMatch(/^iolab: bpftrace could not list the probes: [^\n]*$/);
+    expect(String(r.stdout)).toBe('');
+  });
+
   it('a command is required after --', async () => {
     const r = await runCli(['trace']);
     expect(r.exitCode).not.toBe(0);

@@ -108,7 +108,10 @@ async function finishBpftrace(bpftrace: ChildProcess, timeoutMs: number): Promis
 
 export async function runTraced(args: string[]): Promise<TraceOutcome> {
   const bpftracePath = await checkTracingPossible();
-  const probes = await findProbes(bpftracePath);
+  const probes = await findProbes(bpftracePath).catch((err: { stderr?: string; message?: string }) => {
+    // e.g. bpftrace 0.17 as a non-root user with CAP_BPF and CAP_PERFMON: it runs only as root
+    throw new UserError(`bpftrace could not list the probes: ${bpftraceError(String(err.stderr || err.message))}`);
+  });
   const signal = interruption();
   const [file, argv] = iolabArgv(args);
   // Own session and process group, so one forwarded signal reaches it exactly once.
