@@ -5,6 +5,7 @@
 
 #include <errno.h>
 #include <sys/eventfd.h>
+#include <sys/sdt.h>  // USDT probes (provider iolab): docs/trace.md lists them
 #include <time.h>
 #include <unistd.h>
 
@@ -193,6 +194,7 @@ bool RingCore::PrepSqe(Op* op) {
   struct io_uring_sqe* sqe = io_uring_get_sqe(&ring_);
   if (sqe == nullptr) return false;
   OpPrep(sqe, op);
+  DTRACE_PROBE4(iolab, ring_queue, op, sqe->opcode, sqe->fd, op->bounce.size());
   cancel_.Track(op);
   unsubmitted_++;
   return true;
@@ -202,6 +204,7 @@ void RingCore::Flush() {
   if (torn_down_) return;
   for (int round = 0; round < 64; round++) {
     if (unsubmitted_ > 0) {
+      DTRACE_PROBE2(iolab, ring_submit, ring_.ring_fd, unsubmitted_);
       int ret = io_uring_submit(&ring_);
       stats_.submit_calls++;
       if (ret < 0) {
@@ -294,6 +297,7 @@ void RingCore::ReapAndSettle() {
     for (unsigned i = 0; i < n; i++) {
       done[i].op = static_cast<Op*>(io_uring_cqe_get_data(cqes[i]));
       done[i].res = cqes[i]->res;
+      DTRACE_PROBE2(iolab, ring_complete, done[i].op, done[i].res);
     }
     io_uring_cq_advance(&ring_, n);
     stats_.cqes_reaped += n;
@@ -320,6 +324,7 @@ void RingCore::Settle(Op* op, int res, bool in_cleanup) {
   } else {
     try {
       OpSettle(env_, op, res, closing_);
+      DTRACE_PROBE2(iolab, ring_settle, op, res);
     } catch (const Napi::Error&) {
       // Building the value failed (out of memory in V8): nothing sensible left to do.
     }

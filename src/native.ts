@@ -81,14 +81,28 @@ export interface NativeAddon {
   shmOpen(name: string, flags: number, mode?: number): number;
   shmUnlink(name: string): void;
   ftruncate(fd: number, length: number): void;
-  /** mmap(2) of [offset, offset+length): an external ArrayBuffer, munmap'd when collected.
-   * write: MAP_SHARED read/write. Otherwise MAP_PRIVATE (it shows the object's bytes; a JS write
-   * into it stays private to this process instead of faulting). offset: a multiple of constants.PAGE_SIZE.
+  /** mmap(2) of [offset, offset+length), MAP_SHARED: an external ArrayBuffer, munmap'd when
+   * collected. write: PROT_READ|PROT_WRITE. Otherwise PROT_READ: a JS store into the buffer is a
+   * SIGSEGV, so only read (copy) from it. offset: a multiple of constants.PAGE_SIZE.
    * Throws RangeError (ERR_OUT_OF_RANGE) for length 0 or a range past the object's end. */
   mmap(fd: number, length: number, options?: { write?: boolean; offset?: number }): ArrayBuffer;
   /** Detaches the ArrayBuffer (later use is a TypeError), then munmap(2)s it. A second call,
    * or a buffer mmap did not make, throws TypeError (ERR_INVALID_ARG_VALUE). */
   munmap(buffer: ArrayBuffer): void;
+
+  // ---- memfds, seals, fd flags and file locks (native/memfd.cc, fd_flags.cc, file_lock.cc) ----
+  /** memfd_create(2) with MFD_CLOEXEC, and MFD_ALLOW_SEALING unless allowSealing is false. */
+  memfdCreate(name: string, options?: { allowSealing?: boolean }): number;
+  /** fcntl(F_ADD_SEALS): seals is an OR of `seals.*`. */
+  addSeals(fd: number, seals: number): void;
+  /** fcntl(F_GET_SEALS), or undefined when the file cannot carry seals (not tmpfs/hugetlbfs). */
+  getSeals(fd: number): number | undefined;
+  /** The F_SEAL_* bits. */
+  seals: { F_SEAL_SEAL: number; F_SEAL_SHRINK: number; F_SEAL_GROW: number; F_SEAL_WRITE: number; F_SEAL_FUTURE_WRITE: number };
+  /** Turns O_NONBLOCK on or off on an open file (fcntl F_SETFL). */
+  setNonBlocking(fd: number, on: boolean): void;
+  /** flock(2). Without wait: false (instead of waiting) when another open file holds the lock. */
+  flock(fd: number, operation: 'exclusive' | 'shared' | 'unlock', options?: { wait?: boolean }): boolean;
 
   // ---- io_uring Ring (native/ring_js.cc over ring_core, ring_op) ----
   /** The Ring class; use it through src/ring.ts, which types it. */
