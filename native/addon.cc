@@ -18,19 +18,14 @@ void InitFeatures(Napi::Env env, Napi::Object exports) {
 
 static const char* const key_names[] = {"bytes",       "fds",  "truncated", "dataTruncated", "fdsTruncated",
                                         "eof",         "credentials", "from", "maxFds", "controlFds",
-                                        "pid",         "uid",  "gid"};
+                                        "pid",         "uid",  "gid", "to", "buffers"};
 static_assert(sizeof(key_names) / sizeof(key_names[0]) == size_t(Key::kCount), "one name per key");
 
-void Addon::KeyValues(napi_env env, napi_value* out) const {
-  napi_value array;
-  napi_get_reference_value(env, keys, &array);
-  for (int i = 0; i < int(Key::kCount); i++) napi_get_element(env, array, uint32_t(i), &out[i]);
-}
+Keys::Keys(napi_env env) : env_(env) { napi_get_reference_value(env, AddonOf(env).keys, &array_); }
 
-napi_value Addon::KeyValue(napi_env env, Key key) const {
-  napi_value array, value;
-  napi_get_reference_value(env, keys, &array);
-  napi_get_element(env, array, uint32_t(key), &value);
+napi_value Keys::operator[](Key key) const {
+  napi_value value = nullptr;
+  napi_get_element(env_, array_, uint32_t(key), &value);
   return value;
 }
 
@@ -44,6 +39,7 @@ static void FreeAddon(napi_env env, void* data, void*) {
   Addon* addon = static_cast<Addon*>(data);
   if (addon->ring_closed_error != nullptr) napi_delete_reference(env, addon->ring_closed_error);
   if (addon->keys != nullptr) napi_delete_reference(env, addon->keys);
+  if (addon->recv_result_class != nullptr) napi_delete_reference(env, addon->recv_result_class);
   delete addon;
 }
 

@@ -10,20 +10,29 @@ namespace iolab {
 // internalizing a key string per result object was a measurable cost).
 enum class Key : int {
   kBytes, kFds, kTruncated, kDataTruncated, kFdsTruncated, kEof, kCredentials, kFrom,
-  kMaxFds, kControlFds, kPid, kUid, kGid,
+  kMaxFds, kControlFds, kPid, kUid, kGid, kTo, kBuffers,
   kCount
 };
 
 struct Addon {
   napi_ref ring_closed_error = nullptr;  // the class src/ring.ts registers (or none yet)
   napi_ref keys = nullptr;               // an Array of the Key strings (a ref cannot hold a string)
+  napi_ref recv_result_class = nullptr;  // the class src/native.ts registers for recvmsg results
 
-  // The key strings, keys[k] for k < Key::kCount (one reference lookup for all).
-  void KeyValues(napi_env env, napi_value* out) const;
-  napi_value KeyValue(napi_env env, Key key) const;
 };
 
 // This env's Addon (made by the module's init).
 Addon& AddonOf(napi_env env);
+
+// The key strings of this env, each fetched when a call asks for it (one napi_get_element).
+class Keys {
+ public:
+  explicit Keys(napi_env env);
+  napi_value operator[](Key key) const;
+
+ private:
+  napi_env env_;
+  napi_value array_ = nullptr;
+};
 
 }  // namespace iolab

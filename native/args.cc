@@ -90,6 +90,16 @@ bool BoolArg(napi_env env, napi_value value, const char* name) {
   return b;
 }
 
+bool OptionalBoolArg(napi_env env, napi_value value, const char* name, bool fallback) {
+  napi_valuetype type = napi_undefined;
+  napi_typeof(env, value, &type);
+  if (type == napi_undefined) return fallback;
+  if (type != napi_boolean) ThrowArgType(env, name, "of type boolean", value);
+  bool b = false;
+  napi_get_value_bool(env, value, &b);
+  return b;
+}
+
 std::string StringArg(napi_env env, napi_value value, const char* name) {
   napi_valuetype type = napi_undefined;
   if (napi_typeof(env, value, &type) != napi_ok || type != napi_string) ThrowArgType(env, name, "of type string", value);
@@ -149,6 +159,16 @@ View ViewArg(napi_env env, napi_value value, const char* name) {
   View view;
   if (!ViewOf(env, value, &view)) ThrowArgType(env, name, kViewType, value);
   return view;
+}
+
+const int32_t* Int32ArrayArg(napi_env env, napi_value value, const char* name, size_t* length) {
+  bool is_typed = false;
+  napi_typedarray_type type;
+  void* data = nullptr;
+  if (napi_is_typedarray(env, value, &is_typed) != napi_ok || !is_typed ||
+      napi_get_typedarray_info(env, value, &type, length, &data, nullptr, nullptr) != napi_ok || type != napi_int32_array)
+    ThrowArgType(env, name, "an Int32Array", value);
+  return static_cast<const int32_t*>(data);
 }
 
 ListArg::ListArg(napi_env env, napi_value value, const char* name) : env_(env), name_(name) {

@@ -47,6 +47,20 @@ inline int64_t IntegerArg(napi_env env, napi_value value, const char* name, int6
   ThrowIntegerArg(env, value, name, min, max);
 }
 
+// The same, or `fallback` for undefined (an option left out): still one napi_typeof.
+inline int64_t OptionalIntegerArg(napi_env env, napi_value value, const char* name, int64_t min, int64_t max,
+                                  int64_t fallback) {
+  napi_valuetype type;
+  double d;
+  if (napi_typeof(env, value, &type) == napi_ok) {
+    if (type == napi_undefined) return fallback;
+    if (type == napi_number && napi_get_value_double(env, value, &d) == napi_ok && d >= double(min) &&
+        d <= double(max) && d == double(int64_t(d)))
+      return int64_t(d);
+  }
+  ThrowIntegerArg(env, value, name, min, max);
+}
+
 // An fd: an integer in [0, 2^31-1].
 inline int FdArg(napi_env env, napi_value value, const char* name = "fd") {
   return int(IntegerArg(env, value, name, 0, INT32_MAX));
@@ -86,6 +100,8 @@ inline int64_t PositionArg(napi_env env, napi_value value, const char* name = "p
 
 // true or false (TypeError for anything else, "1" and 1 included).
 bool BoolArg(napi_env env, napi_value value, const char* name);
+// The same, or `fallback` for undefined.
+bool OptionalBoolArg(napi_env env, napi_value value, const char* name, bool fallback);
 
 std::string StringArg(napi_env env, napi_value value, const char* name);
 
@@ -113,6 +129,9 @@ struct View {
 bool ViewOf(napi_env env, napi_value value, View* view);
 // The view's bytes; TypeError when value is no ArrayBufferView.
 View ViewArg(napi_env env, napi_value value, const char* name);
+
+// The elements of an Int32Array (TypeError for anything else); *length is their count.
+const int32_t* Int32ArrayArg(napi_env env, napi_value value, const char* name, size_t* length);
 
 // iovecs with room for a few inline, so the common 1-8 buffer call allocates nothing.
 class IovecArray {

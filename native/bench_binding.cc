@@ -12,7 +12,6 @@
 
 extern "C" {
 #include "bench/engine.h"
-#include "bench/fdmsg.h"
 #include "bench/job.h"
 #include "stats/histogram.h"
 }
@@ -339,52 +338,8 @@ Napi::Value BenchMarkWritten(const Napi::CallbackInfo& info) {
   return info.Env().Undefined();
 }
 
-// benchFdMessages(passedFd, durationMs) -> Promise<{ messages, seconds }>: the C floor of the
-// fd-message loop (native/bench/fdmsg.c), run off the JS thread.
-class FdMessagesWorker : public Napi::AsyncWorker {
- public:
-  FdMessagesWorker(Napi::Env env, int fd, uint64_t duration_ns)
-      : Napi::AsyncWorker(env), deferred_(Napi::Promise::Deferred::New(env)), fd_(fd), duration_ns_(duration_ns) {
-    LiveInc(Live::kNativeJobs);
-  }
-  ~FdMessagesWorker() override { LiveDec(Live::kNativeJobs); }
-  Napi::Promise Promise() { return deferred_.Promise(); }
-
-  void Execute() override { err_ = fdmsg_loop(fd_, duration_ns_, &messages_, &elapsed_ns_, &syscall_); }
-  void OnOK() override {
-    Napi::Env env = Env();
-    if (err_ != 0) {
-      deferred_.Reject(ErrnoError(env, err_, syscall_).Value());
-      return;
-    }
-    Napi::Object out = Napi::Object::New(env);
-    out.Set("messages", double(messages_));
-    out.Set("seconds", double(elapsed_ns_) / 1e9);
-    deferred_.Resolve(out);
-  }
-
- private:
-  Napi::Promise::Deferred deferred_;
-  int fd_;
-  uint64_t duration_ns_;
-  uint64_t messages_ = 0, elapsed_ns_ = 0;
-  const char* syscall_ = "";
-  int err_ = 0;
-};
-
-Napi::Value BenchFdMessages(const Napi::CallbackInfo& info) {
-  Napi::Env env = info.Env();
-  int fd = FdArg(env, info[0], "passedFd");
-  int64_t ms = IntegerArg(env, info[1], "durationMs", 1, 3600 * 1000);
-  auto* worker = new FdMessagesWorker(env, fd, uint64_t(ms) * 1000000u);
-  Napi::Promise promise = worker->Promise();
-  worker->Queue();
-  return promise;
-}
-
 void Init(Napi::Env env, Napi::Object exports) {
   exports.Set("benchRun", Napi::Function::New(env, BenchRun));
-  exports.Set("benchFdMessages", Napi::Function::New(env, BenchFdMessages));
   exports.Set("benchMarkWritten", Napi::Function::New(env, BenchMarkWritten));
   exports.Set("benchHistogram", Napi::Function::New(env, BenchHistogram));
   exports.Set("benchEngines", EnginesToJs(env));

@@ -17,6 +17,7 @@
 
 extern "C" {
 #include "stats/histogram.h"
+#include "ipc/fdmsg.h"
 #include "ipc/ipc.h"
 }
 
@@ -215,6 +216,49 @@ Napi::Value IpcFootprint(const Napi::CallbackInfo& info) {
   return Napi::Number::New(env, double(ipc_footprint(transport, mode, uint64_t(bytes))));
 }
 
+// benchFdMessages(passedFd, durationMs) -> Promise<{ messages, seconds }>: the C floor of the
+// fd-message loop (native/ipc/fdmsg.c), run off the JS thread.
+class FdMessagesWorker : public Napi::AsyncWorker {
+ public:
+  FdMessagesWorker(Napi::Env env, int fd, uint64_t duration_ns)
+      : Napi::AsyncWorker(env), deferred_(Napi::Promise::Deferred::New(env)), fd_(fd), duration_ns_(duration_ns) {
+    LiveInc(Live::kNativeJobs);
+  }
+  ~FdMessagesWorker() override { LiveDec(Live::kNativeJobs); }
+  Napi::Promise Promise() { return deferred_.Promise(); }
+
+  void Execute() override { err_ = fdmsg_loop(fd_, duration_ns_, &messages_, &elapsed_ns_, &syscall_); }
+  void OnOK() override {
+    Napi::Env env = Env();
+    if (err_ != 0) {
+      deferred_.Reject(ErrnoError(env, err_, syscall_).Value());
+      return;
+    }
+    Napi::Object out = Napi::Object::New(env);
+    out.Set("messages", double(messages_));
+    out.Set("seconds", double(elapsed_ns_) / 1e9);
+    deferred_.Resolve(out);
+  }
+
+ private:
+  Napi::Promise::Deferred deferred_;
+  int fd_;
+  uint64_t duration_ns_;
+  uint64_t messages_ = 0, elapsed_ns_ = 0;
+  const char* syscall_ = "";
+  int err_ = 0;
+};
+
+static Napi::Value BenchFdMessages(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  int fd = FdArg(env, info[0], "passedFd");
+  int64_t ms = IntegerArg(env, info[1], "durationMs", 1, 3600 * 1000);
+  auto* worker = new FdMessagesWorker(env, fd, uint64_t(ms) * 1000000u);
+  Napi::Promise promise = worker->Promise();
+  worker->Queue();
+  return promise;
+}
+
 void Init(Napi::Env env, Napi::Object exports) {
   exports.Set("ipcSend", Napi::Function::New(env, IpcSend));
   exports.Set("ipcMemcpy", Napi::Function::New(env, IpcMemcpy));
@@ -222,6 +266,7 @@ void Init(Napi::Env env, Napi::Object exports) {
   exports.Set("ipcLargestMessage", Napi::Function::New(env, IpcLargestMessage));
   exports.Set("ipcUnavailable", Napi::Function::New(env, IpcUnavailable));
   exports.Set("ipcFootprint", Napi::Function::New(env, IpcFootprint));
+  exports.Set("benchFdMessages", Napi::Function::New(env, BenchFdMessages));
   Napi::Array names = Napi::Array::New(env);
   for (uint32_t i = 0; ipc_transport_names[i] != nullptr; i++) names.Set(i, ipc_transport_names[i]);
   exports.Set("ipcTransports", names);

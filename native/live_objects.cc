@@ -6,11 +6,7 @@
 
 namespace iolab {
 
-static std::atomic<int64_t> counters[static_cast<int>(Live::kCount)];
-
-void LiveAdd(Live kind, int64_t delta) {
-  counters[static_cast<int>(kind)].fetch_add(delta, std::memory_order_relaxed);
-}
+std::atomic<int64_t> live_counters[static_cast<int>(Live::kCount)];
 
 OwnedFd::OwnedFd(int fd) : fd_(fd) {
   if (fd_ >= 0) LiveInc(Live::kOwnedFds);
@@ -37,7 +33,7 @@ static Napi::Value LiveObjects(const Napi::CallbackInfo& info) {
                 "one name per counter");
   Napi::Object out = Napi::Object::New(info.Env());
   for (int i = 0; i < static_cast<int>(Live::kCount); i++)
-    out.Set(names[i], Napi::Number::New(info.Env(), double(counters[i].load())));
+    out.Set(names[i], Napi::Number::New(info.Env(), double(live_counters[i].load())));
   return out;
 }
 

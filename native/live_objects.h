@@ -18,7 +18,11 @@ enum class Live : int {
   kCount
 };
 
-void LiveAdd(Live kind, int64_t delta);
+// The counters, updated inline: they change several times per Ring op.
+extern std::atomic<int64_t> live_counters[static_cast<int>(Live::kCount)];
+inline void LiveAdd(Live kind, int64_t delta) {
+  live_counters[static_cast<int>(kind)].fetch_add(delta, std::memory_order_relaxed);
+}
 inline void LiveInc(Live kind) { LiveAdd(kind, 1); }
 inline void LiveDec(Live kind) { LiveAdd(kind, -1); }
 

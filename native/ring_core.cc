@@ -5,6 +5,7 @@
 
 #include <errno.h>
 #include <sys/eventfd.h>
+#include <sys/sdt.h>  // USDT probes (provider iolab): docs/trace.md lists them
 #include <time.h>
 #include <unistd.h>
 
@@ -104,7 +105,7 @@ void RingCore::Hold(bool strong) {
   else napi_reference_unref(env_, handle_->object, nullptr);
 }
 
-// Abandons an op whose promise will never be settled (only when the env is going away).
+// One op fewer in flight; at none the loop may exit and the JS object may be collected.
 void RingCore::OpDone() {
   in_flight_--;
   LiveDec(Live::kRingOps);
@@ -133,6 +134,50 @@ napi_value RingCore::Enqueue(Op* op) {
   return promise;
 }
 
+napi_value RingCore::EnqueueGroup(OpGroup* group) {
+  napi_value promise;
+  napi_status status = napi_create_promise(env_, &group->deferred, &promise);
+  if (status != napi_ok) {
+    DropGroup(group);
+    NAPI_THROW_IF_FAILED(env_, status, nullptr);
+  }
+  group->pending = group->ops.size();
+  if (group->pending == 0) {  // an empty batch: settled at once
+    GroupSettle(env_, group, false);
+    GroupFree(group);
+    return promise;
+  }
+  if (in_flight_ == 0) {
+    uv_ref(reinterpret_cast<uv_handle_t*>(poll_));
+    Hold(true);
+  }
+  in_flight_ += group->ops.size();
+  LiveAdd(Live::kRingOps, int64_t(group->ops.size()));
+  for (Op* op : group->ops) {
+    op->group = group;
+    if (!backlog_.empty() || !PrepSqe(op)) {
+      backlog_.push_back(op);
+      stats_.overflow_queued++;
+    }
+  }
+  return promise;
+}
+
+void RingCore::DropGroup(OpGroup* group) {
+  for (Op* op : group->ops) ReleaseOp(op);
+  GroupFree(group);
+}
+
+napi_value RingCore::RefuseGroup(OpGroup* group, int err, const char* syscall) {
+  napi_deferred deferred;
+  napi_value promise;
+  napi_status status = napi_create_promise(env_, &deferred, &promise);
+  if (status == napi_ok) napi_reject_deferred(env_, deferred, ErrnoError(env_, err, syscall).Value());
+  DropGroup(group);
+  NAPI_THROW_IF_FAILED(env_, status, nullptr);
+  return promise;
+}
+
 napi_value RingCore::Refuse(Op* op, int err) {
   napi_deferred deferred;
   napi_value promise;
@@ -149,6 +194,7 @@ bool RingCore::PrepSqe(Op* op) {
   struct io_uring_sqe* sqe = io_uring_get_sqe(&ring_);
   if (sqe == nullptr) return false;
   OpPrep(sqe, op);
+  DTRACE_PROBE4(iolab, ring_queue, op, sqe->opcode, sqe->fd, op->bounce.size());
   cancel_.Track(op);
   unsubmitted_++;
   return true;
@@ -158,6 +204,7 @@ void RingCore::Flush() {
   if (torn_down_) return;
   for (int round = 0; round < 64; round++) {
     if (unsubmitted_ > 0) {
+      DTRACE_PROBE2(iolab, ring_submit, ring_.ring_fd, unsubmitted_);
       int ret = io_uring_submit(&ring_);
       stats_.submit_calls++;
       if (ret < 0) {
@@ -250,6 +297,7 @@ void RingCore::ReapAndSettle() {
     for (unsigned i = 0; i < n; i++) {
       done[i].op = static_cast<Op*>(io_uring_cqe_get_data(cqes[i]));
       done[i].res = cqes[i]->res;
+      DTRACE_PROBE2(iolab, ring_complete, done[i].op, done[i].res);
     }
     io_uring_cq_advance(&ring_, n);
     stats_.cqes_reaped += n;
@@ -267,15 +315,52 @@ void RingCore::ReapAndSettle() {
 // Settles one op with its CQE result (the op table builds the value), then releases it.
 void RingCore::Settle(Op* op, int res, bool in_cleanup) {
   cancel_.Untrack(op);
+  if (op->group != nullptr) {
+    SettleMember(op, res, in_cleanup);
+    return;
+  }
   if (in_cleanup) {
     OpDiscard(op, res);
   } else {
     try {
       OpSettle(env_, op, res, closing_);
+      DTRACE_PROBE2(iolab, ring_settle, op, res);
     } catch (const Napi::Error&) {
       // Building the value failed (out of memory in V8): nothing sensible left to do.
     }
   }
+  ReleaseOp(op);
+  OpDone();
+}
+
+// A batch's op is kept until the batch's last op is done; then all settle at once.
+void RingCore::SettleMember(Op* op, int res, bool in_cleanup) {
+  OpGroup* group = op->group;
+  op->res = res;
+  if (--group->pending == 0) {
+    if (in_cleanup) {
+      GroupDiscard(group);
+    } else {
+      try {
+        GroupSettle(env_, group, closing_);
+      } catch (const Napi::Error&) {
+        // Building the values failed (out of memory in V8): nothing sensible left to do.
+      }
+    }
+    for (Op* member : group->ops) ReleaseOp(member);
+    GroupFree(group);
+  }
+  OpDone();
+}
+
+// An op that never reached the kernel, given up because the Ring closes (in_cleanup: the env
+// goes away, no JS can be told).
+void RingCore::Abandon(Op* op, bool in_cleanup) {
+  if (op->group != nullptr) {
+    SettleMember(op, -ECANCELED, in_cleanup);
+    return;
+  }
+  if (!in_cleanup) OpRejectClosed(env_, op);
   ReleaseOp(op);
   OpDone();
 }
@@ -299,9 +384,7 @@ napi_value RingCore::Close() {
   while (!backlog_.empty()) {
     Op* op = backlog_.front();
     backlog_.pop_front();
-    OpRejectClosed(env_, op);
-    ReleaseOp(op);
-    OpDone();
+    Abandon(op, false);
   }
   if (in_flight_ > 0) cancel_.CancelAll();
   if (in_flight_ == 0) FinishClose();
@@ -374,8 +457,7 @@ void RingCore::CleanupBlocking() {
   while (!backlog_.empty()) {
     Op* op = backlog_.front();
     backlog_.pop_front();
-    ReleaseOp(op);
-    OpDone();
+    Abandon(op, true);
   }
   if (in_flight_ > 0) cancel_.CancelAll();
   struct timespec start, now;

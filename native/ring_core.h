@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "ring_cancel.h"
+#include "ring_group.h"
 #include "ring_op.h"
 #include "ring_stats.h"
 
@@ -47,6 +48,12 @@ class RingCore {
   // An op that cannot be queued (err: a positive errno): a Promise rejected with the errno
   // error of its syscall, and the record back to the pool.
   napi_value Refuse(Op* op, int err);
+  // Queues every op of a batch (ring_group.h) and returns its one Promise; the core owns the
+  // group from here.
+  napi_value EnqueueGroup(OpGroup* group);
+  // A batch that was never queued (filling it threw, or err != 0: a rejected Promise instead).
+  void DropGroup(OpGroup* group);
+  napi_value RefuseGroup(OpGroup* group, int err, const char* syscall);
   // Sends whatever is queued to the kernel (ring.submit() and the prepare handle).
   void Flush();
   // ring.close(): cancels in-flight ops; the Promise resolves once all have settled.
@@ -73,6 +80,8 @@ class RingCore {
   bool PrepSqe(Op* op);
   void ReapAndSettle();
   void Settle(Op* op, int res, bool in_cleanup);
+  void SettleMember(Op* op, int res, bool in_cleanup);
+  void Abandon(Op* op, bool in_cleanup);
   void ReleaseOp(Op* op);
   void OpDone();
   void Hold(bool strong);

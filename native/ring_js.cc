@@ -13,18 +13,13 @@
 #include "errors.h"
 #include "registry.h"
 #include "ring_core.h"
+#include "ring_js.h"
 #include "ring_op.h"
 #include "ring_setup.h"
 #include "unix_msg.h"
 #include "unix_socket.h"
 
 namespace iolab {
-
-// The native half of one JS Ring object.
-struct RingJs {
-  RingHandle handle;
-  unsigned flags = 0, sq_entries = 0, cq_entries = 0;
-};
 
 static void FinalizeRing(napi_env env, void* data, void*) {
   RingJs* ring = static_cast<RingJs*>(data);
@@ -57,39 +52,6 @@ static napi_value New(napi_env env, napi_callback_info info) {
   ring->sq_entries = core->sq_entries();
   ring->cq_entries = core->cq_entries();
   return args.self;
-}
-
-// A method call: its arguments and the Ring it was called on.
-template <size_t N>
-struct Call : RawArgs<N> {
-  RingJs* ring = nullptr;
-  Call(napi_env env, napi_callback_info info) : RawArgs<N>(env, info) {
-    void* data = nullptr;
-    if (napi_unwrap(env, this->self, &data) != napi_ok || data == nullptr)
-      ThrowTypeError(env, "ERR_INVALID_THIS", "Value of \"this\" must be of type Ring");
-    ring = static_cast<RingJs*>(data);
-  }
-  // The core, or RingClosedError once the Ring is closed.
-  RingCore* Open(napi_env env) const {
-    RingCore* core = ring->handle.core;
-    if (core == nullptr || core->closed()) throw RingClosedError(env);
-    return core;
-  }
-};
-
-// Fills the op and queues it. A fill that throws (an argument error) gives the record back to
-// the pool; one that returns an errno (a fill returning int) makes a rejected Promise instead.
-template <typename Fill>
-static napi_value Queue(napi_env env, RingCore* core, Op* op, Fill fill) {
-  int err = 0;
-  try {
-    if constexpr (std::is_same_v<decltype(fill()), int>) err = fill();
-    else fill();
-  } catch (...) {
-    core->DropOp(op);
-    throw;
-  }
-  return err != 0 ? core->Refuse(op, err) : core->Enqueue(op);
 }
 
 static napi_value Nop(napi_env env, napi_callback_info info) {
@@ -133,14 +95,14 @@ static napi_value Sendmsg(napi_env env, napi_callback_info info) {
   op->flags = MSG_NOSIGNAL;
   return Queue(env, core, op, [&] {
     OpAddViewList(env, op, call[1], false);  // copied now: option getters below cannot touch it
-    const Addon& addon = AddonOf(env);
+    Keys keys(env);
     int fds[kMaxFdsPerMessage];
     size_t nfds = 0;
     OptionsArg options(env, call[2]);
-    napi_value list = options.Get(addon.KeyValue(env, Key::kFds));
+    napi_value list = options.Get(keys[Key::kFds]);
     if (!Napi::Value(env, list).IsUndefined())
       nfds = FdListArg(env, list, "options.fds", kMaxFdsPerMessage, "SCM_MAX_FD", fds);
-    bool credentials = options.Bool(addon.KeyValue(env, Key::kCredentials), "credentials", false);
+    bool credentials = options.Bool(keys[Key::kCredentials], "credentials", false);
     CheckCarriesControl(env, fd, op->bounce.size(), nfds, credentials);  // as the sync sendmsg
     return OpSetSendControl(op, fds, nfds, credentials);
   });
@@ -153,17 +115,20 @@ static napi_value Recvmsg(napi_env env, napi_callback_info info) {
   Call<3> call(env, info);
   RingCore* core = call.Open(env);
   int fd = FdArg(env, call[0]);
-  const Addon& addon = AddonOf(env);
   OptionsArg options(env, call[2]);
-  int max_fds = int(options.Integer(addon.KeyValue(env, Key::kMaxFds), "maxFds", 0, kMaxFdsPerMessage, 0));
-  int control_fds = int(options.Integer(addon.KeyValue(env, Key::kControlFds), "controlFds", 0, kMaxFdsPerMessage,
-                                        kMaxFdsPerMessage));
+  int max_fds = 0, control_fds = kMaxFdsPerMessage;
+  if (options.present()) {
+    Keys keys(env);
+    max_fds = int(options.Integer(keys[Key::kMaxFds], "maxFds", 0, kMaxFdsPerMessage, 0));
+    control_fds = int(options.Integer(keys[Key::kControlFds], "controlFds", 0, kMaxFdsPerMessage, kMaxFdsPerMessage));
+  }
   Op* op = core->AcquireOp(OpKind::kRecvmsg, fd);
   op->max_fds = max_fds;
   op->flags = MSG_CMSG_CLOEXEC;
   return Queue(env, core, op, [&] {
     OpAddViewList(env, op, call[1], true);
     OpSetRecvControl(op, control_fds);
+    OpReadSocketType(op);
   });
 }
 
@@ -344,6 +309,11 @@ static void Init(Napi::Env env, Napi::Object exports) {
       METHOD("socket", Socket),
       // cancelFd(fd): every op waiting on fd rejects with ECANCELED; resolves with how many.
       METHOD("cancelFd", FdOnly<OpKind::kCancelFd>),
+      METHOD("sendmsgBatch", SendmsgBatch),
+      METHOD("recvmsgBatch", RecvmsgBatch),
+      METHOD("closeFds", CloseFds),
+      METHOD("sendmsgBatchFlat", SendmsgBatchFlat),
+      METHOD("recvmsgBatchFlat", RecvmsgBatchFlat),
       METHOD("submit", Submit),
       METHOD("close", Close),
       GETTER("features", Features),

@@ -34,11 +34,9 @@ void OpAddView(napi_env env, Op* op, napi_value view, bool is_read, const char* 
   AddBytes(env, op, view, ViewArg(env, view, name), is_read);
 }
 
-void OpAddViewList(napi_env env, Op* op, napi_value value, bool is_read) {
-  ListArg list(env, value, "buffers");
-  for (uint32_t i = 0; i < list.size(); i++) AddBytes(env, op, list[i], list.ViewAt(i), is_read);
-  // iovecs over the bounce memory, one per view (zero-length views keep their place); built
-  // last, once the bounce memory no longer moves.
+// iovecs over the bounce memory, one per view (zero-length views keep their place); built
+// last, once the bounce memory no longer moves.
+static void BuildIovecs(Op* op) {
   op->iov.resize(op->lengths.size());
   size_t at = 0;
   for (size_t i = 0; i < op->lengths.size(); i++) {
@@ -48,19 +46,44 @@ void OpAddViewList(napi_env env, Op* op, napi_value value, bool is_read) {
   }
 }
 
+void OpAddViewList(napi_env env, Op* op, napi_value value, bool is_read) {
+  ListArg list(env, value, "buffers");
+  for (uint32_t i = 0; i < list.size(); i++) AddBytes(env, op, list[i], list.ViewAt(i), is_read);
+  BuildIovecs(op);
+}
+
+void OpAddViewRange(napi_env env, Op* op, napi_value views, uint32_t first, uint32_t count, bool is_read,
+                    const char* name) {
+  if (count > kMaxBuffers)
+    ThrowArgRange(env, std::string(name) + ".length", "<= " + std::to_string(kMaxBuffers) + " (IOV_MAX)", std::to_string(count));
+  for (uint32_t k = 0; k < count; k++) {
+    napi_value element;
+    NAPI_THROW_IF_FAILED_VOID(env, napi_get_element(env, views, first + k, &element));
+    View bytes;
+    if (!ViewOf(env, element, &bytes))
+      ThrowArgType(env, std::string(name) + "[" + std::to_string(k) + "]", "an ArrayBufferView (Buffer, TypedArray or DataView)", element);
+    AddBytes(env, op, element, bytes, is_read);
+  }
+  BuildIovecs(op);
+}
+
 int OpSetSendControl(Op* op, const int* fds, size_t nfds, bool credentials) {
-  memset(&op->msg, 0, sizeof(op->msg));
-  op->msg.msg_iov = op->iov.data();
-  op->msg.msg_iovlen = op->iov.size();
   for (size_t i = 0; i < nfds; i++) {
     int copy = fcntl(fds[i], F_DUPFD_CLOEXEC, 0);
     if (copy < 0) return errno;  // the copies made so far are closed with the record
     op->owned_fds.push_back(copy);
     LiveInc(Live::kOwnedFds);
   }
-  op->control.resize(SendControlSpace(nfds, credentials));
-  BuildSendControl(&op->msg, op->control.data(), op->owned_fds.data(), nfds, credentials);
+  OpBuildSendControl(op, op->owned_fds.data(), nfds, credentials);
   return 0;
+}
+
+void OpBuildSendControl(Op* op, const int* copies, size_t nfds, bool credentials) {
+  memset(&op->msg, 0, sizeof(op->msg));
+  op->msg.msg_iov = op->iov.data();
+  op->msg.msg_iovlen = op->iov.size();
+  op->control.resize(SendControlSpace(nfds, credentials));
+  BuildSendControl(&op->msg, op->control.data(), copies, nfds, credentials);
 }
 
 void OpSetRecvControl(Op* op, int control_fds) {
@@ -73,12 +96,16 @@ void OpSetRecvControl(Op* op, int control_fds) {
   op->control.assign(RecvControlSpace(control_fds), 0);
   op->msg.msg_control = op->control.data();
   op->msg.msg_controllen = op->control.size();
+}
+
+void OpReadSocketType(Op* op) {
   // -1 when fd is no socket: the kernel's recvmsg then says so.
   op->socket_type = SocketTypeOf(op->fd);
   if (op->socket_type == SOCK_SEQPACKET) {
     op->eof_fd = fcntl(op->fd, F_DUPFD_CLOEXEC, 0);
     if (op->eof_fd >= 0) LiveInc(Live::kOwnedFds);
   }
+  op->eof_poll_fd = op->eof_fd;
 }
 
 static void CloseOwned(int fd) {
@@ -100,8 +127,11 @@ void OpClear(napi_env env, Op* op) {
   op->owned_fds.clear();
   if (op->eof_fd >= 0) CloseOwned(op->eof_fd);
   op->eof_fd = -1;
+  op->eof_poll_fd = -1;
   op->socket_type = -1;
   op->deferred = nullptr;
+  op->group = nullptr;
+  op->res = 0;
 }
 
 // ---- results ----
@@ -141,8 +171,15 @@ static napi_value BytesRead(napi_env env, Op* op, int res) {
 static napi_value Message(napi_env env, Op* op, int res) {
   CopyOut(env, op, size_t(res));
   Received received(&op->msg, size_t(res), op->max_fds);
-  if (received.maybe_eof()) received.ApplyEof(op->socket_type, op->eof_fd);
+  if (received.maybe_eof()) received.ApplyEof(op->socket_type, op->eof_poll_fd);
   return received.ToValue(env);
+}
+
+napi_value OpMessagePacked(napi_env env, Op* op, int res, double* out) {
+  CopyOut(env, op, size_t(res));
+  Received received(&op->msg, size_t(res), op->max_fds);
+  if (received.maybe_eof()) received.ApplyEof(op->socket_type, op->eof_poll_fd);
+  return received.ToScratch(env, out);
 }
 
 // ---- discard (env teardown) ----
@@ -216,15 +253,15 @@ const OpType& TypeOf(OpKind kind) { return kTypes[size_t(kind)]; }
 
 // ---- settling ----
 
+napi_value OpError(napi_env env, Op* op, int res, bool closing) {
+  if (closing && (res == -ECANCELED || res == -EINTR)) return RingClosedError(env).Value();
+  return ErrnoError(env, -res, op->syscall, op->path.empty() ? nullptr : op->path.c_str()).Value();
+}
+
 void OpSettle(napi_env env, Op* op, int res, bool closing) {
   if (op->kind == OpKind::kCancelFd && res == -ENOENT) res = 0;  // nothing was waiting on fd
   if (res < 0) {
-    napi_value error;
-    if (closing && (res == -ECANCELED || res == -EINTR))
-      error = RingClosedError(env).Value();
-    else
-      error = ErrnoError(env, -res, op->syscall, op->path.empty() ? nullptr : op->path.c_str()).Value();
-    napi_reject_deferred(env, op->deferred, error);
+    napi_reject_deferred(env, op->deferred, OpError(env, op, res, closing));
     return;
   }
   napi_resolve_deferred(env, op->deferred, TypeOf(op->kind).result(env, op, res));

@@ -41,6 +41,8 @@ struct NoInitAllocator : std::allocator<T> {
   void construct(U* p, Args&&... args) { ::new (static_cast<void*>(p)) U(std::forward<Args>(args)...); }
 };
 
+struct OpGroup;
+
 // One queued or in-flight op. Records are pooled per ring (vectors keep their capacity).
 struct Op {
   napi_deferred deferred = nullptr;
@@ -52,6 +54,7 @@ struct Op {
   int max_fds = 0;          // recvmsg
   int socket_type = -1;     // recvmsg: SO_TYPE, read when queued (for the eof rule)
   int eof_fd = -1;          // recvmsg on a seqpacket socket: a dup polled for the peer's shutdown
+  int eof_poll_fd = -1;     // the fd the eof rule polls (eof_fd, or the batch's copy)
   std::vector<int> owned_fds;       // sendmsg: dups of the fds to send, made when queued
   std::vector<napi_ref> targets;    // views a read copies into at completion (held)
   std::vector<size_t> lengths;      // byte length of each target/source at submit
@@ -62,6 +65,8 @@ struct Op {
   struct sockaddr_storage addr {};
   socklen_t addrlen = 0;
   std::string path;                 // connect: the address, for errors
+  OpGroup* group = nullptr;         // the batch it belongs to (settled together), or none
+  int res = 0;                      // a batch op's CQE result, kept until the batch settles
   // The core's bookkeeping: the pool's free list, or the list of ops in the kernel.
   Op* next = nullptr;
   Op* prev = nullptr;
@@ -76,14 +81,27 @@ void OpAddView(napi_env env, Op* op, napi_value view, bool is_read, const char* 
 // A list of views (the sync readv/writev's checks: at most IOV_MAX, each an ArrayBufferView),
 // one iovec each over the bounce memory.
 void OpAddViewList(napi_env env, Op* op, napi_value list, bool is_read);
+// Views first..first+count of the Array `views` (each an ArrayBufferView, named `name` in
+// errors), as OpAddViewList adds a list: the batches' flat form.
+void OpAddViewRange(napi_env env, Op* op, napi_value views, uint32_t first, uint32_t count, bool is_read,
+                    const char* name);
 // sendmsg: the message over the bounce memory, with credentials and the fds as one SCM_RIGHTS.
 // The fds are dup'ed (close-on-exec) now and the copies closed when the op settles, so closing
 // or reusing a number before the SQE runs cannot send another file. Returns 0, or the errno of
 // a dup that failed (EBADF for an fd that is not open).
 int OpSetSendControl(Op* op, const int* fds, size_t nfds, bool credentials);
-// recvmsg: room for the sender's address and control space for control_fds fds + credentials;
-// the socket's type is read now (the eof rule needs it), not when the fd may be gone.
+// The same with fd copies someone else owns (a batch dup's each fd once for all its messages).
+void OpBuildSendControl(Op* op, const int* copies, size_t nfds, bool credentials);
+// recvmsg: room for the sender's address and control space for control_fds fds + credentials.
 void OpSetRecvControl(Op* op, int control_fds);
+// recvmsg: the socket's type is read now (the eof rule needs it), not when the fd may be gone;
+// on a seqpacket socket a dup is kept to ask about the peer's shutdown at completion.
+void OpReadSocketType(Op* op);
+
+// recvmsg's result written into `out` (3 + max_fds doubles: bytes, flags, fd count, the fds;
+// Received::ToScratch) instead of made as an object; returns { credentials?, from? } or
+// undefined. The batches' packed form.
+napi_value OpMessagePacked(napi_env env, Op* op, int res, double* out);
 
 // Releases what the record holds (view references, fd copies) and empties it for reuse.
 void OpClear(napi_env env, Op* op);
@@ -109,6 +127,8 @@ inline void OpPrep(struct io_uring_sqe* sqe, Op* op) {
 // Resolves or rejects the op's Promise with its CQE result; a cancel while the Ring closes
 // (ECANCELED/EINTR) rejects with RingClosedError.
 void OpSettle(napi_env env, Op* op, int res, bool closing);
+// The error a failed op (res < 0) rejects with: its syscall's errno error, or RingClosedError.
+napi_value OpError(napi_env env, Op* op, int res, bool closing);
 inline void OpDiscard(Op* op, int res) { TypeOf(op->kind).discard(op, res); }
 // Rejects an op that never reached the kernel (the Ring closed first).
 void OpRejectClosed(napi_env env, Op* op);

@@ -21,19 +21,85 @@
 
 namespace iolab {
 
-// The limit the issue sets for a whole name, leading '/' included.
+// A whole name's limit, leading '/' included (NAME_MAX of the file under /dev/shm, plus '/').
 constexpr size_t kMaxShmName = 255;
+
+// True for a code point a terminal shows as nothing or that changes how text around it shows:
+// C1 controls, invisible format characters (soft hyphen, zero-width, bidi controls, BOM), line
+// and paragraph separators, private use and noncharacters. (The same classes the demos' showBytes
+// escapes; its unassigned code points are left to it.)
+static bool IsInvisible(uint32_t cp) {
+  return (cp >= 0x80 && cp <= 0x9f) || cp == 0xad || cp == 0x61c || cp == 0x180e || (cp >= 0x200b && cp <= 0x200f) ||
+         (cp >= 0x2028 && cp <= 0x202e) || (cp >= 0x2060 && cp <= 0x206f) || cp == 0xfeff ||
+         (cp >= 0xfff9 && cp <= 0xfffb) || (cp >= 0xe000 && cp <= 0xf8ff) || (cp >= 0xfdd0 && cp <= 0xfdef) ||
+         (cp & 0xfffe) == 0xfffe || (cp >= 0xe0000 && cp <= 0xe007f) || cp >= 0xf0000;
+}
+
+// The length of the well-formed UTF-8 sequence of a visible character at s[i], or 0.
+static size_t VisibleUtf8At(const std::string& s, size_t i) {
+  unsigned char b = s[i];
+  size_t length;
+  uint32_t cp, min;
+  if (b >= 0xc2 && b <= 0xdf) { length = 2; cp = b & 0x1f; min = 0x80; }
+  else if (b >= 0xe0 && b <= 0xef) { length = 3; cp = b & 0x0f; min = 0x800; }
+  else if (b >= 0xf0 && b <= 0xf4) { length = 4; cp = b & 0x07; min = 0x10000; }
+  else return 0;
+  if (i + length > s.size()) return 0;
+  for (size_t k = 1; k < length; k++) {
+    unsigned char c = s[i + k];
+    if ((c & 0xc0) != 0x80) return 0;
+    cp = (cp << 6) | (c & 0x3f);
+  }
+  if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff) || IsInvisible(cp)) return 0;
+  return length;
+}
+
+// A name as one line of visible text, as the demos show bytes: printable text as is, `\\`,
+// `\n \t \r \0`, and `\xHH` for any other byte. So a newline in a name cannot split an error
+// message, and the exact bytes can be told back.
+static std::string ShowName(const std::string& name) {
+  std::string out;
+  for (size_t i = 0; i < name.size();) {
+    unsigned char b = name[i];
+    const char* named = b == '\\' ? "\\\\" : b == '\n' ? "\\n" : b == '\t' ? "\\t" : b == '\r' ? "\\r" : b == 0 ? "\\0" : nullptr;
+    size_t visible = b >= 0x80 ? VisibleUtf8At(name, i) : 0;
+    if (named != nullptr) {
+      out += named;
+      i++;
+    } else if (b >= 0x20 && b < 0x7f) {
+      out += char(b);
+      i++;
+    } else if (visible > 0) {
+      out.append(name, i, visible);
+      i += visible;
+    } else {
+      static const char hex[] = "0123456789abcdef";
+      out += "\\x";
+      out += hex[b >> 4];
+      out += hex[b & 15];
+      i++;
+    }
+  }
+  return out;
+}
+
+// What is wrong with a name, or nullptr when shm_open can take it.
+static const char* ShmNameProblem(const std::string& name) {
+  if (name.empty() || name[0] != '/') return "must start with '/'";
+  if (name.size() < 2) return "must have at least one byte after the '/'";
+  if (name.find('/', 1) != std::string::npos) return "must contain no '/' after the first";
+  if (name.find('\0') != std::string::npos) return "must contain no NUL byte";
+  if (name == "/." || name == "/..") return "must not be '/.' or '/..' (they name the folder /dev/shm and its parent, not an object)";
+  if (name.size() > kMaxShmName) return "must be at most 255 bytes long";
+  return nullptr;
+}
 
 static std::string ShmNameArg(Napi::Env env, Napi::Value value) {
   std::string name = StringArg(env, value, "name");
-  bool valid = name.size() >= 2 && name.size() <= kMaxShmName && name[0] == '/' &&
-               name.find('/', 1) == std::string::npos && name.find('\0') == std::string::npos &&
-               name != "/." && name != "/..";
-  if (!valid) {
-    ThrowTypeError(env, "ERR_INVALID_ARG_VALUE",
-                   "The shm name must start with one '/', contain no other '/' and be 2 to 255 bytes long. Received '" +
-                       (name.size() > 60 ? name.substr(0, 57) + "..." : name) + "' (" + std::to_string(name.size()) +
-                       " bytes)");
+  if (const char* problem = ShmNameProblem(name)) {
+    std::string shown = name.size() > 60 ? ShowName(name.substr(0, 57)) + "..." : ShowName(name);
+    ThrowTypeError(env, "ERR_INVALID_ARG_VALUE", std::string("The shm name ") + problem + ". Received '" + shown + "' (" +
+                                                     std::to_string(name.size()) + (name.size() == 1 ? " byte)" : " bytes)"));
   }
   return name;
 }
@@ -117,11 +183,12 @@ static Napi::Value Mmap(const Napi::CallbackInfo& info) {
                         ") is out of range: it must end within the object's size of " +
                         std::to_string(st.st_size) + " bytes");
   }
-  // JS cannot make an ArrayBuffer read-only, and a store into a PROT_READ page would kill the
-  // process. So a read-only mapping is MAP_PRIVATE and writable: it shows the object's bytes,
-  // and a stray JS write stays in this process's private copy of that page (never the object).
-  void* addr = write ? mmap(nullptr, size_t(length), PROT_READ | PROT_WRITE, MAP_SHARED, fd, off_t(offset))
-                     : mmap(nullptr, size_t(length), PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, off_t(offset));
+  // A reading mapping is PROT_READ and MAP_SHARED, as a C reader makes it: the kernel, not
+  // good manners, keeps this process from changing the object (a store into it is a SIGSEGV,
+  // so the demos only copy out of it), it shows the object's pages themselves rather than a
+  // private copy, and it works on a write-sealed memfd and an fd opened read-only.
+  int prot = write ? PROT_READ | PROT_WRITE : PROT_READ;
+  void* addr = mmap(nullptr, size_t(length), prot, MAP_SHARED, fd, off_t(offset));
   if (addr == MAP_FAILED) ThrowErrno(env, errno, "mmap");
 
   Mapping* m = new Mapping{addr, size_t(length), env, true};

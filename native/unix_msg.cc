@@ -7,8 +7,10 @@
 #include <unistd.h>
 
 #include "addon.h"
+#include "args.h"
 #include "errors.h"
 #include "live_objects.h"
+#include "registry.h"
 
 namespace iolab {
 
@@ -120,11 +122,83 @@ void Received::ApplyEof(int socket_type, int poll_fd) {
   }
 }
 
+enum : int { kDataTruncatedFlag = 1, kFdsTruncatedFlag = 2, kEofFlag = 4 };
+
+// With the class src/native.ts registers: new Received(bytes, fds, flags, credentials, from),
+// one call into a JS constructor that V8 optimizes, instead of a property set per field.
+
+int Received::Flags() const {
+  return (data_truncated_ ? kDataTruncatedFlag : 0) | (fds_truncated_ ? kFdsTruncatedFlag : 0) | (eof_ ? kEofFlag : 0);
+}
+
+napi_value Received::Credentials(napi_env env) const {
+  Keys keys(env);
+  napi_value c, v;
+  NAPI_THROW_IF_FAILED(env, napi_create_object(env, &c), nullptr);
+  napi_create_int32(env, cred_.pid, &v);
+  napi_set_property(env, c, keys[Key::kPid], v);
+  napi_create_uint32(env, cred_.uid, &v);
+  napi_set_property(env, c, keys[Key::kUid], v);
+  napi_create_uint32(env, cred_.gid, &v);
+  napi_set_property(env, c, keys[Key::kGid], v);
+  return c;
+}
+
+napi_value Received::ToScratch(napi_env env, double* out) {
+  out[0] = double(bytes_);
+  out[1] = Flags();
+  out[2] = double(nfds_);
+  for (size_t i = 0; i < nfds_ && i < kMaxFdsPerMessage; i++) out[3 + i] = fds_[i];
+  napi_value extra;
+  napi_get_undefined(env, &extra);
+  if (have_credentials_ || !from_.empty()) {
+    Keys keys(env);
+    NAPI_THROW_IF_FAILED(env, napi_create_object(env, &extra), nullptr);
+    if (have_credentials_) napi_set_property(env, extra, keys[Key::kCredentials], Credentials(env));
+    if (!from_.empty()) {
+      napi_value text;
+      NAPI_THROW_IF_FAILED(env, napi_create_string_utf8(env, from_.data(), from_.size(), &text), nullptr);
+      napi_set_property(env, extra, keys[Key::kFrom], text);
+    }
+  }
+  LiveAdd(Live::kOwnedFds, -int64_t(nfds_));  // JS owns them now
+  nfds_ = 0;
+  return extra;
+}
+
 napi_value Received::ToValue(napi_env env) {
-  napi_value keys[int(Key::kCount)];
-  AddonOf(env).KeyValues(env, keys);
+  const Addon& addon = AddonOf(env);
+  if (addon.recv_result_class != nullptr) {
+    napi_value ctor, args[5], out;
+    NAPI_THROW_IF_FAILED(env, napi_get_reference_value(env, addon.recv_result_class, &ctor), nullptr);
+    napi_create_double(env, double(bytes_), &args[0]);
+    // fds: none -> undefined, one -> the number (the common case; JS makes the array), more ->
+    // an array made here.
+    if (nfds_ == 0) {
+      napi_get_undefined(env, &args[1]);
+    } else if (nfds_ == 1) {
+      napi_create_int32(env, fds_[0], &args[1]);
+    } else {
+      NAPI_THROW_IF_FAILED(env, napi_create_array_with_length(env, nfds_, &args[1]), nullptr);
+      for (size_t i = 0; i < nfds_; i++) {
+        napi_value fd;
+        napi_create_int32(env, fds_[i], &fd);
+        napi_set_element(env, args[1], uint32_t(i), fd);
+      }
+    }
+    napi_create_int32(env, Flags(), &args[2]);
+    napi_get_undefined(env, &args[3]);
+    napi_get_undefined(env, &args[4]);
+    if (have_credentials_) args[3] = Credentials(env);
+    if (!from_.empty()) NAPI_THROW_IF_FAILED(env, napi_create_string_utf8(env, from_.data(), from_.size(), &args[4]), nullptr);
+    NAPI_THROW_IF_FAILED(env, napi_new_instance(env, ctor, 5, args, &out), nullptr);
+    LiveAdd(Live::kOwnedFds, -int64_t(nfds_));  // JS owns them now
+    nfds_ = 0;
+    return out;
+  }
+  Keys keys(env);
   auto set = [&](napi_value obj, Key k, napi_value v) {
-    NAPI_THROW_IF_FAILED_VOID(env, napi_set_property(env, obj, keys[int(k)], v));
+    NAPI_THROW_IF_FAILED_VOID(env, napi_set_property(env, obj, keys[k], v));
   };
   auto boolean = [&](bool b) { napi_value v; napi_get_boolean(env, b, &v); return v; };
   auto number = [&](double d) { napi_value v; napi_create_double(env, d, &v); return v; };
@@ -155,5 +229,27 @@ napi_value Received::ToValue(napi_env env) {
   nfds_ = 0;
   return out;
 }
+
+static napi_value SetRecvResultClass(napi_env env, napi_callback_info info) {
+  RawArgs<1> args(env, info);
+  napi_valuetype type;
+  napi_typeof(env, args[0], &type);
+  if (type != napi_function) ThrowArgType(env, "ctor", "a class", args[0]);
+  Addon& addon = AddonOf(env);
+  napi_ref ref;
+  NAPI_THROW_IF_FAILED(env, napi_create_reference(env, args[0], 1, &ref), nullptr);
+  if (addon.recv_result_class != nullptr) napi_delete_reference(env, addon.recv_result_class);
+  addon.recv_result_class = ref;
+  return nullptr;
+}
+
+static void Init(Napi::Env env, Napi::Object exports) {
+  napi_value fn;
+  NAPI_THROW_IF_FAILED_VOID(env, napi_create_function(env, "setRecvResultClass", NAPI_AUTO_LENGTH,
+                                                      RawCallback<SetRecvResultClass>, nullptr, &fn));
+  exports.Set("setRecvResultClass", Napi::Value(env, fn));
+}
+
+IOLAB_FEATURE(unix_msg, Init);
 
 }  // namespace iolab

@@ -56,9 +56,16 @@ class Received {
   // { bytes, fds, truncated, dataTruncated, fdsTruncated, credentials?, from?, eof }; the fds
   // belong to JS from here on.
   napi_value ToValue(napi_env env);
+  // The same into `out` (at least kScratchLength doubles: bytes, flags, fd count, the fds) for
+  // src/native.ts to make the object from; returns { credentials?, from? } when the message
+  // had either, else undefined. flags: 1 dataTruncated, 2 fdsTruncated, 4 eof.
+  napi_value ToScratch(napi_env env, double* out);
+  static constexpr size_t kScratchLength = 3 + kMaxFdsPerMessage;
 
  private:
   static constexpr size_t kMaxFds = kMaxRecvControl / sizeof(int);
+  int Flags() const;
+  napi_value Credentials(napi_env env) const;
   size_t bytes_;
   int fds_[kMaxFds];
   size_t nfds_ = 0;

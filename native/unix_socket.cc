@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "addon.h"
 #include "args.h"
 #include "errors.h"
 #include "live_objects.h"
@@ -25,6 +26,11 @@ namespace iolab {
 
 const Choice kSocketTypes[] = {
     {"stream", SOCK_STREAM}, {"dgram", SOCK_DGRAM}, {"seqpacket", SOCK_SEQPACKET}, {nullptr, 0}};
+
+static bool IsUndefined(napi_env env, napi_value v) {
+  napi_valuetype type;
+  return napi_typeof(env, v, &type) == napi_ok && type == napi_undefined;
+}
 
 // Errors that name an address: `path` is the address as given, the message shows it readably.
 [[noreturn]] static void ThrowAddressErrno(Napi::Env env, int err, const char* syscall, const UnixAddress& a) {
@@ -121,34 +127,49 @@ static Napi::Value Connect(const Napi::CallbackInfo& info) {
   ThrowAddressErrno(env, err, "connect", a);
 }
 
-static Napi::Value Close(const Napi::CallbackInfo& info) {
-  Napi::Env env = info.Env();
-  int fd = FdArg(env, info[0]);
+static napi_value Close(napi_env env, napi_callback_info info) {
+  RawArgs<1> args(env, info);
+  int fd = FdArg(env, args[0]);
   // On Linux the fd is released even when close() reports EINTR: never retry.
   if (close(fd) < 0 && errno != EINTR) ThrowErrno(env, errno, "close");
-  return env.Undefined();
+  return nullptr;
 }
 
 // Control-message space: `fds` descriptors in one SCM_RIGHTS, plus one SCM_CREDENTIALS.
-static Napi::Value SendMsg(const Napi::CallbackInfo& info) {
-  Napi::Env env = info.Env();
-  int fd = FdArg(env, info[0]);
-  OptionsArg options(env, info[2]);
+// sendmsg and recvmsg are the hot path of every fd-passing loop: raw napi callbacks, in two
+// forms that share everything. sendmsg(fd, buffers, options) reads the options here;
+// sendmsgWith(fd, buffers, fds, credentials, to, options) takes their values as arguments
+// (src/native.ts reads them in JS, where a property read costs next to nothing) and `options`
+// only for its type check. The checks are the same either way.
+template <bool with_values>
+static napi_value SendMsg(napi_env env, napi_callback_info info) {
+  RawArgs<6> args(env, info);
+  int fd = FdArg(env, args[0]);
+  OptionsArg options(env, args[with_values ? 5 : 2]);
+  napi_value fdsValue = args[2], credentialsValue = args[3], toValue = args[4];
+  if (!with_values) {
+    napi_get_undefined(env, &fdsValue);
+    credentialsValue = toValue = fdsValue;
+    if (options.present()) {
+      Keys keys(env);
+      credentialsValue = options.Get(keys[Key::kCredentials]);
+      fdsValue = options.Get(keys[Key::kFds]);
+      toValue = options.Get(keys[Key::kTo]);
+    }
+  }
 
   int fds[kMaxFdsPerMessage];
   size_t nfds = 0;
   bool haveTo = false;
   UnixAddress to;
-  bool credentials = options.Bool("credentials", false);
-  Napi::Value fdsValue(env, options.Get("fds"));
-  if (!fdsValue.IsUndefined()) nfds = FdListArg(env, fdsValue, "options.fds", kMaxFdsPerMessage, "SCM_MAX_FD", fds);
-  Napi::Value toValue(env, options.Get("to"));
-  if (!toValue.IsUndefined()) {
-    to = AddressArg(env, toValue, "sendmsg", "options.to");
+  bool credentials = OptionalBoolArg(env, credentialsValue, "options.credentials", false);
+  if (!IsUndefined(env, fdsValue)) nfds = FdListArg(env, fdsValue, "options.fds", kMaxFdsPerMessage, "SCM_MAX_FD", fds);
+  if (!IsUndefined(env, toValue)) {
+    to = AddressArg(Napi::Env(env), Napi::Value(env, toValue), "sendmsg", "options.to");
     haveTo = true;
   }
 
-  IovecArray iov = IovecsArg(env, info[1]);  // last: no JS runs after this
+  IovecArray iov = IovecsArg(env, args[1]);  // last: no JS runs after this
   CheckCarriesControl(env, fd, iov.total(), nfds, credentials);
   alignas(struct cmsghdr) char control[kMaxRecvControl];
   msghdr msg{};
@@ -166,17 +187,47 @@ static Napi::Value SendMsg(const Napi::CallbackInfo& info) {
     if (haveTo) ThrowAddressErrno(env, errno, "sendmsg", to);
     ThrowErrno(env, errno, "sendmsg");
   }
-  return Napi::Number::New(env, double(n));
+  napi_value result;
+  napi_create_int64(env, int64_t(n), &result);
+  return result;
 }
 
-static Napi::Value RecvMsg(const Napi::CallbackInfo& info) {
-  Napi::Env env = info.Env();
-  int fd = FdArg(env, info[0]);
-  OptionsArg options(env, info[2]);
-  int maxFds = int(options.Integer("maxFds", 0, kMaxFdsPerMessage, 0));
-  int controlFds = int(options.Integer("controlFds", 0, kMaxFdsPerMessage, kMaxFdsPerMessage));
+// The Float64Array recvmsgWith may write its result into (Received::ToScratch), or nullptr.
+static double* ScratchArg(napi_env env, napi_value value) {
+  bool is_typed = false;
+  if (napi_is_typedarray(env, value, &is_typed) != napi_ok || !is_typed) return nullptr;
+  napi_typedarray_type type;
+  size_t length = 0;
+  void* data = nullptr;
+  if (napi_get_typedarray_info(env, value, &type, &length, &data, nullptr, nullptr) != napi_ok ||
+      type != napi_float64_array || length < Received::kScratchLength)
+    return nullptr;
+  return static_cast<double*>(data);
+}
 
-  IovecArray iov = IovecsArg(env, info[1]);  // last: no JS runs after this
+// recvmsg(fd, buffers, options) and recvmsgWith(fd, buffers, maxFds, controlFds, options,
+// scratch?), as sendmsg's two forms; with a scratch Float64Array the result is written there
+// for src/native.ts to make the object from (fewer calls back into JS than making it here).
+template <bool with_values>
+static napi_value RecvMsg(napi_env env, napi_callback_info info) {
+  RawArgs<6> args(env, info);
+  int fd = FdArg(env, args[0]);
+  OptionsArg options(env, args[with_values ? 4 : 2]);
+  napi_value maxValue = args[2], controlValue = args[3];
+  if (!with_values) {
+    napi_get_undefined(env, &maxValue);
+    controlValue = maxValue;
+    if (options.present()) {
+      Keys keys(env);
+      maxValue = options.Get(keys[Key::kMaxFds]);
+      controlValue = options.Get(keys[Key::kControlFds]);
+    }
+  }
+  int maxFds = int(OptionalIntegerArg(env, maxValue, "options.maxFds", 0, kMaxFdsPerMessage, 0));
+  int controlFds = int(OptionalIntegerArg(env, controlValue, "options.controlFds", 0, kMaxFdsPerMessage, kMaxFdsPerMessage));
+
+  double* scratch = with_values ? ScratchArg(env, args[5]) : nullptr;
+  IovecArray iov = IovecsArg(env, args[1]);  // last: no JS runs after this
   alignas(struct cmsghdr) char control[kMaxRecvControl];
   sockaddr_un from{};
   msghdr msg{};
@@ -194,7 +245,7 @@ static Napi::Value RecvMsg(const Napi::CallbackInfo& info) {
 
   Received received(&msg, size_t(n), maxFds);  // owns every fd that came: any throw closes them
   if (received.maybe_eof()) received.ApplyEof(SocketTypeOf(fd), fd);
-  return Napi::Value(env, received.ToValue(env));
+  return scratch != nullptr ? received.ToScratch(env, scratch) : received.ToValue(env);
 }
 
 static Napi::Object CredentialsObject(Napi::Env env, const ucred& cred) {
@@ -254,9 +305,16 @@ static void Init(Napi::Env env, Napi::Object exports) {
   exports.Set("listen", Napi::Function::New(env, Listen, "listen"));
   exports.Set("accept", Napi::Function::New(env, Accept, "accept"));
   exports.Set("connect", Napi::Function::New(env, Connect, "connect"));
-  exports.Set("close", Napi::Function::New(env, Close, "close"));
-  exports.Set("sendmsg", Napi::Function::New(env, SendMsg, "sendmsg"));
-  exports.Set("recvmsg", Napi::Function::New(env, RecvMsg, "recvmsg"));
+  const struct { const char* name; napi_callback cb; } raw[] = {
+      {"sendmsg", RawCallback<SendMsg<false>>}, {"sendmsgWith", RawCallback<SendMsg<true>>},
+      {"recvmsg", RawCallback<RecvMsg<false>>}, {"recvmsgWith", RawCallback<RecvMsg<true>>},
+      {"close", RawCallback<Close>},
+  };
+  for (const auto& f : raw) {
+    napi_value fn;
+    NAPI_THROW_IF_FAILED_VOID(env, napi_create_function(env, f.name, NAPI_AUTO_LENGTH, f.cb, nullptr, &fn));
+    exports.Set(f.name, Napi::Value(env, fn));
+  }
   exports.Set("peerCredentials", Napi::Function::New(env, PeerCredentials, "peerCredentials"));
   exports.Set("setPassCredentials", Napi::Function::New(env, SetPassCredentials, "setPassCredentials"));
   exports.Set("waitFd", Napi::Function::New(env, WaitFd, "waitFd"));

@@ -64,6 +64,10 @@ export interface NativeAddon {
   sendmsg(fd: number, buffers: ArrayBufferView[], options?: SendOptions): number;
   /** recvmsg(2) with MSG_CMSG_CLOEXEC. See RecvResult for truncation rules. */
   recvmsg(fd: number, buffers: ArrayBufferView[], options?: RecvOptions): RecvResult;
+  /** sendmsg and recvmsg with the options' values as arguments (`options` itself only for its
+   * type check): what the two above call, the options read in JS (cheaper than from C++). */
+  sendmsgWith(fd: number, buffers: ArrayBufferView[], fds: unknown, credentials: unknown, to: unknown, options: unknown): number;
+  recvmsgWith(fd: number, buffers: ArrayBufferView[], maxFds: unknown, controlFds: unknown, options: unknown, scratch?: Float64Array): unknown;
   /** SO_PEERCRED of a connected stream/seqpacket socket. */
   peerCredentials(fd: number): Credentials;
   /** SO_PASSCRED on or off: recvmsg then reports the sender's credentials (datagrams). */
@@ -77,18 +81,35 @@ export interface NativeAddon {
   shmOpen(name: string, flags: number, mode?: number): number;
   shmUnlink(name: string): void;
   ftruncate(fd: number, length: number): void;
-  /** mmap(2) of [offset, offset+length): an external ArrayBuffer, munmap'd when collected.
-   * write: MAP_SHARED read/write. Otherwise MAP_PRIVATE (it shows the object's bytes; a JS write
-   * into it stays private to this process instead of faulting). offset: a multiple of constants.PAGE_SIZE.
+  /** mmap(2) of [offset, offset+length), MAP_SHARED: an external ArrayBuffer, munmap'd when
+   * collected. write: PROT_READ|PROT_WRITE. Otherwise PROT_READ: a JS store into the buffer is a
+   * SIGSEGV, so only read (copy) from it. offset: a multiple of constants.PAGE_SIZE.
    * Throws RangeError (ERR_OUT_OF_RANGE) for length 0 or a range past the object's end. */
   mmap(fd: number, length: number, options?: { write?: boolean; offset?: number }): ArrayBuffer;
   /** Detaches the ArrayBuffer (later use is a TypeError), then munmap(2)s it. A second call,
    * or a buffer mmap did not make, throws TypeError (ERR_INVALID_ARG_VALUE). */
   munmap(buffer: ArrayBuffer): void;
 
+  // ---- memfds, seals, fd flags and file locks (native/memfd.cc, fd_flags.cc, file_lock.cc) ----
+  /** memfd_create(2) with MFD_CLOEXEC, and MFD_ALLOW_SEALING unless allowSealing is false. */
+  memfdCreate(name: string, options?: { allowSealing?: boolean }): number;
+  /** fcntl(F_ADD_SEALS): seals is an OR of `seals.*`. */
+  addSeals(fd: number, seals: number): void;
+  /** fcntl(F_GET_SEALS), or undefined when the file cannot carry seals (not tmpfs/hugetlbfs). */
+  getSeals(fd: number): number | undefined;
+  /** The F_SEAL_* bits. */
+  seals: { F_SEAL_SEAL: number; F_SEAL_SHRINK: number; F_SEAL_GROW: number; F_SEAL_WRITE: number; F_SEAL_FUTURE_WRITE: number };
+  /** Turns O_NONBLOCK on or off on an open file (fcntl F_SETFL). */
+  setNonBlocking(fd: number, on: boolean): void;
+  /** flock(2). Without wait: false (instead of waiting) when another open file holds the lock. */
+  flock(fd: number, operation: 'exclusive' | 'shared' | 'unlock', options?: { wait?: boolean }): boolean;
+
   // ---- io_uring Ring (native/ring_js.cc over ring_core, ring_op) ----
   /** The Ring class; use it through src/ring.ts, which types it. */
   Ring: new (options?: { entries?: number; cqEntries?: number; sqpoll?: boolean }) => any;
+  /** Registers the class recvmsg results are made with (src/native.ts does it; without one
+   * they are plain objects with the same properties). */
+  setRecvResultClass(ctor: new (bytes: number, fds: number | number[] | undefined, flags: number, credentials: Credentials | undefined, from: string | undefined) => RecvResult): void;
   /** Registers the class the Ring rejects/throws with once closed (src/ring.ts does it). */
   ringSetClosedErrorClass(ctor: new (message?: string) => Error): void;
   /** Tests only: this Ring's close() and env teardown cancel as on kernels before 5.19, where
@@ -106,7 +127,7 @@ export interface NativeAddon {
   /** After another program (fio) wrote into an iolab file on iolab's behalf: records the file
    * as it is now (inode, size, mtime, sampled content), as holding data other than the pattern. */
   benchMarkWritten(filename: string): void;
-  /** The C floor of bench api's fd-message loop (native/bench/fdmsg.c), off the JS thread:
+  /** The C floor of bench api's fd-message loop (native/ipc/fdmsg.c), off the JS thread:
    * sendmsg(1 byte + passedFd) + recvmsg + close of the received fd, for about durationMs. */
   benchFdMessages(passedFd: number, durationMs: number): Promise<{ messages: number; seconds: number }>;
   /** The native engine table, in list order: names, depth limit and each engine's options. */
@@ -456,6 +477,53 @@ export function addonPath(): string {
 
 const require = createRequire(import.meta.url);
 export const native: NativeAddon = require(addonPath());
+
+/** recvmsg's result (sync and Ring). Made by the addon through this constructor: one call into
+ * JS that V8 optimizes, cheaper than setting each property from C++. fds: undefined (none), the
+ * one fd, or an array; flags: 1 dataTruncated, 2 fdsTruncated, 4 eof. */
+export class Received implements RecvResult {
+  bytes: number;
+  fds: number[];
+  truncated: boolean;
+  dataTruncated: boolean;
+  fdsTruncated: boolean;
+  credentials?: Credentials;
+  from?: string;
+  eof: boolean;
+  constructor(bytes: number, fds: number | number[] | undefined, flags: number, credentials: Credentials | undefined, from: string | undefined) {
+    this.bytes = bytes;
+    this.fds = fds === undefined ? [] : typeof fds === 'number' ? [fds] : fds;
+    this.truncated = (flags & 3) !== 0;
+    this.dataTruncated = (flags & 1) !== 0;
+    this.fdsTruncated = (flags & 2) !== 0;
+    if (credentials !== undefined) this.credentials = credentials;
+    if (from !== undefined) this.from = from;
+    this.eof = (flags & 4) !== 0;
+  }
+}
+native.setRecvResultClass(Received);
+
+// sendmsg/recvmsg, the hot path of fd passing: the options are read here and their values
+// handed over; every check stays in the addon (an option that is not an object still reaches
+// it, as `options`, for its error).
+const { sendmsgWith, recvmsgWith } = native;
+native.sendmsg = (fd, buffers, options) => {
+  if (options === null || typeof options !== 'object') return sendmsgWith(fd, buffers, undefined, undefined, undefined, options);
+  const { credentials, fds, to } = options;
+  return sendmsgWith(fd, buffers, fds, credentials, to, options);
+};
+// recvmsg writes bytes, flags, the fd count and the fds here; this makes the object.
+const scratch = new Float64Array(3 + native.constants.SCM_MAX_FD);
+native.recvmsg = (fd, buffers, options) => {
+  const extra = options === null || typeof options !== 'object'
+    ? recvmsgWith(fd, buffers, undefined, undefined, options, scratch)
+    : recvmsgWith(fd, buffers, options.maxFds, options.controlFds, options, scratch);
+  const count = scratch[2];
+  const fds = count === 0 ? [] : count === 1 ? [scratch[3]] : Array.from(scratch.subarray(3, 3 + count));
+  const more = extra as { credentials?: Credentials; from?: string } | undefined;
+  return new Received(scratch[0], fds, scratch[1], more?.credentials, more?.from);
+};
+
 /** The addon's limits: IOV_MAX, SCM_MAX_FD, UNIX_PATH_MAX, PAGE_SIZE... */
 export const constants: NativeConstants = native.constants;
 

@@ -16,6 +16,8 @@ import { iopsCommand } from './bench/iops.js';
 import { latencyCommand } from './bench/latency.js';
 import { benchEchoCommand } from './bench/echo.js';
 import { ipcCommand } from './ipc/command.js';
+import { traceCommand } from './trace/command.js';
+import { reportCommand } from './report/command.js';
 
 function packageVersion(): string {
   const pkg = JSON.parse(readFileSync(join(dirname(fileURLToPath(import.meta.url)), '..', 'package.json'), 'utf8')) as { version: string };
@@ -39,6 +41,8 @@ export function buildProgram(): Command {
   benchGroup(program).addCommand(latencyCommand());
   benchGroup(program).addCommand(benchEchoCommand());
   benchGroup(program).addCommand(ipcCommand());
+  program.addCommand(traceCommand());
+  program.addCommand(reportCommand());
   // Usage errors of every command, however deep, read like all other errors: one `iolab:` line.
   oneLineErrors(program);
   return program;

@@ -1,6 +1,6 @@
 // The TypeScript face of io_uring: `new Ring()` is the native class (native/ring_js.cc) with
 // its types; every op returns a Promise settled from Node's event loop. See docs/ring.md.
-import { native, type RecvResult } from './native.js';
+import { native, Received, type Credentials, type RecvResult } from './native.js';
 
 /** Rejection of ops cancelled by ring.close(), and the error thrown by a closed Ring's methods. */
 export class RingClosedError extends Error {
@@ -78,6 +78,16 @@ export interface Ring {
   /** IORING_OP_RECVMSG with MSG_CMSG_CLOEXEC; fds, truncation, credentials and `from` as the
    * sync recvmsg reports them (control space for controlFds fds, default 253). */
   recvmsg(fd: number, buffers: ArrayBufferView[], options?: { maxFds?: number; controlFds?: number }): Promise<RecvResult>;
+  /** One IORING_OP_SENDMSG per message, all queued by this one call, settled together: resolves
+   * with the bytes each message sent (in order), or rejects with the first error once every op
+   * is done. Each distinct fd is dup'ed once for the whole batch. */
+  sendmsgBatch(fd: number, messages: { buffers: ArrayBufferView[]; fds?: number[] }[], options?: { credentials?: boolean }): Promise<number[]>;
+  /** One IORING_OP_RECVMSG per element of `buffers`, queued by one call and settled together:
+   * resolves with each op's RecvResult (in order), or rejects with the first error once every op
+   * is done; then the fds the others received are closed, not handed over. */
+  recvmsgBatch(fd: number, buffers: ArrayBufferView[][], options?: { maxFds?: number; controlFds?: number }): Promise<RecvResult[]>;
+  /** One IORING_OP_CLOSE per fd, one Promise for all (rejects with the first error). */
+  closeFds(fds: number[]): Promise<void>;
   /** IORING_OP_ACCEPT with SOCK_CLOEXEC. Resolves with the new fd (the caller owns it). */
   accept(fd: number): Promise<number>;
   /** IORING_OP_CONNECT to a Unix socket path ('\0'-prefixed: abstract) or a TCP { host, port }. */
@@ -106,6 +116,71 @@ export interface RingConstructor {
 
 /** One io_uring instance bound to this thread's event loop. */
 export const Ring: RingConstructor = native.Ring;
+
+// The batch methods: here the messages are flattened into the addon's flat form (every view in
+// one Array, counts in Int32Arrays), and its packed result is made into values, so that no
+// property is read or set from C++ per message. What does not have the expected shape goes to
+// the addon's object form, which checks everything and says what is wrong.
+type Packed = [Float64Array, ({ credentials?: Credentials; from?: string } | undefined)[] | undefined];
+interface NativeRing {
+  sendmsgBatch(fd: number, messages: unknown, options?: unknown): Promise<number[]>;
+  recvmsgBatch(fd: number, buffers: unknown, options?: unknown): Promise<RecvResult[]>;
+  sendmsgBatchFlat(fd: number, views: unknown[], viewCounts: Int32Array, fds: unknown[], fdCounts: Int32Array, credentials: unknown): Promise<Packed>;
+  recvmsgBatchFlat(fd: number, views: unknown[], viewCounts: Int32Array, maxFds: unknown, controlFds: unknown): Promise<Packed>;
+}
+const proto = native.Ring.prototype as NativeRing;
+const checkedSendmsgBatch = proto.sendmsgBatch;
+const checkedRecvmsgBatch = proto.recvmsgBatch;
+
+proto.sendmsgBatch = function (this: NativeRing, fd, messages, options) {
+  if (!Array.isArray(messages) || (options !== undefined && (options === null || typeof options !== 'object'))) {
+    return checkedSendmsgBatch.call(this, fd, messages, options);
+  }
+  const views: unknown[] = [];
+  const fds: unknown[] = [];
+  const viewCounts = new Int32Array(messages.length);
+  const fdCounts = new Int32Array(messages.length);
+  for (let i = 0; i < messages.length; i++) {
+    const m = messages[i] as { buffers?: unknown; fds?: unknown } | null;
+    if (m === null || typeof m !== 'object' || !Array.isArray(m.buffers) || (m.fds !== undefined && !Array.isArray(m.fds))) {
+      return checkedSendmsgBatch.call(this, fd, messages, options);
+    }
+    for (const v of m.buffers) views.push(v);
+    viewCounts[i] = m.buffers.length;
+    if (m.fds !== undefined) {
+      for (const f of m.fds as unknown[]) fds.push(f);
+      fdCounts[i] = (m.fds as unknown[]).length;
+    }
+  }
+  const credentials = (options as { credentials?: unknown } | undefined)?.credentials;
+  return this.sendmsgBatchFlat(fd, views, viewCounts, fds, fdCounts, credentials).then(([bytes]) => Array.from(bytes));
+};
+
+proto.recvmsgBatch = function (this: NativeRing, fd, buffers, options) {
+  if (!Array.isArray(buffers) || (options !== undefined && (options === null || typeof options !== 'object'))) {
+    return checkedRecvmsgBatch.call(this, fd, buffers, options);
+  }
+  const views: unknown[] = [];
+  const viewCounts = new Int32Array(buffers.length);
+  for (let i = 0; i < buffers.length; i++) {
+    const list = buffers[i];
+    if (!Array.isArray(list)) return checkedRecvmsgBatch.call(this, fd, buffers, options);
+    for (const v of list) views.push(v);
+    viewCounts[i] = list.length;
+  }
+  const o = options as { maxFds?: unknown; controlFds?: unknown } | undefined;
+  const stride = 3 + (typeof o?.maxFds === 'number' ? o.maxFds : 0);
+  return this.recvmsgBatchFlat(fd, views, viewCounts, o?.maxFds, o?.controlFds).then(([numbers, extras]) => {
+    const out: RecvResult[] = new Array(buffers.length);
+    for (let i = 0, at = 0; i < out.length; i++, at += stride) {
+      const count = numbers[at + 2];
+      const fds = count === 0 ? [] : count === 1 ? [numbers[at + 3]] : Array.from(numbers.subarray(at + 3, at + 3 + count));
+      const extra = extras?.[i];
+      out[i] = new Received(numbers[at], fds, numbers[at + 1], extra?.credentials, extra?.from);
+    }
+    return out;
+  });
+};
 
 /** True when err is the one-sentence refusal of io_uring (EPERM/ENOSYS from io_uring_setup). */
 export function isIoUringUnavailable(err: unknown): err is Error & { code: 'ERR_IOURING_UNAVAILABLE' } {

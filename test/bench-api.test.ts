@@ -3,12 +3,14 @@
 // cannot be passed fails the run with the errno), runs off the JS thread and leaves nothing
 // behind.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { closeSync, openSync, readFileSync } from 'node:fs';
+import { closeSync, mkdirSync, openSync, readdirSync, readFileSync } from 'node:fs';
+import { execa } from 'execa';
 import { join } from 'node:path';
 import { native, projectRoot } from '../src/native.js';
 import { openFdCount, settledLiveObjects, zeroLiveObjects } from './support/leaks.js';
 import { shortTempDir } from './support/temp.js';
 import { runCli } from './support/cli.js';
+import { iolabArgv } from '../src/spawn-iolab.js';
 
 let dir: { path: string; cleanup: () => void };
 beforeAll(() => { dir = shortTempDir('iolab-bench-api-'); });
@@ -23,17 +25,57 @@ describe('iolab bench api', () => {
     const report = JSON.parse(String(run.stdout));
     expect(report.rows.map((r: { contender: string; inflight: number }) => `${r.contender}@${r.inflight}`)).toEqual([
       'iolab.readv@1', 'fs.readvSync@1', 'ring.readv@1', 'fs.promises.readv@1', 'fs.read@1',
-      'ring.readv@32', 'fs.promises.readv@32', 'fs.read@32', 'ring.sendmsg@32', 'c.sendmsg@1', 'iolab.sendmsg@1',
+      'ring.readv@32', 'fs.promises.readv@32', 'fs.read@32', 'ring.sendmsg@32', 'ring.sendmsgBatch@32', 'c.sendmsg@1',
+      'iolab.sendmsg@1', 'usocket@32',
     ]);
-    for (const row of report.rows) expect(row.opsPerSec).toBeGreaterThan(0);
+    for (const row of report.rows) expect(row.opsPerSec).toBeGreaterThan(0); // usocket included: it loads here
+    expect(report.ratios.map((r: { name: string }) => r.name)).toEqual(expect.arrayContaining([
+      'iolab.sendmsg@1 / usocket@32', 'ring.sendmsg@32 / usocket@32', 'ring.sendmsgBatch@32 / usocket@32',
+    ]));
+    expect(report.machine).toBeDefined();
     expect(report.ratios.find((r: { name: string }) => r.name === 'ring.readv@32 / fs.promises.readv@32').goal).toBe(3);
     expect(JSON.parse(readFileSync(out, 'utf8')).rounds['ring.readv@32']).toHaveLength(1);
+  });
+
+  it('where usocket cannot be loaded its row says unavailable and the rest runs', async () => {
+    const blocker = join(projectRoot, 'test/fixtures/without-usocket.cjs');
+    const run = await runCli(['bench', 'api', '--rounds', '1', '--duration', '5', '--size', '256k', '--only', 'iolab.sendmsg,usocket'],
+      { env: { NODE_OPTIONS: `--require ${blocker}` } });
+    expect(run.exitCode).toBe(0);
+    expect(run.stdout).toMatch(/^usocket\s+32\s+unavailable\s*$/m);
+    expect(run.stdout).toMatch(/^usocket: usocket cannot be loaded: Cannot find module 'usocket'$/m);
+    expect(run.stdout).toMatch(/^iolab\.sendmsg\s+1\s+[\d,]+/m);
+    expect(run.stdout).not.toMatch(/usocket@32 =/); // no ratio over a row that did not run
+    const json = await runCli(['bench', 'api', '--rounds', '1', '--duration', '5', '--size', '256k', '--only', 'usocket', '--json'],
+      { env: { NODE_OPTIONS: `--require ${blocker}` } });
+    expect(JSON.parse(String(json.stdout)).rows).toEqual([
+      { contender: 'usocket', inflight: 32, opsPerSec: null, unavailable: "usocket cannot be loaded: Cannot find module 'usocket'" },
+    ]);
+  });
+
+  it('Ctrl-C: the rounds that finished as a partial table, the temp file removed, exit 130', async () => {
+    const tmpdir = join(dir.path, 'tmp');
+    mkdirSync(tmpdir);
+    const [file, argv] = iolabArgv(['bench', 'api', '--rounds', '100', '--duration', '50', '--size', '256k', '--only', 'iolab.readv,fs.readvSync']);
+    const child = execa(file, argv, { reject: false, env: { TMPDIR: tmpdir } });
+    let stderr = '';
+    await new Promise<void>((resolve) => child.stderr?.on('data', (chunk: Buffer) => {
+      stderr += chunk.toString();
+      if (stderr.includes('round 2/100 done')) resolve();
+    }));
+    child.kill('SIGINT');
+    const run = await child;
+    expect(run.exitCode).toBe(130);
+    expect(run.stdout).toMatch(/^partial: interrupted by SIGINT; the rows hold the rounds that finished$/m);
+    expect(run.stdout).toMatch(/^iolab\.readv\s+1\s+[\d,]+/m);
+    expect(readdirSync(tmpdir).filter((n) => n.startsWith('iolab-'))).toEqual([]); // the page-cached test file is gone (tsx keeps its cache there)
   });
 
   it('prints a table, and refuses bad input with one line', async () => {
     const run = await runCli(['bench', 'api', '--rounds', '1', '--duration', '5', '--size', '256k', '--only', 'ring.readv@32,fs.read@32', '--output', join(dir.path, 'b.json')]);
     expect(run.exitCode).toBe(0);
-    expect(run.stdout).toMatch(/^contender\s+in flight\s+ops\/s \(median\)\s+min\s+max$/m);
+    expect(run.stdout).toMatch(/^contender\s+in flight\s+ops\/s \(median\)\s+min\s+max\s+JS-thread CPU\/op$/m);
+    expect(run.stdout).toMatch(/^ring\.readv\s+32\s+[\d,]+\s+[\d,]+\s+[\d,]+\s+[\d.]+(ns|us)$/m);
     expect(run.stdout).toMatch(/^ring\.readv@32 \/ fs\.read@32 = \d+\.\d\dx {2}\(goal >= 1\.5x: (met|not met)\)$/m);
     const bad = await runCli(['bench', 'api', '--rounds', '0']);
     expect(bad.stderr).toBe("iolab: option '--rounds <n>' argument '0' is invalid. expected a whole number >= 1, got '0'");

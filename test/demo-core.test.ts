@@ -1,13 +1,12 @@
 // The demos' building blocks, in process (no CLI spawns): showing bytes safely, splitting a
-// read over buffers, looping over short writes, the shm record, and runReadv/runWritev on real
+// read over buffers, looping over short writes, the text at a file's start, and runReadv/runWritev on real
 // files. fast-check for everything that splits or joins bytes.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import { chmodSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import {
-  readRecord, recordBytes, remainingAfter, showBytes, writeAllVectored, writeRecord,
-} from '../src/demos/common.js';
+import { remainingAfter, showBytes, writeAllVectored } from '../src/demos/common.js';
+import { readText } from '../src/demos/memory-objects.js';
 import { formatReadv, readvJson, runReadv, splitRead } from '../src/demos/readv.js';
 import { runWritev } from '../src/demos/writev.js';
 import { UserError } from '../src/cli-util.js';
@@ -108,7 +107,7 @@ describe('splitting and joining bytes over buffers', () => {
       expect(result.bytes).toBe(expected.length);
       expect(Buffer.concat(result.buffers.map((b) => b.data))).toEqual(expected);
       const lines = formatReadv(result);
-      expect(lines[0]).toBe(`Read ${expected.length} bytes:`);
+      expect(lines[0]).toBe(`Read ${expected.length} ${expected.length === 1 ? 'byte' : 'bytes'}:`);
       expect(Buffer.concat(lines.slice(1).map((l, i) => unshowBytes(l.slice(`buf${i + 1}: `.length))))).toEqual(expected);
       const json = readvJson(result);
       expect(Buffer.concat(json.buffers.map((b) => Buffer.from(b.base64, 'base64')))).toEqual(expected);
@@ -166,17 +165,33 @@ describe('runWritev', () => {
   });
 });
 
-describe('shm record', () => {
-  it('stores text with its length: reading gives exactly the text, whatever the mapping size', () => {
-    fc.assert(fc.property(fc.uint8Array({ maxLength: 100 }), fc.nat(50), (text, extra) => {
-      const mapping = new ArrayBuffer(recordBytes(text) + extra);
-      new Uint8Array(mapping).fill(0x55);
-      writeRecord(mapping, text);
-      expect(readRecord(mapping, 'x')).toEqual(text);
-      if (text.length > 0) expect(() => readRecord(mapping.slice(0, recordBytes(text) - 1), 'x')).toThrow(/record says/);
-    }));
-    expect(() => readRecord(new ArrayBuffer(16), 'the object')).toThrow('the object holds no iolab record');
-    expect(() => readRecord(new ArrayBuffer(4), 'the object')).toThrow('only 4 bytes mapped');
+describe('the text at the start of a passed file (readText)', () => {
+  const { F_SEAL_SHRINK, F_SEAL_GROW, F_SEAL_WRITE } = native.seals;
+  it('mapped (sealed memfd) and read with pread (unsealed memfd) give the bytes up to the first NUL, within the limit', async () => {
+    await fc.assert(fc.asyncProperty(fc.uint8Array({ maxLength: 9000 }), fc.nat(5000), fc.integer({ min: 1, max: 12000 }),
+      async (content, extra, limit) => {
+        const texts: Uint8Array[] = [];
+        for (const sealed of [true, false]) {
+          const fd = native.memfdCreate('iolab-test');
+          try {
+            native.ftruncate(fd, content.length + extra);
+            if (content.length > 0) native.writev(fd, [content], 0);
+            if (sealed) native.addSeals(fd, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE);
+            const r = await readText(fd, plainIo, limit);
+            expect(r.how).toBe(content.length + extra === 0 ? (sealed ? 'not read' : 'pread') : sealed ? 'mmap' : 'pread');
+            texts.push(r.text);
+          } finally {
+            native.close(fd);
+          }
+        }
+        const whole = new Uint8Array(content.length + extra);
+        whole.set(content);
+        const upTo = whole.subarray(0, limit);
+        const nul = upTo.indexOf(0);
+        const want = nul < 0 ? upTo : upTo.subarray(0, nul);
+        expect(Buffer.from(texts[0])).toEqual(Buffer.from(want));
+        expect(Buffer.from(texts[1])).toEqual(Buffer.from(want));
+      }), { numRuns: 60 });
   });
 });
 
@@ -195,8 +210,9 @@ describe('fdpass in process: every received fd is closed, nothing held', () => {
       }
     });
     await sent;
-    expect(events.map((e) => (e.event === 'message' ? [e.text, e.shmText, e.shmSize] : e.event))).toEqual(
+    expect(events.map((e) => (e.event === 'message' ? [e.text, e.contents.text, e.fd.size] : e.event))).toEqual(
       ['listening', ['one', 'one', 4096], ['two', 'two', 8192]]);
+    expect(readdirSync(tmp.path)).not.toContain(`in-${type}.sock.lock`);
     expect(readdirSync(tmp.path)).not.toContain(`in-${type}.sock`);
     expect(openFdCount()).toBe(fdsBefore);
     expect(await settledLiveObjects()).toEqual(zeroLiveObjects);

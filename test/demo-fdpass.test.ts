@@ -1,5 +1,5 @@
 // `iolab fdpass recv|send` as two processes, as a user runs them: wait for the receiver's
-// listening line, then send. Exact outputs, the bad inputs of issue 2, uid refusal, and that
+// listening line, then send. Exact outputs, bad input, uid refusal, and that
 // sockets and shm objects never outlive the commands.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { chmodSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
@@ -48,8 +48,26 @@ async function send(args: string[], options: { uid?: number; gid?: number; env?:
 
 const sentLine = (socket: string, text: string, size = 4096) =>
   `sent to ${socket}: ${text} (with the fd of a ${size}-byte shared-memory object)`;
-const messageLines = (i: number, text: string, size = 4096) =>
-  `message ${i} carried: ${text}\nmessage ${i} shm fd:  ${text} (mapped the passed fd: a ${size}-byte shared-memory object)`;
+/** What the receiver prints for a message whose fd is a shm_open object of iolab's sender (its
+ * /dev/shm name, already unlinked, holds the sender's pid and a random part). */
+const messageLines = (i: number, text: string, size = 4096) => new RegExp([
+  `message ${i} carried: ${escapeRegExp(text)}`,
+  `message ${i} fd:      regular file, ${size} bytes \\(/dev/shm/iolab-fdpass-\\d+-[0-9a-f]{12} \\(deleted\\)\\); ` +
+    `read ${Math.min(size, 4096)} bytes with pread \\(not mapped: it cannot be sealed against shrinking\\)`,
+  `message ${i} holds:   ${escapeRegExp(text)}`,
+].join('\n'));
+const memfdLines = (i: number, text: string, size = 4096) => [
+  `message ${i} carried: ${text}`,
+  `message ${i} fd:      regular file, ${size} bytes (/memfd:iolab-fdpass (deleted)), seals F_SEAL_SHRINK|F_SEAL_GROW|F_SEAL_WRITE; ` +
+    `mapped ${Math.min(size, 65536)} bytes read-only (sealed against shrinking)`,
+  `message ${i} holds:   ${text}`,
+].join('\n');
+function escapeRegExp(text: string): string {
+  return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+}
+/** The whole stdout of a receiver that got these messages, as one anchored pattern. */
+const receiverOut = (socket: string, ...messages: RegExp[]) =>
+  new RegExp(`^listening on ${escapeRegExp(socket)}\n${messages.map((m) => m.source).join('\n')}$`);
 
 describe('fdpass: receiver and sender as two processes', () => {
   it('dgram, with no options but a shared XDG_RUNTIME_DIR: both meet on the default socket', async () => {
@@ -59,26 +77,42 @@ describe('fdpass: receiver and sender as two processes', () => {
     expect(receiver.firstLine).toBe(`listening on ${socket}`);
     const sent = await send([], { env });
     expect(sent).toEqual({ stdout: sentLine(socket, 'hello through SCM_RIGHTS'), stderr: '', exitCode: 0, leftovers: [] });
-    expect(await receiver.done()).toEqual({
-      stdout: `listening on ${socket}\n${messageLines(1, 'hello through SCM_RIGHTS')}`, stderr: '', exitCode: 0,
-    });
+    const r = await receiver.done();
+    expect(r).toMatchObject({ stderr: '', exitCode: 0 });
+    expect(r.stdout).toMatch(receiverOut(socket, messageLines(1, 'hello through SCM_RIGHTS')));
     expect(existsSync(socket)).toBe(false);
+    expect(existsSync(`${socket}.lock`)).toBe(false);
   });
+
+  it.each([[['--type', 'dgram'], 65536], [['--type', 'stream', '--uring'], 1048576]])(
+    '%j --memfd: a sealed memfd, of which the receiver maps at most 64 KiB (and says so)', async (args, size) => {
+      const socket = sockPath();
+      const receiver = await startReceiver(['--socket', socket, '--timeout', '20', ...args]);
+      const sent = await send(['--socket', socket, '--memfd', '--message', 'sealed', '--size', String(size), ...args]);
+      expect(sent).toEqual({
+        stdout: `sent to ${socket}: sealed (with the fd of a ${size}-byte memfd sealed against shrinking, growing and writing)`,
+        stderr: '', exitCode: 0, leftovers: [],
+      });
+      expect(await receiver.done()).toEqual({ stdout: `listening on ${socket}\n${memfdLines(1, 'sealed', size)}`, stderr: '', exitCode: 0 });
+    });
 
   it('stream, --count 2 and --json on both sides, a message with non-ASCII text and a 1 MiB object', async () => {
     const socket = sockPath();
     const receiver = await startReceiver(['--socket', socket, '--type', 'stream', '--count', '2', '--json', '--timeout', '20']);
     expect(JSON.parse(receiver.firstLine)).toEqual({ event: 'listening', socket });
     const first = await send(['--socket', socket, '--type', 'stream', '--message', 'grüße\tvia stream', '--json']);
-    expect(JSON.parse(first.stdout)).toEqual({ event: 'sent', socket, type: 'stream', bytes: 18, text: 'grüße\tvia stream', shmSize: 4096 });
+    expect(JSON.parse(first.stdout)).toEqual({ event: 'sent', socket, type: 'stream', bytes: 18, text: 'grüße\tvia stream', object: 'shm', size: 4096 });
     const second = await send(['--socket', socket, '--type', 'stream', '--message', 'second', '--size', '1m']);
     expect(second).toMatchObject({ stdout: sentLine(socket, 'second', 1048576), exitCode: 0, leftovers: [] });
     const r = await receiver.done();
     expect(r.exitCode).toBe(0);
+    const fd = (size: number) => ({ type: 'regular file', size, name: expect.stringMatching(/^\/dev\/shm\/iolab-fdpass-\d+-[0-9a-f]{12} \(deleted\)$/) });
+    const contents = (text: string) => ({ text: text.replace('\t', '\\t'), base64: Buffer.from(text).toString('base64'), how: 'pread', bytes: 4096, end: 'NUL',
+      why: 'not mapped: it cannot be sealed against shrinking' });
     expect(r.stdout.split('\n').map((l) => JSON.parse(l))).toEqual([
       { event: 'listening', socket },
-      { event: 'message', index: 1, text: 'grüße\tvia stream', shmText: 'grüße\tvia stream', shmSize: 4096, uid: 0, gid: 0 },
-      { event: 'message', index: 2, text: 'second', shmText: 'second', shmSize: 1048576, uid: 0, gid: 0 },
+      { event: 'message', index: 1, text: 'grüße\tvia stream', fd: fd(4096), contents: contents('grüße\tvia stream'), uid: 0, gid: 0 },
+      { event: 'message', index: 2, text: 'second', fd: fd(1048576), contents: contents('second'), uid: 0, gid: 0 },
     ]);
     expect(existsSync(socket)).toBe(false);
   });
@@ -94,7 +128,7 @@ describe.runIf(process.getuid?.() === 0)('fdpass: senders of another uid', () =>
     const mine = await send(['--socket', socket, '--type', type, '--message', 'from root']);
     expect(mine.exitCode).toBe(0);
     const r = await receiver.done();
-    expect(r.stdout).toBe(`listening on ${socket}\n${messageLines(1, 'from root')}`);
+    expect(r.stdout).toMatch(receiverOut(socket, messageLines(1, 'from root')));
     expect(r.stderr).toMatch(/^iolab: refused a message from uid 65534 \(pid \d+\): not this user; run the receiver with --allow-any-user to accept it$/);
     expect(r.exitCode).toBe(0);
   });
@@ -105,8 +139,8 @@ describe.runIf(process.getuid?.() === 0)('fdpass: senders of another uid', () =>
     const stranger = await send(['--socket', socket, '--message', 'from nobody'], nobody);
     expect(stranger.exitCode).toBe(0);
     const r = await receiver.done();
-    expect(JSON.parse(r.stdout.split('\n')[1])).toEqual(
-      { event: 'message', index: 1, text: 'from nobody', shmText: 'from nobody', shmSize: 4096, uid: 65534, gid: 65534 });
+    expect(JSON.parse(r.stdout.split('\n')[1])).toMatchObject(
+      { event: 'message', index: 1, text: 'from nobody', contents: { text: 'from nobody' }, uid: 65534, gid: 65534 });
   });
 });
 
@@ -130,6 +164,7 @@ describe('fdpass: bad input', () => {
     const sent = await send(['--socket', file]);
     expect(sent).toEqual({ stdout: '', stderr: `iolab: ${file} is not a socket`, exitCode: 1, leftovers: [] });
     expect(readFileSync(file, 'utf8')).toBe('not a socket');
+    expect(existsSync(`${file}.lock`)).toBe(false);
   });
 
   it('a socket path longer than 107 bytes', async () => {
@@ -171,7 +206,16 @@ describe('fdpass: bad input', () => {
     const socket = sockPath();
     const receiver = await startReceiver(['--socket', socket, '--timeout', '20']);
     const big = await send(['--socket', socket, '--message', 'x'.repeat(100), '--size', '64']);
-    expect(big).toEqual({ stdout: '', stderr: 'iolab: the message needs 108 bytes of shared memory (8-byte header + 100 bytes of text) but --size is 64', exitCode: 1, leftovers: [] });
+    expect(big).toEqual({ stdout: '', stderr: 'iolab: the message is 100 bytes but --size is 64', exitCode: 1, leftovers: [] });
+    for (const memfd of [[], ['--memfd']]) {
+      const huge = await send(['--socket', socket, '--size', '1T', ...memfd]);
+      expect(huge.stderr).toMatch(memfd.length > 0
+        ? /^iolab: --size 1 TiB is more than this machine has free \([\d.]+ [KMG]iB\); choose a smaller size$/
+        : /^iolab: --size 1 TiB is more than \/dev\/shm has free \([\d.]+ [KMG]iB\); choose a smaller size$/);
+      expect(huge).toMatchObject({ stdout: '', exitCode: 1, leftovers: [] });
+    }
+    const one = await send(['--socket', socket, '--message', 'xy', '--size', '1']);
+    expect(one.stderr).toBe('iolab: the message is 2 bytes but --size is 1');
     const wrongType = await send(['--socket', socket, '--type', 'stream']);
     expect(wrongType).toEqual({ stdout: '', stderr: `iolab: the receiver on ${socket} is not a stream socket (try --type dgram)`, exitCode: 1, leftovers: [] });
     receiver.kill('SIGTERM');
@@ -185,7 +229,8 @@ describe('fdpass: bad input', () => {
     native.close(stale);
     const first = await startReceiver(['--socket', socket, '--type', 'stream']);
     const second = await cli(['fdpass', 'recv', '--socket', socket]);
-    expect(second).toEqual({ stdout: '', stderr: `iolab: another process is already listening on ${socket}`, exitCode: 1 });
+    expect(second).toEqual({ stdout: '', stderr: `iolab: ${socket} is in use: another receiver is listening on it; left untouched (choose another --socket)`, exitCode: 1 });
+    expect(existsSync(`${socket}.lock`)).toBe(true); // the first receiver's, left to it
     first.kill('SIGTERM');
     expect(await first.done()).toEqual({ stdout: `listening on ${socket}`, stderr: 'iolab: interrupted by SIGTERM', exitCode: 130 });
     expect(existsSync(socket)).toBe(false);
@@ -194,5 +239,6 @@ describe('fdpass: bad input', () => {
     third.kill('SIGINT');
     expect((await third.done()).exitCode).toBe(130);
     expect(existsSync(socket)).toBe(false);
+    expect(existsSync(`${socket}.lock`)).toBe(false);
   });
 });

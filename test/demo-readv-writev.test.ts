@@ -1,10 +1,10 @@
 // `iolab readv` and `iolab writev` run as a user does (separate processes): exact stdout,
-// stderr and exit codes, and the bad inputs of issue 2 leaving files as they were.
+// stderr and exit codes, and bad input leaving files as they were.
 import { afterAll, describe, expect, it } from 'vitest';
 import { execa } from 'execa';
-import { chmodSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { projectRoot } from '../src/native.js';
+import { native, projectRoot } from '../src/native.js';
 import { shortTempDir } from './support/temp.js';
 import { cli, unshowBytes } from './support/demo.js';
 
@@ -75,6 +75,32 @@ describe('iolab readv', () => {
     expect({ stdout: r.stdout, stderr: r.stderr, exitCode: r.exitCode }).toEqual({ stdout: '', stderr: message, exitCode: 1 });
   });
 
+  it('a FIFO is refused at once (no writer needed), plain and --uring; a socket too; devices are read without waiting', async () => {
+    const fifo = at('fifo');
+    await execa('mkfifo', [fifo]);
+    for (const variant of [[], ['--uring']]) {
+      const r = await cli(['readv', fifo, ...variant], { timeoutMs: 10_000 });
+      expect({ stderr: r.stderr, exitCode: r.exitCode }).toEqual({
+        stderr: `iolab: ${fifo} is a FIFO (named pipe), not a regular file: a read would wait for a writer, maybe forever; ` +
+          'readv reads regular files and devices',
+        exitCode: 1,
+      });
+    }
+    const socket = at('s.sock');
+    const bound = native.socket('stream');
+    try {
+      native.bind(bound, socket);
+      const r = await cli(['readv', socket]);
+      expect(r.stderr).toBe(`iolab: ${socket} is a Unix socket, not a file; readv reads regular files and devices`);
+    } finally {
+      native.close(bound);
+    }
+    for (const variant of [[], ['--uring']]) {
+      expect((await cli(['readv', '/dev/zero', '--sizes', '2', ...variant])).stdout).toBe('Read 2 bytes:\nbuf1: \\0\\0');
+      expect((await cli(['readv', '/dev/null', '--sizes', '2', ...variant])).stdout).toBe('Read 0 bytes:\nbuf1: ');
+    }
+  });
+
   it.runIf(process.getuid?.() === 0)('a file the user may not read: EACCES, one line', async () => {
     const file = at('secret.txt');
     writeFileSync(file, 'secret');
@@ -119,6 +145,29 @@ describe('iolab writev', () => {
     expect(both.stderr).toBe("iolab: option '--append' cannot be used with option '--force'");
     expect(both.exitCode).toBe(1);
     expect(readFileSync(file, 'utf8')).toBe('replaced');
+  });
+
+  it('a symbolic link is refused (create and --append), naming its target; --force replaces the link, never the target', async () => {
+    const target = at('target.txt');
+    writeFileSync(target, 'the target');
+    const link = at('link.txt');
+    symlinkSync(target, link);
+    const refused = `iolab: refusing to write through symlink '${link}' -> '${target}' ` +
+      '(use --force to replace the link with a new file; its target is never written)';
+    for (const extra of [[], ['--append'], ['--uring', '--append']]) {
+      expect(await cli(['writev', link, 'through?', ...extra])).toEqual({ stdout: '', stderr: refused, exitCode: 1 });
+    }
+    expect(readFileSync(target, 'utf8')).toBe('the target');
+    expect(lstatSync(link).isSymbolicLink()).toBe(true);
+    const dangling = at('dangling.txt');
+    symlinkSync(at('nowhere.txt'), dangling);
+    expect((await cli(['writev', dangling, 'x', '--append'])).exitCode).toBe(1);
+    expect(existsSync(at('nowhere.txt'))).toBe(false);
+
+    expect(await cli(['writev', link, 'x', '--force'])).toEqual({ stdout: `writev 1 byte to ${link}`, stderr: '', exitCode: 0 });
+    expect(lstatSync(link).isFile()).toBe(true);
+    expect(readFileSync(link, 'utf8')).toBe('x');
+    expect(readFileSync(target, 'utf8')).toBe('the target');
   });
 
   it('a directory, or a folder that does not exist: one line, nothing created', async () => {

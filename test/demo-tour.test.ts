@@ -41,29 +41,37 @@ describe('iolab tour', () => {
       '\\$ iolab shm unlink \\1', 'unlinked \\1',
     ].join('\n')));
 
-    for (const type of ['dgram', 'stream']) {
+    for (const [type, memfd] of [['dgram', false], ['stream', true]] as const) {
       const socket = `fdpass-${type}.sock`;
       const text = `a ${type} message with an fd`;
-      expect(out).toContain([
-        `$ iolab fdpass recv --socket ${socket} --type ${type} --timeout 20 &`,
-        `$ iolab fdpass send --socket ${socket} --type ${type} --message '${text}'`,
-        `sent to ${socket}: ${text} (with the fd of a 4096-byte shared-memory object)`,
-        '(output of the background fdpass recv)',
+      const fdLine = memfd
+        ? 'regular file, 4096 bytes \\(/memfd:iolab-fdpass \\(deleted\\)\\), seals F_SEAL_SHRINK\\|F_SEAL_GROW\\|F_SEAL_WRITE; ' +
+          'mapped 4096 bytes read-only \\(sealed against shrinking\\)'
+        : 'regular file, 4096 bytes \\(/dev/shm/iolab-fdpass-\\d+-[0-9a-f]{12} \\(deleted\\)\\); ' +
+          'read 4096 bytes with pread \\(not mapped: it cannot be sealed against shrinking\\)';
+      expect(out).toMatch(new RegExp([
+        `\\$ iolab fdpass recv --socket ${socket} --type ${type} --timeout 20 &`,
+        `\\$ iolab fdpass send --socket ${socket} --type ${type} --message '${text}'${memfd ? ' --memfd' : ''}`,
+        `sent to ${socket}: ${text} \\(with the fd of a 4096-byte ${memfd ? 'memfd sealed against shrinking, growing and writing' : 'shared-memory object'}\\)`,
+        '\\(output of the background fdpass recv\\)',
         `listening on ${socket}`,
         `message 1 carried: ${text}`,
-        `message 1 shm fd:  ${text} (mapped the passed fd: a 4096-byte shared-memory object)`,
-        '# the sender left nothing in /dev/shm (it unlinked the name right after creating the object)',
-        `# the receiver removed ${socket} on exit`,
-      ].join('\n'));
+        `message 1 fd:      ${fdLine}`,
+        `message 1 holds:   ${text}`,
+        ...(memfd ? [] : ['# the sender left nothing in /dev/shm \\(it unlinked the name right after creating the object\\)']),
+        `# the receiver removed ${socket} and its lock file on exit`,
+      ].join('\n')));
     }
-    // 5 plain demos (11 commands), then readv, writev and both fdpass again with --uring (8 commands)
+    // 5 plain demos (11 commands), then all 5 again with --uring (11 commands)
     expect(out).toContain('$ iolab readv readv.c --uring\n' + alone.stdout + '\n');
-    expect(out.trimEnd().split('\n').at(-1)).toBe('tour done: 9 demos, 19 commands, temp folder removed');
+    expect(out).toMatch(/^\$ iolab shm read \/iolab-tour-\d+-uring --uring\nwritten by one process, read by another$/m);
+    expect(out.trimEnd().split('\n').at(-1)).toBe('tour done: 10 demos, 22 commands, temp folder removed');
 
     // Everything it created is gone: its temp folder and its shm object.
     expect(existsSync(dir!)).toBe(false);
     const shmName = /\$ iolab shm write \/(iolab-tour-\d+)/.exec(out)![1];
     expect(shmObjects(shmName)).toEqual([]);
+    expect(shmObjects(`iolab-fdpass-`).filter((f) => out.includes(f))).toEqual([]);
   }, 90_000); // 12 CLI processes: slow under ASan on a busy machine
 
   it('streams: each step is printed as soon as it finished, while later steps still run', async () => {
@@ -82,7 +90,26 @@ describe('iolab tour', () => {
     expect(firstSeen).not.toContain('tour done');
     const r = await child;
     expect(r.exitCode).toBe(0);
-    expect(String(r.stdout).trimEnd().split('\n').at(-1)).toBe('tour done: 9 demos, 19 commands, temp folder removed');
+    expect(String(r.stdout).trimEnd().split('\n').at(-1)).toBe('tour done: 10 demos, 22 commands, temp folder removed');
+  }, 90_000);
+
+  it('Ctrl-C: the running commands stop, the finished steps stay, "partial", nothing left behind, exit 130', async () => {
+    const [file, argv] = iolabArgv(['tour']);
+    const child = execa(file, argv, { reject: false, cwd: projectRoot });
+    let seen = '';
+    await new Promise<void>((resolve) => child.stdout!.on('data', (chunk: Buffer) => {
+      seen += chunk.toString();
+      if (/^== writev:/m.test(seen)) resolve();
+    }));
+    child.kill('SIGINT');
+    const r = await child;
+    expect({ exitCode: r.exitCode, stderr: r.stderr }).toEqual({ exitCode: 130, stderr: 'iolab: interrupted by SIGINT' });
+    const out = String(r.stdout);
+    expect(out).toContain('== readv:');
+    expect(out.trimEnd().split('\n').at(-1)).toMatch(/^tour interrupted \(partial\): \d+ demos?, \d+ commands? finished, temp folder removed$/);
+    const dir = /temp folder \((\/\S+);/.exec(out)![1];
+    expect(existsSync(dir)).toBe(false);
+    expect(shmObjects(`iolab-tour-${child.pid}`)).toEqual([]);
   }, 90_000);
 
   it('quotes arguments in its transcript the way a shell needs them', () => {

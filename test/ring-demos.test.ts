@@ -75,17 +75,34 @@ describe('--uring prints what the plain variant prints', () => {
       const { child } = await startCli(recvArgs, /^listening on /);
       const sendArgs = ['fdpass', 'send', '--socket', socket, '--type', type, ...(sendUring ? ['--uring'] : [])];
       const first = await runCli([...sendArgs, '--message', `first ${type}`]);
-      const second = await runCli([...sendArgs, '--message', `second ${type}`, '--size', '8k']);
+      const second = await runCli([...sendArgs, '--message', `second ${type}`, '--size', '8k', '--memfd']);
       const received = await child;
       expect(first.exitCode).toBe(0);
       expect(second.exitCode).toBe(0);
       expect(received.exitCode).toBe(0);
       expect(received.stderr).toBe('');
-      outputs.push([first.stdout, second.stdout, received.stdout].join('\n'));
+      // The unlinked object's name holds the sender's pid: the one part that differs between runs.
+      outputs.push([first.stdout, second.stdout, received.stdout].join('\n').replace(/iolab-fdpass-\d+-[0-9a-f]{12}/, 'iolab-fdpass-PID'));
     }
-    expect(outputs[0]).toContain(`message 2 shm fd:  second ${type} (mapped the passed fd: a 8192-byte shared-memory object)`);
+    expect(outputs[0]).toContain('message 1 fd:      regular file, 4096 bytes (/dev/shm/iolab-fdpass-PID (deleted)); read 4096 bytes with pread');
+    expect(outputs[0]).toContain('message 2 fd:      regular file, 8192 bytes (/memfd:iolab-fdpass (deleted)), seals F_SEAL_SHRINK|F_SEAL_GROW|F_SEAL_WRITE; mapped 8192 bytes read-only');
+    expect(outputs[0]).toContain(`message 2 holds:   second ${type}`);
     for (const o of outputs) expect(o).toBe(outputs[0]);
   }, cliHeavy);
+
+  it('shm write/read: the same output and the same object', async () => {
+    const outputs: string[] = [];
+    for (const variant of [[], ['--uring']]) {
+      const name = `/iolab-test-ring-shm-${process.pid}-${variant.length}`;
+      const w = await runCli(['shm', 'write', name, 'through a ring?', '--size', '10k', ...variant]);
+      const r = await runCli(['shm', 'read', name, '--json', ...variant]);
+      const object = readFileSync(`/dev/shm${name}`);
+      await runCli(['shm', 'unlink', name]);
+      outputs.push([String(w.stdout).replace(name, 'NAME'), String(r.stdout).replace(name, 'NAME'), object.toString('base64')].join('\n'));
+    }
+    expect(outputs[0]).toContain('"text":"through a ring?"');
+    expect(outputs[1]).toBe(outputs[0]);
+  });
 
   it('fdpass recv --uring --timeout gives up like the plain one', async () => {
     const socket = join(dir.path, 'quiet.sock');

@@ -4,6 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { closeSync, constants, fstatSync, openSync, readFileSync, readSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Worker } from 'node:worker_threads';
+import { execa } from 'execa';
 import { native, projectRoot } from '../src/native.js';
 import { checkLeaksAfterAll, collectGarbage } from './support/leaks.js';
 import { shortTempDir } from './support/temp.js';
@@ -50,11 +51,24 @@ describe('shmOpen / shmUnlink / ftruncate', () => {
     });
   });
 
-  it('validates names: one leading /, no other /, 2..255 bytes', () => {
-    const bad = ['noslash', '//x', '/a/b', '/', '', '/.', '/..', '/a\0b', '/' + 'x'.repeat(255)];
-    for (const name of bad) {
+  it('validates names: one leading /, no other /, 2..255 bytes; says what is wrong, with the name escaped', () => {
+    const bad: [string, string][] = [
+      ['noslash', "must start with '/'. Received 'noslash' (7 bytes)"],
+      ['', "must start with '/'. Received '' (0 bytes)"],
+      ['/', "must have at least one byte after the '/'. Received '/' (1 byte)"],
+      ['//x', "must contain no '/' after the first. Received '//x' (3 bytes)"],
+      ['/a/b', "must contain no '/' after the first"],
+      ['/.', "must not be '/.' or '/..' (they name the folder /dev/shm and its parent, not an object). Received '/.' (2 bytes)"],
+      ['/..', "must not be '/.' or '/..'"],
+      ['/a\0b', "must contain no NUL byte. Received '/a\\0b' (4 bytes)"],
+      ['/' + 'x'.repeat(255), "must be at most 255 bytes long. Received '/xxxxxxxx"],
+      ['/a\nb/\u202e\x1b[2J', "must contain no '/' after the first. Received '/a\\nb/\\xe2\\x80\\xae\\x1b[2J' (12 bytes)"],
+      ['/grüße/x', "Received '/grüße/x' (10 bytes)"],
+    ];
+    for (const [name, message] of bad) {
       expect(() => native.shmOpen(name, O_RDONLY), name).toThrow(expect.objectContaining({ name: 'TypeError', code: 'ERR_INVALID_ARG_VALUE' }));
-      expect(() => native.shmUnlink(name), name).toThrow(/shm name must/);
+      expect(() => native.shmUnlink(name), name).toThrow(`The shm name ${message.startsWith('Received') ? '' : message}`);
+      expect(() => native.shmUnlink(name), name).toThrow(message);
     }
     expect(() => native.shmOpen(5 as unknown as string, O_RDONLY)).toThrow(expect.objectContaining({ code: 'ERR_INVALID_ARG_TYPE' }));
     const longest = '/' + `${process.pid}`.padEnd(254, 'n');
@@ -98,15 +112,32 @@ describe('mmap / munmap', () => {
     });
   });
 
-  it('a read-only mapping never faults: a JS write stays private, the object is unchanged', () => {
+  it('a reading mapping is the object itself, PROT_READ: it sees later writes, and a store into it kills the process', async () => {
     withShm(page, (fd) => {
       const ro = native.mmap(fd, page);
       const rw = native.mmap(fd, page, { write: true });
-      new Uint8Array(ro)[0] = 99;
-      expect(new Uint8Array(rw)[0]).toBe(0);
+      new Uint8Array(rw)[0] = 99;
+      expect(new Uint8Array(ro)[0]).toBe(99); // MAP_SHARED: the object's page, not a copy
       native.munmap(ro);
       native.munmap(rw);
     });
+    const name = shmName();
+    const addon = join(projectRoot, process.env.IOLAB_ASAN === '1' ? 'build-asan/build/Release/iolab.node' : 'build/Release/iolab.node');
+    const fd = native.shmOpen(name, O_CREAT | O_EXCL | O_RDWR, 0o600);
+    try {
+      native.ftruncate(fd, page);
+      const child = await execa(process.execPath, ['-e', `
+        const native = require(${JSON.stringify(addon)});
+        const fd = native.shmOpen(${JSON.stringify(name)}, require('fs').constants.O_RDWR);
+        new Uint8Array(native.mmap(fd, 4096))[0] = 1;`], { reject: false, env: process.env });
+      expect(child.signal).toBe('SIGSEGV');
+      const check = native.mmap(fd, page);
+      expect(new Uint8Array(check)[0]).toBe(0); // the store never reached the object
+      native.munmap(check);
+    } finally {
+      closeSync(fd);
+      native.shmUnlink(name);
+    }
   });
 
   it('maps at a page-aligned offset; rejects unaligned offsets, length 0 and ranges past the end', () => {

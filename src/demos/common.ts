@@ -1,5 +1,5 @@
 // Small helpers the demos share: showing bytes safely on a terminal, looping vectored writes
-// over short transfers, the shared-memory record format, and Ctrl-C/SIGTERM during a wait.
+// over short transfers, shm names, and Ctrl-C/SIGTERM during a wait.
 import { UserError } from '../cli-util.js';
 import { interruptedBy, interruption, markInterrupted } from '../interrupt.js';
 import { constants } from '../native.js';
@@ -104,48 +104,6 @@ export async function writeAllVectored(write: VectoredWrite, fd: number, buffers
     pending = remainingAfter(pending, n);
   }
   return { bytes, calls };
-}
-
-// ---- the shared-memory record (shm write/read and fdpass) ----
-// An object holds: 4 bytes magic "IOLB", a 4-byte little-endian text length, then the text.
-// With the length stored, a reader prints exactly the text, whatever the object's size.
-
-export const recordMagic = 0x424c4f49; // "IOLB" read as little-endian uint32
-export const recordHeaderBytes = 8;
-
-/** Bytes a record of `text` needs. */
-export function recordBytes(text: Uint8Array): number {
-  return recordHeaderBytes + text.byteLength;
-}
-
-/** Writes text as a record at the start of a mapping (which must be large enough). */
-export function writeRecord(mapping: ArrayBuffer, text: Uint8Array): void {
-  const view = new DataView(mapping);
-  new Uint8Array(mapping, recordHeaderBytes, text.byteLength).set(text);
-  view.setUint32(4, text.byteLength, true);
-  view.setUint32(0, recordMagic, true); // last: a reader never sees the magic before the text
-}
-
-/** True when the mapping starts with a record header. */
-export function hasRecord(mapping: ArrayBuffer): boolean {
-  return mapping.byteLength >= recordHeaderBytes && new DataView(mapping).getUint32(0, true) === recordMagic;
-}
-
-/** The text of the record at the start of a mapping; `what` names the object in errors. */
-export function readRecord(mapping: ArrayBuffer, what: string): Uint8Array {
-  if (mapping.byteLength < recordHeaderBytes) {
-    throw new UserError(`${what}: only ${mapping.byteLength} bytes mapped; a record's header alone takes ${recordHeaderBytes}`);
-  }
-  if (!hasRecord(mapping)) {
-    throw new UserError(`${what} holds no iolab record (it does not start with "IOLB"; was it written by iolab?)`);
-  }
-  const length = new DataView(mapping).getUint32(4, true);
-  if (recordHeaderBytes + length > mapping.byteLength) {
-    throw new UserError(`${what}: the record says ${length} bytes of text but only ` +
-      `${mapping.byteLength - recordHeaderBytes} follow its header in the mapped ${mapping.byteLength} bytes`);
-  }
-  // A copy: the caller unmaps right after.
-  return new Uint8Array(mapping, recordHeaderBytes, length).slice();
 }
 
 /** Shm names as the user typed them: a leading '/' is added when missing ("demo" -> "/demo"). */

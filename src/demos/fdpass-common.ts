@@ -3,6 +3,7 @@
 import { existsSync } from 'node:fs';
 import { UserError } from '../cli-util.js';
 import { native } from '../native.js';
+import { plural } from '../numbers.js';
 
 export type FdpassType = 'dgram' | 'stream';
 /** Longest message text either side handles (it also travels in the socket message). */
@@ -22,6 +23,6 @@ export function checkSocketPath(path: string): void {
   if (path === '') throw new UserError('the socket path is empty');
   const bytes = Buffer.byteLength(path);
   if (bytes > maxSocketPathBytes) {
-    throw new UserError(`socket path is ${bytes} bytes long; Unix socket paths must be at most ${maxSocketPathBytes} bytes: ${path}`);
+    throw new UserError(`socket path is ${plural(bytes, 'byte')} long; Unix socket paths must be at most ${plural(maxSocketPathBytes, 'byte')}: ${path}`);
   }
 }

@@ -1,15 +1,19 @@
 // `iolab fdpass recv`: binds a Unix socket, receives messages that carry an fd (SCM_RIGHTS),
-// checks who sent each, and shows what the passed fd holds.
-import { chmodSync, fstatSync, lstatSync, unlinkSync, type Stats } from 'node:fs';
-import { isErrnoException, native, type RecvResult } from '../native.js';
+// checks who sent each, and shows what the passed fd is and the text at its start. Any sender
+// will do: a shm_open object, a memfd or a regular file, written by iolab or by a C program.
+import { native, type RecvResult } from '../native.js';
 import { UserError } from '../cli-util.js';
-import { readRecord, recordHeaderBytes, showText, withInterrupts } from './common.js';
+import { plural } from '../numbers.js';
+import { showBytes, showText, withInterrupts } from './common.js';
 import { checkSocketPath, maxMessageBytes, type FdpassType } from './fdpass-common.js';
+import { bindReceiverPath, type BoundPath } from './fdpass-bind.js';
 import { plainIo, type DemoIo } from './io.js';
-import { withMapping } from './shm.js';
+import { describeFd, describeRead, formatFd, readText, type FdDescription } from './memory-objects.js';
 
 /** How long a stream receiver waits for a connected sender to finish its message. */
 const connectionGraceMs = 10_000;
+/** The most of a passed file's start the receiver reads (or maps) to find its text. */
+export const maxShownBytes = 64 * 1024;
 
 export interface ReceiverOptions {
   socket: string;
@@ -20,20 +24,36 @@ export interface ReceiverOptions {
   allowAnyUser: boolean;
 }
 
+/** What the passed fd held: its text (up to the first NUL) and how it was reached. */
+export interface PassedContents {
+  /** Shown as readv shows bytes; base64 has them exactly. */
+  text: string;
+  base64: string;
+  how: 'mmap' | 'pread' | 'not read';
+  /** Bytes mapped or read. */
+  bytes: number;
+  end: 'NUL' | 'end of file' | 'limit';
+  why: string;
+}
+
 export type ReceiverEvent =
   | { event: 'listening'; socket: string }
-  | { event: 'message'; index: number; text: string; shmText: string; shmSize: number; uid: number; gid: number }
+  | { event: 'message'; index: number; text: string; fd: FdDescription; contents: PassedContents; uid: number; gid: number }
   | { event: 'refused'; uid: number; gid: number; pid: number };
 
 export function formatReceiverEvent(e: ReceiverEvent): string[] {
   switch (e.event) {
     case 'listening':
       return [`listening on ${e.socket}`];
-    case 'message':
+    case 'message': {
+      const c = e.contents;
+      const read = { ...c, text: new Uint8Array(0) };
       return [
         `message ${e.index} carried: ${showText(e.text)}`,
-        `message ${e.index} shm fd:  ${showText(e.shmText)} (mapped the passed fd: a ${e.shmSize}-byte shared-memory object)`,
+        `message ${e.index} fd:      ${formatFd(e.fd, showText)}; ${describeRead(read)}`,
+        `message ${e.index} holds:   ${showBytes(Buffer.from(c.base64, 'base64'))}`,
       ];
+    }
     case 'refused':
       return [];
   }
@@ -44,17 +64,12 @@ export async function runReceiver(options: ReceiverOptions, onEvent: (e: Receive
   io: DemoIo = plainIo): Promise<void> {
   const { socket: path, type } = options;
   checkSocketPath(path);
-  removeStaleSocket(path);
   await withInterrupts(async (signal) => {
     const sock = native.socket(type);
-    let bound: Stats | undefined;
+    let bound: BoundPath | undefined;
     try {
       if (type === 'dgram') native.setPassCredentials(sock, true);
-      native.bind(sock, path);
-      bound = lstatSync(path);
-      // Anyone may connect: the credential check below (not the file mode) decides who is heard,
-      // so a sender of another user gets a clear refusal instead of EACCES.
-      chmodSync(path, 0o666);
+      bound = bindReceiverPath(sock, path);
       if (type === 'stream') native.listen(sock, 16);
       onEvent({ event: 'listening', socket: path });
       for (let index = 1; index <= options.count; index++) {
@@ -66,45 +81,9 @@ export async function runReceiver(options: ReceiverOptions, onEvent: (e: Receive
       }
     } finally {
       native.close(sock);
-      if (bound) removeOwnSocket(path, bound);
+      bound?.release();
     }
   });
-}
-
-/** A socket file nobody is bound to is removed; a live one, or any other file, is left alone. */
-function removeStaleSocket(path: string): void {
-  let st: Stats;
-  try {
-    st = lstatSync(path);
-  } catch (err) {
-    if (isErrnoException(err) && err.code === 'ENOENT') return;
-    throw err;
-  }
-  if (!st.isSocket()) throw new UserError(`${path} exists and is not a socket; left untouched (choose another --socket)`);
-  // A datagram probe connects without side effects: a stream listener is not handed a connection.
-  const probe = native.socket('dgram', { nonBlocking: true });
-  try {
-    native.connect(probe, path);
-  } catch (err) {
-    if (isErrnoException(err) && (err.code === 'ECONNREFUSED' || err.code === 'ENOENT')) {
-      try { unlinkSync(path); } catch (e) { if (!isErrnoException(e) || e.code !== 'ENOENT') throw e; }
-      return;
-    }
-    if (!isErrnoException(err) || err.code !== 'EPROTOTYPE') throw err;
-  } finally {
-    native.close(probe);
-  }
-  throw new UserError(`another process is already listening on ${path}`);
-}
-
-/** Removes the socket file if it is still the one this receiver bound. */
-function removeOwnSocket(path: string, bound: Stats): void {
-  try {
-    const now = lstatSync(path);
-    if (now.ino === bound.ino && now.dev === bound.dev) unlinkSync(path);
-  } catch {
-    // already gone
-  }
 }
 
 type ReceivedMessage = Omit<Extract<ReceiverEvent, { event: 'message' }>, 'event' | 'index'>;
@@ -126,7 +105,7 @@ async function receiveDatagram(sock: number, options: ReceiverOptions, deadline:
         continue;
       }
       checkReceived(r, r.dataTruncated);
-      return { ...readPassedMessage(buffer.subarray(0, r.bytes), r.fds[0]), uid: r.credentials.uid, gid: r.credentials.gid };
+      return { ...(await readPassedMessage(buffer.subarray(0, r.bytes), r.fds[0], io)), uid: r.credentials.uid, gid: r.credentials.gid };
     } finally {
       closeAll(r.fds);
     }
@@ -157,9 +136,9 @@ async function receiveStream(listener: number, options: ReceiverOptions, deadlin
         if (fds.length > 1) throw tooManyFds();
         if (r.eof) break;
         length += r.bytes;
-        if (length > maxMessageBytes) throw new UserError(`a message was longer than ${maxMessageBytes} bytes`);
+        if (length > maxMessageBytes) throw tooLong();
       }
-      return { ...readPassedMessage(buffer.subarray(0, length), fds[0]), uid: creds.uid, gid: creds.gid };
+      return { ...(await readPassedMessage(buffer.subarray(0, length), fds[0], io)), uid: creds.uid, gid: creds.gid };
     } finally {
       closeAll(fds);
       native.close(conn);
@@ -169,7 +148,11 @@ async function receiveStream(listener: number, options: ReceiverOptions, deadlin
 
 function checkReceived(r: RecvResult, dataTruncated: boolean): void {
   if (r.fdsTruncated) throw tooManyFds();
-  if (dataTruncated) throw new UserError(`a message was longer than ${maxMessageBytes} bytes`);
+  if (dataTruncated) throw tooLong();
+}
+
+function tooLong(): UserError {
+  return new UserError(`a message was longer than ${plural(maxMessageBytes, 'byte')}`);
 }
 
 function tooManyFds(): UserError {
@@ -180,16 +163,15 @@ function timedOut(options: ReceiverOptions): UserError {
   return new UserError(`no message came within ${(options.timeout ?? 0) / 1000} s on ${options.socket}`);
 }
 
-/** Maps the passed fd and reads the record the sender wrote into it. */
-function readPassedMessage(text: Uint8Array, fd: number | undefined): Omit<ReceivedMessage, 'uid' | 'gid'> {
+/** What the passed fd is, and the text at its start (mapped only when it is sealed against
+ * shrinking, else read with pread: a sender that shrinks it can never make this process fault). */
+async function readPassedMessage(text: Uint8Array, fd: number | undefined, io: DemoIo):
+  Promise<Omit<ReceivedMessage, 'uid' | 'gid'>> {
   if (fd === undefined) throw new UserError('a message came without a file descriptor');
-  const st = fstatSync(fd);
-  if (!st.isFile()) throw new UserError('the passed file descriptor is not a shared-memory object');
-  if (st.size < recordHeaderBytes) throw new UserError(`the passed shared-memory object is only ${st.size} bytes`);
-  const mapped = Math.min(st.size, recordHeaderBytes + maxMessageBytes);
-  const shmText = withMapping(fd, mapped, false, (m) => readRecord(m, 'the passed shared-memory object'));
-  const decoder = new TextDecoder();
-  return { text: decoder.decode(text), shmText: decoder.decode(shmText), shmSize: st.size };
+  const about = describeFd(fd);
+  const { text: held, ...read } = await readText(fd, io, maxShownBytes, about);
+  const contents = { text: showBytes(held), base64: Buffer.from(held).toString('base64'), ...read };
+  return { text: new TextDecoder().decode(text), fd: about, contents };
 }
 
 function closeAll(fds: number[]): void {

@@ -1,16 +1,18 @@
 // `iolab fdpass send`: connects to the receiver, puts the message into a new shared-memory
-// object, and sends the object's fd with the message text in one sendmsg (SCM_RIGHTS).
-import { constants, lstatSync, type Stats } from 'node:fs';
+// object (or, with --memfd, a sealed memfd) as plain bytes from offset 0, zero-filled to the
+// object's size, and sends the fd with the message text in one sendmsg (SCM_RIGHTS).
+import { lstatSync, constants, type Stats } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import { isErrnoException, native } from '../native.js';
 import { UserError } from '../cli-util.js';
-import { recordBytes, recordHeaderBytes, showText, writeRecord } from './common.js';
+import { plural } from '../numbers.js';
+import { showText, writeAllVectored } from './common.js';
 import { checkSocketPath, maxMessageBytes, type FdpassType } from './fdpass-common.js';
 import { plainIo, type DemoIo } from './io.js';
-import { withMapping } from './shm.js';
+import { checkObjectSize } from './memory-objects.js';
 
 export const defaultMessage = 'hello through SCM_RIGHTS';
-export const defaultShmSize = 4096;
+export const defaultObjectSize = 4096;
 
 const { O_CREAT, O_EXCL, O_RDWR } = constants;
 
@@ -19,6 +21,8 @@ export interface SenderOptions {
   type: FdpassType;
   message: string;
   size: number;
+  /** A sealed memfd instead of a shm_open object. */
+  memfd?: boolean;
 }
 
 export interface SendResult {
@@ -27,30 +31,32 @@ export interface SendResult {
   type: FdpassType;
   bytes: number;
   text: string;
-  shmSize: number;
+  object: 'shm' | 'memfd';
+  size: number;
 }
 
-/** Connects, puts the message in a new shm object, sends its fd with the text, unlinks the name. */
+/** Connects, puts the message in a new object, sends its fd with the text. */
 export async function runSender(options: SenderOptions, io: DemoIo = plainIo): Promise<SendResult> {
   const { socket: path, type } = options;
   checkSocketPath(path);
   const text = new TextEncoder().encode(options.message);
   if (text.byteLength === 0) throw new UserError('the message is empty (an fd must ride on at least one byte)');
   if (text.byteLength > maxMessageBytes) {
-    throw new UserError(`the message is ${text.byteLength} bytes; at most ${maxMessageBytes} bytes travel in one message`);
+    throw new UserError(`the message is ${plural(text.byteLength, 'byte')}; at most ${plural(maxMessageBytes, 'byte')} travel in one message`);
   }
-  if (options.size < recordBytes(text)) {
-    throw new UserError(`the message needs ${recordBytes(text)} bytes of shared memory (${recordHeaderBytes}-byte header + ` +
-      `${text.byteLength} bytes of text) but --size is ${options.size}`);
+  if (options.size < text.byteLength) {
+    throw new UserError(`the message is ${plural(text.byteLength, 'byte')} but --size is ${options.size}`);
   }
+  const object = options.memfd ? 'memfd' : 'shm';
+  checkObjectSize('--size', options.size, object);
   checkReceiverPath(path);
 
   const sock = native.socket(type);
   try {
     connectToReceiver(sock, path, type);
-    const shmFd = createMessageObject(text, options.size);
+    const fd = options.memfd ? await createSealedMemfd(text, options.size, io) : createShmObject(text, options.size);
     try {
-      await sendAll(io, sock, text, shmFd, type);
+      await sendAll(io, sock, text, fd, type);
     } catch (err) {
       if (isErrnoException(err) && (err.code === 'EPIPE' || err.code === 'ECONNRESET')) {
         throw new UserError(`the receiver on ${path} closed the connection before the message was sent ` +
@@ -58,12 +64,12 @@ export async function runSender(options: SenderOptions, io: DemoIo = plainIo): P
       }
       throw err;
     } finally {
-      native.close(shmFd);
+      native.close(fd);
     }
   } finally {
     native.close(sock);
   }
-  return { event: 'sent', socket: path, type, bytes: text.byteLength, text: options.message, shmSize: options.size };
+  return { event: 'sent', socket: path, type, bytes: text.byteLength, text: options.message, object, size: options.size };
 }
 
 function checkReceiverPath(path: string): void {
@@ -92,19 +98,45 @@ function connectToReceiver(sock: number, path: string, type: FdpassType): void {
   }
 }
 
-/** A new, uniquely named shm object (0600) holding the message; its name is gone on return. */
-function createMessageObject(text: Uint8Array, size: number): number {
+/**
+ * A new, uniquely named shm object (0600) holding the text: its name is unlinked at once (the
+ * fd keeps the object alive, and nothing is left in /dev/shm whatever happens next), then it is
+ * sized, mapped for just the text, and the text copied in, as a C sender does.
+ */
+function createShmObject(text: Uint8Array, size: number): number {
   const name = `/iolab-fdpass-${process.pid}-${randomBytes(6).toString('hex')}`;
   const fd = native.shmOpen(name, O_CREAT | O_EXCL | O_RDWR, 0o600);
   let ok = false;
   try {
+    native.shmUnlink(name);
     native.ftruncate(fd, size);
-    withMapping(fd, recordBytes(text), true, (m) => writeRecord(m, text));
+    // Only this process holds the object, so nothing can shrink it under the mapping.
+    const mapping = native.mmap(fd, text.byteLength, { write: true });
+    try {
+      new Uint8Array(mapping).set(text);
+    } finally {
+      native.munmap(mapping);
+    }
     ok = true;
     return fd;
   } finally {
-    // The fd keeps the object alive; the name is not needed for passing it, so it never outlives us.
-    native.shmUnlink(name);
+    if (!ok) native.close(fd);
+  }
+}
+
+/** A memfd holding the text, written with write(2) and then sealed: it can no longer shrink,
+ * grow or change, so a receiver may map it without fear of SIGBUS and trust what it reads. */
+async function createSealedMemfd(text: Uint8Array, size: number, io: DemoIo): Promise<number> {
+  const fd = native.memfdCreate('iolab-fdpass');
+  let ok = false;
+  try {
+    native.ftruncate(fd, size);
+    await writeAllVectored(io.writev, fd, [text], 0);
+    const { F_SEAL_SHRINK, F_SEAL_GROW, F_SEAL_WRITE } = native.seals;
+    native.addSeals(fd, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE);
+    ok = true;
+    return fd;
+  } finally {
     if (!ok) native.close(fd);
   }
 }
@@ -121,6 +153,7 @@ async function sendAll(io: DemoIo, sock: number, text: Uint8Array, shmFd: number
 }
 
 export function formatSend(r: SendResult): string[] {
-  return [`sent to ${r.socket}: ${showText(r.text)} (with the fd of a ${r.shmSize}-byte shared-memory object)`];
+  const what = r.object === 'memfd' ? 'memfd sealed against shrinking, growing and writing' : 'shared-memory object';
+  return [`sent to ${r.socket}: ${showText(r.text)} (with the fd of a ${r.size}-byte ${what})`];
 }
 

@@ -1,13 +1,13 @@
-// `iolab fdpass recv|send`: pass an open shared-memory fd from one process to another over a
-// Unix-domain socket (sendmsg/recvmsg with SCM_RIGHTS). The sender writes a message into a new
-// shm object, sends the fd with the message text and unlinks the name; the receiver maps the fd
-// it got and shows that the object holds the same text. Only the fd made the trip: the object
-// no longer has a name by the time the receiver reads it.
+// `iolab fdpass recv|send`: pass an open fd from one process to another over a Unix-domain
+// socket (sendmsg/recvmsg with SCM_RIGHTS). The sender writes a message into a new shared-memory
+// object whose name it unlinks at once (or into a sealed memfd) and sends the fd with the same
+// text; the receiver shows what the fd is and the text at its start. Only the fd made the trip:
+// the object has no name by the time the receiver reads it.
 import { Command, Option } from 'commander';
 import { oneLineErrors, printJson } from '../cli-util.js';
 import { defaultSocketPath, type FdpassType } from './fdpass-common.js';
 import { formatReceiverEvent, runReceiver } from './fdpass-receiver.js';
-import { defaultMessage, defaultShmSize, formatSend, runSender } from './fdpass-sender.js';
+import { defaultMessage, defaultObjectSize, formatSend, runSender } from './fdpass-sender.js';
 import { uringOption, withDemoIo } from './io.js';
 import { durationOption, numberOption } from '../numbers.js';
 
@@ -21,25 +21,31 @@ export function fdpassCommand(): Command {
 Run the receiver in one terminal and the sender in another:
   $ iolab fdpass recv
   listening on ${defaultSocketPath()}
-  $ iolab fdpass send
-  sent to ${defaultSocketPath()}: ${defaultMessage} (with the fd of a 4096-byte shared-memory object)
+  $ iolab fdpass send --memfd
+  sent to ${defaultSocketPath()}: ${defaultMessage} (with the fd of a 4096-byte memfd sealed against shrinking, growing and writing)
 and the receiver prints:
   message 1 carried: ${defaultMessage}
-  message 1 shm fd:  ${defaultMessage} (mapped the passed fd: a 4096-byte shared-memory object)`);
+  message 1 fd:      regular file, 4096 bytes (/memfd:iolab-fdpass (deleted)), seals F_SEAL_SHRINK|F_SEAL_GROW|F_SEAL_WRITE; mapped 4096 bytes read-only (sealed against shrinking)
+  message 1 holds:   ${defaultMessage}
+The object holds the text as plain bytes from offset 0, zero-filled to its size, so a C
+peer (shm_open, mmap, printf("%s")) reads it too, and the receiver takes an fd from any sender.`);
 
   fdpass.command('recv')
-    .description('bind a Unix socket, receive messages with a shared-memory fd, map each fd and print its text')
+    .description('bind a Unix socket, receive messages that carry an fd, and show what each fd is and the text at its start')
     .option('--socket <path>', socketHelp())
     .addOption(typeOption())
     .option('--count <n>', 'messages to receive before exiting', numberOption({ min: 1 }), 1)
     .option('--timeout <time>', 'give up (exit 1) when a message does not come within this time: 10, 500ms, 2s (default: wait forever)', durationOption())
     .option('--allow-any-user', 'accept senders of any uid (default: only this user\'s)')
     .option('--json', 'print one JSON object per event')
-    .addOption(uringOption('accept/recvmsg (IORING_OP_ACCEPT/RECVMSG)'))
+    .addOption(uringOption('accept, recvmsg and pread (IORING_OP_ACCEPT/RECVMSG/READV)'))
     .addHelpText('after', `
-A stale socket file at the path is replaced; any other file there is left alone (error).
-The socket file is removed on exit, also on Ctrl-C / SIGTERM. Senders of another uid
-(SCM_CREDENTIALS on dgram, SO_PEERCRED on stream) are refused with a line on stderr.`)
+A lock file beside the socket (PATH.lock, flock) keeps a second receiver off a path in use;
+a stale socket file at the path is replaced; any other file there is left alone (error).
+Both files are removed on exit, also on Ctrl-C / SIGTERM. Senders of another uid
+(SCM_CREDENTIALS on dgram, SO_PEERCRED on stream) are refused with a line on stderr.
+A passed file is mapped (read-only) only when it is sealed against shrinking; any other is
+read with pread, so a sender that shrinks it cannot make the receiver die of SIGBUS.`)
     .action(async (opts: { socket?: string; type: FdpassType; count: number; timeout?: number; allowAnyUser?: boolean; json?: boolean; uring?: boolean }) => {
       await withDemoIo(opts.uring, (io) => runReceiver({
         socket: opts.socket ?? defaultSocketPath(),
@@ -60,15 +66,17 @@ The socket file is removed on exit, also on Ctrl-C / SIGTERM. Senders of another
     });
 
   fdpass.command('send')
-    .description('write a message into a new shared-memory object and send its fd to the receiver')
+    .description('write a message into a new shared-memory object (or a sealed memfd) and send its fd to the receiver')
     .option('--socket <path>', socketHelp())
     .addOption(typeOption())
     .option('--message <text>', 'text to send', defaultMessage)
-    .option('--size <bytes>', 'size of the shared-memory object', numberOption({ min: 1, size: true }), defaultShmSize)
+    .option('--size <bytes>', 'size of the object (at most what /dev/shm, or for --memfd free memory, can hold)',
+      numberOption({ min: 1, size: true }), defaultObjectSize)
+    .option('--memfd', 'send a memfd sealed against shrinking, growing and writing (F_SEAL_SHRINK|F_SEAL_GROW|F_SEAL_WRITE) instead')
     .option('--json', 'print the result as one JSON object')
-    .addOption(uringOption('sendmsg (IORING_OP_SENDMSG)'))
-    .action(async (opts: { socket?: string; type: FdpassType; message: string; size: number; json?: boolean; uring?: boolean }) => {
-      const options = { socket: opts.socket ?? defaultSocketPath(), type: opts.type, message: opts.message, size: opts.size };
+    .addOption(uringOption('sendmsg (IORING_OP_SENDMSG) and the memfd write (IORING_OP_WRITEV)'))
+    .action(async (opts: { socket?: string; type: FdpassType; message: string; size: number; memfd?: boolean; json?: boolean; uring?: boolean }) => {
+      const options = { socket: opts.socket ?? defaultSocketPath(), type: opts.type, message: opts.message, size: opts.size, memfd: opts.memfd };
       const result = await withDemoIo(opts.uring, (io) => runSender(options, io));
       if (opts.json) printJson(result);
       else process.stdout.write(formatSend(result).join('\n') + '\n');

@@ -1,11 +1,12 @@
 // `iolab readv <file>`: scatter-read the start of a file into a few buffers with ONE readv(2)
 // (preadv(2) with --offset) and show what landed in each buffer, and nothing beyond it.
-import { closeSync, fstatSync, openSync } from 'node:fs';
+import { closeSync, constants, fstatSync, openSync, statSync } from 'node:fs';
+import { isErrnoException, native } from '../native.js';
 import { Command } from 'commander';
 import { oneLineErrors, printJson, UserError } from '../cli-util.js';
 import { iovMax, showBytes } from './common.js';
 import { plainIo, uringOption, withDemoIo, type DemoIo } from './io.js';
-import { numberOption, numberListOption } from '../numbers.js';
+import { numberOption, numberListOption, plural } from '../numbers.js';
 
 export const defaultSizes = [32, 64, 128];
 /** Sum of the buffer sizes one readv may ask for (a demo, not a copy tool). */
@@ -22,22 +23,53 @@ export function checkSizes(sizes: number[]): void {
   if (sizes.length > iovMax) throw new UserError(`--sizes lists ${sizes.length} buffers; readv takes at most ${iovMax}`);
   const total = sizes.reduce((a, b) => a + b, 0);
   if (total > maxTotalBytes) {
-    throw new UserError(`--sizes add up to ${total} bytes; this demo reads at most ${maxTotalBytes} bytes`);
+    throw new UserError(`--sizes add up to ${plural(total, 'byte')}; this demo reads at most ${plural(maxTotalBytes, 'byte')}`);
   }
 }
 
-/** Opens `file` read-only and reads it into buffers of `sizes` with one call. */
+/**
+ * Opens `file` read-only and reads it into buffers of `sizes` with one call. The open is
+ * O_NONBLOCK, so a FIFO cannot make it wait for a writer; a FIFO is then refused (a read would
+ * wait for data, maybe forever), a regular file or block device read as usual (O_NONBLOCK
+ * cleared), and a character device read without waiting (EAGAIN: nothing to read now).
+ */
 export async function runReadv(file: string, sizes: number[], offset: number | undefined,
   io: DemoIo = plainIo): Promise<ReadvResult> {
   checkSizes(sizes);
-  const fd = openSync(file, 'r');
+  const fd = openForReading(file);
   try {
-    if (fstatSync(fd).isDirectory()) throw new UserError(`${file} is a directory, not a file`);
+    const st = fstatSync(fd);
+    if (st.isDirectory()) throw new UserError(`${file} is a directory, not a file`);
+    if (st.isFIFO()) {
+      throw new UserError(`${file} is a FIFO (named pipe), not a regular file: a read would wait for a writer, maybe forever; ` +
+        'readv reads regular files and devices');
+    }
+    if (!st.isCharacterDevice()) native.setNonBlocking(fd, false);
     const buffers = sizes.map((size) => new Uint8Array(size));
-    const bytes = await io.readv(fd, buffers, offset);
+    let bytes: number;
+    try {
+      bytes = await io.readv(fd, buffers, offset);
+    } catch (err) {
+      if (isErrnoException(err) && err.code === 'EAGAIN') {
+        throw new UserError(`${file} has nothing to read now (a character device; readv does not wait for input)`);
+      }
+      throw err;
+    }
     return { bytes, buffers: splitRead(buffers, bytes) };
   } finally {
     closeSync(fd);
+  }
+}
+
+function openForReading(file: string): number {
+  try {
+    return openSync(file, constants.O_RDONLY | constants.O_NONBLOCK);
+  } catch (err) {
+    // open(2) of a Unix socket's path fails with ENXIO.
+    if (isErrnoException(err) && err.code === 'ENXIO' && statSync(file, { throwIfNoEntry: false })?.isSocket()) {
+      throw new UserError(`${file} is a Unix socket, not a file; readv reads regular files and devices`);
+    }
+    throw err;
   }
 }
 
@@ -52,7 +84,7 @@ export function splitRead(buffers: Uint8Array[], bytes: number): ReadvResult['bu
 }
 
 export function formatReadv(result: ReadvResult): string[] {
-  return [`Read ${result.bytes} bytes:`, ...result.buffers.map((b, i) => `buf${i + 1}: ${showBytes(b.data)}`)];
+  return [`Read ${plural(result.bytes, 'byte')}:`, ...result.buffers.map((b, i) => `buf${i + 1}: ${showBytes(b.data)}`)];
 }
 
 export function readvJson(result: ReadvResult) {

@@ -43,6 +43,8 @@ interface TourContext {
   variantArgs: string[];
   /** Every child the tour started and has not seen exit (a signal to the tour stops them). */
   running: Set<ChildProcess>;
+  /** Aborts on Ctrl-C/SIGTERM: a command started after that is stopped at once. */
+  signal: AbortSignal;
 }
 
 /** One demo of the tour: runs its commands in ctx.dir and returns what they showed. */
@@ -69,6 +71,7 @@ function startIolabChild(ctx: TourContext, argv: string[], options: { expectedEx
   });
   child.stderr.setEncoding('utf8').on('data', (chunk: string) => { stderr += chunk; });
   ctx.running.add(child);
+  if (ctx.signal.aborted) child.kill('SIGTERM');
   const timer = setTimeout(() => child.kill('SIGTERM'), commandTimeoutMs);
   const done = new Promise<CommandRun>((resolve, reject) => {
     child.on('error', reject);
@@ -117,15 +120,14 @@ const writevDemo: TourDemo = {
 };
 
 const shmDemo: TourDemo = {
-  title: 'shm: one process writes a POSIX shared-memory object, another maps it and reads',
-  // Its I/O is loads and stores on a mapping: no syscall for io_uring to carry.
-  hasUringVariant: false,
+  title: 'shm: one process writes a POSIX shared-memory object with pwrite, another reads it with pread',
+  hasUringVariant: true,
   async run(ctx) {
-    const name = `/iolab-tour-${process.pid}`;
+    const name = `/iolab-tour-${process.pid}${ctx.variantArgs.length > 0 ? '-uring' : ''}`;
     try {
       const commands = await runAll(ctx, [
-        { argv: ['shm', 'write', name, 'written by one process, read by another'] },
-        { argv: ['shm', 'read', name] },
+        { argv: ['shm', 'write', name, 'written by one process, read by another', ...ctx.variantArgs] },
+        { argv: ['shm', 'read', name, ...ctx.variantArgs] },
         { argv: ['shm', 'unlink', name] },
       ]);
       return { commands, notes: [] };
@@ -135,9 +137,10 @@ const shmDemo: TourDemo = {
   },
 };
 
-function fdpassDemo(type: 'dgram' | 'stream'): TourDemo {
+function fdpassDemo(type: 'dgram' | 'stream', object: 'shm' | 'memfd'): TourDemo {
+  const what = object === 'shm' ? 'the fd of a shared-memory object (read with pread)' : 'the fd of a sealed memfd (mapped)';
   return {
-    title: `fdpass (${type}): a receiver and a sender process pass a shared-memory fd over a Unix socket`,
+    title: `fdpass (${type}): a sender process passes ${what} to a receiver over a Unix socket`,
     hasUringVariant: true,
     async run(ctx) {
       const socket = `fdpass-${type}.sock`;
@@ -148,17 +151,20 @@ function fdpassDemo(type: 'dgram' | 'stream'): TourDemo {
       // Send only once the receiver says it is ready; if it dies first, report that instead.
       const early = await Promise.race([listening.then(() => undefined), receiver.done]);
       if (early) return { commands: [{ ...early, background: true }], notes: [] };
-      const sendArgv = ['fdpass', 'send', '--socket', socket, '--type', type, '--message', `a ${type} message with an fd`, ...ctx.variantArgs];
+      const sendArgv = ['fdpass', 'send', '--socket', socket, '--type', type, '--message', `a ${type} message with an fd`,
+        ...(object === 'memfd' ? ['--memfd'] : []), ...ctx.variantArgs];
       const sender = startIolabChild(ctx, sendArgv);
       const sent = await sender.done;
       if (sent.exitCode !== 0) receiver.kill();
       const received = await receiver.done;
       const leftovers = sender.pid === undefined ? [] :
         readdirSync('/dev/shm').filter((f) => f.startsWith(`iolab-fdpass-${sender.pid}-`));
+      const left = [socket, `${socket}.lock`].filter((f) => existsSync(join(ctx.dir, f)));
       const notes = [
-        leftovers.length === 0 ? 'the sender left nothing in /dev/shm (it unlinked the name right after creating the object)'
-          : `the sender left ${leftovers.join(', ')} in /dev/shm`,
-        existsSync(join(ctx.dir, socket)) ? `the receiver left ${socket} behind` : `the receiver removed ${socket} on exit`,
+        ...(object === 'memfd' ? [] : [leftovers.length === 0
+          ? 'the sender left nothing in /dev/shm (it unlinked the name right after creating the object)'
+          : `the sender left ${leftovers.join(', ')} in /dev/shm`]),
+        left.length === 0 ? `the receiver removed ${socket} and its lock file on exit` : `the receiver left ${left.join(', ')} behind`,
       ];
       return { commands: [{ ...received, background: true }, sent], notes };
     },
@@ -166,7 +172,7 @@ function fdpassDemo(type: 'dgram' | 'stream'): TourDemo {
 }
 
 /** The tour's demos, in the order it shows them. */
-const tourDemos: TourDemo[] = [readvDemo, writevDemo, shmDemo, fdpassDemo('dgram'), fdpassDemo('stream')];
+const tourDemos: TourDemo[] = [readvDemo, writevDemo, shmDemo, fdpassDemo('dgram', 'shm'), fdpassDemo('stream', 'memfd')];
 
 /** Why io_uring cannot be used here (one sentence), or undefined when it can. */
 async function ioUringRefusal(): Promise<string | undefined> {
@@ -204,11 +210,11 @@ export async function runTour(on: { start?: (dir: string) => void; step?: (step:
       signal.addEventListener('abort', () => { for (const child of running) child.kill('SIGTERM'); });
       const refusal = await ioUringRefusal();
       if (refusal === undefined) mkdirSync(join(dir, uringFolder));
-      const plain = tourDemos.map((d) => () => runStep(d, { dir, variantArgs: [], running }));
+      const plain = tourDemos.map((d) => () => runStep(d, { dir, variantArgs: [], running, signal }));
       const uring = refusal !== undefined ? [async () => ({ title: 'the --uring variants', commands: [], notes: [`skipped: ${refusal}`] })]
         : tourDemos.filter((d) => d.hasUringVariant).map((d) => () =>
-          runStep(d, { dir: join(dir, uringFolder), variantArgs: ['--uring'], running }));
-      await runInOrder([...plain, ...uring], (step) => {
+          runStep(d, { dir: join(dir, uringFolder), variantArgs: ['--uring'], running, signal }));
+      await runInOrder([...plain, ...uring], signal, (step) => {
         if (signal.aborted) return; // a step the signal cut short is not shown
         steps.push(step);
         on.step?.(step);
@@ -225,15 +231,15 @@ async function runStep(demo: TourDemo, ctx: TourContext): Promise<TourStep> {
   return { title: demo.title + suffix, ...(await demo.run(ctx)) };
 }
 
-/** Starts the tasks in order, at most stepsAtOnce at a time; hands each result on in order. */
-async function runInOrder<T>(tasks: (() => Promise<T>)[], onResult: (result: T) => void): Promise<void> {
+/** Starts the tasks in order, at most stepsAtOnce at a time; hands each result on in order.
+ * Once `signal` aborts, no further task starts. */
+async function runInOrder<T>(tasks: (() => Promise<T>)[], signal: AbortSignal, onResult: (result: T) => void): Promise<void> {
   const started: Promise<T>[] = [];
-  let next = 0;
   const startNext = () => {
-    if (next < tasks.length) started.push(tasks[next++]());
+    if (started.length < tasks.length && !signal.aborted) started.push(tasks[started.length]());
   };
   for (let i = 0; i < stepsAtOnce; i++) startNext();
-  for (let i = 0; i < tasks.length; i++) {
+  for (let i = 0; i < started.length; i++) {
     const result = await started[i];
     startNext();
     onResult(result);

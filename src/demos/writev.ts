@@ -1,14 +1,16 @@
 // `iolab writev <file> <text...>`: gather-write several pieces of text with one writev(2).
 // A new file is created with O_EXCL (mode 0644); an existing file is touched only with
 // --append (O_APPEND) or --force (written to a temp file beside it, then renamed over it, so
-// a failure never leaves a half-written file under the user's name).
-import { closeSync, constants, fchmodSync, fstatSync, fsyncSync, openSync, renameSync, statSync, unlinkSync } from 'node:fs';
+// a failure never leaves a half-written file under the user's name). It never writes through
+// a symbolic link: one is refused, or with --force replaced itself.
+import { closeSync, constants, fchmodSync, fstatSync, fsyncSync, lstatSync, openSync, readlinkSync, renameSync, unlinkSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import { basename, dirname, join } from 'node:path';
 import { Command, Option } from 'commander';
 import { oneLineErrors, printJson, UserError } from '../cli-util.js';
-import { iovMax, writeAllVectored } from './common.js';
+import { iovMax, showText, writeAllVectored } from './common.js';
 import { plainIo, uringOption, withDemoIo, type DemoIo } from './io.js';
+import { plural } from '../numbers.js';
 
 export type WriteMode = 'create' | 'append' | 'replace';
 
@@ -22,24 +24,31 @@ export interface WritevResult {
 }
 
 // libuv adds O_CLOEXEC to every open.
-const { O_WRONLY, O_CREAT, O_EXCL, O_APPEND } = constants;
+const { O_WRONLY, O_CREAT, O_EXCL, O_APPEND, O_NOFOLLOW } = constants;
 
 export async function runWritev(file: string, texts: string[], mode: WriteMode,
   io: DemoIo = plainIo): Promise<WritevResult> {
   if (texts.length > iovMax) throw new UserError(`${texts.length} pieces of text; writev takes at most ${iovMax}`);
   const pieces = texts.map((t) => new TextEncoder().encode(t));
-  const existing = statOrUndefined(file);
+  const existing = lstatSync(file, { throwIfNoEntry: false });
   if (existing?.isDirectory()) throw new UserError(`${file} is a directory, not a file`);
 
-  if (mode === 'replace') return replaceFile(file, pieces, existing?.mode, io);
+  // --force replaces a symbolic link itself with the new file (its target is never written).
+  if (mode === 'replace') return replaceFile(file, pieces, existing?.isSymbolicLink() ? undefined : existing?.mode, io);
+  if (existing?.isSymbolicLink()) throw symlinkRefused(file);
 
   let fd: number;
   try {
+    // O_NOFOLLOW: a link put in place after the look above is refused too, never written through.
     fd = mode === 'append'
-      ? openSync(file, O_WRONLY | O_CREAT | O_APPEND, 0o644)
+      ? openSync(file, O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW, 0o644)
       : openSync(file, O_WRONLY | O_CREAT | O_EXCL, 0o644);
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'EEXIST') {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === 'ELOOP' || (code === 'EEXIST' && lstatSync(file, { throwIfNoEntry: false })?.isSymbolicLink())) {
+      throw symlinkRefused(file);
+    }
+    if (code === 'EEXIST') {
       throw new UserError(`${file} already exists; left untouched (use --append to add to it or --force to replace it)`);
     }
     throw err;
@@ -77,17 +86,16 @@ async function replaceFile(file: string, pieces: Uint8Array[], oldMode: number |
   }
 }
 
-function statOrUndefined(path: string) {
-  try {
-    return statSync(path);
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
-    throw err;
-  }
+function symlinkRefused(file: string): UserError {
+  let target = '?';
+  try { target = readlinkSync(file); } catch { /* replaced again meanwhile */ }
+  // The same words as every writing command's (bench iops, gen).
+  return new UserError(`refusing to write through symlink '${file}' -> '${showText(target)}' ` +
+    '(use --force to replace the link with a new file; its target is never written)');
 }
 
 export function formatWritev(result: WritevResult): string[] {
-  return [`writev ${result.bytes} bytes to ${result.file}`];
+  return [`writev ${plural(result.bytes, 'byte')} to ${result.file}`];
 }
 
 export function writevCommand(): Command {
@@ -102,6 +110,8 @@ export function writevCommand(): Command {
     .addOption(uringOption('write (IORING_OP_WRITEV)'))
     .addHelpText('after', `
 Without --append or --force an existing file is left untouched and the command fails.
+A symbolic link is refused, also with --append; --force replaces the link itself with a
+new file (its target is never written).
 
 Example:
   $ iolab writev notes.txt 'hello, ' 'vectored ' 'world' --newline

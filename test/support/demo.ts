@@ -45,15 +45,18 @@ export function uniqueShmName(tag: string): string {
 
 export interface CliResult { stdout: string; stderr: string; exitCode: number | undefined }
 
-type CliOptions = { uid?: number; gid?: number; cwd?: string; env?: NodeJS.ProcessEnv };
+/** timeoutMs: SIGTERM the command after this long (a command that hangs then fails the test
+ * with its exit status instead of timing the whole test out). */
+type CliOptions = { uid?: number; gid?: number; cwd?: string; env?: NodeJS.ProcessEnv; timeoutMs?: number };
 
 /** runCli, also as another uid: directly when that uid can read the checkout, else through
  * test/fixtures/iolab-as-uid.ts (loads as root, then drops to the uid before running). */
 export function runCliAs(args: string[], options: CliOptions = {}) {
-  if (options.uid === undefined || nobodyCanRunCli) return runCli(args, options);
+  const { timeoutMs, ...rest } = options;
+  if (options.uid === undefined || nobodyCanRunCli) return runCli(args, { ...rest, timeout: timeoutMs });
   const asUid = join(projectRoot, 'test/fixtures/iolab-as-uid.ts');
   return execa(process.execPath, ['--import', 'tsx', asUid, String(options.uid), String(options.gid ?? options.uid), ...args],
-    { reject: false, cwd: options.cwd ?? projectRoot, env: options.env });
+    { reject: false, cwd: options.cwd ?? projectRoot, env: options.env, timeout: timeoutMs });
 }
 
 /** runCliAs with string outputs (the typed shape the demo tests assert on). */

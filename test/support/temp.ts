@@ -18,3 +18,10 @@ export function buildSeccompRefuser(dir: string): string {
   execFileSync('gcc', ['-O2', '-Wall', '-o', program, join(projectRoot, 'test/fixtures/seccomp-refuse-io-uring.c')]);
   return program;
 }
+
+/** Compiles test/fixtures/<name>.c into dir with cc and returns the program's path. */
+export function buildFixture(dir: string, name: string, libraries: string[] = []): string {
+  const program = join(dir, name);
+  execFileSync('cc', ['-O2', '-Wall', '-Wextra', '-Werror', '-o', program, join(projectRoot, `test/fixtures/${name}.c`), ...libraries]);
+  return program;
+}

@@ -1,8 +1,8 @@
 /* The kernel's floor for fd-carrying messages: what `iolab bench api`'s JS loops do per
  * message (sendmsg of one byte with one fd over SCM_RIGHTS, recvmsg with MSG_CMSG_CLOEXEC,
  * close of the received fd), as a plain C loop with no JS in it. */
-#ifndef IOLAB_BENCH_FDMSG_H
-#define IOLAB_BENCH_FDMSG_H
+#ifndef IOLAB_IPC_FDMSG_H
+#define IOLAB_IPC_FDMSG_H
 #include <stdint.h>
 
 #ifdef __cplusplus

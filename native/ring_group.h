@@ -1,0 +1,36 @@
+// A batch of Ring ops queued by one call (sendmsgBatch, recvmsgBatch, closeFds) that settle
+// together: one Promise for the lot, which resolves with every op's value in order, or rejects
+// with the first error. Each op's record is kept until the last one is done, so the values are
+// made at once and, when the batch rejects, what the others received is closed, not leaked.
+#pragma once
+#include <napi.h>
+
+#include <vector>
+
+#include "ring_op.h"
+
+namespace iolab {
+
+struct OpGroup {
+  napi_deferred deferred = nullptr;
+  std::vector<Op*> ops;          // in the order of the call
+  size_t pending = 0;            // ops whose CQE has not come
+  bool resolve_undefined = false;  // closeFds: nothing to report per op
+  // The packed form (src/ring.ts unpacks it): [Float64Array, extras] with `stride` doubles per
+  // op: a sendmsg's bytes, or a recvmsg's bytes, flags, fd count and fds (stride 3 + maxFds);
+  // extras: undefined, or an array with { credentials?, from? } at the ops that had them.
+  bool packed = false;
+  size_t stride = 1;
+  std::vector<int> owned_fds;    // fd copies the batch's messages share (closed with the group)
+  int eof_fd = -1;               // recvmsgBatch on a seqpacket socket: one dup for the eof rule
+  int socket_type = -1;          // recvmsgBatch: SO_TYPE, read once when queued
+};
+
+// Settles the batch (every op done; each op's CQE result in op->res). No JS runs here.
+void GroupSettle(napi_env env, OpGroup* group, bool closing);
+// Env teardown: nobody can take the values; close what would have been handed over.
+void GroupDiscard(OpGroup* group);
+// Closes the fd copies the group owns (not the ops: the caller releases those) and frees it.
+void GroupFree(OpGroup* group);
+
+}  // namespace iolab

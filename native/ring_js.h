@@ -1,0 +1,62 @@
+// The JS class Ring's shared pieces: the native half of each object, a method call's
+// arguments, and queueing a filled record. ring_js.cc defines the class and its per-op methods,
+// ring_js_batch.cc the batch methods it lists.
+#pragma once
+#include <napi.h>
+
+#include <type_traits>
+
+#include "args.h"
+#include "errors.h"
+#include "ring_core.h"
+#include "ring_op.h"
+
+namespace iolab {
+
+// The native half of one JS Ring object.
+struct RingJs {
+  RingHandle handle;
+  unsigned flags = 0, sq_entries = 0, cq_entries = 0;
+};
+
+// A method call: its arguments and the Ring it was called on.
+template <size_t N>
+struct Call : RawArgs<N> {
+  RingJs* ring = nullptr;
+  Call(napi_env env, napi_callback_info info) : RawArgs<N>(env, info) {
+    void* data = nullptr;
+    if (napi_unwrap(env, this->self, &data) != napi_ok || data == nullptr)
+      ThrowTypeError(env, "ERR_INVALID_THIS", "Value of \"this\" must be of type Ring");
+    ring = static_cast<RingJs*>(data);
+  }
+  // The core, or RingClosedError once the Ring is closed.
+  RingCore* Open(napi_env env) const {
+    RingCore* core = ring->handle.core;
+    if (core == nullptr || core->closed()) throw RingClosedError(env);
+    return core;
+  }
+};
+
+// Fills the op and queues it. A fill that throws (an argument error) gives the record back to
+// the pool; one that returns an errno (a fill returning int) makes a rejected Promise instead.
+template <typename Fill>
+inline napi_value Queue(napi_env env, RingCore* core, Op* op, Fill fill) {
+  int err = 0;
+  try {
+    if constexpr (std::is_same_v<decltype(fill()), int>) err = fill();
+    else fill();
+  } catch (...) {
+    core->DropOp(op);
+    throw;
+  }
+  return err != 0 ? core->Refuse(op, err) : core->Enqueue(op);
+}
+
+// The batch methods (ring_js_batch.cc).
+napi_value SendmsgBatch(napi_env env, napi_callback_info info);
+napi_value RecvmsgBatch(napi_env env, napi_callback_info info);
+napi_value CloseFds(napi_env env, napi_callback_info info);
+napi_value SendmsgBatchFlat(napi_env env, napi_callback_info info);
+napi_value RecvmsgBatchFlat(napi_env env, napi_callback_info info);
+
+}  // namespace iolab

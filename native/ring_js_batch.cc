@@ -1,0 +1,257 @@
+// The Ring's batch methods: many ops of one kind queued by one call and settled together with
+// one Promise (ring_group.h). What every op of a batch shares is done once per call: the
+// options are read once, each fd to send is dup'ed once however many messages carry it, the
+// socket's type is read once.
+#include <fcntl.h>
+#include <string.h>
+
+#include <algorithm>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "addon.h"
+#include "args.h"
+#include "errors.h"
+#include "live_objects.h"
+#include "ring_group.h"
+#include "ring_js.h"
+#include "ring_setup.h"
+#include "unix_msg.h"
+
+namespace iolab {
+
+// The batch being filled: given back (its ops to the pool, its fd copies closed) unless it
+// was queued.
+class Filling {
+ public:
+  explicit Filling(RingCore* core) : core_(core), group_(new OpGroup) {}
+  ~Filling() {
+    if (group_ != nullptr) core_->DropGroup(group_);
+  }
+  OpGroup* get() const { return group_; }
+  Op* Add(OpKind kind, int fd) {
+    Op* op = core_->AcquireOp(kind, fd);
+    group_->ops.push_back(op);
+    return op;
+  }
+  napi_value Queue() { return core_->EnqueueGroup(Release()); }
+  napi_value Refuse(int err, const char* syscall) { return core_->RefuseGroup(Release(), err, syscall); }
+
+ private:
+  OpGroup* Release() {
+    OpGroup* g = group_;
+    group_ = nullptr;
+    return g;
+  }
+  RingCore* core_;
+  OpGroup* group_;
+};
+
+// An Array of at most IORING_MAX_ENTRIES elements: its length.
+static uint32_t BatchLength(napi_env env, napi_value value, const char* name, const char* expected) {
+  bool is_array = false;
+  napi_is_array(env, value, &is_array);
+  if (!is_array) ThrowArgType(env, name, expected, value);
+  uint32_t n = 0;
+  NAPI_THROW_IF_FAILED(env, napi_get_array_length(env, value, &n), 0);
+  if (n > kMaxRingEntries)
+    ThrowArgRange(env, std::string(name) + ".length", "<= " + std::to_string(kMaxRingEntries), std::to_string(n));
+  return n;
+}
+
+static napi_value Element(napi_env env, napi_value array, uint32_t i) {
+  napi_value v;
+  NAPI_THROW_IF_FAILED(env, napi_get_element(env, array, i, &v), nullptr);
+  return v;
+}
+
+// fds[0..n) replaced by copies the batch owns: each distinct fd dup'ed once (close-on-exec)
+// for the whole call. Returns 0, or the errno of a dup that failed.
+using FdCopies = std::vector<std::pair<int, int>>;
+static int CopyFds(OpGroup* group, FdCopies* copies, int* fds, size_t n) {
+  for (size_t k = 0; k < n; k++) {
+    auto found = std::find_if(copies->begin(), copies->end(), [&](const std::pair<int, int>& c) { return c.first == fds[k]; });
+    if (found != copies->end()) {
+      fds[k] = found->second;
+      continue;
+    }
+    int copy = fcntl(fds[k], F_DUPFD_CLOEXEC, 0);
+    if (copy < 0) return errno;
+    LiveInc(Live::kOwnedFds);
+    group->owned_fds.push_back(copy);
+    copies->emplace_back(fds[k], copy);
+    fds[k] = copy;
+  }
+  return 0;
+}
+
+// sendmsgBatch(fd, [{ buffers, fds? }, ...], { credentials? }) -> Promise<number[]>
+napi_value SendmsgBatch(napi_env env, napi_callback_info info) {
+  Call<3> call(env, info);
+  RingCore* core = call.Open(env);
+  int fd = FdArg(env, call[0]);
+  Keys keys(env);
+  OptionsArg options(env, call[2]);
+  bool credentials = options.present() && options.Bool(keys[Key::kCredentials], "credentials", false);
+  uint32_t n = BatchLength(env, call[1], "messages", "an array of { buffers, fds? }");
+  Filling batch(core);
+  FdCopies copies;
+  for (uint32_t i = 0; i < n; i++) {
+    std::string name = "messages[" + std::to_string(i) + "]";
+    napi_value element = Element(env, call[1], i);
+    napi_valuetype type;
+    napi_typeof(env, element, &type);
+    if (type != napi_object) ThrowArgType(env, name, "an object { buffers, fds? }", element);
+    OptionsArg message(env, element, "message");
+    Op* op = batch.Add(OpKind::kSendmsg, fd);
+    op->flags = MSG_NOSIGNAL;
+    OpAddViewList(env, op, message.Get(keys[Key::kBuffers]), false);  // copied now
+    int fds[kMaxFdsPerMessage];
+    size_t nfds = 0;
+    napi_value list = message.Get(keys[Key::kFds]);
+    napi_typeof(env, list, &type);
+    if (type != napi_undefined) nfds = FdListArg(env, list, (name + ".fds").c_str(), kMaxFdsPerMessage, "SCM_MAX_FD", fds);
+    CheckCarriesControl(env, fd, op->bounce.size(), nfds, credentials);
+    if (int err = CopyFds(batch.get(), &copies, fds, nfds)) return batch.Refuse(err, "sendmsg");
+    OpBuildSendControl(op, fds, nfds, credentials);
+  }
+  return batch.Queue();
+}
+
+// The flat forms src/ring.ts calls: every message's views in one Array, how many belong to
+// each message in an Int32Array (and for sendmsg every fd in one Array, counted the same way),
+// so no property is read here per message; the result is packed (ring_group.h). The checks are
+// the object forms', element by element.
+
+// sendmsgBatchFlat(fd, views, viewCounts, fds, fdCounts, credentials) -> Promise<packed>
+napi_value SendmsgBatchFlat(napi_env env, napi_callback_info info) {
+  Call<6> call(env, info);
+  RingCore* core = call.Open(env);
+  int fd = FdArg(env, call[0]);
+  size_t n = 0, n_fds = 0;
+  const int32_t* view_counts = Int32ArrayArg(env, call[2], "viewCounts", &n);
+  const int32_t* fd_counts = Int32ArrayArg(env, call[4], "fdCounts", &n_fds);
+  if (n_fds != n || n > kMaxRingEntries) ThrowArgRange(env, "fdCounts.length", "viewCounts.length, <= " + std::to_string(kMaxRingEntries), std::to_string(n_fds));
+  bool credentials = OptionalBoolArg(env, call[5], "options.credentials", false);
+  uint32_t total_views = BatchLength(env, call[1], "views", "an array of ArrayBufferView");
+  bool is_array = false;
+  napi_is_array(env, call[3], &is_array);
+  if (!is_array) ThrowArgType(env, "fds", "an array of fds", call[3]);
+  uint32_t total_fds = 0;
+  napi_get_array_length(env, call[3], &total_fds);
+  Filling batch(core);
+  batch.get()->packed = true;
+  FdCopies copies;
+  uint32_t view_at = 0, fd_at = 0;
+  for (size_t i = 0; i < n; i++) {
+    std::string name = "messages[" + std::to_string(i) + "]";
+    uint32_t views = uint32_t(view_counts[i]), nfds = uint32_t(fd_counts[i]);
+    if (view_counts[i] < 0 || view_at + uint64_t(views) > total_views) ThrowArgRange(env, "viewCounts", "counts of views that add up to views.length", std::to_string(view_counts[i]));
+    if (fd_counts[i] < 0 || nfds > uint32_t(kMaxFdsPerMessage) || fd_at + uint64_t(nfds) > total_fds)
+      ThrowArgRange(env, name + ".fds.length", "<= " + std::to_string(kMaxFdsPerMessage) + " (SCM_MAX_FD)", std::to_string(fd_counts[i]));
+    Op* op = batch.Add(OpKind::kSendmsg, fd);
+    op->flags = MSG_NOSIGNAL;
+    OpAddViewRange(env, op, call[1], view_at, views, false, (name + ".buffers").c_str());  // copied now
+    view_at += views;
+    int fds[kMaxFdsPerMessage];
+    for (uint32_t k = 0; k < nfds; k++) {
+      napi_value element = Element(env, call[3], fd_at + k);
+      if (!IsFd(env, element, &fds[k])) fds[k] = FdArg(env, element, (name + ".fds[" + std::to_string(k) + "]").c_str());
+    }
+    fd_at += nfds;
+    CheckCarriesControl(env, fd, op->bounce.size(), nfds, credentials);
+    if (int err = CopyFds(batch.get(), &copies, fds, nfds)) return batch.Refuse(err, "sendmsg");
+    OpBuildSendControl(op, fds, nfds, credentials);
+  }
+  return batch.Queue();
+}
+
+// SO_TYPE once for the batch, now (the eof rule needs it), and on a seqpacket socket one dup to
+// ask about the peer's shutdown.
+static void ReadSocketType(int fd, OpGroup* group) {
+  group->socket_type = SocketTypeOf(fd);
+  if (group->socket_type == SOCK_SEQPACKET) {
+    group->eof_fd = fcntl(fd, F_DUPFD_CLOEXEC, 0);
+    if (group->eof_fd >= 0) LiveInc(Live::kOwnedFds);
+  }
+}
+
+static Op* AddRecvmsg(Filling* batch, int fd, int max_fds) {
+  Op* op = batch->Add(OpKind::kRecvmsg, fd);
+  op->max_fds = max_fds;
+  op->flags = MSG_CMSG_CLOEXEC;
+  op->socket_type = batch->get()->socket_type;
+  op->eof_poll_fd = batch->get()->eof_fd;
+  return op;
+}
+
+// recvmsgBatch(fd, [buffers, ...], { maxFds?, controlFds? }) -> Promise<RecvResult[]>
+napi_value RecvmsgBatch(napi_env env, napi_callback_info info) {
+  Call<3> call(env, info);
+  RingCore* core = call.Open(env);
+  int fd = FdArg(env, call[0]);
+  OptionsArg options(env, call[2]);
+  int max_fds = 0, control_fds = kMaxFdsPerMessage;
+  if (options.present()) {
+    Keys keys(env);
+    max_fds = int(options.Integer(keys[Key::kMaxFds], "maxFds", 0, kMaxFdsPerMessage, 0));
+    control_fds = int(options.Integer(keys[Key::kControlFds], "controlFds", 0, kMaxFdsPerMessage, kMaxFdsPerMessage));
+  }
+  uint32_t n = BatchLength(env, call[1], "buffers", "an array of arrays of ArrayBufferView");
+  Filling batch(core);
+  ReadSocketType(fd, batch.get());
+  for (uint32_t i = 0; i < n; i++) {
+    Op* op = AddRecvmsg(&batch, fd, max_fds);
+    OpAddViewList(env, op, Element(env, call[1], i), true);
+    OpSetRecvControl(op, control_fds);
+  }
+  return batch.Queue();
+}
+
+// recvmsgBatchFlat(fd, views, viewCounts, maxFds, controlFds) -> Promise<packed>
+napi_value RecvmsgBatchFlat(napi_env env, napi_callback_info info) {
+  Call<5> call(env, info);
+  RingCore* core = call.Open(env);
+  int fd = FdArg(env, call[0]);
+  size_t n = 0;
+  const int32_t* view_counts = Int32ArrayArg(env, call[2], "viewCounts", &n);
+  if (n > kMaxRingEntries) ThrowArgRange(env, "viewCounts.length", "<= " + std::to_string(kMaxRingEntries), std::to_string(n));
+  int max_fds = int(OptionalIntegerArg(env, call[3], "options.maxFds", 0, kMaxFdsPerMessage, 0));
+  int control_fds = int(OptionalIntegerArg(env, call[4], "options.controlFds", 0, kMaxFdsPerMessage, kMaxFdsPerMessage));
+  uint32_t total_views = BatchLength(env, call[1], "views", "an array of ArrayBufferView");
+  Filling batch(core);
+  OpGroup* group = batch.get();
+  group->packed = true;
+  group->stride = 3 + size_t(max_fds);
+  ReadSocketType(fd, group);
+  uint32_t view_at = 0;
+  for (size_t i = 0; i < n; i++) {
+    uint32_t views = uint32_t(view_counts[i]);
+    if (view_counts[i] < 0 || view_at + uint64_t(views) > total_views) ThrowArgRange(env, "viewCounts", "counts of views that add up to views.length", std::to_string(view_counts[i]));
+    Op* op = AddRecvmsg(&batch, fd, max_fds);
+    OpAddViewRange(env, op, call[1], view_at, views, true, ("buffers[" + std::to_string(i) + "]").c_str());
+    view_at += views;
+    OpSetRecvControl(op, control_fds);
+  }
+  return batch.Queue();
+}
+
+// closeFds([fd, ...]) -> Promise<void>
+napi_value CloseFds(napi_env env, napi_callback_info info) {
+  Call<1> call(env, info);
+  RingCore* core = call.Open(env);
+  uint32_t n = BatchLength(env, call[0], "fds", "an array of fds");
+  Filling batch(core);
+  batch.get()->resolve_undefined = true;
+  for (uint32_t i = 0; i < n; i++) {
+    napi_value element = Element(env, call[0], i);
+    int fd;
+    if (!IsFd(env, element, &fd)) fd = FdArg(env, element, ("fds[" + std::to_string(i) + "]").c_str());
+    batch.Add(OpKind::kClose, fd);
+  }
+  return batch.Queue();
+}
+
+}  // namespace iolab

@@ -1,0 +1,89 @@
+// bench api's read group: 4 KiB random reads from a page-cached file through iolab.readv and
+// fs.readvSync (sync), and ring.readv, fs.promises.readv and callback fs.read at 1 and 32 in
+// flight.
+import fs from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { native } from '../native.js';
+import type { Ring } from '../ring.js';
+import { UserError } from '../cli-util.js';
+import { promiseLoop, syncLoop, type Contender, type Measured } from './api-loops.js';
+
+export const blockSize = 4096;
+
+function callbackReadLoop(durationMs: number, inflight: number, fd: number, buffers: Buffer[],
+  offsets: Float64Array): Promise<Measured> {
+  return new Promise((resolve, reject) => {
+    const start = performance.now();
+    const end = start + durationMs;
+    const mask = offsets.length - 1;
+    let ops = 0;
+    let active = inflight;
+    let stop = false;
+    const issue = (slot: number) => {
+      fs.read(fd, buffers[slot], 0, blockSize, offsets[ops++ & mask], (err) => {
+        if (err) {
+          stop = true;
+          reject(err);
+          return;
+        }
+        if (!stop && performance.now() >= end) stop = true;
+        if (!stop) issue(slot);
+        else if (--active === 0) resolve({ ops, seconds: (performance.now() - start) / 1000 });
+      });
+    };
+    for (let slot = 0; slot < inflight; slot++) issue(slot);
+  });
+}
+
+/** A file of `size` random bytes (or the user's), read once so it is in the page cache. */
+export function prepareFile(options: { file?: string; fileSize: number }): { path: string; blocks: number; cleanup: () => void } {
+  if (options.file !== undefined) {
+    const st = fs.statSync(options.file);
+    if (!st.isFile()) throw new UserError(`${options.file} is not a regular file`);
+    if (st.size < blockSize) throw new UserError(`${options.file} is smaller than one 4 KiB block`);
+    fs.readFileSync(options.file);
+    return { path: options.file, blocks: Math.floor(st.size / blockSize), cleanup: () => {} };
+  }
+  const dir = fs.mkdtempSync(join(tmpdir(), 'iolab-bench-api-'));
+  const path = join(dir, 'data');
+  const chunk = randomBytes(1 << 20);
+  const fd = fs.openSync(path, 'w');
+  try {
+    for (let done = 0; done < options.fileSize; done += chunk.length) {
+      fs.writeSync(fd, chunk, 0, Math.min(chunk.length, options.fileSize - done));
+    }
+  } finally {
+    fs.closeSync(fd);
+  }
+  fs.readFileSync(path);
+  return { path, blocks: Math.floor(options.fileSize / blockSize), cleanup: () => fs.rmSync(dir, { recursive: true, force: true }) };
+}
+
+export function randomOffsets(blocks: number): Float64Array {
+  const offsets = new Float64Array(1 << 16);
+  for (let i = 0; i < offsets.length; i++) offsets[i] = Math.floor(Math.random() * blocks) * blockSize;
+  return offsets;
+}
+
+export function readContenders(fd: number, handle: fs.promises.FileHandle, ring: Ring,
+  offsets: Float64Array): Contender[] {
+  const mask = offsets.length - 1;
+  const slots = 32;
+  const buffers = Array.from({ length: slots }, () => Buffer.alloc(blockSize));
+  const vectors = buffers.map((b) => [b]);
+  const list: Contender[] = [
+    { contender: 'iolab.readv', inflight: 1, run: async (ms) => syncLoop(ms, (i) => native.readv(fd, vectors[0], offsets[i & mask])) },
+    { contender: 'fs.readvSync', inflight: 1, run: async (ms) => syncLoop(ms, (i) => fs.readvSync(fd, vectors[0], offsets[i & mask])) },
+  ];
+  for (const inflight of [1, 32]) {
+    list.push(
+      { contender: 'ring.readv', inflight, run: (ms) => promiseLoop(ms, inflight, (s, i) => ring.readv(fd, vectors[s], offsets[i & mask])) },
+      { contender: 'fs.promises.readv', inflight, run: (ms) => promiseLoop(ms, inflight, (s, i) => handle.readv(vectors[s], offsets[i & mask])) },
+      { contender: 'fs.read', inflight, run: (ms) => callbackReadLoop(ms, inflight, fd, buffers, offsets) },
+    );
+  }
+  return list;
+}

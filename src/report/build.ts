@@ -1,0 +1,69 @@
+// What `iolab report` does: reads each benchmark JSON by its shape, renders its charts
+// (Vega-Lite -> SVG in Node) and writes the page, never through a symlink.
+import { lstatSync, readFileSync, readlinkSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { basename, dirname, join, resolve } from 'node:path';
+import { UserError } from '../cli-util.js';
+import { chartsOf } from './charts.js';
+import { reportHtml, type RenderedInput } from './html.js';
+import { readBenchJson, type BenchInput } from './inputs.js';
+import { renderSvg } from './render.js';
+
+/** Reads one input; every way it can be wrong is one line naming the file. */
+export function readInput(file: string): BenchInput {
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (err) {
+    const code = (err as { code?: string }).code;
+    throw new UserError(`${file}: ${code === 'ENOENT' ? 'no such file' : code === 'EISDIR' ? 'is a folder' : (err as Error).message}`);
+  }
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (err) {
+    throw new UserError(`${file}: not JSON (${(err as Error).message.replace(/\s+/g, ' ')})`);
+  }
+  const input = readBenchJson(file, value);
+  if (!input) {
+    throw new UserError(`${file}: not a benchmark JSON iolab can chart (bench iops or fio --output-format=json, bench echo, bench ipc, bench api)`);
+  }
+  return input;
+}
+
+/**
+ * Writes the page as the user named it: never through a symlink (refused, naming its target;
+ * --force replaces the link itself), an existing file only with --force, and under a temp name
+ * renamed into place so an interrupted run leaves nothing half-written.
+ */
+export function writeReport(path: string, html: string, force: boolean): void {
+  let existing;
+  try {
+    existing = lstatSync(path);
+  } catch {
+    existing = undefined;
+  }
+  if (existing?.isSymbolicLink() && !force) {
+    throw new UserError(`${path} is a symlink to ${readlinkSync(path)}: not writing through it (--force replaces the link itself)`);
+  }
+  if (existing && !existing.isSymbolicLink() && !existing.isFile()) throw new UserError(`${path} exists and is not a regular file`);
+  if (existing?.isFile() && !force) throw new UserError(`${path} exists: --force replaces it`);
+  const temp = join(dirname(resolve(path)), `.${basename(path)}.${process.pid}.tmp`);
+  try {
+    writeFileSync(temp, html, { flag: 'wx' });
+    renameSync(temp, path);
+  } catch (err) {
+    rmSync(temp, { force: true });
+    throw err;
+  }
+}
+
+export async function buildReport(files: string[]): Promise<{ html: string; rendered: RenderedInput[] }> {
+  const inputs = files.map(readInput);
+  const rendered: RenderedInput[] = [];
+  for (const [i, input] of inputs.entries()) {
+    const charts = [];
+    for (const chart of chartsOf(input, i)) charts.push({ chart, svg: await renderSvg(chart) });
+    rendered.push({ input, charts });
+  }
+  return { html: reportHtml(rendered, new Date()), rendered };
+}

@@ -1,0 +1,24 @@
+// `iolab report FILE.json... -o report.html`: the command; the work is in build.ts, loaded
+// when a report is made (other commands start without it and the charting library).
+import { Command } from 'commander';
+import { oneLineErrors } from '../cli-util.js';
+
+export function reportCommand(): Command {
+  return oneLineErrors(new Command('report')
+    .description('one self-contained HTML file with charts of benchmark JSON (bench iops/fio, echo, ipc, api): opens from disk, no network')
+    .argument('<files...>', 'benchmark JSON files (--json or --output of a bench, or fio --output-format=json)')
+    .requiredOption('-o, --output <file>', 'the HTML file to write')
+    .option('--force', 'replace an existing file (or a symlink, never its target)')
+    .addHelpText('after', `
+Example:
+  iolab bench iops --filename /tmp/t.dat --ioengine io_uring,psync --json > iops.json
+  iolab bench echo --clients 10,100 --duration 2 --rounds 1 --output echo.json
+  iolab report iops.json echo.json -o report.html`)
+    .action(async (files: string[], opts: { output: string; force?: boolean }) => {
+      const { buildReport, writeReport } = await import('./build.js');
+      const { html, rendered } = await buildReport(files);
+      writeReport(opts.output, html, opts.force === true);
+      const charts = rendered.reduce((n, r) => n + r.charts.length, 0);
+      process.stdout.write(`wrote ${opts.output}: ${charts} chart(s) from ${files.length} file(s)\n`);
+    }));
+}

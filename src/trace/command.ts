@@ -1,0 +1,38 @@
+// `iolab trace [--json] -- <iolab command...>`: runs the command with its output passing
+// through, then prints what bpftrace saw of its I/O (after the command's own output, on
+// stdout; --json: one JSON line, the last line of stdout). The exit status is the command's.
+import { Command } from 'commander';
+import { oneLineErrors, printJson, UserError } from '../cli-util.js';
+import { markInterrupted } from '../interrupt.js';
+import { usdtProbes, usdtProvider } from './usdt.js';
+
+export function traceCommand(): Command {
+  return oneLineErrors(new Command('trace')
+    .description('runs an iolab command under bpftrace: its io_uring requests per opcode (count, io-wq or inline, kernel latency), its read/write syscalls, and the Ring\'s USDT probes')
+    .argument('<command...>', 'the iolab command to run, after --')
+    .option('--json', 'print the trace as one JSON line: {"ops":[...],"syscalls":[...],"usdt":[...],"ringStages":[...]}')
+    .addHelpText('after', `
+Needs root (or CAP_BPF and CAP_PERFMON), tracefs (mounted at /sys/kernel/tracing when missing)
+and bpftrace. The command's stdout and stderr pass through; the trace follows on stdout.
+The addon's USDT probes (provider ${usdtProvider}): ${usdtProbes.map((p) => p.name).join(', ')}.
+
+Examples:
+  iolab trace -- readv readv.c --uring
+  iolab trace --json -- bench iops --filename /tmp/t.dat --ioengine io_uring --number_ios 3000`)
+    .action(async (args: string[], opts: { json?: boolean }) => {
+      if (args[0] === 'trace') throw new UserError('iolab trace cannot trace itself');
+      // Loaded when tracing: other commands start without these modules.
+      const [{ runTraced }, { formatSummary, summaryJson }] = await Promise.all([import('./run.js'), import('./summary.js')]);
+      const outcome = await runTraced(args);
+      const head = { command: ['iolab', ...args], pid: outcome.pid, exitCode: outcome.exitCode, partial: outcome.partial };
+      if (opts.json) {
+        printJson({ ...head, ...(summaryJson(outcome.summary) as object) });
+      } else {
+        const status = outcome.partial ? 'interrupted: partial' : `exit ${outcome.exitCode}`;
+        process.stdout.write(`\ntrace of iolab ${args.join(' ')} (pid ${outcome.pid}, ${status})\n`);
+        process.stdout.write(formatSummary(outcome.summary));
+      }
+      if (outcome.partial) markInterrupted();
+      else process.exitCode = outcome.exitCode;
+    }));
+}

@@ -1,0 +1,169 @@
+// iolab report on the JSON of real benchmark runs: which charts each input gives, one mark per
+// datum (counted from the raw JSON here, not by the report's own reader), a page that loads
+// nothing, and in Debian's Chromium: no console error, no request but the file, every chart's
+// SVG with as many marks as its data has, axis titles, a legend, the machine and the command.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { existsSync, lstatSync, mkdirSync, readFileSync, readlinkSync, symlinkSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { projectRoot } from '../src/native.js';
+import { runCli } from './support/cli.js';
+import { shortTempDir } from './support/temp.js';
+import { makeBenchInputs, type BenchInputs } from './support/bench-inputs.js';
+import { chromiumPath, launchChromium } from './support/browser.js';
+
+const tmp = shortTempDir('iolab-report-');
+let inputs: BenchInputs;
+let page: string;
+let html: string;
+
+type Json = Record<string, any>;
+const load = (name: string): Json => JSON.parse(readFileSync(inputs.files[name], 'utf8'));
+
+/** Job-directions that moved data, as a fio-plot style reader counts them. */
+function iopsPoints(doc: Json): number {
+  return doc.jobs.reduce((n: number, j: Json) => n + ['read', 'write'].filter((d) => j[d]?.iops > 0).length, 0);
+}
+
+beforeAll(async () => {
+  inputs = await makeBenchInputs(tmp.path);
+  page = join(tmp.path, 'report.html');
+  const r = await runCli(['report', ...Object.values(inputs.files), '-o', page], { timeout: 120_000 });
+  expect(r.stderr).toBe('');
+  expect(r.exitCode).toBe(0);
+  html = readFileSync(page, 'utf8');
+}, 300_000);
+afterAll(() => tmp.cleanup());
+
+/** data-marks of each figure, by id. */
+function declaredMarks(): Map<string, number> {
+  return new Map([...html.matchAll(/<figure class="chart" id="([^"]+)" data-mark-type="\w+" data-marks="(\d+)">/g)].map((m) => [m[1], Number(m[2])]));
+}
+
+describe('iolab report', () => {
+  it('charts every input with as many points as the JSON has figures', () => {
+    const marks = declaredMarks();
+    const order = Object.keys(inputs.files);
+    const at = (name: string) => order.indexOf(name);
+    const iops = load('iops');
+    expect(marks.get(`f${at('iops')}-iops-0`)).toBe(iopsPoints(iops));
+    expect(marks.get(`f${at('iops')}-p99-0`)).toBe(iopsPoints(iops));
+    const echo = load('echo');
+    const echoPoints = Object.values(echo.medians as Record<string, object>).reduce((n, m) => n + Object.keys(m).length, 0);
+    expect(echoPoints).toBe(4);
+    expect(marks.get(`f${at('echo')}-echo`)).toBe(echoPoints);
+    expect(marks.get(`f${at('api')}-api`)).toBe(load('api').rows.filter((r: Json) => r.opsPerSec > 0).length);
+    // the percentile curve at the lowest point: every p1..p99.99 of every engine that ran there
+    const pct = [...marks.keys()].filter((k) => k.startsWith(`f${at('iops')}-pct-0-`)).sort();
+    expect(pct.length).toBeGreaterThan(0);
+    if (inputs.files.fio) {
+      const fio = load('fio');
+      expect(marks.get(`f${at('fio')}-iops-0`)).toBe(iopsPoints(fio));
+      expect(iopsPoints(fio)).toBe(2);
+    }
+    if (inputs.files.vsFio) {
+      const doc = load('vsFio');
+      const fioPoints = doc.vs_fio.engines.filter((e: Json) => e.fio_iops > 0).length;
+      expect(marks.get(`f${at('vsFio')}-iops-0`)).toBe(iopsPoints(doc) + fioPoints);
+      expect(html).toMatch(/IOPS iolab \/ fio-/);
+    }
+    if (inputs.files.ipc) {
+      const doc = load('ipc');
+      expect(marks.get(`f${at('ipc')}-ipc`)).toBe(doc.rows.length + Object.keys(doc.memcpyBytesPerSec).length);
+    }
+  });
+
+  it('the ratio tables: echo\'s and bench api\'s', () => {
+    expect(html).toMatch(/<caption>echo req\/s ratios<\/caption>[\s\S]*uring\/epoll at 2 clients/);
+    expect(html).toMatch(/<caption>bench api ratios<\/caption>/);
+  });
+
+  it('is self-contained: no script, no link, no external source, a policy that refuses loads', () => {
+    expect(html).not.toMatch(/<script|<link|<iframe|<img|@import|url\(/i);
+    expect(html).not.toMatch(/\s(src|href)="(?!#)/i);
+    expect(html).toContain(`content="default-src 'none'; style-src 'unsafe-inline'; img-src data:"`);
+  });
+
+  it('says machine and command for every input that records them', () => {
+    const api = load('api');
+    expect(html).toContain(`kernel ${api.machine.kernel}`);
+    expect(html).toContain(`command: ${api.command.join(' ')}`);
+  });
+
+  it.skipIf(!chromiumPath)('renders in Chromium from file://: no console error, no request, every chart\'s marks', async () => {
+    const { browser, close } = await launchChromium();
+    try {
+      const tab = await browser.newPage();
+      const errors: string[] = [];
+      const requests: string[] = [];
+      tab.on('console', (m) => { if (m.type() === 'error') errors.push(m.text()); });
+      tab.on('pageerror', (e) => errors.push(e.message));
+      tab.on('request', (r) => requests.push(r.url()));
+      const url = pathToFileURL(page).href;
+      await tab.goto(url);
+      const figures = await tab.$$eval('figure.chart', (fs) => fs.map((f) => {
+        const type = f.getAttribute('data-mark-type');
+        const svg = f.querySelector('svg');
+        const text = [...(svg?.querySelectorAll('text') ?? [])].map((t) => t.textContent ?? '');
+        return {
+          id: f.id, declared: Number(f.getAttribute('data-marks')),
+          drawn: svg ? svg.querySelectorAll(`g.mark-${type}.role-mark > path`).length : -1,
+          axisTitles: svg ? svg.querySelectorAll('g.role-axis-title text').length : 0,
+          legends: svg ? svg.querySelectorAll('g.role-legend').length : 0,
+          machine: text.some((t) => t.includes('machine:')), command: text.some((t) => t.includes('command:')),
+        };
+      }));
+      expect(errors).toEqual([]);
+      expect(requests).toEqual([url]);
+      expect(figures.length).toBe(declaredMarks().size);
+      for (const f of figures) {
+        expect(f, f.id).toMatchObject({ drawn: f.declared, axisTitles: 2, machine: true, command: true });
+        expect(f.legends, f.id).toBeGreaterThan(0);
+      }
+      const shots = join(projectRoot, 'bench-results');
+      mkdirSync(shots, { recursive: true });
+      await tab.setViewportSize({ width: 1000, height: 800 });
+      await tab.screenshot({ path: join(shots, 'report-test.png'), fullPage: true });
+    } finally {
+      await close();
+    }
+  }, 120_000);
+});
+
+describe('iolab report refusals', () => {
+  it('a file of another shape, a non-JSON file, a missing file: one line each, nothing written', async () => {
+    const other = join(tmp.path, 'other.json');
+    writeFileSync(other, JSON.stringify({ hello: 'world' }));
+    const text = join(tmp.path, 'notes.txt');
+    writeFileSync(text, 'not json\n');
+    const out = join(tmp.path, 'refused.html');
+    for (const [file, why] of [[other, 'not a benchmark JSON iolab can chart'], [text, 'not JSON'], [join(tmp.path, 'gone.json'), 'no such file']]) {
+      const r = await runCli(['report', file, '-o', out]);
+      expect(r.exitCode).toBe(1);
+      expect(String(r.stderr).startsWith(`iolab: ${file}: ${why}`)).toBe(true);
+      expect(String(r.stderr).trim().split('\n')).toHaveLength(1);
+      expect(existsSync(out)).toBe(false);
+    }
+  });
+
+  it('an existing file needs --force; a symlink is never written through', async () => {
+    const existing = join(tmp.path, 'existing.html');
+    writeFileSync(existing, 'mine');
+    let r = await runCli(['report', inputs.files.echo, '-o', existing]);
+    expect(r.exitCode).toBe(1);
+    expect(String(r.stderr)).toBe(`iolab: ${existing} exists: --force replaces it`);
+    expect(readFileSync(existing, 'utf8')).toBe('mine');
+    const target = join(tmp.path, 'target.txt');
+    writeFileSync(target, 'keep me');
+    const link = join(tmp.path, 'link.html');
+    symlinkSync(target, link);
+    r = await runCli(['report', inputs.files.echo, '-o', link]);
+    expect(r.exitCode).toBe(1);
+    expect(String(r.stderr)).toBe(`iolab: ${link} is a symlink to ${target}: not writing through it (--force replaces the link itself)`);
+    r = await runCli(['report', inputs.files.echo, '-o', link, '--force']);
+    expect(r.exitCode).toBe(0);
+    expect(lstatSync(link).isFile()).toBe(true);
+    expect(readFileSync(target, 'utf8')).toBe('keep me');
+    expect(() => readlinkSync(link)).toThrow();
+  });
+});

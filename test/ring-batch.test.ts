@@ -1,0 +1,144 @@
+// The Ring's batch methods (sendmsgBatch, recvmsgBatch, closeFds): many ops queued by one call,
+// one Promise for the lot; the values match the per-op methods', errors reject once every op is
+// done and leave no fd behind, and close() settles a batch in flight.
+import { describe, expect, it } from 'vitest';
+import fs from 'node:fs';
+import { join } from 'node:path';
+import { native } from '../src/native.js';
+import { Ring, RingClosedError } from '../src/ring.js';
+import { checkLeaksAfterAll, openFdCount } from './support/leaks.js';
+import { shortTempDir } from './support/temp.js';
+
+const tmp = shortTempDir('iolab-ring-batch-');
+checkLeaksAfterAll(tmp);
+
+const inode = (fd: number) => fs.fstatSync(fd).ino;
+
+async function withRing<T>(options: { entries?: number }, body: (ring: InstanceType<typeof Ring>) => Promise<T>): Promise<T> {
+  const ring = new Ring(options);
+  try {
+    return await body(ring);
+  } finally {
+    await ring.close();
+  }
+}
+
+describe('batches', () => {
+  it('40 messages with an fd each through an 8-entry ring: sent, received in order, closed', async () => {
+    await withRing({ entries: 8 }, async (ring) => {
+      const [a, b] = native.socketpair('stream');
+      const f = fs.openSync(join(tmp.path, 'passed'), 'w');
+      const before = openFdCount();
+      const messages = Array.from({ length: 40 }, (_, i) => ({ buffers: [Buffer.from([i])], fds: [f] }));
+      const sent = ring.sendmsgBatch(a, messages);
+      const buffers = Array.from({ length: 40 }, () => [Buffer.alloc(1)]);
+      const got = await ring.recvmsgBatch(b, buffers, { maxFds: 1 });
+      expect(await sent).toEqual(Array(40).fill(1));
+      expect(ring.stats.overflowQueued).toBeGreaterThan(0); // more than the SQ holds: the backlog took the rest
+      expect(buffers.map((v) => v[0][0])).toEqual(Array.from({ length: 40 }, (_, i) => i));
+      for (const r of got) {
+        expect(r).toMatchObject({ bytes: 1, truncated: false, eof: false });
+        expect(r.fds).toHaveLength(1);
+        expect(inode(r.fds[0])).toBe(inode(f));
+      }
+      expect(openFdCount()).toBe(before + 40);
+      await ring.closeFds(got.map((r) => r.fds[0]));
+      expect(openFdCount()).toBe(before);
+      expect(native.liveObjects()).toMatchObject({ ringOps: 0, heldBuffers: 0, ownedFds: 0 });
+      for (const fd of [a, b, f]) native.close(fd);
+    });
+  });
+
+  it('values equal the per-op methods\' (truncation, credentials, the sender\'s address)', async () => {
+    await withRing({}, async (ring) => {
+      const receiver = native.socket('dgram');
+      const sender = native.socket('dgram');
+      const path = join(tmp.path, 'r.sock');
+      const from = join(tmp.path, 's.sock');
+      native.bind(receiver, path);
+      native.bind(sender, from);
+      native.setPassCredentials(receiver, true);
+      const f = fs.openSync(join(tmp.path, 'two'), 'w');
+      const send = () => {
+        native.sendmsg(sender, [Buffer.from('0123456789')], { to: path, fds: [f, f] });
+        native.sendmsg(sender, [Buffer.from('ab')], { to: path, credentials: true });
+      };
+      send();
+      const one = [await ring.recvmsg(receiver, [Buffer.alloc(4)], { maxFds: 1 }), await ring.recvmsg(receiver, [Buffer.alloc(4)], { maxFds: 1 })];
+      send();
+      const batch = await ring.recvmsgBatch(receiver, [[Buffer.alloc(4)], [Buffer.alloc(4)]], { maxFds: 1 });
+      expect(batch).toEqual(one);
+      expect(batch[0]).toMatchObject({ bytes: 4, dataTruncated: true, fdsTruncated: true, fds: [], from });
+      expect(batch[1]).toMatchObject({ bytes: 2, credentials: { pid: process.pid }, from });
+      for (const fd of [receiver, sender, f]) native.close(fd);
+    });
+  });
+
+  it('fds are dup\'ed when the batch is queued: closing one and opening another file before the flush sends the original', async () => {
+    await withRing({}, async (ring) => {
+      const [a, b] = native.socketpair('seqpacket');
+      const original = fs.openSync(join(tmp.path, 'original'), 'w');
+      const originalInode = inode(original);
+      const sent = ring.sendmsgBatch(a, Array.from({ length: 5 }, () => ({ buffers: [Buffer.from('m')], fds: [original] })));
+      fs.closeSync(original);
+      const other = fs.openSync(join(tmp.path, 'other'), 'w');
+      expect(other).toBe(original);
+      await sent;
+      const got = await ring.recvmsgBatch(b, Array.from({ length: 5 }, () => [Buffer.alloc(1)]), { maxFds: 1 });
+      for (const r of got) expect(inode(r.fds[0])).toBe(originalInode);
+      await ring.closeFds(got.map((r) => r.fds[0]));
+      for (const fd of [a, b, other]) native.close(fd);
+    });
+  });
+
+  it('a batch rejects with its first error once every op is done; what the others received is closed', async () => {
+    await withRing({}, async (ring) => {
+      const [a, b] = native.socketpair('stream');
+      const f = fs.openSync(join(tmp.path, 'f'), 'w');
+      const before = openFdCount();
+      const pending = ring.recvmsgBatch(b, [[Buffer.alloc(1)], [Buffer.alloc(1)], [Buffer.alloc(1)]], { maxFds: 1 });
+      native.sendmsg(a, [Buffer.from('x')], { fds: [f] });
+      ring.submit();
+      await new Promise((r) => setTimeout(r, 20));
+      expect(await ring.cancelFd(b)).toBe(2);
+      await expect(pending).rejects.toMatchObject({ code: 'ECANCELED', syscall: 'recvmsg' });
+      expect(openFdCount()).toBe(before); // the fd the first op received was closed, not leaked
+      await expect(ring.closeFds([987654])).rejects.toMatchObject({ code: 'EBADF', syscall: 'close' });
+      await expect(ring.sendmsgBatch(a, [{ buffers: [Buffer.from('m')], fds: [987654] }])).rejects.toMatchObject({ code: 'EBADF', syscall: 'sendmsg' });
+      expect(native.liveObjects()).toMatchObject({ ringOps: 0, ownedFds: 0 });
+      for (const fd of [a, b, f]) native.close(fd);
+    });
+  });
+
+  it('bad arguments throw what the per-op methods throw, naming the message', async () => {
+    await withRing({}, async (ring) => {
+      const [a, b] = native.socketpair('stream');
+      const any = ring as unknown as Record<string, (...args: unknown[]) => unknown>;
+      expect(() => any.sendmsgBatch(a, 'x')).toThrow(expect.objectContaining({ code: 'ERR_INVALID_ARG_TYPE' }));
+      expect(() => any.sendmsgBatch(a, [{ buffers: [Buffer.from('m')] }, { buffers: 'x' }])).toThrow(expect.objectContaining({ code: 'ERR_INVALID_ARG_TYPE' }));
+      expect(() => any.sendmsgBatch(a, [{ buffers: [Buffer.from('m')], fds: [-1] }])).toThrow(expect.objectContaining({ name: 'RangeError', message: expect.stringContaining('messages[0].fds[0]') }));
+      expect(() => any.sendmsgBatch(a, [{ buffers: [], fds: [a] }])).toThrow(expect.objectContaining({ code: 'ERR_INVALID_ARG_VALUE' })); // a stream needs a payload byte
+      expect(() => any.recvmsgBatch(b, [[Buffer.alloc(1)], ['x']])).toThrow(expect.objectContaining({ code: 'ERR_INVALID_ARG_TYPE' }));
+      expect(() => any.recvmsgBatch(b, [[Buffer.alloc(1)]], { maxFds: 254 })).toThrow(RangeError);
+      expect(() => any.closeFds([1.5])).toThrow(expect.objectContaining({ message: expect.stringContaining('fds[0]') }));
+      expect(await ring.sendmsgBatch(a, [])).toEqual([]);
+      expect(native.liveObjects()).toMatchObject({ ringOps: 0, heldBuffers: 0, ownedFds: 0 });
+      native.close(a);
+      native.close(b);
+    });
+  });
+
+  it('close() with a batch in flight rejects it with RingClosedError', async () => {
+    const ring = new Ring({ entries: 4 });
+    const [a, b] = native.socketpair('stream');
+    const pending = ring.recvmsgBatch(b, Array.from({ length: 10 }, () => [Buffer.alloc(1)]));
+    ring.submit();
+    await new Promise((r) => setTimeout(r, 10));
+    const closed = ring.close();
+    await expect(pending).rejects.toBeInstanceOf(RingClosedError);
+    await closed;
+    expect(native.liveObjects()).toMatchObject({ ringOps: 0, heldBuffers: 0 });
+    native.close(a);
+    native.close(b);
+  });
+});
