@@ -203,11 +203,15 @@ static void PrepRead(io_uring_sqe* sqe, Op* op) {
 static void PrepWrite(io_uring_sqe* sqe, Op* op) {
   io_uring_prep_write(sqe, op->fd, op->bounce.data(), unsigned(op->bounce.size()), op->offset);
 }
+// One buffer: READ/WRITE (the kernel skips importing an iovec), as the sync readv/writev make
+// the plain call for one buffer.
 static void PrepReadv(io_uring_sqe* sqe, Op* op) {
-  io_uring_prep_readv(sqe, op->fd, op->iov.data(), unsigned(op->iov.size()), op->offset);
+  if (op->lengths.size() == 1) io_uring_prep_read(sqe, op->fd, op->bounce.data(), unsigned(op->bounce.size()), op->offset);
+  else io_uring_prep_readv(sqe, op->fd, op->iov.data(), unsigned(op->iov.size()), op->offset);
 }
 static void PrepWritev(io_uring_sqe* sqe, Op* op) {
-  io_uring_prep_writev(sqe, op->fd, op->iov.data(), unsigned(op->iov.size()), op->offset);
+  if (op->lengths.size() == 1) io_uring_prep_write(sqe, op->fd, op->bounce.data(), unsigned(op->bounce.size()), op->offset);
+  else io_uring_prep_writev(sqe, op->fd, op->iov.data(), unsigned(op->iov.size()), op->offset);
 }
 static void PrepFsync(io_uring_sqe* sqe, Op* op) { io_uring_prep_fsync(sqe, op->fd, op->flags); }
 static void PrepSendmsg(io_uring_sqe* sqe, Op* op) { io_uring_prep_sendmsg(sqe, op->fd, &op->msg, op->flags); }

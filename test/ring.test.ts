@@ -159,6 +159,9 @@ describe('Ring ops', () => {
     expect(message(() => any.readv('3', [Buffer.alloc(1)]))).toBe(message(() => sync.readv('3', [Buffer.alloc(1)])));
     expect(message(() => any.readv(-1, [Buffer.alloc(1)]))).toBe(message(() => sync.readv(-1, [Buffer.alloc(1)])));
     expect(message(() => any.readv(fd, [Buffer.alloc(1), 'x']))).toBe(message(() => sync.readv(fd, [Buffer.alloc(1), 'x'])));
+    expect(message(() => any.readv(fd, ['x']))).toBe(message(() => sync.readv(fd, ['x']))); // one buffer: the short path
+    expect(message(() => any.writev(fd, [null]))).toBe(message(() => sync.writev(fd, [null])));
+    expect(message(() => any.readv(fd, [Buffer.alloc(1)], -2))).toBe(message(() => sync.readv(fd, [Buffer.alloc(1)], -2)).replace('an integer >= 0', '-1 or an integer >= 0'));
     expect(message(() => any.sendmsg(fd, [], { fds: [1.5] }))).toBe(message(() => sync.sendmsg(fd, [], { fds: [1.5] })));
     expect(message(() => any.recvmsg(fd, [], { maxFds: 300 }))).toBe(message(() => sync.recvmsg(fd, [], { maxFds: 300 })));
     expect(message(() => any.sendmsg(fd, [], { credentials: 1 }))).toBe(message(() => sync.sendmsg(fd, [], { credentials: 1 })));
@@ -491,6 +494,17 @@ describe('buffers in flight', () => {
     const n = await Promise.all(ops);
     expect(n[0]).toBe(4096);
     expect(native.liveObjects().heldBuffers).toBe(0);
+  });
+
+  it('a method kept after its Ring was collected throws RingClosedError (never touches freed memory)', async () => {
+    let ring: InstanceType<typeof Ring> | undefined = new Ring({ entries: 4 });
+    const { nop, read } = ring;
+    await nop.call(ring);
+    ring = undefined;
+    await collectGarbage();
+    expect(native.liveObjects().rings).toBe(0); // the Ring is gone
+    expect(() => nop()).toThrow(RingClosedError);
+    expect(() => read(0, Buffer.alloc(1))).toThrow(RingClosedError);
   });
 
   it('a Ring dropped with an op in flight stays alive until the op completes', async () => {
