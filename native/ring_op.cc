@@ -134,6 +134,46 @@ void OpClear(napi_env env, Op* op) {
   op->res = 0;
 }
 
+// ---- the pool ----
+
+OpPool::~OpPool() {
+  while (free_ != nullptr) {
+    Op* next = free_->next;
+    delete free_;
+    free_ = next;
+  }
+}
+
+Op* OpPool::Acquire(OpKind kind, int fd) {
+  Op* op = free_;
+  if (op != nullptr) {
+    free_ = op->next;
+    count_--;
+  } else {
+    op = new Op;
+  }
+  op->kind = kind;
+  op->syscall = TypeOf(kind).syscall;
+  op->fd = fd;
+  op->offset = 0;
+  op->flags = 0;
+  op->max_fds = 0;
+  op->deferred = nullptr;
+  op->next = nullptr;
+  return op;
+}
+
+void OpPool::Release(napi_env env, Op* op, bool keep) {
+  OpClear(env, op);
+  if (!keep || count_ >= 256 || op->bounce.capacity() > (1u << 20)) {
+    delete op;
+    return;
+  }
+  op->next = free_;
+  free_ = op;
+  count_++;
+}
+
 // ---- results ----
 
 // Copies `bytes` of bounce memory into the held views, as they are now: a view detached or

@@ -118,6 +118,25 @@ napi_value OpMessagePacked(napi_env env, Op* op, int res, double* out);
 // Releases what the record holds (view references, fd copies) and empties it for reuse.
 void OpClear(napi_env env, Op* op);
 
+// A ring's records, kept for reuse (their vectors keep their capacity): at most 256, none with
+// more than 1 MiB of bounce memory.
+class OpPool {
+ public:
+  OpPool() = default;
+  OpPool(const OpPool&) = delete;
+  OpPool& operator=(const OpPool&) = delete;
+  ~OpPool();
+  // A clean record for an op of this kind (syscall name from the op table).
+  Op* Acquire(OpKind kind, int fd);
+  // Cleared and kept, or freed (keep == false: the ring is gone). Only once the kernel is done
+  // with the record's memory.
+  void Release(napi_env env, Op* op, bool keep);
+
+ private:
+  Op* free_ = nullptr;
+  size_t count_ = 0;
+};
+
 // ---- the per-opcode table ----
 
 struct OpType {
