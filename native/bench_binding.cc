@@ -240,6 +240,8 @@ Napi::Value BenchRun(const Napi::CallbackInfo& info) {
                                                  ops->max_depth_why + ": " + std::to_string(ops->max_depth));
   s.numjobs = unsigned(job.Integer("numjobs", 1, 1024, 1));
   s.iodepth_batch = unsigned(job.Integer("iodepthBatch", 1, 65536, 1));
+  s.iodepth_batch_complete_min = unsigned(job.Integer("iodepthBatchCompleteMin", 0, 65536, 1));
+  s.iodepth_batch_complete_max = unsigned(job.Integer("iodepthBatchCompleteMax", 0, 65536, 0));
   s.size = uint64_t(job.Integer("size", 1, kMaxSafeInteger, 0));
   s.runtime_ns = uint64_t(job.Integer("runtimeMs", 0, int64_t(1e12), 0)) * 1000000ull;
   s.ramp_ns = uint64_t(job.Integer("rampMs", 0, int64_t(1e12), 0)) * 1000000ull;

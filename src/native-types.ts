@@ -42,6 +42,10 @@ export interface BenchJob {
   iodepth: number;
   /** Commit after this many queued I/Os (fio's iodepth_batch_submit; default 1). */
   iodepthBatch?: number;
+  /** A full queue reaps at least this many (fio's iodepth_batch_complete_min; default 1; 0 counts as 1). */
+  iodepthBatchCompleteMin?: number;
+  /** ...and at most this many per reap (fio's iodepth_batch_complete_max; default 0: the same as min). */
+  iodepthBatchCompleteMax?: number;
   numjobs?: number;
   size: number;
   runtimeMs?: number;

@@ -6,6 +6,8 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { execa } from 'execa';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import type { BenchJob } from '../src/native.js';
+import { fioArgs } from '../src/bench/fio-runner.js';
 import { runCli } from './support/cli.js';
 import { shortTempDir } from './support/temp.js';
 
@@ -112,6 +114,53 @@ describe.concurrent('fadvise_hint', { timeout: 120_000 }, () => {
     const off = await traced('--rw', 'randread', '--fadvise_hint', '0');
     expect(off).not.toMatch(/POSIX_FADV_RANDOM|POSIX_FADV_SEQUENTIAL/);
     expect(off).toMatch(/POSIX_FADV_DONTNEED/);  // invalidate=1 still drops the cache
+  });
+});
+
+describe.concurrent('the same job as fio', { timeout: 120_000 }, () => {
+  it.runIf(fio)('reaps as fio does: one completion per reap by default, and iodepth_batch_complete_min/_max with fio\'s names', async () => {
+    const f = file('reap.dat');
+    const job = ['--filename', f, '--size', '4m', '--rw', 'randread', '--bs', '4k', '--iodepth', '8', '--invalidate=0',
+      '--number_ios', '400', '--ioengine', 'io_uring'];
+    expect((await cli(['bench', 'iops', ...job.slice(0, 4), '--ioengine', 'psync', '--number_ios', '1'])).exitCode).toBe(0);
+    const ours = async (...extra: string[]) => JSON.parse((await cli(['bench', 'iops', ...job, ...extra, '--json'])).stdout).jobs[0];
+    const theirs = async (...extra: string[]) => JSON.parse(String((await execa('fio', ['--name=reap', '--thread',
+      '--output-format=json', `--filename=${f}`, '--size=4m', '--rw=randread', '--bs=4k', '--iodepth=8', '--invalidate=0',
+      '--number_ios=400', '--ioengine=io_uring', ...extra])).stdout)).jobs[0];
+    // a cached buffered read completes inside the submit: a full queue always has 8 to reap
+    const [a, b] = [await ours(), await theirs()];
+    expect(a.iodepth_complete['4']).toBe(100);
+    expect(b.iodepth_complete['4']).toBeGreaterThan(99);  // fio drains the last 8 in one reap
+    const [c, d] = [await ours('--iodepth_batch_complete_min', '8', '--iodepth_batch_complete_max', '8'),
+      await theirs('--iodepth_batch_complete_min=8', '--iodepth_batch_complete_max=8')];
+    expect([c.iodepth_complete['8'], d.iodepth_complete['8']]).toEqual([100, 100]);
+    expect(c['job options']).toMatchObject({ iodepth_batch_complete_min: '8', iodepth_batch_complete_max: '8' });
+    const plain: BenchJob = { filename: f, engine: 'io_uring', rw: 'randread', bs: 4096, iodepth: 8, size: 1 << 22 };
+    expect(fioArgs(plain).filter((x) => x.includes('batch_complete'))).toEqual([]);
+    expect(fioArgs({ ...plain, iodepthBatchCompleteMin: 0, iodepthBatchCompleteMax: 8 }).filter((x) => x.includes('batch_complete')))
+      .toEqual(['--iodepth_batch_complete_min=0', '--iodepth_batch_complete_max=8']);
+  });
+});
+
+describe.concurrent('the same ring as fio', { timeout: 120_000 }, () => {
+  it.runIf(fio && strace)('sets up io_uring with fio\'s flags and CQ size, plain and with sqthread_poll', async () => {
+    const f = file('ring.dat');
+    expect((await cli(['bench', 'iops', '--filename', f, '--size', '1m', '--ioengine', 'psync', '--number_ios', '1'])).exitCode).toBe(0);
+    /** The io_uring_setup call that made the ring: its flags and sizes as strace prints them. */
+    const ring = async (tag: string, argv: string[]) => {
+      const trace = `${f}.${tag}.trace`;
+      await execa('strace', ['-f', '-e', 'trace=io_uring_setup', '-o', trace, ...argv]);
+      const made = readFileSync(trace, 'utf8').split('\n').filter((l) => /io_uring_setup\(/.test(l) && /= \d+$/.test(l)).pop() ?? '';
+      return /flags=[^,]*, sq_thread_cpu=\d+, sq_thread_idle=\d+, sq_entries=\d+, cq_entries=\d+/.exec(made)?.[0];
+    };
+    for (const extra of [[], ['--sqthread_poll']]) {
+      const ours = await ring(`iolab${extra.length}`, [process.execPath, join(process.cwd(), 'bin/iolab.js'), 'bench', 'iops',
+        '--filename', f, '--size', '1m', '--ioengine', 'io_uring', '--iodepth', '16', '--number_ios', '20', ...extra]);
+      const theirs = await ring(`fio${extra.length}`, ['fio', '--name=ring', '--thread', `--filename=${f}`, '--size=1m',
+        '--ioengine=io_uring', '--iodepth=16', '--number_ios=20', '--output-format=json', ...extra]);
+      expect(ours, extra.join(' ')).toBeDefined();
+      expect(ours, extra.join(' ')).toBe(theirs);
+    }
   });
 });
 

@@ -81,7 +81,8 @@ struct engine_ops {
   int (*queue)(struct engine_ctx *ctx, struct io_u *io);
   /* Sends everything queued since the last commit. 0 or -1 (ctx->err set). May be NULL. */
   int (*commit)(struct engine_ctx *ctx);
-  /* Waits for at least min completions (up to max). Returns how many, or -1 (ctx->err set). */
+  /* Waits for at least min completions, up to max (an engine may return more, up to the depth,
+   * as fio's posixaio does). Returns how many, or -1 (ctx->err set). */
   int (*getevents)(struct engine_ctx *ctx, unsigned min, unsigned max);
   /* The i-th completion of the last getevents, result filled in. */
   struct io_u *(*event)(struct engine_ctx *ctx, unsigned i);

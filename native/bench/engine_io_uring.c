@@ -1,8 +1,10 @@
-/* io_uring: one ring per job sized to the depth. READ/WRITE by default; fio's knobs fixedbufs
- * (registered buffers, READ_FIXED/WRITE_FIXED), registerfiles (IOSQE_FIXED_FILE) and
- * sqthread_poll (a kernel thread polls the SQ). SINGLE_ISSUER|DEFER_TASKRUN when the kernel
- * accepts them: completions run in our thread when we enter, not as interrupting task work.
- * Completions already in the CQ are reaped without a syscall. */
+/* io_uring: one ring per job, set up as fio's io_uring engine sets up its own, so the two run the
+ * same kernel path: SQ and CQ sized to the depth (CQSIZE), COOP_TASKRUN, SINGLE_ISSUER and
+ * DEFER_TASKRUN (completions run in our thread when we enter, not as interrupting task work),
+ * each dropped in fio's order when the kernel refuses it. READ/WRITE by default (fio's
+ * nonvectored=-1 picks them where the kernel has them); fio's knobs fixedbufs (registered
+ * buffers, READ_FIXED/WRITE_FIXED), registerfiles (IOSQE_FIXED_FILE) and sqthread_poll (a
+ * kernel thread polls the SQ). Completions already in the CQ are reaped without a syscall. */
 #include <errno.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -14,6 +16,9 @@
 
 #include "engine.h"
 
+#ifndef IORING_SETUP_COOP_TASKRUN
+#define IORING_SETUP_COOP_TASKRUN (1U << 8)
+#endif
 #ifndef IORING_SETUP_SINGLE_ISSUER
 #define IORING_SETUP_SINGLE_ISSUER (1U << 12)
 #endif
@@ -48,22 +53,24 @@ struct uring_data {
 static int uring_init(struct uring_data *d, struct engine_ctx *ctx) {
   const struct uring_options *o = ctx->options;
   struct io_uring_params p;
-  if (o->sqthread_poll) {
-    memset(&p, 0, sizeof(p));
-    p.flags = IORING_SETUP_SQPOLL;
-    p.sq_thread_idle = 1000;
-    return io_uring_queue_init_params(ctx->depth, &d->ring, &p);
-  }
   memset(&p, 0, sizeof(p));
-  p.flags = IORING_SETUP_SINGLE_ISSUER | IORING_SETUP_DEFER_TASKRUN;
-  int ret = io_uring_queue_init_params(ctx->depth, &d->ring, &p);
-  if (ret == 0) {
-    d->defer_taskrun = 1;
-    return 0;
+  /* SQPOLL's idle time stays the kernel's default (1 s), as fio leaves it */
+  if (o->sqthread_poll) p.flags |= IORING_SETUP_SQPOLL;
+  p.flags |= IORING_SETUP_CQSIZE;  /* no more CQ entries than I/Os in flight */
+  p.cq_entries = ctx->depth;
+  p.flags |= IORING_SETUP_COOP_TASKRUN | IORING_SETUP_SINGLE_ISSUER | IORING_SETUP_DEFER_TASKRUN;
+  for (;;) {
+    int ret = io_uring_queue_init_params(ctx->depth, &d->ring, &p);
+    if (ret == 0) break;
+    if (ret != -EINVAL) return ret;
+    /* an older kernel (or SQPOLL, which DEFER_TASKRUN excludes): drop what it refuses */
+    if (p.flags & IORING_SETUP_DEFER_TASKRUN) p.flags &= ~(IORING_SETUP_DEFER_TASKRUN | IORING_SETUP_SINGLE_ISSUER);
+    else if (p.flags & IORING_SETUP_COOP_TASKRUN) p.flags &= ~IORING_SETUP_COOP_TASKRUN;
+    else if (p.flags & IORING_SETUP_CQSIZE) p.flags &= ~IORING_SETUP_CQSIZE;
+    else return ret;
   }
-  if (ret != -EINVAL) return ret;
-  memset(&p, 0, sizeof(p));  /* older kernel: plain ring */
-  return io_uring_queue_init_params(ctx->depth, &d->ring, &p);
+  d->defer_taskrun = (p.flags & IORING_SETUP_DEFER_TASKRUN) != 0;
+  return 0;
 }
 
 static int uring_setup(struct engine_ctx *ctx) {

@@ -22,6 +22,9 @@ struct job_spec {
   unsigned bs;
   unsigned iodepth;
   unsigned iodepth_batch;  /* commit after this many queued I/Os (fio's iodepth_batch_submit); 0 = 1 */
+  /* fio's iodepth_batch_complete_min/_max: a full queue reaps at least min (0 counts as 1) and at
+   * most max completions per getevents; max 0 = min (fio's default: 1 and 1) */
+  unsigned iodepth_batch_complete_min, iodepth_batch_complete_max;
   unsigned numjobs;
   uint64_t size;          /* bytes of the file each job addresses */
   uint64_t runtime_ns;    /* 0: bounded by size / number_ios only */

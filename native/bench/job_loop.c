@@ -111,6 +111,22 @@ static int commit_queued(struct worker *w, const struct engine_ops *ops, struct 
   return 0;
 }
 
+/* How many completions a reap waits for and takes, as fio's wait_for_completions and
+ * td_io_getevents count them: at least one, at most what is in flight, max never below min. By
+ * default (1 and 1) fio reaps one I/O and refills its slot before reaping the next. */
+static unsigned reap_min(const struct job_spec *s, unsigned inflight) {
+  unsigned min = s->iodepth_batch_complete_min < inflight ? s->iodepth_batch_complete_min : inflight;
+  return min == 0 ? 1 : min;
+}
+
+static unsigned reap_max(const struct job_spec *s, unsigned inflight) {
+  unsigned max = s->iodepth_batch_complete_max;
+  if (max < s->iodepth_batch_complete_min) max = s->iodepth_batch_complete_min;
+  if (max > inflight) max = inflight;
+  unsigned min = reap_min(s, inflight);
+  return max < min ? min : max;
+}
+
 /* The measured loop: keep depth I/Os in flight, commit every iodepth_batch, reap what completed.
  * An engine that answers BUSY gets the same I/O again once the runner has committed and reaped. */
 int run_loop(struct worker *w, const struct engine_ops *ops, struct engine_ctx *ctx) {
@@ -124,7 +140,9 @@ int run_loop(struct worker *w, const struct engine_ops *ops, struct engine_ctx *
     free(queued);
     return worker_fail_errno(w, ENOMEM, "calloc", UINT64_MAX);
   }
-  for (unsigned i = 0; i < depth; i++) free_list[i] = &ctx->io_us[depth - 1 - i];
+  /* a stack in fio's order: the highest slot goes first, reaped units are reused last-in first-out
+   * (posixaio's wake-up rule depends on which slots are in flight, as fio's does) */
+  for (unsigned i = 0; i < depth; i++) free_list[i] = &ctx->io_us[i];
   uint64_t budget = s->number_ios ? s->number_ios : s->time_based ? UINT64_MAX : w->nblocks;
   uint64_t issued = 0, start = now_ns(), now = start;
   w->measure_from = start + s->ramp_ns;
@@ -195,7 +213,7 @@ int run_loop(struct worker *w, const struct engine_ops *ops, struct engine_ctx *
       if (stop || failed) break;
       continue;
     }
-    int n = ops->getevents(ctx, 1, inflight);
+    int n = ops->getevents(ctx, reap_min(s, inflight), reap_max(s, inflight));
     if (n < 0) {
       worker_fail_errno(w, ctx->err, ctx->syscall, UINT64_MAX);
       failed = 1;

@@ -85,6 +85,10 @@ export function jobOptions(job: BenchJob, point?: Record<string, string>): Recor
   };
   if (job.rw === 'randrw' || job.rw === 'readwrite') o.rwmixread = String(job.rwmixread ?? 50);
   if (job.iodepthBatch && job.iodepthBatch > 1) o.iodepth_batch_submit = String(job.iodepthBatch);
+  if (job.iodepthBatchCompleteMin !== undefined && job.iodepthBatchCompleteMin !== 1) {
+    o.iodepth_batch_complete_min = String(job.iodepthBatchCompleteMin);
+  }
+  if (job.iodepthBatchCompleteMax) o.iodepth_batch_complete_max = String(job.iodepthBatchCompleteMax);
   if (job.runtimeMs) o.runtime = `${job.runtimeMs}ms`;
   if (job.timeBased) o.time_based = '1';
   if (job.rampMs) o.ramp_time = `${job.rampMs}ms`;

@@ -40,6 +40,10 @@ export function fioArgs(job: BenchJob): string[] {
   const hint = job.fadviseHint ?? 1;
   args.push(`--fadvise_hint=${hint === 2 ? 'sequential' : hint === 3 ? 'random' : hint}`);
   if (job.iodepthBatch && job.iodepthBatch > 1) args.push(`--iodepth_batch_submit=${job.iodepthBatch}`);
+  if (job.iodepthBatchCompleteMin !== undefined && job.iodepthBatchCompleteMin !== 1) {
+    args.push(`--iodepth_batch_complete_min=${job.iodepthBatchCompleteMin}`);
+  }
+  if (job.iodepthBatchCompleteMax) args.push(`--iodepth_batch_complete_max=${job.iodepthBatchCompleteMax}`);
   if (job.runtimeMs) args.push(`--runtime=${fioTime(job.runtimeMs)}`);
   if (job.timeBased) args.push('--time_based');
   if (job.rampMs) args.push(`--ramp_time=${fioTime(job.rampMs)}`);

@@ -44,6 +44,8 @@ export interface IopsOptions extends Record<string, unknown> {
   bs?: number;
   iodepth?: number;
   iodepth_batch?: number;  // --iodepth_batch_submit or --iodepth_batch
+  iodepth_batch_complete?: number;  // --iodepth_batch_complete_min or --iodepth_batch_complete
+  iodepth_batch_complete_max?: number;
   numjobs?: number;
   size?: number;
   runtime?: number;
@@ -79,6 +81,8 @@ function baseJob(opts: IopsOptions, filename: string, engines: string[]): BenchJ
     bs: opts.bs ?? preset.bs ?? 4096,
     iodepth,
     iodepthBatch: opts.iodepth_batch ?? 1,
+    iodepthBatchCompleteMin: opts.iodepth_batch_complete ?? 1,
+    iodepthBatchCompleteMax: opts.iodepth_batch_complete_max ?? 0,
     numjobs: opts.numjobs ?? 1,
     size: opts.size ?? DEFAULT_SIZE,
     runtimeMs: opts.runtime,
@@ -118,6 +122,10 @@ export function iopsCommand(): Command {
       numberOption({ min: 1, max: MAX_IODEPTH, maxReason: 'the most I/O slots a job keeps' }))
     .option('--iodepth_batch_submit, --iodepth_batch <n>', 'commit after this many queued I/Os (default 1, as fio)',
       numberOption({ min: 1, max: MAX_IODEPTH }))
+    .option('--iodepth_batch_complete_min, --iodepth_batch_complete <n>',
+      'a full queue reaps at least this many completions (default 1, as fio; 0 counts as 1)', numberOption({ min: 0, max: MAX_IODEPTH }))
+    .option('--iodepth_batch_complete_max <n>', 'and at most this many per reap (default: the same as the min, as fio)',
+      numberOption({ min: 0, max: MAX_IODEPTH }))
     .option('--numjobs <n>', 'threads, each running the job on the file (default 1)', numberOption({ min: 1, max: 1024 }))
     .option('--size <size>', 'bytes of the file each job addresses (default 256M)', size)
     .option('--runtime <time>', 'stop after this long (10, 500ms, 2s); without --time_based also bounded by --size', durationOption())
