@@ -132,13 +132,13 @@ size_t ElementSize(napi_typedarray_type type) {
 
 bool ViewOf(napi_env env, napi_value value, View* view) {
   // The raw calls give the view's data pointer directly, which also works for views over a
-  // SharedArrayBuffer (Napi::ArrayBuffer::Data() refuses those).
+  // SharedArrayBuffer (Napi::ArrayBuffer::Data() refuses those). napi_get_typedarray_info
+  // refuses anything but a TypedArray (napi_invalid_arg), so it is the type check too.
   bool is = false;
   void* data = nullptr;
-  if (napi_is_typedarray(env, value, &is) == napi_ok && is) {
-    napi_typedarray_type type;
-    size_t elements = 0;
-    if (napi_get_typedarray_info(env, value, &type, &elements, &data, nullptr, nullptr) != napi_ok) return false;
+  napi_typedarray_type type;
+  size_t elements = 0;
+  if (napi_get_typedarray_info(env, value, &type, &elements, &data, nullptr, nullptr) == napi_ok) {
     view->data = static_cast<char*>(data);
     view->length = data == nullptr ? 0 : elements * ElementSize(type);
     return true;

@@ -5,8 +5,9 @@
 // name with a '.' in it ("options.fds") is called a property in the message, as Node does.
 //
 // The checks take raw napi_env/napi_value (Napi::Env and Napi::Value convert to them), so raw
-// napi_callbacks on hot paths use them too. Scalars cost one napi_typeof and one value call on
-// the fast path (inline, below); only the throwing paths live in args.cc. Errors are thrown as
+// napi_callbacks on hot paths use them too. A good scalar costs one napi call on the fast path
+// (napi_get_value_double, which also answers whether it is a number; inline, below); only the
+// throwing paths live in args.cc. Errors are thrown as
 // C++ exceptions (NAPI_CPP_EXCEPTIONS); a raw callback catches them with RawCallback.
 #pragma once
 #include <napi.h>
@@ -38,25 +39,22 @@ std::string DescribeValue(napi_env env, napi_value value);
 
 // An integer in [min, max]: a number (TypeError otherwise) with no fraction, in range.
 inline int64_t IntegerArg(napi_env env, napi_value value, const char* name, int64_t min, int64_t max) {
-  napi_valuetype type;
   double d;
-  if (napi_typeof(env, value, &type) == napi_ok && type == napi_number &&
-      napi_get_value_double(env, value, &d) == napi_ok && d >= double(min) && d <= double(max) &&
+  if (napi_get_value_double(env, value, &d) == napi_ok && d >= double(min) && d <= double(max) &&
       d == double(int64_t(d)))
     return int64_t(d);
   ThrowIntegerArg(env, value, name, min, max);
 }
 
-// The same, or `fallback` for undefined (an option left out): still one napi_typeof.
+// The same, or `fallback` for undefined (an option left out).
 inline int64_t OptionalIntegerArg(napi_env env, napi_value value, const char* name, int64_t min, int64_t max,
                                   int64_t fallback) {
-  napi_valuetype type;
   double d;
-  if (napi_typeof(env, value, &type) == napi_ok) {
-    if (type == napi_undefined) return fallback;
-    if (type == napi_number && napi_get_value_double(env, value, &d) == napi_ok && d >= double(min) &&
-        d <= double(max) && d == double(int64_t(d)))
-      return int64_t(d);
+  if (napi_get_value_double(env, value, &d) == napi_ok) {
+    if (d >= double(min) && d <= double(max) && d == double(int64_t(d))) return int64_t(d);
+  } else {
+    napi_valuetype type;
+    if (napi_typeof(env, value, &type) == napi_ok && type == napi_undefined) return fallback;
   }
   ThrowIntegerArg(env, value, name, min, max);
 }
@@ -73,10 +71,8 @@ inline uint64_t SizeArg(napi_env env, napi_value value, const char* name) {
 
 // The fd, when value is one (no throw): for lists whose element names are built only on error.
 inline bool IsFd(napi_env env, napi_value value, int* fd) {
-  napi_valuetype type;
   double d;
-  if (napi_typeof(env, value, &type) != napi_ok || type != napi_number ||
-      napi_get_value_double(env, value, &d) != napi_ok || !(d >= 0 && d <= double(INT32_MAX)) || d != double(int(d)))
+  if (napi_get_value_double(env, value, &d) != napi_ok || !(d >= 0 && d <= double(INT32_MAX)) || d != double(int(d)))
     return false;
   *fd = int(d);
   return true;
@@ -87,13 +83,12 @@ inline bool IsFd(napi_env env, napi_value value, int* fd) {
 // Ring takes io_uring's spelling).
 int64_t PositionSlow(napi_env env, napi_value value, const char* name, bool allow_current);
 inline int64_t PositionArg(napi_env env, napi_value value, const char* name = "position", bool allow_current = false) {
-  napi_valuetype type;
   double d;
-  if (napi_typeof(env, value, &type) == napi_ok) {
-    if (type == napi_undefined || type == napi_null) return -1;
-    if (type == napi_number && napi_get_value_double(env, value, &d) == napi_ok && d >= 0 &&
-        d <= double(kMaxSafeInteger) && d == double(int64_t(d)))
-      return int64_t(d);
+  if (napi_get_value_double(env, value, &d) == napi_ok) {
+    if (d >= 0 && d <= double(kMaxSafeInteger) && d == double(int64_t(d))) return int64_t(d);
+  } else {
+    napi_valuetype type;
+    if (napi_typeof(env, value, &type) == napi_ok && (type == napi_undefined || type == napi_null)) return -1;
   }
   return PositionSlow(env, value, name, allow_current);
 }

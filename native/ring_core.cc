@@ -55,46 +55,14 @@ RingCore::RingCore(napi_env env, unsigned entries, unsigned cq_entries, bool sqp
   LiveInc(Live::kRings);
 }
 
-RingCore::~RingCore() {
-  while (free_ops_ != nullptr) {
-    Op* next = free_ops_->next;
-    delete free_ops_;
-    free_ops_ = next;
-  }
-}
+RingCore::~RingCore() = default;
 
 // ---- op records ----
 
-Op* RingCore::AcquireOp(OpKind kind, int fd) {
-  Op* op = free_ops_;
-  if (op != nullptr) {
-    free_ops_ = op->next;
-    free_count_--;
-  } else {
-    op = new Op;
-  }
-  op->kind = kind;
-  op->syscall = TypeOf(kind).syscall;
-  op->fd = fd;
-  op->offset = 0;
-  op->flags = 0;
-  op->max_fds = 0;
-  op->deferred = nullptr;
-  op->next = nullptr;
-  return op;
-}
+Op* RingCore::AcquireOp(OpKind kind, int fd) { return pool_.Acquire(kind, fd); }
 
-// Back to the pool, or freed. Only called once the kernel is done with the op's memory.
-void RingCore::ReleaseOp(Op* op) {
-  OpClear(env_, op);
-  if (torn_down_ || free_count_ >= 256 || op->bounce.capacity() > (1u << 20)) {
-    delete op;
-    return;
-  }
-  op->next = free_ops_;
-  free_ops_ = op;
-  free_count_++;
-}
+// Back to the pool. Only called once the kernel is done with the op's memory.
+void RingCore::ReleaseOp(Op* op) { pool_.Release(env_, op, !torn_down_); }
 
 void RingCore::DropOp(Op* op) { ReleaseOp(op); }
 

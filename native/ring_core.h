@@ -103,8 +103,7 @@ class RingCore {
   std::deque<Op*> backlog_;   // SQ was full; submitted in order before anything newer
   unsigned unsubmitted_ = 0;  // SQEs prepared but not yet handed to the kernel
   size_t in_flight_ = 0;      // ops not yet settled (backlog + SQ + kernel)
-  Op* free_ops_ = nullptr;
-  size_t free_count_ = 0;
+  OpPool pool_;
   bool reaping_ = false;
   bool closing_ = false;
   bool torn_down_ = false;

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include <type_traits>
+#include <vector>
 
 #include "args.h"
 #include "addon.h"
@@ -21,11 +22,16 @@
 
 namespace iolab {
 
+static void ReleaseRing(napi_env, void* data, void*);
+static void DefineOwnMethods(napi_env env, napi_value self, RingJs* ring);
+
 static void FinalizeRing(napi_env env, void* data, void*) {
   RingJs* ring = static_cast<RingJs*>(data);
   if (ring->handle.core != nullptr) ring->handle.core->Orphan();
+  ring->handle.core = nullptr;  // the core frees itself; a method function kept alive finds it closed
   napi_delete_reference(env, ring->handle.object);
-  delete ring;
+  ring->handle.object = nullptr;
+  ReleaseRing(env, ring, nullptr);
 }
 
 static napi_value New(napi_env env, napi_callback_info info) {
@@ -51,6 +57,7 @@ static napi_value New(napi_env env, napi_callback_info info) {
   ring->flags = core->setup_flags();
   ring->sq_entries = core->sq_entries();
   ring->cq_entries = core->cq_entries();
+  DefineOwnMethods(env, args.self, ring);
   return args.self;
 }
 
@@ -61,7 +68,11 @@ static napi_value Nop(napi_env env, napi_callback_info info) {
 }
 
 // read(fd, view, position?) / write(...); readv(fd, views, position?) / writev(...)
-template <OpKind kind, bool is_read, bool vectored>
+// readvOne(fd, view, position?) / writevOne(...): readv/writev of a one-buffer list, which
+// src/ring.ts passes as its one view (three fewer calls back into JS than reading the list).
+enum class Views { kOne, kList, kOneOfList };
+
+template <OpKind kind, bool is_read, Views views>
 static napi_value Transfer(napi_env env, napi_callback_info info) {
   Call<3> call(env, info);
   RingCore* core = call.Open(env);
@@ -70,8 +81,8 @@ static napi_value Transfer(napi_env env, napi_callback_info info) {
   Op* op = core->AcquireOp(kind, fd);
   op->offset = position;
   return Queue(env, core, op, [&] {
-    if (vectored) OpAddViewList(env, op, call[1], is_read);
-    else OpAddView(env, op, call[1], is_read);
+    if (views == Views::kList) OpAddViewList(env, op, call[1], is_read);
+    else OpAddView(env, op, call[1], is_read, views == Views::kOne ? "buffer" : "buffers[0]");
   });
 }
 
@@ -288,42 +299,74 @@ static napi_value TestRefuseCancelAny(napi_env env, napi_callback_info info) {
   return nullptr;
 }
 
-#define METHOD(name, fn) {name, nullptr, RawCallback<fn>, nullptr, nullptr, nullptr, napi_default_method, nullptr}
-#define GETTER(name, fn) {name, nullptr, nullptr, RawCallback<fn>, nullptr, nullptr, napi_default, nullptr}
+
+struct Method {
+  const char* name;
+  napi_callback cb;
+  bool own;  // also made per Ring, carrying it (not those src/ring.ts wraps on the prototype)
+};
+#define METHOD(name, fn, own) {name, RawCallback<fn>, own}
+static const Method kMethods[] = {
+    METHOD("nop", Nop, true),
+    METHOD("read", (Transfer<OpKind::kRead, true, Views::kOne>), true),
+    METHOD("write", (Transfer<OpKind::kWrite, false, Views::kOne>), true),
+    METHOD("readv", (Transfer<OpKind::kReadv, true, Views::kList>), false),
+    METHOD("writev", (Transfer<OpKind::kWritev, false, Views::kList>), false),
+    METHOD("readvOne", (Transfer<OpKind::kReadv, true, Views::kOneOfList>), true),
+    METHOD("writevOne", (Transfer<OpKind::kWritev, false, Views::kOneOfList>), true),
+    METHOD("fsync", Fsync, true),
+    METHOD("sendmsg", Sendmsg, true),
+    METHOD("recvmsg", Recvmsg, true),
+    METHOD("accept", FdOnly<OpKind::kAccept>, true),
+    METHOD("connect", Connect, true),
+    METHOD("recv", (SendRecv<OpKind::kRecv, true>), true),
+    METHOD("send", (SendRecv<OpKind::kSend, false>), true),
+    METHOD("closeFd", FdOnly<OpKind::kClose>, true),
+    METHOD("socket", Socket, true),
+    // cancelFd(fd): every op waiting on fd rejects with ECANCELED; resolves with how many.
+    METHOD("cancelFd", FdOnly<OpKind::kCancelFd>, true),
+    METHOD("sendmsgBatch", SendmsgBatch, false),
+    METHOD("recvmsgBatch", RecvmsgBatch, false),
+    METHOD("closeFds", CloseFds, true),
+    METHOD("sendmsgBatchFlat", SendmsgBatchFlat, true),
+    METHOD("recvmsgBatchFlat", RecvmsgBatchFlat, true),
+    METHOD("submit", Submit, true),
+    METHOD("close", Close, true),
+};
+static const Method kGetters[] = {
+    METHOD("features", Features, false),
+    METHOD("stats", Stats, false),
+    METHOD("closed", Closed, false),
+    METHOD("inFlight", InFlight, false),
+};
+#undef METHOD
+
+static void ReleaseRing(napi_env, void* data, void*) {
+  RingJs* ring = static_cast<RingJs*>(data);
+  if (--ring->refs == 0) delete ring;
+}
+
+// The Ring's own copies of its methods, each carrying it, as non-enumerable properties.
+static void DefineOwnMethods(napi_env env, napi_value self, RingJs* ring) {
+  std::vector<napi_property_descriptor> own;
+  for (const Method& m : kMethods) {
+    if (!m.own) continue;
+    napi_value fn;
+    NAPI_THROW_IF_FAILED_VOID(env, napi_create_function(env, m.name, NAPI_AUTO_LENGTH, m.cb, ring, &fn));
+    ring->refs++;
+    NAPI_THROW_IF_FAILED_VOID(env, napi_add_finalizer(env, fn, ring, ReleaseRing, nullptr, nullptr));
+    own.push_back({m.name, nullptr, nullptr, nullptr, nullptr, fn, napi_property_attributes(napi_writable | napi_configurable), nullptr});
+  }
+  NAPI_THROW_IF_FAILED_VOID(env, napi_define_properties(env, self, own.size(), own.data()));
+}
 
 static void Init(Napi::Env env, Napi::Object exports) {
-  const napi_property_descriptor members[] = {
-      METHOD("nop", Nop),
-      METHOD("read", (Transfer<OpKind::kRead, true, false>)),
-      METHOD("write", (Transfer<OpKind::kWrite, false, false>)),
-      METHOD("readv", (Transfer<OpKind::kReadv, true, true>)),
-      METHOD("writev", (Transfer<OpKind::kWritev, false, true>)),
-      METHOD("fsync", Fsync),
-      METHOD("sendmsg", Sendmsg),
-      METHOD("recvmsg", Recvmsg),
-      METHOD("accept", FdOnly<OpKind::kAccept>),
-      METHOD("connect", Connect),
-      METHOD("recv", (SendRecv<OpKind::kRecv, true>)),
-      METHOD("send", (SendRecv<OpKind::kSend, false>)),
-      METHOD("closeFd", FdOnly<OpKind::kClose>),
-      METHOD("socket", Socket),
-      // cancelFd(fd): every op waiting on fd rejects with ECANCELED; resolves with how many.
-      METHOD("cancelFd", FdOnly<OpKind::kCancelFd>),
-      METHOD("sendmsgBatch", SendmsgBatch),
-      METHOD("recvmsgBatch", RecvmsgBatch),
-      METHOD("closeFds", CloseFds),
-      METHOD("sendmsgBatchFlat", SendmsgBatchFlat),
-      METHOD("recvmsgBatchFlat", RecvmsgBatchFlat),
-      METHOD("submit", Submit),
-      METHOD("close", Close),
-      GETTER("features", Features),
-      GETTER("stats", Stats),
-      GETTER("closed", Closed),
-      GETTER("inFlight", InFlight),
-  };
+  std::vector<napi_property_descriptor> members;
+  for (const Method& m : kMethods) members.push_back({m.name, nullptr, m.cb, nullptr, nullptr, nullptr, napi_default_method, nullptr});
+  for (const Method& m : kGetters) members.push_back({m.name, nullptr, nullptr, m.cb, nullptr, nullptr, napi_default, nullptr});
   napi_value ring_class;
   NAPI_THROW_IF_FAILED_VOID(env, napi_define_class(env, "Ring", NAPI_AUTO_LENGTH, RawCallback<New>, nullptr,
-                                                   sizeof(members) / sizeof(members[0]), members, &ring_class));
+                                                   members.size(), members.data(), &ring_class));
   exports.Set("Ring", Napi::Value(env, ring_class));
   napi_value fn;
   NAPI_THROW_IF_FAILED_VOID(env, napi_create_function(env, "ringSetClosedErrorClass", NAPI_AUTO_LENGTH,

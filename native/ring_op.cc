@@ -134,6 +134,46 @@ void OpClear(napi_env env, Op* op) {
   op->res = 0;
 }
 
+// ---- the pool ----
+
+OpPool::~OpPool() {
+  while (free_ != nullptr) {
+    Op* next = free_->next;
+    delete free_;
+    free_ = next;
+  }
+}
+
+Op* OpPool::Acquire(OpKind kind, int fd) {
+  Op* op = free_;
+  if (op != nullptr) {
+    free_ = op->next;
+    count_--;
+  } else {
+    op = new Op;
+  }
+  op->kind = kind;
+  op->syscall = TypeOf(kind).syscall;
+  op->fd = fd;
+  op->offset = 0;
+  op->flags = 0;
+  op->max_fds = 0;
+  op->deferred = nullptr;
+  op->next = nullptr;
+  return op;
+}
+
+void OpPool::Release(napi_env env, Op* op, bool keep) {
+  OpClear(env, op);
+  if (!keep || count_ >= 256 || op->bounce.capacity() > (1u << 20)) {
+    delete op;
+    return;
+  }
+  op->next = free_;
+  free_ = op;
+  count_++;
+}
+
 // ---- results ----
 
 // Copies `bytes` of bounce memory into the held views, as they are now: a view detached or
@@ -203,11 +243,15 @@ static void PrepRead(io_uring_sqe* sqe, Op* op) {
 static void PrepWrite(io_uring_sqe* sqe, Op* op) {
   io_uring_prep_write(sqe, op->fd, op->bounce.data(), unsigned(op->bounce.size()), op->offset);
 }
+// One buffer: READ/WRITE (the kernel skips importing an iovec), as the sync readv/writev make
+// the plain call for one buffer.
 static void PrepReadv(io_uring_sqe* sqe, Op* op) {
-  io_uring_prep_readv(sqe, op->fd, op->iov.data(), unsigned(op->iov.size()), op->offset);
+  if (op->lengths.size() == 1) io_uring_prep_read(sqe, op->fd, op->bounce.data(), unsigned(op->bounce.size()), op->offset);
+  else io_uring_prep_readv(sqe, op->fd, op->iov.data(), unsigned(op->iov.size()), op->offset);
 }
 static void PrepWritev(io_uring_sqe* sqe, Op* op) {
-  io_uring_prep_writev(sqe, op->fd, op->iov.data(), unsigned(op->iov.size()), op->offset);
+  if (op->lengths.size() == 1) io_uring_prep_write(sqe, op->fd, op->bounce.data(), unsigned(op->bounce.size()), op->offset);
+  else io_uring_prep_writev(sqe, op->fd, op->iov.data(), unsigned(op->iov.size()), op->offset);
 }
 static void PrepFsync(io_uring_sqe* sqe, Op* op) { io_uring_prep_fsync(sqe, op->fd, op->flags); }
 static void PrepSendmsg(io_uring_sqe* sqe, Op* op) { io_uring_prep_sendmsg(sqe, op->fd, &op->msg, op->flags); }

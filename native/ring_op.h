@@ -11,6 +11,7 @@
 #include <sys/uio.h>
 
 #include <memory>
+#include <new>
 #include <string>
 #include <utility>
 #include <vector>
@@ -25,16 +26,27 @@ enum class OpKind : uint8_t {
   kCount
 };
 
-// Leaves new elements uninitialized on resize(): the bounce memory is either filled from the
-// caller's views (writes) or by the kernel (reads; only the `res` bytes it wrote are copied
-// out), so zero-filling it per op was pure cost.
+// The bounce memory's allocator. It leaves new elements uninitialized on resize(): the memory is
+// either filled from the caller's views (writes) or by the kernel (reads; only the `res` bytes
+// it wrote are copied out), so zero-filling it per op was pure cost. Blocks of a page or more
+// are page-aligned, as the page-cache pages the kernel copies from are.
 template <typename T>
 struct NoInitAllocator : std::allocator<T> {
+  static constexpr std::align_val_t kAlign{4096};
   template <typename U>
   struct rebind { using other = NoInitAllocator<U>; };
   NoInitAllocator() = default;
   template <typename U>
   NoInitAllocator(const NoInitAllocator<U>&) noexcept {}
+  // Small blocks (a 1-byte message) keep malloc's alignment; deallocate sees the same n.
+  T* allocate(size_t n) {
+    if (n * sizeof(T) < 4096) return static_cast<T*>(::operator new(n * sizeof(T)));
+    return static_cast<T*>(::operator new(n * sizeof(T), kAlign));
+  }
+  void deallocate(T* p, size_t n) noexcept {
+    if (n * sizeof(T) < 4096) ::operator delete(p);
+    else ::operator delete(p, kAlign);
+  }
   template <typename U>
   void construct(U* p) noexcept { ::new (static_cast<void*>(p)) U; }
   template <typename U, typename... Args>
@@ -105,6 +117,25 @@ napi_value OpMessagePacked(napi_env env, Op* op, int res, double* out);
 
 // Releases what the record holds (view references, fd copies) and empties it for reuse.
 void OpClear(napi_env env, Op* op);
+
+// A ring's records, kept for reuse (their vectors keep their capacity): at most 256, none with
+// more than 1 MiB of bounce memory.
+class OpPool {
+ public:
+  OpPool() = default;
+  OpPool(const OpPool&) = delete;
+  OpPool& operator=(const OpPool&) = delete;
+  ~OpPool();
+  // A clean record for an op of this kind (syscall name from the op table).
+  Op* Acquire(OpKind kind, int fd);
+  // Cleared and kept, or freed (keep == false: the ring is gone). Only once the kernel is done
+  // with the record's memory.
+  void Release(napi_env env, Op* op, bool keep);
+
+ private:
+  Op* free_ = nullptr;
+  size_t count_ = 0;
+};
 
 // ---- the per-opcode table ----
 

@@ -5,6 +5,47 @@ import { createRequire } from 'node:module';
 import { existsSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import type {
+  IpcMode,
+  IpcCell,
+  IpcCellResult,
+  IpcJob,
+  BenchJob,
+  BenchEngineOption,
+  BenchEngineInfo,
+  BenchProgress,
+  BenchHistogram,
+  BenchSamples,
+  BenchDirection,
+  BenchResult,
+  EchoServerStats,
+  EchoNativeServerOptions,
+  EchoServerHandle,
+  EchoLoadOptions,
+  EchoLoadResult,
+  EchoLoadHandle,
+} from './native-types.js';
+export type {
+  IpcMode,
+  IpcCell,
+  IpcCellResult,
+  IpcJob,
+  BenchJob,
+  BenchEngineOption,
+  BenchEngineInfo,
+  BenchProgress,
+  BenchHistogram,
+  BenchSamples,
+  BenchDirection,
+  BenchResult,
+  EchoServerStats,
+  EchoNativeServerOptions,
+  EchoServerHandle,
+  EchoLoadOptions,
+  EchoLoadResult,
+  EchoLoadHandle,
+} from './native-types.js';
+
 
 export const projectRoot = join(dirname(fileURLToPath(import.meta.url)), '..');
 
@@ -168,37 +209,6 @@ export interface NativeAddon {
   ipcMinMessage: number;
 }
 
-export type IpcMode = 'throughput' | 'pingpong';
-
-export interface IpcCell {
-  messageBytes: number;
-  durationMs: number;
-  /** Run at least this many messages (round trips) even past durationMs (default 1). */
-  minMessages?: number;
-  /** Test knob: the sender changes one byte of this message (0-based). */
-  faultMessage?: number;
-  /** ... by sending the previous message's stamps in it, instead of changing one byte. */
-  faultStale?: boolean;
-  /** The receiver compares every byte instead of the sampled set. */
-  checkFull?: boolean;
-}
-
-export interface IpcCellResult {
-  /** Throughput: messages delivered and checked; pingpong: round trips. */
-  messages: number;
-  elapsedNs: number;
-  /** Pingpong only: round-trip percentiles. */
-  p50Ns?: number;
-  p99Ns?: number;
-  p999Ns?: number;
-}
-
-export interface IpcJob<T> {
-  /** Asks the C loop to end; `done` then rejects with ERR_IOLAB_IPC_STOPPED. Harmless once done. */
-  stop(): void;
-  done: Promise<T>;
-}
-
 export interface NativeConstants {
   /** Buffers one readv/writev/sendmsg/recvmsg takes at most (1024). */
   IOV_MAX: number;
@@ -257,212 +267,6 @@ export interface RecvResult {
   eof: boolean;
 }
 
-/** One storage benchmark job (fio's options; sizes in bytes, times in ms). */
-export interface BenchJob {
-  filename: string;
-  engine: string;
-  rw: 'read' | 'write' | 'randread' | 'randwrite' | 'randrw' | 'readwrite';
-  rwmixread?: number;
-  bs: number;
-  iodepth: number;
-  /** Commit after this many queued I/Os (fio's iodepth_batch_submit; default 1). */
-  iodepthBatch?: number;
-  /** A full queue reaps at least this many (fio's iodepth_batch_complete_min; default 1; 0 counts as 1). */
-  iodepthBatchCompleteMin?: number;
-  /** ...and at most this many per reap (fio's iodepth_batch_complete_max; default 0: the same as min). */
-  iodepthBatchCompleteMax?: number;
-  numjobs?: number;
-  size: number;
-  runtimeMs?: number;
-  timeBased?: boolean;
-  rampMs?: number;
-  numberIos?: number;
-  direct?: boolean;
-  invalidate?: boolean;
-  /** fio's fadvise_hint: 0 none, 1 (default) as rw implies, 2 sequential, 3 random. */
-  fadviseHint?: number;
-  /** Options of the engines' own tables by name (fixedbufs: true, test_delay_usec: 50...);
-   * an engine reads its own and ignores the rest. */
-  engineOptions?: Record<string, number | boolean>;
-  verify?: boolean;
-  force?: boolean;
-  seed?: number;
-  /** Set stop[0] to 1 (Atomics.store) to end the job early: the result is marked interrupted. */
-  stop?: Int32Array;
-  /** Tests only: bytes per layout pwrite, to force short writes. */
-  layoutWriteCap?: number;
-}
-
-export interface BenchEngineOption {
-  name: string;
-  type: 'bool' | 'uint';
-  help: string;
-  default: number;
-  min: number;
-  max: number;
-}
-
-export interface BenchEngineInfo {
-  name: string;
-  /** Another spelling users type (posix_aio for posixaio). */
-  alias?: string;
-  async: boolean;
-  /** Fault injection or a known delay, for tests: hidden from help and from 'all'. */
-  testOnly: boolean;
-  maxDepth?: number;
-  maxDepthReason?: string;
-  options: BenchEngineOption[];
-}
-
-export interface BenchProgress {
-  phase: 'layout' | 'ramp' | 'run' | 'verify';
-  ios: number;
-  bytes: number;
-  elapsedMs: number;
-}
-
-/** Latency statistics in ns; percentiles follow benchPercentileList. */
-export interface BenchHistogram {
-  n: number;
-  min: number;
-  max: number;
-  mean: number;
-  stddev: number;
-  percentiles: number[];
-  /** Samples below 2, 4, 10, 20, 50, 100, 250, 500, 750, 1000 ns, the same in us, then in ms up
-   * to 2000, and at or above 2000 ms (32 counts: fio's latency_ns / _us / _ms buckets). */
-  bins: number[];
-}
-
-/** fio's interval samples (one per 500 ms window). */
-export interface BenchSamples {
-  n: number;
-  min: number;
-  max: number;
-  mean: number;
-  stddev: number;
-}
-
-export interface BenchDirection {
-  ios: number;
-  bytes: number;
-  /** Submission latency; null for synchronous engines (sync, psync, mmap). */
-  slat: BenchHistogram | null;
-  clat: BenchHistogram;
-  lat: BenchHistogram;
-  bwKiBSamples: BenchSamples;
-  iopsSamples: BenchSamples;
-}
-
-export interface BenchResult {
-  engine: string;
-  /** Set when the engine cannot run here (e.g. io_uring refused); nothing ran. */
-  unavailable?: string;
-  async: boolean;
-  /** Bytes of the file each job addressed. */
-  size: number;
-  laidOutBytes: number;
-  /** job.stop was set: what ran is partial. */
-  interrupted: boolean;
-  /** Stopped while laying out: what this run created is gone (false: nothing was, or it stayed). */
-  layoutRemoved: boolean;
-  runtimeNs: number;
-  /** From the first job thread's loop start to the last one's end. */
-  elapsedNs: number;
-  /** The process's CPU while the job ran (helper threads included), context switches, faults. */
-  usrSec: number;
-  sysSec: number;
-  ctx: number;
-  majf: number;
-  minf: number;
-  verifiedBlocks: number;
-  read: BenchDirection;
-  write: BenchDirection;
-  /** fio's iodepth_level / iodepth_submit / iodepth_complete counts (7 buckets each). */
-  depth: { level: number[]; submit: number[]; complete: number[] };
-}
-
-export interface EchoServerStats {
-  /** Connections accepted and served. */
-  connections: number;
-  /** Connections accepted and closed at once because of maxConns. */
-  refused: number;
-  bytesEchoed: number;
-  peakConnections: number;
-  /** uring: recvs cancelled because the connection's backlog was full (re-armed once drained). */
-  recvPauses?: number;
-  /** uring: recvs that ended with ENOBUFS because the provided buffer ring ran dry. */
-  bufferWaits?: number;
-  /** Connections closed because they moved no byte for the idle timeout. */
-  idleClosed: number;
-  /** Accept failures (EMFILE and the like) after which accepting paused. */
-  acceptPauses: number;
-  /** How the engine was set up (io_uring flags accepted, buffer sizes). */
-  setup: string;
-}
-
-export interface EchoNativeServerOptions {
-  /** Numeric IPv4/IPv6 address. */
-  host: string;
-  port: number;
-  /** Connections beyond this many at once are accepted and closed at once (0: no limit). */
-  maxConns?: number;
-  /** uring: provided buffers, a power of two up to 32768 (default 4096). */
-  buffers?: number;
-  /** Close a connection that moved no byte for this long (0: never). */
-  idleTimeoutMs?: number;
-}
-
-export interface EchoServerHandle {
-  /** The port actually bound (port 0 picks one). */
-  port: number;
-  /** Asks the server to stop; harmless after it has. */
-  stop(): void;
-  done: Promise<EchoServerStats>;
-}
-
-export interface EchoLoadOptions {
-  /** Numeric IPv4/IPv6 address. */
-  host: string;
-  port: number;
-  clients?: number;
-  /** Bytes per message. */
-  length?: number;
-  durationMs?: number;
-  /** After the duration, how long echoes still in flight may take (then: timeouts). */
-  graceMs?: number;
-  /** epoll/uring mode: worker threads (default 4). */
-  threads?: number;
-  /** 'epoll': the generator; 'uring': the generator on io_uring (less CPU per message);
-   * 'threads': one blocking thread per connection (the reference). */
-  mode?: 'epoll' | 'uring' | 'threads';
-}
-
-export interface EchoLoadResult {
-  requests: number;
-  responses: number;
-  bytes: number;
-  connected: number;
-  errors: { connect: number; reset: number; shortEcho: number; mismatch: number; timeout: number };
-  /** Why the first connect failed (a positive errno; 0 when none did). */
-  connectErrno: number;
-  /** stop() ended the window before the duration was up. */
-  stoppedEarly: boolean;
-  /** The measured window: from every client connected until the last thread stopped sending
-   * and had its last echo (echoes that never came do not stretch it). */
-  elapsedNs: number;
-  /** CPU time the client's threads used during the window. */
-  cpuNs: number;
-  latencyNs: { p50: number; p99: number; p999: number; max: number };
-}
-
-export interface EchoLoadHandle {
-  /** Ends the run early (results so far are reported). */
-  stop(): void;
-  done: Promise<EchoLoadResult>;
-}
-
-/** The addon file this process loads (the sanitized build under IOLAB_ASAN=1). */
 export function addonPath(): string {
   const sanitized = process.env.IOLAB_ASAN === '1';
   const path = join(projectRoot, sanitized ? 'build-asan/build/Release/iolab.node' : 'build/Release/iolab.node');

@@ -117,6 +117,24 @@ export interface RingConstructor {
 /** One io_uring instance bound to this thread's event loop. */
 export const Ring: RingConstructor = native.Ring;
 
+// readv/writev of one buffer (the common case) hand the addon that buffer: reading the list
+// from C++ would cost three calls back into JS per op.
+interface NativeVectored {
+  readv(fd: number, buffers: unknown, position?: unknown): Promise<number>;
+  writev(fd: number, buffers: unknown, position?: unknown): Promise<number>;
+  readvOne(fd: number, buffer: unknown, position?: unknown): Promise<number>;
+  writevOne(fd: number, buffer: unknown, position?: unknown): Promise<number>;
+}
+const vectored = native.Ring.prototype as NativeVectored;
+const readvList = vectored.readv;
+const writevList = vectored.writev;
+vectored.readv = function (this: NativeVectored, fd, buffers, position) {
+  return Array.isArray(buffers) && buffers.length === 1 ? this.readvOne(fd, buffers[0], position) : readvList.call(this, fd, buffers, position);
+};
+vectored.writev = function (this: NativeVectored, fd, buffers, position) {
+  return Array.isArray(buffers) && buffers.length === 1 ? this.writevOne(fd, buffers[0], position) : writevList.call(this, fd, buffers, position);
+};
+
 // The batch methods: here the messages are flattened into the addon's flat form (every view in
 // one Array, counts in Int32Arrays), and its packed result is made into values, so that no
 // property is read or set from C++ per message. What does not have the expected shape goes to

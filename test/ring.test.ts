@@ -1,51 +1,17 @@
-// The Ring, op by op, on real files, pipes and sockets; batching, backlog, overflow, close(),
-// cancellation, detached/resized buffers, and the fd/live-object balance afterwards.
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+// The Ring, op by op, on real files, pipes and sockets; batching, backlog, overflow, detached
+// and resized buffers, and the fd/live-object balance afterwards (close() and cancellation:
+// ring-close.test.ts).
+import { describe, expect, it } from 'vitest';
 import fs from 'node:fs';
 import net from 'node:net';
 import { release } from 'node:os';
 import { join } from 'node:path';
 import { native } from '../src/native.js';
 import { Ring, RingClosedError } from '../src/ring.js';
-import { collectGarbage, openFdCount, settledLiveObjects, zeroLiveObjects } from './support/leaks.js';
-import { shortTempDir } from './support/temp.js';
+import { collectGarbage, openFdCount } from './support/leaks.js';
+import { ringTestSetup } from './support/ring.js';
 
-let dir: { path: string; cleanup: () => void };
-let fdsBefore: number;
-const rings: InstanceType<typeof Ring>[] = [];
-const opened: number[] = [];
-
-function newRing(options?: ConstructorParameters<typeof Ring>[0]) {
-  const ring = new Ring(options);
-  rings.push(ring);
-  return ring;
-}
-function track<T extends number | number[]>(fds: T): T {
-  for (const fd of ([] as number[]).concat(fds)) opened.push(fd);
-  return fds;
-}
-function file(name: string, content: string | Buffer) {
-  const path = join(dir.path, name);
-  fs.writeFileSync(path, content);
-  return path;
-}
-
-beforeAll(() => {
-  dir = shortTempDir('iolab-ring-');
-  fdsBefore = openFdCount();
-});
-afterEach(async () => {
-  await Promise.all(rings.splice(0).map((r) => r.close()));
-  for (const fd of opened.splice(0)) {
-    try { fs.closeSync(fd); } catch { /* closed by the test */ }
-  }
-});
-afterAll(async () => {
-  dir.cleanup();
-  expect(await settledLiveObjects()).toEqual(zeroLiveObjects);
-  expect(openFdCount()).toBe(fdsBefore);
-});
-
+const { dir: tempDir, newRing, track, untrack, file } = ringTestSetup('iolab-ring-');
 describe('Ring setup', () => {
   it('reports the setup the kernel accepted', () => {
     const ring = newRing({ entries: 8 });
@@ -159,6 +125,9 @@ describe('Ring ops', () => {
     expect(message(() => any.readv('3', [Buffer.alloc(1)]))).toBe(message(() => sync.readv('3', [Buffer.alloc(1)])));
     expect(message(() => any.readv(-1, [Buffer.alloc(1)]))).toBe(message(() => sync.readv(-1, [Buffer.alloc(1)])));
     expect(message(() => any.readv(fd, [Buffer.alloc(1), 'x']))).toBe(message(() => sync.readv(fd, [Buffer.alloc(1), 'x'])));
+    expect(message(() => any.readv(fd, ['x']))).toBe(message(() => sync.readv(fd, ['x']))); // one buffer: the short path
+    expect(message(() => any.writev(fd, [null]))).toBe(message(() => sync.writev(fd, [null])));
+    expect(message(() => any.readv(fd, [Buffer.alloc(1)], -2))).toBe(message(() => sync.readv(fd, [Buffer.alloc(1)], -2)).replace('an integer >= 0', '-1 or an integer >= 0'));
     expect(message(() => any.sendmsg(fd, [], { fds: [1.5] }))).toBe(message(() => sync.sendmsg(fd, [], { fds: [1.5] })));
     expect(message(() => any.recvmsg(fd, [], { maxFds: 300 }))).toBe(message(() => sync.recvmsg(fd, [], { maxFds: 300 })));
     expect(message(() => any.sendmsg(fd, [], { credentials: 1 }))).toBe(message(() => sync.sendmsg(fd, [], { credentials: 1 })));
@@ -218,7 +187,7 @@ describe('Ring ops', () => {
   it('socket/connect/accept/send/recv on AF_UNIX and TCP', async () => {
     const ring = newRing();
     // AF_UNIX listener made by the sync layer
-    const path = join(dir.path, 's.sock');
+    const path = join(tempDir().path, 's.sock');
     const listener = track(native.socket('stream'));
     native.bind(listener, path);
     native.listen(listener, 8);
@@ -231,8 +200,8 @@ describe('Ring ops', () => {
     const buf = Buffer.alloc(32);
     expect(await ring.recv(server, buf)).toBe(9);
     expect(buf.toString('utf8', 0, 9)).toBe('over unix');
-    await expect(ring.connect(track(await ring.socket('unix')), join(dir.path, 'missing.sock')))
-      .rejects.toMatchObject({ code: 'ENOENT', syscall: 'connect', path: join(dir.path, 'missing.sock') });
+    await expect(ring.connect(track(await ring.socket('unix')), join(tempDir().path, 'missing.sock')))
+      .rejects.toMatchObject({ code: 'ENOENT', syscall: 'connect', path: join(tempDir().path, 'missing.sock') });
 
     // TCP: a node server echoes what the ring sends
     const srv = net.createServer((s) => s.pipe(s));
@@ -244,11 +213,11 @@ describe('Ring ops', () => {
     const echo = Buffer.alloc(4);
     expect(await ring.recv(tcp, echo)).toBe(4);
     expect(echo.toString()).toBe('ping');
-    await ring.closeFd(opened.pop()!);
+    await ring.closeFd(untrack(tcp));
     await new Promise((res) => srv.close(res));
     expect(() => ring.connect(tcp, { host: 'example.com', port: 1 })).toThrow(expect.objectContaining({ code: 'ERR_INVALID_ARG_VALUE' }));
     // Unix addresses get the sync connect's checks: UNIX_PATH_MAX bytes for a path, UNIX_ABSTRACT_MAX for an abstract name.
-    const long = join(dir.path, 'x'.repeat(120));
+    const long = join(tempDir().path, 'x'.repeat(120));
     expect(() => ring.connect(tcp, long)).toThrow(expect.objectContaining({ code: 'ENAMETOOLONG', syscall: 'connect', path: long }));
     expect(() => ring.connect(tcp, '')).toThrow(expect.objectContaining({ code: 'ERR_INVALID_ARG_VALUE' }));
     expect(() => ring.connect(tcp, '\0' + 'a'.repeat(native.constants.UNIX_ABSTRACT_MAX))).toThrow(expect.objectContaining({ code: 'ENAMETOOLONG' }));
@@ -328,131 +297,6 @@ describe('batching and queues', () => {
   });
 });
 
-describe('close and cancellation', () => {
-  it('close() with 1,000 ops in flight rejects the cancelled ones with RingClosedError', async () => {
-    const ring = new Ring({ entries: 256 });
-    const [a, b] = track(native.socketpair('stream'));
-    const recvs = Array.from({ length: 1000 }, () => ring.recv(b, Buffer.alloc(8)));
-    ring.submit();
-    await new Promise((res) => setTimeout(res, 10));
-    expect(ring.inFlight).toBe(1000);
-    const closed = ring.close();
-    expect(ring.closed).toBe(true);
-    const settled = await Promise.allSettled(recvs);
-    await closed;
-    for (const s of settled) {
-      expect(s.status).toBe('rejected');
-      const reason = (s as PromiseRejectedResult).reason;
-      expect(reason).toBeInstanceOf(RingClosedError);
-      expect(reason.code).toBe('ERR_RING_CLOSED');
-    }
-    expect(() => ring.nop()).toThrow(RingClosedError);
-    await ring.close(); // idempotent
-    expect(ring.stats.cancelOps).toBe(0); // one IORING_ASYNC_CANCEL_ANY took them all
-    expect(native.liveObjects()).toMatchObject({ ringOps: 0, heldBuffers: 0 });
-    void a;
-  });
-
-  const expectAllClosed = (settled: PromiseSettledResult<unknown>[]) => {
-    for (const s of settled) {
-      expect(s.status).toBe('rejected');
-      expect((s as PromiseRejectedResult).reason).toBeInstanceOf(RingClosedError);
-    }
-  };
-
-  it('where the kernel refuses CANCEL_ANY (before 5.19), close() cancels each op by its user_data, 5x more ops than SQ entries', async () => {
-    const ring = new Ring({ entries: 8 });
-    native.ringTestRefuseCancelAny(ring);
-    const [, b] = track(native.socketpair('stream'));
-    const recvs = Array.from({ length: 40 }, () => ring.recv(b, Buffer.alloc(8)));
-    ring.submit();
-    await new Promise((res) => setTimeout(res, 10));
-    expect(ring.inFlight).toBe(40);
-    const closed = ring.close();
-    expectAllClosed(await Promise.allSettled(recvs));
-    await closed;
-    // the refused CANCEL_ANY, then 40 cancels through an 8-entry SQ: submitted to make room
-    expect(ring.stats.cancelOps).toBe(40);
-    expect(native.liveObjects()).toMatchObject({ ringOps: 0, heldBuffers: 0 });
-  });
-
-  it('close() with the SQ full of unsubmitted ops makes room for its cancels (with CANCEL_ANY and per op)', async () => {
-    const [, b] = track(native.socketpair('stream'));
-    for (const refuse of [false, true]) {
-      const ring = new Ring({ entries: 4 });
-      if (refuse) native.ringTestRefuseCancelAny(ring);
-      // 4 fill the SQ (not yet submitted: same turn), 6 wait in the backlog
-      const recvs = Array.from({ length: 10 }, () => ring.recv(b, Buffer.alloc(8)));
-      expect(ring.stats).toMatchObject({ submitCalls: 0, overflowQueued: 6 });
-      const closed = ring.close();
-      expectAllClosed(await Promise.allSettled(recvs));
-      await closed;
-      expect(ring.stats.cancelOps).toBe(refuse ? 4 : 0);
-      expect(native.liveObjects()).toMatchObject({ ringOps: 0, heldBuffers: 0 });
-    }
-  });
-
-  it('close() resolves at once when idle; ops already done keep their result', async () => {
-    const ring = new Ring();
-    const done = ring.nop();
-    await done;
-    const p = ring.read(track(fs.openSync(file('cl.txt', 'abc'), 'r')), Buffer.alloc(3), 0);
-    ring.submit();
-    await ring.close();
-    // a page-cache read completes before the cancel reaches it, or is cancelled
-    const outcome = await p.then((n) => n, (e) => e);
-    expect(outcome === 3 || outcome instanceof RingClosedError).toBe(true);
-  });
-
-  it('cancelFd cancels the ops waiting on one fd (ECANCELED), others go on', async () => {
-    const ring = newRing();
-    const [a, b] = track(native.socketpair('stream'));
-    const [c, d] = track(native.socketpair('stream'));
-    // handlers attached now: the rejections can land while cancelFd is awaited
-    const waiting = [ring.recv(b, Buffer.alloc(4)), ring.recv(b, Buffer.alloc(4))].map((p) => p.then(() => 'resolved', (e) => e));
-    const other = ring.recv(d, Buffer.alloc(4));
-    await new Promise((res) => setTimeout(res, 10));
-    expect(await ring.cancelFd(b)).toBe(2);
-    expect(await ring.cancelFd(b)).toBe(0);
-    for (const w of waiting) expect(await w).toMatchObject({ code: 'ECANCELED', syscall: 'recv' });
-    native.writev(c, [Buffer.from('ok')]);
-    expect(await other).toBe(2);
-    void a;
-  });
-
-  it('closing the fd while an op waits does not cancel it (the kernel holds the file)', async () => {
-    const ring = newRing();
-    const [a, b] = native.socketpair('stream');
-    const buf = Buffer.alloc(8);
-    const pending = ring.recv(b, buf);
-    await new Promise((res) => setTimeout(res, 10));
-    fs.closeSync(b);
-    await new Promise((res) => setTimeout(res, 10));
-    expect(ring.inFlight).toBe(1);
-    native.writev(a, [Buffer.from('still')]);
-    expect(await pending).toBe(5);
-    expect(buf.toString('utf8', 0, 5)).toBe('still');
-    fs.closeSync(a);
-  });
-
-  it('an idle Ring does not keep the loop alive, a pending op does (checked in a child)', async () => {
-    const { execa } = await import('execa');
-    const { projectRoot } = await import('../src/native.js');
-    const idle = await execa(process.execPath, ['--import', 'tsx', '-e',
-      "const { Ring } = await import('./src/ring.ts'); const r = new Ring(); await r.nop(); console.log('done');"],
-    { cwd: projectRoot, reject: false, timeout: 20_000 });
-    expect(idle.stdout).toBe('done');
-    expect(idle.exitCode).toBe(0);
-    const pending = await execa(process.execPath, ['--import', 'tsx', '-e',
-      "const { Ring } = await import('./src/ring.ts'); const { native } = await import('./src/native.ts');" +
-      "const r = new Ring(); const [a, b] = native.socketpair('stream');" +
-      "setTimeout(() => native.writev(a, [Buffer.from('x')]), 200);" +
-      "const n = await r.recv(b, Buffer.alloc(1)); console.log('got', n);"],
-    { cwd: projectRoot, reject: false, timeout: 20_000 });
-    expect(pending.stdout).toBe('got 1');
-  });
-});
-
 describe('buffers in flight', () => {
   it('a buffer detached (transferred) in flight is never written; the op still resolves', async () => {
     const ring = newRing();
@@ -491,6 +335,17 @@ describe('buffers in flight', () => {
     const n = await Promise.all(ops);
     expect(n[0]).toBe(4096);
     expect(native.liveObjects().heldBuffers).toBe(0);
+  });
+
+  it('a method kept after its Ring was collected throws RingClosedError (never touches freed memory)', async () => {
+    let ring: InstanceType<typeof Ring> | undefined = new Ring({ entries: 4 });
+    const { nop, read } = ring;
+    await nop.call(ring);
+    ring = undefined;
+    await collectGarbage();
+    expect(native.liveObjects().rings).toBe(0); // the Ring is gone
+    expect(() => nop()).toThrow(RingClosedError);
+    expect(() => read(0, Buffer.alloc(1))).toThrow(RingClosedError);
   });
 
   it('a Ring dropped with an op in flight stays alive until the op completes', async () => {

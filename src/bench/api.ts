@@ -122,6 +122,7 @@ function ratios(rows: ApiRow[]): ApiRatio[] {
     ['ring.readv', 1, 'fs.read', 1],
     ['ring.readv', 32, 'fs.promises.readv', 32, 3.0],
     ['ring.readv', 32, 'fs.read', 32, 1.5],
+    ['ring.readv', 32, 'fs.readvSync', 1, 0.8],
     ['ring.sendmsg', 32, 'iolab.sendmsg', 1],
     ['ring.sendmsg', 32, 'c.sendmsg', 1],
     ['iolab.sendmsg', 1, 'c.sendmsg', 1],
