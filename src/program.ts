@@ -19,15 +19,14 @@ import { ipcCommand } from './ipc/command.js';
 import { traceCommand } from './trace/command.js';
 import { reportCommand } from './report/command.js';
 
-function packageVersion(): string {
-  const pkg = JSON.parse(readFileSync(join(dirname(fileURLToPath(import.meta.url)), '..', 'package.json'), 'utf8')) as { version: string };
-  return pkg.version;
-}
+// Read when the module loads, not per command: a command may run after the process dropped to
+// a uid that cannot read the checkout (the tests' other-user runs do).
+const packageVersion: string = (JSON.parse(readFileSync(join(dirname(fileURLToPath(import.meta.url)), '..', 'package.json'), 'utf8')) as { version: string }).version;
 
 export function buildProgram(): Command {
   const program = new Command('iolab')
     .description('Shows, tests and measures Linux I/O primitives: readv/writev, fd passing, shared memory, io_uring')
-    .version(packageVersion(), '-V, --version', 'print the version of iolab');
+    .version(packageVersion, '-V, --version', 'print the version of iolab');
 
   program.addCommand(readvCommand());
   program.addCommand(writevCommand());
