@@ -91,13 +91,16 @@ describe.each(echoEngines)('echo server --engine %s under stress', (engine) => {
       let silentClosed = false;
       void closed(silent).then(() => (silentClosed = true));
       silent.resume();
-      // An echo every 250 ms (each gap well under the timeout) for 2 s: the timeout plus the
-      // server's check interval, with room.
+      // An echo every 250 ms (each gap well under the timeout) until the silent peer is closed
+      // (the timeout plus the server's check interval; up to 10 s on a loaded machine), then
+      // half a second more so the peer that never reads has met its deadline too.
       const t0 = performance.now();
-      while (performance.now() - t0 < 2000) {
+      let closedAt = Infinity;
+      while (performance.now() - t0 < 10_000 && performance.now() - closedAt < 500) {
         const msg = randomBytes(100);
         expect((await echoOnce(active, [msg], msg.length)).equals(msg)).toBe(true);
         await sleep(250);
+        if (silentClosed && closedAt === Infinity) closedAt = performance.now();
       }
       expect(silentClosed).toBe(true);
       expect(active.destroyed).toBe(false);

@@ -5,6 +5,8 @@ import { Command } from 'commander';
 import { oneLineErrors, printJson, UserError } from '../cli-util.js';
 import { markInterrupted } from '../interrupt.js';
 import { usdtProbes, usdtProvider } from './usdt.js';
+import { runTraced } from './run.js';
+import { formatSummary, summaryJson } from './summary.js';
 
 export function traceCommand(): Command {
   return oneLineErrors(new Command('trace')
@@ -21,8 +23,6 @@ Examples:
   iolab trace --json -- bench iops --filename /tmp/t.dat --ioengine io_uring --number_ios 3000`)
     .action(async (args: string[], opts: { json?: boolean }) => {
       if (args[0] === 'trace') throw new UserError('iolab trace cannot trace itself');
-      // Loaded when tracing: other commands start without these modules.
-      const [{ runTraced }, { formatSummary, summaryJson }] = await Promise.all([import('./run.js'), import('./summary.js')]);
       const outcome = await runTraced(args);
       const head = { command: ['iolab', ...args], pid: outcome.pid, exitCode: outcome.exitCode, partial: outcome.partial };
       if (opts.json) {
