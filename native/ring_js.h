@@ -6,10 +6,12 @@
 
 #include <type_traits>
 
+#include "addon.h"
 #include "args.h"
 #include "errors.h"
 #include "ring_core.h"
 #include "ring_op.h"
+#include "unix_msg.h"
 
 namespace iolab {
 
@@ -56,6 +58,19 @@ inline napi_value Queue(napi_env env, RingCore* core, Op* op, Fill fill) {
   }
   return err != 0 ? core->Refuse(op, err) : core->Enqueue(op);
 }
+
+// recvmsg's { maxFds?, controlFds? }: fds kept per message (default 0) and the control space
+// in fds (default SCM_MAX_FD), read once per call.
+struct RecvLimits {
+  int max_fds = 0, control_fds = kMaxFdsPerMessage;
+  RecvLimits(napi_env env, napi_value value) {
+    OptionsArg options(env, value);
+    if (!options.present()) return;
+    Keys keys(env);
+    max_fds = int(options.Integer(keys[Key::kMaxFds], "maxFds", 0, kMaxFdsPerMessage, 0));
+    control_fds = int(options.Integer(keys[Key::kControlFds], "controlFds", 0, kMaxFdsPerMessage, kMaxFdsPerMessage));
+  }
+};
 
 // The batch methods (ring_js_batch.cc).
 napi_value SendmsgBatch(napi_env env, napi_callback_info info);

@@ -192,13 +192,8 @@ napi_value RecvmsgBatch(napi_env env, napi_callback_info info) {
   Call<3> call(env, info);
   RingCore* core = call.Open(env);
   int fd = FdArg(env, call[0]);
-  OptionsArg options(env, call[2]);
-  int max_fds = 0, control_fds = kMaxFdsPerMessage;
-  if (options.present()) {
-    Keys keys(env);
-    max_fds = int(options.Integer(keys[Key::kMaxFds], "maxFds", 0, kMaxFdsPerMessage, 0));
-    control_fds = int(options.Integer(keys[Key::kControlFds], "controlFds", 0, kMaxFdsPerMessage, kMaxFdsPerMessage));
-  }
+  RecvLimits limits(env, call[2]);
+  int max_fds = limits.max_fds, control_fds = limits.control_fds;
   uint32_t n = BatchLength(env, call[1], "buffers", "an array of arrays of ArrayBufferView");
   Filling batch(core);
   ReadSocketType(fd, batch.get());

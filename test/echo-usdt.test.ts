@@ -1,6 +1,7 @@
 // The echo servers' USDT probes (provider iolab): echo_accept(fd) for every connection the C
-// servers accept, echo_close(fd) for every one they close. The notes are in the addon for anyone
-// to read; counting them with bpftrace needs root (a visible skip otherwise).
+// servers accept, echo_close(fd) for every one they close. The probes'
+// .note.stapsdt entries are in the addon for anyone to read; counting them with bpftrace
+// needs root (a visible skip otherwise).
 import { describe, expect, it } from 'vitest';
 import { execa } from 'execa';
 import { addonPath } from '../src/native.js';

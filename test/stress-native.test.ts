@@ -1,4 +1,4 @@
-// Issue 6: randomized stress of every native boundary of the foundation (fast-check; runs under
+// Randomized stress of every native boundary of the foundation (fast-check; runs under
 // ASan too). Each property compares with what plain node:fs (or the kernel's documented rule)
 // gives, and ends with the fd count and live-object counters where they started.
 import { describe, expect, it } from 'vitest';

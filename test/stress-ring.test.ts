@@ -1,4 +1,4 @@
-// Issue 6, the Ring part: randomized op sequences (fast-check) with close() at a random point,
+// The Ring under randomized op sequences (fast-check) with close() at a random point,
 // buffers dropped and GC forced right after submit, the target fd closed while ops wait, and
 // CQs smaller than the burst. Every property: results equal the plain syscall's, and fds and
 // live-object counters are back where they started.

@@ -55,6 +55,23 @@ function expectNothingAttached(pid: number): void {
   expect(leftoverDynamicProbes()).toEqual([]);
 }
 
+/** Starts `trace -- bench iops` on a 30 s io_uring job and waits until bpftrace and the traced
+ * command both run. */
+async function traceLongIops(name: string) {
+  const file = join(tmp.path, name);
+  const child = execa(process.execPath, [cliPath, 'trace', '--', 'bench', 'iops', '--filename', file, '--size', '8m',
+    '--ioengine', 'io_uring', '--runtime', '30', '--time_based'], { reject: false, cwd: projectRoot });
+  const tracer = child.pid!;
+  let bpftrace = 0;
+  let command = 0;
+  await until(() => {
+    bpftrace = bpftraceChildren(tracer)[0] ?? 0;
+    command = childrenOf(tracer).find((c) => commandName(c) !== 'bpftrace') ?? 0;
+    return bpftrace !== 0 && command !== 0 && !['T', ''].includes(processState(command));
+  }, 30_000, 'the traced command to run');
+  return { file, child, bpftrace, command };
+}
+
 describe.skipIf(skip !== undefined)(`iolab trace${skip ? ` (skipped: ${skip})` : ''}`, () => {
   it('counts the one READV of readv --uring, inline, and passes the command\'s output through', async () => {
     const r = await runCli(['trace', '--json', '--', 'readv', 'readv.c', '--uring'], { timeout: 60_000 });
@@ -129,17 +146,7 @@ describe.skipIf(skip !== undefined)(`iolab trace${skip ? ` (skipped: ${skip})` :
   }, 60_000);
 
   it('Ctrl-C: the command is interrupted, the trace so far is printed as partial, exit 130, nothing left', async () => {
-    const file = join(tmp.path, 'int.dat');
-    const child = execa(process.execPath, [cliPath, 'trace', '--', 'bench', 'iops', '--filename', file, '--size', '8m',
-      '--ioengine', 'io_uring', '--runtime', '30', '--time_based'], { reject: false, cwd: projectRoot });
-    const tracer = child.pid!;
-    let bpftrace = 0;
-    let command = 0;
-    await until(() => {
-      bpftrace = bpftraceChildren(tracer)[0] ?? 0;
-      command = childrenOf(tracer).find((c) => commandName(c) !== 'bpftrace') ?? 0;
-      return bpftrace !== 0 && command !== 0 && !['T', ''].includes(processState(command));
-    }, 30_000, 'the traced command to run');
+    const { file, child, bpftrace, command } = await traceLongIops('int.dat');
     // its reads have begun once the file is laid out (a loaded machine can take a while)
     await until(() => existsSync(file) && statSync(file).size === 8 << 20, 60_000, 'the layout');
     await new Promise((r) => setTimeout(r, 1500));
@@ -154,17 +161,7 @@ describe.skipIf(skip !== undefined)(`iolab trace${skip ? ` (skipped: ${skip})` :
   }, 90_000);
 
   it('bpftrace dying mid-run stops the command, says so in one line, exits non-zero, nothing left', async () => {
-    const file = join(tmp.path, 'kill.dat');
-    const child = execa(process.execPath, [cliPath, 'trace', '--', 'bench', 'iops', '--filename', file, '--size', '8m',
-      '--ioengine', 'io_uring', '--runtime', '30', '--time_based'], { reject: false, cwd: projectRoot });
-    const tracer = child.pid!;
-    let bpftrace = 0;
-    let command = 0;
-    await until(() => {
-      bpftrace = bpftraceChildren(tracer)[0] ?? 0;
-      command = childrenOf(tracer).find((c) => commandName(c) !== 'bpftrace') ?? 0;
-      return bpftrace !== 0 && command !== 0 && !['T', ''].includes(processState(command));
-    }, 30_000, 'the traced command to run');
+    const { file, child, bpftrace, command } = await traceLongIops('kill.dat');
     process.kill(bpftrace, 'SIGKILL');
     const r = await child;
     expect(r.exitCode).not.toBe(0);

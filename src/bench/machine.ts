@@ -32,8 +32,9 @@ function mountOf(path: string): { type: string; mountPoint: string; source: stri
   return best;
 }
 
-/** The block device (sysfs name, e.g. "vda") a path lives on, when it has one. */
-export function blockDeviceOf(path: string): string | undefined {
+/** The sysfs folder (/sys/devices/...) of the block device a path lives on (or is), when it
+ * has one; a path that does not exist yet counts as its nearest existing parent. */
+export function blockDeviceDir(path: string): string | undefined {
   let target = resolve(path);
   while (!existsSync(target) && dirname(target) !== target) target = dirname(target);
   const st = statSync(target, { bigint: true });
@@ -41,7 +42,12 @@ export function blockDeviceOf(path: string): string | undefined {
   const major = Number(((dev >> 8n) & 0xfffn) | ((dev >> 32n) & ~0xfffn));
   const minor = Number((dev & 0xffn) | ((dev >> 12n) & ~0xffn));
   const sys = `/sys/dev/block/${major}:${minor}`;
-  return existsSync(sys) ? realpathSync(sys).split('/').pop() : undefined;
+  return existsSync(sys) ? realpathSync(sys) : undefined;
+}
+
+/** The block device (sysfs name, e.g. "vda") a path lives on, when it has one. */
+export function blockDeviceOf(path: string): string | undefined {
+  return blockDeviceDir(path)?.split('/').pop();
 }
 
 export function machineInfo(path?: string): MachineInfo {

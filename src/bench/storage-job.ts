@@ -1,12 +1,12 @@
 // What the storage benchmarks share: rw names, fio-style option checks that must fail before
 // any I/O (O_DIRECT alignment, sizes, file systems that hold no files), and running one native
 // job with a progress bar on stderr that Ctrl-C stops.
-import { existsSync, readFileSync, realpathSync, statSync } from 'node:fs';
-import { dirname, join, resolve } from 'node:path';
+import { existsSync, readFileSync, statSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { native, type BenchJob, type BenchProgress, type BenchResult } from '../native.js';
 import { UserError } from '../cli-util.js';
 import { interruption } from '../interrupt.js';
-import { machineInfo } from './machine.js';
+import { blockDeviceDir, machineInfo } from './machine.js';
 
 export const RW_MODES = ['read', 'write', 'randread', 'randwrite', 'randrw', 'readwrite'] as const;
 export type RwMode = (typeof RW_MODES)[number];
@@ -26,19 +26,12 @@ export function parseRw(value: string): RwMode {
 /** The logical block size of the device a path lives on (or is), from sysfs; undefined when the
  * filesystem has no block device (tmpfs, overlay). Partitions use their disk's queue. */
 export function logicalBlockSize(path: string): { size: number; device: string } | undefined {
-  let target = resolve(path);
-  while (!existsSync(target) && dirname(target) !== target) target = dirname(target);
-  const st = statSync(target, { bigint: true });
-  const dev = st.isBlockDevice() ? st.rdev : st.dev;
-  const major = Number(((dev >> 8n) & 0xfffn) | ((dev >> 32n) & ~0xfffn));
-  const minor = Number((dev & 0xffn) | ((dev >> 12n) & ~0xffn));
-  const sys = `/sys/dev/block/${major}:${minor}`;
-  if (!existsSync(sys)) return undefined;
-  const real = realpathSync(sys);
+  const real = blockDeviceDir(path);
+  if (!real) return undefined;
   for (const dir of [real, dirname(real)]) {
     const file = join(dir, 'queue/logical_block_size');
     if (existsSync(file)) {
-      return { size: Number(readFileSync(file, 'utf8').trim()), device: dir.split('/').pop() ?? `${major}:${minor}` };
+      return { size: Number(readFileSync(file, 'utf8').trim()), device: dir.split('/').pop() ?? real };
     }
   }
   return undefined;
