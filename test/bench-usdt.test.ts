@@ -1,6 +1,7 @@
 // The storage job's USDT probes (provider iolab): io_issue(offset, bytes, is_write) and
 // io_complete(offset, bytes, result), fired by the runner for every engine. The probes'
-// .note.stapsdt entries are in the addon for anyone to read; counting them with bpftrace needs root (a visible skip otherwise).
+// .note.stapsdt entries are in the addon for anyone to read; counting them with bpftrace
+// needs root (a visible skip otherwise).
 import { afterAll, describe, expect, it } from 'vitest';
 import { execa } from 'execa';
 import { join } from 'node:path';

@@ -161,7 +161,7 @@ describe.skipIf(skip !== undefined)(`iolab trace${skip ? ` (skipped: ${skip})` :
   }, 90_000);
 
   it('bpftrace dying mid-run stops the command, says so in one line, exits non-zero, nothing left', async () => {
-    const { file, child, bpftrace, command } = await traceLongIops('kill.dat');
+    const { child, bpftrace, command } = await traceLongIops('kill.dat');
     process.kill(bpftrace, 'SIGKILL');
     const r = await child;
     expect(r.exitCode).not.toBe(0);
