@@ -1,6 +1,10 @@
 import { availableParallelism } from 'node:os';
 import { defineConfig } from 'vitest/config';
 
+// The sanitized build (npm run test:asan sets IOLAB_ASAN=1) runs every spawned iolab process
+// 2-4x slower, and with two files at a time a test of ten CLI calls needs more than 30 s.
+const timeout = process.env.IOLAB_ASAN === '1' ? 120_000 : 30_000;
+
 export default defineConfig({
   test: {
     include: ['test/**/*.test.ts'],
@@ -12,8 +16,8 @@ export default defineConfig({
     // test names what it creates uniquely, so files do not see each other's objects.
     maxWorkers: Math.max(2, availableParallelism() - 1),
     execArgv: ['--expose-gc'],
-    testTimeout: 30_000,
-    hookTimeout: 30_000,
+    testTimeout: timeout,
+    hookTimeout: timeout,
     globalSetup: ['test/global-setup.ts'],
   },
 });
