@@ -246,7 +246,7 @@ Napi::Value BenchRun(const Napi::CallbackInfo& info) {
   s.runtime_ns = uint64_t(job.Integer("runtimeMs", 0, int64_t(1e12), 0)) * 1000000ull;
   s.ramp_ns = uint64_t(job.Integer("rampMs", 0, int64_t(1e12), 0)) * 1000000ull;
   s.number_ios = uint64_t(job.Integer("numberIos", 0, kMaxSafeInteger, 0));
-  s.seed = uint64_t(job.Integer("seed", 0, kMaxSafeInteger, 0));
+  s.randseed = uint64_t(job.Integer("randseed", 0, kMaxSafeInteger, 0));
   s.fadvise_hint = fadvise_hint(job.Integer("fadviseHint", 0, 3, FADVISE_BY_RW));
   s.layout_write_cap = uint32_t(job.Integer("layoutWriteCap", 0, 1 << 30, 0));
   s.time_based = job.Bool("timeBased", false);

@@ -61,7 +61,7 @@ export interface BenchJob {
   engineOptions?: Record<string, number | boolean>;
   verify?: boolean;
   force?: boolean;
-  seed?: number;
+  randseed?: number;
   /** Set stop[0] to 1 (Atomics.store) to end the job early: the result is marked interrupted. */
   stop?: Int32Array;
   /** Tests only: bytes per layout pwrite, to force short writes. */

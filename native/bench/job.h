@@ -33,7 +33,7 @@ struct job_spec {
   uint64_t number_ios;    /* 0: no limit */
   int direct, invalidate, verify, force;
   enum fadvise_hint fadvise_hint;
-  uint64_t seed;          /* offsets/mix; the verify pattern uses PATTERN_SEED */
+  uint64_t randseed;      /* fio's randseed: the random offsets and rw mix (the verify pattern has its own PATTERN_KEY) */
   const int *stop;        /* another thread sets *stop to end the job early (interrupted) */
   uint32_t layout_write_cap;  /* tests only: bytes per layout pwrite, to force short writes (0: none) */
 };

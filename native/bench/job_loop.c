@@ -56,7 +56,7 @@ static void prepare_io(struct worker *w, struct io_u *io) {
   else
     io->ddir = job_reads(s->rw) ? DDIR_READ : DDIR_WRITE;
   if (s->verify) {
-    if (io->ddir == DDIR_WRITE) pattern_fill(io->buf, io->offset, io->len, PATTERN_SEED);
+    if (io->ddir == DDIR_WRITE) pattern_fill(io->buf, io->offset, io->len, PATTERN_KEY);
     else memset(io->buf, VERIFY_POISON, io->len);
   }
 }
@@ -70,7 +70,7 @@ static int complete_io(struct worker *w, struct io_u *io, uint64_t t, int async)
   }
   if (s->verify) {
     if (io->ddir == DDIR_READ) {
-      int64_t bad = pattern_check(io->buf, io->offset, io->len, PATTERN_SEED);
+      int64_t bad = pattern_check(io->buf, io->offset, io->len, PATTERN_KEY);
       if (bad >= 0) return fail_verify(w, io->offset, bad);
     } else {
       uint64_t b = io->offset / s->bs;
@@ -247,7 +247,7 @@ int verify_pass(struct worker *w, int fd, void *buf) {
     ssize_t n = pread(fd, buf, s->bs, (off_t)off);
     if (n < 0) return worker_fail_errno(w, errno, "pread", off);
     if (n != (ssize_t)s->bs) return worker_fail_errno(w, EIO, "pread", off);
-    int64_t bad = pattern_check(buf, off, s->bs, PATTERN_SEED);
+    int64_t bad = pattern_check(buf, off, s->bs, PATTERN_KEY);
     if (bad >= 0) return fail_verify(w, off, bad);
     w->verified++;
   }

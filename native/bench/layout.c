@@ -83,7 +83,7 @@ static int write_pattern(const struct job_spec *spec, int fd, uint64_t from, uin
     size_t skip = (size_t)(off - word);
     size_t len = to - off < LAYOUT_CHUNK ? (size_t)(to - off) : LAYOUT_CHUNK;
     if (spec->layout_write_cap != 0 && len > spec->layout_write_cap) len = spec->layout_write_cap;
-    pattern_fill(buf, word, (skip + len + 7) & ~(size_t)7, PATTERN_SEED);
+    pattern_fill(buf, word, (skip + len + 7) & ~(size_t)7, PATTERN_KEY);
     ssize_t n = pwrite(fd, buf + skip, len, (off_t)off);
     if (n < 0) {
       if (errno == EINTR) continue;

@@ -46,7 +46,7 @@ static int sample_file(const char *path, uint64_t size, uint64_t *sum, int *patt
       ret = -1;
       break;
     }
-    if (pattern_check(buf, off, len, PATTERN_SEED) >= 0) *pattern = 0;
+    if (pattern_check(buf, off, len, PATTERN_KEY) >= 0) *pattern = 0;
     for (size_t w = 0; w < len / 8; w++) h = (h ^ buf[w]) * 0x100000001b3ULL;
   }
   free(buf);

@@ -9,17 +9,17 @@ static inline uint64_t mix(uint64_t x) {  /* splitmix64's finaliser */
   return x ^ (x >> 31);
 }
 
-void pattern_fill(void *buf, uint64_t offset, size_t len, uint64_t seed) {
+void pattern_fill(void *buf, uint64_t offset, size_t len, uint64_t key) {
   uint64_t *w = buf;
   uint64_t first = offset / 8;
-  for (size_t i = 0; i < len / 8; i++) w[i] = mix((first + i) ^ seed);
+  for (size_t i = 0; i < len / 8; i++) w[i] = mix((first + i) ^ key);
 }
 
-int64_t pattern_check(const void *buf, uint64_t offset, size_t len, uint64_t seed) {
+int64_t pattern_check(const void *buf, uint64_t offset, size_t len, uint64_t key) {
   const uint64_t *w = buf;
   uint64_t first = offset / 8;
   for (size_t i = 0; i < len / 8; i++) {
-    uint64_t want = mix((first + i) ^ seed);
+    uint64_t want = mix((first + i) ^ key);
     if (w[i] != want) {
       const unsigned char *a = (const unsigned char *)&w[i], *b = (const unsigned char *)&want;
       size_t j = 0;

@@ -1,17 +1,17 @@
 /* Verify pattern: every 8-byte word of a file holds a value derived from its offset and a
- * seed, so any block size that is a multiple of 8 can be written and checked anywhere. */
+ * fixed key, so any block size that is a multiple of 8 can be written and checked anywhere. */
 #ifndef IOLAB_BENCH_PATTERN_H
 #define IOLAB_BENCH_PATTERN_H
 
 #include <stddef.h>
 #include <stdint.h>
 
-#define PATTERN_SEED 0x10ab5eed2026ULL
+#define PATTERN_KEY 0x10ab5eed2026ULL
 
 /* offset and len must be multiples of 8. */
-void pattern_fill(void *buf, uint64_t offset, size_t len, uint64_t seed);
+void pattern_fill(void *buf, uint64_t offset, size_t len, uint64_t key);
 /* -1 when buf holds the pattern for [offset, offset+len); else the file offset of the first
  * byte that differs. */
-int64_t pattern_check(const void *buf, uint64_t offset, size_t len, uint64_t seed);
+int64_t pattern_check(const void *buf, uint64_t offset, size_t len, uint64_t key);
 
 #endif
