@@ -18,6 +18,14 @@ export function printJson(value: unknown): void {
   process.stdout.write(JSON.stringify(value) + '\n');
 }
 
+/** A benchmark's report as its --json/--output flags ask: the JSON written to --output (then
+ * "written: FILE" after the table), and on stdout either the JSON or the table. */
+export function emitReport(opts: { json?: boolean; output?: string }, json: unknown, table: string): void {
+  if (opts.output) writeJsonFile(opts.output, json);
+  if (opts.json) printJson(json);
+  else process.stdout.write(table + (opts.output ? `written: ${opts.output}\n` : ''));
+}
+
 /** Writes a benchmark's JSON to the file a user named with --output: whole or not at all (a
  * temp file beside it, renamed into place), creating the folder. */
 export function writeJsonFile(path: string, value: unknown): void {

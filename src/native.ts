@@ -11,40 +11,16 @@ import type {
   IpcCellResult,
   IpcJob,
   BenchJob,
-  BenchEngineOption,
   BenchEngineInfo,
   BenchProgress,
   BenchHistogram,
-  BenchSamples,
-  BenchDirection,
   BenchResult,
-  EchoServerStats,
   EchoNativeServerOptions,
   EchoServerHandle,
   EchoLoadOptions,
-  EchoLoadResult,
   EchoLoadHandle,
 } from './native-types.js';
-export type {
-  IpcMode,
-  IpcCell,
-  IpcCellResult,
-  IpcJob,
-  BenchJob,
-  BenchEngineOption,
-  BenchEngineInfo,
-  BenchProgress,
-  BenchHistogram,
-  BenchSamples,
-  BenchDirection,
-  BenchResult,
-  EchoServerStats,
-  EchoNativeServerOptions,
-  EchoServerHandle,
-  EchoLoadOptions,
-  EchoLoadResult,
-  EchoLoadHandle,
-} from './native-types.js';
+export type * from './native-types.js';
 
 
 export const projectRoot = join(dirname(fileURLToPath(import.meta.url)), '..');

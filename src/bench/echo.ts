@@ -1,7 +1,7 @@
 // `iolab bench echo`: the options, the report (medians, ratios) and its table. The runs
 // themselves are in echo-run.ts, the two-namespace setup in netns.ts.
 import { Command } from 'commander';
-import { commandLine, oneLineErrors, printJson, UserError, writeJsonFile } from '../cli-util.js';
+import { commandLine, emitReport, oneLineErrors, UserError } from '../cli-util.js';
 import { median, ratio, table } from '../format.js';
 import { markInterrupted } from '../interrupt.js';
 import { numberListOption, numberOption } from '../numbers.js';
@@ -123,9 +123,7 @@ export function benchEchoCommand(): Command {
       const run = await runEchoBench(options, (line) => { if (!opts.json) process.stderr.write(`${line}\n`); });
       const report = buildEchoReport(options, run);
       const json = { ...report, machine: machineInfo(), command: commandLine(), date: new Date().toISOString() };
-      if (opts.output) writeJsonFile(opts.output, json);
-      if (opts.json) printJson(json);
-      else process.stdout.write(formatEchoReport(report) + (opts.output ? `written: ${opts.output}\n` : ''));
+      emitReport(opts, json, formatEchoReport(report));
       if (run.interruptedBy) markInterrupted();
       else if (report.errors) process.exitCode = 1;
     }));

@@ -1,7 +1,7 @@
 // `iolab bench ipc`: messages between two processes over each transport, against memcpy in
 // the same run. And its hidden `peer` subcommand, the receiving process it starts.
 import { Command, Option } from 'commander';
-import { commandLine, oneLineErrors, printJson, UserError, writeJsonFile } from '../cli-util.js';
+import { commandLine, emitReport, oneLineErrors, UserError } from '../cli-util.js';
 import { markInterrupted } from '../interrupt.js';
 import { machineInfo } from '../bench/machine.js';
 import { native } from '../native.js';
@@ -47,9 +47,7 @@ async function runCommand(opts: CommandOptions): Promise<void> {
   const run = await runPlan(plan, stderrProgress(options.rounds));
   const report = buildReport(plan, run);
   const json = { ...report, machine: machineInfo(), command: commandLine(), date: new Date().toISOString() };
-  if (opts.output) writeJsonFile(opts.output, json);
-  if (opts.json) printJson(json);
-  else process.stdout.write(formatReport(report) + (opts.output ? `written: ${opts.output}\n` : ''));
+  emitReport(opts, json, formatReport(report));
   if (run.interruptedBy) markInterrupted();
 }
 
