@@ -26,18 +26,24 @@ export function emitReport(opts: { json?: boolean; output?: string }, json: unkn
   else process.stdout.write(table + (opts.output ? `written: ${opts.output}\n` : ''));
 }
 
-/** Writes a benchmark's JSON to the file a user named with --output: whole or not at all (a
- * temp file beside it, renamed into place), creating the folder. */
-export function writeJsonFile(path: string, value: unknown): void {
-  mkdirSync(dirname(resolve(path)), { recursive: true });
+/** Writes data to path whole or not at all: under a temp name beside it, renamed into place
+ * (so a symlink at path is replaced, never written through). */
+export function replaceFile(path: string, data: string): void {
   const temp = join(dirname(resolve(path)), `.${basename(path)}.${process.pid}.tmp`);
   try {
-    writeFileSync(temp, JSON.stringify(value, null, 2) + '\n', { flag: 'wx' });
+    writeFileSync(temp, data, { flag: 'wx' });
     renameSync(temp, path);
   } catch (err) {
     rmSync(temp, { force: true });
     throw err;
   }
+}
+
+/** Writes a benchmark's JSON to the file a user named with --output (replaceFile), creating
+ * the folder. */
+export function writeJsonFile(path: string, value: unknown): void {
+  mkdirSync(dirname(resolve(path)), { recursive: true });
+  replaceFile(path, JSON.stringify(value, null, 2) + '\n');
 }
 
 /** The command line a benchmark's JSON records, as the user typed it. */

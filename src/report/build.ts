@@ -1,8 +1,7 @@
 // What `iolab report` does: reads each benchmark JSON by its shape, renders its charts
 // (Vega-Lite -> SVG in Node) and writes the page, never through a symlink.
-import { lstatSync, readFileSync, readlinkSync, renameSync, rmSync, writeFileSync } from 'node:fs';
-import { basename, dirname, join, resolve } from 'node:path';
-import { UserError } from '../cli-util.js';
+import { lstatSync, readFileSync, readlinkSync } from 'node:fs';
+import { replaceFile, UserError } from '../cli-util.js';
 import { chartsOf } from './charts.js';
 import { reportHtml, type RenderedInput } from './html.js';
 import { readBenchJson, type BenchInput } from './inputs.js';
@@ -47,14 +46,7 @@ export function writeReport(path: string, html: string, force: boolean): void {
   }
   if (existing && !existing.isSymbolicLink() && !existing.isFile()) throw new UserError(`${path} exists and is not a regular file`);
   if (existing?.isFile() && !force) throw new UserError(`${path} exists: --force replaces it`);
-  const temp = join(dirname(resolve(path)), `.${basename(path)}.${process.pid}.tmp`);
-  try {
-    writeFileSync(temp, html, { flag: 'wx' });
-    renameSync(temp, path);
-  } catch (err) {
-    rmSync(temp, { force: true });
-    throw err;
-  }
+  replaceFile(path, html);
 }
 
 export async function buildReport(files: string[]): Promise<{ html: string; rendered: RenderedInput[] }> {
