@@ -5,10 +5,10 @@
 // stops the run in progress (its sample is kept, marked partial), kills and reaps the server,
 // and starts nothing more.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { readFileSync } from 'node:fs';
 import { UserError } from '../cli-util.js';
 import type { EchoLoadResult } from '../native.js';
 import { interruptedBy, interruption } from '../interrupt.js';
+import { procStatFields } from '../procfs.js';
 import { iolabArgv } from '../spawn-iolab.js';
 import { perSecond, runLoad, totalErrors } from '../echo/load.js';
 import type { EchoEngine } from '../echo/servers.js';
@@ -107,13 +107,8 @@ async function stopServer(s: ServerProcess): Promise<boolean> {
 
 /** CPU seconds (user + system) a process has used, from /proc/<pid>/stat (0 once it is gone). */
 function processCpuSeconds(pid: number): number {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return (Number(fields[11]) + Number(fields[12])) / 100; // utime, stime in USER_HZ (100)
-  } catch {
-    return 0;
-  }
+  const fields = procStatFields(pid);
+  return fields ? (Number(fields[11]) + Number(fields[12])) / 100 : 0; // utime, stime in USER_HZ (100)
 }
 
 function loopback(o: EchoBenchOptions): Hosts {

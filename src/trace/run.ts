@@ -5,10 +5,10 @@
 // is always stopped (SIGTERM, then SIGKILL), and its program exits by itself when this process
 // does, however that happens.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { readFileSync } from 'node:fs';
 import { constants } from 'node:os';
 import { UserError } from '../cli-util.js';
 import { interruptedBy, interruption } from '../interrupt.js';
+import { procStatFields } from '../procfs.js';
 import { iolabArgv } from '../spawn-iolab.js';
 import { traceProgram } from './bpf-program.js';
 import { bpftraceError, checkTracingPossible } from './preflight.js';
@@ -58,11 +58,7 @@ async function stopGroup(child: ChildProcess, signal: NodeJS.Signals, graceMs: n
 async function waitStopped(pid: number, child: ChildProcess): Promise<void> {
   for (let i = 0; i < 2500; i++) {
     if (exited(child)) throw new UserError('the command exited before it could be traced');
-    let state = '';
-    try {
-      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-      state = stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3);
-    } catch { /* not there yet */ }
+    const state = procStatFields(pid)?.[0] ?? ''; // not there yet: ''
     if (state === 'T' || state === 't') return;
     await new Promise((r) => setTimeout(r, 2));
   }

@@ -1,6 +1,7 @@
 // Finding the processes a test started, however deep: each run gets a unique tag in its
 // environment (children inherit it), and /proc tells which live processes carry it.
 import { readdirSync, readFileSync } from 'node:fs';
+import { procStatFields } from '../../src/procfs.js';
 import { randomUUID } from 'node:crypto';
 
 export const processTagVariable = 'IOLAB_TEST_TAG';
@@ -44,13 +45,8 @@ export function childrenOf(pid: number): number[] {
   const found: number[] = [];
   for (const name of readdirSync('/proc')) {
     if (!/^\d+$/.test(name)) continue;
-    try {
-      const stat = readFileSync(`/proc/${name}/stat`, 'utf8');
-      const [state, ppid] = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      if (Number(ppid) === pid && state !== 'Z') found.push(Number(name));
-    } catch {
-      // gone meanwhile
-    }
+    const [state, ppid] = procStatFields(name) ?? []; // none: gone meanwhile
+    if (state !== undefined && Number(ppid) === pid && state !== 'Z') found.push(Number(name));
   }
   return found;
 }

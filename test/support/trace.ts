@@ -2,6 +2,7 @@
 // attached is still there.
 import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import { bpftraceBinary } from '../../src/trace/probes.js';
+import { procStatFields } from '../../src/procfs.js';
 
 /** Why the trace tests cannot run here, or undefined when they can. */
 export function traceUnavailable(): string | undefined {
@@ -32,12 +33,7 @@ export function commandName(pid: number): string {
 
 /** The process state letter (R, S, T, Z...), '' when it is gone. */
 export function processState(pid: number): string {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3);
-  } catch {
-    return '';
-  }
+  return procStatFields(pid)?.[0] ?? '';
 }
 
 export function alive(pid: number): boolean {

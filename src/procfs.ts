@@ -1,0 +1,14 @@
+// /proc/<pid>/stat read once: the fields after the command name (which may hold spaces and
+// parentheses, so the split starts after its last ')'). fields[0] is the state letter,
+// fields[1] the parent pid, fields[11] and fields[12] utime and stime in USER_HZ (100 here).
+import { readFileSync } from 'node:fs';
+
+/** The stat fields of pid from its state on, or undefined when it is gone. */
+export function procStatFields(pid: number | string): string[] | undefined {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  } catch {
+    return undefined;
+  }
+}
