@@ -16,7 +16,7 @@ export interface MachineInfo {
 }
 
 /** The mount (from /proc/self/mountinfo) that holds path: the longest matching mount point. */
-function mountOf(path: string): { type: string; mountPoint: string; source: string } | undefined {
+export function mountOf(path: string): { type: string; mountPoint: string; source: string } | undefined {
   let target = resolve(path);
   while (!existsSync(target) && dirname(target) !== target) target = dirname(target);
   const real = realpathSync(target);

@@ -6,7 +6,7 @@ import { dirname, join } from 'node:path';
 import { native, type BenchJob, type BenchProgress, type BenchResult } from '../native.js';
 import { UserError } from '../cli-util.js';
 import { interruption } from '../interrupt.js';
-import { blockDeviceDir, machineInfo } from './machine.js';
+import { blockDeviceDir, mountOf } from './machine.js';
 
 export const RW_MODES = ['read', 'write', 'randread', 'randwrite', 'randrw', 'readwrite'] as const;
 export type RwMode = (typeof RW_MODES)[number];
@@ -40,7 +40,7 @@ export function logicalBlockSize(path: string): { size: number; device: string }
 /** Checks a job's options before any I/O; every problem is one UserError line naming the
  * option as the user typed it. */
 export function checkJob(job: BenchJob): void {
-  const fs = machineInfo(job.filename).fileSystem;
+  const fs = mountOf(job.filename);
   if (fs && pseudoFileSystems.has(fs.type)) {
     throw new UserError(`--filename: '${job.filename}' is on ${fs.mountPoint} (${fs.type}), a file system that ` +
       'holds no regular files to benchmark; choose a path on a disk file system or tmpfs');
