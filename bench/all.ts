@@ -29,12 +29,6 @@ async function iolab(args: string[]): Promise<boolean> {
   return r.exitCode === 0;
 }
 
-/** The benchmark exists in this checkout (bench ipc came later than the others). */
-async function hasBench(name: string): Promise<boolean> {
-  const r = await execa(...iolabArgv(['bench', name, '--help']), { reject: false });
-  return r.exitCode === 0 && String(r.stdout).includes(`Usage: iolab bench ${name}`);
-}
-
 const hasFio = (await execa('fio', ['--version'], { reject: false }).catch(() => ({ exitCode: 1 }))).exitCode === 0;
 mkdirSync(results, { recursive: true });
 const written: string[] = [];
@@ -55,12 +49,8 @@ try {
 }
 await step('bench echo', 'all-echo.json', ['bench', 'echo', '--clients', '10,100', '--duration', String(Math.max(1, Number(runtime))),
   '--rounds', '1', '--reference-clients', '0']);
-if (await hasBench('ipc')) {
-  await step('bench ipc', 'all-ipc.json', ['bench', 'ipc', '--sizes', '64,4k,64k,1m', '--mode', 'throughput',
-    '--duration', '200ms', '--rounds', '1']);
-} else {
-  process.stderr.write('\nbench:all: bench ipc is not in this checkout; skipped\n');
-}
+await step('bench ipc', 'all-ipc.json', ['bench', 'ipc', '--sizes', '64,4k,64k,1m', '--mode', 'throughput',
+  '--duration', '200ms', '--rounds', '1']);
 await step('bench api', 'all-api.json', ['bench', 'api', '--rounds', '1', '--duration', '200']);
 
 const report = join(results, 'report.html');
