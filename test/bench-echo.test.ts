@@ -89,6 +89,12 @@ describe('bench echo', () => {
   }, 40_000);
 });
 
+/** Until the generator in its namespace holds its clients' sockets: it is measuring, not still starting up. */
+async function generatorConnected(tag: string, clients: number): Promise<void> {
+  const generator = await waitFor('the generator in its namespace', () => processesTagged(tag).find((p) => p.cmdline.includes('echo bench')), 20_000);
+  await waitFor(`its ${clients} connections`, () => socketCountOf(generator.pid) >= clients, 20_000);
+}
+
 describe.skipIf(!isRoot || !hasIp)('bench echo --netns (root, iproute2)', () => {
   it('runs server and generator in two namespaces over a veth pair and removes both', async () => {
     const before = iolabNetworkState();
@@ -105,8 +111,8 @@ describe.skipIf(!isRoot || !hasIp)('bench echo --netns (root, iproute2)', () => 
   it('Ctrl-C mid-run: partial row, exit 130, namespaces and link removed', async () => {
     const before = iolabNetworkState();
     const bench = startBench(['--clients', '10', '--duration', '10', '--rounds', '1', '--engines', 'epoll', '--reference-clients', '0', '--netns']);
-    await waitFor('the generator in its namespace', () => processesTagged(bench.tag).some((p) => p.cmdline.includes('echo bench')), 20_000);
-    await new Promise((r) => setTimeout(r, 1500));
+    await generatorConnected(bench.tag, 10);
+    await new Promise((r) => setTimeout(r, 500));
     bench.child.kill('SIGINT');
     const r = await bench.child;
     expect(r.exitCode).toBe(130);
@@ -119,8 +125,8 @@ describe.skipIf(!isRoot || !hasIp)('bench echo --netns (root, iproute2)', () => 
     const before = iolabNetworkState();
     const bench = startBench(['--clients', '10', '--duration', '3', '--rounds', '1', '--engines', 'epoll', '--reference-clients', '0', '--netns']);
     const server = await waitFor('the server', () => processesTagged(bench.tag).find((p) => p.cmdline.includes('echo server')), 20_000);
-    await waitFor('the generator', () => processesTagged(bench.tag).some((p) => p.cmdline.includes('echo bench')), 20_000);
-    await new Promise((r) => setTimeout(r, 800));
+    await generatorConnected(bench.tag, 10);
+    await new Promise((r) => setTimeout(r, 300));
     process.kill(server.pid, 'SIGKILL');
     const r = await bench.child;
     expect(r.exitCode).toBe(1);

@@ -28,17 +28,20 @@ export function echoOnce(s: Socket, chunks: Buffer[], want: number): Promise<Buf
   return new Promise((resolve, reject) => {
     const got: Buffer[] = [];
     let n = 0;
+    // Every listener goes when the echo settles: one socket serves many rounds.
+    const settle = (err?: Error) => {
+      s.off('data', onData).off('error', onError).off('close', onClose);
+      if (err) reject(err);
+      else resolve(Buffer.concat(got));
+    };
     const onData = (d: Buffer) => {
       got.push(d);
       n += d.length;
-      if (n >= want) {
-        s.off('data', onData);
-        resolve(Buffer.concat(got));
-      }
+      if (n >= want) settle();
     };
-    s.on('data', onData);
-    s.once('error', reject);
-    s.once('close', () => n < want && reject(new Error(`closed after ${n} of ${want} bytes`)));
+    const onError = (e: Error) => settle(e);
+    const onClose = () => settle(new Error(`closed after ${n} of ${want} bytes`));
+    s.on('data', onData).on('error', onError).on('close', onClose);
     for (const c of chunks) s.write(c);
   });
 }
