@@ -59,6 +59,15 @@ inline int64_t OptionalIntegerArg(napi_env env, napi_value value, const char* na
   ThrowIntegerArg(env, value, name, min, max);
 }
 
+// An argument's name in an error, as prefix + index + suffix ("messages[3].buffers"), put
+// together only when an error is thrown: a batch names each of its elements this way.
+struct ArgPath {
+  const char* prefix;
+  size_t index;
+  const char* suffix;
+  std::string str() const { return prefix + std::to_string(index) + suffix; }
+};
+
 // An fd: an integer in [0, 2^31-1].
 inline int FdArg(napi_env env, napi_value value, const char* name = "fd") {
   return int(IntegerArg(env, value, name, 0, INT32_MAX));

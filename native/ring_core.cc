@@ -112,7 +112,7 @@ napi_value RingCore::EnqueueGroup(OpGroup* group) {
   group->pending = group->ops.size();
   if (group->pending == 0) {  // an empty batch: settled at once
     GroupSettle(env_, group, false);
-    GroupFree(group);
+    GroupFree(env_, group);
     return promise;
   }
   if (in_flight_ == 0) {
@@ -133,7 +133,7 @@ napi_value RingCore::EnqueueGroup(OpGroup* group) {
 
 void RingCore::DropGroup(OpGroup* group) {
   for (Op* op : group->ops) ReleaseOp(op);
-  GroupFree(group);
+  GroupFree(env_, group);
 }
 
 napi_value RingCore::RefuseGroup(OpGroup* group, int err, const char* syscall) {
@@ -316,7 +316,7 @@ void RingCore::SettleMember(Op* op, int res, bool in_cleanup) {
       }
     }
     for (Op* member : group->ops) ReleaseOp(member);
-    GroupFree(group);
+    GroupFree(env_, group);
   }
   OpDone();
 }

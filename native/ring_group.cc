@@ -68,7 +68,11 @@ void GroupDiscard(OpGroup* group) {
   for (Op* op : group->ops) OpDiscard(op, op->res);
 }
 
-void GroupFree(OpGroup* group) {
+void GroupFree(napi_env env, OpGroup* group) {
+  if (group->views != nullptr) {
+    napi_delete_reference(env, group->views);
+    LiveDec(Live::kHeldBuffers);
+  }
   for (int fd : group->owned_fds) {
     close(fd);
     LiveDec(Live::kOwnedFds);

@@ -24,13 +24,17 @@ struct OpGroup {
   std::vector<int> owned_fds;    // fd copies the batch's messages share (closed with the group)
   int eof_fd = -1;               // recvmsgBatch on a seqpacket socket: one dup for the eof rule
   int socket_type = -1;          // recvmsgBatch: SO_TYPE, read once when queued
+  // recvmsgBatchFlat: its Array of views, held once for the whole batch; each op copies into
+  // its range of it (Op::view_first) instead of holding a reference per view.
+  napi_ref views = nullptr;
 };
 
 // Settles the batch (every op done; each op's CQE result in op->res). No JS runs here.
 void GroupSettle(napi_env env, OpGroup* group, bool closing);
 // Env teardown: nobody can take the values; close what would have been handed over.
 void GroupDiscard(OpGroup* group);
-// Closes the fd copies the group owns (not the ops: the caller releases those) and frees it.
-void GroupFree(OpGroup* group);
+// Closes the fd copies the group owns and lets go of its views (not the ops: the caller
+// releases those), and frees it.
+void GroupFree(napi_env env, OpGroup* group);
 
 }  // namespace iolab

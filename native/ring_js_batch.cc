@@ -121,44 +121,42 @@ napi_value SendmsgBatch(napi_env env, napi_callback_info info) {
 }
 
 // The flat forms src/ring.ts calls: every message's views in one Array, how many belong to
-// each message in an Int32Array (and for sendmsg every fd in one Array, counted the same way),
-// so no property is read here per message; the result is packed (ring_group.h). The checks are
-// the object forms', element by element.
+// each message in an Int32Array (and for sendmsg every fd in one Int32Array, counted the same
+// way), so no property is read here per message; the result is packed (ring_group.h). The
+// checks are the object forms', element by element; the names in their errors are built only
+// when one is thrown.
 
-// sendmsgBatchFlat(fd, views, viewCounts, fds, fdCounts, credentials) -> Promise<packed>
+static std::string MessageName(size_t i) { return "messages[" + std::to_string(i) + "]"; }
+
+// sendmsgBatchFlat(fd, views, viewCounts, fds: Int32Array, fdCounts, credentials) -> Promise<packed>
 napi_value SendmsgBatchFlat(napi_env env, napi_callback_info info) {
   Call<6> call(env, info);
   RingCore* core = call.Open(env);
   int fd = FdArg(env, call[0]);
-  size_t n = 0, n_fds = 0;
+  size_t n = 0, n_fds = 0, total_fds = 0;
   const int32_t* view_counts = Int32ArrayArg(env, call[2], "viewCounts", &n);
+  const int32_t* all_fds = Int32ArrayArg(env, call[3], "fds", &total_fds);
   const int32_t* fd_counts = Int32ArrayArg(env, call[4], "fdCounts", &n_fds);
   if (n_fds != n || n > kMaxRingEntries) ThrowArgRange(env, "fdCounts.length", "viewCounts.length, <= " + std::to_string(kMaxRingEntries), std::to_string(n_fds));
   bool credentials = OptionalBoolArg(env, call[5], "options.credentials", false);
   uint32_t total_views = BatchLength(env, call[1], "views", "an array of ArrayBufferView");
-  bool is_array = false;
-  napi_is_array(env, call[3], &is_array);
-  if (!is_array) ThrowArgType(env, "fds", "an array of fds", call[3]);
-  uint32_t total_fds = 0;
-  napi_get_array_length(env, call[3], &total_fds);
   Filling batch(core);
   batch.get()->packed = true;
   FdCopies copies;
   uint32_t view_at = 0, fd_at = 0;
   for (size_t i = 0; i < n; i++) {
-    std::string name = "messages[" + std::to_string(i) + "]";
     uint32_t views = uint32_t(view_counts[i]), nfds = uint32_t(fd_counts[i]);
     if (view_counts[i] < 0 || view_at + uint64_t(views) > total_views) ThrowArgRange(env, "viewCounts", "counts of views that add up to views.length", std::to_string(view_counts[i]));
     if (fd_counts[i] < 0 || nfds > uint32_t(kMaxFdsPerMessage) || fd_at + uint64_t(nfds) > total_fds)
-      ThrowArgRange(env, name + ".fds.length", "<= " + std::to_string(kMaxFdsPerMessage) + " (SCM_MAX_FD)", std::to_string(fd_counts[i]));
+      ThrowArgRange(env, MessageName(i) + ".fds.length", "<= " + std::to_string(kMaxFdsPerMessage) + " (SCM_MAX_FD)", std::to_string(fd_counts[i]));
     Op* op = batch.Add(OpKind::kSendmsg, fd);
     op->flags = MSG_NOSIGNAL;
-    OpAddViewRange(env, op, call[1], view_at, views, false, (name + ".buffers").c_str());  // copied now
+    OpAddViewRange(env, op, call[1], view_at, views, false, ArgPath{"messages[", i, "].buffers"});  // copied now
     view_at += views;
     int fds[kMaxFdsPerMessage];
     for (uint32_t k = 0; k < nfds; k++) {
-      napi_value element = Element(env, call[3], fd_at + k);
-      if (!IsFd(env, element, &fds[k])) fds[k] = FdArg(env, element, (name + ".fds[" + std::to_string(k) + "]").c_str());
+      fds[k] = all_fds[fd_at + k];
+      if (fds[k] < 0) ThrowArgRange(env, MessageName(i) + ".fds[" + std::to_string(k) + "]", "an fd (an integer >= 0)", std::to_string(fds[k]));
     }
     fd_at += nfds;
     CheckCarriesControl(env, fd, op->bounce.size(), nfds, credentials);
@@ -220,26 +218,41 @@ napi_value RecvmsgBatchFlat(napi_env env, napi_callback_info info) {
   OpGroup* group = batch.get();
   group->packed = true;
   group->stride = 3 + size_t(max_fds);
+  // the views Array (src/ring.ts made it for this call) is held once, not each view in it
+  NAPI_THROW_IF_FAILED(env, napi_create_reference(env, call[1], 1, &group->views), nullptr);
+  LiveInc(Live::kHeldBuffers);
   ReadSocketType(fd, group);
   uint32_t view_at = 0;
   for (size_t i = 0; i < n; i++) {
     uint32_t views = uint32_t(view_counts[i]);
     if (view_counts[i] < 0 || view_at + uint64_t(views) > total_views) ThrowArgRange(env, "viewCounts", "counts of views that add up to views.length", std::to_string(view_counts[i]));
     Op* op = AddRecvmsg(&batch, fd, max_fds);
-    OpAddViewRange(env, op, call[1], view_at, views, true, ("buffers[" + std::to_string(i) + "]").c_str());
+    OpAddViewRange(env, op, call[1], view_at, views, true, ArgPath{"buffers[", i, "]"}, group->views);
     view_at += views;
     OpSetRecvControl(op, control_fds);
   }
   return batch.Queue();
 }
 
-// closeFds([fd, ...]) -> Promise<void>
+// closeFds([fd, ...] or an Int32Array of fds) -> Promise<void>
 napi_value CloseFds(napi_env env, napi_callback_info info) {
   Call<1> call(env, info);
   RingCore* core = call.Open(env);
-  uint32_t n = BatchLength(env, call[0], "fds", "an array of fds");
+  bool is_typed = false;
+  napi_is_typedarray(env, call[0], &is_typed);
   Filling batch(core);
   batch.get()->resolve_undefined = true;
+  if (is_typed) {  // no element to read from JS, one by one (src/ring.ts passes this form)
+    size_t n = 0;
+    const int32_t* fds = Int32ArrayArg(env, call[0], "fds", &n);
+    if (n > kMaxRingEntries) ThrowArgRange(env, "fds.length", "<= " + std::to_string(kMaxRingEntries), std::to_string(n));
+    for (size_t i = 0; i < n; i++) {
+      if (fds[i] < 0) ThrowArgRange(env, "fds[" + std::to_string(i) + "]", "an fd (an integer >= 0)", std::to_string(fds[i]));
+      batch.Add(OpKind::kClose, fds[i]);
+    }
+    return batch.Queue();
+  }
+  uint32_t n = BatchLength(env, call[0], "fds", "an array of fds");
   for (uint32_t i = 0; i < n; i++) {
     napi_value element = Element(env, call[0], i);
     int fd;

@@ -17,12 +17,12 @@ namespace iolab {
 
 // ---- filling ----
 
-static void AddBytes(napi_env env, Op* op, napi_value view, View bytes, bool is_read) {
+static void AddBytes(napi_env env, Op* op, napi_value view, View bytes, bool is_read, bool hold = true) {
   size_t at = op->bounce.size();
   op->bounce.resize(at + bytes.length);
   if (!is_read && bytes.length > 0) memcpy(op->bounce.data() + at, bytes.data, bytes.length);
   op->lengths.push_back(bytes.length);
-  if (is_read) {
+  if (is_read && hold) {
     napi_ref ref;
     NAPI_THROW_IF_FAILED_VOID(env, napi_create_reference(env, view, 1, &ref));
     op->targets.push_back(ref);
@@ -53,16 +53,18 @@ void OpAddViewList(napi_env env, Op* op, napi_value value, bool is_read) {
 }
 
 void OpAddViewRange(napi_env env, Op* op, napi_value views, uint32_t first, uint32_t count, bool is_read,
-                    const char* name) {
+                    const ArgPath& name, napi_ref shared) {
+  op->shared_views = shared;
+  op->view_first = first;
   if (count > kMaxBuffers)
-    ThrowArgRange(env, std::string(name) + ".length", "<= " + std::to_string(kMaxBuffers) + " (IOV_MAX)", std::to_string(count));
+    ThrowArgRange(env, name.str() + ".length", "<= " + std::to_string(kMaxBuffers) + " (IOV_MAX)", std::to_string(count));
   for (uint32_t k = 0; k < count; k++) {
     napi_value element;
     NAPI_THROW_IF_FAILED_VOID(env, napi_get_element(env, views, first + k, &element));
     View bytes;
     if (!ViewOf(env, element, &bytes))
-      ThrowArgType(env, std::string(name) + "[" + std::to_string(k) + "]", "an ArrayBufferView (Buffer, TypedArray or DataView)", element);
-    AddBytes(env, op, element, bytes, is_read);
+      ThrowArgType(env, name.str() + "[" + std::to_string(k) + "]", "an ArrayBufferView (Buffer, TypedArray or DataView)", element);
+    AddBytes(env, op, element, bytes, is_read, shared == nullptr);
   }
   BuildIovecs(op);
 }
@@ -119,6 +121,8 @@ void OpClear(napi_env env, Op* op) {
     LiveDec(Live::kHeldBuffers);
   }
   op->targets.clear();
+  op->shared_views = nullptr;
+  op->view_first = 0;
   op->lengths.clear();
   op->iov.clear();
   op->bounce.clear();
@@ -176,16 +180,25 @@ void OpPool::Release(napi_env env, Op* op, bool keep) {
 
 // ---- results ----
 
-// Copies `bytes` of bounce memory into the held views, as they are now: a view detached or
-// shrunk in flight gets what still fits, nothing more.
+// The i-th view a read copies into: held by the op, or an element of the Array its batch holds.
+static bool TargetOf(napi_env env, Op* op, napi_value group_views, size_t i, napi_value* view) {
+  if (group_views != nullptr) return napi_get_element(env, group_views, uint32_t(op->view_first + i), view) == napi_ok;
+  return napi_get_reference_value(env, op->targets[i], view) == napi_ok && *view != nullptr;
+}
+
+// Copies `bytes` of bounce memory into the views, as they are now: a view detached or shrunk
+// in flight (or no longer a view, in a batch's Array) gets what still fits, nothing more.
 static void CopyOut(napi_env env, Op* op, size_t bytes) {
+  napi_value group_views = nullptr;
+  if (op->shared_views != nullptr &&
+      (napi_get_reference_value(env, op->shared_views, &group_views) != napi_ok || group_views == nullptr))
+    return;
   size_t at = 0;
-  for (size_t i = 0; i < op->targets.size() && at < bytes; i++) {
+  for (size_t i = 0; i < op->lengths.size() && at < bytes; i++) {
     size_t n = std::min(op->lengths[i], bytes - at);
     napi_value view;
     View now;
-    if (n > 0 && napi_get_reference_value(env, op->targets[i], &view) == napi_ok && view != nullptr &&
-        ViewOf(env, view, &now) && now.data != nullptr)
+    if (n > 0 && TargetOf(env, op, group_views, i, &view) && ViewOf(env, view, &now) && now.data != nullptr)
       memcpy(now.data, op->bounce.data() + at, std::min(n, now.length));
     at += op->lengths[i];
   }

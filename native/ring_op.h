@@ -69,6 +69,8 @@ struct Op {
   int eof_poll_fd = -1;     // the fd the eof rule polls (eof_fd, or the batch's copy)
   std::vector<int> owned_fds;       // sendmsg: dups of the fds to send, made when queued
   std::vector<napi_ref> targets;    // views a read copies into at completion (held)
+  napi_ref shared_views = nullptr;  // or the Array of views its batch holds (not owned) ...
+  uint32_t view_first = 0;          // ... and the index of the op's first view in it
   std::vector<size_t> lengths;      // byte length of each target/source at submit
   std::vector<struct iovec> iov;    // into `bounce`
   std::vector<char, NoInitAllocator<char>> bounce;  // the memory the kernel reads or writes
@@ -94,9 +96,11 @@ void OpAddView(napi_env env, Op* op, napi_value view, bool is_read, const char* 
 // one iovec each over the bounce memory.
 void OpAddViewList(napi_env env, Op* op, napi_value list, bool is_read);
 // Views first..first+count of the Array `views` (each an ArrayBufferView, named `name` in
-// errors), as OpAddViewList adds a list: the batches' flat form.
+// errors, a name built only then), as OpAddViewList adds a list: the batches' flat form.
+// A read holds its views one by one, or, given `shared` (a reference to `views` that its
+// batch holds), none: it copies into elements first.. of that Array at completion.
 void OpAddViewRange(napi_env env, Op* op, napi_value views, uint32_t first, uint32_t count, bool is_read,
-                    const char* name);
+                    const ArgPath& name, napi_ref shared = nullptr);
 // sendmsg: the message over the bounce memory, with credentials and the fds as one SCM_RIGHTS.
 // The fds are dup'ed (close-on-exec) now and the copies closed when the op settles, so closing
 // or reusing a number before the SQE runs cannot send another file. Returns 0, or the errno of

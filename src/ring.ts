@@ -87,7 +87,7 @@ export interface Ring {
    * is done; then the fds the others received are closed, not handed over. */
   recvmsgBatch(fd: number, buffers: ArrayBufferView[][], options?: { maxFds?: number; controlFds?: number }): Promise<RecvResult[]>;
   /** One IORING_OP_CLOSE per fd, one Promise for all (rejects with the first error). */
-  closeFds(fds: number[]): Promise<void>;
+  closeFds(fds: number[] | Int32Array): Promise<void>;
   /** IORING_OP_ACCEPT with SOCK_CLOEXEC. Resolves with the new fd (the caller owns it). */
   accept(fd: number): Promise<number>;
   /** IORING_OP_CONNECT to a Unix socket path ('\0'-prefixed: abstract) or a TCP { host, port }. */
@@ -136,26 +136,33 @@ vectored.writev = function (this: NativeVectored, fd, buffers, position) {
 };
 
 // The batch methods: here the messages are flattened into the addon's flat form (every view in
-// one Array, counts in Int32Arrays), and its packed result is made into values, so that no
+// one Array, the fds and the counts in Int32Arrays), and its packed result is made into values, so that no
 // property is read or set from C++ per message. What does not have the expected shape goes to
 // the addon's object form, which checks everything and says what is wrong.
 type Packed = [Float64Array, ({ credentials?: Credentials; from?: string } | undefined)[] | undefined];
 interface NativeRing {
   sendmsgBatch(fd: number, messages: unknown, options?: unknown): Promise<number[]>;
   recvmsgBatch(fd: number, buffers: unknown, options?: unknown): Promise<RecvResult[]>;
-  sendmsgBatchFlat(fd: number, views: unknown[], viewCounts: Int32Array, fds: unknown[], fdCounts: Int32Array, credentials: unknown): Promise<Packed>;
+  sendmsgBatchFlat(fd: number, views: unknown[], viewCounts: Int32Array, fds: Int32Array, fdCounts: Int32Array, credentials: unknown): Promise<Packed>;
   recvmsgBatchFlat(fd: number, views: unknown[], viewCounts: Int32Array, maxFds: unknown, controlFds: unknown): Promise<Packed>;
+  closeFds(fds: unknown): Promise<void>;
 }
 const proto = native.Ring.prototype as NativeRing;
 const checkedSendmsgBatch = proto.sendmsgBatch;
 const checkedRecvmsgBatch = proto.recvmsgBatch;
+const checkedCloseFds = proto.closeFds;
+
+/** An fd as the addon takes one: an integer in [0, 2^31-1]. */
+function isFdNumber(f: unknown): f is number {
+  return typeof f === 'number' && (f | 0) === f && f >= 0;
+}
 
 proto.sendmsgBatch = function (this: NativeRing, fd, messages, options) {
   if (!Array.isArray(messages) || (options !== undefined && (options === null || typeof options !== 'object'))) {
     return checkedSendmsgBatch.call(this, fd, messages, options);
   }
   const views: unknown[] = [];
-  const fds: unknown[] = [];
+  const fds: number[] = [];
   const viewCounts = new Int32Array(messages.length);
   const fdCounts = new Int32Array(messages.length);
   for (let i = 0; i < messages.length; i++) {
@@ -166,12 +173,16 @@ proto.sendmsgBatch = function (this: NativeRing, fd, messages, options) {
     for (const v of m.buffers) views.push(v);
     viewCounts[i] = m.buffers.length;
     if (m.fds !== undefined) {
-      for (const f of m.fds as unknown[]) fds.push(f);
+      for (const f of m.fds as unknown[]) {
+        // an fd is an integer in [0, 2^31-1]; anything else gets the checked form's error
+        if (!isFdNumber(f)) return checkedSendmsgBatch.call(this, fd, messages, options);
+        fds.push(f);
+      }
       fdCounts[i] = (m.fds as unknown[]).length;
     }
   }
   const credentials = (options as { credentials?: unknown } | undefined)?.credentials;
-  return this.sendmsgBatchFlat(fd, views, viewCounts, fds, fdCounts, credentials).then(([bytes]) => Array.from(bytes));
+  return this.sendmsgBatchFlat(fd, views, viewCounts, new Int32Array(fds), fdCounts, credentials).then(([bytes]) => Array.from(bytes));
 };
 
 proto.recvmsgBatch = function (this: NativeRing, fd, buffers, options) {
@@ -198,6 +209,10 @@ proto.recvmsgBatch = function (this: NativeRing, fd, buffers, options) {
     }
     return out;
   });
+};
+
+proto.closeFds = function (this: NativeRing, fds) {
+  return checkedCloseFds.call(this, Array.isArray(fds) && fds.every(isFdNumber) ? new Int32Array(fds) : fds);
 };
 
 /** True when err is the one-sentence refusal of io_uring (EPERM/ENOSYS from io_uring_setup). */

@@ -6,7 +6,7 @@ import fs from 'node:fs';
 import { join } from 'node:path';
 import { native } from '../src/native.js';
 import { Ring, RingClosedError } from '../src/ring.js';
-import { checkLeaksAfterAll, openFdCount } from './support/leaks.js';
+import { checkLeaksAfterAll, collectGarbage, openFdCount } from './support/leaks.js';
 import { shortTempDir } from './support/temp.js';
 
 const tmp = shortTempDir('iolab-ring-batch-');
@@ -104,9 +104,39 @@ describe('batches', () => {
       await expect(pending).rejects.toMatchObject({ code: 'ECANCELED', syscall: 'recvmsg' });
       expect(openFdCount()).toBe(before); // the fd the first op received was closed, not leaked
       await expect(ring.closeFds([987654])).rejects.toMatchObject({ code: 'EBADF', syscall: 'close' });
+      await expect(ring.closeFds(new Int32Array([987654]))).rejects.toMatchObject({ code: 'EBADF', syscall: 'close' });
+      const two = [fs.openSync(join(tmp.path, 'f'), 'r'), fs.openSync(join(tmp.path, 'f'), 'r')];
+      await ring.closeFds(new Int32Array(two));
+      for (const fd of two) expect(() => fs.fstatSync(fd)).toThrow(expect.objectContaining({ code: 'EBADF' }));
       await expect(ring.sendmsgBatch(a, [{ buffers: [Buffer.from('m')], fds: [987654] }])).rejects.toMatchObject({ code: 'EBADF', syscall: 'sendmsg' });
       expect(native.liveObjects()).toMatchObject({ ringOps: 0, ownedFds: 0 });
       for (const fd of [a, b, f]) native.close(fd);
+    });
+  });
+
+  it('views in flight: kept alive by the batch, a detached one never written, a shrunk one gets what fits', async () => {
+    await withRing({}, async (ring) => {
+      const [a, b] = native.socketpair('seqpacket');
+      const shrinking = new (ArrayBuffer as unknown as new (n: number, o: { maxByteLength: number }) => ArrayBuffer & { resize(n: number): void })(8, { maxByteLength: 8 });
+      // the messages are there first, so the three ops complete in order when submitted
+      for (const fill of [1, 2, 3]) native.sendmsg(a, [Buffer.alloc(8, fill)]);
+      const first = new Uint8Array(8);
+      let detached: Uint8Array | null = new Uint8Array(8);
+      // the lists and the shrinking view are the batch's alone from here on; the copies into
+      // them are made when the completions are reaped, after the GC below
+      const pending = ring.recvmsgBatch(b, [[first], [detached], [new Uint8Array(shrinking)]]);
+      const moved = structuredClone(detached.buffer, { transfer: [detached.buffer] }) as ArrayBuffer;
+      detached = null;
+      shrinking.resize(3);
+      await collectGarbage();
+      const got = await pending;
+      expect(got.map((r) => r.bytes)).toEqual([8, 8, 8]);
+      expect([...first]).toEqual(Array(8).fill(1));
+      expect(new Uint8Array(moved).every((x) => x === 0)).toBe(true);
+      expect([...new Uint8Array(shrinking)]).toEqual([3, 3, 3]);
+      expect(native.liveObjects()).toMatchObject({ ringOps: 0, heldBuffers: 0 });
+      native.close(a);
+      native.close(b);
     });
   });
 
@@ -121,6 +151,10 @@ describe('batches', () => {
       expect(() => any.recvmsgBatch(b, [[Buffer.alloc(1)], ['x']])).toThrow(expect.objectContaining({ code: 'ERR_INVALID_ARG_TYPE' }));
       expect(() => any.recvmsgBatch(b, [[Buffer.alloc(1)]], { maxFds: 254 })).toThrow(RangeError);
       expect(() => any.closeFds([1.5])).toThrow(expect.objectContaining({ message: expect.stringContaining('fds[0]') }));
+      expect(() => any.closeFds(new Int32Array([3, -1]))).toThrow(expect.objectContaining({ name: 'RangeError', message: expect.stringContaining('fds[1]') }));
+      // the element named in full, though the names are put together only for the error
+      expect(() => any.sendmsgBatch(a, [{ buffers: [Buffer.from('m')] }, { buffers: [Buffer.from('m'), 7] }])).toThrow(expect.objectContaining({ code: 'ERR_INVALID_ARG_TYPE', message: expect.stringContaining('messages[1].buffers[1]') }));
+      expect(() => any.recvmsgBatch(b, [[Buffer.alloc(1)], [Buffer.alloc(1), 'x']])).toThrow(expect.objectContaining({ message: expect.stringContaining('buffers[1][1]') }));
       expect(await ring.sendmsgBatch(a, [])).toEqual([]);
       expect(native.liveObjects()).toMatchObject({ ringOps: 0, heldBuffers: 0, ownedFds: 0 });
       native.close(a);
