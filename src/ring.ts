@@ -136,9 +136,9 @@ vectored.writev = function (this: NativeVectored, fd, buffers, position) {
 };
 
 // The batch methods: here the messages are flattened into the addon's flat form (every view in
-// one Array, the fds and the counts in Int32Arrays), and its packed result is made into values, so that no
-// property is read or set from C++ per message. What does not have the expected shape goes to
-// the addon's object form, which checks everything and says what is wrong.
+// one Array, the fds and the counts in Int32Arrays), and its packed result is made into values,
+// so that no property is read or set from C++ per message. What does not have the expected
+// shape goes to the addon's object form, which checks everything and says what is wrong.
 type Packed = [Float64Array, ({ credentials?: Credentials; from?: string } | undefined)[] | undefined];
 interface NativeRing {
   sendmsgBatch(fd: number, messages: unknown, options?: unknown): Promise<number[]>;

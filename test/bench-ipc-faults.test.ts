@@ -54,6 +54,16 @@ describe('bench ipc: a transport that delivers wrong bytes fails the run', { tim
     }
   });
 
+  it('shm-ring with one slot (a message over half its 8 MiB budget): every byte right, a stale one caught', async () => {
+    const args = ['bench', 'ipc', '--transports', 'shm-ring', '--sizes', '5m', '--mode', 'throughput', '--duration', '20ms', '--rounds', '1'];
+    const good = await runCliText([...args, '--check', 'full', '--json']);
+    expect(good.exitCode).toBe(0);
+    expect((JSON.parse(good.stdout) as { rows: { messages: number }[] }).rows[0].messages).toBeGreaterThan(2);
+    const stale = await runCliText(args, { env: { IOLAB_IPC_FAULT: 'stale:2' } });
+    expect(stale.exitCode).toBe(1);
+    expect(stale.stderr).toMatch(/^iolab: shm-ring delivered wrong bytes: message 2 \(5242880 bytes\) differs at byte 3 \(the stamp there is message 1's\)/);
+  });
+
   it('in the sampled page of a large shm-ring message, and without the knob the same run passes', async () => {
     const args = ['bench', 'ipc', '--transports', 'shm-ring', '--sizes', '1m', '--mode', 'throughput', '--duration', '20ms', '--rounds', '1'];
     const bad = await runCliText(args, { env: { IOLAB_IPC_FAULT: '5' } });
