@@ -12,3 +12,10 @@ export function procStatFields(pid: number | string): string[] | undefined {
     return undefined;
   }
 }
+
+/** The CPU time (user + system, every thread) pid has used, in clock ticks (USER_HZ, 100/s),
+ * or undefined when it is gone. */
+export function cpuTicks(pid: number): number | undefined {
+  const fields = procStatFields(pid);
+  return fields ? Number(fields[11]) + Number(fields[12]) : undefined;
+}

@@ -9,6 +9,7 @@ import { native } from '../src/native.js';
 import { checkLeaksAfterAll } from './support/leaks.js';
 import { buildFixture, shortTempDir } from './support/temp.js';
 import { cli } from './support/demo.js';
+import { processState } from './support/trace.js';
 import { iolabArgv } from '../src/spawn-iolab.js';
 
 const tmp = shortTempDir('iolab-dfpp-');
@@ -35,8 +36,7 @@ async function heldByStrace(pid: number): Promise<void> {
   const deadline = Date.now() + 20_000;
   const state = () => {
     if (Date.now() > deadline) throw new Error(`pid ${pid} was never seen held in the delayed connect`);
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3);
+    return processState(pid);
   };
   for (let seen = 0; seen < 2; await new Promise((r) => setTimeout(r, 100))) seen = state() === 't' ? seen + 1 : 0;
 }

@@ -8,7 +8,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { UserError } from '../cli-util.js';
 import type { EchoLoadResult } from '../native.js';
 import { interruptedBy, interruption } from '../interrupt.js';
-import { procStatFields } from '../procfs.js';
+import { cpuTicks } from '../procfs.js';
 import { iolabArgv } from '../spawn-iolab.js';
 import { perSecond, runLoad, totalErrors } from '../echo/load.js';
 import type { EchoEngine } from '../echo/servers.js';
@@ -107,8 +107,7 @@ async function stopServer(s: ServerProcess): Promise<boolean> {
 
 /** CPU seconds (user + system) a process has used, from /proc/<pid>/stat (0 once it is gone). */
 function processCpuSeconds(pid: number): number {
-  const fields = procStatFields(pid);
-  return fields ? (Number(fields[11]) + Number(fields[12])) / 100 : 0; // utime, stime in USER_HZ (100)
+  return (cpuTicks(pid) ?? 0) / 100;
 }
 
 function loopback(o: EchoBenchOptions): Hosts {

@@ -1,6 +1,7 @@
 // Shared by the echo tests: start a CLI echo server on a free port, and node:net clients.
 import { connect, type Socket } from 'node:net';
 import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
+import { cpuTicks } from '../../src/procfs.js';
 import { startCli } from './cli.js';
 
 export async function startEchoServerCli(engine: string, extra: string[] = []) {
@@ -60,11 +61,12 @@ export async function waitFor(fn: () => boolean, timeoutMs = 10_000, what = 'con
   }
 }
 
-/** CPU time (user + system, every thread) a process has used, in clock ticks (USER_HZ, 100/s). */
+/** CPU time a process has used, in clock ticks (src/procfs.ts); throws once it is gone, where
+ * a dead server's CPU would otherwise read as 0 %. */
 export function processCpuTicks(pid: number): number {
-  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return Number(fields[11]) + Number(fields[12]);
+  const ticks = cpuTicks(pid);
+  if (ticks === undefined) throw new Error(`process ${pid} is gone`);
+  return ticks;
 }
 
 /** Resolves with the ms from now until the child process exits. */
