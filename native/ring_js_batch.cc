@@ -126,8 +126,6 @@ napi_value SendmsgBatch(napi_env env, napi_callback_info info) {
 // checks are the object forms', element by element; the names in their errors are built only
 // when one is thrown.
 
-static std::string MessageName(size_t i) { return "messages[" + std::to_string(i) + "]"; }
-
 // sendmsgBatchFlat(fd, views, viewCounts, fds: Int32Array, fdCounts, credentials) -> Promise<packed>
 napi_value SendmsgBatchFlat(napi_env env, napi_callback_info info) {
   Call<6> call(env, info);
@@ -148,7 +146,7 @@ napi_value SendmsgBatchFlat(napi_env env, napi_callback_info info) {
     uint32_t views = uint32_t(view_counts[i]), nfds = uint32_t(fd_counts[i]);
     if (view_counts[i] < 0 || view_at + uint64_t(views) > total_views) ThrowArgRange(env, "viewCounts", "counts of views that add up to views.length", std::to_string(view_counts[i]));
     if (fd_counts[i] < 0 || nfds > uint32_t(kMaxFdsPerMessage) || fd_at + uint64_t(nfds) > total_fds)
-      ThrowArgRange(env, MessageName(i) + ".fds.length", "<= " + std::to_string(kMaxFdsPerMessage) + " (SCM_MAX_FD)", std::to_string(fd_counts[i]));
+      ThrowArgRange(env, ArgPath{"messages[", i, "].fds.length"}.str(), "<= " + std::to_string(kMaxFdsPerMessage) + " (SCM_MAX_FD)", std::to_string(fd_counts[i]));
     Op* op = batch.Add(OpKind::kSendmsg, fd);
     op->flags = MSG_NOSIGNAL;
     OpAddViewRange(env, op, call[1], view_at, views, false, ArgPath{"messages[", i, "].buffers"});  // copied now
@@ -156,7 +154,7 @@ napi_value SendmsgBatchFlat(napi_env env, napi_callback_info info) {
     int fds[kMaxFdsPerMessage];
     for (uint32_t k = 0; k < nfds; k++) {
       fds[k] = all_fds[fd_at + k];
-      if (fds[k] < 0) ThrowArgRange(env, MessageName(i) + ".fds[" + std::to_string(k) + "]", "an fd (an integer >= 0)", std::to_string(fds[k]));
+      if (fds[k] < 0) ThrowArgRange(env, ArgPath{"messages[", i, "].fds"}.str() + "[" + std::to_string(k) + "]", "an fd (an integer >= 0)", std::to_string(fds[k]));
     }
     fd_at += nfds;
     CheckCarriesControl(env, fd, op->bounce.size(), nfds, credentials);
