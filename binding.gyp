@@ -1,7 +1,8 @@
 {
   # One addon. Sources are picked up by folder so that a new feature file needs no edit here:
   # native/*.cc (Node-aware features and bindings) and native/<folder>/*.c for every folder
-  # (plain C, no Node headers). Build with -Dasan=1 for the sanitized build (npm run build:asan).
+  # (plain C, no Node headers); liburing and libaio statically where the system has their archives
+  # (scripts/link-libs.mjs). Build with -Dasan=1 for the sanitized build (npm run build:asan).
   "variables": { "asan%": 0 },
   "targets": [
     {
@@ -14,8 +15,12 @@
       "cflags": [ "-Wall", "-Wextra", "-fvisibility=hidden", "-Wno-missing-field-initializers" ],
       "cflags_c": [ "-std=gnu11" ],
       "cflags_cc": [ "-std=gnu++17", "-fexceptions", "-Wno-unused-parameter" ],
-      "libraries": [ "-luring", "-laio", "-lrt", "-lpthread" ],
+      "libraries": [ "<!@(node scripts/link-libs.mjs)" ],
+      "ldflags": [ "-Wl,--version-script=<(module_root_dir)/native/exports.map" ],
       "conditions": [
+        # libstdc++ and libgcc linked in as well: the addon then needs only glibc (the sanitizer
+        # runtime wants the shared ones).
+        [ "asan==0", { "ldflags": [ "-static-libstdc++", "-static-libgcc" ] } ],
         [ "asan==1", {
           "defines": [ "IOLAB_ASAN=1" ],
           "cflags": [ "-fsanitize=address,undefined", "-fno-sanitize-recover=undefined", "-fno-omit-frame-pointer", "-g", "-O1" ],
