@@ -1,6 +1,6 @@
-// The ONE place that loads the addon. Everything native is typed here; callers import
-// `native` (and the helpers below) and never require the .node file themselves.
-// IOLAB_ASAN=1 loads the sanitized build (npm run build:asan) instead of the normal one.
+// The ONE place that loads the addon, and its private, typed face: iolab's modules import
+// `native` and never require the .node file themselves; users get the public API of
+// src/index.ts instead. IOLAB_ASAN=1 loads the sanitized build (npm run build:asan).
 import { createRequire } from 'node:module';
 import { existsSync } from 'node:fs';
 import { dirname, join } from 'node:path';
@@ -76,13 +76,10 @@ export interface NativeAddon {
   accept(fd: number): number;
   connect(fd: number, address: string): void;
   close(fd: number): void;
-  /** sendmsg(2): the buffers as one message, fds as SCM_RIGHTS, `to` for unconnected datagrams,
-   * `credentials` to attach this process's SCM_CREDENTIALS. Returns bytes sent. */
-  sendmsg(fd: number, buffers: ArrayBufferView[], options?: SendOptions): number;
-  /** recvmsg(2) with MSG_CMSG_CLOEXEC. See RecvResult for truncation rules. */
-  recvmsg(fd: number, buffers: ArrayBufferView[], options?: RecvOptions): RecvResult;
-  /** sendmsg and recvmsg with the options' values as arguments (`options` itself only for its
-   * type check): what the two above call, the options read in JS (cheaper than from C++). */
+  /** sendmsg(2) and recvmsg(2) with the options' values as arguments (`options` itself only for
+   * its type check): what src/syscalls.ts's sendmsg and recvmsg call, the options read in JS
+   * (cheaper than from C++). recvmsgWith writes bytes, flags, the fd count and the fds into
+   * scratch and returns credentials/from, when any, as an object. */
   sendmsgWith(fd: number, buffers: ArrayBufferView[], fds: unknown, credentials: unknown, to: unknown, options: unknown): number;
   recvmsgWith(fd: number, buffers: ArrayBufferView[], maxFds: unknown, controlFds: unknown, options: unknown, scratch?: Float64Array): unknown;
   /** SO_PEERCRED of a connected stream/seqpacket socket. */
@@ -243,20 +240,42 @@ export interface RecvResult {
   eof: boolean;
 }
 
+const require = createRequire(import.meta.url);
+
+/** How to build the addon from source on Debian, named in every error about a missing addon. */
+const buildHint = 'build it from source with: npm rebuild iolab (needs: apt-get install g++ make python3 liburing-dev libaio-dev systemtap-sdt-dev)';
+
+/** The addon file: the sanitized build under IOLAB_ASAN=1; else one built here (build/Release),
+ * else the package's prebuilt one for this platform (prebuilds/<platform>-<arch>/, glibc). */
 export function addonPath(): string {
-  const sanitized = process.env.IOLAB_ASAN === '1';
-  const path = join(projectRoot, sanitized ? 'build-asan/build/Release/iolab.node' : 'build/Release/iolab.node');
-  if (!existsSync(path)) {
-    const how = sanitized ? 'npm run build:asan' : 'npm run build (or npm ci)';
-    throw Object.assign(new Error(`the iolab addon is not built (${path} is missing); run: ${how}`), {
-      code: 'ERR_IOLAB_NOT_BUILT',
-    });
+  if (process.platform !== 'linux') {
+    throw Object.assign(new Error(`iolab needs Linux (its calls are Linux's: io_uring, SCM_RIGHTS, memfd); this is ${process.platform}`), { code: 'ERR_IOLAB_PLATFORM' });
   }
-  return path;
+  if (process.env.IOLAB_ASAN === '1') {
+    const path = join(projectRoot, 'build-asan/build/Release/iolab.node');
+    if (!existsSync(path)) throw Object.assign(new Error(`the sanitized addon is not built (${path} is missing); run: npm run build:asan`), { code: 'ERR_IOLAB_NOT_BUILT' });
+    return path;
+  }
+  try {
+    return (require('node-gyp-build') as { path(dir: string): string }).path(projectRoot);
+  } catch {
+    throw Object.assign(new Error(`no iolab addon was built and no prebuilt one fits ${process.platform}-${process.arch}; ${buildHint}`), { code: 'ERR_IOLAB_NOT_BUILT' });
+  }
 }
 
-const require = createRequire(import.meta.url);
-export const native: NativeAddon = require(addonPath());
+function loadAddon(): NativeAddon {
+  const path = addonPath();
+  try {
+    return require(path) as NativeAddon;
+  } catch (err) {
+    // a prebuilt addon made for glibc fails here on musl, or on a glibc older than its build's
+    const why = err instanceof Error ? err.message.split('\n')[0] : String(err);
+    throw Object.assign(new Error(`the iolab addon ${path} does not load here (${why}); ${buildHint}`), { code: 'ERR_IOLAB_NOT_BUILT' });
+  }
+}
+
+/** The raw addon: private to iolab. The public API (src/index.ts) is defined over it. */
+export const native: NativeAddon = loadAddon();
 
 /** recvmsg's result (sync and Ring). Made by the addon through this constructor: one call into
  * JS that V8 optimizes, cheaper than setting each property from C++. fds: undefined (none), the
@@ -283,26 +302,9 @@ export class Received implements RecvResult {
 }
 native.setRecvResultClass(Received);
 
-// sendmsg/recvmsg, the hot path of fd passing: the options are read here and their values
-// handed over; every check stays in the addon (an option that is not an object still reaches
-// it, as `options`, for its error).
-const { sendmsgWith, recvmsgWith } = native;
-native.sendmsg = (fd, buffers, options) => {
-  if (options === null || typeof options !== 'object') return sendmsgWith(fd, buffers, undefined, undefined, undefined, options);
-  const { credentials, fds, to } = options;
-  return sendmsgWith(fd, buffers, fds, credentials, to, options);
-};
-// recvmsg writes bytes, flags, the fd count and the fds here; this makes the object.
-const scratch = new Float64Array(3 + native.constants.SCM_MAX_FD);
-native.recvmsg = (fd, buffers, options) => {
-  const extra = options === null || typeof options !== 'object'
-    ? recvmsgWith(fd, buffers, undefined, undefined, options, scratch)
-    : recvmsgWith(fd, buffers, options.maxFds, options.controlFds, options, scratch);
-  const count = scratch[2];
-  const fds = count === 0 ? [] : count === 1 ? [scratch[3]] : Array.from(scratch.subarray(3, 3 + count));
-  const more = extra as { credentials?: Credentials; from?: string } | undefined;
-  return new Received(scratch[0], fds, scratch[1], more?.credentials, more?.from);
-};
+/** What the addon holds and has not released (rings, ops in flight, held buffers, mappings, fds
+ * it owns, native jobs and servers): every counter is zero once everything was released. */
+export const liveObjects: () => LiveObjects = native.liveObjects;
 
 /** The addon's limits: IOV_MAX, SCM_MAX_FD, UNIX_PATH_MAX, PAGE_SIZE... */
 export const constants: NativeConstants = native.constants;

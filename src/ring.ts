@@ -1,5 +1,6 @@
-// The TypeScript face of io_uring: `new Ring()` is the native class (native/ring_js.cc) with
-// its types; every op returns a Promise settled from Node's event loop. See docs/ring.md.
+// The TypeScript face of io_uring: class Ring over the addon's ring object (native/ring_js.cc),
+// which stays private to this module. Every op returns a Promise settled from Node's event loop.
+// See docs/ring.md.
 import { native, Received, type Credentials, type RecvResult } from './native.js';
 
 /** Rejection of ops cancelled by ring.close(), and the error thrown by a closed Ring's methods. */
@@ -52,168 +53,228 @@ export interface RingStats {
 
 export type RingAddress = string | { host: string; port: number };
 
-export interface Ring {
+// The addon's ring object: its methods are the native entry points the class below calls.
+// readvOne/writevOne take the one buffer of the common case (reading a list from C++ costs three
+// calls back into JS per op); the batches' flat forms take every view in one Array and the
+// fds and counts in Int32Arrays, and return a packed result, so that no property is read or set
+// from C++ per message. The object forms (sendmsgBatch, recvmsgBatch) check everything and say
+// what is wrong: what does not have the expected shape goes there.
+type Packed = [Float64Array, ({ credentials?: Credentials; from?: string } | undefined)[] | undefined];
+type Position = number | bigint | null | undefined;
+interface NativeRing {
   readonly features: RingFeatures;
   readonly stats: RingStats;
-  /** True once close() was called (methods then throw RingClosedError). */
   readonly closed: boolean;
-  /** Ops queued or in the kernel, not yet settled. */
   readonly inFlight: number;
-
-  /** IORING_OP_NOP. */
   nop(): Promise<void>;
-  /** IORING_OP_READ at position (omitted or -1: the file position). Resolves with bytes read. */
-  read(fd: number, buffer: ArrayBufferView, position?: number | bigint | null): Promise<number>;
-  /** IORING_OP_WRITE. Resolves with bytes written. */
-  write(fd: number, buffer: ArrayBufferView, position?: number | bigint | null): Promise<number>;
-  /** IORING_OP_READV. Resolves with bytes read; short reads as is. */
-  readv(fd: number, buffers: ArrayBufferView[], position?: number | bigint | null): Promise<number>;
-  /** IORING_OP_WRITEV. Resolves with bytes written; short writes as is. */
-  writev(fd: number, buffers: ArrayBufferView[], position?: number | bigint | null): Promise<number>;
-  /** IORING_OP_FSYNC (datasync: IORING_FSYNC_DATASYNC). */
-  fsync(fd: number, options?: { datasync?: boolean }): Promise<void>;
-  /** IORING_OP_SENDMSG: the buffers as one message, fds as SCM_RIGHTS, `credentials` attaches
-   * this process's SCM_CREDENTIALS (as the sync sendmsg). Resolves with bytes sent. */
-  sendmsg(fd: number, buffers: ArrayBufferView[], options?: { fds?: number[]; credentials?: boolean }): Promise<number>;
-  /** IORING_OP_RECVMSG with MSG_CMSG_CLOEXEC; fds, truncation, credentials and `from` as the
-   * sync recvmsg reports them (control space for controlFds fds, default 253). */
-  recvmsg(fd: number, buffers: ArrayBufferView[], options?: { maxFds?: number; controlFds?: number }): Promise<RecvResult>;
-  /** One IORING_OP_SENDMSG per message, all queued by this one call, settled together: resolves
-   * with the bytes each message sent (in order), or rejects with the first error once every op
-   * is done. Each distinct fd is dup'ed once for the whole batch. */
-  sendmsgBatch(fd: number, messages: { buffers: ArrayBufferView[]; fds?: number[] }[], options?: { credentials?: boolean }): Promise<number[]>;
-  /** One IORING_OP_RECVMSG per element of `buffers`, queued by one call and settled together:
-   * resolves with each op's RecvResult (in order), or rejects with the first error once every op
-   * is done; then the fds the others received are closed, not handed over. */
-  recvmsgBatch(fd: number, buffers: ArrayBufferView[][], options?: { maxFds?: number; controlFds?: number }): Promise<RecvResult[]>;
-  /** One IORING_OP_CLOSE per fd, one Promise for all (rejects with the first error). */
-  closeFds(fds: number[] | Int32Array): Promise<void>;
-  /** IORING_OP_ACCEPT with SOCK_CLOEXEC. Resolves with the new fd (the caller owns it). */
-  accept(fd: number): Promise<number>;
-  /** IORING_OP_CONNECT to a Unix socket path ('\0'-prefixed: abstract) or a TCP { host, port }. */
-  connect(fd: number, address: RingAddress): Promise<void>;
-  /** IORING_OP_RECV. Resolves with bytes received (0: the peer closed a stream). */
-  recv(fd: number, buffer: ArrayBufferView, flags?: number): Promise<number>;
-  /** IORING_OP_SEND (MSG_NOSIGNAL added). Resolves with bytes sent. */
-  send(fd: number, buffer: ArrayBufferView, flags?: number): Promise<number>;
-  /** IORING_OP_CLOSE of an fd (named closeFd so it does not clash with ring.close()). */
-  closeFd(fd: number): Promise<void>;
-  /** IORING_OP_SOCKET with SOCK_CLOEXEC. Resolves with the new fd. */
-  socket(family: 'inet' | 'inet6' | 'unix', type?: 'stream' | 'dgram' | 'seqpacket'): Promise<number>;
-  /** Cancels every op waiting on fd (they reject with ECANCELED). Resolves with how many. */
-  cancelFd(fd: number): Promise<number>;
-  /** Sends what is queued to the kernel now (otherwise done before the loop next polls). */
-  submit(): void;
-  /** Cancels what is in flight (those reject with RingClosedError), waits for the kernel to
-   * give every op back, then frees the ring. Idempotent. */
-  close(): Promise<void>;
-}
-
-export interface RingConstructor {
-  new (options?: RingOptions): Ring;
-  prototype: Ring;
-}
-
-/** One io_uring instance bound to this thread's event loop. */
-export const Ring: RingConstructor = native.Ring;
-
-// readv/writev of one buffer (the common case) hand the addon that buffer: reading the list
-// from C++ would cost three calls back into JS per op.
-interface NativeVectored {
-  readv(fd: number, buffers: unknown, position?: unknown): Promise<number>;
-  writev(fd: number, buffers: unknown, position?: unknown): Promise<number>;
-  readvOne(fd: number, buffer: unknown, position?: unknown): Promise<number>;
-  writevOne(fd: number, buffer: unknown, position?: unknown): Promise<number>;
-}
-const vectored = native.Ring.prototype as NativeVectored;
-const readvList = vectored.readv;
-const writevList = vectored.writev;
-vectored.readv = function (this: NativeVectored, fd, buffers, position) {
-  return Array.isArray(buffers) && buffers.length === 1 ? this.readvOne(fd, buffers[0], position) : readvList.call(this, fd, buffers, position);
-};
-vectored.writev = function (this: NativeVectored, fd, buffers, position) {
-  return Array.isArray(buffers) && buffers.length === 1 ? this.writevOne(fd, buffers[0], position) : writevList.call(this, fd, buffers, position);
-};
-
-// The batch methods: here the messages are flattened into the addon's flat form (every view in
-// one Array, the fds and the counts in Int32Arrays), and its packed result is made into values,
-// so that no property is read or set from C++ per message. What does not have the expected
-// shape goes to the addon's object form, which checks everything and says what is wrong.
-type Packed = [Float64Array, ({ credentials?: Credentials; from?: string } | undefined)[] | undefined];
-interface NativeRing {
-  sendmsgBatch(fd: number, messages: unknown, options?: unknown): Promise<number[]>;
-  recvmsgBatch(fd: number, buffers: unknown, options?: unknown): Promise<RecvResult[]>;
+  read(fd: number, buffer: ArrayBufferView, position: Position): Promise<number>;
+  write(fd: number, buffer: ArrayBufferView, position: Position): Promise<number>;
+  readv(fd: number, buffers: unknown, position: Position): Promise<number>;
+  writev(fd: number, buffers: unknown, position: Position): Promise<number>;
+  readvOne(fd: number, buffer: unknown, position: Position): Promise<number>;
+  writevOne(fd: number, buffer: unknown, position: Position): Promise<number>;
+  fsync(fd: number, options: unknown): Promise<void>;
+  sendmsg(fd: number, buffers: unknown, options: unknown): Promise<number>;
+  recvmsg(fd: number, buffers: unknown, options: unknown): Promise<RecvResult>;
+  sendmsgBatch(fd: number, messages: unknown, options: unknown): Promise<number[]>;
+  recvmsgBatch(fd: number, buffers: unknown, options: unknown): Promise<RecvResult[]>;
   sendmsgBatchFlat(fd: number, views: unknown[], viewCounts: Int32Array, fds: Int32Array, fdCounts: Int32Array, credentials: unknown): Promise<Packed>;
   recvmsgBatchFlat(fd: number, views: unknown[], viewCounts: Int32Array, maxFds: unknown, controlFds: unknown): Promise<Packed>;
   closeFds(fds: unknown): Promise<void>;
+  accept(fd: number): Promise<number>;
+  connect(fd: number, address: unknown): Promise<void>;
+  recv(fd: number, buffer: ArrayBufferView, flags: number | undefined): Promise<number>;
+  send(fd: number, buffer: ArrayBufferView, flags: number | undefined): Promise<number>;
+  closeFd(fd: number): Promise<void>;
+  socket(family: unknown, type: unknown): Promise<number>;
+  cancelFd(fd: number): Promise<number>;
+  submit(): void;
+  close(): Promise<void>;
 }
-const proto = native.Ring.prototype as NativeRing;
-const checkedSendmsgBatch = proto.sendmsgBatch;
-const checkedRecvmsgBatch = proto.recvmsgBatch;
-const checkedCloseFds = proto.closeFds;
+const NativeRingClass = native.Ring as new (options?: RingOptions) => NativeRing;
 
 /** An fd as the addon takes one: an integer in [0, 2^31-1]. */
 function isFdNumber(f: unknown): f is number {
   return typeof f === 'number' && (f | 0) === f && f >= 0;
 }
 
-proto.sendmsgBatch = function (this: NativeRing, fd, messages, options) {
-  if (!Array.isArray(messages) || (options !== undefined && (options === null || typeof options !== 'object'))) {
-    return checkedSendmsgBatch.call(this, fd, messages, options);
+let nativeRingOf: (ring: Ring) => NativeRing;
+
+/** One io_uring instance bound to this thread's event loop. */
+export class Ring {
+  readonly #ring: NativeRing;
+
+  static {
+    nativeRingOf = (ring) => ring.#ring;
   }
-  const views: unknown[] = [];
-  const fds: number[] = [];
-  const viewCounts = new Int32Array(messages.length);
-  const fdCounts = new Int32Array(messages.length);
-  for (let i = 0; i < messages.length; i++) {
-    const m = messages[i] as { buffers?: unknown; fds?: unknown } | null;
-    if (m === null || typeof m !== 'object' || !Array.isArray(m.buffers) || (m.fds !== undefined && !Array.isArray(m.fds))) {
-      return checkedSendmsgBatch.call(this, fd, messages, options);
+
+  constructor(options?: RingOptions) {
+    this.#ring = new NativeRingClass(options);
+  }
+
+  /** Which setup flags the kernel accepted. */
+  get features(): RingFeatures {
+    return this.#ring.features;
+  }
+  /** Counters for tests and benchmarks. */
+  get stats(): RingStats {
+    return this.#ring.stats;
+  }
+  /** True once close() was called (methods then throw RingClosedError). */
+  get closed(): boolean {
+    return this.#ring.closed;
+  }
+  /** Ops queued or in the kernel, not yet settled. */
+  get inFlight(): number {
+    return this.#ring.inFlight;
+  }
+
+  /** IORING_OP_NOP. */
+  nop(): Promise<void> {
+    return this.#ring.nop();
+  }
+  /** IORING_OP_READ at position (omitted or -1: the file position). Resolves with bytes read. */
+  read(fd: number, buffer: ArrayBufferView, position?: number | bigint | null): Promise<number> {
+    return this.#ring.read(fd, buffer, position);
+  }
+  /** IORING_OP_WRITE. Resolves with bytes written. */
+  write(fd: number, buffer: ArrayBufferView, position?: number | bigint | null): Promise<number> {
+    return this.#ring.write(fd, buffer, position);
+  }
+  /** IORING_OP_READV. Resolves with bytes read; short reads as is. */
+  readv(fd: number, buffers: ArrayBufferView[], position?: number | bigint | null): Promise<number> {
+    const ring = this.#ring;
+    return Array.isArray(buffers) && buffers.length === 1 ? ring.readvOne(fd, buffers[0], position) : ring.readv(fd, buffers, position);
+  }
+  /** IORING_OP_WRITEV. Resolves with bytes written; short writes as is. */
+  writev(fd: number, buffers: ArrayBufferView[], position?: number | bigint | null): Promise<number> {
+    const ring = this.#ring;
+    return Array.isArray(buffers) && buffers.length === 1 ? ring.writevOne(fd, buffers[0], position) : ring.writev(fd, buffers, position);
+  }
+  /** IORING_OP_FSYNC (datasync: IORING_FSYNC_DATASYNC). */
+  fsync(fd: number, options?: { datasync?: boolean }): Promise<void> {
+    return this.#ring.fsync(fd, options);
+  }
+  /** IORING_OP_SENDMSG: the buffers as one message, fds as SCM_RIGHTS, `credentials` attaches
+   * this process's SCM_CREDENTIALS (as the sync sendmsg). Resolves with bytes sent. */
+  sendmsg(fd: number, buffers: ArrayBufferView[], options?: { fds?: number[]; credentials?: boolean }): Promise<number> {
+    return this.#ring.sendmsg(fd, buffers, options);
+  }
+  /** IORING_OP_RECVMSG with MSG_CMSG_CLOEXEC; fds, truncation, credentials and `from` as the
+   * sync recvmsg reports them (control space for controlFds fds, default 253). */
+  recvmsg(fd: number, buffers: ArrayBufferView[], options?: { maxFds?: number; controlFds?: number }): Promise<RecvResult> {
+    return this.#ring.recvmsg(fd, buffers, options);
+  }
+
+  /** One IORING_OP_SENDMSG per message, all queued by this one call, settled together: resolves
+   * with the bytes each message sent (in order), or rejects with the first error once every op
+   * is done. Each distinct fd is dup'ed once for the whole batch. */
+  sendmsgBatch(fd: number, messages: { buffers: ArrayBufferView[]; fds?: number[] }[], options?: { credentials?: boolean }): Promise<number[]> {
+    const ring = this.#ring;
+    if (!Array.isArray(messages) || (options !== undefined && (options === null || typeof options !== 'object'))) {
+      return ring.sendmsgBatch(fd, messages, options);
     }
-    for (const v of m.buffers) views.push(v);
-    viewCounts[i] = m.buffers.length;
-    if (m.fds !== undefined) {
-      for (const f of m.fds as unknown[]) {
-        // an fd is an integer in [0, 2^31-1]; anything else gets the checked form's error
-        if (!isFdNumber(f)) return checkedSendmsgBatch.call(this, fd, messages, options);
-        fds.push(f);
+    const views: unknown[] = [];
+    const fds: number[] = [];
+    const viewCounts = new Int32Array(messages.length);
+    const fdCounts = new Int32Array(messages.length);
+    for (let i = 0; i < messages.length; i++) {
+      const m = messages[i] as { buffers?: unknown; fds?: unknown } | null;
+      if (m === null || typeof m !== 'object' || !Array.isArray(m.buffers) || (m.fds !== undefined && !Array.isArray(m.fds))) {
+        return ring.sendmsgBatch(fd, messages, options);
       }
-      fdCounts[i] = (m.fds as unknown[]).length;
+      for (const v of m.buffers) views.push(v);
+      viewCounts[i] = m.buffers.length;
+      if (m.fds !== undefined) {
+        for (const f of m.fds as unknown[]) {
+          // anything but an fd number gets the object form's error
+          if (!isFdNumber(f)) return ring.sendmsgBatch(fd, messages, options);
+          fds.push(f);
+        }
+        fdCounts[i] = (m.fds as unknown[]).length;
+      }
     }
+    return ring.sendmsgBatchFlat(fd, views, viewCounts, new Int32Array(fds), fdCounts, options?.credentials).then(([bytes]) => Array.from(bytes));
   }
-  const credentials = (options as { credentials?: unknown } | undefined)?.credentials;
-  return this.sendmsgBatchFlat(fd, views, viewCounts, new Int32Array(fds), fdCounts, credentials).then(([bytes]) => Array.from(bytes));
-};
 
-proto.recvmsgBatch = function (this: NativeRing, fd, buffers, options) {
-  if (!Array.isArray(buffers) || (options !== undefined && (options === null || typeof options !== 'object'))) {
-    return checkedRecvmsgBatch.call(this, fd, buffers, options);
-  }
-  const views: unknown[] = [];
-  const viewCounts = new Int32Array(buffers.length);
-  for (let i = 0; i < buffers.length; i++) {
-    const list = buffers[i];
-    if (!Array.isArray(list)) return checkedRecvmsgBatch.call(this, fd, buffers, options);
-    for (const v of list) views.push(v);
-    viewCounts[i] = list.length;
-  }
-  const o = options as { maxFds?: unknown; controlFds?: unknown } | undefined;
-  const stride = 3 + (typeof o?.maxFds === 'number' ? o.maxFds : 0);
-  return this.recvmsgBatchFlat(fd, views, viewCounts, o?.maxFds, o?.controlFds).then(([numbers, extras]) => {
-    const out: RecvResult[] = new Array(buffers.length);
-    for (let i = 0, at = 0; i < out.length; i++, at += stride) {
-      const count = numbers[at + 2];
-      const fds = count === 0 ? [] : count === 1 ? [numbers[at + 3]] : Array.from(numbers.subarray(at + 3, at + 3 + count));
-      const extra = extras?.[i];
-      out[i] = new Received(numbers[at], fds, numbers[at + 1], extra?.credentials, extra?.from);
+  /** One IORING_OP_RECVMSG per element of `buffers`, queued by one call and settled together:
+   * resolves with each op's RecvResult (in order), or rejects with the first error once every op
+   * is done; then the fds the others received are closed, not handed over. */
+  recvmsgBatch(fd: number, buffers: ArrayBufferView[][], options?: { maxFds?: number; controlFds?: number }): Promise<RecvResult[]> {
+    const ring = this.#ring;
+    if (!Array.isArray(buffers) || (options !== undefined && (options === null || typeof options !== 'object'))) {
+      return ring.recvmsgBatch(fd, buffers, options);
     }
-    return out;
-  });
-};
+    const views: unknown[] = [];
+    const viewCounts = new Int32Array(buffers.length);
+    for (let i = 0; i < buffers.length; i++) {
+      const list = buffers[i];
+      if (!Array.isArray(list)) return ring.recvmsgBatch(fd, buffers, options);
+      for (const v of list) views.push(v);
+      viewCounts[i] = list.length;
+    }
+    const maxFds = options?.maxFds;
+    const stride = 3 + (typeof maxFds === 'number' ? maxFds : 0);
+    return ring.recvmsgBatchFlat(fd, views, viewCounts, maxFds, options?.controlFds).then(([numbers, extras]) => {
+      const out: RecvResult[] = new Array(buffers.length);
+      for (let i = 0, at = 0; i < out.length; i++, at += stride) {
+        const count = numbers[at + 2];
+        const fds = count === 0 ? [] : count === 1 ? [numbers[at + 3]] : Array.from(numbers.subarray(at + 3, at + 3 + count));
+        const extra = extras?.[i];
+        out[i] = new Received(numbers[at], fds, numbers[at + 1], extra?.credentials, extra?.from);
+      }
+      return out;
+    });
+  }
 
-proto.closeFds = function (this: NativeRing, fds) {
-  return checkedCloseFds.call(this, Array.isArray(fds) && fds.every(isFdNumber) ? new Int32Array(fds) : fds);
-};
+  /** One IORING_OP_CLOSE per fd, one Promise for all (rejects with the first error). */
+  closeFds(fds: number[] | Int32Array): Promise<void> {
+    return this.#ring.closeFds(Array.isArray(fds) && fds.every(isFdNumber) ? new Int32Array(fds) : fds);
+  }
+  /** IORING_OP_ACCEPT with SOCK_CLOEXEC. Resolves with the new fd (the caller owns it). */
+  accept(fd: number): Promise<number> {
+    return this.#ring.accept(fd);
+  }
+  /** IORING_OP_CONNECT to a Unix socket path ('\0'-prefixed: abstract) or a TCP { host, port }. */
+  connect(fd: number, address: RingAddress): Promise<void> {
+    return this.#ring.connect(fd, address);
+  }
+  /** IORING_OP_RECV. Resolves with bytes received (0: the peer closed a stream). */
+  recv(fd: number, buffer: ArrayBufferView, flags?: number): Promise<number> {
+    return this.#ring.recv(fd, buffer, flags);
+  }
+  /** IORING_OP_SEND (MSG_NOSIGNAL added). Resolves with bytes sent. */
+  send(fd: number, buffer: ArrayBufferView, flags?: number): Promise<number> {
+    return this.#ring.send(fd, buffer, flags);
+  }
+  /** IORING_OP_CLOSE of an fd (named closeFd so it does not clash with ring.close()). */
+  closeFd(fd: number): Promise<void> {
+    return this.#ring.closeFd(fd);
+  }
+  /** IORING_OP_SOCKET with SOCK_CLOEXEC. Resolves with the new fd. */
+  socket(family: 'inet' | 'inet6' | 'unix', type?: 'stream' | 'dgram' | 'seqpacket'): Promise<number> {
+    return this.#ring.socket(family, type);
+  }
+  /** Cancels every op waiting on fd (they reject with ECANCELED). Resolves with how many. */
+  cancelFd(fd: number): Promise<number> {
+    return this.#ring.cancelFd(fd);
+  }
+  /** Sends what is queued to the kernel now (otherwise done before the loop next polls). */
+  submit(): void {
+    this.#ring.submit();
+  }
+  /** Cancels what is in flight (those reject with RingClosedError), waits for the kernel to
+   * give every op back, then frees the ring. Idempotent. */
+  close(): Promise<void> {
+    return this.#ring.close();
+  }
+}
+
+/** Tests only (not part of the public API): this Ring's close() and env teardown cancel one op
+ * at a time, as on kernels before 5.19 where IORING_ASYNC_CANCEL_ANY is refused. */
+export function ringTestRefuseCancelAny(ring: Ring): void {
+  native.ringTestRefuseCancelAny(nativeRingOf(ring));
+}
 
 /** True when err is the one-sentence refusal of io_uring (EPERM/ENOSYS from io_uring_setup). */
 export function isIoUringUnavailable(err: unknown): err is Error & { code: 'ERR_IOURING_UNAVAILABLE' } {

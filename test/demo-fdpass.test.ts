@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { chmodSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { native } from '../src/native.js';
+import { sendmsg } from '../src/syscalls.js';
 import { openFdCount, settledLiveObjects, zeroLiveObjects } from './support/leaks.js';
 import { shortTempDir } from './support/temp.js';
 import { startCli } from './support/cli.js';
@@ -190,7 +191,7 @@ describe('fdpass: bad input', () => {
     const [a, b] = native.socketpair('stream');
     try {
       native.connect(sock, socket);
-      native.sendmsg(sock, [Buffer.from('two fds')], { fds: [a, b], credentials: true });
+      sendmsg(sock, [Buffer.from('two fds')], { fds: [a, b], credentials: true });
     } finally {
       for (const fd of [sock, a, b]) native.close(fd);
     }

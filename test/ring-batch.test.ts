@@ -5,6 +5,7 @@ import { describe, expect, it } from 'vitest';
 import fs from 'node:fs';
 import { join } from 'node:path';
 import { native } from '../src/native.js';
+import { sendmsg } from '../src/syscalls.js';
 import { Ring, RingClosedError } from '../src/ring.js';
 import { checkLeaksAfterAll, collectGarbage, openFdCount } from './support/leaks.js';
 import { shortTempDir } from './support/temp.js';
@@ -60,8 +61,8 @@ describe('batches', () => {
       native.setPassCredentials(receiver, true);
       const f = fs.openSync(join(tmp.path, 'two'), 'w');
       const send = () => {
-        native.sendmsg(sender, [Buffer.from('0123456789')], { to: path, fds: [f, f] });
-        native.sendmsg(sender, [Buffer.from('ab')], { to: path, credentials: true });
+        sendmsg(sender, [Buffer.from('0123456789')], { to: path, fds: [f, f] });
+        sendmsg(sender, [Buffer.from('ab')], { to: path, credentials: true });
       };
       send();
       const one = [await ring.recvmsg(receiver, [Buffer.alloc(4)], { maxFds: 1 }), await ring.recvmsg(receiver, [Buffer.alloc(4)], { maxFds: 1 })];
@@ -97,7 +98,7 @@ describe('batches', () => {
       const f = fs.openSync(join(tmp.path, 'f'), 'w');
       const before = openFdCount();
       const pending = ring.recvmsgBatch(b, [[Buffer.alloc(1)], [Buffer.alloc(1)], [Buffer.alloc(1)]], { maxFds: 1 });
-      native.sendmsg(a, [Buffer.from('x')], { fds: [f] });
+      sendmsg(a, [Buffer.from('x')], { fds: [f] });
       ring.submit();
       await new Promise((r) => setTimeout(r, 20));
       expect(await ring.cancelFd(b)).toBe(2);
@@ -119,7 +120,7 @@ describe('batches', () => {
       const [a, b] = native.socketpair('seqpacket');
       const shrinking = new (ArrayBuffer as unknown as new (n: number, o: { maxByteLength: number }) => ArrayBuffer & { resize(n: number): void })(8, { maxByteLength: 8 });
       // the messages are there first, so the three ops complete in order when submitted
-      for (const fill of [1, 2, 3]) native.sendmsg(a, [Buffer.alloc(8, fill)]);
+      for (const fill of [1, 2, 3]) sendmsg(a, [Buffer.alloc(8, fill)]);
       const first = new Uint8Array(8);
       let detached: Uint8Array | null = new Uint8Array(8);
       // the lists and the shrinking view are the batch's alone from here on; the copies into

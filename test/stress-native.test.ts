@@ -7,6 +7,7 @@ import { closeSync, constants, fstatSync, openSync, readFileSync, readSync, writ
 import { join } from 'node:path';
 import { Worker } from 'node:worker_threads';
 import { native, projectRoot, type SocketType } from '../src/native.js';
+import { recvmsg, sendmsg } from '../src/syscalls.js';
 import { checkLeaksAfterAll, collectGarbage, openFdCount, settledLiveObjects, zeroLiveObjects } from './support/leaks.js';
 import { shortTempDir } from './support/temp.js';
 
@@ -131,7 +132,7 @@ describe('sendmsg/recvmsg random splits, sizes and fds', () => {
         fc.property(fc.constantFrom(...socketTypes), sizedSplit(3000), sizedSplit(3000), fc.nat(255), (type, [len, sendCuts], [room, recvCuts], fill) => {
           const [a, b] = pairs[type];
           const data = Buffer.from(Array.from({ length: len }, (_, i) => (i + fill) & 0xff));
-          const sent = native.sendmsg(a, fillFrom(piecesOf(len, sendCuts), data));
+          const sent = sendmsg(a, fillFrom(piecesOf(len, sendCuts), data));
           expect(sent).toBe(len);
           const bufs = piecesOf(room, recvCuts);
           if (type === 'stream') {
@@ -141,7 +142,7 @@ describe('sendmsg/recvmsg random splits, sizes and fds', () => {
             // the bytes of a stream may come over several reads; with no room (room 0) add some
             while (total < len) {
               const into = room === 0 ? [Buffer.alloc(len)] : piecesOf(room, recvCuts);
-              const r = native.recvmsg(b, into);
+              const r = recvmsg(b, into);
               expect(r.dataTruncated).toBe(false);
               expect(r.bytes).toBeGreaterThan(0);
               got.push(Buffer.concat(into).subarray(0, r.bytes));
@@ -149,7 +150,7 @@ describe('sendmsg/recvmsg random splits, sizes and fds', () => {
             }
             expect(Buffer.concat(got)).toEqual(data);
           } else {
-            const r = native.recvmsg(b, bufs);
+            const r = recvmsg(b, bufs);
             expect(r.bytes).toBe(Math.min(len, room));
             expect(r.dataTruncated).toBe(len > room);
             expect(r.truncated).toBe(len > room);
@@ -183,12 +184,12 @@ describe('sendmsg/recvmsg random splits, sizes and fds', () => {
           const room = sndbuf + dRoom;
           const payload = big.subarray(0, len);
           if (len > sndbuf - 32) {
-            expect(() => native.sendmsg(a, [payload])).toThrow(expect.objectContaining({ code: 'EMSGSIZE', syscall: 'sendmsg' }));
+            expect(() => sendmsg(a, [payload])).toThrow(expect.objectContaining({ code: 'EMSGSIZE', syscall: 'sendmsg' }));
             return;
           }
-          expect(native.sendmsg(a, [payload.subarray(0, 1000), payload.subarray(1000)])).toBe(len);
+          expect(sendmsg(a, [payload.subarray(0, 1000), payload.subarray(1000)])).toBe(len);
           into.fill(0);
-          const r = native.recvmsg(b, [into.subarray(0, 5), into.subarray(5, room)]);
+          const r = recvmsg(b, [into.subarray(0, 5), into.subarray(5, room)]);
           expect(r.bytes).toBe(Math.min(len, room));
           expect(r.dataTruncated).toBe(len > room);
           expect(into.subarray(0, r.bytes).equals(big.subarray(0, r.bytes))).toBe(true);
@@ -203,12 +204,12 @@ describe('sendmsg/recvmsg random splits, sizes and fds', () => {
           fc.property(fc.integer({ min: sndbuf - 2000, max: 2 * sndbuf }), (len) => {
             const data = Buffer.from(Array.from({ length: 4096 }, (_, i) => (i * 13) & 0xff));
             const pieces = Array.from({ length: Math.ceil(len / 4096) }, (_, i) => data.subarray(0, Math.min(4096, len - i * 4096)));
-            const sent = native.sendmsg(a, pieces);
+            const sent = sendmsg(a, pieces);
             expect(sent).toBeGreaterThan(0);
             expect(sent).toBeLessThanOrEqual(len);
             let got = 0;
             const out = Buffer.alloc(sent);
-            while (got < sent) got += native.recvmsg(b, [out.subarray(got)]).bytes;
+            while (got < sent) got += recvmsg(b, [out.subarray(got)]).bytes;
             expect(out.equals(Buffer.concat(pieces).subarray(0, sent))).toBe(true);
             expect(native.waitFd(b, 'read', 0)).toBe(false);
           }),
@@ -242,9 +243,9 @@ describe('sendmsg/recvmsg random splits, sizes and fds', () => {
           const [a, b] = pairs[type];
           const before = openFdCount();
           const size = type === 'stream' ? Math.max(len, 1) : len; // fds ride on >= 1 byte of a stream
-          native.sendmsg(a, piecesOf(size, cuts), { fds: Array<number>(sendFds).fill(source) });
+          sendmsg(a, piecesOf(size, cuts), { fds: Array<number>(sendFds).fill(source) });
           expect(openFdCount()).toBe(before);
-          const r = native.recvmsg(b, [Buffer.alloc(64)], { maxFds, controlFds });
+          const r = recvmsg(b, [Buffer.alloc(64)], { maxFds, controlFds });
           expect(r.bytes).toBe(size);
           // the control buffer: room for controlFds fds (CMSG_SPACE) plus one SCM_CREDENTIALS (32
           // bytes); the kernel cuts (MSG_CTRUNC) an SCM_RIGHTS whose CMSG_LEN does not fit
@@ -293,9 +294,9 @@ describe('buffers changed by JS while arguments are read', () => {
     const fd = openSync(file, 'r+');
     try {
       const out = new Uint8Array(1 << 16).fill(1);
-      expect(native.sendmsg(a, [out], { get fds() { detach(out); return undefined; } })).toBe(0);
+      expect(sendmsg(a, [out], { get fds() { detach(out); return undefined; } })).toBe(0);
       const into = new Uint8Array(1 << 16);
-      expect(native.recvmsg(b, [into], { get maxFds() { detach(into); return 0; } }).bytes).toBe(0);
+      expect(recvmsg(b, [into], { get maxFds() { detach(into); return 0; } }).bytes).toBe(0);
       const first = new Uint8Array(1 << 16);
       const list = [first];
       Object.defineProperty(list, 1, { get() { detach(first); return new Uint8Array(3); }, enumerable: true });

@@ -7,6 +7,7 @@ import fc from 'fast-check';
 import fs from 'node:fs';
 import { join } from 'node:path';
 import { native } from '../src/native.js';
+import { recvmsg, sendmsg } from '../src/syscalls.js';
 import { Ring, RingClosedError } from '../src/ring.js';
 import { collectGarbage, openFdCount, settledLiveObjects, zeroLiveObjects } from './support/leaks.js';
 import { shortTempDir } from './support/temp.js';
@@ -136,7 +137,7 @@ describe('Ring stress (fast-check)', () => {
           // Messages whose recvmsg was cancelled are still queued: drain them (and their fds).
           native.close(a);
           for (;;) {
-            const got = native.recvmsg(b, [Buffer.alloc(512)], { maxFds: 8 });
+            const got = recvmsg(b, [Buffer.alloc(512)], { maxFds: 8 });
             got.fds.forEach((fd) => fs.closeSync(fd));
             if (got.eof || got.bytes === 0) break;
           }
@@ -164,7 +165,7 @@ describe('Ring stress (fast-check)', () => {
         fs.closeSync(b); // the ops hold their own reference to the socket
         expect(ring.inFlight).toBe(waiting);
         if (deliver) {
-          for (let i = 0; i < waiting; i++) native.sendmsg(a, [Buffer.from(`msg ${i}`)]);
+          for (let i = 0; i < waiting; i++) sendmsg(a, [Buffer.from(`msg ${i}`)]);
           const got = await Promise.all(pending);
           // several waiters on one socket: which one gets which message is not ordered
           expect([...got].sort()).toEqual(Array.from({ length: waiting }, (_, i) => `msg ${i}`.length).sort());

@@ -4,6 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { closeSync, openSync, readFileSync, readSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { native, type SocketType } from '../src/native.js';
+import { recvmsg, sendmsg } from '../src/syscalls.js';
 import { checkLeaksAfterAll, openFdCount } from './support/leaks.js';
 import { shortTempDir } from './support/temp.js';
 
@@ -44,13 +45,13 @@ describe('socket and socketpair', () => {
     const [a, b] = native.socketpair(type);
     using([a, b], () => {
       expect(isCloexec(a) && isCloexec(b)).toBe(true);
-      expect(native.sendmsg(a, [Buffer.from('ping '), Buffer.from('pong')])).toBe(9);
+      expect(sendmsg(a, [Buffer.from('ping '), Buffer.from('pong')])).toBe(9);
       const buf = Buffer.alloc(32);
-      const r = native.recvmsg(b, [buf]);
+      const r = recvmsg(b, [buf]);
       expect(r).toEqual({ bytes: 9, fds: [], truncated: false, dataTruncated: false, fdsTruncated: false, eof: false });
       expect(buf.subarray(0, 9).toString()).toBe('ping pong');
-      expect(native.sendmsg(b, [Buffer.from('back')])).toBe(4);
-      expect(native.recvmsg(a, [buf]).bytes).toBe(4);
+      expect(sendmsg(b, [Buffer.from('back')])).toBe(4);
+      expect(recvmsg(a, [buf]).bytes).toBe(4);
     });
   });
 
@@ -58,7 +59,7 @@ describe('socket and socketpair', () => {
     const fd = native.socket('dgram', { nonBlocking: true });
     using([fd], () => {
       expect(isCloexec(fd)).toBe(true);
-      expect(() => native.recvmsg(fd, [Buffer.alloc(1)])).toThrow(expect.objectContaining({ code: 'EAGAIN', syscall: 'recvmsg' }));
+      expect(() => recvmsg(fd, [Buffer.alloc(1)])).toThrow(expect.objectContaining({ code: 'EAGAIN', syscall: 'recvmsg' }));
     });
   });
 
@@ -91,9 +92,9 @@ describe('bind, listen, accept, connect', () => {
         expect(isCloexec(conn)).toBe(true);
         expect(native.peerCredentials(conn)).toEqual(me());
         expect(native.peerCredentials(client)).toEqual(me());
-        native.sendmsg(client, [Buffer.from('over a path')]);
+        sendmsg(client, [Buffer.from('over a path')]);
         const buf = Buffer.alloc(64);
-        expect(native.recvmsg(conn, [buf]).bytes).toBe(11);
+        expect(recvmsg(conn, [buf]).bytes).toBe(11);
       });
     });
   });
@@ -109,9 +110,9 @@ describe('bind, listen, accept, connect', () => {
       const conn = native.accept(server);
       using([conn], () => {
         expect(native.peerCredentials(conn)).toEqual(me());
-        native.sendmsg(conn, [Buffer.from('abstract')]);
+        sendmsg(conn, [Buffer.from('abstract')]);
         const buf = Buffer.alloc(16);
-        expect(native.recvmsg(client, [buf]).bytes).toBe(8);
+        expect(recvmsg(client, [buf]).bytes).toBe(8);
       });
     });
   });
@@ -184,10 +185,10 @@ describe('sendmsg/recvmsg with fds', () => {
     const f1 = openSync(dataFile, 'r');
     const f2 = openSync(dataFile, 'r');
     using([a, b], () => {
-      expect(native.sendmsg(a, [Buffer.from('fd')], { fds: [f1, f2] })).toBe(2);
+      expect(sendmsg(a, [Buffer.from('fd')], { fds: [f1, f2] })).toBe(2);
       closeSync(f1);
       closeSync(f2);
-      const r = native.recvmsg(b, [Buffer.alloc(8)], { maxFds: 2 });
+      const r = recvmsg(b, [Buffer.alloc(8)], { maxFds: 2 });
       expect(r).toMatchObject({ bytes: 2, truncated: false, fdsTruncated: false });
       expect(r.fds).toHaveLength(2);
       using(r.fds, () => {
@@ -204,13 +205,13 @@ describe('sendmsg/recvmsg with fds', () => {
     const f = openSync(dataFile, 'r');
     using([a, b], () => {
       const before = openFdCount();
-      native.sendmsg(a, [Buffer.from('x')], { fds: [f, f, f] });
-      const r = native.recvmsg(b, [Buffer.alloc(4)], { maxFds: 2 });
+      sendmsg(a, [Buffer.from('x')], { fds: [f, f, f] });
+      const r = recvmsg(b, [Buffer.alloc(4)], { maxFds: 2 });
       expect(r).toEqual({ bytes: 1, fds: [], truncated: true, dataTruncated: false, fdsTruncated: true, eof: false });
       expect(openFdCount()).toBe(before);
       // maxFds defaults to 0: any fd is too many
-      native.sendmsg(a, [Buffer.from('y')], { fds: [f] });
-      expect(native.recvmsg(b, [Buffer.alloc(4)])).toMatchObject({ bytes: 1, fds: [], fdsTruncated: true, truncated: true });
+      sendmsg(a, [Buffer.from('y')], { fds: [f] });
+      expect(recvmsg(b, [Buffer.alloc(4)])).toMatchObject({ bytes: 1, fds: [], fdsTruncated: true, truncated: true });
       expect(openFdCount()).toBe(before);
     });
     closeSync(f);
@@ -223,8 +224,8 @@ describe('sendmsg/recvmsg with fds', () => {
       const before = openFdCount();
       // the control buffer has room for controlFds fds plus one SCM_CREDENTIALS: 20 fds do not fit
       for (const controlFds of [0, 2, 5]) {
-        native.sendmsg(a, [Buffer.from('cut')], { fds: Array<number>(20).fill(f) });
-        const r = native.recvmsg(b, [Buffer.alloc(4)], { maxFds: 20, controlFds });
+        sendmsg(a, [Buffer.from('cut')], { fds: Array<number>(20).fill(f) });
+        const r = recvmsg(b, [Buffer.alloc(4)], { maxFds: 20, controlFds });
         expect(r).toMatchObject({ bytes: 3, fds: [], fdsTruncated: true, truncated: true, dataTruncated: false });
         expect(openFdCount()).toBe(before);
       }
@@ -238,17 +239,17 @@ describe('sendmsg/recvmsg with fds', () => {
     const f = openSync(dataFile, 'r');
     using([a, b], () => {
       const many = Array<number>(SCM_MAX_FD).fill(f);
-      native.sendmsg(a, [Buffer.from('m')], { fds: many });
-      const r = native.recvmsg(b, [Buffer.alloc(1)], { maxFds: SCM_MAX_FD });
+      sendmsg(a, [Buffer.from('m')], { fds: many });
+      const r = recvmsg(b, [Buffer.alloc(1)], { maxFds: SCM_MAX_FD });
       expect(r.fds).toHaveLength(SCM_MAX_FD);
       for (const fd of r.fds) native.close(fd);
-      expect(() => native.sendmsg(a, [Buffer.from('m')], { fds: [...many, f] })).toThrow(expect.objectContaining({ name: 'RangeError', code: 'ERR_OUT_OF_RANGE' }));
-      expect(() => native.sendmsg(a, [Buffer.from('m')], { fds: [-1] })).toThrow(expect.objectContaining({ name: 'RangeError' }));
-      expect(() => native.sendmsg(a, [Buffer.from('m')], { fds: ['3' as unknown as number] })).toThrow(expect.objectContaining({ code: 'ERR_INVALID_ARG_TYPE' }));
-      expect(() => native.recvmsg(b, [Buffer.alloc(1)], { maxFds: SCM_MAX_FD + 1 })).toThrow(RangeError);
-      expect(() => native.sendmsg(a, [Buffer.from('m')], { fds: [999999] })).toThrow(expect.objectContaining({ code: 'EBADF', syscall: 'sendmsg' }));
+      expect(() => sendmsg(a, [Buffer.from('m')], { fds: [...many, f] })).toThrow(expect.objectContaining({ name: 'RangeError', code: 'ERR_OUT_OF_RANGE' }));
+      expect(() => sendmsg(a, [Buffer.from('m')], { fds: [-1] })).toThrow(expect.objectContaining({ name: 'RangeError' }));
+      expect(() => sendmsg(a, [Buffer.from('m')], { fds: ['3' as unknown as number] })).toThrow(expect.objectContaining({ code: 'ERR_INVALID_ARG_TYPE' }));
+      expect(() => recvmsg(b, [Buffer.alloc(1)], { maxFds: SCM_MAX_FD + 1 })).toThrow(RangeError);
+      expect(() => sendmsg(a, [Buffer.from('m')], { fds: [999999] })).toThrow(expect.objectContaining({ code: 'EBADF', syscall: 'sendmsg' }));
       // fds on a stream socket need a payload byte, else the kernel would drop them silently
-      expect(() => native.sendmsg(a, [], { fds: [f] })).toThrow(expect.objectContaining({ code: 'ERR_INVALID_ARG_VALUE' }));
+      expect(() => sendmsg(a, [], { fds: [f] })).toThrow(expect.objectContaining({ code: 'ERR_INVALID_ARG_VALUE' }));
     });
     closeSync(f);
   });
@@ -262,8 +263,8 @@ describe('sendmsg/recvmsg with fds', () => {
     using([a, b], () => {
       for (let i = 0; i < 10_000; i++) {
         const count = 1 + (i % 3);
-        native.sendmsg(a, [out], { fds: Array<number>(count).fill(f) });
-        const r = native.recvmsg(b, [inBuf], { maxFds: 2 });
+        sendmsg(a, [out], { fds: Array<number>(count).fill(f) });
+        const r = recvmsg(b, [inBuf], { maxFds: 2 });
         if (count > 2) {
           if (!r.fdsTruncated || r.fds.length !== 0) throw new Error(`cycle ${i}: expected fdsTruncated`);
         } else if (r.fds.length !== count) {
@@ -291,41 +292,41 @@ describe('datagrams, truncation, credentials, eof, waitFd', () => {
       const name = abstractName();
       native.bind(abstractSender, name);
       const buf = Buffer.alloc(16);
-      expect(native.sendmsg(sender, [Buffer.from('hi')], { to: rpath })).toBe(2);
-      expect(native.recvmsg(receiver, [buf])).toMatchObject({ bytes: 2, from: spath, eof: false });
-      native.sendmsg(anonymous, [Buffer.from('anon')], { to: rpath });
-      expect(native.recvmsg(receiver, [buf]).from).toBeUndefined();
-      native.sendmsg(abstractSender, [Buffer.from('abs')], { to: rpath });
-      expect(native.recvmsg(receiver, [buf]).from).toBe(name);
+      expect(sendmsg(sender, [Buffer.from('hi')], { to: rpath })).toBe(2);
+      expect(recvmsg(receiver, [buf])).toMatchObject({ bytes: 2, from: spath, eof: false });
+      sendmsg(anonymous, [Buffer.from('anon')], { to: rpath });
+      expect(recvmsg(receiver, [buf]).from).toBeUndefined();
+      sendmsg(abstractSender, [Buffer.from('abs')], { to: rpath });
+      expect(recvmsg(receiver, [buf]).from).toBe(name);
       const nobody = join(tmp.path, 'nobody.sock');
-      expect(() => native.sendmsg(sender, [Buffer.from('x')], { to: nobody })).toThrow(expect.objectContaining({ code: 'ENOENT', syscall: 'sendmsg', path: nobody }));
+      expect(() => sendmsg(sender, [Buffer.from('x')], { to: nobody })).toThrow(expect.objectContaining({ code: 'ENOENT', syscall: 'sendmsg', path: nobody }));
     });
   });
 
   it('a datagram longer than the buffers: the bytes that fit, dataTruncated', () => {
     const [a, b] = native.socketpair('dgram');
     using([a, b], () => {
-      native.sendmsg(a, [Buffer.alloc(100, 7)]);
+      sendmsg(a, [Buffer.alloc(100, 7)]);
       const buf = Buffer.alloc(10);
-      expect(native.recvmsg(b, [buf])).toEqual({ bytes: 10, fds: [], truncated: true, dataTruncated: true, fdsTruncated: false, eof: false });
+      expect(recvmsg(b, [buf])).toEqual({ bytes: 10, fds: [], truncated: true, dataTruncated: true, fdsTruncated: false, eof: false });
       expect(buf).toEqual(Buffer.alloc(10, 7));
-      native.sendmsg(a, []); // an empty datagram is not eof
-      expect(native.recvmsg(b, [buf])).toMatchObject({ bytes: 0, eof: false, truncated: false });
+      sendmsg(a, []); // an empty datagram is not eof
+      expect(recvmsg(b, [buf])).toMatchObject({ bytes: 0, eof: false, truncated: false });
     });
   });
 
   it('SCM_CREDENTIALS: attached on request, reported with SO_PASSCRED', () => {
     const [a, b] = native.socketpair('dgram');
     using([a, b], () => {
-      native.sendmsg(a, [Buffer.from('x')], { credentials: true });
-      expect(native.recvmsg(b, [Buffer.alloc(4)]).credentials).toBeUndefined(); // SO_PASSCRED off
+      sendmsg(a, [Buffer.from('x')], { credentials: true });
+      expect(recvmsg(b, [Buffer.alloc(4)]).credentials).toBeUndefined(); // SO_PASSCRED off
       native.setPassCredentials(b, true);
-      native.sendmsg(a, [Buffer.from('x')], { credentials: true });
-      expect(native.recvmsg(b, [Buffer.alloc(4)]).credentials).toEqual(me());
+      sendmsg(a, [Buffer.from('x')], { credentials: true });
+      expect(recvmsg(b, [Buffer.alloc(4)]).credentials).toEqual(me());
       const f = openSync(dataFile, 'r');
-      native.sendmsg(a, [Buffer.from('x')], { credentials: true, fds: [f] });
+      sendmsg(a, [Buffer.from('x')], { credentials: true, fds: [f] });
       closeSync(f);
-      const r = native.recvmsg(b, [Buffer.alloc(4)], { maxFds: 1 });
+      const r = recvmsg(b, [Buffer.alloc(4)], { maxFds: 1 });
       expect(r.credentials).toEqual(me());
       expect(r.fds).toHaveLength(1);
       native.close(r.fds[0]);
@@ -339,21 +340,21 @@ describe('datagrams, truncation, credentials, eof, waitFd', () => {
       const [a, b] = native.socketpair(type);
       native.close(a);
       using([b], () => {
-        expect(native.recvmsg(b, [Buffer.alloc(4)])).toMatchObject({ bytes: 0, eof: true, fds: [] });
-        expect(() => native.sendmsg(b, [Buffer.from('x')])).toThrow(expect.objectContaining({ code: 'EPIPE', syscall: 'sendmsg' }));
+        expect(recvmsg(b, [Buffer.alloc(4)])).toMatchObject({ bytes: 0, eof: true, fds: [] });
+        expect(() => sendmsg(b, [Buffer.from('x')])).toThrow(expect.objectContaining({ code: 'EPIPE', syscall: 'sendmsg' }));
       });
     }
   });
 
   it('a zero-length seqpacket message is not eof; the peer closing is', () => {
     const [a, b] = native.socketpair('seqpacket');
-    native.sendmsg(a, []);
-    native.sendmsg(a, [Buffer.from('after')]);
+    sendmsg(a, []);
+    sendmsg(a, [Buffer.from('after')]);
     using([b], () => {
-      expect(native.recvmsg(b, [Buffer.alloc(8)])).toMatchObject({ bytes: 0, eof: false });
-      expect(native.recvmsg(b, [Buffer.alloc(8)])).toMatchObject({ bytes: 5, eof: false });
+      expect(recvmsg(b, [Buffer.alloc(8)])).toMatchObject({ bytes: 0, eof: false });
+      expect(recvmsg(b, [Buffer.alloc(8)])).toMatchObject({ bytes: 5, eof: false });
       native.close(a);
-      expect(native.recvmsg(b, [Buffer.alloc(8)])).toMatchObject({ bytes: 0, eof: true });
+      expect(recvmsg(b, [Buffer.alloc(8)])).toMatchObject({ bytes: 0, eof: true });
     });
   });
 
@@ -363,9 +364,9 @@ describe('datagrams, truncation, credentials, eof, waitFd', () => {
       expect(native.waitFd(b, 'read', 0)).toBe(false);
       expect(native.waitFd(b, 'read', 20)).toBe(false);
       expect(native.waitFd(b, 'write', -1)).toBe(true);
-      native.sendmsg(a, [Buffer.from('x')]);
+      sendmsg(a, [Buffer.from('x')]);
       expect(native.waitFd(b, 'read', 1000)).toBe(true);
-      native.recvmsg(b, [Buffer.alloc(1)]);
+      recvmsg(b, [Buffer.alloc(1)]);
       native.close(a);
       expect(native.waitFd(b, 'read', 1000)).toBe(true);
       expect(() => native.waitFd(a, 'read', 0)).toThrow(expect.objectContaining({ code: 'EBADF', syscall: 'poll' }));

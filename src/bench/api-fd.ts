@@ -9,6 +9,7 @@ import fs from 'node:fs';
 import { createRequire } from 'node:module';
 import { performance } from 'node:perf_hooks';
 import { native } from '../native.js';
+import { recvmsg, sendmsg } from '../syscalls.js';
 import type { Ring } from '../ring.js';
 import { promiseLoop, syncLoop, type Contender, type Measured } from './api-loops.js';
 
@@ -134,8 +135,8 @@ export function fdContenders(ring: Ring, passed: number): { list: Contender[]; c
     {
       contender: 'iolab.sendmsg', inflight: 1,
       run: async (ms) => syncLoop(ms, () => {
-        native.sendmsg(sa, message, sendOptions);
-        const got = native.recvmsg(sb, receive[0], recvOptions);
+        sendmsg(sa, message, sendOptions);
+        const got = recvmsg(sb, receive[0], recvOptions);
         native.close(got.fds[0]);
       }),
     },

@@ -5,6 +5,7 @@
 import { Option } from 'commander';
 import { UserError } from '../cli-util.js';
 import { native, type RecvResult } from '../native.js';
+import { recvmsg, sendmsg } from '../syscalls.js';
 import { Ring, isIoUringUnavailable } from '../ring.js';
 
 type RingInstance = InstanceType<typeof Ring>;
@@ -53,10 +54,10 @@ export const plainIo: DemoIo = {
     return (await waitReadable(fd, deadline, signal)) ? native.accept(fd) : undefined;
   },
   async recvmsg(fd, buffers, maxFds, deadline, signal) {
-    return (await waitReadable(fd, deadline, signal)) ? native.recvmsg(fd, buffers, { maxFds }) : undefined;
+    return (await waitReadable(fd, deadline, signal)) ? recvmsg(fd, buffers, { maxFds }) : undefined;
   },
   async sendmsg(fd, buffers, options) {
-    return native.sendmsg(fd, buffers, options);
+    return sendmsg(fd, buffers, options);
   },
 };
 

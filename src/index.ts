@@ -1,0 +1,44 @@
+// iolab's public API: what `import ... from 'iolab'` gives (the package's exports map points
+// here), written down once; docs/api.md is its reference. Everything else in the package is
+// internal: the commands, the benchmark, echo and IPC bindings, the raw addon.
+export { Ring, RingClosedError, isIoUringUnavailable } from './ring.js';
+export type { RingOptions, RingFeatures, RingStats, RingAddress } from './ring.js';
+export {
+  readv,
+  writev,
+  socket,
+  socketpair,
+  bind,
+  listen,
+  accept,
+  connect,
+  close,
+  sendmsg,
+  recvmsg,
+  peerCredentials,
+  setPassCredentials,
+  waitFd,
+  shmOpen,
+  shmUnlink,
+  ftruncate,
+  mmap,
+  munmap,
+  memfdCreate,
+  addSeals,
+  getSeals,
+  seals,
+  setNonBlocking,
+  flock,
+} from './syscalls.js';
+export { constants, isErrnoException, liveObjects } from './native.js';
+export type {
+  NativeConstants as Constants,
+  Credentials,
+  ErrnoException,
+  LiveObjects,
+  RecvOptions,
+  RecvResult,
+  SendOptions,
+  SocketType,
+} from './native.js';
+
