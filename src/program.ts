@@ -1,47 +1,59 @@
-// The iolab program: registers the commands, parses, prints errors. No logic lives here.
+// The iolab program: registers the commands (loading only the one that runs), parses, prints
+// errors. No logic lives here.
 import { Command, CommanderError } from 'commander';
 import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { benchGroup, describeError, oneLineErrors, UserError } from './cli-util.js';
-import { readvCommand } from './demos/readv.js';
-import { writevCommand } from './demos/writev.js';
-import { fdpassCommand } from './demos/fdpass.js';
-import { shmCommand } from './demos/shm.js';
-import { echoCommand } from './echo/command.js';
-import { tourCommand } from './demos/tour.js';
-import { genCommand } from './bench/gen.js';
-import { apiCommand } from './bench/api.js';
-import { iopsCommand } from './bench/iops.js';
-import { latencyCommand } from './bench/latency.js';
-import { benchEchoCommand } from './bench/echo.js';
-import { ipcCommand } from './ipc/command.js';
-import { traceCommand } from './trace/command.js';
-import { reportCommand } from './report/command.js';
-
 // Read when the module loads, not per command: a command may run after the process dropped to
 // a uid that cannot read the checkout (the tests' other-user runs do).
 const packageVersion: string = (JSON.parse(readFileSync(join(dirname(fileURLToPath(import.meta.url)), '..', 'package.json'), 'utf8')) as { version: string }).version;
 
-export function buildProgram(): Command {
+/** Every command, each loaded only when it runs (or for the help that lists them all): a
+ * command's module pulls in the addon and its subsystem, which `iolab --version` never needs. */
+const commands: { name: string; group?: 'bench'; load: () => Promise<Command> }[] = [
+  { name: 'readv', load: async () => (await import('./demos/readv.js')).readvCommand() },
+  { name: 'writev', load: async () => (await import('./demos/writev.js')).writevCommand() },
+  { name: 'fdpass', load: async () => (await import('./demos/fdpass.js')).fdpassCommand() },
+  { name: 'shm', load: async () => (await import('./demos/shm.js')).shmCommand() },
+  { name: 'echo', load: async () => (await import('./echo/command.js')).echoCommand() },
+  { name: 'tour', load: async () => (await import('./demos/tour.js')).tourCommand() },
+  { name: 'gen', load: async () => (await import('./bench/gen.js')).genCommand() },
+  { name: 'api', group: 'bench', load: async () => (await import('./bench/api.js')).apiCommand() },
+  { name: 'iops', group: 'bench', load: async () => (await import('./bench/iops.js')).iopsCommand() },
+  { name: 'latency', group: 'bench', load: async () => (await import('./bench/latency.js')).latencyCommand() },
+  { name: 'echo', group: 'bench', load: async () => (await import('./bench/echo.js')).benchEchoCommand() },
+  { name: 'ipc', group: 'bench', load: async () => (await import('./ipc/command.js')).ipcCommand() },
+  { name: 'trace', load: async () => (await import('./trace/command.js')).traceCommand() },
+  { name: 'report', load: async () => (await import('./report/command.js')).reportCommand() },
+];
+
+/** The words of args that name a command: [command, subcommand of bench] (`help X` names X). */
+function commandWords(args: readonly string[]): string[] {
+  const words = args.filter((a) => !a.startsWith('-'));
+  return words[0] === 'help' ? words.slice(1, 3) : words.slice(0, 2);
+}
+
+/** The commands args can run: the one it names, none for a bare --version, else all (help,
+ * and a word that names no command, for commander's "unknown command" and its suggestion). */
+function commandsFor(args: readonly string[]): typeof commands {
+  const [first, second] = commandWords(args);
+  if (first === undefined && (args.includes('-V') || args.includes('--version'))) return [];
+  const named = first === 'bench'
+    ? commands.filter((c) => c.group === 'bench' && c.name === second)
+    : commands.filter((c) => c.group === undefined && c.name === first);
+  return named.length > 0 ? named : first === 'bench' ? commands.filter((c) => c.group === 'bench') : commands;
+}
+
+/** The program for args (process.argv without node and the script), with the commands it needs. */
+export async function buildProgram(args: readonly string[] = []): Promise<Command> {
   const program = new Command('iolab')
     .description('Shows, tests and measures Linux I/O primitives: readv/writev, fd passing, shared memory, io_uring')
     .version(packageVersion, '-V, --version', 'print the version of iolab');
-
-  program.addCommand(readvCommand());
-  program.addCommand(writevCommand());
-  program.addCommand(fdpassCommand());
-  program.addCommand(shmCommand());
-  program.addCommand(echoCommand());
-  program.addCommand(tourCommand());
-  program.addCommand(genCommand());
-  benchGroup(program).addCommand(apiCommand());
-  benchGroup(program).addCommand(iopsCommand());
-  benchGroup(program).addCommand(latencyCommand());
-  benchGroup(program).addCommand(benchEchoCommand());
-  benchGroup(program).addCommand(ipcCommand());
-  program.addCommand(traceCommand());
-  program.addCommand(reportCommand());
+  for (const entry of commandsFor(args)) {
+    const command = await entry.load();
+    (entry.group === 'bench' ? benchGroup(program) : program).addCommand(command);
+  }
   // Usage errors of every command, however deep, read like all other errors: one `iolab:` line.
   oneLineErrors(program);
   return program;
@@ -50,7 +62,7 @@ export function buildProgram(): Command {
 /** Runs iolab with argv (process.argv's shape); errors become one `iolab:` line and an exit code. */
 export async function runIolab(argv: string[]): Promise<void> {
   try {
-    await buildProgram().parseAsync(argv);
+    await (await buildProgram(argv.slice(2))).parseAsync(argv);
   } catch (err) {
     if (err instanceof CommanderError) {
       // commander already printed its message (or the help text).

@@ -8,7 +8,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { BenchJob } from '../src/native.js';
 import { fioArgs } from '../src/bench/fio-runner.js';
-import { runCli } from './support/cli.js';
+import { cliPath, runCli } from './support/cli.js';
 import { shortTempDir } from './support/temp.js';
 
 const dir = shortTempDir('iolab-fio-');
@@ -104,7 +104,7 @@ describe.concurrent('fadvise_hint', { timeout: 120_000 }, () => {
     expect((await cli(['bench', 'iops', '--filename', f, '--size', '1m', '--ioengine', 'psync', '--number_ios', '1'])).exitCode).toBe(0);
     const traced = async (...args: string[]) => {
       const [cmd, argv] = ['strace', ['-f', '-e', 'trace=fadvise64', '-o', `${f}.trace`, process.execPath,
-        join(process.cwd(), 'bin/iolab.js'), 'bench', 'iops', '--filename', f, '--size', '1m', '--ioengine', 'psync',
+        cliPath, 'bench', 'iops', '--filename', f, '--size', '1m', '--ioengine', 'psync',
         '--number_ios', '10', ...args]] as const;
       await execa(cmd, argv);
       return readFileSync(`${f}.trace`, 'utf8');
@@ -154,7 +154,7 @@ describe.concurrent('the same ring as fio', { timeout: 120_000 }, () => {
       return /flags=[^,]*, sq_thread_cpu=\d+, sq_thread_idle=\d+, sq_entries=\d+, cq_entries=\d+/.exec(made)?.[0];
     };
     for (const extra of [[], ['--sqthread_poll']]) {
-      const ours = await ring(`iolab${extra.length}`, [process.execPath, join(process.cwd(), 'bin/iolab.js'), 'bench', 'iops',
+      const ours = await ring(`iolab${extra.length}`, [process.execPath, cliPath, 'bench', 'iops',
         '--filename', f, '--size', '1m', '--ioengine', 'io_uring', '--iodepth', '16', '--number_ios', '20', ...extra]);
       const theirs = await ring(`fio${extra.length}`, ['fio', '--name=ring', '--thread', `--filename=${f}`, '--size=1m',
         '--ioengine=io_uring', '--iodepth=16', '--number_ios=20', '--output-format=json', ...extra]);

@@ -14,6 +14,7 @@ import { runReceiver, type ReceiverEvent } from '../src/demos/fdpass-receiver.js
 import { runSender } from '../src/demos/fdpass-sender.js';
 import { plainIo } from '../src/demos/io.js';
 import { native } from '../src/native.js';
+import { sendmsg } from '../src/syscalls.js';
 import { openFdCount, settledLiveObjects, zeroLiveObjects } from './support/leaks.js';
 import { shortTempDir } from './support/temp.js';
 import { unshowBytes } from './support/demo.js';
@@ -200,7 +201,7 @@ describe('fdpass in process: every received fd is closed, nothing held', () => {
     const socket = join(tmp.path, `in-${type}.sock`);
     const events: ReceiverEvent[] = [];
     let sent: Promise<unknown> | undefined;
-    await runReceiver({ socket, type, count: 2, timeout: 10, allowAnyUser: false }, (e) => {
+    await runReceiver({ socket, type, count: 2, timeout: 10_000, allowAnyUser: false }, (e) => {
       events.push(e);
       if (e.event === 'listening') {
         sent = (async () => {
@@ -220,13 +221,13 @@ describe('fdpass in process: every received fd is closed, nothing held', () => {
 
   it('more fds than it takes: all closed, the receiver fails and removes its socket', async () => {
     const socket = join(tmp.path, 'in-many.sock');
-    const received = runReceiver({ socket, type: 'dgram', count: 1, timeout: 10, allowAnyUser: false }, (e) => {
+    const received = runReceiver({ socket, type: 'dgram', count: 1, timeout: 10_000, allowAnyUser: false }, (e) => {
       if (e.event !== 'listening') return;
       const sock = native.socket('dgram');
       const pair = native.socketpair('stream');
       try {
         native.connect(sock, socket);
-        native.sendmsg(sock, [Buffer.from('x')], { fds: [...pair, ...pair], credentials: true });
+        sendmsg(sock, [Buffer.from('x')], { fds: [...pair, ...pair], credentials: true });
       } finally {
         for (const fd of [sock, ...pair]) native.close(fd);
       }

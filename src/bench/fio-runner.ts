@@ -1,6 +1,6 @@
 // Runs the same job in fio (fio --output-format=json) for --vs-fio, and reads its figures. fio
 // keeps its defaults for latency recording (slat, clat and lat per I/O), as iolab records them.
-import { execa } from 'execa';
+import { execFile } from 'node:child_process';
 import type { BenchJob } from '../native.js';
 
 export interface FioFigures {
@@ -15,11 +15,21 @@ export interface FioFigures {
   job: Record<string, unknown>;
 }
 
+/** Runs file with args to its end: exit code (null when killed or not started) and its output. */
+function run(file: string, args: string[]): Promise<{ exitCode: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    execFile(file, args, { maxBuffer: 64 << 20 }, (err, stdout, stderr) => {
+      const code = err === null ? 0 : typeof err.code === 'number' ? err.code : null;
+      resolve({ exitCode: code, stdout, stderr });
+    });
+  });
+}
+
 /** Is fio on PATH? Resolves to its version line, or undefined. */
 export async function fioVersion(): Promise<string | undefined> {
   try {
-    const r = await execa('fio', ['--version'], { reject: false });
-    return r.exitCode === 0 ? String(r.stdout).trim() : undefined;
+    const r = await run('fio', ['--version']);
+    return r.exitCode === 0 ? r.stdout.trim() : undefined;
   } catch {
     return undefined;
   }
@@ -74,7 +84,7 @@ function childCpuSeconds(stderr: string): number | undefined {
 export async function runFio(job: BenchJob): Promise<FioFigures> {
   // fio runs as a child of a shell that prints its children's CPU: fio's own usr_cpu/sys_cpu count
   // only its job thread (RUSAGE_THREAD), while iolab counts its whole process over the job
-  const r = await execa('bash', ['-c', 'fio "$@"; code=$?; times >&2; exit $code', 'fio', ...fioArgs(job)], { reject: false });
+  const r = await run('bash', ['-c', 'fio "$@"; code=$?; times >&2; exit $code', 'fio', ...fioArgs(job)]);
   const out = String(r.stdout);
   const start = out.indexOf('{');
   if (r.exitCode !== 0 || start < 0) {

@@ -1,6 +1,0 @@
-#!/usr/bin/env node
-// The installed `iolab` command: runs the TypeScript sources through tsx's loader.
-import { register } from 'tsx/esm/api';
-
-register();
-await import('../src/cli.ts');
