@@ -1,6 +1,8 @@
 // JS that runs while a Ring method reads its arguments (option getters, array elements with
-// getters): a getter that closes the Ring, with nothing or something in flight. Each case runs
-// in a child process, so a crash fails its test instead of killing vitest.
+// getters): a getter that closes the Ring, with nothing or something in flight, and one that
+// detaches the batch flat forms' Int32Arrays and collects them. Each case runs in a child
+// process, so a crash fails its test instead of killing vitest; the flat forms' case also runs
+// under ASan (`node scripts/test-asan.mjs test/ring-reentrancy.test.ts`).
 import { describe, expect, it } from 'vitest';
 import { execa } from 'execa';
 import { native, projectRoot } from '../src/native.js';
@@ -99,4 +101,52 @@ describe('a getter that closes the Ring while a method reads its arguments', () 
       }
     }
   }
+});
+
+// A getter among the views detaches the count and fd Int32Arrays and collects them: the flat
+// forms work from copies taken before any call that can run JS. --single-threaded-gc frees the
+// backing stores inside gc(), on this thread (otherwise a sweeper thread frees them a moment later).
+describe('the batch flat forms, their Int32Arrays detached and collected by a getter', () => {
+  const detach = `const drop = (...arrays) => { for (const x of arrays) structuredClone(x.buffer, { transfer: [x.buffer] }); globalThis.gc(); };
+const views = ['a', 'b', 'c', 'd'].map((s) => Buffer.from(s));`;
+
+  it('sendmsgBatchFlat sends the messages and fds it was given', async () => {
+    const child = await runChild(childScript(`${detach}
+const [s, t] = native.socketpair('seqpacket');
+const viewCounts = Int32Array.of(1, 1, 1, 1), fdCounts = Int32Array.of(1, 1, 1, 1), fds = Int32Array.of(s, s, s, s);
+const got = views[1];
+Object.defineProperty(views, 1, { get() { drop(viewCounts, fdCounts, fds); return got; } });
+const sent = await ring.sendmsgBatchFlat(s, views, viewCounts, fds, fdCounts, false);
+const received = [];
+for (let i = 0; i < 4; i++) {
+  const buf = Buffer.alloc(4);
+  const r = native.recvmsg(t, [buf], { maxFds: 4 });
+  received.push(buf.toString('utf8', 0, r.bytes) + ':' + r.fds.length);
+  for (const fd of r.fds) fs.closeSync(fd);
+}
+fs.closeSync(s); fs.closeSync(t);
+result = { bytes: Array.from(sent[0]), received, detached: viewCounts.length };
+closeNow();`, { raw: true }), ['--single-threaded-gc']);
+    expect({ exitCode: child.exitCode, signal: child.signal, stderr: child.stderr }).toEqual({ exitCode: 0, signal: undefined, stderr: '' });
+    const report = JSON.parse(child.stdout);
+    expect(report.result).toEqual({ bytes: [1, 1, 1, 1], received: ['a:1', 'b:1', 'c:1', 'd:1'], detached: 0 });
+    expect(report.live).toMatchObject(zero);
+  });
+
+  it('recvmsgBatchFlat receives into the views it was given', async () => {
+    const child = await runChild(childScript(`${detach}
+const [s, t] = native.socketpair('seqpacket');
+for (const m of ['w', 'x', 'y', 'z']) native.sendmsg(s, [Buffer.from(m)]);
+const viewCounts = Int32Array.of(1, 1, 1, 1);
+const got = views[1];
+Object.defineProperty(views, 1, { get() { drop(viewCounts); return got; } });
+const [numbers] = await ring.recvmsgBatchFlat(t, views, viewCounts, 0, 0);
+fs.closeSync(s); fs.closeSync(t);
+result = { bytes: [0, 3, 6, 9].map((at) => numbers[at]), text: views.map((v) => v.toString()).join(''), detached: viewCounts.length };
+closeNow();`, { raw: true }), ['--single-threaded-gc']);
+    expect({ exitCode: child.exitCode, signal: child.signal, stderr: child.stderr }).toEqual({ exitCode: 0, signal: undefined, stderr: '' });
+    const report = JSON.parse(child.stdout);
+    expect(report.result).toEqual({ bytes: [1, 1, 1, 1], text: 'wxyz', detached: 0 });
+    expect(report.live).toMatchObject(zero);
+  });
 });
