@@ -3,6 +3,8 @@
 
 #include <limits.h>
 
+#include <algorithm>
+
 #include "errors.h"
 
 namespace iolab {
@@ -161,14 +163,15 @@ View ViewArg(napi_env env, napi_value value, const char* name) {
   return view;
 }
 
-const int32_t* Int32ArrayArg(napi_env env, napi_value value, const char* name, size_t* length) {
+std::vector<int32_t> Int32ArrayArg(napi_env env, napi_value value, const char* name, size_t* length, size_t limit) {
   bool is_typed = false;
   napi_typedarray_type type;
   void* data = nullptr;
   if (napi_is_typedarray(env, value, &is_typed) != napi_ok || !is_typed ||
       napi_get_typedarray_info(env, value, &type, length, &data, nullptr, nullptr) != napi_ok || type != napi_int32_array)
     ThrowArgType(env, name, "an Int32Array", value);
-  return static_cast<const int32_t*>(data);
+  const int32_t* elements = static_cast<const int32_t*>(data);
+  return std::vector<int32_t>(elements, elements + std::min(*length, limit));
 }
 
 ListArg::ListArg(napi_env env, napi_value value, const char* name) : env_(env), name_(name) {

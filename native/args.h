@@ -134,8 +134,10 @@ bool ViewOf(napi_env env, napi_value value, View* view);
 // The view's bytes; TypeError when value is no ArrayBufferView.
 View ViewArg(napi_env env, napi_value value, const char* name);
 
-// The elements of an Int32Array (TypeError for anything else); *length is their count.
-const int32_t* Int32ArrayArg(napi_env env, napi_value value, const char* name, size_t* length);
+// The elements of an Int32Array (TypeError for anything else), copied: a later call that runs
+// JS (a getter) may detach the array and let the GC free its memory. *length is their count; at
+// most `limit` are copied (the caller never reads past it).
+std::vector<int32_t> Int32ArrayArg(napi_env env, napi_value value, const char* name, size_t* length, size_t limit);
 
 // iovecs with room for a few inline, so the common 1-8 buffer call allocates nothing.
 class IovecArray {

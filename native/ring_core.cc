@@ -83,7 +83,20 @@ void RingCore::OpDone() {
   }
 }
 
+// A method checks that the Ring is open before it reads its arguments, and reading them may run
+// JS (a getter, an array element) that closes the Ring: by then the SQ may be unmapped, or
+// close() has already cancelled what it found. So nothing is queued or refused once close()
+// has begun: the record is given back and the method throws RingClosedError. (The core itself
+// outlives the call: it is freed from its handles' close callbacks, on a later loop turn.)
+void RingCore::RefuseIfClosed(Op* op, OpGroup* group) {
+  if (!closed()) return;
+  if (op != nullptr) ReleaseOp(op);
+  if (group != nullptr) DropGroup(group);
+  throw RingClosedError(env_);
+}
+
 napi_value RingCore::Enqueue(Op* op) {
+  RefuseIfClosed(op, nullptr);
   napi_value promise;
   napi_status status = napi_create_promise(env_, &op->deferred, &promise);
   if (status != napi_ok) {
@@ -103,6 +116,7 @@ napi_value RingCore::Enqueue(Op* op) {
 }
 
 napi_value RingCore::EnqueueGroup(OpGroup* group) {
+  RefuseIfClosed(nullptr, group);
   napi_value promise;
   napi_status status = napi_create_promise(env_, &group->deferred, &promise);
   if (status != napi_ok) {
@@ -137,6 +151,7 @@ void RingCore::DropGroup(OpGroup* group) {
 }
 
 napi_value RingCore::RefuseGroup(OpGroup* group, int err, const char* syscall) {
+  RefuseIfClosed(nullptr, group);
   napi_deferred deferred;
   napi_value promise;
   napi_status status = napi_create_promise(env_, &deferred, &promise);
@@ -147,6 +162,7 @@ napi_value RingCore::RefuseGroup(OpGroup* group, int err, const char* syscall) {
 }
 
 napi_value RingCore::Refuse(Op* op, int err) {
+  RefuseIfClosed(op, nullptr);
   napi_deferred deferred;
   napi_value promise;
   napi_status status = napi_create_promise(env_, &deferred, &promise);

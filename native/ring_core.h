@@ -43,7 +43,9 @@ class RingCore {
   Op* AcquireOp(OpKind kind, int fd);
   // A record that was never queued (filling it threw) goes back to the pool.
   void DropOp(Op* op);
-  // Queues op (SQ or backlog), returns its Promise.
+  // Queues op (SQ or backlog), returns its Promise. Enqueue, Refuse and their group forms throw
+  // RingClosedError (the record given back) once close() has begun: JS run while the method
+  // read its arguments may have called it.
   napi_value Enqueue(Op* op);
   // An op that cannot be queued (err: a positive errno): a Promise rejected with the errno
   // error of its syscall, and the record back to the pool.
@@ -77,6 +79,7 @@ class RingCore {
   static void OnHandleClosed(uv_handle_t* handle);
   static void OnEnvCleanup(void* arg);
 
+  void RefuseIfClosed(Op* op, OpGroup* group);
   bool PrepSqe(Op* op);
   void ReapAndSettle();
   void Settle(Op* op, int res, bool in_cleanup);

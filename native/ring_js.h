@@ -36,7 +36,8 @@ struct Call : RawArgs<N> {
       ThrowTypeError(env, "ERR_INVALID_THIS", "Value of \"this\" must be of type Ring");
     ring = static_cast<RingJs*>(data);
   }
-  // The core, or RingClosedError once the Ring is closed.
+  // The core, or RingClosedError once the Ring is closed. Reading the arguments after this may
+  // run JS that closes it: the core's Enqueue and Refuse check again.
   RingCore* Open(napi_env env) const {
     RingCore* core = ring->handle.core;
     if (core == nullptr || core->closed()) throw RingClosedError(env);

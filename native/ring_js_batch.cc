@@ -124,7 +124,8 @@ napi_value SendmsgBatch(napi_env env, napi_callback_info info) {
 // each message in an Int32Array (and for sendmsg every fd in one Int32Array, counted the same
 // way), so no property is read here per message; the result is packed (ring_group.h). The
 // checks are the object forms', element by element; the names in their errors are built only
-// when one is thrown.
+// when one is thrown. The Int32Arrays are copied first: reading a view may run a getter that
+// detaches them.
 
 // sendmsgBatchFlat(fd, views, viewCounts, fds: Int32Array, fdCounts, credentials) -> Promise<packed>
 napi_value SendmsgBatchFlat(napi_env env, napi_callback_info info) {
@@ -132,9 +133,11 @@ napi_value SendmsgBatchFlat(napi_env env, napi_callback_info info) {
   RingCore* core = call.Open(env);
   int fd = FdArg(env, call[0]);
   size_t n = 0, n_fds = 0, total_fds = 0;
-  const int32_t* view_counts = Int32ArrayArg(env, call[2], "viewCounts", &n);
-  const int32_t* all_fds = Int32ArrayArg(env, call[3], "fds", &total_fds);
-  const int32_t* fd_counts = Int32ArrayArg(env, call[4], "fdCounts", &n_fds);
+  std::vector<int32_t> view_counts = Int32ArrayArg(env, call[2], "viewCounts", &n, kMaxRingEntries);
+  std::vector<int32_t> fd_counts = Int32ArrayArg(env, call[4], "fdCounts", &n_fds, kMaxRingEntries);
+  // no message reaches past n * SCM_MAX_FD fds (each is checked below)
+  std::vector<int32_t> all_fds = Int32ArrayArg(env, call[3], "fds", &total_fds, view_counts.size() * kMaxFdsPerMessage);
+  total_fds = all_fds.size();
   if (n_fds != n || n > kMaxRingEntries) ThrowArgRange(env, "fdCounts.length", "viewCounts.length, <= " + std::to_string(kMaxRingEntries), std::to_string(n_fds));
   bool credentials = OptionalBoolArg(env, call[5], "options.credentials", false);
   uint32_t total_views = BatchLength(env, call[1], "views", "an array of ArrayBufferView");
@@ -207,7 +210,7 @@ napi_value RecvmsgBatchFlat(napi_env env, napi_callback_info info) {
   RingCore* core = call.Open(env);
   int fd = FdArg(env, call[0]);
   size_t n = 0;
-  const int32_t* view_counts = Int32ArrayArg(env, call[2], "viewCounts", &n);
+  std::vector<int32_t> view_counts = Int32ArrayArg(env, call[2], "viewCounts", &n, kMaxRingEntries);
   if (n > kMaxRingEntries) ThrowArgRange(env, "viewCounts.length", "<= " + std::to_string(kMaxRingEntries), std::to_string(n));
   int max_fds = int(OptionalIntegerArg(env, call[3], "options.maxFds", 0, kMaxFdsPerMessage, 0));
   int control_fds = int(OptionalIntegerArg(env, call[4], "options.controlFds", 0, kMaxFdsPerMessage, kMaxFdsPerMessage));
@@ -242,7 +245,7 @@ napi_value CloseFds(napi_env env, napi_callback_info info) {
   batch.get()->resolve_undefined = true;
   if (is_typed) {  // no element to read from JS, one by one (src/ring.ts passes this form)
     size_t n = 0;
-    const int32_t* fds = Int32ArrayArg(env, call[0], "fds", &n);
+    std::vector<int32_t> fds = Int32ArrayArg(env, call[0], "fds", &n, kMaxRingEntries);
     if (n > kMaxRingEntries) ThrowArgRange(env, "fds.length", "<= " + std::to_string(kMaxRingEntries), std::to_string(n));
     for (size_t i = 0; i < n; i++) {
       if (fds[i] < 0) ThrowArgRange(env, "fds[" + std::to_string(i) + "]", "an fd (an integer >= 0)", std::to_string(fds[i]));
