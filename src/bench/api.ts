@@ -9,7 +9,7 @@ import { Command } from 'commander';
 import fs from 'node:fs';
 import { tmpdir } from 'node:os';
 import { Ring } from '../ring.js';
-import { commandLine, oneLineErrors, printJson, UserError, writeJsonFile } from '../cli-util.js';
+import { commandLine, emitReport, oneLineErrors, UserError } from '../cli-util.js';
 import { numberOption } from '../numbers.js';
 import { formatCount, formatNs, median, table } from '../format.js';
 import { interruptedBy, interruption, markInterrupted } from '../interrupt.js';
@@ -192,9 +192,7 @@ Example:
       const json = { rows: report.rows, ratios: report.ratios, rounds: report.rounds, options,
         ...(report.partial ? { partial: report.partial } : {}),
         date: new Date().toISOString(), machine: machineInfo(options.file ?? tmpdir()), command: commandLine() };
-      if (opts.output) writeJsonFile(opts.output, json);
-      if (opts.json) printJson(json);
-      else process.stdout.write(formatApiReport(report, options).join('\n') + '\n');
       if (report.partial) markInterrupted();
+      emitReport(opts, json, formatApiReport(report, options).join('\n') + '\n');
     }));
 }

@@ -3,10 +3,9 @@
 import { Command } from 'commander';
 import { statSync } from 'node:fs';
 import type { BenchJob, BenchResult } from '../native.js';
-import { commandLine, UserError } from '../cli-util.js';
+import { commandLine, emitReport, UserError } from '../cli-util.js';
 import { interruption, markInterrupted } from '../interrupt.js';
 import { machineInfo } from './machine.js';
-import { outputJson } from './iops-plan.js';
 import { checkJob, runJob } from './storage-job.js';
 import { parseEngines } from './engines.js';
 import { percentile } from './report.js';
@@ -83,14 +82,13 @@ Example:
         rows.push([partial ? `${label} (partial)` : label, formatNs(r.mean_ns), formatNs(r.p50_ns), formatNs(r.p99_ns), formatNs(w.mean_ns),
           formatNs(w.p50_ns), formatNs(w.p99_ns)]);
       }
-      outputJson(opts, {
+      if (signal.aborted) markInterrupted();
+      const doc = {
         count: opts.count, bs: opts.bs, direct: opts.direct, engines: out, machine: machineInfo(opts.outfile),
         command: commandLine(), ...(signal.aborted ? { interrupted: true } : {}),
-      });
-      if (signal.aborted) markInterrupted();
-      if (opts.json) return;
-      process.stdout.write(`iolab bench latency: ${opts.count} reads of ${opts.infile}, ${opts.count} writes to ${opts.outfile}, ` +
-        `bs ${opts.bs}, QD 1${opts.direct ? ', O_DIRECT' : ''} (lat = submit to completion)\n`);
-      process.stdout.write(table(['engine', 'read mean', 'read p50', 'read p99', 'write mean', 'write p50', 'write p99'], rows));
+      };
+      const title = `iolab bench latency: ${opts.count} reads of ${opts.infile}, ${opts.count} writes to ${opts.outfile}, ` +
+        `bs ${opts.bs}, QD 1${opts.direct ? ', O_DIRECT' : ''} (lat = submit to completion)\n`;
+      emitReport(opts, doc, title + table(['engine', 'read mean', 'read p50', 'read p99', 'write mean', 'write p50', 'write p99'], rows));
     });
 }

@@ -46,7 +46,7 @@ export function writeReport(path: string, html: string, force: boolean): void {
   }
   if (existing && !existing.isSymbolicLink() && !existing.isFile()) throw new UserError(`${path} exists and is not a regular file`);
   if (existing?.isFile() && !force) throw new UserError(`${path} exists: --force replaces it`);
-  replaceFile(path, html);
+  replaceFile(path, html, '-o');
 }
 
 export async function buildReport(files: string[]): Promise<{ html: string; rendered: RenderedInput[] }> {
