@@ -5,7 +5,7 @@ import { checkOutputPath, oneLineErrors } from '../cli-util.js';
 
 export function reportCommand(): Command {
   return oneLineErrors(new Command('report')
-    .description('one self-contained HTML file with charts of benchmark JSON (bench iops/fio, echo, ipc, api): opens from disk, no network')
+    .description('one self-contained HTML file with charts of benchmark JSON (bench iops/fio, latency, echo, ipc, api): opens from disk, no network')
     .argument('<files...>', 'benchmark JSON files (--json or --output of a bench, or fio --output-format=json)')
     .requiredOption('-o, --output <file>', 'the HTML file to write')
     .option('--force', 'replace an existing file (or a symlink, never its target)')
