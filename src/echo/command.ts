@@ -32,6 +32,10 @@ function serverCommand(): Command {
     .option('--buffers <n>', 'uring: provided buffers in the shared pool, a power of two up to 32768 (default 4096; small pools are for tests and diagnosis)', numberOption({ min: 1, max: 32768 }))
     .option('--json', 'print JSON lines instead of text')
     .action(async (opts: ServerOptions) => {
+      // Only the uring server has a shared pool: elsewhere the option would silently do nothing.
+      if (opts.buffers !== undefined && opts.engine !== 'uring') {
+        throw new UserError(`--buffers sizes the io_uring server's buffer pool (--engine uring); --engine ${opts.engine} has none`);
+      }
       if (opts.buffers !== undefined && (opts.buffers & (opts.buffers - 1)) !== 0) {
         throw new UserError(`--buffers must be a power of two up to 32768, got ${opts.buffers}`);
       }
