@@ -4,7 +4,7 @@ import { Command, Option } from 'commander';
 import { oneLineErrors, printJson, UserError } from '../cli-util.js';
 import { isErrnoException, type EchoServerStats } from '../native.js';
 import { formatAddress, parseAddress, resolveHost } from './address.js';
-import { checkOpenFileLimit, formatLoad, noConnection, runLoad, totalErrors, type LoadOptions } from './load.js';
+import { checkOpenFileLimit, formatLoad, lostEveryConnection, noConnection, runLoad, totalErrors, type LoadOptions } from './load.js';
 import { interruptedBy, interruption, markInterrupted } from '../interrupt.js';
 import { echoEngines, echoServers, startEchoServer, type EchoEngine } from './servers.js';
 import type { EchoServer } from './types.js';
@@ -112,16 +112,20 @@ function benchCommand(): Command {
       const failed = noConnection(opts.address, result);
       if (failed) throw failed;
       const signal = result.stoppedEarly ? interruptedBy() : undefined;
+      const lost = lostEveryConnection(load, result);
       if (opts.json) {
         printJson({
           address: opts.address, clients: opts.number, length: opts.length, duration: opts.duration, client: opts.client,
-          interrupted: signal !== undefined, ...(signal ? { signal } : {}), ...result,
+          interrupted: signal !== undefined, ...(signal ? { signal } : {}), ...(lost ? { partial: true, lostEveryConnection: true } : {}), ...result,
         });
       } else {
         process.stdout.write(formatLoad(opts.address, load, result, signal));
       }
       if (signal) markInterrupted();
-      else if (totalErrors(result) > 0) process.exitCode = 1;
+      else if (lost) {
+        throw new UserError(`echo bench stopped early: every connection to ${opts.address} was lost after ` +
+          `${(result.elapsedNs / 1e9).toFixed(2)} of ${opts.duration} s (see Errors); the figures ${opts.json ? 'printed' : 'above'} are partial`);
+      } else if (totalErrors(result) > 0) process.exitCode = 1;
     });
 }
 
