@@ -71,8 +71,14 @@ export async function runApiBench(options: ApiOptions, progress?: (line: string)
   const signal = interruption();
   try {
     let all: Contender[] = [...readContenders(fd, handle, ring, randomOffsets(file.blocks)), ...fdBench.list];
-    if (options.only) all = all.filter((c) => options.only!.some((o) => c.contender === o || key(c) === o));
-    if (all.length === 0) throw new UserError('--only matched no contender');
+    if (options.only) {
+      const unknown = options.only.filter((o) => !all.some((c) => c.contender === o || key(c) === o));
+      if (unknown.length > 0) {
+        throw new UserError(`--only: no contender named ${unknown.map((o) => `'${o}'`).join(', ')} (known: ` +
+          `${[...new Set(all.map((c) => c.contender))].join(', ')}; name@N picks one in-flight count, e.g. ring.readv@32)`);
+      }
+      all = all.filter((c) => options.only!.some((o) => c.contender === o || key(c) === o));
+    }
     const runnable = all.filter((c) => c.unavailable === undefined);
     for (const c of runnable) {
       await new Promise((resolve) => setImmediate(resolve));
