@@ -3,6 +3,7 @@
 import { Help, type Command, type Option } from 'commander';
 import { accessSync, constants, lstatSync, mkdirSync, renameSync, rmSync, statSync, writeFileSync, type Stats } from 'node:fs';
 import { getSystemErrorMap } from 'node:util';
+import { createHash } from 'node:crypto';
 import { basename, dirname, join, resolve } from 'node:path';
 import { formatSize, type NumberRule } from './numbers.js';
 
@@ -46,7 +47,14 @@ function errnoText(err: unknown): string {
  */
 export function checkOutputPath(path: string, option: string, createFolder = true): void {
   const refuse = (why: string) => new UserError(`${option}: cannot write '${path}': ${why}`);
-  const existing = lstatOrUndefined(path);
+  let existing: Stats | undefined;
+  try {
+    existing = lstatSync(path);
+  } catch (err) {
+    // nothing there yet is fine (a file on the way is found below); ENAMETOOLONG, ELOOP are not
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code !== 'ENOENT' && code !== 'ENOTDIR') throw refuse(errnoText(err));
+  }
   if (existing?.isDirectory()) throw refuse('it is a folder; name a file');
   if (existing && !existing.isFile() && !existing.isSymbolicLink()) throw refuse('it exists and is not a regular file');
   let folder = dirname(resolve(path));
@@ -64,14 +72,6 @@ export function checkOutputPath(path: string, option: string, createFolder = tru
   }
 }
 
-function lstatOrUndefined(path: string): Stats | undefined {
-  try {
-    return lstatSync(path);
-  } catch {
-    return undefined;
-  }
-}
-
 /** stat, or undefined when it fails: checkOutputPath then walks up to what it can stat. */
 function statOrUndefined(path: string): Stats | undefined {
   try {
@@ -85,7 +85,10 @@ function statOrUndefined(path: string): Stats | undefined {
  * (so a symlink at path is replaced, never written through). A failure names path, as the user
  * gave it, not the temp name, and leaves no temp file. */
 export function replaceFile(path: string, data: string, option?: string): void {
-  const temp = join(dirname(resolve(path)), `.${basename(path)}.${process.pid}.tmp`);
+  // A name near the 255-byte limit would not fit with the temp name's dot and suffix.
+  const name = basename(path);
+  const stem = Buffer.byteLength(name) <= 200 ? name : `iolab-${createHash('sha256').update(name).digest('hex').slice(0, 16)}`;
+  const temp = join(dirname(resolve(path)), `.${stem}.${process.pid}.tmp`);
   try {
     writeFileSync(temp, data, { flag: 'wx' });
     renameSync(temp, path);

@@ -72,6 +72,32 @@ describe('--output checked before the run', () => {
   });
 });
 
+describe('--output of every benchmark', () => {
+  it('a folder as --output is refused before any of them runs', async () => {
+    const folder = at('every-folder');
+    mkdirSync(folder);
+    const line = `iolab: --output: cannot write '${folder}': it is a folder; name a file`;
+    for (const args of [
+      ['bench', 'iops', '--filename', at('every.dat'), '--size', '1m', '--number_ios', '16', '--ioengine', 'psync'],
+      ['bench', 'echo', '--clients', '2', '--duration', '1', '--rounds', '1', '--engines', 'epoll', '--reference-clients', '0'],
+      ['bench', 'api', '--rounds', '1', '--duration', '5', '--size', '64k'],
+    ]) {
+      expect(await runCliText([...args, '--output', folder]), args[1]).toEqual({ exitCode: 1, stdout: '', stderr: line });
+    }
+    expect(existsSync(at('every.dat'))).toBe(false);
+  });
+
+  it('a file name of 250 bytes is written (its temp name stays within the limit); one of 300 is refused first', async () => {
+    const long = at('x'.repeat(245) + '.json');
+    const r = await runCliText([...ipc, '--output', long]);
+    expect(r.exitCode).toBe(0);
+    expect(JSON.parse(readFileSync(long, 'utf8')).rows.length).toBeGreaterThan(0);
+    const tooLong = at('y'.repeat(300));
+    expect(await runCliText([...ipc, '--output', tooLong]))
+      .toEqual({ exitCode: 1, stdout: '', stderr: `iolab: --output: cannot write '${tooLong}': ENAMETOOLONG: name too long` });
+  });
+});
+
 describe('--output that fails at the end of the run', () => {
   it('the table is printed all the same, then one line naming the file; no temp file left', async () => {
     // RLIMIT_FSIZE of 200 bytes: the check passes, the JSON's write fails with EFBIG (Node
