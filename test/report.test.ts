@@ -53,6 +53,10 @@ describe('iolab report', () => {
     expect(echoPoints).toBe(4);
     expect(marks.get(`f${at('echo')}-echo`)).toBe(echoPoints);
     expect(marks.get(`f${at('api')}-api`)).toBe(load('api').rows.filter((r: Json) => r.opsPerSec > 0).length);
+    // bench latency: p50, p99, p99.9 of reads and of writes, per engine
+    const latency = load('latency');
+    expect(latency.engines.map((e: Json) => e.engine)).toEqual(['sync', 'io_uring']);
+    expect(marks.get(`f${at('latency')}-latency`)).toBe(latency.engines.filter((e: Json) => e.read).length * 6);
     // the percentile curve at the lowest point: every p1..p99.99 of every engine that ran there
     const pct = [...marks.keys()].filter((k) => k.startsWith(`f${at('iops')}-pct-0-`)).sort();
     expect(pct.length).toBeGreaterThan(0);

@@ -9,7 +9,7 @@ import { Command } from 'commander';
 import fs from 'node:fs';
 import { tmpdir } from 'node:os';
 import { Ring } from '../ring.js';
-import { commandLine, oneLineErrors, printJson, UserError, writeJsonFile } from '../cli-util.js';
+import { commandLine, emitReport, oneLineErrors, UserError } from '../cli-util.js';
 import { numberOption } from '../numbers.js';
 import { formatCount, formatNs, median, table } from '../format.js';
 import { interruptedBy, interruption, markInterrupted } from '../interrupt.js';
@@ -71,8 +71,14 @@ export async function runApiBench(options: ApiOptions, progress?: (line: string)
   const signal = interruption();
   try {
     let all: Contender[] = [...readContenders(fd, handle, ring, randomOffsets(file.blocks)), ...fdBench.list];
-    if (options.only) all = all.filter((c) => options.only!.some((o) => c.contender === o || key(c) === o));
-    if (all.length === 0) throw new UserError('--only matched no contender');
+    if (options.only) {
+      const unknown = options.only.filter((o) => !all.some((c) => c.contender === o || key(c) === o));
+      if (unknown.length > 0) {
+        throw new UserError(`--only: no contender named ${unknown.map((o) => `'${o}'`).join(', ')} (known: ` +
+          `${[...new Set(all.map((c) => c.contender))].join(', ')}; name@N picks one in-flight count, e.g. ring.readv@32)`);
+      }
+      all = all.filter((c) => options.only!.some((o) => c.contender === o || key(c) === o));
+    }
     const runnable = all.filter((c) => c.unavailable === undefined);
     for (const c of runnable) {
       await new Promise((resolve) => setImmediate(resolve));
@@ -192,9 +198,7 @@ Example:
       const json = { rows: report.rows, ratios: report.ratios, rounds: report.rounds, options,
         ...(report.partial ? { partial: report.partial } : {}),
         date: new Date().toISOString(), machine: machineInfo(options.file ?? tmpdir()), command: commandLine() };
-      if (opts.output) writeJsonFile(opts.output, json);
-      if (opts.json) printJson(json);
-      else process.stdout.write(formatApiReport(report, options).join('\n') + '\n');
       if (report.partial) markInterrupted();
+      emitReport(opts, json, formatApiReport(report, options).join('\n') + '\n');
     }));
 }

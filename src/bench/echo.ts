@@ -95,7 +95,7 @@ function optionsFrom(opts: CommandOptions): EchoBenchOptions {
   for (const e of engines) {
     if (!echoEngines.includes(e)) throw new UserError(`unknown engine '${e}' (known: ${echoEngines.join(', ')})`);
   }
-  if (opts.netem !== undefined && !opts.netns) throw new UserError('--netem needs --netns (it shapes the veth link between the namespaces)', 2);
+  if (opts.netem !== undefined && !opts.netns) throw new UserError('--netem needs --netns (it shapes the veth link between the namespaces)');
   const netem = opts.netem !== undefined ? parseNetem(opts.netem) : undefined;
   if (opts.netns) checkNetnsAllowed();
   for (const c of [...opts.clients, ...opts.referenceClients]) checkOpenFileLimit(c);

@@ -1,14 +1,13 @@
 // `iolab bench latency`: testIOLatency of the ebpf-io_uring benchmark. Per engine, 64 reads of --infile and 64 writes
-// to --outfile, one at a time (QD 1, 4 KiB, O_DIRECT), and the mean latency with percentiles.
+// to --outfile, one at a time (QD 1, 4 KiB, O_DIRECT unless --no-direct), and the mean latency with percentiles.
 import { Command } from 'commander';
 import { statSync } from 'node:fs';
 import type { BenchJob, BenchResult } from '../native.js';
-import { commandLine, UserError } from '../cli-util.js';
+import { commandLine, emitReport, UserError } from '../cli-util.js';
 import { interruption, markInterrupted } from '../interrupt.js';
 import { machineInfo } from './machine.js';
-import { outputJson } from './iops-plan.js';
-import { checkJob, runJob } from './storage-job.js';
-import { parseEngines } from './engines.js';
+import { checkJob, logicalBlockSize, runJob } from './storage-job.js';
+import { ENGINES, parseEngines } from './engines.js';
 import { percentile } from './report.js';
 import { formatNs, table } from '../format.js';
 import { numberOption } from '../numbers.js';
@@ -34,11 +33,39 @@ function summary(r: BenchResult, dir: 'read' | 'write') {
   };
 }
 
+/** 'all' stays 'all' until --no-direct is known: under O_DIRECT it is every engine but mmap. */
+function engineList(value: string): string[] {
+  return value.trim() === 'all' ? ['all'] : parseEngines(value);
+}
+
+/** The engines to run, or one line on why not. mmap copies to and from the page cache whatever
+ * the open flags say, so under O_DIRECT its figures would not be what the header claims. */
+function enginesToRun(opts: LatencyOptions): string[] {
+  const engines = opts.engine[0] === 'all' ? ENGINES.filter((e) => !opts.direct || e !== 'mmap') : opts.engine;
+  if (opts.direct && engines.includes('mmap')) {
+    throw new UserError("--engine mmap copies through the page cache, so it cannot do bench latency's O_DIRECT reads and " +
+      'writes; add --no-direct to time every engine on the page cache');
+  }
+  return engines;
+}
+
+/** O_DIRECT's alignment, in bench latency's terms (checkJob words it for bench iops's --direct). */
+function checkDirectAlignment(opts: LatencyOptions, files: string[]): void {
+  if (!opts.direct) return;
+  for (const file of files) {
+    const lbs = logicalBlockSize(file);
+    if (lbs && opts.bs % lbs.size !== 0) {
+      throw new UserError('bench latency reads and writes with O_DIRECT (--no-direct turns it off), which needs --bs to be a ' +
+        `multiple of the logical block size of ${lbs.device} (${lbs.size} bytes); got ${opts.bs}`);
+    }
+  }
+}
+
 export function latencyCommand(): Command {
   return new Command('latency')
     .description('testIOLatency: N reads of --infile and N writes to --outfile per engine (QD 1); mean latency and percentiles')
-    .option('--engine <list>', "sync, io_uring, posixaio, libaio (comma list or 'all')", parseEngines,
-      ['sync', 'io_uring', 'posixaio', 'libaio'])
+    .option('--engine <list>', `${ENGINES.join(', ')} (comma list, or 'all'); mmap only with --no-direct: it always goes ` +
+      'through the page cache', engineList, ['sync', 'io_uring', 'posixaio', 'libaio'])
     .option('--infile <path>', 'file to read (e.g. made by `iolab gen`); must exist and hold at least one block')
     .option('--outfile <path>', 'file to write; created by iolab, or --force to write into another file')
     .option('--count <n>', 'reads and writes per engine', numberOption({ min: 1 }), 64)
@@ -54,17 +81,19 @@ Example:
     .action(async (opts: LatencyOptions) => {
       if (!opts.infile) throw new UserError('--infile is required (the file to read)');
       if (!opts.outfile) throw new UserError('--outfile is required (the file to write)');
+      const engines = enginesToRun(opts);
       const inSize = statSync(opts.infile).size;  // ENOENT etc. propagate as one line
       if (inSize < opts.bs) throw new UserError(`'${opts.infile}' is smaller than one block (${inSize} bytes < ${opts.bs})`);
       const common = { bs: opts.bs, iodepth: 1, numjobs: 1, numberIos: opts.count, direct: opts.direct, invalidate: true };
       const readJob: BenchJob = { ...common, filename: opts.infile, engine: '', rw: 'read', size: inSize - (inSize % opts.bs) };
       const writeJob: BenchJob = { ...common, filename: opts.outfile, engine: '', rw: 'write', size: opts.count * opts.bs, force: opts.force };
+      checkDirectAlignment(opts, [opts.infile, opts.outfile]);
       checkJob(readJob);
       checkJob(writeJob);
       const signal = interruption();
       const rows: string[][] = [];
       const out: Record<string, unknown>[] = [];
-      for (const engine of opts.engine) {
+      for (const engine of engines) {
         if (signal.aborted) break;
         const label = engine;
         const show = { show: !opts.json, label };
@@ -83,14 +112,13 @@ Example:
         rows.push([partial ? `${label} (partial)` : label, formatNs(r.mean_ns), formatNs(r.p50_ns), formatNs(r.p99_ns), formatNs(w.mean_ns),
           formatNs(w.p50_ns), formatNs(w.p99_ns)]);
       }
-      outputJson(opts, {
+      if (signal.aborted) markInterrupted();
+      const doc = {
         count: opts.count, bs: opts.bs, direct: opts.direct, engines: out, machine: machineInfo(opts.outfile),
         command: commandLine(), ...(signal.aborted ? { interrupted: true } : {}),
-      });
-      if (signal.aborted) markInterrupted();
-      if (opts.json) return;
-      process.stdout.write(`iolab bench latency: ${opts.count} reads of ${opts.infile}, ${opts.count} writes to ${opts.outfile}, ` +
-        `bs ${opts.bs}, QD 1${opts.direct ? ', O_DIRECT' : ''} (lat = submit to completion)\n`);
-      process.stdout.write(table(['engine', 'read mean', 'read p50', 'read p99', 'write mean', 'write p50', 'write p99'], rows));
+      };
+      const title = `iolab bench latency: ${opts.count} reads of ${opts.infile}, ${opts.count} writes to ${opts.outfile}, ` +
+        `bs ${opts.bs}, QD 1, ${opts.direct ? 'O_DIRECT' : 'page cache'} (lat = submit to completion)\n`;
+      emitReport(opts, doc, title + table(['engine', 'read mean', 'read p50', 'read p99', 'write mean', 'write p50', 'write p99'], rows));
     });
 }

@@ -4,7 +4,7 @@ import { Command, Option } from 'commander';
 import { oneLineErrors, printJson, UserError } from '../cli-util.js';
 import { isErrnoException, type EchoServerStats } from '../native.js';
 import { formatAddress, parseAddress, resolveHost } from './address.js';
-import { checkOpenFileLimit, formatLoad, noConnection, runLoad, totalErrors, type LoadOptions } from './load.js';
+import { checkOpenFileLimit, formatLoad, lostEveryConnection, noConnection, runLoad, totalErrors, type LoadOptions } from './load.js';
 import { interruptedBy, interruption, markInterrupted } from '../interrupt.js';
 import { echoEngines, echoServers, startEchoServer, type EchoEngine } from './servers.js';
 import type { EchoServer } from './types.js';
@@ -32,6 +32,10 @@ function serverCommand(): Command {
     .option('--buffers <n>', 'uring: provided buffers in the shared pool, a power of two up to 32768 (default 4096; small pools are for tests and diagnosis)', numberOption({ min: 1, max: 32768 }))
     .option('--json', 'print JSON lines instead of text')
     .action(async (opts: ServerOptions) => {
+      // Only the uring server has a shared pool: elsewhere the option would silently do nothing.
+      if (opts.buffers !== undefined && opts.engine !== 'uring') {
+        throw new UserError(`--buffers sizes the io_uring server's buffer pool (--engine uring); --engine ${opts.engine} has none`);
+      }
       if (opts.buffers !== undefined && (opts.buffers & (opts.buffers - 1)) !== 0) {
         throw new UserError(`--buffers must be a power of two up to 32768, got ${opts.buffers}`);
       }
@@ -108,16 +112,20 @@ function benchCommand(): Command {
       const failed = noConnection(opts.address, result);
       if (failed) throw failed;
       const signal = result.stoppedEarly ? interruptedBy() : undefined;
+      const lost = lostEveryConnection(load, result);
       if (opts.json) {
         printJson({
           address: opts.address, clients: opts.number, length: opts.length, duration: opts.duration, client: opts.client,
-          interrupted: signal !== undefined, ...(signal ? { signal } : {}), ...result,
+          interrupted: signal !== undefined, ...(signal ? { signal } : {}), ...(lost ? { partial: true, lostEveryConnection: true } : {}), ...result,
         });
       } else {
         process.stdout.write(formatLoad(opts.address, load, result, signal));
       }
       if (signal) markInterrupted();
-      else if (totalErrors(result) > 0) process.exitCode = 1;
+      else if (lost) {
+        throw new UserError(`echo bench stopped early: every connection to ${opts.address} was lost after ` +
+          `${(result.elapsedNs / 1e9).toFixed(2)} of ${opts.duration} s (see Errors); the figures ${opts.json ? 'printed' : 'above'} are partial`);
+      } else if (totalErrors(result) > 0) process.exitCode = 1;
     });
 }
 

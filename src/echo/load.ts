@@ -60,6 +60,12 @@ export function noConnection(address: string, r: EchoLoadResult): UserError | un
   return new UserError(`no connection could be made to ${address} (${code}: ${message})`);
 }
 
+/** The run ended before its duration with no stop asked for: each generator thread stops when
+ * it has no connection left, so every connection was lost (the server went away or dropped them). */
+export function lostEveryConnection(o: LoadOptions, r: EchoLoadResult): boolean {
+  return !r.stoppedEarly && r.connected > 0 && r.elapsedNs < o.durationSec * 1e9;
+}
+
 /** Requests (or responses) per second of the time the run measured. */
 export function perSecond(count: number, r: EchoLoadResult): number {
   return r.elapsedNs > 0 ? count / (r.elapsedNs / 1e9) : 0;
@@ -70,7 +76,8 @@ function ms(ns: number): string {
 }
 
 /** rust_echo_bench's lines (speed = count / the measured time, whole numbers), then latency and
- * errors; a run cut short by `interrupted` (a signal's name) says so on a last line. */
+ * errors; a run cut short by `interrupted` (a signal's name) or by losing every connection says
+ * so on a last line. */
 export function formatLoad(address: string, o: LoadOptions, r: EchoLoadResult, interrupted?: string): string {
   const e = r.errors;
   const errors = totalErrors(r);
@@ -86,8 +93,8 @@ export function formatLoad(address: string, o: LoadOptions, r: EchoLoadResult, i
       ? 'Errors: 0'
       : `Errors: ${errors} (connect ${e.connect}, reset ${e.reset}, short echo ${e.shortEcho}, mismatch ${e.mismatch}, timeout ${e.timeout})`,
   ];
-  if (interrupted) {
-    lines.push(`Interrupted (${interrupted}) after ${(r.elapsedNs / 1e9).toFixed(2)} of ${o.durationSec} sec: partial, the speed is over the time it ran`);
-  }
+  const ran = `${(r.elapsedNs / 1e9).toFixed(2)} of ${o.durationSec} sec`;
+  if (interrupted) lines.push(`Interrupted (${interrupted}) after ${ran}: partial, the speed is over the time it ran`);
+  else if (lostEveryConnection(o, r)) lines.push(`Stopped early after ${ran}: every connection was lost; partial, the speed is over the time it ran`);
   return lines.join('\n') + '\n';
 }

@@ -1,21 +1,44 @@
 // What `iolab report` does: reads each benchmark JSON by its shape, renders its charts
 // (Vega-Lite -> SVG in Node) and writes the page, never through a symlink.
-import { lstatSync, readFileSync, readlinkSync } from 'node:fs';
+import { closeSync, constants, fstatSync, lstatSync, openSync, readFileSync, readlinkSync, type Stats } from 'node:fs';
 import { replaceFile, UserError } from '../cli-util.js';
 import { chartsOf } from './charts.js';
 import { reportHtml, type RenderedInput } from './html.js';
 import { readBenchJson, type BenchInput } from './inputs.js';
 import { renderSvg } from './render.js';
 
-/** Reads one input; every way it can be wrong is one line naming the file. */
-export function readInput(file: string): BenchInput {
-  let text: string;
+/** What a file that is not a regular file is, for the one line that refuses it. */
+function kindOf(st: Stats): string {
+  if (st.isFIFO()) return 'a FIFO';
+  if (st.isSocket()) return 'a socket';
+  if (st.isCharacterDevice()) return 'a character device';
+  if (st.isBlockDevice()) return 'a block device';
+  return 'not a file';
+}
+
+/** A regular file's text. Opened without blocking and checked on the open fd: a FIFO would
+ * wait for a writer forever, a device could read forever. */
+function readRegularFile(file: string): string {
+  let fd: number;
   try {
-    text = readFileSync(file, 'utf8');
+    fd = openSync(file, constants.O_RDONLY | constants.O_NONBLOCK);
   } catch (err) {
     const code = (err as { code?: string }).code;
-    throw new UserError(`${file}: ${code === 'ENOENT' ? 'no such file' : code === 'EISDIR' ? 'is a folder' : (err as Error).message}`);
+    throw new UserError(`${file}: ${code === 'ENOENT' ? 'no such file' : (err as Error).message}`);
   }
+  try {
+    const st = fstatSync(fd);
+    if (st.isDirectory()) throw new UserError(`${file}: is a folder`);
+    if (!st.isFile()) throw new UserError(`${file}: not a regular file (${kindOf(st)}); name a benchmark JSON file`);
+    return readFileSync(fd, 'utf8');
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** Reads one input; every way it can be wrong is one line naming the file. */
+export function readInput(file: string): BenchInput {
+  const text = readRegularFile(file);
   let value: unknown;
   try {
     value = JSON.parse(text);
@@ -24,7 +47,7 @@ export function readInput(file: string): BenchInput {
   }
   const input = readBenchJson(file, value);
   if (!input) {
-    throw new UserError(`${file}: not a benchmark JSON iolab can chart (bench iops or fio --output-format=json, bench echo, bench ipc, bench api)`);
+    throw new UserError(`${file}: not a benchmark JSON iolab can chart (bench iops or fio --output-format=json, bench latency, bench echo, bench ipc, bench api)`);
   }
   return input;
 }
@@ -46,7 +69,7 @@ export function writeReport(path: string, html: string, force: boolean): void {
   }
   if (existing && !existing.isSymbolicLink() && !existing.isFile()) throw new UserError(`${path} exists and is not a regular file`);
   if (existing?.isFile() && !force) throw new UserError(`${path} exists: --force replaces it`);
-  replaceFile(path, html);
+  replaceFile(path, html, '-o');
 }
 
 export async function buildReport(files: string[]): Promise<{ html: string; rendered: RenderedInput[] }> {

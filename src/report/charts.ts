@@ -1,9 +1,10 @@
 // The charts of a report, as Vega-Lite specs: what each input shows (IOPS and p99 against the
-// swept option, completion-latency percentile curves, echo req/s against clients, IPC bytes/s
+// swept option, completion-latency percentile curves, bench latency's percentiles per engine and
+// direction, echo req/s against clients, IPC bytes/s
 // against message size with the memcpy line, bench api ops/s). Every chart has axis titles
 // with units, a legend, and the machine and command that produced its figures.
 import { formatBytes } from '../format.js';
-import type { ApiInput, BenchInput, EchoInput, IpcInput, Machine, StorageInput, StoragePoint } from './inputs.js';
+import type { ApiInput, BenchInput, EchoInput, IpcInput, LatencyInput, Machine, StorageInput, StoragePoint } from './inputs.js';
 
 export interface Chart {
   id: string;
@@ -141,17 +142,30 @@ function storageCharts(input: StorageInput, n: number): Chart[] {
       const curves = group.filter((p) => p[x] === at && p.percentiles.length > 1).flatMap((p) => p.percentiles
         .filter((q) => q.p >= 1 && q.p <= 99.99).map((q) => ({ x: 1 / (1 - q.p / 100), y: q.ns / 1e9, ...seriesOf(p), p: q.p })));
       if (curves.length === 0) continue;
-      const nines = [1 / 0.99, 2, 10, 100, 1000, 10000];
       charts.push({ id: `f${n}-pct-${g}-${at}`, title: `completion-latency percentiles at ${x} ${at}: ${label}`, markType: 'symbol',
         marks: curves.length,
         spec: lineSpec(`Completion-latency percentiles p1 to p99.99, per engine (${x} ${x === 'bs' ? formatBytes(at) : at}; ${label})`, sub, curves,
-          { field: 'x', title: 'percentile (log scale of 1 / (1 - p))', log: 10, values: nines,
-            labelExpr: "format(100 - 100 / datum.value, '.4~f') + '%'" },
+          percentileAxis,
           { field: 'y', title: latencyTitle('completion latency'), log: 10, format: '~s' }, 'engine', byWhom) });
     }
     g++;
   }
   return charts;
+}
+
+/** The percentile axis of every latency curve: a log scale of 1 / (1 - p), so the tail spreads out. */
+const percentileAxis: Axis = { field: 'x', title: 'percentile (log scale of 1 / (1 - p))', log: 10, values: [1 / 0.99, 2, 10, 100, 1000, 10000],
+  labelExpr: "format(100 - 100 / datum.value, '.4~f') + '%'" };
+
+function latencyCharts(input: LatencyInput, n: number): Chart[] {
+  if (input.points.length === 0) return [];
+  const values = input.points.map((q) => ({ x: 1 / (1 - q.p / 100), y: q.ns / 1e9, series: q.engine, dash: q.direction, p: q.p }));
+  const how = [input.bs !== undefined ? `${formatBytes(input.bs)} I/Os` : '', 'QD 1',
+    input.direct === undefined ? '' : input.direct ? 'O_DIRECT' : 'page cache'].filter((s) => s !== '').join(', ');
+  return [{ id: `f${n}-latency`, title: `read and write latency percentiles per engine (${how})`, markType: 'symbol', marks: values.length,
+    spec: lineSpec(`Latency p50, p99, p99.9 per engine, reads and writes (${how}; submission to completion)`, provenance(input), values,
+      { ...percentileAxis, values: [2, 100, 1000] }, { field: 'y', title: latencyTitle('latency'), log: 10, format: '~s' }, 'engine',
+      { title: 'direction', domain: ['read', 'write'] }) }];
 }
 
 function echoCharts(input: EchoInput, n: number): Chart[] {
@@ -203,6 +217,7 @@ function apiCharts(input: ApiInput, n: number): Chart[] {
 export function chartsOf(input: BenchInput, n: number): Chart[] {
   switch (input.kind) {
     case 'storage': return storageCharts(input, n);
+    case 'latency': return latencyCharts(input, n);
     case 'echo': return echoCharts(input, n);
     case 'ipc': return ipcCharts(input, n);
     case 'api': return apiCharts(input, n);

@@ -1,11 +1,11 @@
 // `iolab report FILE.json... -o report.html`: the command; the work is in build.ts, loaded
 // when a report is made (other commands start without it and the charting library).
 import { Command } from 'commander';
-import { oneLineErrors } from '../cli-util.js';
+import { checkOutputPath, oneLineErrors } from '../cli-util.js';
 
 export function reportCommand(): Command {
   return oneLineErrors(new Command('report')
-    .description('one self-contained HTML file with charts of benchmark JSON (bench iops/fio, echo, ipc, api): opens from disk, no network')
+    .description('one self-contained HTML file with charts of benchmark JSON (bench iops/fio, latency, echo, ipc, api): opens from disk, no network')
     .argument('<files...>', 'benchmark JSON files (--json or --output of a bench, or fio --output-format=json)')
     .requiredOption('-o, --output <file>', 'the HTML file to write')
     .option('--force', 'replace an existing file (or a symlink, never its target)')
@@ -15,6 +15,7 @@ Example:
   iolab bench echo --clients 10,100 --duration 2 --rounds 1 --output echo.json
   iolab report iops.json echo.json -o report.html`)
     .action(async (files: string[], opts: { output: string; force?: boolean }) => {
+      checkOutputPath(opts.output, '-o', false); // before the charts are rendered
       const { buildReport, writeReport } = await import('./build.js');
       const { html, rendered } = await buildReport(files);
       writeReport(opts.output, html, opts.force === true);

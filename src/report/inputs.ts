@@ -1,5 +1,6 @@
 // Reads a benchmark's JSON by its shape: bench iops (fio-shaped jobs[], iolab's or fio's own,
-// with --vs-fio's summary and sweeps' one job per point), bench echo, bench ipc and bench api.
+// with --vs-fio's summary and sweeps' one job per point), bench latency, bench echo, bench ipc
+// and bench api.
 // Readers take what they find and ignore keys they do not know, so a file from an older or a
 // newer iolab still charts.
 import { parseWholeNumber } from '../numbers.js';
@@ -46,7 +47,11 @@ export interface IpcInput extends Common { kind: 'ipc'; rows: IpcRow[]; memcpy: 
 export interface ApiRow { contender: string; inflight: number; opsPerSec: number }
 export interface ApiInput extends Common { kind: 'api'; rows: ApiRow[]; ratios: Ratio[] }
 
-export type BenchInput = StorageInput | EchoInput | IpcInput | ApiInput;
+/** One engine's latency at one percentile, one direction (bench latency). */
+export interface LatencyPoint { engine: string; direction: 'read' | 'write'; p: number; ns: number }
+export interface LatencyInput extends Common { kind: 'latency'; bs?: number; direct?: boolean; points: LatencyPoint[]; ratios: Ratio[] }
+
+export type BenchInput = StorageInput | LatencyInput | EchoInput | IpcInput | ApiInput;
 
 type Json = Record<string, unknown>;
 
@@ -203,6 +208,25 @@ function readEcho(file: string, json: Json): EchoInput {
   return { kind: 'echo', ...common(file, json), lengthBytes: num(json.length), points: points.filter((p) => isServer(p.server)), ratios };
 }
 
+/** bench latency: per engine, the read and write percentiles it printed (p50, p99, p99.9). */
+function readLatency(file: string, json: Json): LatencyInput {
+  const points: LatencyPoint[] = [];
+  for (const e of (json.engines as unknown[]).filter(isObject)) {
+    if (e.unavailable) continue;
+    const engine = `${String(e.engine)}${e.partial ? ' (partial)' : ''}`;
+    for (const direction of ['read', 'write'] as const) {
+      const d = e[direction];
+      if (!isObject(d)) continue;
+      for (const [p, key] of [[50, 'p50_ns'], [99, 'p99_ns'], [99.9, 'p99_9_ns']] as const) {
+        const ns = num(d[key]);
+        if (ns !== undefined && ns > 0) points.push({ engine, direction, p, ns });
+      }
+    }
+  }
+  return { kind: 'latency', ...common(file, json), bs: num(json.bs), direct: typeof json.direct === 'boolean' ? json.direct : undefined,
+    points, ratios: [] };
+}
+
 function readIpc(file: string, json: Json): IpcInput {
   const rows = (json.rows as unknown[]).filter(isObject).map((r) => ({
     transport: String(r.transport), mode: r.mode === undefined ? undefined : String(r.mode), messageBytes: num(r.messageBytes) ?? NaN,
@@ -237,6 +261,9 @@ export function readBenchJson(file: string, value: unknown): BenchInput | undefi
   if (Array.isArray(value.jobs)) return readStorage(file, value);
   if (Array.isArray(value.vs_fio)) return readStorageSummary(file, value);
   if (isObject(value.medians) && (Array.isArray(value.samples) || Array.isArray(value.engines))) return readEcho(file, value);
+  if (Array.isArray(value.engines) && value.engines.some((e) => isObject(e) && (isObject(e.read) || isObject(e.write)))) {
+    return readLatency(file, value);
+  }
   if (Array.isArray(value.rows) && ('memcpyBytesPerSec' in value || value.rows.some((r) => isObject(r) && 'transport' in r))) {
     return readIpc(file, value);
   }

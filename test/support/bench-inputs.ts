@@ -44,6 +44,12 @@ export async function makeBenchInputs(dir: string): Promise<BenchInputs> {
   } else {
     missing.vsFio = missing.fio = 'fio is not installed';
   }
+  const dict = join(dir, 'dict.txt');
+  const gen = await runCli(['gen', dict, '--size', '64k']);
+  if (gen.exitCode !== 0) throw new Error(`iolab gen failed: ${String(gen.stderr)}`);
+  files.latency = join(dir, 'latency.json');
+  await json(['bench', 'latency', '--engine', 'sync,io_uring', '--count', '16', '--no-direct', '--infile', dict,
+    '--outfile', join(dir, 'latency.dat')], files.latency);
   files.echo = join(dir, 'echo.json');
   await json(['bench', 'echo', '--clients', '2,8', '--duration', '1', '--rounds', '1', '--engines', 'epoll,uring',
     '--reference-clients', '0'], files.echo);
