@@ -27,7 +27,7 @@ const contenders: { name: string; args: string[] }[] = [
 function childCpuSeconds(): number {
   const f = procStatFields(process.pid);
   if (!f) throw new Error('cannot read /proc/self/stat');
-  return (Number(f[15]) + Number(f[16])) / 100; // fields 16 and 17 of proc(5), in clock ticks
+  return (Number(f[13]) + Number(f[14])) / 100; // cutime and cstime (proc(5) fields 16, 17), in ticks
 }
 
 execFileSync(process.execPath, [join(projectRoot, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', join(projectRoot, 'tsconfig.build.json')], { stdio: 'inherit' });

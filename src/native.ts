@@ -141,9 +141,6 @@ export interface NativeAddon {
   /** After another program (fio) wrote into an iolab file on iolab's behalf: records the file
    * as it is now (inode, size, mtime, sampled content), as holding data other than the pattern. */
   benchMarkWritten(filename: string): void;
-  /** The C floor of bench api's fd-message loop (native/ipc/fdmsg.c), off the JS thread:
-   * sendmsg(1 byte + passedFd) + recvmsg + close of the received fd, for about durationMs. */
-  benchFdMessages(passedFd: number, durationMs: number): Promise<{ messages: number; seconds: number }>;
   /** The native engine table, in list order: names, depth limit and each engine's options. */
   benchEngines: BenchEngineInfo[];
   /** fio's percentile list, the order of BenchHistogram.percentiles. */
@@ -180,6 +177,9 @@ export interface NativeAddon {
   ipcTransports: string[];
   /** The smallest message (it carries its sequence number). */
   ipcMinMessage: number;
+  /** The C floor of bench api's fd-message loop (native/ipc/fdmsg.c), off the JS thread:
+   * sendmsg(1 byte + passedFd) + recvmsg + close of the received fd, for about durationMs. */
+  benchFdMessages(passedFd: number, durationMs: number): Promise<{ messages: number; seconds: number }>;
 }
 
 export interface NativeConstants {
