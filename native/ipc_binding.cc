@@ -133,7 +133,7 @@ Napi::Object Launch(Napi::Env env, IpcJob* job) {
 const Choice* TransportChoices() {
   static std::vector<Choice> choices = [] {
     std::vector<Choice> c;
-    for (int i = 0; ipc_transport_names[i] != nullptr; i++) c.push_back({ipc_transport_names[i], i});
+    for (int i = 0; ipc_transport_name(i) != nullptr; i++) c.push_back({ipc_transport_name(i), i});
     c.push_back({nullptr, 0});
     return c;
   }();
@@ -268,7 +268,7 @@ void Init(Napi::Env env, Napi::Object exports) {
   exports.Set("ipcFootprint", Napi::Function::New(env, IpcFootprint));
   exports.Set("benchFdMessages", Napi::Function::New(env, BenchFdMessages));
   Napi::Array names = Napi::Array::New(env);
-  for (uint32_t i = 0; ipc_transport_names[i] != nullptr; i++) names.Set(i, ipc_transport_names[i]);
+  for (uint32_t i = 0; ipc_transport_name(i) != nullptr; i++) names.Set(i, ipc_transport_name(i));
   exports.Set("ipcTransports", names);
   exports.Set("ipcMinMessage", Napi::Number::New(env, IPC_MIN_MESSAGE));
 }

@@ -35,7 +35,7 @@ struct ipc_error {
 
 /* One measurement: one transport, one mode, one message size. */
 struct ipc_cell {
-  unsigned transport;       /* index into ipc_transport_names */
+  unsigned transport;       /* index of ipc_transport_name */
   enum ipc_mode mode;
   uint64_t message_bytes;   /* >= IPC_MIN_MESSAGE */
   uint64_t duration_ns;
@@ -56,8 +56,9 @@ struct ipc_result {
 
 #define IPC_MIN_MESSAGE 8   /* a message carries its sequence number */
 
-/* NULL-terminated, in the order the table shows them. */
-extern const char *const ipc_transport_names[];
+/* The name of the transport with this index, in the order the table shows them; NULL past the
+ * last (transports.c: the one table, each transport's name in its own file). */
+const char *ipc_transport_name(unsigned index);
 int ipc_transport_find(const char *name); /* index or -1 */
 
 /* Sender side of one cell: makes the transport, hands the receiver its end over control_fd,

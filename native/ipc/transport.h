@@ -54,7 +54,7 @@ struct ipc_transport {
 
 extern const struct ipc_transport ipc_stream_copy, ipc_seqpacket_copy, ipc_dgram_copy, ipc_pipe,
     ipc_shm_ring, ipc_fd_per_message, ipc_uring_stream;
-/* The transport with this index in ipc_transport_names, NULL when out of range (transports.c). */
+/* The transport with this index (as ipc_transport_name), NULL when out of range (transports.c). */
 const struct ipc_transport *ipc_transport_at(unsigned index);
 
 /* Why io_uring cannot be used here, into reason: 1; 0 when it can (transport_uring.c). */

@@ -15,13 +15,12 @@ static const struct ipc_transport *const transports[] = {
 };
 #define TRANSPORTS (sizeof transports / sizeof transports[0])
 
-const char *const ipc_transport_names[] = {
-    "stream-copy", "seqpacket-copy", "dgram-copy", "pipe", "shm-ring", "fd-per-message", "uring-stream", NULL,
-};
-_Static_assert(sizeof ipc_transport_names / sizeof ipc_transport_names[0] == TRANSPORTS + 1, "one name per transport");
-
 const struct ipc_transport *ipc_transport_at(unsigned index) {
   return index < TRANSPORTS ? transports[index] : NULL;
+}
+
+const char *ipc_transport_name(unsigned index) {
+  return index < TRANSPORTS ? transports[index]->name : NULL;
 }
 
 int ipc_transport_find(const char *name) {
