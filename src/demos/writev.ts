@@ -91,7 +91,7 @@ async function replaceFile(file: string, pieces: Uint8Array[], oldMode: number |
 }
 
 export function formatWritev(result: WritevResult): string[] {
-  return [`writev ${plural(result.bytes, 'byte')} to ${result.file}`];
+  return [`writev ${plural(result.bytes, 'byte')} to ${showText(result.file)}`];
 }
 
 export function writevCommand(): Command {
