@@ -1,4 +1,4 @@
-// The one check every writing command (writev, gen) makes of the path a user named, before it
+// The one check every writing command (writev, gen; shm checks the object it opened) makes of the path a user named, before it
 // writes: nothing there, or a regular file (touched only as the command's flags allow), or a
 // symlink (refused; --force replaces the link itself, never its target). Anything else — a
 // device node, a FIFO, a socket, a folder — is refused whatever the flags: replacing one is
@@ -29,12 +29,13 @@ function otherKind(st: Stats): string | undefined {
   return 'not a file';
 }
 
-/** The refusal of anything that is not a regular file (no flag makes iolab write it). */
-export function notRegularFile(path: string, st: Stats): UserError | undefined {
+/** The refusal of anything that is not a regular file (no flag makes iolab write it); `why`
+ * for a command that reads one. */
+export function notRegularFile(path: string, st: Stats, why = 'iolab writes only regular files'): UserError | undefined {
   const kind = otherKind(st);
   if (kind === undefined) return undefined;
   if (st.isDirectory()) return new UserError(`${showText(path)} is a directory, not a file`);
-  return new UserError(`${showText(path)} is ${kind}, not a regular file; left untouched (iolab writes only regular files)`);
+  return new UserError(`${showText(path)} is ${kind}, not a regular file; left untouched (${why})`);
 }
 
 /** The same words for a symlink in every writing command (bench iops says them too). */

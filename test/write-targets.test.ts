@@ -4,7 +4,7 @@
 // /dev/null is only ever named without --force or --append, where the refusal is checked.
 import { describe, expect, it } from 'vitest';
 import { execFileSync } from 'node:child_process';
-import { lstatSync, statSync } from 'node:fs';
+import { lstatSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { runCliText } from './support/cli.js';
 import { checkLeaksAfterAll } from './support/leaks.js';
@@ -57,9 +57,8 @@ describe.runIf(process.getuid?.() === 0)('a device node is never replaced or wri
     expect(stillDevice(dev)).toBe(true);
   });
 
-  it('the real /dev/null: refused without a hint to use --force', async () => {
-    expectRefused(await cli(['writev', '/dev/null', 'a']), '/dev/null', 'a character device');
-    expectRefused(await cli(['gen', '/dev/null', '--size', '4k']), '/dev/null', 'a character device');
+  it.each([[['writev', '/dev/null', 'a']], [['gen', '/dev/null', '--size', '4k']]])('the real /dev/null, %j: refused without a hint to use --force', async (args) => {
+    expectRefused(await cli(args), '/dev/null', 'a character device');
     expect(stillDevice('/dev/null')).toBe(true);
   });
 });
@@ -75,5 +74,25 @@ describe('a FIFO is refused at once, never opened to wait for a reader, never re
     const path = fifo();
     expectRefused(await cli(['gen', path, '--size', '4k', ...flags]), path, 'a FIFO (named pipe)');
     expect(stillFifo(path)).toBe(true);
+  });
+});
+
+describe('shm: an object name that is a FIFO in /dev/shm', () => {
+  it.each([
+    [['write', '--force'], 'a FIFO (named pipe), not a regular file; left untouched (iolab writes only regular files)'],
+    [['read'], 'a FIFO (named pipe), not a regular file; left untouched (a shared-memory object is a regular file)'],
+  ])('shm %j: refused at once, the FIFO stays', async (how, words) => {
+    const name = `iolab-test-wtg-${process.pid}-${unique++}`;
+    const path = `/dev/shm/${name}`;
+    execFileSync('mkfifo', [path]);
+    try {
+      const args = how[0] === 'write' ? ['shm', 'write', name, 'text', ...how.slice(1)] : ['shm', 'read', name];
+      const r = await cli(args);
+      expect(r.stderr).toBe(`iolab: ${path} is ${words}`);
+      expect(r.exitCode).toBe(1);
+      expect(stillFifo(path)).toBe(true);
+    } finally {
+      rmSync(path, { force: true });
+    }
   });
 });
