@@ -33,7 +33,7 @@ export async function runWritev(file: string, texts: string[], mode: WriteMode,
   io: DemoIo = plainIo): Promise<WritevResult> {
   if (texts.length > iovMax) throw new UserError(`${texts.length} pieces of text; writev takes at most ${iovMax}`);
   const pieces = texts.map((t) => new TextEncoder().encode(t));
-  const existsMessage = `${file} already exists; left untouched (use --append to add to it or --force to replace it)`;
+  const existsMessage = `${showText(file)} already exists; left untouched (use --append to add to it or --force to replace it)`;
   const existing = checkWriteTarget(file, { replace: mode === 'replace', append: mode === 'append', existsMessage });
 
   // --force replaces a symbolic link itself with the new file (its target is never written).
