@@ -31,8 +31,11 @@ export function parseWholeNumber(text: string, rule: NumberRule = {}): number {
   const min = rule.min ?? 0;
   const max = rule.max ?? Number.MAX_SAFE_INTEGER;
   if (!Number.isSafeInteger(value) || value < min || value > max) {
-    const why = m && value > max && rule.maxReason ? ` (${rule.maxReason})` : '';
-    throw new RangeError(`expected ${describeRule(rule)}${why}, got '${text}'`);
+    const tooLarge = m !== null && value > max;
+    const why = tooLarge && rule.maxReason ? ` (${rule.maxReason})` : '';
+    // A number past an option's unstated limit (the largest whole number a double holds
+    // exactly) is told that limit, not just ">= min".
+    throw new RangeError(`expected ${describeRule(tooLarge ? { ...rule, max } : rule)}${why}, got '${text}'`);
   }
   return value;
 }

@@ -1,11 +1,12 @@
 // iolab trace for real: bpftrace attaches to this kernel's tracepoints, the command runs, the
 // counts are the command's own; on every way out nothing stays attached.
-import { describe, expect, it, afterAll } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { runCli } from './support/cli.js';
+import { runCli, runCliText } from './support/cli.js';
 import { runCliAs } from './support/demo.js';
 import { shortTempDir } from './support/temp.js';
+import { checkLeaksAfterAll } from './support/leaks.js';
 import {
   alive, bpftraceChildren, childrenOf, commandName, leftoverDynamicProbes, processState, traceUnavailable, until,
 } from './support/trace.js';
@@ -17,7 +18,7 @@ import { usdtProbes } from '../src/trace/usdt.js';
 
 const skip = traceUnavailable();
 const tmp = shortTempDir('iolab-trace-');
-afterAll(() => tmp.cleanup());
+checkLeaksAfterAll(tmp);
 
 interface TraceJson {
   pid: number;
@@ -31,10 +32,10 @@ interface TraceJson {
 
 const usdtCount = (t: TraceJson, probe: string) => t.usdt.find((u) => u.probe === probe)?.count ?? 0;
 
-/** The trace's JSON: the last line of stdout (the command's own output comes first). */
+/** The trace's JSON: all of stdout, one line (the command's own output goes to stderr). */
 function traceJson(stdout: string): TraceJson {
-  const lines = stdout.trimEnd().split('\n');
-  return JSON.parse(lines[lines.length - 1]) as TraceJson;
+  expect(stdout.trimEnd(), 'one line').not.toContain('\n');
+  return JSON.parse(stdout) as TraceJson;
 }
 
 /** bpftrace processes still running with a program filtered to pid. */
@@ -73,11 +74,11 @@ async function traceLongIops(name: string) {
 }
 
 describe.skipIf(skip !== undefined)(`iolab trace${skip ? ` (skipped: ${skip})` : ''}`, () => {
-  it('counts the one READV of readv --uring, inline, and passes the command\'s output through', async () => {
+  it('counts the one READV of readv --uring, inline; --json: stdout is the JSON alone, the command\'s output on stderr', async () => {
     const r = await runCli(['trace', '--json', '--', 'readv', 'readv.c', '--uring'], { timeout: 60_000 });
     expect(r.stderr).not.toMatch(/^iolab:/m);
     expect(r.exitCode).toBe(0);
-    expect(String(r.stdout)).toMatch(/^Read \d+ bytes:/m);
+    expect(String(r.stderr)).toMatch(/^Read \d+ bytes:\nbuf1: /m);
     const t = traceJson(String(r.stdout));
     expect(t.ops.filter((o) => o.opcode === 'READV')).toMatchObject([{ count: 1, async: 0 }]);
     expect(t.ops.reduce((n, o) => n + o.count, 0)).toBe(1);
@@ -196,6 +197,20 @@ describe('iolab trace refusals', () => {
     expect(r.exitCode).toBe(1);
     expect(String(r.stderr)).toMatch(/^iolab: bpftrace could not list the probes: [^\n]*$/);
     expect(String(r.stdout)).toBe('');
+  });
+
+  // Checked before bpftrace starts (it takes seconds to attach): the command's usage error
+  // alone, no trace printed.
+  it.each([
+    [['frobnicate'], "iolab: unknown command 'frobnicate'"],
+    [['readv', 'readv.c', '--sizes', '0'], /^iolab: option '--sizes <list>' argument '0' is invalid\. [^\n]*$/],
+    [['bench', 'iops', '--bogus'], "iolab: unknown option '--bogus'"],
+  ])('a bad command line %j: its usage error alone, before any tracing', async (args, message) => {
+    const r = await runCliText(['trace', '--json', '--', ...args]);
+    expect(r.stdout).toBe('');
+    if (typeof message === 'string') expect(r.stderr).toBe(message);
+    else expect(r.stderr).toMatch(message);
+    expect(r.exitCode).toBe(1);
   });
 
   it('a command is required after --', async () => {

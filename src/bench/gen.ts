@@ -2,16 +2,18 @@
 // printable ASCII in lines of 80, as input for `iolab bench latency --infile`. Written as every
 // writing command writes: under a temp name in the same folder, renamed into place at the end
 // (a killed run leaves no partial file under the user's name); an existing file or a symlink
-// only with --force, and then the link itself is replaced, never its target.
+// only with --force, and then the link itself is replaced, never its target; a device or FIFO
+// never (src/write-target.ts).
 import { Command } from 'commander';
 import { randomBytes } from 'node:crypto';
-import { lstatSync, readlinkSync, renameSync, rmSync, statfsSync, type Stats } from 'node:fs';
+import { renameSync, rmSync, statfsSync } from 'node:fs';
 import { open } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
 import { UserError } from '../cli-util.js';
 import { formatBytes } from '../format.js';
 import { interruption, markInterrupted } from '../interrupt.js';
 import { numberOption } from '../numbers.js';
+import { checkWriteTarget } from '../write-target.js';
 
 const CHUNK = 1 << 20;
 const LINE = 80;
@@ -24,29 +26,6 @@ function printable(buf: Buffer, fileOffset: number): void {
   }
 }
 
-function lstatOrUndefined(path: string): Stats | undefined {
-  try {
-    return lstatSync(path);
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
-    throw err;
-  }
-}
-
-/** Refuses what the file rule refuses: an existing file, or a symlink, without --force. */
-function checkTarget(file: string, force: boolean): void {
-  const st = lstatOrUndefined(file);
-  if (st === undefined || force) {
-    if (st?.isDirectory()) throw new UserError(`'${file}' is a directory`);
-    return;
-  }
-  if (st.isSymbolicLink()) {
-    throw new UserError(`refusing to write through symlink '${file}' -> '${readlinkSync(file)}' ` +
-      '(use --force to replace the link with a new file; its target is never written)');
-  }
-  throw new UserError(`refusing to overwrite '${file}': it exists (use --force)`);
-}
-
 function checkSpace(file: string, dir: string, size: number): void {
   const fs = statfsSync(dir);
   const free = fs.bavail * fs.bsize;
@@ -57,7 +36,7 @@ function checkSpace(file: string, dir: string, size: number): void {
 }
 
 async function generate(file: string, size: number, force: boolean): Promise<void> {
-  checkTarget(file, force);
+  checkWriteTarget(file, { replace: force, existsMessage: `refusing to overwrite '${file}': it exists (use --force)` });
   const dir = dirname(resolve(file));
   checkSpace(file, dir, size);
   const temp = join(dir, `.${basename(file)}.iolab-${process.pid}.tmp`);

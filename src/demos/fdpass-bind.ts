@@ -5,6 +5,7 @@
 // (under a umask), so no chmod can be sent through a symlink swapped in after the bind.
 import { closeSync, constants, fstatSync, lstatSync, openSync, unlinkSync, type Stats } from 'node:fs';
 import { isErrnoException, native } from '../native.js';
+import { dirname } from 'node:path';
 import { UserError } from '../cli-util.js';
 
 const { O_RDONLY, O_CREAT, O_EXCL, O_NOFOLLOW } = constants;
@@ -15,8 +16,13 @@ export interface BoundPath {
   release(): void;
 }
 
-/** Opens the lock file beside `path`, creating it (0644) when missing; never through a symlink. */
-function openLockFile(lockPath: string): number {
+/** The folder the user named in --socket is missing (the lock file is iolab's, not theirs to know). */
+function noFolder(socketPath: string, code: 'ENOENT' | 'ENOTDIR'): UserError {
+  return new UserError(`${dirname(socketPath)} ${code === 'ENOENT' ? 'does not exist' : 'is not a folder'} (the folder of --socket ${socketPath})`);
+}
+
+/** Opens the lock file beside `socketPath`, creating it (0644) when missing; never through a symlink. */
+function openLockFile(lockPath: string, socketPath: string): number {
   for (;;) {
     try {
       return openSync(lockPath, O_RDONLY | O_NOFOLLOW);
@@ -24,11 +30,13 @@ function openLockFile(lockPath: string): number {
       if (isErrnoException(err) && err.code === 'ELOOP') {
         throw new UserError(`${lockPath} is a symbolic link; left untouched (choose another --socket)`);
       }
+      if (isErrnoException(err) && err.code === 'ENOTDIR') throw noFolder(socketPath, err.code);
       if (!isErrnoException(err) || err.code !== 'ENOENT') throw err;
     }
     try {
       return openSync(lockPath, O_RDONLY | O_CREAT | O_EXCL | O_NOFOLLOW, 0o644);
     } catch (err) {
+      if (isErrnoException(err) && (err.code === 'ENOENT' || err.code === 'ENOTDIR')) throw noFolder(socketPath, err.code);
       if (!isErrnoException(err) || err.code !== 'EEXIST') throw err; // made by another receiver just now
     }
   }
@@ -38,7 +46,7 @@ function openLockFile(lockPath: string): number {
 function lockPath(path: string): { fd: number; lockFile: string } {
   const lockFile = `${path}.lock`;
   for (;;) {
-    const fd = openLockFile(lockFile);
+    const fd = openLockFile(lockFile, path);
     let held = false;
     try {
       const st = fstatSync(fd);

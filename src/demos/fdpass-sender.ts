@@ -33,6 +33,8 @@ export interface SendResult {
   text: string;
   object: 'shm' | 'memfd';
   size: number;
+  /** Who owns the socket file: the receiver's uid when it bound the path itself. */
+  receiverUid: number;
 }
 
 /** Connects, puts the message in a new object, sends its fd with the text. */
@@ -49,7 +51,7 @@ export async function runSender(options: SenderOptions, io: DemoIo = plainIo): P
   }
   const object = options.memfd ? 'memfd' : 'shm';
   checkObjectSize('--size', options.size, object);
-  checkReceiverPath(path);
+  const receiverUid = checkReceiverPath(path).uid;
 
   const sock = native.socket(type);
   try {
@@ -69,10 +71,10 @@ export async function runSender(options: SenderOptions, io: DemoIo = plainIo): P
   } finally {
     native.close(sock);
   }
-  return { event: 'sent', socket: path, type, bytes: text.byteLength, text: options.message, object, size: options.size };
+  return { event: 'sent', socket: path, type, bytes: text.byteLength, text: options.message, object, size: options.size, receiverUid };
 }
 
-function checkReceiverPath(path: string): void {
+function checkReceiverPath(path: string): Stats {
   let st: Stats;
   try {
     st = lstatSync(path);
@@ -81,6 +83,7 @@ function checkReceiverPath(path: string): void {
     throw err;
   }
   if (!st.isSocket()) throw new UserError(`${path} is not a socket`);
+  return st;
 }
 
 function connectToReceiver(sock: number, path: string, type: FdpassType): void {
@@ -150,6 +153,18 @@ async function sendAll(io: DemoIo, sock: number, text: Uint8Array, shmFd: number
     if (n <= 0) throw new Error(`sendmsg sent ${n} bytes`);
     sent += n;
   }
+}
+
+/**
+ * What a datagram sender can know of a refusal: nothing comes back, but the socket file's owner
+ * is the receiver's uid, and a receiver that checks uids drops another user's message.
+ */
+export function refusalNote(r: SendResult): string | undefined {
+  const uid = process.getuid?.();
+  if (r.type !== 'dgram' || uid === undefined || r.receiverUid === uid) return undefined;
+  return `note: ${r.socket} belongs to uid ${r.receiverUid}, not to this user (uid ${uid}): a receiver that checks ` +
+    "the sender's uid, as iolab's does unless run with --allow-any-user, drops this message, and a datagram " +
+    'sender is not told';
 }
 
 export function formatSend(r: SendResult): string[] {

@@ -7,7 +7,7 @@ import { Command, Option } from 'commander';
 import { oneLineErrors, printJson } from '../cli-util.js';
 import { defaultSocketPath, type FdpassType } from './fdpass-common.js';
 import { formatReceiverEvent, runReceiver } from './fdpass-receiver.js';
-import { defaultMessage, defaultObjectSize, formatSend, runSender } from './fdpass-sender.js';
+import { defaultMessage, defaultObjectSize, formatSend, refusalNote, runSender } from './fdpass-sender.js';
 import { uringOption, withDemoIo } from './io.js';
 import { durationOption, numberOption } from '../numbers.js';
 
@@ -80,6 +80,8 @@ read with pread, so a sender that shrinks it cannot make the receiver die of SIG
       const result = await withDemoIo(opts.uring, (io) => runSender(options, io));
       if (opts.json) printJson(result);
       else process.stdout.write(formatSend(result).join('\n') + '\n');
+      const note = refusalNote(result);
+      if (note) process.stderr.write(`${note}\n`);
     });
 
   return oneLineErrors(fdpass);

@@ -3,7 +3,7 @@
 // as any C program reads it. Both sides use pwrite/pread rather than a mapping: any process
 // that may open the object can shrink it, and a mapped page past the new end is a SIGBUS for
 // whoever touches it (fdpass --memfd shows the safe way to map: a memfd sealed against that).
-import { constants, lstatSync } from 'node:fs';
+import { constants, fstatSync, lstatSync } from 'node:fs';
 import { Command } from 'commander';
 import { isErrnoException, native } from '../native.js';
 import { oneLineErrors, printJson, UserError } from '../cli-util.js';
@@ -11,8 +11,9 @@ import { numberOption, plural } from '../numbers.js';
 import { shmName, showBytes, writeAllVectored } from './common.js';
 import { plainIo, uringOption, withDemoIo, type DemoIo } from './io.js';
 import { checkObjectSize, describeFd, readText, type TextRead } from './memory-objects.js';
+import { notRegularFile } from '../write-target.js';
 
-const { O_CREAT, O_EXCL, O_RDWR, O_RDONLY } = constants;
+const { O_CREAT, O_EXCL, O_RDWR, O_RDONLY, O_NONBLOCK } = constants;
 const pageSize = native.constants.PAGE_SIZE;
 
 export interface ShmWriteResult { name: string; bytes: number; size: number; created: boolean }
@@ -45,7 +46,7 @@ export async function shmWrite(rawName: string, text: string, options: { size?: 
       throw new UserError(`shared-memory object ${showName(name)} exists${ownerNote(name)}; left untouched (use --force to overwrite it)`);
     }
     created = false;
-    fd = shmOpen(name, O_RDWR);
+    fd = openRegular(name, O_RDWR);
   }
   let done = false;
   try {
@@ -65,7 +66,7 @@ export async function shmWrite(rawName: string, text: string, options: { size?: 
 /** The text at the start of `name`: up to its first NUL, at most `length` bytes. */
 export async function shmRead(rawName: string, options: { length?: number } = {}, io: DemoIo = plainIo): Promise<ShmReadResult> {
   const name = shmName(rawName);
-  const fd = shmOpen(name, O_RDONLY);
+  const fd = openRegular(name, O_RDONLY, 'a shared-memory object is a regular file');
   try {
     const about = describeFd(fd);
     const read = await readText(fd, io, options.length ?? Number.MAX_SAFE_INTEGER, about);
@@ -96,6 +97,23 @@ function withShownName<T>(name: string, call: () => T): T {
 
 function shmOpen(name: string, flags: number, mode?: number): number {
   return withShownName(name, () => native.shmOpen(name, flags, mode));
+}
+
+/**
+ * Opens an existing object that must be a regular file. O_NONBLOCK: a FIFO someone made in
+ * /dev/shm cannot make the open wait for a peer; it is refused, as is any other non-file.
+ */
+function openRegular(name: string, flags: number, why?: string): number {
+  const fd = shmOpen(name, flags | O_NONBLOCK);
+  try {
+    const refusal = notRegularFile(`/dev/shm${name}`, fstatSync(fd), why);
+    if (refusal) throw refusal;
+    native.setNonBlocking(fd, false);
+    return fd;
+  } catch (err) {
+    native.close(fd);
+    throw err;
+  }
 }
 
 export function shmCommand(): Command {

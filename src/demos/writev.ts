@@ -2,13 +2,16 @@
 // A new file is created with O_EXCL (mode 0644); an existing file is touched only with
 // --append (O_APPEND) or --force (written to a temp file beside it, then renamed over it, so
 // a failure never leaves a half-written file under the user's name). It never writes through
-// a symbolic link: one is refused, or with --force replaced itself.
-import { closeSync, constants, fchmodSync, fstatSync, fsyncSync, lstatSync, openSync, readlinkSync, renameSync, unlinkSync } from 'node:fs';
+// a symbolic link: one is refused, or with --force replaced itself. Anything else that is not a
+// regular file (a device, a FIFO) is refused whatever the flags (src/write-target.ts).
+import { closeSync, constants, fchmodSync, fstatSync, fsyncSync, lstatSync, openSync, renameSync, unlinkSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import { basename, dirname, join } from 'node:path';
 import { Command, Option } from 'commander';
 import { oneLineErrors, printJson, UserError } from '../cli-util.js';
 import { iovMax, showText, writeAllVectored } from './common.js';
+import { native } from '../native.js';
+import { checkWriteTarget, notRegularFile, symlinkRefused } from '../write-target.js';
 import { plainIo, uringOption, withDemoIo, type DemoIo } from './io.js';
 import { plural } from '../numbers.js';
 
@@ -24,36 +27,37 @@ export interface WritevResult {
 }
 
 // libuv adds O_CLOEXEC to every open.
-const { O_WRONLY, O_CREAT, O_EXCL, O_APPEND, O_NOFOLLOW } = constants;
+const { O_WRONLY, O_CREAT, O_EXCL, O_APPEND, O_NOFOLLOW, O_NONBLOCK } = constants;
 
 export async function runWritev(file: string, texts: string[], mode: WriteMode,
   io: DemoIo = plainIo): Promise<WritevResult> {
   if (texts.length > iovMax) throw new UserError(`${texts.length} pieces of text; writev takes at most ${iovMax}`);
   const pieces = texts.map((t) => new TextEncoder().encode(t));
-  const existing = lstatSync(file, { throwIfNoEntry: false });
-  if (existing?.isDirectory()) throw new UserError(`${file} is a directory, not a file`);
+  const existsMessage = `${showText(file)} already exists; left untouched (use --append to add to it or --force to replace it)`;
+  const existing = checkWriteTarget(file, { replace: mode === 'replace', append: mode === 'append', existsMessage });
 
   // --force replaces a symbolic link itself with the new file (its target is never written).
   if (mode === 'replace') return replaceFile(file, pieces, existing?.isSymbolicLink() ? undefined : existing?.mode, io);
-  if (existing?.isSymbolicLink()) throw symlinkRefused(file);
 
   let fd: number;
   try {
-    // O_NOFOLLOW: a link put in place after the look above is refused too, never written through.
+    // O_NOFOLLOW: a link put in place after the check is refused too, never written through.
+    // O_NONBLOCK: a FIFO put in place meanwhile fails at once (ENXIO) instead of waiting for a reader.
     fd = mode === 'append'
-      ? openSync(file, O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW, 0o644)
+      ? openSync(file, O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_NONBLOCK, 0o644)
       : openSync(file, O_WRONLY | O_CREAT | O_EXCL, 0o644);
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
-    if (code === 'ELOOP' || (code === 'EEXIST' && lstatSync(file, { throwIfNoEntry: false })?.isSymbolicLink())) {
-      throw symlinkRefused(file);
-    }
-    if (code === 'EEXIST') {
-      throw new UserError(`${file} already exists; left untouched (use --append to add to it or --force to replace it)`);
-    }
+    const now = lstatSync(file, { throwIfNoEntry: false });
+    if (code === 'ELOOP' || (code === 'EEXIST' && now?.isSymbolicLink())) throw symlinkRefused(file);
+    if ((code === 'EEXIST' || code === 'ENXIO') && now) throw notRegularFile(file, now) ?? new UserError(existsMessage);
     throw err;
   }
   try {
+    const refusal = notRegularFile(file, fstatSync(fd));
+    if (refusal) throw refusal;
+    // Off again: through io_uring a write to a file with O_NONBLOCK set may fail with EAGAIN.
+    native.setNonBlocking(fd, false);
     const { bytes, calls } = await writeAllVectored(io.writev, fd, pieces);
     return { file, mode, bytes, pieces: pieces.length, calls };
   } finally {
@@ -86,16 +90,8 @@ async function replaceFile(file: string, pieces: Uint8Array[], oldMode: number |
   }
 }
 
-function symlinkRefused(file: string): UserError {
-  let target = '?';
-  try { target = readlinkSync(file); } catch { /* replaced again meanwhile */ }
-  // The same words as every writing command's (bench iops, gen).
-  return new UserError(`refusing to write through symlink '${file}' -> '${showText(target)}' ` +
-    '(use --force to replace the link with a new file; its target is never written)');
-}
-
 export function formatWritev(result: WritevResult): string[] {
-  return [`writev ${plural(result.bytes, 'byte')} to ${result.file}`];
+  return [`writev ${plural(result.bytes, 'byte')} to ${showText(result.file)}`];
 }
 
 export function writevCommand(): Command {
@@ -112,6 +108,7 @@ export function writevCommand(): Command {
 Without --append or --force an existing file is left untouched and the command fails.
 A symbolic link is refused, also with --append; --force replaces the link itself with a
 new file (its target is never written).
+A device, FIFO or socket is refused whatever the flags: writev writes only regular files.
 
 Example:
   $ iolab writev notes.txt 'hello, ' 'vectored ' 'world' --newline

@@ -1,11 +1,13 @@
-// `iolab trace [--json] -- <iolab command...>`: runs the command with its output passing
-// through, then prints what bpftrace saw of its I/O (after the command's own output, on
-// stdout; --json: one JSON line, the last line of stdout). The exit status is the command's.
+// `iolab trace [--json] -- <iolab command...>`: checks the command line, runs the command with
+// its output passing through, then prints what bpftrace saw of its I/O (after the command's own
+// output, on stdout; --json: one JSON line, stdout's only line, with the command's stdout sent
+// to stderr so a JSON reader gets the JSON alone). The exit status is the command's.
 import { Command } from 'commander';
 import { oneLineErrors, printJson, UserError } from '../cli-util.js';
 import { markInterrupted } from '../interrupt.js';
 import { usdtProbes, usdtProvider } from './usdt.js';
 import { runTraced } from './run.js';
+import { checkCommandLine } from './check-command.js';
 import { formatSummary, summaryJson } from './summary.js';
 
 export function traceCommand(): Command {
@@ -15,15 +17,18 @@ export function traceCommand(): Command {
     .option('--json', 'print the trace as one JSON line: {"ops":[...],"syscalls":[...],"usdt":[...],"ringStages":[...]}')
     .addHelpText('after', `
 Needs root (or CAP_BPF and CAP_PERFMON), tracefs (mounted at /sys/kernel/tracing when missing)
-and bpftrace. The command's stdout and stderr pass through; the trace follows on stdout.
+and bpftrace. The command line is checked first: a usage error is the command's own line and
+nothing is traced. The command's stdout and stderr pass through and the trace follows on
+stdout; with --json, stdout holds the JSON line alone and the command's stdout goes to stderr.
 The addon's USDT probes (provider ${usdtProvider}): ${usdtProbes.map((p) => p.name).join(', ')}.
 
 Examples:
   iolab trace -- readv readv.c --uring
   iolab trace --json -- bench iops --filename /tmp/t.dat --ioengine io_uring --number_ios 3000`)
-    .action(async (args: string[], opts: { json?: boolean }) => {
+    .action(async (args: string[], opts: { json?: boolean }, command: Command) => {
       if (args[0] === 'trace') throw new UserError('iolab trace cannot trace itself');
-      const outcome = await runTraced(args);
+      await checkCommandLine(command, args);
+      const outcome = await runTraced(args, { stdoutToStderr: opts.json === true });
       const head = { command: ['iolab', ...args], pid: outcome.pid, exitCode: outcome.exitCode, partial: outcome.partial };
       if (opts.json) {
         printJson({ ...head, ...(summaryJson(outcome.summary) as object) });

@@ -102,7 +102,9 @@ async function finishBpftrace(bpftrace: ChildProcess, timeoutMs: number): Promis
   return false;
 }
 
-export async function runTraced(args: string[]): Promise<TraceOutcome> {
+/** stdoutToStderr: the command's stdout goes to this process's stderr (--json keeps stdout
+ * for the JSON alone). */
+export async function runTraced(args: string[], options: { stdoutToStderr?: boolean } = {}): Promise<TraceOutcome> {
   const bpftracePath = await checkTracingPossible();
   const probes = await findProbes(bpftracePath).catch((err: { stderr?: string; message?: string }) => {
     // e.g. bpftrace 0.17 as a non-root user with CAP_BPF and CAP_PERFMON: it runs only as root
@@ -112,7 +114,7 @@ export async function runTraced(args: string[]): Promise<TraceOutcome> {
   const [file, argv] = iolabArgv(args);
   // Own session and process group, so one forwarded signal reaches it exactly once.
   const command = spawn('/bin/sh', ['-c', 'kill -STOP $$ && exec "$@"', 'iolab-trace', file, ...argv],
-    { stdio: 'inherit', detached: true });
+    { stdio: ['inherit', options.stdoutToStderr ? process.stderr.fd : 'inherit', 'inherit'], detached: true });
   let bpftrace: ChildProcess | undefined;
   const killAll = () => {
     if (!exited(command)) signalGroup(command, 'SIGKILL');
