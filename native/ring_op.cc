@@ -182,7 +182,14 @@ void OpPool::Release(napi_env env, Op* op, bool keep) {
 
 // The i-th view a read copies into: held by the op, or an element of the Array its batch holds.
 static bool TargetOf(napi_env env, Op* op, napi_value group_views, size_t i, napi_value* view) {
-  if (group_views != nullptr) return napi_get_element(env, group_views, uint32_t(op->view_first + i), view) == napi_ok;
+  if (group_views != nullptr) {
+    if (napi_get_element(env, group_views, uint32_t(op->view_first + i), view) == napi_ok) return true;
+    // A getter on that element threw: it is no view now, and gets nothing. Its exception must
+    // not stay pending, or every napi call after it fails and the batch never settles.
+    napi_value thrown;
+    napi_get_and_clear_last_exception(env, &thrown);
+    return false;
+  }
   return napi_get_reference_value(env, op->targets[i], view) == napi_ok && *view != nullptr;
 }
 
