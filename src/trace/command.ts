@@ -25,9 +25,9 @@ The addon's USDT probes (provider ${usdtProvider}): ${usdtProbes.map((p) => p.na
 Examples:
   iolab trace -- readv readv.c --uring
   iolab trace --json -- bench iops --filename /tmp/t.dat --ioengine io_uring --number_ios 3000`)
-    .action(async (args: string[], opts: { json?: boolean }, command: Command) => {
+    .action(async (args: string[], opts: { json?: boolean }) => {
       if (args[0] === 'trace') throw new UserError('iolab trace cannot trace itself');
-      await checkCommandLine(command, args);
+      await checkCommandLine(args);
       const outcome = await runTraced(args, { stdoutToStderr: opts.json === true });
       const head = { command: ['iolab', ...args], pid: outcome.pid, exitCode: outcome.exitCode, partial: outcome.partial };
       if (opts.json) {
