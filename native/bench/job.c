@@ -193,6 +193,7 @@ int job_run(const struct job_spec *spec, struct job_result *res, job_progress_fn
     w->size = size;
     w->nblocks = size / spec->bs;
     w->rand_state = (spec->randseed + 1) * 0x9e3779b97f4a7c15ULL + i * 0x632be59bd9b4e019ULL + 1;
+    w->fill_state = (w->rand_state ^ 0x5851f42d4c957f2dULL) | 1;
     w->dir = malloc(2 * sizeof(*w->dir));
     if (w->dir == NULL) goto nomem;
     for (int d = 0; d < 2; d++) init_dir(&w->dir[d]);

@@ -58,6 +58,10 @@ static void prepare_io(struct worker *w, struct io_u *io) {
   if (s->verify) {
     if (io->ddir == DDIR_WRITE) pattern_fill(io->buf, io->offset, io->len, PATTERN_KEY);
     else memset(io->buf, VERIFY_POISON, io->len);
+  } else if (s->refill_buffers && io->ddir == DDIR_WRITE) {
+    /* fio's refill_buffers: every write carries data the device has not seen (dedup, compression) */
+    uint64_t *words = (uint64_t *)io->buf;
+    for (size_t i = 0; i < io->len / 8; i++) words[i] = next_random(&w->fill_state);
   }
 }
 

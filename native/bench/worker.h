@@ -40,6 +40,7 @@ struct worker {
   struct job_error error;
   /* hot-loop state */
   uint64_t rand_state, next_block, nblocks, measure_from;
+  uint64_t fill_state;     /* refill_buffers' data: its own stream, so the offsets stay as without it */
   unsigned char *written;  /* verify: bitmap of blocks written */
   /* the current 500 ms sample window */
   uint64_t window_from, window_ios[2], window_bytes[2];

@@ -15,29 +15,36 @@ function isBenchInputError(err: unknown): boolean {
   return err instanceof UserError || code === 'ERR_IOLAB_BENCH' || err instanceof TypeError || err instanceof RangeError;
 }
 
-export async function runIops(plan: IopsRun, jobs: PlannedJob[]): Promise<void> {
+/** Runs each plan (one, or the jobs of a job file in order): one JSON document, a table per plan. */
+export async function runIops(runs: { plan: IopsRun; jobs: PlannedJob[] }[]): Promise<void> {
   const signal = interruption();
+  const plan = runs[0].plan;
   const machine = machineInfo(plan.base.filename);
   const started = Date.now();
   const disk0 = diskSample(machine.fileSystem?.device);
-  const entries: JobEntry[] = [];
-  for (const { job, point } of jobs) {
-    if (signal.aborted) break;
-    const label = jobLabel(job.engine, point);
-    try {
-      const result = await runJob(job, { show: !plan.json, label });
-      entries.push({ job, result, point });
-      if (result.interrupted) reportInterruptedLayout(job, result);
-    } catch (err) {
-      if (isBenchInputError(err)) throw err;  // refused before any I/O: one line, nothing else
-      entries.push({ job, error: (err as Error).message, point });
+  const perPlan: JobEntry[][] = [];
+  for (const run of runs) {
+    const entries: JobEntry[] = [];
+    perPlan.push(entries);
+    for (const { job, point } of run.jobs) {
+      if (signal.aborted) break;
+      const label = jobLabel(job.engine, point, job.name);
+      try {
+        const result = await runJob(job, { show: !plan.json, label });
+        entries.push({ job, result, point });
+        if (result.interrupted) reportInterruptedLayout(job, result);
+      } catch (err) {
+        if (isBenchInputError(err)) throw err;  // refused before any I/O: one line, nothing else
+        entries.push({ job, error: (err as Error).message, point });
+      }
     }
   }
+  const entries = perPlan.flat();
   const interrupted = signal.aborted;
   const doc = fioDocument(started, entries.map(fioJob), diskUtil(disk0, diskSample(machine.fileSystem?.device)),
     { machine, command: commandLine(), ...(interrupted ? { interrupted: true } : {}) });
   outputJson(plan, doc);
-  if (!plan.json) printTable(plan, entries);
+  if (!plan.json) runs.forEach((run, i) => printTable(run.plan, perPlan[i]));
   if (interrupted) {
     markInterrupted();
     return;
@@ -51,7 +58,7 @@ export async function runIops(plan: IopsRun, jobs: PlannedJob[]): Promise<void> 
 function printTable(plan: IopsRun, entries: JobEntry[]): void {
   const rows: string[][] = [];
   for (const { job, result, error, point } of entries) {
-    const label = jobLabel(job.engine, point);
+    const label = jobLabel(job.engine, point, job.name);
     if (error) rows.push([label, `error: ${error}`]);
     else if (result?.unavailable) rows.push([label, `unavailable: ${result.unavailable}`]);
     else if (result) rows.push(...resultRows(label, result, job.numjobs ?? 1));

@@ -1,7 +1,7 @@
 // `bench iops --vs-fio`: each job (engine, or engine x sweep point) in iolab and in fio,
 // alternating who goes first, --repeat rounds; medians of IOPS and of CPU time per I/O, and
 // their ratios iolab/fio. fio keeps its latency recording on, as iolab records every I/O.
-import { native, type BenchJob, type BenchResult } from '../native.js';
+import { native, type BenchResult } from '../native.js';
 import { commandLine, UserError } from '../cli-util.js';
 import { interruption, markInterrupted } from '../interrupt.js';
 import { formatCount, formatNs, median, ratio, table } from '../format.js';
@@ -11,10 +11,10 @@ import { engineInfo } from './engines.js';
 import { cpuPerIoUs, diskSample, diskUtil, fioDocument, fioJob } from './fio-json.js';
 import { fioVersion, runFio, type FioFigures } from './fio-runner.js';
 import { formatCpuPerIo, resultIops } from './report.js';
-import { describeJob, jobLabel, outputJson, reportInterruptedLayout, type IopsRun, type PlannedJob } from './iops-plan.js';
+import { describeJob, jobLabel, outputJson, reportInterruptedLayout, type IopsJob, type IopsRun, type PlannedJob } from './iops-plan.js';
 
 interface Pair {
-  job: BenchJob;
+  job: IopsJob;
   point?: Record<string, string>;
   label: string;
   iolab: BenchResult[];
@@ -60,7 +60,7 @@ export async function runVsFio(plan: IopsRun, jobs: PlannedJob[]): Promise<void>
   const writes = base.rw !== 'read' && base.rw !== 'randread';
   const pairs: Pair[] = jobs.map(({ job, point }) => ({
     job, point, iolab: [], fio: [],
-    label: jobLabel(job.engine, point),
+    label: jobLabel(job.engine, point, job.name),
   }));
   rounds: for (let round = 0; round < plan.repeat; round++) {
     for (const p of pairs) {
