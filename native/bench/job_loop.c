@@ -43,11 +43,16 @@ static int fail_verify(struct worker *w, uint64_t block, int64_t bad) {
 static void prepare_io(struct worker *w, struct io_u *io) {
   const struct job_spec *s = w->spec;
   uint64_t block;
-  if (job_random(s->rw)) {
+  if (w->randmap != NULL) {
+    block = randmap_next(w);
+  } else if (job_random(s->rw)) {
     block = next_random(&w->rand_state) % w->nblocks;
   } else {
     block = w->next_block++;
-    if (w->next_block == w->nblocks) w->next_block = 0;
+    if (w->next_block == w->nblocks) {
+      w->next_block = 0;
+      pass_start(w);
+    }
   }
   io->offset = block * s->bs;
   io->len = s->bs;

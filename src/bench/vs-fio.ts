@@ -42,6 +42,8 @@ function summarize(p: Pair) {
     cpu_ratio: fioCpu > 0 ? iolabCpu / fioCpu : NaN,
     iolab_clat_p99_ns: median(p.iolab.map((r) => (r.read.ios ? r.read : r.write).clat.percentiles[12])),
     fio_clat_p99_ns: median(p.fio.map((f) => f.clatP99)),
+    // what fio was told, as its JSON lists it: the same job as iolab's "job options" above
+    fio_job_options: p.fio[0]?.job['job options'],
     ...(p.partial ? { partial: true } : {}),
   };
 }
