@@ -2,8 +2,9 @@
 // with replacement), invalidate=1 dropping the file's cache on every pass of a time_based job
 // (fincore sees only the last pass's pages), and --vs-fio on cold buffered random reads giving
 // fio the options that change what is measured: the ratio near 1, not 20x.
-import { describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { execa } from 'execa';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { runCliText } from './support/cli.js';
 import { checkLeaksAfterAll } from './support/leaks.js';
@@ -50,6 +51,72 @@ describe.runIf(fincoreInstalled)('random map and passes', { timeout: 300_000 }, 
     expect(await cachedBytes(f)).toBeLessThanOrEqual(lastPass * 4096);
     expect((await iops(...job, '--invalidate=0')).exitCode).toBe(0);
     expect(await cachedBytes(f)).toBe(MiB);
+  });
+});
+
+describe.concurrent('a file shorter than size', { timeout: 300_000 }, () => {
+  it('a file iolab did not make is refused with both sizes named, never measured from its 2 blocks', async () => {
+    const f = file('short.dat');
+    writeFileSync(f, Buffer.alloc(8192, 'x'));
+    const r = await iops('--filename', f, '--size', '1m', '--ioengine', 'psync');
+    expect(r.stdout).toBe('');
+    expect(r.stderr).toBe(`iolab: '${f}' holds 8192 bytes, less than --size 1048576 (1M): iolab lays out only files ` +
+      'it created (give --size 8192 or less, or a --filename iolab may create)');
+    expect(r.exitCode).toBe(1);
+  });
+
+  it('without --size, a file iolab did not make is read whole; a rate from too few I/Os says so', async () => {
+    const f = file('small.dat');
+    writeFileSync(f, Buffer.alloc(8192, 'x'));
+    const r = await iops('--filename', f, '--ioengine', 'psync');
+    expect(r.stderr).toBe('');
+    expect(r.exitCode).toBe(0);
+    expect(r.stdout.split('\n')[0]).toMatch(/ size=8KiB /);
+    expect(r.stdout).toMatch(/\nnote: psync: 2 I\/Os, too few for a meaningful rate$/);
+  });
+
+  it('a short file iolab made is laid out to size', async () => {
+    const f = file('grow.dat');
+    expect((await iops('--filename', f, '--size', '64k', '--ioengine', 'psync')).exitCode).toBe(0);
+    const r = await iops('--filename', f, '--size', '1m', '--ioengine', 'psync', '--json');
+    expect(r.exitCode).toBe(0);
+    const job = JSON.parse(r.stdout).jobs[0];
+    expect([job.iolab.laid_out_bytes, job.read.total_ios]).toEqual([1048576 - 65536, 256]);
+  });
+});
+
+describe('block devices, read as fio reads them', { timeout: 300_000 }, () => {
+  let loop: string | undefined;
+  let why = '';
+  beforeAll(async () => {
+    const backing = file('loop.img');
+    writeFileSync(backing, Buffer.alloc(8 * MiB));
+    const r = await execa('losetup', ['--find', '--show', backing], { reject: false }).catch((err: Error) => ({ exitCode: 1, stdout: '', stderr: err.message }));
+    if (r.exitCode === 0) loop = String(r.stdout).trim();
+    else why = String(r.stderr).trim() || `losetup exited ${r.exitCode}`;
+  });
+  afterAll(async () => {
+    if (loop) await execa('losetup', ['-d', loop]);
+  });
+
+  it('reads the whole device by default, buffered and O_DIRECT; a write job is refused in one line', async (ctx) => {
+    if (!loop) ctx.skip(`no loop device can be attached here: ${why}`);
+    const dev = loop as string;
+    for (const direct of ['--direct=0', '--direct=1']) {
+      const r = await iops('--filename', dev, '--rw', 'randread', '--ioengine', 'psync,io_uring', direct, '--json');
+      expect(r.stderr).toBe('');
+      expect(r.exitCode).toBe(0);
+      for (const job of JSON.parse(r.stdout).jobs) {
+        expect([job.jobname, job.iolab.size, job.read.total_ios]).toEqual([job.jobname, 8 * MiB, 2048]);  // every block once
+      }
+    }
+    for (const extra of [[], ['--force']]) {
+      const w = await iops('--filename', dev, '--rw', 'randwrite', '--ioengine', 'psync', ...extra);
+      expect(w.stdout).toBe('');
+      expect(w.stderr).toBe(`iolab: refusing to write to block device '${dev}': iolab reads block devices, it never writes ` +
+        'into what it did not create');
+      expect(w.exitCode).toBe(1);
+    }
   });
 });
 

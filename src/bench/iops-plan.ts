@@ -24,13 +24,19 @@ export interface IopsRun {
   repeat: number;
 }
 
+/** 268435456 -> "256MiB", 8192 -> "8KiB": the title's size. */
+function sizeText(n: number): string {
+  if (n >= 2 ** 20 && n % 2 ** 20 === 0) return `${n / 2 ** 20}MiB`;
+  return n % 1024 === 0 ? `${n / 1024}KiB` : `${n}B`;
+}
+
 export function describeJob(job: IopsJob, sweep: SweepAxis[] = []): string {
   const time = job.runtimeMs ? ` runtime=${job.runtimeMs / 1000}s${job.timeBased ? ' time_based' : ''}` : '';
   const mix = job.rw === 'randrw' || job.rw === 'readwrite' ? ` rwmixread=${job.rwmixread}` : '';
   const swept = sweep.map((a) => ` sweep ${a.key}=${a.values.join(',')}`).join('');
   const name = job.name !== undefined ? `${job.name}: ` : '';
   return `${name}${job.rw}${mix} bs=${job.bs} iodepth=${job.iodepth} numjobs=${job.numjobs} ` +
-    `size=${(job.size / 2 ** 20).toFixed(0)}MiB direct=${job.direct ? 1 : 0}${time}${job.verify ? ' verify' : ''}${swept}`;
+    `size=${sizeText(job.size)} direct=${job.direct ? 1 : 0}${time}${job.verify ? ' verify' : ''}${swept}`;
 }
 
 /** The jobs of a plan: each sweep point (or the one plain point) with each engine. */

@@ -4,11 +4,15 @@
 import { commandLine, UserError } from '../cli-util.js';
 import { interruption, markInterrupted } from '../interrupt.js';
 import { formatCount, table } from '../format.js';
+import { plural } from '../numbers.js';
 import { machineInfo } from './machine.js';
 import { runJob } from './storage-job.js';
 import { diskSample, diskUtil, fioDocument, fioJob, type JobEntry } from './fio-json.js';
 import { resultHeader, resultRows } from './report.js';
 import { jobLabel, outputJson, reportInterruptedLayout, describeJob, type IopsRun, type PlannedJob } from './iops-plan.js';
+
+/** Below this many I/Os a row's IOPS is a figure from a handful of calls: the table says so. */
+const MEANINGFUL_IOS = 100;
 
 function isBenchInputError(err: unknown): boolean {
   const code = (err as { code?: string })?.code;
@@ -63,8 +67,16 @@ function printTable(plan: IopsRun, entries: JobEntry[]): void {
     else if (result?.unavailable) rows.push([label, `unavailable: ${result.unavailable}`]);
     else if (result) rows.push(...resultRows(label, result, job.numjobs ?? 1));
   }
-  process.stdout.write(`iolab bench iops: ${describeJob(plan.base, plan.sweep)} file=${plan.base.filename}\n`);
+  // the size the jobs addressed: a file used whole (no --size) or a block device has its own
+  const size = entries.find((r) => r.result?.size)?.result?.size ?? plan.base.size;
+  process.stdout.write(`iolab bench iops: ${describeJob({ ...plan.base, size }, plan.sweep)} file=${plan.base.filename}\n`);
   process.stdout.write(table(resultHeader, rows));
+  for (const { job, result, point } of entries) {
+    const ios = result && !result.unavailable ? result.read.ios + result.write.ios : MEANINGFUL_IOS;
+    if (ios < MEANINGFUL_IOS) {
+      process.stdout.write(`note: ${jobLabel(job.engine, point, job.name)}: ${plural(ios, 'I/O')}, too few for a meaningful rate\n`);
+    }
+  }
   const verified = entries.reduce((s, r) => s + (r.result?.verifiedBlocks ?? 0), 0);
   if (plan.base.verify && !entries.some((r) => r.error || r.result?.interrupted)) {
     process.stdout.write(`verify: every block read matched its pattern` +
