@@ -3,6 +3,7 @@
 // options, fio options iolab doesn't run refused by name, job files (sections, comments, errors
 // with file:line), and a data file given as a job file refused, never benchmarked.
 import { describe, expect, it } from 'vitest';
+import { execa } from 'execa';
 import { chmodSync, existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { runCliText } from './support/cli.js';
@@ -10,6 +11,7 @@ import { runCliAs } from './support/demo.js';
 import { checkLeaksAfterAll } from './support/leaks.js';
 import { shortTempDir } from './support/temp.js';
 
+const fioInstalled = (await execa('fio', ['--version'], { reject: false }).catch(() => ({ exitCode: 1 }))).exitCode === 0;
 const dir = shortTempDir('iolab-fiocli-');
 checkLeaksAfterAll(dir);
 const file = (name: string) => join(dir.path, name);
@@ -30,6 +32,16 @@ describe.concurrent('fio\'s command line', { timeout: 300_000 }, () => {
     expect(job['job options']).toMatchObject({ name: 'test', ioengine: 'libaio', bs: '16384', direct: '1', rw: 'read',
       size: String(4 << 20), numjobs: '2', time_based: '1', thread: '1', group_reporting: '1' });
     expect(job.read.total_ios).toBeGreaterThan(0);
+  });
+
+  it.runIf(fioInstalled)('runs the same line with --vs-fio: fio gets the job, its name and numjobs', async () => {
+    const r = await iops(fioLine(`-ioengine=libaio -bs=16k -direct=1 -thread -rw=read -size=4M -filename=${file('vs.img')} ` +
+      '-name=test -iodepth=1 -time_based -runtime=300ms -numjobs=2 -group_reporting --vs-fio --repeat 1 --json'));
+    expect(r.stderr).toBe('');
+    expect(r.exitCode).toBe(0);
+    const [e] = JSON.parse(r.stdout).vs_fio.engines;
+    expect(e.fio_job_options).toMatchObject({ name: 'test', numjobs: '2', bs: '16384', direct: '1', rw: 'read' });
+    expect(e.ratio).toBeGreaterThan(0);
   });
 
   it('runs the random read IOPS line on a file (-norandommap -randrepeat=0 -refill_buffers), double dashes too', async () => {
@@ -104,7 +116,7 @@ bs=4k
 size=1m
 # both jobs read the same file
 filename=${file('two.dat')}
-number_ios=50
+number_ios=100
 
 [seq]
 rw=read
@@ -122,7 +134,7 @@ iodepth=4
     expect(jobs.map((j: { jobname: string }) => j.jobname)).toEqual(['seq psync', 'rand io_uring']);
     expect(jobs[0]['job options']).toMatchObject({ rw: 'read', bs: '4096', ioengine: 'psync' });
     expect(jobs[1]['job options']).toMatchObject({ rw: 'randread', iodepth: '4', ioengine: 'io_uring' });
-    expect(jobs.map((j: { read: { total_ios: number } }) => j.read.total_ios)).toEqual([50, 50]);
+    expect(jobs.map((j: { read: { total_ios: number } }) => j.read.total_ios)).toEqual([100, 100]);
     const table = await iops([job]);
     expect(table.stdout).toMatch(/^iolab bench iops: seq: read bs=4096 .*\nengine .*\nseq psync .*\niolab bench iops: rand: randread /);
   });

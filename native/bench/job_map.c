@@ -1,8 +1,9 @@
 /* fio's random map and passes: by default a random job issues every block once per pass (fio's
  * axmap), drawing a block at random and taking the next free one after it when it was issued
- * already; norandommap draws with replacement instead. A time_based job that wraps around starts
- * a new pass, and with invalidate=1 drops the file's cached pages again, as fio does, so every
- * pass of a buffered job reads a cold file. */
+ * already; norandommap draws with replacement instead. A time_based job whose map is full (or
+ * whose sequential offset wraps) starts a new pass, and with invalidate=1 drops the file's cached
+ * pages again, as fio does, so every pass of a buffered job reads a cold file. With norandommap a
+ * random job never ends a pass, in fio as here: it invalidates once, at the start. */
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,7 +30,8 @@ int randmap_init(struct worker *w) {
 
 void pass_start(struct worker *w) {
   if (w->randmap != NULL) map_clear(w);
-  if (w->spec->invalidate) (void)posix_fadvise(w->fd, 0, (off_t)w->size, POSIX_FADV_DONTNEED);
+  /* as fio's loop_cache_invalidate: buffered jobs only (O_DIRECT reads no cache) */
+  if (w->spec->invalidate && !w->spec->direct) (void)posix_fadvise(w->fd, 0, (off_t)w->size, POSIX_FADV_DONTNEED);
 }
 
 uint64_t randmap_next(struct worker *w) {

@@ -121,7 +121,7 @@ export interface JobEntry {
 export function fioJob({ job, result: r, error, point }: JobEntry) {
   const name = jobLabel(job.engine, point, job.name);
   const ran = r !== undefined && error === undefined && !r.unavailable;
-  const base = { jobname: name, groupid: 0, error: ran ? 0 : 1, eta: 0, elapsed: 0, 'job options': jobOptions(job, point) };
+  const base = { jobname: name, groupid: 0, error: ran ? 0 : 1, eta: 0, elapsed: 0, 'job options': jobOptions(r?.size ? { ...job, size: r.size } : job, point) };
   if (!ran || r === undefined) {
     // every key a fio reader looks for is there, with zeros: an engine that did not run
     const why = error ?? (r?.unavailable ? undefined : 'did not run');

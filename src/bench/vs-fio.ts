@@ -78,7 +78,8 @@ export async function runVsFio(plan: IopsRun, jobs: PlannedJob[]): Promise<void>
       };
       const theirs = async () => {
         if (p.unavailable || signal.aborted) return;
-        const f = await runFio(p.job);
+        // the size iolab's run addressed (a whole foreign file or device without --size): fio's too
+        const f = await runFio({ ...p.job, size: p.iolab.find((r) => r.size > 0)?.size ?? p.job.size });
         if (writes) native.benchMarkWritten(p.job.filename);  // fio wrote into iolab's file on its behalf
         if (signal.aborted) p.partial = true;
         else p.fio.push(f);
