@@ -52,8 +52,10 @@ export function fioArgv(cmd: Command, argv: string[]): string[] {
     const [, name, value] = m;
     const option = findLong(cmd, name);
     if (!option) {
-      if (isFioOption(name) && !cmd.options.some((o) => o.short === `-${name}`)) refuseFioOption(name, arg.split('=')[0]);
-      out.push(arg.startsWith('--') ? arg : `-${arg}`);
+      if (isFioOption(name)) refuseFioOption(name, arg.split('=')[0]);
+      // -mrRD is iolab's short -m with its value; any other unknown word is refused by commander
+      const short = !arg.startsWith('--') && cmd.options.some((o) => o.short === `-${name[0]}`);
+      out.push(arg.startsWith('--') || short ? arg : `-${arg}`);
       continue;
     }
     if (isFlag(option)) {
