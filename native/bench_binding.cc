@@ -254,6 +254,9 @@ Napi::Value BenchRun(const Napi::CallbackInfo& info) {
   s.invalidate = job.Bool("invalidate", false);
   s.verify = job.Bool("verify", false);
   s.force = job.Bool("force", false);
+  s.refill_buffers = job.Bool("refillBuffers", false);
+  s.norandommap = job.Bool("norandommap", false);
+  s.size_is_default = job.Bool("sizeIsDefault", false);
   if (s.size == 0) ThrowRangeError(env, "ERR_OUT_OF_RANGE", "job.size must be > 0");
   if (s.time_based && s.runtime_ns == 0)
     ThrowRangeError(env, "ERR_OUT_OF_RANGE", "job.timeBased needs job.runtimeMs > 0");

@@ -61,7 +61,15 @@ export interface BenchJob {
   engineOptions?: Record<string, number | boolean>;
   verify?: boolean;
   force?: boolean;
+  /** fio's randseed: the random offsets and rw mix (randrepeat=0 draws one per run in the CLI). */
   randseed?: number;
+  /** fio's norandommap: random offsets drawn with replacement; default a random map (every block
+   * once per pass, as fio). */
+  norandommap?: boolean;
+  /** fio's refill_buffers: fresh random data in each write buffer before every write. */
+  refillBuffers?: boolean;
+  /** No size was asked for: an existing foreign file or a block device is used whole. */
+  sizeIsDefault?: boolean;
   /** Set stop[0] to 1 (Atomics.store) to end the job early: the result is marked interrupted. */
   stop?: Int32Array;
   /** Tests only: bytes per layout pwrite, to force short writes. */

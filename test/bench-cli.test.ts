@@ -30,7 +30,8 @@ describe.concurrent('bench iops', { timeout: 120_000 }, () => {
       '--ioengine', 'psync,io_uring', '--runtime', '300ms');
     expect(r.stderr).toBe('');
     expect(r.exitCode).toBe(0);
-    const lines = r.stdout.trim().split('\n');
+    // a loaded machine may end a 300 ms row under 100 I/Os: its note line is not a row
+    const lines = r.stdout.trim().split('\n').filter((l) => !l.startsWith('note: '));
     expect(lines[0]).toBe(`iolab bench iops: randread bs=4096 iodepth=4 numjobs=1 size=1MiB direct=0 runtime=0.3s file=${file('rows.dat')}`);
     expect(lines[1].split(/\s+/)).toEqual(['engine', 'IOPS', 'MiB/s', 'clat', 'p50', 'clat', 'p99', 'clat', 'p99.9', 'usr', 'sys', 'CPU/IO']);
     expect(lines[2]).toMatch(/^psync\s+[\d,]+\s+[\d.]+\s+\S+s\s+\S+s\s+\S+s\s+[\d.]+%\s+[\d.]+%\s+[\d.]+us$/);
@@ -67,7 +68,7 @@ describe.concurrent('bench iops', { timeout: 120_000 }, () => {
     expect(r.stdout).toMatch(/--fixedbufs \[0\|1\]\s+io_uring: registered buffers \(READ_FIXED\/WRITE_FIXED\); default 0/);
     expect(r.stdout).toMatch(/--sqthread_poll \[0\|1\]\s+io_uring: a kernel thread polls the SQ \(SQPOLL\); default 0/);
     expect(r.stdout).not.toMatch(/test_delay|test_nodata/);
-    expect(r.stdout).not.toMatch(/seed|notes/);
+    expect(r.stdout).not.toMatch(/(?<!rand)seed|notes/);  // fio's --randseed is fio's name
   });
 
   it('takes posix_aio for posixaio and prints one name', async () => {
@@ -138,8 +139,8 @@ describe.concurrent('bench iops', { timeout: 120_000 }, () => {
       expect(refused.stderr).toMatch(/^iolab: refusing to write into '.*foreign\.dat': iolab did not create it, or it changed since \(use --force to allow\)$/);
     }
     expect(readFileSync(foreign).every((b) => b === 7)).toBe(true);
-    // reading a file iolab did not create is fine, and leaves it alone
-    const read = await iops('--filename', foreign, '--rw', 'randread', '--ioengine', 'psync', '--size', '4m', '--number_ios', '10');
+    // reading a file iolab did not create is fine (the whole file, without --size), and leaves it alone
+    const read = await iops('--filename', foreign, '--rw', 'randread', '--ioengine', 'psync', '--number_ios', '10');
     expect(read.exitCode).toBe(0);
     expect(statSync(foreign).size).toBe(1 << 20);
   });

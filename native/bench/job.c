@@ -36,6 +36,7 @@ static void *worker_main(void *arg) {
     return NULL;
   }
   apply_hints(s, fd, w->size);
+  w->fd = fd;
   size_t stride = ((size_t)s->bs + 4095) & ~(size_t)4095;
   void *mem = NULL;
   struct io_u *io_us = calloc(s->iodepth, sizeof(*io_us));
@@ -87,6 +88,7 @@ static void free_workers(struct worker *ws, unsigned n) {
   for (unsigned i = 0; i < n; i++) {
     free(ws[i].dir);
     free(ws[i].written);
+    free(ws[i].randmap);
   }
   free(ws);
 }
@@ -193,9 +195,11 @@ int job_run(const struct job_spec *spec, struct job_result *res, job_progress_fn
     w->size = size;
     w->nblocks = size / spec->bs;
     w->rand_state = (spec->randseed + 1) * 0x9e3779b97f4a7c15ULL + i * 0x632be59bd9b4e019ULL + 1;
+    w->fill_state = (w->rand_state ^ 0x5851f42d4c957f2dULL) | 1;
     w->dir = malloc(2 * sizeof(*w->dir));
     if (w->dir == NULL) goto nomem;
     for (int d = 0; d < 2; d++) init_dir(&w->dir[d]);
+    if (randmap_init(w) < 0) goto nomem;
     if (spec->verify && job_writes(spec->rw)) {
       w->written = calloc((size_t)(w->nblocks + 7) / 8, 1);
       if (w->written == NULL) goto nomem;

@@ -32,6 +32,9 @@ struct job_spec {
   uint64_t ramp_ns;       /* run this long before recording */
   uint64_t number_ios;    /* 0: no limit */
   int direct, invalidate, verify, force;
+  int refill_buffers;     /* fio's refill_buffers: fresh random data before every write */
+  int norandommap;        /* fio's norandommap: random blocks drawn with replacement, no map */
+  int size_is_default;    /* no size was asked for: a foreign file or a block device is used whole */
   enum fadvise_hint fadvise_hint;
   uint64_t randseed;      /* fio's randseed: the random offsets and rw mix (the verify pattern has its own PATTERN_KEY) */
   const int *stop;        /* another thread sets *stop to end the job early (interrupted) */

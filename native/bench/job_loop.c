@@ -43,11 +43,16 @@ static int fail_verify(struct worker *w, uint64_t block, int64_t bad) {
 static void prepare_io(struct worker *w, struct io_u *io) {
   const struct job_spec *s = w->spec;
   uint64_t block;
-  if (job_random(s->rw)) {
+  if (w->randmap != NULL) {
+    block = randmap_next(w);
+  } else if (job_random(s->rw)) {
     block = next_random(&w->rand_state) % w->nblocks;
   } else {
     block = w->next_block++;
-    if (w->next_block == w->nblocks) w->next_block = 0;
+    if (w->next_block == w->nblocks) {
+      w->next_block = 0;
+      pass_start(w);
+    }
   }
   io->offset = block * s->bs;
   io->len = s->bs;
@@ -58,6 +63,10 @@ static void prepare_io(struct worker *w, struct io_u *io) {
   if (s->verify) {
     if (io->ddir == DDIR_WRITE) pattern_fill(io->buf, io->offset, io->len, PATTERN_KEY);
     else memset(io->buf, VERIFY_POISON, io->len);
+  } else if (s->refill_buffers && io->ddir == DDIR_WRITE) {
+    /* fio's refill_buffers: every write carries data the device has not seen (dedup, compression) */
+    uint64_t *words = (uint64_t *)io->buf;
+    for (size_t i = 0; i < io->len / 8; i++) words[i] = next_random(&w->fill_state);
   }
 }
 

@@ -53,16 +53,31 @@ static int block_device_size(const struct job_spec *spec, uint64_t *size, struct
   int err = errno;
   close(fd);
   if (ret < 0) return errno_error(e, err, "ioctl");
-  if (job_writes(spec->rw) && !spec->force)
-    return user_error(e, "refusing to write to block device '%s' (use --force)", spec->filename);
+  if (job_writes(spec->rw))
+    return user_error(e, "refusing to write to block device '%s': iolab reads block devices, it never writes "
+                      "into what it did not create", spec->filename);
   if (spec->verify && !job_writes(spec->rw))
     return user_error(e, "--verify on a read-only job needs a file iolab laid out, not block device '%s'", spec->filename);
   if (bytes < spec->bs)
     return user_error(e, "'%s' is smaller than one block (%llu bytes < bs %u)", spec->filename,
                       (unsigned long long)bytes, spec->bs);
-  if (*size > bytes) *size = bytes;
+  if (*size > bytes || spec->size_is_default) *size = bytes;  /* fio's default size: the device's */
   *size -= *size % spec->bs;
   return 0;
+}
+
+/* 1048576 -> "1M": the shortest exact spelling, as the CLI's formatSize. */
+static const char *size_text(char *buf, size_t len, uint64_t n) {
+  static const char suffix[] = "TGMk";
+  for (int i = 0; i < 4; i++) {
+    uint64_t unit = 1ull << (10 * (4 - i));
+    if (n >= unit && n % unit == 0) {
+      snprintf(buf, len, "%llu%c", (unsigned long long)(n / unit), suffix[i]);
+      return buf;
+    }
+  }
+  snprintf(buf, len, "%llu", (unsigned long long)n);
+  return buf;
 }
 
 /* Writes the pattern over [from, to). A short write may leave off unaligned: the pattern is
@@ -196,7 +211,16 @@ int layout_prepare(const struct job_spec *spec, uint64_t *size, struct job_resul
     if (current < spec->bs)
       return user_error(e, "'%s' is smaller than one block (%llu bytes < bs %u)", path,
                         (unsigned long long)current, spec->bs);
-    if (*size > current) *size = current;  /* read what is there, like fio */
+    if (spec->size_is_default) {
+      *size = current;  /* no size asked for: the file's, as fio takes it */
+    } else if (*size > current) {
+      /* measuring the few blocks there are would print a rate for a job nobody asked for */
+      char asked[32];
+      return user_error(e, "'%s' holds %llu bytes, less than --size %llu (%s): iolab lays out only files it "
+                        "created (give --size %llu or less, or a --filename iolab may create)", path,
+                        (unsigned long long)current, (unsigned long long)*size, size_text(asked, sizeof(asked), *size),
+                        (unsigned long long)current);
+    }
   }
   *size -= *size % spec->bs;
   if (*size < spec->bs) return user_error(e, "size is smaller than one block (bs %u)", spec->bs);

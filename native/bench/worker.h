@@ -40,7 +40,12 @@ struct worker {
   struct job_error error;
   /* hot-loop state */
   uint64_t rand_state, next_block, nblocks, measure_from;
+  uint64_t fill_state;     /* refill_buffers' data: its own stream, so the offsets stay as without it */
   unsigned char *written;  /* verify: bitmap of blocks written */
+  /* fio's random map: a bit per block, set once the block was issued in this pass; NULL for
+   * sequential jobs and norandommap. map_left blocks are still free in the pass. */
+  uint64_t *randmap, map_left;
+  int fd;                  /* the job thread's fd: a new pass of a time_based job invalidates it */
   /* the current 500 ms sample window */
   uint64_t window_from, window_ios[2], window_bytes[2];
 };
@@ -69,6 +74,11 @@ static inline int job_stopped(const struct worker *w) {
   return __atomic_load_n(w->shared->abort, __ATOMIC_RELAXED) ||
          (w->spec->stop != NULL && __atomic_load_n(w->spec->stop, __ATOMIC_RELAXED));
 }
+
+/* job_map.c */
+int randmap_init(struct worker *w);
+uint64_t randmap_next(struct worker *w);
+void pass_start(struct worker *w);
 
 /* job_loop.c */
 int worker_fail_errno(struct worker *w, int err, const char *syscall, uint64_t offset);

@@ -49,7 +49,7 @@ function allOptions(): { option: BenchEngineOption; engines: BenchEngineInfo[] }
 export function engineOptionFlags(): Option[] {
   return allOptions().map(({ option, engines }) => {
     const flag = option.type === 'bool'
-      ? new Option(`--${option.name} [0|1]`, `${option.help}; default ${option.default}`).argParser(boolOption()).preset('1')
+      ? new Option(`--${option.name} [0|1]`, `${option.help}; default ${option.default}, bare --${option.name} is 1`).argParser(boolOption())
       : new Option(`--${option.name} <n>`, `${option.help}; default ${option.default}`)
         .argParser(numberOption({ min: option.min, max: option.max }));
     return engines.every((e) => e.testOnly) ? flag.hideHelp() : flag;

@@ -2,7 +2,9 @@
 // parser written for fio (fio's own tools, fio-plot) reads iolab's output. What fio has no key
 // for sits under each job's "iolab" object and at the top level (machine, command).
 import { readFileSync } from 'node:fs';
-import { native, type BenchDirection, type BenchHistogram, type BenchJob, type BenchResult } from '../native.js';
+import { native, type BenchDirection, type BenchHistogram, type BenchResult } from '../native.js';
+import { jobLabel, type IopsJob } from './iops-plan.js';
+import { measuredFioOptions } from './fio-runner.js';
 import type { MachineInfo } from './machine.js';
 
 const percentileKeys = native.benchPercentileList.map((p) => p.toFixed(6));
@@ -76,9 +78,9 @@ function latencyBuckets(r: BenchResult) {
 const emptyDepth = [0, 0, 0, 0, 0, 0, 0];
 
 /** The options of a job as fio's "job options" lists them: fio's names, string values. */
-export function jobOptions(job: BenchJob, point?: Record<string, string>): Record<string, string> {
+export function jobOptions(job: IopsJob, point?: Record<string, string>): Record<string, string> {
   const o: Record<string, string> = {
-    name: job.engine, filename: job.filename, ioengine: job.engine, rw: job.rw, bs: String(job.bs),
+    name: job.name ?? job.engine, filename: job.filename, ioengine: job.engine, rw: job.rw, bs: String(job.bs),
     iodepth: String(job.iodepth), numjobs: String(job.numjobs ?? 1), size: String(job.size),
     direct: job.direct ? '1' : '0', invalidate: job.invalidate === false ? '0' : '1',
     fadvise_hint: String(job.fadviseHint ?? 1),
@@ -94,6 +96,7 @@ export function jobOptions(job: BenchJob, point?: Record<string, string>): Recor
   if (job.rampMs) o.ramp_time = `${job.rampMs}ms`;
   if (job.numberIos) o.number_ios = String(job.numberIos);
   if (job.verify) o.verify = 'pattern';
+  Object.assign(o, measuredFioOptions(job), job.accepted);
   for (const [k, v] of Object.entries(job.engineOptions ?? {})) o[k] = String(typeof v === 'boolean' ? Number(v) : v);
   return { ...o, ...point };
 }
@@ -107,7 +110,7 @@ export function cpuPerIoUs(r: BenchResult): number {
 }
 
 export interface JobEntry {
-  job: BenchJob;
+  job: IopsJob;
   result?: BenchResult;
   error?: string;
   /** A sweep point: its options, fio's names and string values. */
@@ -116,9 +119,9 @@ export interface JobEntry {
 
 /** One fio-style jobs[] entry. */
 export function fioJob({ job, result: r, error, point }: JobEntry) {
-  const name = point ? `${job.engine} ${Object.entries(point).map(([k, v]) => `${k}=${v}`).join(' ')}` : job.engine;
+  const name = jobLabel(job.engine, point, job.name);
   const ran = r !== undefined && error === undefined && !r.unavailable;
-  const base = { jobname: name, groupid: 0, error: ran ? 0 : 1, eta: 0, elapsed: 0, 'job options': jobOptions(job, point) };
+  const base = { jobname: name, groupid: 0, error: ran ? 0 : 1, eta: 0, elapsed: 0, 'job options': jobOptions(r?.size ? { ...job, size: r.size } : job, point) };
   if (!ran || r === undefined) {
     // every key a fio reader looks for is there, with zeros: an engine that did not run
     const why = error ?? (r?.unavailable ? undefined : 'did not run');

@@ -1,7 +1,7 @@
 // Runs the same job in fio (fio --output-format=json) for --vs-fio, and reads its figures. fio
 // keeps its defaults for latency recording (slat, clat and lat per I/O), as iolab records them.
 import { execFile } from 'node:child_process';
-import type { BenchJob } from '../native.js';
+import type { IopsJob } from './iops-plan.js';
 
 export interface FioFigures {
   iops: number;
@@ -39,10 +39,23 @@ function fioTime(ms: number): string {
   return ms % 1000 === 0 ? `${ms / 1000}s` : `${ms}ms`;
 }
 
+/** The options beyond rw/bs/depth/size that change what a job measures, as fio names them, each
+ * given explicitly: fio gets them on its command line and both JSONs' job options show them, so
+ * the two sides cannot run different jobs by default again. */
+export function measuredFioOptions(job: IopsJob): Record<string, string> {
+  const o: Record<string, string> = {
+    norandommap: job.norandommap ? '1' : '0',
+    randrepeat: job.randrepeat === false ? '0' : '1',
+    refill_buffers: job.refillBuffers ? '1' : '0',
+  };
+  if (job.randrepeat !== false && job.randseed !== undefined) o.randseed = String(job.randseed);
+  return o;
+}
+
 /** fio's command line for one of our jobs (group_reporting: numjobs add up, as ours do). */
-export function fioArgs(job: BenchJob): string[] {
+export function fioArgs(job: IopsJob): string[] {
   const args = [
-    '--name=iolab', `--filename=${job.filename}`, `--ioengine=${job.engine}`, `--rw=${job.rw}`,
+    `--name=${job.name ?? 'iolab'}`, `--filename=${job.filename}`, `--ioengine=${job.engine}`, `--rw=${job.rw}`,
     `--bs=${job.bs}`, `--iodepth=${job.iodepth}`, `--numjobs=${job.numjobs ?? 1}`, `--size=${job.size}`,
     `--direct=${job.direct ? 1 : 0}`, `--invalidate=${job.invalidate ? 1 : 0}`, '--group_reporting',
     '--output-format=json', '--thread',
@@ -59,6 +72,7 @@ export function fioArgs(job: BenchJob): string[] {
   if (job.rampMs) args.push(`--ramp_time=${fioTime(job.rampMs)}`);
   if (job.numberIos) args.push(`--number_ios=${job.numberIos}`);
   if (job.rw === 'randrw' || job.rw === 'readwrite') args.push(`--rwmixread=${job.rwmixread ?? 50}`);
+  for (const [k, v] of Object.entries(measuredFioOptions(job))) args.push(`--${k}=${v}`);
   // the engines' options carry fio's names; fio takes an engine's options after --ioengine
   for (const [name, value] of Object.entries(job.engineOptions ?? {})) {
     const n = typeof value === 'boolean' ? Number(value) : value;
@@ -81,7 +95,7 @@ function childCpuSeconds(stderr: string): number | undefined {
   return m ? Number(m[1]) * 60 + Number(m[2]) + Number(m[3]) * 60 + Number(m[4]) : undefined;
 }
 
-export async function runFio(job: BenchJob): Promise<FioFigures> {
+export async function runFio(job: IopsJob): Promise<FioFigures> {
   // fio runs as a child of a shell that prints its children's CPU: fio's own usr_cpu/sys_cpu count
   // only its job thread (RUSAGE_THREAD), while iolab counts its whole process over the job
   const r = await run('bash', ['-c', 'fio "$@"; code=$?; times >&2; exit $code', 'fio', ...fioArgs(job)]);

@@ -5,8 +5,17 @@ import { printJson, writeJsonFile } from '../cli-util.js';
 import { checkJob } from './storage-job.js';
 import { sweepPoints, type SweepAxis } from './sweep.js';
 
+/** A bench iops job: the native job, fio's `name` for it, and the fio options it was given that
+ * change nothing iolab measures (thread, group_reporting), shown in its job options. */
+export interface IopsJob extends BenchJob {
+  name?: string;
+  /** fio's randrepeat (default 1); randrepeat=0 runs with a randseed drawn for the run. */
+  randrepeat?: boolean;
+  accepted?: Record<string, string>;
+}
+
 export interface IopsRun {
-  base: BenchJob;
+  base: IopsJob;
   engines: string[];
   sweep: SweepAxis[];
   json: boolean;
@@ -15,17 +24,24 @@ export interface IopsRun {
   repeat: number;
 }
 
-export function describeJob(job: BenchJob, sweep: SweepAxis[] = []): string {
+/** 268435456 -> "256MiB", 8192 -> "8KiB": the title's size. */
+function sizeText(n: number): string {
+  if (n >= 2 ** 20 && n % 2 ** 20 === 0) return `${n / 2 ** 20}MiB`;
+  return n % 1024 === 0 ? `${n / 1024}KiB` : `${n}B`;
+}
+
+export function describeJob(job: IopsJob, sweep: SweepAxis[] = []): string {
   const time = job.runtimeMs ? ` runtime=${job.runtimeMs / 1000}s${job.timeBased ? ' time_based' : ''}` : '';
   const mix = job.rw === 'randrw' || job.rw === 'readwrite' ? ` rwmixread=${job.rwmixread}` : '';
   const swept = sweep.map((a) => ` sweep ${a.key}=${a.values.join(',')}`).join('');
-  return `${job.rw}${mix} bs=${job.bs} iodepth=${job.iodepth} numjobs=${job.numjobs} ` +
-    `size=${(job.size / 2 ** 20).toFixed(0)}MiB direct=${job.direct ? 1 : 0}${time}${job.verify ? ' verify' : ''}${swept}`;
+  const name = job.name !== undefined ? `${job.name}: ` : '';
+  return `${name}${job.rw}${mix} bs=${job.bs} iodepth=${job.iodepth} numjobs=${job.numjobs} ` +
+    `size=${sizeText(job.size)} direct=${job.direct ? 1 : 0}${time}${job.verify ? ' verify' : ''}${swept}`;
 }
 
 /** The jobs of a plan: each sweep point (or the one plain point) with each engine. */
 export interface PlannedJob {
-  job: BenchJob;
+  job: IopsJob;
   point?: Record<string, string>;
 }
 
@@ -56,7 +72,9 @@ export function checkedJobs(plan: IopsRun): PlannedJob[] {
   return jobs;
 }
 
-/** "io_uring iodepth=4": an engine, and the sweep point when there is one. */
-export function jobLabel(engine: string, point?: Record<string, string>): string {
-  return point ? `${engine} ${Object.entries(point).map(([k, v]) => `${k}=${v}`).join(' ')}` : engine;
+/** "io_uring iodepth=4": an engine, and the sweep point when there is one; a named job's name
+ * first ("test io_uring"), as fio's jobname. */
+export function jobLabel(engine: string, point?: Record<string, string>, name?: string): string {
+  const label = point ? `${engine} ${Object.entries(point).map(([k, v]) => `${k}=${v}`).join(' ')}` : engine;
+  return name !== undefined ? `${name} ${label}` : label;
 }

@@ -1,7 +1,7 @@
 // What the storage benchmarks share: rw names, fio-style option checks that must fail before
 // any I/O (O_DIRECT alignment, sizes, file systems that hold no files), and running one native
 // job with a progress bar on stderr that Ctrl-C stops.
-import { existsSync, readFileSync, statSync } from 'node:fs';
+import { accessSync, constants, existsSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { native, type BenchJob, type BenchProgress, type BenchResult } from '../native.js';
 import { UserError } from '../cli-util.js';
@@ -57,9 +57,17 @@ export function checkJob(job: BenchJob): void {
         `(${lbs.size} bytes); got ${job.bs}`);
     }
   }
-  if (existsSync(job.filename)) {
-    const st = statSync(job.filename);
-    if (st.isDirectory()) throw new UserError(`'${job.filename}' is a directory; --filename needs a file`);
+  const exists = existsSync(job.filename);
+  if (exists && statSync(job.filename).isDirectory()) throw new UserError(`'${job.filename}' is a directory; --filename needs a file`);
+  // a file that can't be opened (or created) is one error line before the table's header, not a row
+  const writes = job.rw !== 'read' && job.rw !== 'randread';
+  try {
+    if (exists) accessSync(job.filename, writes ? constants.R_OK | constants.W_OK : constants.R_OK);
+    else accessSync(dirname(job.filename), constants.W_OK | constants.X_OK);
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code !== 'EACCES' && code !== 'EROFS') throw err;
+    throw new UserError(`${code}: ${code === 'EACCES' ? 'permission denied' : 'read-only file system'}, open '${job.filename}'`);
   }
 }
 

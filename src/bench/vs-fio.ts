@@ -1,7 +1,7 @@
 // `bench iops --vs-fio`: each job (engine, or engine x sweep point) in iolab and in fio,
 // alternating who goes first, --repeat rounds; medians of IOPS and of CPU time per I/O, and
 // their ratios iolab/fio. fio keeps its latency recording on, as iolab records every I/O.
-import { native, type BenchJob, type BenchResult } from '../native.js';
+import { native, type BenchResult } from '../native.js';
 import { commandLine, UserError } from '../cli-util.js';
 import { interruption, markInterrupted } from '../interrupt.js';
 import { formatCount, formatNs, median, ratio, table } from '../format.js';
@@ -11,10 +11,10 @@ import { engineInfo } from './engines.js';
 import { cpuPerIoUs, diskSample, diskUtil, fioDocument, fioJob } from './fio-json.js';
 import { fioVersion, runFio, type FioFigures } from './fio-runner.js';
 import { formatCpuPerIo, resultIops } from './report.js';
-import { describeJob, jobLabel, outputJson, reportInterruptedLayout, type IopsRun, type PlannedJob } from './iops-plan.js';
+import { describeJob, jobLabel, outputJson, reportInterruptedLayout, type IopsJob, type IopsRun, type PlannedJob } from './iops-plan.js';
 
 interface Pair {
-  job: BenchJob;
+  job: IopsJob;
   point?: Record<string, string>;
   label: string;
   iolab: BenchResult[];
@@ -42,6 +42,8 @@ function summarize(p: Pair) {
     cpu_ratio: fioCpu > 0 ? iolabCpu / fioCpu : NaN,
     iolab_clat_p99_ns: median(p.iolab.map((r) => (r.read.ios ? r.read : r.write).clat.percentiles[12])),
     fio_clat_p99_ns: median(p.fio.map((f) => f.clatP99)),
+    // what fio was told, as its JSON lists it: the same job as iolab's "job options" above
+    fio_job_options: p.fio[0]?.job['job options'],
     ...(p.partial ? { partial: true } : {}),
   };
 }
@@ -60,7 +62,7 @@ export async function runVsFio(plan: IopsRun, jobs: PlannedJob[]): Promise<void>
   const writes = base.rw !== 'read' && base.rw !== 'randread';
   const pairs: Pair[] = jobs.map(({ job, point }) => ({
     job, point, iolab: [], fio: [],
-    label: jobLabel(job.engine, point),
+    label: jobLabel(job.engine, point, job.name),
   }));
   rounds: for (let round = 0; round < plan.repeat; round++) {
     for (const p of pairs) {
@@ -76,7 +78,8 @@ export async function runVsFio(plan: IopsRun, jobs: PlannedJob[]): Promise<void>
       };
       const theirs = async () => {
         if (p.unavailable || signal.aborted) return;
-        const f = await runFio(p.job);
+        // the size iolab's run addressed (a whole foreign file or device without --size): fio's too
+        const f = await runFio({ ...p.job, size: p.iolab.find((r) => r.size > 0)?.size ?? p.job.size });
         if (writes) native.benchMarkWritten(p.job.filename);  // fio wrote into iolab's file on its behalf
         if (signal.aborted) p.partial = true;
         else p.fio.push(f);
