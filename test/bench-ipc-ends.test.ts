@@ -1,0 +1,22 @@
+// How bench ipc's cells end when a process is slow or gone: a receiver stopped past the end
+// of a run still gets the end of it, and the receiving process dies with the sending one.
+import { describe, expect, it } from 'vitest';
+import { runCliText } from './support/cli.js';
+import { checkLeaksAfterAll } from './support/leaks.js';
+
+checkLeaksAfterAll({ cleanup: () => {} });
+
+describe('bench ipc: the end of a cell', { timeout: 60_000 }, () => {
+  it('dgram-copy: a receiver that falls behind as a cell ends (its queue full) still gets the end marker, exit 0', async () => {
+    // 64 KiB messages: a few fill the socket's buffer. The receiver waits 200 ms before each
+    // read, so the sender fills the queue, gets one slot back when the first read frees it,
+    // fills it, and (--duration long past) sends the end marker into a full queue that the
+    // receiver does not touch for far longer than one send waits.
+    const r = await runCliText(['bench', 'ipc', '--transports', 'dgram-copy', '--sizes', '64k', '--mode', 'throughput',
+      '--duration', '1ms', '--rounds', '1', '--json'], { env: { IOLAB_IPC_RECEIVER_PAUSE: '200' } });
+    expect(r.stderr).not.toMatch(/iolab:/);
+    expect(r.exitCode).toBe(0);
+    const rows = (JSON.parse(r.stdout) as { rows: { transport: string; messages: number }[] }).rows;
+    expect(rows.find((x) => x.transport === 'dgram-copy')!.messages).toBeGreaterThanOrEqual(3);
+  });
+});
