@@ -87,6 +87,16 @@ describe('bench echo', () => {
     expect(out).toContain(`interrupted (${signal}): partial`);
     expect(processesTagged(bench.tag)).toEqual([]); // every server it started is gone
   }, 40_000);
+
+  it('SIGKILL of bench echo: its echo server dies with it', async () => {
+    const bench = startBench(['--clients', '10', '--duration', '20', '--rounds', '1', '--engines', 'epoll', '--reference-clients', '0']);
+    const server = await waitFor('the server', () => processesTagged(bench.tag).find((p) => p.cmdline.includes('echo server')), 20_000);
+    const sockets = socketCountOf(server.pid);
+    await waitFor('its 10 clients (it is listening and serving)', () => socketCountOf(server.pid) >= sockets + 10, 20_000);
+    bench.child.kill('SIGKILL');
+    await bench.child;
+    await waitFor('every process it started to be gone', () => processesTagged(bench.tag).length === 0, 10_000);
+  }, 40_000);
 });
 
 /** Until the generator in its namespace holds its clients' sockets: it is measuring, not still starting up. */
@@ -98,12 +108,13 @@ async function generatorConnected(tag: string, clients: number): Promise<void> {
 describe.skipIf(!isRoot || !hasIp)('bench echo --netns (root, iproute2)', () => {
   it('runs server and generator in two namespaces over a veth pair and removes both', async () => {
     const before = iolabNetworkState();
-    const r = await runCli(['bench', 'echo', ...quick, '--engines', 'uring', '--netns', '--json']);
+    const child = runCli(['bench', 'echo', ...quick, '--engines', 'uring', '--netns', '--json']);
+    const r = await child;
     expect(r.stderr).toBe('');
     expect(r.exitCode).toBe(0);
     const json = JSON.parse(String(r.stdout));
     expect(json).toMatchObject({ netns: true, errors: 0, link: { serverAddress: '10.201.0.1', clientAddress: '10.201.0.2', mtu: 1500 } });
-    expect(json.link.serverNamespace).toMatch(/^iolab-[0-9a-f]{8}-server$/);
+    expect(json.link.serverNamespace).toMatch(new RegExp(`^iolab-${child.pid}-[0-9a-f]{8}-server$`)); // the owning pid (see the SIGKILL test)
     expect(json.samples.every((s: { responses: number }) => s.responses > 0)).toBe(true);
     expect(iolabNetworkState()).toEqual(before);
   }, 60_000);
@@ -134,6 +145,21 @@ describe.skipIf(!isRoot || !hasIp)('bench echo --netns (root, iproute2)', () => 
     expect(processesTagged(bench.tag)).toEqual([]);
     expect(iolabNetworkState()).toEqual(before);
   }, 60_000);
+
+  it('SIGKILL mid-run: server and generator die with it; the next --netns run removes its namespaces', async () => {
+    const before = iolabNetworkState();
+    const bench = startBench(['--clients', '10', '--duration', '20', '--rounds', '1', '--engines', 'epoll', '--reference-clients', '0', '--netns']);
+    await generatorConnected(bench.tag, 10);
+    const ours = iolabNetworkState().netns.filter((n) => !before.netns.includes(n));
+    expect(ours).toHaveLength(2);
+    bench.child.kill('SIGKILL');
+    await bench.child;
+    await waitFor('every process it started to be gone', () => processesTagged(bench.tag).length === 0, 10_000);
+    expect(iolabNetworkState().netns).toEqual(expect.arrayContaining(ours)); // nothing removes them at SIGKILL
+    const next = await runCli(['bench', 'echo', ...quick, '--engines', 'epoll', '--netns', '--json']);
+    expect(next.exitCode).toBe(0);
+    expect(iolabNetworkState().netns.filter((n) => ours.includes(n))).toEqual([]);
+  }, 90_000);
 
   it.skipIf(!hasNetem)('--netem delay=200us,rate=10gbit shapes the link and says so', async () => {
     const before = iolabNetworkState();

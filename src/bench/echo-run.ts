@@ -9,6 +9,7 @@ import { UserError } from '../cli-util.js';
 import type { EchoLoadResult } from '../native.js';
 import { interruptedBy, interruption } from '../interrupt.js';
 import { cpuTicks } from '../procfs.js';
+import { childEnv } from '../parent-death.js';
 import { iolabArgv } from '../spawn-iolab.js';
 import { perSecond, runLoad, totalErrors } from '../echo/load.js';
 import type { EchoEngine } from '../echo/servers.js';
@@ -75,7 +76,7 @@ interface ServerProcess {
 /** Starts `iolab echo server --engine X --port 0 --json` and waits for its listening line. */
 function spawnServer(hosts: Hosts, engine: EchoEngine): Promise<ServerProcess> {
   const [file, argv] = hosts.serverArgv(['echo', 'server', '--engine', engine, '--host', hosts.serverHost, '--port', '0', '--json']);
-  const child = spawn(file, argv, { stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(file, argv, { stdio: ['ignore', 'pipe', 'pipe'], env: childEnv() });
   const exited = new Promise<void>((r) => child.once('exit', () => r()));
   return new Promise((resolve, reject) => {
     let out = '';
@@ -131,7 +132,7 @@ function namespaces(o: EchoBenchOptions): Hosts {
     generate: (port, clients, mode, signal) => new Promise((resolve, reject) => {
       const [file, argv] = ns.clientArgv(['echo', 'bench', '-a', `${ns.link.serverAddress}:${port}`, '-c', String(clients),
         '-t', String(o.durationSec), '-l', String(o.length), '--client', mode, '--json']);
-      const child = spawn(file, argv, { stdio: ['ignore', 'pipe', 'pipe'] });
+      const child = spawn(file, argv, { stdio: ['ignore', 'pipe', 'pipe'], env: childEnv() });
       let out = '';
       let err = '';
       child.stdout!.on('data', (d: Buffer) => (out += d.toString()));

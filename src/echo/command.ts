@@ -9,6 +9,7 @@ import { interruptedBy, interruption, markInterrupted } from '../interrupt.js';
 import { echoEngines, echoServers, startEchoServer, type EchoEngine } from './servers.js';
 import type { EchoServer } from './types.js';
 import { durationOption, numberOption } from '../numbers.js';
+import { dieWithParentIfAsked } from '../parent-death.js';
 
 interface ServerOptions {
   engine: EchoEngine;
@@ -32,6 +33,7 @@ function serverCommand(): Command {
     .option('--buffers <n>', 'uring: provided buffers in the shared pool, a power of two up to 32768 (default 4096; small pools are for tests and diagnosis)', numberOption({ min: 1, max: 32768 }))
     .option('--json', 'print JSON lines instead of text')
     .action(async (opts: ServerOptions) => {
+      dieWithParentIfAsked(); // started by bench echo: end with it
       if (opts.buffers !== undefined && (opts.buffers & (opts.buffers - 1)) !== 0) {
         throw new UserError(`--buffers must be a power of two up to 32768, got ${opts.buffers}`);
       }
@@ -96,6 +98,7 @@ function benchCommand(): Command {
     .addOption(new Option('--client <kind>', 'epoll: the generator; uring: the generator on io_uring; threads: one blocking thread per connection (reference)').choices(['epoll', 'uring', 'threads']).default('epoll'))
     .option('--json', 'print one JSON object instead of text')
     .action(async (opts: { address: string; number: number; duration: number; length: number; threads: number; client: 'epoll' | 'uring' | 'threads'; json?: boolean }) => {
+      dieWithParentIfAsked(); // started by bench echo --netns: end with it
       const parsed = parseAddress(opts.address);
       if (opts.length > 64 * 1024 * 1024) throw new UserError(`--length must be at most 64 MiB, got ${opts.length}`);
       checkOpenFileLimit(opts.number);
