@@ -24,6 +24,9 @@ export interface IpcCellResult {
   p50Ns?: number;
   p99Ns?: number;
   p999Ns?: number;
+  /** Pingpong only: the sender's checks of the replies, all round trips together (left out of
+   * the round-trip times). */
+  checkNs?: number;
 }
 
 export interface IpcJob<T> {

@@ -4,11 +4,9 @@
  * reports without waiting for END. */
 #include <errno.h>
 #include <signal.h>
-#include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "control.h"
@@ -17,24 +15,12 @@
 
 /* IOLAB_IPC_RECEIVER_PAUSE=<ms>: the receiver waits this long before each message it reads:
  * a receiver that falls behind (descheduled, stopped) made deterministic for the tests. */
-static long pause_ms(void) {
-  const char *v = getenv("IOLAB_IPC_RECEIVER_PAUSE");
-  return v != NULL ? strtol(v, NULL, 10) : 0;
-}
-
-static void pause_for(long ms) {
-  if (ms <= 0) return;
-  struct timespec t = {ms / 1000, (ms % 1000) * 1000000L};
-  while (nanosleep(&t, &t) != 0 && errno == EINTR) {
-  }
-}
-
 static int receive_messages(struct ipc_side *s, int check_full, uint64_t *count) {
   const struct ipc_transport *t = s->t;
-  long pause = pause_ms();
+  long pause = ipc_test_pause_ms("IOLAB_IPC_RECEIVER_PAUSE");
   for (uint64_t seq = 0;; seq++) {
     const void *msg;
-    pause_for(pause);
+    ipc_sleep_ms(pause);
     int got = t->get(s, &msg);
     if (got < 0) return -1;
     if (got == 0) {
