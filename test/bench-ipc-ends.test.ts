@@ -24,15 +24,17 @@ describe('bench ipc: the end of a cell', { timeout: 60_000 }, () => {
 describe('bench ipc: what a round trip times', { timeout: 60_000 }, () => {
   it('pingpong round trips leave out the sender\'s check of the reply, reported apart as checkNs', async () => {
     // IOLAB_IPC_SENDER_CHECK_PAUSE makes the sender's check of each reply take 100 ms more: a
-    // round trip of 64 B that still took that long would have the check in it.
-    const r = await runCliText(['bench', 'ipc', '--transports', 'stream-copy,shm-ring', '--sizes', '64', '--mode', 'pingpong',
+    // round trip of 4 KiB that still took that long would have the check in it (three of them:
+    // --duration 1ms runs a cell's least).
+    const r = await runCliText(['bench', 'ipc', '--transports', 'stream-copy,shm-ring', '--sizes', '4k', '--mode', 'pingpong',
       '--duration', '1ms', '--rounds', '1', '--json'], { env: { IOLAB_IPC_SENDER_CHECK_PAUSE: '100' } });
     expect(r.stderr).not.toMatch(/iolab:/);
     expect(r.exitCode).toBe(0);
-    const rows = (JSON.parse(r.stdout) as { rows: { transport: string; messages: number; p50Ns: number; p999Ns: number; checkNs: number }[] }).rows;
+    const rows = (JSON.parse(r.stdout) as { rows: { transport: string; messages: number; messagesPerSec: number; p50Ns: number; checkNs: number }[] }).rows;
     expect(rows).toHaveLength(2);
     for (const row of rows) {
       expect(row.messages).toBeGreaterThanOrEqual(3);
+      expect(row.messagesPerSec, row.transport).toBeGreaterThan(20); // with the checks in, 10 at most
       expect(row.p50Ns, row.transport).toBeLessThan(100e6);
       expect(row.checkNs, row.transport).toBeGreaterThanOrEqual(100e6);
     }
