@@ -97,7 +97,8 @@ function benchCommand(): Command {
     .option('--threads <n>', 'generator threads', numberOption({ min: 1 }), 4)
     .addOption(new Option('--client <kind>', 'epoll: the generator; uring: the generator on io_uring; threads: one blocking thread per connection (reference)').choices(['epoll', 'uring', 'threads']).default('epoll'))
     .option('--json', 'print one JSON object instead of text')
-    .action(async (opts: { address: string; number: number; duration: number; length: number; threads: number; client: 'epoll' | 'uring' | 'threads'; json?: boolean }) => {
+    .addOption(new Option('--cpu-pid <pid>', 'also report this process\'s CPU time over the window (serverCpuNs; bench echo --netns passes its server)').argParser(numberOption({ min: 1 })).hideHelp())
+    .action(async (opts: { address: string; number: number; duration: number; length: number; threads: number; client: 'epoll' | 'uring' | 'threads'; json?: boolean; cpuPid?: number }) => {
       dieWithParentIfAsked(); // started by bench echo --netns: end with it
       const parsed = parseAddress(opts.address);
       if (opts.length > 64 * 1024 * 1024) throw new UserError(`--length must be at most 64 MiB, got ${opts.length}`);
@@ -105,7 +106,7 @@ function benchCommand(): Command {
       const host = await resolveHost(parsed.host);
       const load: LoadOptions = {
         host, port: parsed.port, clients: opts.number, length: opts.length, durationSec: opts.duration,
-        threads: opts.threads, mode: opts.client,
+        threads: opts.threads, mode: opts.client, ...(opts.cpuPid !== undefined ? { cpuPid: opts.cpuPid } : {}),
       };
       const result = await runLoad(load, interruption());
       const failed = noConnection(opts.address, result);
