@@ -1,5 +1,5 @@
-// How bench ipc's cells end when a process is slow or gone: a receiver stopped past the end
-// of a run still gets the end of it, and the receiving process dies with the sending one.
+// How bench ipc's cells end and what they time: a receiver that falls behind as a cell ends
+// still gets its end, and a round trip times the transport, not the sender's check of the reply.
 import { describe, expect, it } from 'vitest';
 import { runCliText } from './support/cli.js';
 import { checkLeaksAfterAll } from './support/leaks.js';
