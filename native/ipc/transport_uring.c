@@ -136,10 +136,11 @@ static int run_queued(struct ipc_side *s) {
   st->last->flags &= ~IOSQE_IO_LINK;
   st->queued = 0;
   int ret;
+  unsigned pending = io_uring_sq_ready(&st->ring); /* want, and any a failed submit left */
   do ret = io_uring_submit_and_wait(&st->ring, want);
   while (ret == -EINTR && io_uring_sq_ready(&st->ring) > 0);
   /* what the kernel took is in flight, whatever the call returned */
-  unsigned submitted = want - io_uring_sq_ready(&st->ring);
+  unsigned submitted = pending - io_uring_sq_ready(&st->ring);
   st->inflight += submitted;
   if (ret < 0 && ret != -EINTR) return fail_reaping(s, -ret, "io_uring_enter");
   int rc = 0;
