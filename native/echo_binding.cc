@@ -114,6 +114,7 @@ Napi::Object LoadResult(Napi::Env env, const echo_load_result& r) {
   o.Set("stoppedEarly", Napi::Boolean::New(env, r.stopped_early != 0));
   o.Set("elapsedNs", Napi::Number::New(env, double(r.elapsed_ns)));
   o.Set("cpuNs", Napi::Number::New(env, double(r.cpu_ns)));
+  if (r.server_cpu_ns >= 0) o.Set("serverCpuNs", Napi::Number::New(env, double(r.server_cpu_ns)));
   Napi::Object lat = Napi::Object::New(env);
   lat.Set("p50", Napi::Number::New(env, double(r.p50_ns)));
   lat.Set("p99", Napi::Number::New(env, double(r.p99_ns)));
@@ -212,7 +213,7 @@ Napi::Value StartServer(const Napi::CallbackInfo& info) {
   return handle;
 }
 
-// echoRunLoad({ host, port, clients, length, durationMs, graceMs, threads, mode })
+// echoRunLoad({ host, port, clients, length, durationMs, graceMs, threads, mode, cpuPid })
 Napi::Value RunLoad(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   OptionsArg opts(env, info[0]);
@@ -225,6 +226,7 @@ Napi::Value RunLoad(const Napi::CallbackInfo& info) {
   cfg.duration_ns = uint64_t(opts.Integer("durationMs", 0, int64_t(1e9), 1000)) * 1000000u;
   cfg.grace_ns = uint64_t(opts.Integer("graceMs", 0, int64_t(1e9), 2000)) * 1000000u;
   cfg.threads = uint32_t(opts.Integer("threads", 1, 64, 4));
+  cfg.cpu_pid = int(opts.Integer("cpuPid", 0, INT32_MAX, 0));
   static const Choice modes[] = { { "epoll", ECHO_LOAD_EPOLL }, { "threads", ECHO_LOAD_THREADS }, { "uring", ECHO_LOAD_URING }, { nullptr, 0 } };
   napi_value mode = opts.Get("mode");
   cfg.mode = Napi::Value(env, mode).IsUndefined() ? ECHO_LOAD_EPOLL : ChoiceArg(env, mode, "options.mode", modes);

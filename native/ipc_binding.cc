@@ -98,6 +98,7 @@ class IpcJob : public Napi::AsyncWorker {
       o.Set("p50Ns", double(p[0]));
       o.Set("p99Ns", double(p[1]));
       o.Set("p999Ns", double(p[2]));
+      o.Set("checkNs", double(result_.check_ns));
     }
     deferred_.Resolve(o);
   }

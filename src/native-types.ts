@@ -24,6 +24,9 @@ export interface IpcCellResult {
   p50Ns?: number;
   p99Ns?: number;
   p999Ns?: number;
+  /** Pingpong only: the sender's checks of the replies, all round trips together (left out of
+   * the round-trip times). */
+  checkNs?: number;
 }
 
 export interface IpcJob<T> {
@@ -219,6 +222,8 @@ export interface EchoLoadOptions {
   /** 'epoll': the generator; 'uring': the generator on io_uring (less CPU per message);
    * 'threads': one blocking thread per connection (the reference). */
   mode?: 'epoll' | 'uring' | 'threads';
+  /** The server's pid: its CPU time over the window comes back as serverCpuNs. */
+  cpuPid?: number;
 }
 
 export interface EchoLoadResult {
@@ -234,8 +239,10 @@ export interface EchoLoadResult {
   /** The measured window: from every client connected until the last thread stopped sending
    * and had its last echo (echoes that never came do not stretch it). */
   elapsedNs: number;
-  /** CPU time the client's threads used during the window. */
+  /** CPU time the client's threads used during the window (not connecting or closing). */
   cpuNs: number;
+  /** With cpuPid: that process's CPU time during the window. */
+  serverCpuNs?: number;
   latencyNs: { p50: number; p99: number; p999: number; max: number };
 }
 

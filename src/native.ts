@@ -117,6 +117,9 @@ export interface NativeAddon {
   setNonBlocking(fd: number, on: boolean): void;
   /** flock(2). Without wait: false (instead of waiting) when another open file holds the lock. */
   flock(fd: number, operation: 'exclusive' | 'shared' | 'unlock', options?: { wait?: boolean }): boolean;
+  /** PR_SET_PDEATHSIG(SIGKILL) for this process; killed at once when its parent is no longer
+   * parentPid (it died before the call). native/parent_death.cc, used by src/parent-death.ts. */
+  dieWithParent(parentPid: number): void;
 
   // ---- io_uring Ring (native/ring_js.cc over ring_core, ring_op) ----
   /** The Ring class; use it through src/ring.ts, which types it. */

@@ -3,14 +3,15 @@
 // 130), and --netns: two namespaces joined by a veth pair, removed on every way out.
 import { execFileSync, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { runCli } from './support/cli.js';
 import { runCliAs } from './support/demo.js';
 import { newProcessTag, processTagVariable, processesTagged, waitFor } from './support/procs.js';
 import { shortTempDir } from './support/temp.js';
-import { socketCountOf } from './support/echo.js';
+import { closed, connectTo, echoOnce, processCpuTicks, socketCountOf } from './support/echo.js';
+import { cpuTicks } from '../src/procfs.js';
 
 const isRoot = process.getuid?.() === 0;
 const hasIp = spawnSync('ip', ['-V']).status === 0;
@@ -20,6 +21,19 @@ function iolabNetworkState(): { netns: string[]; links: string[] } {
   const netns = execFileSync('ip', ['netns', 'list'], { encoding: 'utf8' }).split('\n').map((l) => l.split(' ')[0]).filter((n) => n.startsWith('iolab-'));
   const links = execFileSync('ip', ['-o', 'link', 'show'], { encoding: 'utf8' }).split('\n').map((l) => l.split(': ')[1]?.split('@')[0] ?? '').filter((n) => n.startsWith('iolab'));
   return { netns: netns.sort(), links: links.sort() };
+}
+
+/** The TCP port pid listens on (its one listening socket), from /proc/<pid>/net/tcp. */
+function listeningPortOf(pid: number): number {
+  for (const line of readFileSync(`/proc/${pid}/net/tcp`, 'utf8').split('\n').slice(1)) {
+    const f = line.trim().split(/\s+/);
+    if (f[3] === '0A' && f[1]?.startsWith('0100007F:')) {
+      const inode = f[9];
+      const ours = readdirSync(`/proc/${pid}/fd`).some((fd) => { try { return readlinkSync(`/proc/${pid}/fd/${fd}`) === `socket:[${inode}]`; } catch { return false; } });
+      if (ours) return parseInt(f[1].split(':')[1], 16);
+    }
+  }
+  throw new Error(`pid ${pid} listens on no loopback TCP port`);
 }
 
 /** Whether this kernel has tc netem: tried on lo inside a namespace of its own. */
@@ -37,9 +51,9 @@ const hasNetem = ((): boolean => {
 const quick = ['--clients', '10', '--duration', '1', '--rounds', '1', '--reference-clients', '0'];
 
 /** Starts bench echo with a process tag; resolves the result, and lets the test act on stderr lines. */
-function startBench(args: string[]) {
+function startBench(args: string[], env: Record<string, string> = {}) {
   const tag = newProcessTag();
-  const child = runCli(['bench', 'echo', ...args], { env: { ...process.env, [processTagVariable]: tag } });
+  const child = runCli(['bench', 'echo', ...args], { env: { ...process.env, ...env, [processTagVariable]: tag } });
   let stderr = '';
   child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
   return { child, tag, stderrSoFar: () => stderr };
@@ -87,6 +101,43 @@ describe('bench echo', () => {
     expect(out).toContain(`interrupted (${signal}): partial`);
     expect(processesTagged(bench.tag)).toEqual([]); // every server it started is gone
   }, 40_000);
+
+  it('server CPU is the window\'s: load on the server before the window opens is not in it', async () => {
+    // IOLAB_ECHO_LOAD_HOLD holds the generator 5 s with its clients connected before the window
+    // opens; meanwhile this test loads the server for 1 s with clients of its own. The server's
+    // CPU in the JSON must fit in what it used from the end of that load until it exited.
+    const bench = startBench(['--clients', '10', '--duration', '1', '--rounds', '1', '--engines', 'epoll', '--reference-clients', '0', '--json'],
+      { IOLAB_ECHO_LOAD_HOLD: '5000' });
+    const server = await waitFor('the server', () => processesTagged(bench.tag).find((p) => p.cmdline.includes('echo server')), 20_000);
+    const sockets = socketCountOf(server.pid);
+    await waitFor('the generator\'s 10 clients (it holds now)', () => socketCountOf(server.pid) >= sockets + 10, 20_000);
+    const port = listeningPortOf(server.pid);
+    const ours = await Promise.all(Array.from({ length: 4 }, () => connectTo(port)));
+    const until = performance.now() + 1000;
+    await Promise.all(ours.map(async (s) => { while (performance.now() < until) await echoOnce(s, [Buffer.alloc(512, 7)], 512); }));
+    await Promise.all(ours.map((s) => { s.destroy(); return closed(s); }));
+    const afterOurLoad = processCpuTicks(server.pid);
+    let last = afterOurLoad;
+    while (processesTagged(bench.tag).some((p) => p.pid === server.pid)) {
+      last = Math.max(last, cpuTicks(server.pid) ?? last);
+      await new Promise((r) => setTimeout(r, 10));
+    }
+    const r = await bench.child;
+    expect(r.exitCode).toBe(0);
+    const sample = JSON.parse(String(r.stdout)).samples[0] as { serverCpu: number; elapsedNs: number };
+    const serverCpuTicks = (sample.serverCpu * sample.elapsedNs / 1e9) * 100;
+    expect(serverCpuTicks).toBeLessThanOrEqual(last - afterOurLoad + 1); // one tick of rounding
+  }, 60_000);
+
+  it('SIGKILL of bench echo: its echo server dies with it', async () => {
+    const bench = startBench(['--clients', '10', '--duration', '20', '--rounds', '1', '--engines', 'epoll', '--reference-clients', '0']);
+    const server = await waitFor('the server', () => processesTagged(bench.tag).find((p) => p.cmdline.includes('echo server')), 20_000);
+    const sockets = socketCountOf(server.pid);
+    await waitFor('its 10 clients (it is listening and serving)', () => socketCountOf(server.pid) >= sockets + 10, 20_000);
+    bench.child.kill('SIGKILL');
+    await bench.child;
+    await waitFor('every process it started to be gone', () => processesTagged(bench.tag).length === 0, 10_000);
+  }, 40_000);
 });
 
 /** Until the generator in its namespace holds its clients' sockets: it is measuring, not still starting up. */
@@ -98,12 +149,13 @@ async function generatorConnected(tag: string, clients: number): Promise<void> {
 describe.skipIf(!isRoot || !hasIp)('bench echo --netns (root, iproute2)', () => {
   it('runs server and generator in two namespaces over a veth pair and removes both', async () => {
     const before = iolabNetworkState();
-    const r = await runCli(['bench', 'echo', ...quick, '--engines', 'uring', '--netns', '--json']);
+    const child = runCli(['bench', 'echo', ...quick, '--engines', 'uring', '--netns', '--json']);
+    const r = await child;
     expect(r.stderr).toBe('');
     expect(r.exitCode).toBe(0);
     const json = JSON.parse(String(r.stdout));
     expect(json).toMatchObject({ netns: true, errors: 0, link: { serverAddress: '10.201.0.1', clientAddress: '10.201.0.2', mtu: 1500 } });
-    expect(json.link.serverNamespace).toMatch(/^iolab-[0-9a-f]{8}-server$/);
+    expect(json.link.serverNamespace).toMatch(new RegExp(`^iolab-${child.pid}-[0-9a-f]{8}-server$`)); // the owning pid (see the SIGKILL test)
     expect(json.samples.every((s: { responses: number }) => s.responses > 0)).toBe(true);
     expect(iolabNetworkState()).toEqual(before);
   }, 60_000);
@@ -134,6 +186,21 @@ describe.skipIf(!isRoot || !hasIp)('bench echo --netns (root, iproute2)', () => 
     expect(processesTagged(bench.tag)).toEqual([]);
     expect(iolabNetworkState()).toEqual(before);
   }, 60_000);
+
+  it('SIGKILL mid-run: server and generator die with it; the next --netns run removes its namespaces', async () => {
+    const before = iolabNetworkState();
+    const bench = startBench(['--clients', '10', '--duration', '20', '--rounds', '1', '--engines', 'epoll', '--reference-clients', '0', '--netns']);
+    await generatorConnected(bench.tag, 10);
+    const ours = iolabNetworkState().netns.filter((n) => !before.netns.includes(n));
+    expect(ours).toHaveLength(2);
+    bench.child.kill('SIGKILL');
+    await bench.child;
+    await waitFor('every process it started to be gone', () => processesTagged(bench.tag).length === 0, 10_000);
+    expect(iolabNetworkState().netns).toEqual(expect.arrayContaining(ours)); // nothing removes them at SIGKILL
+    const next = await runCli(['bench', 'echo', ...quick, '--engines', 'epoll', '--netns', '--json']);
+    expect(next.exitCode).toBe(0);
+    expect(iolabNetworkState().netns.filter((n) => ours.includes(n))).toEqual([]);
+  }, 90_000);
 
   it.skipIf(!hasNetem)('--netem delay=200us,rate=10gbit shapes the link and says so', async () => {
     const before = iolabNetworkState();

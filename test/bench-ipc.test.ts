@@ -12,7 +12,7 @@ import { childrenOf, newProcessTag, processesTagged, processTagVariable } from '
 const sizes = [8, 100, 4097, 64 << 10, 1 << 20];
 
 interface Row { transport: string; mode: string; messageBytes: number; messages: number; bytesPerSec: number; messagesPerSec: number;
-  p50Ns: number | null; p99Ns: number | null; p999Ns: number | null; memcpyRatio: number | null }
+  p50Ns: number | null; p99Ns: number | null; p999Ns: number | null; checkNs: number | null; memcpyRatio: number | null }
 interface Report { memcpyBytesPerSec: Record<string, number>; rows: Row[]; check: string; machine: { kernel: string }; command: string[];
   skipped: { transport: string; mode: string; messageBytes: number; status: string; reason: string }[] }
 
@@ -48,9 +48,11 @@ describe('bench ipc', { timeout: 120_000 }, () => {
             expect(row!.p50Ns).toBeGreaterThan(0);
             expect(row!.p99Ns).toBeGreaterThanOrEqual(row!.p50Ns!);
             expect(row!.p999Ns).toBeGreaterThanOrEqual(row!.p99Ns!);
+            expect(row!.checkNs).toBeGreaterThan(0);
             expect(row!.memcpyRatio).toBeNull();
           } else {
             expect(row!.p50Ns).toBeNull();
+            expect(row!.checkNs).toBeNull();
             expect(row!.memcpyRatio).toBeCloseTo(row!.bytesPerSec / report.memcpyBytesPerSec[size], 6);
           }
         }

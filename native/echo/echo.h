@@ -72,6 +72,7 @@ struct echo_load_config {
   uint32_t threads;       /* epoll/io_uring mode: worker threads (>= 1) */
   int mode;
   const int *stop;        /* or NULL: becomes non-zero -> stop early (as if the time was up) */
+  int cpu_pid;            /* or 0: the server process whose CPU time the window is to report */
 };
 
 struct echo_load_result {
@@ -83,6 +84,7 @@ struct echo_load_result {
   uint64_t elapsed_ns;               /* measured: from every client connected until the last
                                         thread stopped sending and had its last echo */
   uint64_t cpu_ns;                   /* CPU time the client threads used in the window */
+  int64_t server_cpu_ns;             /* config.cpu_pid's CPU time in the window; -1: not read */
   uint64_t p50_ns, p99_ns, p999_ns, max_ns;
   const char *syscall;
 };

@@ -37,10 +37,13 @@ int echo_load_run(const struct echo_load_config *cfg, struct echo_load_result *r
   pthread_mutex_init(&sh.lock, NULL);
   pthread_cond_init(&sh.cond, NULL);
   sh.stop = cfg->stop;
+  sh.server_pid = cfg->cpu_pid;
+  sh.server_cpu0 = sh.server_cpu_ns = -1;
   int ret = modes[cfg->mode](cfg, pattern, &sh, hist, res);
   pthread_mutex_destroy(&sh.lock);
   pthread_cond_destroy(&sh.cond);
   res->elapsed_ns = sh.end > sh.start ? sh.end - sh.start : 0;
+  res->server_cpu_ns = sh.server_cpu_ns;
   res->stopped_early = stop_requested(&sh) && sh.end < sh.deadline;
   res->p50_ns = hist_percentile(hist, 50);
   res->p99_ns = hist_percentile(hist, 99);

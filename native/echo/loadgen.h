@@ -55,13 +55,17 @@ struct shared {
   bool open;
   uint64_t start, deadline, end;
   const int *stop;
+  uint32_t running;          /* threads whose window has not ended yet */
+  int server_pid;            /* 0: none */
+  int64_t server_cpu0, server_cpu_ns; /* its CPU time at the window's start; in the window */
 };
 
 void gate_arrive_and_wait(struct shared *sh);
 void gate_open_when(struct shared *sh, uint32_t expected, uint64_t duration_ns);
 bool stop_requested(const struct shared *sh);
 /* A thread's window ends when it stopped sending or its last echo came in, whichever is later
- * (echoes that never come do not stretch it). */
+ * (echoes that never come do not stretch it). The last thread to get here reads the server's
+ * CPU time: the window's figures leave out connecting and tearing down. */
 void window_ended(struct shared *sh, uint64_t stopped_sending, uint64_t last_response);
 /* One turn of a generator thread's loop: the time (ns, at most 50 ms) it may wait for events,
  * or 0 when its run is over (all connections gone, or the window and the grace for echoes still

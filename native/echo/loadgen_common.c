@@ -6,6 +6,7 @@
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "echo.h"
@@ -19,9 +20,32 @@ void gate_arrive_and_wait(struct shared *sh) {
   pthread_mutex_unlock(&sh->lock);
 }
 
+/* IOLAB_ECHO_LOAD_HOLD=<ms>: the generator waits this long with every client connected before
+ * the window opens: the tests' way to act on the server outside the window. */
+static void hold_if_asked(void) {
+  const char *v = getenv("IOLAB_ECHO_LOAD_HOLD");
+  long ms = v != NULL ? strtol(v, NULL, 10) : 0;
+  struct timespec t = {ms / 1000, (ms % 1000) * 1000000L};
+  while (ms > 0 && nanosleep(&t, &t) != 0 && errno == EINTR) {
+  }
+}
+
+/* A process's CPU time (every thread), -1 when it cannot be read (gone, or no pid). */
+static int64_t process_cpu_ns(int pid) {
+  clockid_t clock;
+  struct timespec t;
+  if (pid <= 0 || clock_getcpuclockid(pid, &clock) != 0 || clock_gettime(clock, &t) != 0) return -1;
+  return (int64_t)t.tv_sec * 1000000000 + t.tv_nsec;
+}
+
 void gate_open_when(struct shared *sh, uint32_t expected, uint64_t duration_ns) {
   pthread_mutex_lock(&sh->lock);
   while (sh->arrived < expected) pthread_cond_wait(&sh->cond, &sh->lock);
+  pthread_mutex_unlock(&sh->lock);
+  hold_if_asked();
+  pthread_mutex_lock(&sh->lock);
+  sh->running = expected;
+  sh->server_cpu0 = process_cpu_ns(sh->server_pid);
   sh->start = echo_now_ns();
   sh->deadline = sh->start + duration_ns;
   sh->end = sh->start;
@@ -38,6 +62,10 @@ void window_ended(struct shared *sh, uint64_t stopped_sending, uint64_t last_res
   uint64_t end = stopped_sending > last_response ? stopped_sending : last_response;
   pthread_mutex_lock(&sh->lock);
   if (end > sh->end) sh->end = end;
+  if (sh->running > 0 && --sh->running == 0 && sh->server_cpu0 >= 0) {
+    int64_t now = process_cpu_ns(sh->server_pid);
+    if (now >= sh->server_cpu0) sh->server_cpu_ns = now - sh->server_cpu0;
+  }
   pthread_mutex_unlock(&sh->lock);
 }
 

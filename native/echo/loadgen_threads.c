@@ -84,9 +84,9 @@ static void *tclient_main(void *arg) {
     hist_add(k->hist, done - t0);
   }
   window_ended(k->sh, echo_now_ns(), last_response);
+  k->r.cpu_ns = echo_thread_cpu_ns() - cpu0; /* the window's, without the close */
   free(buf);
   if (k->fd >= 0) close(k->fd);
-  k->r.cpu_ns = echo_thread_cpu_ns() - cpu0;
   return NULL;
 }
 

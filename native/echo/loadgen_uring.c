@@ -187,6 +187,7 @@ static void *uring_thread_main(void *arg) {
     reap(&u, wait, deadline);
   }
   window_ended(sh, t->stopped_sending ? t->stopped_sending : echo_now_ns(), t->last_response);
+  t->r.cpu_ns = echo_thread_cpu_ns() - cpu0; /* the window's, without cancelling and closing */
   if (rbufs) {
     /* Whatever is still in flight: echoes that never came count as timeouts; then cancel
      * every op and wait for all of them before the buffers go. */
@@ -212,7 +213,6 @@ static void *uring_thread_main(void *arg) {
   }
   if (ret == 0) io_uring_queue_exit(&u.ring);
   free(rbufs);
-  t->r.cpu_ns = echo_thread_cpu_ns() - cpu0;
   return NULL;
 }
 

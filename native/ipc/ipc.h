@@ -51,6 +51,8 @@ struct ipc_result {
   uint64_t messages;        /* throughput: messages delivered and checked; pingpong: round trips */
   uint64_t elapsed_ns;
   struct histogram *round_trips;  /* pingpong: filled when not NULL (ns per round trip) */
+  uint64_t check_ns;        /* pingpong: the sender's checks of the replies, all together (not
+                             * in the round trips) */
   struct ipc_error error;
 };
 

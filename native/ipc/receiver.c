@@ -13,10 +13,14 @@
 #include "message.h"
 #include "transport.h"
 
+/* IOLAB_IPC_RECEIVER_PAUSE=<ms>: the receiver waits this long before each message it reads:
+ * a receiver that falls behind (descheduled, stopped) made deterministic for the tests. */
 static int receive_messages(struct ipc_side *s, int check_full, uint64_t *count) {
   const struct ipc_transport *t = s->t;
+  long pause = ipc_test_pause_ms("IOLAB_IPC_RECEIVER_PAUSE");
   for (uint64_t seq = 0;; seq++) {
     const void *msg;
+    ipc_sleep_ms(pause);
     int got = t->get(s, &msg);
     if (got < 0) return -1;
     if (got == 0) {

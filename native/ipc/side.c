@@ -4,6 +4,7 @@
 #include <poll.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
@@ -145,5 +146,17 @@ int ipc_wait_readable(struct ipc_side *s, int fd) {
     }
     if (pfd[0].revents) return 0;
     if (pfd[1].revents) return ipc_fail(s->error, IPC_PEER_GONE, "the other process stopped during the run");
+  }
+}
+
+long ipc_test_pause_ms(const char *variable) {
+  const char *v = getenv(variable);
+  long ms = v != NULL ? strtol(v, NULL, 10) : 0;
+  return ms > 0 ? ms : 0;
+}
+
+void ipc_sleep_ms(long ms) {
+  struct timespec t = {ms / 1000, (ms % 1000) * 1000000L};
+  while (ms > 0 && nanosleep(&t, &t) != 0 && errno == EINTR) {
   }
 }

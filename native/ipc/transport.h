@@ -90,4 +90,9 @@ int ipc_keep_waiting(struct ipc_side *s);
  * away: -1, IPC_PEER_GONE) or *stop is set (-1, IPC_STOPPED). */
 int ipc_wait_readable(struct ipc_side *s, int fd);
 
+/* The tests' delays (IOLAB_IPC_RECEIVER_PAUSE, IOLAB_IPC_SENDER_CHECK_PAUSE): the variable's
+ * milliseconds, 0 when unset; and a sleep of that long. */
+long ipc_test_pause_ms(const char *variable);
+void ipc_sleep_ms(long ms);
+
 #endif

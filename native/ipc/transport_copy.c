@@ -3,7 +3,7 @@
  *                   several calls each way)
  *   seqpacket-copy  AF_UNIX SOCK_SEQPACKET socketpair, one send/recv per message
  *   dgram-copy      AF_UNIX SOCK_DGRAM socketpair, one send/recv per message; a zero-length
- *                   datagram ends the run
+ *                   datagram ends the run (sent as reliably as a message)
  *   pipe            pipe(2) (two in pingpong, one each way), write/read loops
  * Socket and pipe buffers are left at the system's defaults, as an application gets them. */
 #include <errno.h>
@@ -127,8 +127,14 @@ static int copy_release(struct ipc_side *s) {
 
 static int copy_finish(struct ipc_side *s) {
   if (s->t->socket_type == SOCK_DGRAM) {
-    /* a datagram socket has no end of stream: an empty datagram says "no more" */
-    if (send(s->fds[0], "", 0, MSG_NOSIGNAL) != 0) return ipc_fail_errno(s, "send");
+    /* a datagram socket has no end of stream: an empty datagram says "no more". The queue
+     * is usually full at the end of a throughput cell, so a receiver that is late waits
+     * here as any message would, until it takes the marker, goes away, or a stop is asked. */
+    while (send(s->fds[0], "", 0, MSG_NOSIGNAL) != 0) {
+      if (ipc_retry(s)) continue;
+      if (s->error->kind != IPC_OK) return -1;
+      return ipc_fail_errno(s, "send");
+    }
     return 0;
   }
   if (is_socket(s)) {

@@ -29,6 +29,8 @@ struct uring_state {
   int results[MAX_BATCH];
   unsigned ready, handed; /* receiver: messages received in bufs, and handed out so far */
   int ended;
+  unsigned inflight;    /* submitted, completion not reaped: the kernel may still write bufs */
+  int keep_buffers;     /* what was in flight could not be reaped: never unmap bufs */
 };
 
 static unsigned batch_of(enum ipc_mode mode, uint64_t bytes) {
@@ -100,6 +102,32 @@ static void queue(struct ipc_side *s, int recv, void *buf, unsigned index) {
   st->queued++;
 }
 
+/* After a failed submit or wait, before anything else happens to the buffers: ends what is
+ * still in the kernel (a shutdown completes a RECV or SEND waiting on the socket) and reaps it.
+ * When even that fails, the buffers are never unmapped: a RECV might still land in them. */
+static void reap_in_flight(struct ipc_side *s) {
+  struct uring_state *st = s->state;
+  if (st->inflight == 0) return;
+  shutdown(s->fds[0], SHUT_RDWR);
+  while (st->inflight > 0) {
+    struct io_uring_cqe *cqe;
+    int ret = io_uring_wait_cqe(&st->ring, &cqe);
+    if (ret == -EINTR) continue;
+    if (ret < 0) {
+      st->keep_buffers = 1;
+      return;
+    }
+    io_uring_cqe_seen(&st->ring, cqe);
+    st->inflight--;
+  }
+}
+
+static int fail_reaping(struct ipc_side *s, int err, const char *syscall) {
+  ipc_fail_errnum(s->error, err, syscall);
+  reap_in_flight(s);
+  return -1;
+}
+
 /* Submits what is queued with one io_uring_enter and reaps all of it. */
 static int run_queued(struct ipc_side *s) {
   struct uring_state *st = s->state;
@@ -108,18 +136,23 @@ static int run_queued(struct ipc_side *s) {
   st->last->flags &= ~IOSQE_IO_LINK;
   st->queued = 0;
   int ret;
+  unsigned pending = io_uring_sq_ready(&st->ring); /* want, and any a failed submit left */
   do ret = io_uring_submit_and_wait(&st->ring, want);
   while (ret == -EINTR && io_uring_sq_ready(&st->ring) > 0);
-  if (ret < 0 && ret != -EINTR) return ipc_fail_errnum(s->error, -ret, "io_uring_enter");
+  /* what the kernel took is in flight, whatever the call returned */
+  unsigned submitted = pending - io_uring_sq_ready(&st->ring);
+  st->inflight += submitted;
+  if (ret < 0 && ret != -EINTR) return fail_reaping(s, -ret, "io_uring_enter");
   int rc = 0;
-  for (unsigned got = 0; got < want;) {
+  for (unsigned got = 0; got < submitted;) {
     struct io_uring_cqe *cqe;
     ret = io_uring_wait_cqe(&st->ring, &cqe);
     if (ret == -EINTR) continue;
-    if (ret < 0) return ipc_fail_errnum(s->error, -ret, "io_uring_wait_cqe");
+    if (ret < 0) return fail_reaping(s, -ret, "io_uring_wait_cqe");
     uint64_t tag = io_uring_cqe_get_data64(cqe);
     int res = cqe->res;
     io_uring_cqe_seen(&st->ring, cqe);
+    st->inflight--;
     got++;
     if (tag & RECV_TAG) {
       st->results[tag & 0xffff] = res;
@@ -199,9 +232,14 @@ static int uring_finish(struct ipc_side *s) {
 static void uring_destroy(struct ipc_side *s) {
   struct uring_state *st = s->state;
   if (st != NULL) {
-    if (st->ring_ready) io_uring_queue_exit(&st->ring);
-    ipc_buffer_free(st->bufs, st->bufs_len);
-    ipc_buffer_free(st->reply, s->bytes);
+    if (st->ring_ready) {
+      reap_in_flight(s); /* before the ring goes: its exit cancels asynchronously */
+      io_uring_queue_exit(&st->ring);
+    }
+    if (!st->keep_buffers) {
+      ipc_buffer_free(st->bufs, st->bufs_len);
+      ipc_buffer_free(st->reply, s->bytes);
+    }
     free(st);
     s->state = NULL;
   }

@@ -8,7 +8,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { UserError } from '../cli-util.js';
 import type { EchoLoadResult } from '../native.js';
 import { interruptedBy, interruption } from '../interrupt.js';
-import { cpuTicks } from '../procfs.js';
+import { childEnv } from '../parent-death.js';
 import { iolabArgv } from '../spawn-iolab.js';
 import { perSecond, runLoad, totalErrors } from '../echo/load.js';
 import type { EchoEngine } from '../echo/servers.js';
@@ -60,8 +60,9 @@ type GeneratorMode = 'epoll' | 'threads';
 interface Hosts {
   serverArgv(args: string[]): [string, string[]];
   serverHost: string;
-  /** undefined: interrupted before anything was measured. */
-  generate(port: number, clients: number, mode: GeneratorMode, signal: AbortSignal): Promise<EchoLoadResult | undefined>;
+  /** undefined: interrupted before anything was measured. serverPid: the server whose CPU over
+   * the window comes back as serverCpuNs. */
+  generate(port: number, clients: number, mode: GeneratorMode, signal: AbortSignal, serverPid?: number): Promise<EchoLoadResult | undefined>;
   link?: NetnsLink;
   remove(): void;
 }
@@ -75,7 +76,7 @@ interface ServerProcess {
 /** Starts `iolab echo server --engine X --port 0 --json` and waits for its listening line. */
 function spawnServer(hosts: Hosts, engine: EchoEngine): Promise<ServerProcess> {
   const [file, argv] = hosts.serverArgv(['echo', 'server', '--engine', engine, '--host', hosts.serverHost, '--port', '0', '--json']);
-  const child = spawn(file, argv, { stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(file, argv, { stdio: ['ignore', 'pipe', 'pipe'], env: childEnv() });
   const exited = new Promise<void>((r) => child.once('exit', () => r()));
   return new Promise((resolve, reject) => {
     let out = '';
@@ -105,17 +106,12 @@ async function stopServer(s: ServerProcess): Promise<boolean> {
   return clean;
 }
 
-/** CPU seconds (user + system) a process has used, from /proc/<pid>/stat (0 once it is gone). */
-function processCpuSeconds(pid: number): number {
-  return (cpuTicks(pid) ?? 0) / 100;
-}
-
 function loopback(o: EchoBenchOptions): Hosts {
   return {
     serverArgv: iolabArgv,
     serverHost: '127.0.0.1',
-    generate: (port, clients, mode, signal) =>
-      runLoad({ host: '127.0.0.1', port, clients, length: o.length, durationSec: o.durationSec, mode }, signal),
+    generate: (port, clients, mode, signal, cpuPid) =>
+      runLoad({ host: '127.0.0.1', port, clients, length: o.length, durationSec: o.durationSec, mode, cpuPid }, signal),
     remove: () => {},
   };
 }
@@ -128,10 +124,11 @@ function namespaces(o: EchoBenchOptions): Hosts {
     serverHost: ns.link.serverAddress,
     link: ns.link,
     remove: ns.remove,
-    generate: (port, clients, mode, signal) => new Promise((resolve, reject) => {
+    generate: (port, clients, mode, signal, cpuPid) => new Promise((resolve, reject) => {
+      // one pid namespace: the generator reads the server's CPU by its pid
       const [file, argv] = ns.clientArgv(['echo', 'bench', '-a', `${ns.link.serverAddress}:${port}`, '-c', String(clients),
-        '-t', String(o.durationSec), '-l', String(o.length), '--client', mode, '--json']);
-      const child = spawn(file, argv, { stdio: ['ignore', 'pipe', 'pipe'] });
+        '-t', String(o.durationSec), '-l', String(o.length), '--client', mode, '--json', ...(cpuPid ? ['--cpu-pid', String(cpuPid)] : [])]);
+      const child = spawn(file, argv, { stdio: ['ignore', 'pipe', 'pipe'], env: childEnv() });
       let out = '';
       let err = '';
       child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
@@ -163,8 +160,11 @@ function rotate<T>(xs: readonly T[], by: number): T[] {
   return xs.map((_, i) => xs[(i + by) % xs.length]);
 }
 
-function sampleOf(clients: number, round: number, contender: string, r: EchoLoadResult, serverCpuSec?: number): EchoSample {
+/** CPU figures are the window's: the generator reads its threads' and the server's CPU time as
+ * the window opens and as it ends, so connecting, grace and teardown are left out. */
+function sampleOf(clients: number, round: number, contender: string, r: EchoLoadResult): EchoSample {
   const seconds = r.elapsedNs / 1e9;
+  const serverCpuSec = r.serverCpuNs !== undefined ? r.serverCpuNs / 1e9 : undefined;
   return {
     clients, round, contender, reqPerSec: perSecond(r.responses, r), requests: r.requests, responses: r.responses,
     elapsedNs: r.elapsedNs, errors: totalErrors(r), errorKinds: r.errors, p99Ms: r.latencyNs.p99 / 1e6,
@@ -195,13 +195,12 @@ export async function runEchoBench(o: EchoBenchOptions, log: (line: string) => v
         for (const engine of rotate(o.engines, round - 1)) {
           if (signal.aborted) break rounds;
           const server = await start(engine);
-          const cpu0 = processCpuSeconds(server.child.pid!);
-          const r = signal.aborted ? undefined : await hosts.generate(server.port, clients, 'epoll', signal);
+          const r = signal.aborted ? undefined : await hosts.generate(server.port, clients, 'epoll', signal, server.child.pid);
           if (!r) {
             await stop(server);
             break rounds;
           }
-          const sample = sampleOf(clients, round, engine, r, processCpuSeconds(server.child.pid!) - cpu0);
+          const sample = sampleOf(clients, round, engine, r);
           run.samples.push(sample);
           log(`round ${round} ${clients} clients ${engine}: ${Math.round(sample.reqPerSec)} req/s${sample.partial ? ' (partial)' : ''}` +
             `${sample.errors ? `, errors ${JSON.stringify(r.errors)}` : ''}`);

@@ -2,7 +2,8 @@
 // pair, the server in one and the load generator in the other, optionally with tc netem on
 // both ends of the link. Names are unique per run; remove() takes everything away again and is
 // also registered for process exit, so every way out (a result, an error, Ctrl-C, a crashed
-// server) leaves no namespace or link behind.
+// server) leaves no namespace or link behind. SIGKILL runs no exit handler: the names carry the
+// owning pid, and the next run removes the namespaces of a run whose process is gone.
 import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { UserError } from '../cli-util.js';
@@ -65,11 +66,44 @@ export function checkNetnsAllowed(): void {
   if (ip.error || ip.status !== 0) throw new UserError("--netns needs iproute2's ip command, which was not found", 2);
 }
 
+const ourName = /^iolab-(\d+)-[0-9a-f]{8}-(server|client)$/;
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/** Removes the namespaces of runs whose process is gone (SIGKILLed: no exit handler ran), with
+ * whatever still runs inside them (orphans of that run; a child started since this change dies
+ * with its parent). A veth pair goes with its namespace. */
+export function removeStaleNetns(): string[] {
+  const removed: string[] = [];
+  for (const line of run(['ip', 'netns', 'list']).out.split('\n')) {
+    const name = line.split(' ')[0];
+    const owner = ourName.exec(name)?.[1];
+    if (owner === undefined || isAlive(Number(owner))) continue;
+    for (const pid of run(['ip', 'netns', 'pids', name]).out.split('\n').filter(Boolean)) {
+      try {
+        process.kill(Number(pid), 'SIGKILL');
+      } catch {
+        // gone meanwhile
+      }
+    }
+    if (run(['ip', 'netns', 'del', name]).ok) removed.push(name);
+  }
+  return removed;
+}
+
 export function createNetns(netem?: Netem): Netns {
   checkNetnsAllowed();
+  removeStaleNetns();
   const id = randomBytes(4).toString('hex');
-  const serverNs = `iolab-${id}-server`;
-  const clientNs = `iolab-${id}-client`;
+  const serverNs = `iolab-${process.pid}-${id}-server`;
+  const clientNs = `iolab-${process.pid}-${id}-client`;
   // Interface names have 15 bytes at most.
   const serverIf = `iolab${id}s`;
   const clientIf = `iolab${id}c`;

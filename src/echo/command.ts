@@ -9,6 +9,7 @@ import { interruptedBy, interruption, markInterrupted } from '../interrupt.js';
 import { echoEngines, echoServers, startEchoServer, type EchoEngine } from './servers.js';
 import type { EchoServer } from './types.js';
 import { durationOption, numberOption } from '../numbers.js';
+import { dieWithParentIfAsked } from '../parent-death.js';
 
 interface ServerOptions {
   engine: EchoEngine;
@@ -32,6 +33,7 @@ function serverCommand(): Command {
     .option('--buffers <n>', 'uring: provided buffers in the shared pool, a power of two up to 32768 (default 4096; small pools are for tests and diagnosis)', numberOption({ min: 1, max: 32768 }))
     .option('--json', 'print JSON lines instead of text')
     .action(async (opts: ServerOptions) => {
+      dieWithParentIfAsked(); // started by bench echo: end with it
       // Only the uring server has a shared pool: elsewhere the option would silently do nothing.
       if (opts.buffers !== undefined && opts.engine !== 'uring') {
         throw new UserError(`--buffers sizes the io_uring server's buffer pool (--engine uring); --engine ${opts.engine} has none`);
@@ -99,14 +101,16 @@ function benchCommand(): Command {
     .option('--threads <n>', 'generator threads', numberOption({ min: 1 }), 4)
     .addOption(new Option('--client <kind>', 'epoll: the generator; uring: the generator on io_uring; threads: one blocking thread per connection (reference)').choices(['epoll', 'uring', 'threads']).default('epoll'))
     .option('--json', 'print one JSON object instead of text')
-    .action(async (opts: { address: string; number: number; duration: number; length: number; threads: number; client: 'epoll' | 'uring' | 'threads'; json?: boolean }) => {
+    .addOption(new Option('--cpu-pid <pid>', 'also report this process\'s CPU time over the window (serverCpuNs; bench echo --netns passes its server)').argParser(numberOption({ min: 1 })).hideHelp())
+    .action(async (opts: { address: string; number: number; duration: number; length: number; threads: number; client: 'epoll' | 'uring' | 'threads'; json?: boolean; cpuPid?: number }) => {
+      dieWithParentIfAsked(); // started by bench echo --netns: end with it
       const parsed = parseAddress(opts.address);
       if (opts.length > 64 * 1024 * 1024) throw new UserError(`--length must be at most 64 MiB, got ${opts.length}`);
       checkOpenFileLimit(opts.number);
       const host = await resolveHost(parsed.host);
       const load: LoadOptions = {
         host, port: parsed.port, clients: opts.number, length: opts.length, durationSec: opts.duration,
-        threads: opts.threads, mode: opts.client,
+        threads: opts.threads, mode: opts.client, ...(opts.cpuPid !== undefined ? { cpuPid: opts.cpuPid } : {}),
       };
       const result = await runLoad(load, interruption());
       const failed = noConnection(opts.address, result);

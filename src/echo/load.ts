@@ -11,6 +11,8 @@ export interface LoadOptions {
   durationSec: number;
   threads?: number;
   mode?: 'epoll' | 'uring' | 'threads';
+  /** The server's pid, when its CPU over the window is wanted (result.serverCpuNs). */
+  cpuPid?: number;
 }
 
 /** fds the generator needs besides one per client (epoll sets, the process's own). */
@@ -42,6 +44,7 @@ export async function runLoad(o: LoadOptions, stop?: AbortSignal): Promise<EchoL
     durationMs: o.durationSec * 1000,
     threads: o.threads ?? 4,
     mode: o.mode ?? 'epoll',
+    ...(o.cpuPid !== undefined ? { cpuPid: o.cpuPid } : {}),
   });
   const onStop = () => handle.stop();
   if (stop?.aborted) onStop();

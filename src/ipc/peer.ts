@@ -3,6 +3,7 @@
 // (native/ipc/); this file only starts and ends the second process.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { native } from '../native.js';
+import { childEnv, dieWithParentIfAsked } from '../parent-death.js';
 import { iolabArgv } from '../spawn-iolab.js';
 
 export interface Peer {
@@ -29,7 +30,7 @@ export function startPeer(): Peer {
   let child: ChildProcess;
   try {
     const [file, argv] = iolabArgv(['bench', 'ipc', 'peer', '--control-fd', '3']);
-    child = spawn(file, argv, { stdio: ['ignore', 'ignore', 'pipe', peerEnd] });
+    child = spawn(file, argv, { stdio: ['ignore', 'ignore', 'pipe', peerEnd], env: childEnv() });
   } catch (err) {
     native.close(control);
     throw err;
@@ -78,6 +79,7 @@ export function startPeer(): Peer {
 
 /** The peer subcommand's body: serve cells until the sending process closes the control socket. */
 export async function servePeer(controlFd: number): Promise<void> {
+  dieWithParentIfAsked(); // from startup on, not only once the C loop runs
   // A terminal's Ctrl-C reaches the whole process group: the sending process stops the run in
   // order and closes the control socket, which ends this one.
   process.on('SIGINT', () => {});

@@ -17,6 +17,8 @@ export interface IpcRow {
   p50Ns: number | null;
   p99Ns: number | null;
   p999Ns: number | null;
+  /** Pingpong: the sender's check of one reply (mean; median of the rounds), not in p50-p99.9. */
+  checkNs: number | null;
   /** Throughput: bytesPerSec / memcpy's at this size, same run. */
   memcpyRatio: number | null;
   /** Rounds this median is of (fewer than asked when the run was interrupted). */
@@ -58,7 +60,7 @@ export function buildReport(plan: IpcPlan, run: IpcRun): IpcReport {
     rows.push({ transport: s.transport, mode: s.mode, messageBytes: s.messageBytes,
       messages: xs.reduce((n, x) => n + x.messages, 0), bytesPerSec, messagesPerSec: medianOf(xs, (x) => x.messagesPerSec)!,
       p50Ns: medianOf(xs, (x) => x.p50Ns), p99Ns: medianOf(xs, (x) => x.p99Ns), p999Ns: medianOf(xs, (x) => x.p999Ns),
-      memcpyRatio: s.mode === 'throughput' && limit ? bytesPerSec / limit : null, rounds: xs.length });
+      checkNs: medianOf(xs, (x) => x.checkNs), memcpyRatio: s.mode === 'throughput' && limit ? bytesPerSec / limit : null, rounds: xs.length });
   }
   const order = (r: { messageBytes: number; transport: string }) => [r.messageBytes, ['memcpy', ...options.transports].indexOf(r.transport)];
   rows.sort((a, b) => order(a)[0] - order(b)[0] || order(a)[1] - order(b)[1]);

@@ -23,6 +23,8 @@ export interface Sample {
   p50Ns?: number;
   p99Ns?: number;
   p999Ns?: number;
+  /** Pingpong: the sender's check of one reply, mean (not in the round-trip times). */
+  checkNs?: number;
 }
 
 export interface IpcRun {
@@ -86,7 +88,8 @@ export async function runPlan(plan: IpcPlan, progress?: Progress): Promise<IpcRu
         const seconds = r.elapsedNs / 1e9;
         run.samples.push({ round, ...cell, messages: r.messages, elapsedNs: r.elapsedNs,
           bytesPerSec: (r.messages * cell.messageBytes) / seconds, messagesPerSec: r.messages / seconds,
-          p50Ns: r.p50Ns, p99Ns: r.p99Ns, p999Ns: r.p999Ns });
+          p50Ns: r.p50Ns, p99Ns: r.p99Ns, p999Ns: r.p999Ns,
+          ...(r.checkNs !== undefined && r.messages > 0 ? { checkNs: r.checkNs / r.messages } : {}) });
         done++;
       }
       progress?.round(round, (Date.now() - started) / 1000);
