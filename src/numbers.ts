@@ -116,6 +116,8 @@ export interface DurationRule {
   zero?: boolean;
   /** The unit of a bare number (fio: seconds). */
   unit?: 'ms' | 's';
+  /** Whole milliseconds only (what a native timer takes): 250us is refused, not rounded. */
+  wholeMs?: boolean;
 }
 
 const timeUnits: Record<string, number> = { us: 0.001, ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
@@ -128,6 +130,7 @@ export function parseDuration(text: string, rule: DurationRule = {}): number {
   if (!Number.isFinite(ms) || ms < 0 || (ms === 0 && !rule.zero) || ms > Number.MAX_SAFE_INTEGER) {
     throw new RangeError(`expected a duration ${rule.zero ? '>= 0' : '> 0'} such as 10, 500ms or 2s, got '${text}'`);
   }
+  if (rule.wholeMs && !Number.isInteger(ms)) throw new RangeError(`expected a whole number of milliseconds (1ms or more), got '${text}'`);
   return ms;
 }
 

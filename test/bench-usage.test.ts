@@ -70,4 +70,14 @@ describe('bench api --only', () => {
   });
 });
 
+describe('bench ipc --duration', () => {
+  it('less than a millisecond, or not whole milliseconds: one usage line, nothing run', async () => {
+    for (const d of ['1us', '1500us']) {
+      const r = await runCliText(['bench', 'ipc', '--duration', d, '--transports', 'pipe', '--sizes', '64']);
+      expect({ exitCode: r.exitCode, stdout: r.stdout }).toEqual({ exitCode: 1, stdout: '' });
+      expect(r.stderr).toBe(`iolab: option '--duration <time>' argument '${d}' is invalid. expected a whole number of milliseconds (1ms or more), got '${d}'`);
+    }
+  });
+});
+
 checkLeaksAfterAll(tmp);

@@ -27,11 +27,11 @@ export function parseNetem(text: string): Netem {
     const rule = netemKeys[key];
     if (!rule || value === undefined || extra !== undefined || !rule.test(value)) {
       throw new UserError(`--netem: expected key=value pairs of ${Object.keys(netemKeys).join(', ')} ` +
-        `(e.g. delay=200us,rate=10gbit), got '${part.trim()}'`, 2);
+        `(e.g. delay=200us,rate=10gbit), got '${part.trim()}'`);
     }
     out[key] = value;
   }
-  if (out.jitter && !out.delay) throw new UserError('--netem: jitter needs a delay', 2);
+  if (out.jitter && !out.delay) throw new UserError('--netem: jitter needs a delay');
   return out;
 }
 

@@ -66,7 +66,7 @@ export function ipcCommand(): Command {
     .addOption(new Option('--transports <list>', `transports, comma-separated: ${names}`).default(names, 'all'))
     .option('--sizes <list>', 'message sizes (bytes; k, m, g suffixes)', numberListOption({ min: native.ipcMinMessage, size: true }), defaultSizes)
     .option('--mode <mode>', 'throughput (one way, as fast as it goes), pingpong (round trips) or both', 'both')
-    .addOption(new Option('--duration <time>', 'time per cell (500ms, 2s; a bare number is seconds)').argParser(durationOption()).default(500, '500ms'))
+    .addOption(new Option('--duration <time>', 'time per cell (500ms, 2s; a bare number is seconds)').argParser(durationOption({ wholeMs: true })).default(500, '500ms'))
     .option('--rounds <n>', 'rounds; the order of transports alternates, figures are medians', numberOption({ min: 1 }), 3)
     .option('--check <how>', 'what the receiver compares: sampled (every page\'s stamp and one full page per message) or full (every byte)', 'sampled')
     .option('--json', 'print the results as one JSON object instead of the table')
