@@ -32,12 +32,15 @@ export const setPassCredentials: (fd: number, on: boolean) => void = native.setP
 /** poll(2) one fd for 'read' or 'write' up to timeoutMs (-1: forever). True when ready. */
 export const waitFd: (fd: number, event: 'read' | 'write', timeoutMs: number) => boolean = native.waitFd;
 
+// held once: a lookup on the addon's exports object per call costs on this hot path
+const { sendmsgWith, recvmsgWith } = native;
+
 /** sendmsg(2): the buffers as one message, fds as SCM_RIGHTS, `to` for unconnected datagrams,
  * `credentials` to attach this process's SCM_CREDENTIALS. Returns bytes sent. */
 export function sendmsg(fd: number, buffers: ArrayBufferView[], options?: SendOptions): number {
-  if (options === null || typeof options !== 'object') return native.sendmsgWith(fd, buffers, undefined, undefined, undefined, options);
+  if (options === null || typeof options !== 'object') return sendmsgWith(fd, buffers, undefined, undefined, undefined, options);
   const { credentials, fds, to } = options;
-  return native.sendmsgWith(fd, buffers, fds, credentials, to, options);
+  return sendmsgWith(fd, buffers, fds, credentials, to, options);
 }
 
 // recvmsg writes bytes, flags, the fd count and the fds here; this makes the object.
@@ -46,8 +49,8 @@ const scratch = new Float64Array(3 + native.constants.SCM_MAX_FD);
 /** recvmsg(2) with MSG_CMSG_CLOEXEC. See RecvResult for truncation rules. */
 export function recvmsg(fd: number, buffers: ArrayBufferView[], options?: RecvOptions): RecvResult {
   const extra = options === null || typeof options !== 'object'
-    ? native.recvmsgWith(fd, buffers, undefined, undefined, options, scratch)
-    : native.recvmsgWith(fd, buffers, options.maxFds, options.controlFds, options, scratch);
+    ? recvmsgWith(fd, buffers, undefined, undefined, options, scratch)
+    : recvmsgWith(fd, buffers, options.maxFds, options.controlFds, options, scratch);
   const count = scratch[2];
   const fds = count === 0 ? [] : count === 1 ? [scratch[3]] : Array.from(scratch.subarray(3, 3 + count));
   const more = extra as { credentials?: Credentials; from?: string } | undefined;
