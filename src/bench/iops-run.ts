@@ -8,7 +8,7 @@ import { plural } from '../numbers.js';
 import { machineInfo } from './machine.js';
 import { runJob } from './storage-job.js';
 import { diskSample, diskUtil, fioDocument, fioJob, type JobEntry } from './fio-json.js';
-import { resultHeader, resultRows } from './report.js';
+import { resultHeader, resultRows } from './storage-table.js';
 import { jobLabel, outputJson, reportInterruptedLayout, describeJob, type IopsRun, type PlannedJob } from './iops-plan.js';
 
 /** Below this many I/Os a row's IOPS is a figure from a handful of calls: the table says so. */

@@ -8,7 +8,7 @@ import { interruption, markInterrupted } from '../interrupt.js';
 import { machineInfo } from './machine.js';
 import { checkJob, logicalBlockSize, runJob } from './storage-job.js';
 import { ENGINES, parseEngines } from './engines.js';
-import { percentile } from './report.js';
+import { percentile } from './storage-table.js';
 import { formatNs, table } from '../format.js';
 import { numberOption } from '../numbers.js';
 

@@ -8,7 +8,7 @@ import { interruption, markInterrupted } from '../interrupt.js';
 import { machineInfo } from './machine.js';
 import { checkJob, runJob, type RwMode } from './storage-job.js';
 import { outputJson } from './iops-plan.js';
-import { resultIops } from './report.js';
+import { resultIops } from './storage-table.js';
 
 /** The mode names -> rw and the words the benchmark printed. */
 const modes: Record<string, { rw: RwMode; words: string }> = {

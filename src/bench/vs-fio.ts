@@ -10,7 +10,7 @@ import { runJob } from './storage-job.js';
 import { engineInfo } from './engines.js';
 import { cpuPerIoUs, diskSample, diskUtil, fioDocument, fioJob } from './fio-json.js';
 import { fioVersion, runFio, type FioFigures } from './fio-runner.js';
-import { formatCpuPerIo, resultIops } from './report.js';
+import { formatCpuPerIo, resultIops } from './storage-table.js';
 import { describeJob, jobLabel, outputJson, reportInterruptedLayout, type IopsJob, type IopsRun, type PlannedJob } from './iops-plan.js';
 
 interface Pair {

@@ -8,7 +8,7 @@ import { native } from '../native.js';
 import { durationOption, numberListOption, numberOption, parseWholeNumber } from '../numbers.js';
 import { defaultSizes, parseModes, parseTransports, planRun, type IpcOptions } from './plan.js';
 import { servePeer } from './peer.js';
-import { buildReport, formatReport } from './report.js';
+import { buildReport, formatReport } from './results.js';
 import { runPlan, stderrProgress } from './run.js';
 
 interface CommandOptions {
