@@ -24,7 +24,7 @@ const commands: { name: string; group?: 'bench'; load: () => Promise<Command> }[
   { name: 'latency', group: 'bench', load: async () => (await import('./bench/latency.js')).latencyCommand() },
   { name: 'echo', group: 'bench', load: async () => (await import('./bench/echo.js')).benchEchoCommand() },
   { name: 'ipc', group: 'bench', load: async () => (await import('./ipc/command.js')).ipcCommand() },
-  { name: 'trace', load: async () => (await import('./trace/command.js')).traceCommand() },
+  { name: 'trace', load: async () => (await import('./trace/command.js')).traceCommand(buildProgram) },
   { name: 'report', load: async () => (await import('./report/command.js')).reportCommand() },
 ];
 
@@ -59,10 +59,11 @@ export async function buildProgram(args: readonly string[] = []): Promise<Comman
   return program;
 }
 
-/** Runs iolab with argv (process.argv's shape); errors become one `iolab:` line and an exit code. */
-export async function runIolab(argv: string[]): Promise<void> {
+/** Runs iolab with argv (process.argv's shape); errors become one `iolab:` line and an exit code.
+ * program: one buildProgram made for these arguments beforehand (loaded before a uid drop). */
+export async function runIolab(argv: string[], program?: Command): Promise<void> {
   try {
-    await (await buildProgram(argv.slice(2))).parseAsync(argv);
+    await (program ?? await buildProgram(argv.slice(2))).parseAsync(argv);
   } catch (err) {
     if (err instanceof CommanderError) {
       // commander already printed its message (or the help text).

@@ -104,8 +104,8 @@ async function finishBpftrace(bpftrace: ChildProcess, timeoutMs: number): Promis
 
 /** stdoutToStderr: the command's stdout goes to this process's stderr (--json keeps stdout
  * for the JSON alone). */
-export async function runTraced(args: string[], options: { stdoutToStderr?: boolean } = {}): Promise<TraceOutcome> {
-  const bpftracePath = await checkTracingPossible();
+export async function runTraced(args: string[], options: { stdoutToStderr?: boolean; bpftracePath?: string } = {}): Promise<TraceOutcome> {
+  const bpftracePath = options.bpftracePath ?? await checkTracingPossible();
   const probes = await findProbes(bpftracePath).catch((err: { stderr?: string; message?: string }) => {
     // e.g. bpftrace 0.17 as a non-root user with CAP_BPF and CAP_PERFMON: it runs only as root
     throw new UserError(`bpftrace could not list the probes: ${bpftraceError(String(err.stderr || err.message))}`);
