@@ -24,7 +24,8 @@ try { await import('${index}'); } catch (err) { console.log(err.code + ': ' + er
 
   it('with no build and no prebuilt addon that fits: one iolab: line naming how to build it', async () => {
     // node-gyp-build looks in IOLAB_PREBUILD instead of the package folder: an empty folder
-    const r = await runCliText(['readv', 'readv.c'], { env: { IOLAB_PREBUILD: tmp.path } });
+    // (and not the sanitized build, which IOLAB_ASAN=1 would load from the checkout)
+    const r = await runCliText(['readv', 'readv.c'], { env: { IOLAB_PREBUILD: tmp.path, IOLAB_ASAN: '0' } });
     expect(r.exitCode).toBe(1);
     expect(r.stdout).toBe('');
     expect(r.stderr).toBe('iolab: no iolab addon was built and no prebuilt one fits linux-x64; build it from source with: npm rebuild iolab (needs: apt-get install g++ make python3 liburing-dev libaio-dev systemtap-sdt-dev)');
