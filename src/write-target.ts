@@ -1,8 +1,9 @@
-// The one check every writing command (writev, gen; shm checks the object it opened) makes of the path a user named, before it
-// writes: nothing there, or a regular file (touched only as the command's flags allow), or a
-// symlink (refused; --force replaces the link itself, never its target). Anything else — a
-// device node, a FIFO, a socket, a folder — is refused whatever the flags: replacing one is
-// never what a user meant (/dev/null), and opening a FIFO to write waits for a reader.
+// The one check every writing command (writev, gen; shm checks the object it opened) makes of
+// the path a user named, before it writes: nothing there, or a regular file (touched only as
+// the command's flags allow), or a symlink (refused; --force replaces the link itself, never
+// its target). Anything else (a device node, a FIFO, a socket, a folder) is refused whatever
+// the flags: replacing one is never what a user meant (/dev/null), and opening a FIFO to write
+// waits for a reader.
 import { lstatSync, readlinkSync, type Stats } from 'node:fs';
 import { UserError } from './cli-util.js';
 import { showText } from './demos/common.js';
