@@ -32,7 +32,9 @@ describe.runIf(fincoreInstalled)('random map and passes', { timeout: 300_000 }, 
     const size = 1027 * 4096;
     const job = ['--filename', f, '--size', String(size), '--rw', 'randread', '--ioengine', 'psync'];
     expect((await iops(...job)).exitCode).toBe(0);
-    expect(await cachedBytes(f)).toBe(size);
+    // every block was read, so every page was cached; the kernel may reclaim a few meanwhile
+    // (this machine runs DAMON's reclaim: a CI run once found one page of 1027 gone)
+    expect(await cachedBytes(f)).toBeGreaterThanOrEqual(size * 0.99);
     const r = await iops(...job, '--norandommap');
     expect(r.exitCode).toBe(0);
     const share = (await cachedBytes(f)) / size;  // 1 - 1/e of 1027 blocks, give or take a few %
