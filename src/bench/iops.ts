@@ -117,7 +117,7 @@ function baseJob(opts: IopsOptions, filename: string, engines: string[]): IopsJo
     norandommap: opts.norandommap ?? false,
     refillBuffers: opts.refill_buffers ?? false,
     randrepeat: opts.randrepeat ?? true,
-    // randrepeat=0: another sequence every run, as fio draws its seed per run
+    // --randrepeat=0 asks for a different offset sequence on every run: a seed drawn per run, as fio does
     randseed: opts.randrepeat === false ? randomInt(2 ** 47) : opts.randseed,
     name: opts.name,
     accepted: acceptedOptions(opts),
