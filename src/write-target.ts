@@ -6,7 +6,7 @@
 // waits for a reader.
 import { lstatSync, readlinkSync, type Stats } from 'node:fs';
 import { UserError } from './cli-util.js';
-import { showText } from './demos/common.js';
+import { showText } from './show-bytes.js';
 
 /** What the command was told it may do to an existing file. */
 export interface WriteFlags {

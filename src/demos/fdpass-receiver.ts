@@ -4,7 +4,8 @@
 import { native, type RecvResult } from '../native.js';
 import { UserError } from '../cli-util.js';
 import { plural } from '../numbers.js';
-import { showBytes, showText, withInterrupts } from './common.js';
+import { withInterrupts } from './common.js';
+import { showBytes, showText } from '../show-bytes.js';
 import { checkSocketPath, maxMessageBytes, type FdpassType } from './fdpass-common.js';
 import { bindReceiverPath, type BoundPath } from './fdpass-bind.js';
 import { plainIo, type DemoIo } from './io.js';

@@ -4,7 +4,8 @@ import { closeSync, constants, fstatSync, openSync, statSync } from 'node:fs';
 import { isErrnoException, native } from '../native.js';
 import { Command } from 'commander';
 import { oneLineErrors, printJson, UserError } from '../cli-util.js';
-import { iovMax, showBytes } from './common.js';
+import { iovMax } from './common.js';
+import { showBytes } from '../show-bytes.js';
 import { plainIo, uringOption, withDemoIo, type DemoIo } from './io.js';
 import { numberOption, numberListOption, plural } from '../numbers.js';
 

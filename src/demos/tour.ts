@@ -11,7 +11,8 @@ import { oneLineErrors, printJson, UserError } from '../cli-util.js';
 import { Ring, isIoUringUnavailable } from '../ring.js';
 import { iolabArgv } from '../spawn-iolab.js';
 import { plural } from '../numbers.js';
-import { InterruptedError, showBytes, withInterrupts } from './common.js';
+import { InterruptedError, withInterrupts } from './common.js';
+import { showBytes } from '../show-bytes.js';
 import { interruptedBy } from '../interrupt.js';
 
 const commandTimeoutMs = 30_000;
