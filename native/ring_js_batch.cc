@@ -235,6 +235,66 @@ napi_value RecvmsgBatchFlat(napi_env env, napi_callback_info info) {
   return batch.Queue();
 }
 
+// readvBatch(fd, [{ buffers, position? }, ...]) -> Promise<Int32Array>: one READV (READ for one
+// buffer) per request, settled together (OpGroup::reads).
+napi_value ReadvBatch(napi_env env, napi_callback_info info) {
+  Call<2> call(env, info);
+  RingCore* core = call.Open(env);
+  int fd = FdArg(env, call[0]);
+  uint32_t n = BatchLength(env, call[1], "requests", "an array of { buffers, position? }");
+  Filling batch(core);
+  batch.get()->reads = true;
+  Keys keys(env);
+  for (uint32_t i = 0; i < n; i++) {
+    std::string name = "requests[" + std::to_string(i) + "]";
+    napi_value element = Element(env, call[1], i);
+    napi_valuetype type;
+    napi_typeof(env, element, &type);
+    if (type != napi_object) ThrowArgType(env, name, "an object { buffers, position? }", element);
+    OptionsArg request(env, element, "request");
+    Op* op = batch.Add(OpKind::kReadv, fd);
+    op->offset = uint64_t(PositionArg(env, request.Get("position"), (name + ".position").c_str(), true));
+    OpAddViewList(env, op, request.Get(keys[Key::kBuffers]), true);  // holds its views
+  }
+  return batch.Queue();
+}
+
+// readvBatchFlat(fd, views, viewCounts, positions: Float64Array) -> Promise<Int32Array>; a
+// position of -1 is the file position. The views Array is held once for the batch, as
+// recvmsgBatchFlat holds its own.
+napi_value ReadvBatchFlat(napi_env env, napi_callback_info info) {
+  Call<4> call(env, info);
+  RingCore* core = call.Open(env);
+  int fd = FdArg(env, call[0]);
+  size_t n = 0, n_positions = 0;
+  std::vector<int32_t> view_counts = Int32ArrayArg(env, call[2], "viewCounts", &n, kMaxRingEntries);
+  std::vector<double> positions = Float64ArrayArg(env, call[3], "positions", &n_positions, kMaxRingEntries);
+  if (n > kMaxRingEntries) ThrowArgRange(env, "viewCounts.length", "<= " + std::to_string(kMaxRingEntries), std::to_string(n));
+  if (n_positions != n) ThrowArgRange(env, "positions.length", "viewCounts.length (" + std::to_string(n) + ")", std::to_string(n_positions));
+  uint32_t total_views = BatchLength(env, call[1], "views", "an array of ArrayBufferView");
+  Filling batch(core);
+  OpGroup* group = batch.get();
+  group->reads = true;
+  NAPI_THROW_IF_FAILED(env, napi_create_reference(env, call[1], 1, &group->views), nullptr);
+  LiveInc(Live::kHeldBuffers);
+  uint32_t view_at = 0;
+  for (size_t i = 0; i < n; i++) {
+    uint32_t views = uint32_t(view_counts[i]);
+    if (view_counts[i] < 0 || view_at + uint64_t(views) > total_views) ThrowArgRange(env, "viewCounts", "counts of views that add up to views.length", std::to_string(view_counts[i]));
+    double p = positions[i];
+    if (p != -1 && !(p >= 0 && p <= double(kMaxSafeInteger) && p == double(int64_t(p)))) {
+      napi_value value;  // the per-op readv's error for this number
+      napi_create_double(env, p, &value);
+      PositionArg(env, value, ArgPath{"requests[", i, "].position"}.str().c_str(), true);
+    }
+    Op* op = batch.Add(OpKind::kReadv, fd);
+    op->offset = uint64_t(int64_t(p));
+    OpAddViewRange(env, op, call[1], view_at, views, true, ArgPath{"requests[", i, "].buffers"}, group->views);
+    view_at += views;
+  }
+  return batch.Queue();
+}
+
 // closeFds([fd, ...] or an Int32Array of fds) -> Promise<void>
 napi_value CloseFds(napi_env env, napi_callback_info info) {
   Call<1> call(env, info);

@@ -195,7 +195,7 @@ static bool TargetOf(napi_env env, Op* op, napi_value group_views, size_t i, nap
 
 // Copies `bytes` of bounce memory into the views, as they are now: a view detached or shrunk
 // in flight (or no longer a view, in a batch's Array) gets what still fits, nothing more.
-static void CopyOut(napi_env env, Op* op, size_t bytes) {
+void OpCopyOut(napi_env env, Op* op, size_t bytes) {
   napi_value group_views = nullptr;
   if (op->shared_views != nullptr &&
       (napi_get_reference_value(env, op->shared_views, &group_views) != napi_ok || group_views == nullptr))
@@ -224,19 +224,19 @@ static napi_value Count(napi_env env, Op*, int res) {
 }
 
 static napi_value BytesRead(napi_env env, Op* op, int res) {
-  CopyOut(env, op, size_t(res));
+  OpCopyOut(env, op, size_t(res));
   return Count(env, op, res);
 }
 
 static napi_value Message(napi_env env, Op* op, int res) {
-  CopyOut(env, op, size_t(res));
+  OpCopyOut(env, op, size_t(res));
   Received received(&op->msg, size_t(res), op->max_fds);
   if (received.maybe_eof()) received.ApplyEof(op->socket_type, op->eof_poll_fd);
   return received.ToValue(env);
 }
 
 napi_value OpMessagePacked(napi_env env, Op* op, int res, double* out) {
-  CopyOut(env, op, size_t(res));
+  OpCopyOut(env, op, size_t(res));
   Received received(&op->msg, size_t(res), op->max_fds);
   if (received.maybe_eof()) received.ApplyEof(op->socket_type, op->eof_poll_fd);
   return received.ToScratch(env, out);

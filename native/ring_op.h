@@ -114,6 +114,10 @@ void OpSetRecvControl(Op* op, int control_fds);
 // on a seqpacket socket a dup is kept to ask about the peer's shutdown at completion.
 void OpReadSocketType(Op* op);
 
+// A read's first `bytes` of bounce memory copied into its views as they are now (a view
+// detached or shrunk in flight gets what still fits). The batches' packed form.
+void OpCopyOut(napi_env env, Op* op, size_t bytes);
+
 // recvmsg's result written into `out` (3 + max_fds doubles: bytes, flags, fd count, the fds;
 // Received::ToScratch) instead of made as an object; returns { credentials?, from? } or
 // undefined. The batches' packed form.

@@ -53,6 +53,13 @@ export interface RingStats {
 
 export type RingAddress = string | { host: string; port: number };
 
+/** One read of a readvBatch: IORING_OP_READV into `buffers` at `position` (omitted, null or -1:
+ * the file position). */
+export interface ReadvRequest {
+  buffers: ArrayBufferView[];
+  position?: number | bigint | null;
+}
+
 // The addon's ring object: its methods are the native entry points the class below calls.
 // readvOne/writevOne take the one buffer of the common case (reading a list from C++ costs three
 // calls back into JS per op); the batches' flat forms take every view in one Array and the
@@ -81,6 +88,8 @@ interface NativeRing {
   sendmsgBatchFlat(fd: number, views: unknown[], viewCounts: Int32Array, fds: Int32Array, fdCounts: Int32Array, credentials: unknown): Promise<Packed>;
   recvmsgBatchFlat(fd: number, views: unknown[], viewCounts: Int32Array, maxFds: unknown, controlFds: unknown): Promise<Packed>;
   closeFds(fds: unknown): Promise<void>;
+  readvBatch(fd: number, requests: unknown): Promise<Int32Array>;
+  readvBatchFlat(fd: number, views: unknown[], viewCounts: Int32Array, positions: Float64Array): Promise<Int32Array>;
   accept(fd: number): Promise<number>;
   connect(fd: number, address: unknown): Promise<void>;
   recv(fd: number, buffer: ArrayBufferView, flags: number | undefined): Promise<number>;
@@ -97,6 +106,8 @@ const NativeRingClass = native.Ring as new (options?: RingOptions) => NativeRing
 function isFdNumber(f: unknown): f is number {
   return typeof f === 'number' && (f | 0) === f && f >= 0;
 }
+
+const toNumbers = (bytes: Int32Array): number[] => Array.from(bytes);
 
 let nativeRingOf: (ring: Ring) => NativeRing;
 
@@ -225,6 +236,31 @@ export class Ring {
       }
       return out;
     });
+  }
+
+  /** One IORING_OP_READV per request, queued by this one call and settled together: resolves
+   * with the bytes each read (in order; short reads as is). Every read that succeeded has been
+   * copied into its buffers, also when another failed; then the Promise rejects with the first
+   * failed op's error, with `index` (its place) and `results` (each op's bytes, or its Error). */
+  readvBatch(fd: number, requests: ReadvRequest[]): Promise<number[]> {
+    const ring = this.#ring;
+    if (!Array.isArray(requests)) return ring.readvBatch(fd, requests).then(toNumbers);
+    const n = requests.length;
+    const views: unknown[] = [];
+    const viewCounts = new Int32Array(n);
+    const positions = new Float64Array(n);
+    for (let i = 0; i < n; i++) {
+      const r = requests[i] as { buffers?: unknown; position?: unknown } | null;
+      if (r === null || typeof r !== 'object') return ring.readvBatch(fd, requests).then(toNumbers);
+      const list = r.buffers;
+      const p = r.position;
+      // anything else (a bigint position, no buffers array) gets the object form's checks
+      if (!Array.isArray(list) || (typeof p !== 'number' && p !== undefined && p !== null)) return ring.readvBatch(fd, requests).then(toNumbers);
+      positions[i] = typeof p === 'number' ? p : -1;
+      for (let k = 0; k < list.length; k++) views.push(list[k]);
+      viewCounts[i] = list.length;
+    }
+    return ring.readvBatchFlat(fd, views, viewCounts, positions).then(toNumbers);
   }
 
   /** One IORING_OP_CLOSE per fd, one Promise for all (rejects with the first error). */

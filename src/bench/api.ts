@@ -129,6 +129,8 @@ function ratios(rows: ApiRow[]): ApiRatio[] {
     ['ring.readv', 32, 'fs.promises.readv', 32, 3.0],
     ['ring.readv', 32, 'fs.read', 32, 1.5],
     ['ring.readv', 32, 'fs.readvSync', 1, 0.8],
+    ['ring.readvBatch', 32, 'fs.readvSync', 1, 1.0],
+    ['ring.readvBatch', 32, 'ring.readv', 32],
     ['ring.sendmsg', 32, 'iolab.sendmsg', 1],
     ['ring.sendmsg', 32, 'c.sendmsg', 1],
     ['iolab.sendmsg', 1, 'c.sendmsg', 1],
