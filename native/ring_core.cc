@@ -9,6 +9,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <algorithm>
+
 #include "errors.h"
 #include "live_objects.h"
 #include "ring_setup.h"
@@ -145,6 +147,82 @@ napi_value RingCore::EnqueueGroup(OpGroup* group) {
   return promise;
 }
 
+bool RingCore::CanSubmitNow(size_t n) const {
+  return !closed() && (setup_flags_ & IORING_SETUP_SQPOLL) == 0 && backlog_.empty() &&
+         io_uring_sq_space_left(&ring_) >= n;
+}
+
+napi_value RingCore::EnqueueGroupNow(OpGroup* group) {
+  if (!CanSubmitNow(group->ops.size())) {
+    for (Op* op : group->ops)
+      if (op->kind == OpKind::kReadvDirect) OpToBounce(op);
+    return EnqueueGroup(group);
+  }
+  napi_value promise = EnqueueGroup(group);  // every op has its SQE: the SQ had room
+  SubmitDirect(group);
+  return promise;
+}
+
+void RingCore::SubmitDirect(OpGroup* group) {
+  std::vector<Op*>& direct = direct_;  // sorted: their CQEs are told apart by user_data
+  direct.clear();
+  for (Op* op : group->ops)
+    if (op->kind == OpKind::kReadvDirect) direct.push_back(op);
+  std::sort(direct.begin(), direct.end());
+  DTRACE_PROBE2(iolab, ring_submit, ring_.ring_fd, unsubmitted_);
+  int ret = io_uring_submit(&ring_);
+  stats_.submit_calls++;
+  if (ret > 0) {
+    stats_.sqes_submitted += ret;
+    unsubmitted_ -= std::min<unsigned>(unsubmitted_, unsigned(ret));
+  }
+  // What the kernel did not take (the submit failed: out of memory...) is still ours to rewrite.
+  size_t pending = direct.size();
+  unsigned mask = *ring_.sq.kring_mask;
+  for (unsigned k = io_uring_smp_load_acquire(ring_.sq.khead); k != *ring_.sq.ktail; k++) {
+    struct io_uring_sqe* sqe = &ring_.sq.sqes[ring_.sq.array[k & mask]];
+    Op* op = reinterpret_cast<Op*>(uintptr_t(sqe->user_data));
+    if (!std::binary_search(direct.begin(), direct.end(), op)) continue;
+    OpToBounce(op);
+    OpPrep(sqe, op);
+    pending--;
+  }
+  // A page-cache read completes inside the submit. One the kernel queued instead (a file made
+  // O_DIRECT meanwhile) writes into the views until it completes: wait for it, before JS runs.
+  for (pending -= StashCqes(direct); pending > 0; pending -= StashCqes(direct)) {
+    struct io_uring_cqe* cqe = nullptr;
+    io_uring_wait_cqe(&ring_, &cqe);
+  }
+}
+
+size_t RingCore::StashCqes(const std::vector<Op*>& mine) {
+  size_t found = 0;
+  struct io_uring_cqe* cqes[64];
+  while (unsigned n = io_uring_peek_batch_cqe(&ring_, cqes, 64)) {
+    for (unsigned i = 0; i < n; i++) {
+      void* data = io_uring_cqe_get_data(cqes[i]);
+      stash_.push_back({data, cqes[i]->res});
+      DTRACE_PROBE2(iolab, ring_complete, data, cqes[i]->res);
+      if (std::binary_search(mine.begin(), mine.end(), static_cast<Op*>(data))) found++;
+    }
+    io_uring_cq_advance(&ring_, n);
+    stats_.cqes_reaped += n;
+  }
+  return found;
+}
+
+// The stashed CQEs, in the order they came (a getter run while one settles may stash more).
+void RingCore::SettleStashed(bool in_cleanup) {
+  while (!stash_.empty()) {
+    std::vector<Stashed> batch;
+    batch.swap(stash_);
+    for (const Stashed& d : batch)
+      if (!cancel_.OnCqe(d.data, d.res)) Settle(static_cast<Op*>(d.data), d.res, in_cleanup);
+    batch.clear();
+    if (stash_.empty()) stash_.swap(batch);  // keeps its capacity
+  }
+}
+
 void RingCore::DropGroup(OpGroup* group) {
   for (Op* op : group->ops) ReleaseOp(op);
   GroupFree(env_, group);
@@ -230,11 +308,12 @@ void RingCore::OnPoll(uv_poll_t* handle, int status, int events) {
   // Reap, let the continuations queue their next ops, submit them; ops that completed inline
   // during that submit (page-cache reads) are reaped right away instead of after another
   // trip through epoll. Bounded, so other handles get their turn.
+  // (A continuation's readvBatch may have submitted and stashed its CQEs itself.)
   for (int turn = 0; turn < 4; turn++) {
     core->ReapAndSettle();
-    if (core->torn_down_ || (core->unsubmitted_ == 0 && core->backlog_.empty())) return;
-    core->Flush();
-    if (core->torn_down_ || io_uring_cq_ready(&core->ring_) == 0) return;
+    if (core->torn_down_) return;
+    if (core->unsubmitted_ > 0 || !core->backlog_.empty()) core->Flush();
+    if (core->torn_down_ || (io_uring_cq_ready(&core->ring_) == 0 && core->stash_.empty())) return;
   }
 }
 
@@ -258,6 +337,7 @@ void RingCore::ReapAndSettle() {
     int res;
   } done[64];
   for (;;) {
+    SettleStashed(false);
     unsigned sq_flags = IO_URING_READ_ONCE(*ring_.sq.kflags);
     if ((sq_flags & IORING_SQ_CQ_OVERFLOW) != 0) stats_.cq_overflows++;
     // Deferred task work runs only when we enter the kernel: do it when the kernel says some
@@ -275,6 +355,7 @@ void RingCore::ReapAndSettle() {
       if ((sq_flags & (IORING_SQ_CQ_OVERFLOW | (taskrun_flag ? IORING_SQ_TASKRUN : 0))) != 0 &&
           ++empty_rounds < 2)
         continue;
+      if (!stash_.empty()) continue;
       break;
     }
     empty_rounds = 0;
@@ -320,6 +401,17 @@ void RingCore::Settle(Op* op, int res, bool in_cleanup) {
 // A batch's op is kept until the batch's last op is done; then all settle at once.
 void RingCore::SettleMember(Op* op, int res, bool in_cleanup) {
   OpGroup* group = op->group;
+  if (op->kind == OpKind::kReadvDirect && OpDirectWantsRetry(op, res)) {
+    if (!in_cleanup && !closing_) {  // again, through bounce memory, waiting if it must
+      OpToBounce(op);
+      if (!backlog_.empty() || !PrepSqe(op)) {
+        backlog_.push_back(op);
+        stats_.overflow_queued++;
+      }
+      return;
+    }
+    if (res == -EAGAIN) res = -ECANCELED;  // it would have run again, but the Ring closes
+  }
   op->res = res;
   if (--group->pending == 0) {
     if (in_cleanup) {
@@ -438,6 +530,7 @@ void RingCore::OnEnvCleanup(void* arg) {
 
 void RingCore::CleanupBlocking() {
   if (torn_down_) return;
+  SettleStashed(true);
   while (!backlog_.empty()) {
     Op* op = backlog_.front();
     backlog_.pop_front();

@@ -88,8 +88,8 @@ interface NativeRing {
   sendmsgBatchFlat(fd: number, views: unknown[], viewCounts: Int32Array, fds: Int32Array, fdCounts: Int32Array, credentials: unknown): Promise<Packed>;
   recvmsgBatchFlat(fd: number, views: unknown[], viewCounts: Int32Array, maxFds: unknown, controlFds: unknown): Promise<Packed>;
   closeFds(fds: unknown): Promise<void>;
-  readvBatch(fd: number, requests: unknown): Promise<Int32Array>;
-  readvBatchFlat(fd: number, views: unknown[], viewCounts: Int32Array, positions: Float64Array): Promise<Int32Array>;
+  readvBatch(fd: number, requests: unknown): Promise<number[]>;
+  readvBatchFlat(fd: number, views: unknown[], viewCounts: Int32Array | undefined, positions: Float64Array, count: number): Promise<number[]>;
   accept(fd: number): Promise<number>;
   connect(fd: number, address: unknown): Promise<void>;
   recv(fd: number, buffer: ArrayBufferView, flags: number | undefined): Promise<number>;
@@ -107,13 +107,13 @@ function isFdNumber(f: unknown): f is number {
   return typeof f === 'number' && (f | 0) === f && f >= 0;
 }
 
-const toNumbers = (bytes: Int32Array): number[] => Array.from(bytes);
-
 let nativeRingOf: (ring: Ring) => NativeRing;
 
 /** One io_uring instance bound to this thread's event loop. */
 export class Ring {
   readonly #ring: NativeRing;
+  #positions = new Float64Array(32);
+  #viewCounts = new Int32Array(32);
 
   static {
     nativeRingOf = (ring) => ring.#ring;
@@ -244,23 +244,30 @@ export class Ring {
    * failed op's error, with `index` (its place) and `results` (each op's bytes, or its Error). */
   readvBatch(fd: number, requests: ReadvRequest[]): Promise<number[]> {
     const ring = this.#ring;
-    if (!Array.isArray(requests)) return ring.readvBatch(fd, requests).then(toNumbers);
+    if (!Array.isArray(requests)) return ring.readvBatch(fd, requests);
     const n = requests.length;
+    // Reused from call to call: the addon copies them before anything it reads can run JS.
+    if (this.#positions.length < n) {
+      this.#positions = new Float64Array(n);
+      this.#viewCounts = new Int32Array(n);
+    }
+    const positions = this.#positions;
+    const viewCounts = this.#viewCounts;
     const views: unknown[] = [];
-    const viewCounts = new Int32Array(n);
-    const positions = new Float64Array(n);
+    let oneEach = true;
     for (let i = 0; i < n; i++) {
       const r = requests[i] as { buffers?: unknown; position?: unknown } | null;
-      if (r === null || typeof r !== 'object') return ring.readvBatch(fd, requests).then(toNumbers);
+      if (r === null || typeof r !== 'object') return ring.readvBatch(fd, requests);
       const list = r.buffers;
       const p = r.position;
       // anything else (a bigint position, no buffers array) gets the object form's checks
-      if (!Array.isArray(list) || (typeof p !== 'number' && p !== undefined && p !== null)) return ring.readvBatch(fd, requests).then(toNumbers);
+      if (!Array.isArray(list) || (typeof p !== 'number' && p !== undefined && p !== null)) return ring.readvBatch(fd, requests);
       positions[i] = typeof p === 'number' ? p : -1;
       for (let k = 0; k < list.length; k++) views.push(list[k]);
       viewCounts[i] = list.length;
+      if (list.length !== 1) oneEach = false;
     }
-    return ring.readvBatchFlat(fd, views, viewCounts, positions).then(toNumbers);
+    return ring.readvBatchFlat(fd, views, oneEach ? undefined : viewCounts, positions, n);
   }
 
   /** One IORING_OP_CLOSE per fd, one Promise for all (rejects with the first error). */
