@@ -4,7 +4,6 @@
 // socket's type is read once.
 #include <fcntl.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include <algorithm>
 #include <memory>
@@ -261,19 +260,19 @@ napi_value ReadvBatch(napi_env env, napi_callback_info info) {
   return batch.Queue();
 }
 
-// A read of fd goes through the page cache (no O_DIRECT) of a regular file: one that RWF_NOWAIT
-// completes inside the submit or refuses with EAGAIN.
+// fd is read through the page cache (no O_DIRECT), where RWF_NOWAIT completes a read inside the
+// submit or refuses it with EAGAIN. (Only a hint: SubmitDirect waits for a read the kernel
+// queued all the same, so a file made O_DIRECT meanwhile is safe, if slow.)
 static bool ThroughPageCache(int fd) {
-  struct stat st;
   int flags = fcntl(fd, F_GETFL);
-  return flags >= 0 && (flags & O_DIRECT) == 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode);
+  return flags >= 0 && (flags & O_DIRECT) == 0;
 }
 
 // readvBatchFlat(fd, views, viewCounts | undefined, positions: Float64Array, count?) ->
 // Promise<number[]>: the first `count` positions (all by default), viewCounts undefined when
 // each request has one view; a position of -1 is the file position. The views Array is held once for the batch, as
-// recvmsgBatchFlat holds its own. When every position is explicit, fd is a regular file read
-// through the page cache and the SQ has room for the batch, the reads go straight into the
+// recvmsgBatchFlat holds its own. When every position is explicit, fd is not O_DIRECT and the
+// SQ has room for the batch, the reads go straight into the
 // views (kReadvDirect) and are submitted before the call returns (EnqueueGroupNow): no bounce
 // memory, no copy when they settle.
 napi_value ReadvBatchFlat(napi_env env, napi_callback_info info) {
