@@ -17,7 +17,7 @@ struct OpGroup {
   size_t pending = 0;            // ops whose CQE has not come
   bool resolve_undefined = false;  // closeFds: nothing to report per op
   // readvBatch: every read that succeeded is copied into its views, also when another failed;
-  // resolves with an Array of each op's bytes, or rejects with the first error, which
+  // resolves with an Int32Array of each op's bytes, or rejects with the first error, which
   // carries `index` (that op's place) and `results` (each op's bytes or Error).
   bool reads = false;
   // The packed form (src/ring.ts unpacks it): [Float64Array, extras] with `stride` doubles per

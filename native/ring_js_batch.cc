@@ -236,7 +236,7 @@ napi_value RecvmsgBatchFlat(napi_env env, napi_callback_info info) {
   return batch.Queue();
 }
 
-// readvBatch(fd, [{ buffers, position? }, ...]) -> Promise<number[]>: one READV (READ for one
+// readvBatch(fd, [{ buffers, position? }, ...]) -> Promise<Int32Array>: one READV (READ for one
 // buffer) per request, settled together (OpGroup::reads).
 napi_value ReadvBatch(napi_env env, napi_callback_info info) {
   Call<2> call(env, info);
@@ -269,7 +269,7 @@ static bool ThroughPageCache(int fd) {
 }
 
 // readvBatchFlat(fd, views, viewCounts | undefined, positions: Float64Array, count?) ->
-// Promise<number[]>: the first `count` positions (all by default), viewCounts undefined when
+// Promise<Int32Array>: the first `count` positions (all by default), viewCounts undefined when
 // each request has one view; a position of -1 is the file position. The views Array is held once for the batch, as
 // recvmsgBatchFlat holds its own. When every position is explicit, fd is not O_DIRECT and the
 // SQ has room for the batch, the reads go straight into the
