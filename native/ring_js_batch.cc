@@ -268,7 +268,7 @@ static bool ThroughPageCache(int fd) {
   return flags >= 0 && (flags & O_DIRECT) == 0;
 }
 
-// readvBatchFlat(fd, views, viewCounts | undefined, positions: Float64Array, count?) ->
+// readvBatchFlat(fd, views, viewCounts | undefined, positions: Float64Array, count?, ...views) ->
 // Promise<Int32Array>: the first `count` positions (all by default), viewCounts undefined when
 // each request has one view; a position of -1 is the file position. The views Array is held once for the batch, as
 // recvmsgBatchFlat holds its own. When every position is explicit, fd is not O_DIRECT and the
@@ -294,8 +294,17 @@ napi_value ReadvBatchFlat(napi_env env, napi_callback_info info) {
     if (n_counts < n) ThrowArgRange(env, "viewCounts.length", ">= positions.length (" + std::to_string(n) + ")", std::to_string(n_counts));
   }
   uint32_t total_views = BatchLength(env, call[1], "views", "an array of ArrayBufferView");
-  std::vector<napi_value> elements(total_views);
-  for (uint32_t k = 0; k < total_views; k++) elements[k] = Element(env, call[1], k);
+  // src/ring.ts also passes a small batch's views as arguments after the five: all of them in
+  // one napi call instead of an element read each.
+  size_t argc = 5 + size_t(total_views);
+  std::vector<napi_value> elements(argc);
+  NAPI_THROW_IF_FAILED(env, napi_get_cb_info(env, info, &argc, elements.data(), nullptr, nullptr), nullptr);
+  if (argc == 5 + size_t(total_views)) {
+    elements.erase(elements.begin(), elements.begin() + 5);
+  } else {
+    elements.resize(total_views);
+    for (uint32_t k = 0; k < total_views; k++) elements[k] = Element(env, call[1], k);
+  }
   bool direct = n > 0 && std::all_of(positions.begin(), positions.end(), [](double p) { return p >= 0; }) &&
                 core->CanSubmitNow(n) && ThroughPageCache(fd);
   Filling batch(core);
