@@ -163,15 +163,26 @@ View ViewArg(napi_env env, napi_value value, const char* name) {
   return view;
 }
 
-std::vector<int32_t> Int32ArrayArg(napi_env env, napi_value value, const char* name, size_t* length, size_t limit) {
+// The elements of a TypedArray of one type, copied (Int32ArrayArg, Float64ArrayArg).
+template <typename T, napi_typedarray_type kType>
+static std::vector<T> TypedElements(napi_env env, napi_value value, const char* name, const char* expected,
+                                    size_t* length, size_t limit) {
   bool is_typed = false;
   napi_typedarray_type type;
   void* data = nullptr;
   if (napi_is_typedarray(env, value, &is_typed) != napi_ok || !is_typed ||
-      napi_get_typedarray_info(env, value, &type, length, &data, nullptr, nullptr) != napi_ok || type != napi_int32_array)
-    ThrowArgType(env, name, "an Int32Array", value);
-  const int32_t* elements = static_cast<const int32_t*>(data);
-  return std::vector<int32_t>(elements, elements + std::min(*length, limit));
+      napi_get_typedarray_info(env, value, &type, length, &data, nullptr, nullptr) != napi_ok || type != kType)
+    ThrowArgType(env, name, expected, value);
+  const T* elements = static_cast<const T*>(data);
+  return std::vector<T>(elements, elements + std::min(*length, limit));
+}
+
+std::vector<int32_t> Int32ArrayArg(napi_env env, napi_value value, const char* name, size_t* length, size_t limit) {
+  return TypedElements<int32_t, napi_int32_array>(env, value, name, "an Int32Array", length, limit);
+}
+
+std::vector<double> Float64ArrayArg(napi_env env, napi_value value, const char* name, size_t* length, size_t limit) {
+  return TypedElements<double, napi_float64_array>(env, value, name, "a Float64Array", length, limit);
 }
 
 ListArg::ListArg(napi_env env, napi_value value, const char* name) : env_(env), name_(name) {

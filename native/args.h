@@ -138,6 +138,8 @@ View ViewArg(napi_env env, napi_value value, const char* name);
 // JS (a getter) may detach the array and let the GC free its memory. *length is their count; at
 // most `limit` are copied (the caller never reads past it).
 std::vector<int32_t> Int32ArrayArg(napi_env env, napi_value value, const char* name, size_t* length, size_t limit);
+// The same for a Float64Array (positions, which an Int32Array cannot hold).
+std::vector<double> Float64ArrayArg(napi_env env, napi_value value, const char* name, size_t* length, size_t limit);
 
 // iovecs with room for a few inline, so the common 1-8 buffer call allocates nothing.
 class IovecArray {

@@ -230,11 +230,12 @@ void RingCore::OnPoll(uv_poll_t* handle, int status, int events) {
   // Reap, let the continuations queue their next ops, submit them; ops that completed inline
   // during that submit (page-cache reads) are reaped right away instead of after another
   // trip through epoll. Bounded, so other handles get their turn.
+  // (A continuation's readvBatch may have submitted and stashed its CQEs itself.)
   for (int turn = 0; turn < 4; turn++) {
     core->ReapAndSettle();
-    if (core->torn_down_ || (core->unsubmitted_ == 0 && core->backlog_.empty())) return;
-    core->Flush();
-    if (core->torn_down_ || io_uring_cq_ready(&core->ring_) == 0) return;
+    if (core->torn_down_) return;
+    if (core->unsubmitted_ > 0 || !core->backlog_.empty()) core->Flush();
+    if (core->torn_down_ || (io_uring_cq_ready(&core->ring_) == 0 && core->stash_.empty())) return;
   }
 }
 
@@ -258,6 +259,7 @@ void RingCore::ReapAndSettle() {
     int res;
   } done[64];
   for (;;) {
+    SettleStashed(false);
     unsigned sq_flags = IO_URING_READ_ONCE(*ring_.sq.kflags);
     if ((sq_flags & IORING_SQ_CQ_OVERFLOW) != 0) stats_.cq_overflows++;
     // Deferred task work runs only when we enter the kernel: do it when the kernel says some
@@ -275,6 +277,7 @@ void RingCore::ReapAndSettle() {
       if ((sq_flags & (IORING_SQ_CQ_OVERFLOW | (taskrun_flag ? IORING_SQ_TASKRUN : 0))) != 0 &&
           ++empty_rounds < 2)
         continue;
+      if (!stash_.empty()) continue;
       break;
     }
     empty_rounds = 0;
@@ -320,6 +323,17 @@ void RingCore::Settle(Op* op, int res, bool in_cleanup) {
 // A batch's op is kept until the batch's last op is done; then all settle at once.
 void RingCore::SettleMember(Op* op, int res, bool in_cleanup) {
   OpGroup* group = op->group;
+  if (op->kind == OpKind::kReadvDirect && OpDirectWantsRetry(op, res)) {
+    if (!in_cleanup && !closing_) {  // again, through bounce memory, waiting if it must
+      OpToBounce(op);
+      if (!backlog_.empty() || !PrepSqe(op)) {
+        backlog_.push_back(op);
+        stats_.overflow_queued++;
+      }
+      return;
+    }
+    if (res == -EAGAIN) res = -ECANCELED;  // it would have run again, but the Ring closes
+  }
   op->res = res;
   if (--group->pending == 0) {
     if (in_cleanup) {
@@ -438,6 +452,7 @@ void RingCore::OnEnvCleanup(void* arg) {
 
 void RingCore::CleanupBlocking() {
   if (torn_down_) return;
+  SettleStashed(true);
   while (!backlog_.empty()) {
     Op* op = backlog_.front();
     backlog_.pop_front();

@@ -53,6 +53,15 @@ class RingCore {
   // Queues every op of a batch (ring_group.h) and returns its one Promise; the core owns the
   // group from here.
   napi_value EnqueueGroup(OpGroup* group);
+  // True when n SQEs can go to the kernel now, inside the call: the Ring is open, no SQPOLL
+  // thread reads the SQ on its own, nothing waits in the backlog, the SQ has room for n.
+  bool CanSubmitNow(size_t n) const;
+  // EnqueueGroup, then submits at once. Its direct reads (kReadvDirect, into JS memory) are the
+  // kernel's only inside this call: those it did not take become ordinary reads before it can,
+  // and it returns once every one it took has its CQE (stashed for the next reap). When
+  // CanSubmitNow no longer holds (JS run while the arguments were read queued ops or closed
+  // the Ring), they become ordinary reads and the group is queued as any.
+  napi_value EnqueueGroupNow(OpGroup* group);
   // A batch that was never queued (filling it threw, or err != 0: a rejected Promise instead).
   void DropGroup(OpGroup* group);
   napi_value RefuseGroup(OpGroup* group, int err, const char* syscall);
@@ -80,6 +89,9 @@ class RingCore {
   static void OnEnvCleanup(void* arg);
 
   void RefuseIfClosed(Op* op, OpGroup* group);
+  void SubmitDirect(OpGroup* group);
+  size_t StashCqes(const std::vector<Op*>& mine);
+  void SettleStashed(bool in_cleanup);
   bool PrepSqe(Op* op);
   void ReapAndSettle();
   void Settle(Op* op, int res, bool in_cleanup);
@@ -103,6 +115,14 @@ class RingCore {
   napi_async_context async_context_ = nullptr;
   napi_ref resource_ = nullptr;
 
+  // CQEs taken from the CQ by SubmitDirect (in the middle of a JS call, where nothing is
+  // settled), settled first by the next reap.
+  struct Stashed {
+    void* data;
+    int res;
+  };
+  std::vector<Stashed> stash_;
+  std::vector<Op*> direct_;  // SubmitDirect's scratch (it runs no JS, so it is never re-entered)
   std::deque<Op*> backlog_;   // SQ was full; submitted in order before anything newer
   unsigned unsubmitted_ = 0;  // SQEs prepared but not yet handed to the kernel
   size_t in_flight_ = 0;      // ops not yet settled (backlog + SQ + kernel)

@@ -36,7 +36,51 @@ static napi_value Packed(napi_env env, OpGroup* group) {
   return pair;
 }
 
+// readvBatch's settle (OpGroup::reads). A direct read (kReadvDirect) is in its views already;
+// one through bounce memory is copied out now.
+static void SettleReads(napi_env env, OpGroup* group, bool closing) {
+  size_t n = group->ops.size();
+  Op* failed = nullptr;
+  size_t failed_at = 0;
+  for (size_t i = 0; i < n; i++) {
+    Op* op = group->ops[i];
+    if (op->res >= 0) {
+      if (op->kind == OpKind::kReadv) OpCopyOut(env, op, size_t(op->res));
+    } else if (failed == nullptr) {
+      failed = op;
+      failed_at = i;
+    }
+  }
+  if (failed != nullptr) {
+    napi_value error = OpError(env, failed, failed->res, closing), index, results;
+    NAPI_THROW_IF_FAILED_VOID(env, napi_create_uint32(env, uint32_t(failed_at), &index));
+    NAPI_THROW_IF_FAILED_VOID(env, napi_create_array_with_length(env, n, &results));
+    for (size_t i = 0; i < n; i++) {
+      Op* op = group->ops[i];
+      napi_value value;
+      if (op->res >= 0) napi_create_int32(env, op->res, &value);
+      else value = OpError(env, op, op->res, closing);
+      napi_set_element(env, results, uint32_t(i), value);
+    }
+    napi_set_named_property(env, error, "index", index);
+    napi_set_named_property(env, error, "results", results);
+    napi_reject_deferred(env, group->deferred, error);
+    return;
+  }
+  void* data = nullptr;
+  napi_value buffer, bytes;  // src/ring.ts makes the numbers (an element set from here costs more)
+  NAPI_THROW_IF_FAILED_VOID(env, napi_create_arraybuffer(env, n * sizeof(int32_t), &data, &buffer));
+  NAPI_THROW_IF_FAILED_VOID(env, napi_create_typedarray(env, napi_int32_array, n, buffer, 0, &bytes));
+  int32_t* out = static_cast<int32_t*>(data);
+  for (size_t i = 0; i < n; i++) out[i] = group->ops[i]->res;
+  napi_resolve_deferred(env, group->deferred, bytes);
+}
+
 void GroupSettle(napi_env env, OpGroup* group, bool closing) {
+  if (group->reads) {
+    SettleReads(env, group, closing);
+    return;
+  }
   Op* failed = nullptr;
   for (Op* op : group->ops) {
     if (op->res < 0) {

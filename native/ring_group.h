@@ -16,6 +16,10 @@ struct OpGroup {
   std::vector<Op*> ops;          // in the order of the call
   size_t pending = 0;            // ops whose CQE has not come
   bool resolve_undefined = false;  // closeFds: nothing to report per op
+  // readvBatch: every read that succeeded is copied into its views, also when another failed;
+  // resolves with an Int32Array of each op's bytes, or rejects with the first error, which
+  // carries `index` (that op's place) and `results` (each op's bytes or Error).
+  bool reads = false;
   // The packed form (src/ring.ts unpacks it): [Float64Array, extras] with `stride` doubles per
   // op: a sendmsg's bytes, or a recvmsg's bytes, flags, fd count and fds (stride 3 + maxFds);
   // extras: undefined, or an array with { credentials?, from? } at the ops that had them.

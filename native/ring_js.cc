@@ -325,6 +325,8 @@ static const Method kMethods[] = {
     METHOD("closeFds", CloseFds, true),
     METHOD("sendmsgBatchFlat", SendmsgBatchFlat, true),
     METHOD("recvmsgBatchFlat", RecvmsgBatchFlat, true),
+    METHOD("readvBatch", ReadvBatch, false),
+    METHOD("readvBatchFlat", ReadvBatchFlat, true),
     METHOD("submit", Submit, true),
     METHOD("close", Close, true),
 };

@@ -79,5 +79,7 @@ napi_value RecvmsgBatch(napi_env env, napi_callback_info info);
 napi_value CloseFds(napi_env env, napi_callback_info info);
 napi_value SendmsgBatchFlat(napi_env env, napi_callback_info info);
 napi_value RecvmsgBatchFlat(napi_env env, napi_callback_info info);
+napi_value ReadvBatch(napi_env env, napi_callback_info info);
+napi_value ReadvBatchFlat(napi_env env, napi_callback_info info);
 
 }  // namespace iolab

@@ -37,6 +37,7 @@ class Filling {
     return op;
   }
   napi_value Queue() { return core_->EnqueueGroup(Release()); }
+  napi_value QueueNow() { return core_->EnqueueGroupNow(Release()); }
   napi_value Refuse(int err, const char* syscall) { return core_->RefuseGroup(Release(), err, syscall); }
 
  private:
@@ -233,6 +234,103 @@ napi_value RecvmsgBatchFlat(napi_env env, napi_callback_info info) {
     OpSetRecvControl(op, control_fds);
   }
   return batch.Queue();
+}
+
+// readvBatch(fd, [{ buffers, position? }, ...]) -> Promise<Int32Array>: one READV (READ for one
+// buffer) per request, settled together (OpGroup::reads).
+napi_value ReadvBatch(napi_env env, napi_callback_info info) {
+  Call<2> call(env, info);
+  RingCore* core = call.Open(env);
+  int fd = FdArg(env, call[0]);
+  uint32_t n = BatchLength(env, call[1], "requests", "an array of { buffers, position? }");
+  Filling batch(core);
+  batch.get()->reads = true;
+  Keys keys(env);
+  for (uint32_t i = 0; i < n; i++) {
+    std::string name = "requests[" + std::to_string(i) + "]";
+    napi_value element = Element(env, call[1], i);
+    napi_valuetype type;
+    napi_typeof(env, element, &type);
+    if (type != napi_object) ThrowArgType(env, name, "an object { buffers, position? }", element);
+    OptionsArg request(env, element, "request");
+    Op* op = batch.Add(OpKind::kReadv, fd);
+    op->offset = uint64_t(PositionArg(env, request.Get("position"), (name + ".position").c_str(), true));
+    OpAddViewList(env, op, request.Get(keys[Key::kBuffers]), true);  // holds its views
+  }
+  return batch.Queue();
+}
+
+// fd is read through the page cache (no O_DIRECT), where RWF_NOWAIT completes a read inside the
+// submit or refuses it with EAGAIN. (Only a hint: SubmitDirect waits for a read the kernel
+// queued all the same, so a file made O_DIRECT meanwhile is safe, if slow.)
+static bool ThroughPageCache(int fd) {
+  int flags = fcntl(fd, F_GETFL);
+  return flags >= 0 && (flags & O_DIRECT) == 0;
+}
+
+// readvBatchFlat(fd, views, viewCounts | undefined, positions: Float64Array, count?, ...views) ->
+// Promise<Int32Array>: the first `count` positions (all by default), viewCounts undefined when
+// each request has one view; a position of -1 is the file position. The views Array is held once for the batch, as
+// recvmsgBatchFlat holds its own. When every position is explicit, fd is not O_DIRECT and the
+// SQ has room for the batch, the reads go straight into the
+// views (kReadvDirect) and are submitted before the call returns (EnqueueGroupNow): no bounce
+// memory, no copy when they settle.
+napi_value ReadvBatchFlat(napi_env env, napi_callback_info info) {
+  Call<5> call(env, info);
+  RingCore* core = call.Open(env);
+  int fd = FdArg(env, call[0]);
+  // The typed arrays are copied first (src/ring.ts reuses them: a getter run below may call
+  // readvBatch again); then every element is fetched, since reading one may run JS (a getter
+  // that detaches a buffer or closes the Ring): the views' pointers are taken after that.
+  size_t n = 0, n_counts = 0;
+  std::vector<double> positions = Float64ArrayArg(env, call[3], "positions", &n, kMaxRingEntries);
+  n = std::min<size_t>(n, size_t(OptionalIntegerArg(env, call[4], "count", 0, kMaxRingEntries, kMaxRingEntries)));
+  if (n > kMaxRingEntries) ThrowArgRange(env, "positions.length", "<= " + std::to_string(kMaxRingEntries), std::to_string(n));
+  positions.resize(n);
+  bool one_each = Napi::Value(env, call[2]).IsUndefined();  // one view per request
+  std::vector<int32_t> view_counts;
+  if (!one_each) {
+    view_counts = Int32ArrayArg(env, call[2], "viewCounts", &n_counts, kMaxRingEntries);
+    if (n_counts < n) ThrowArgRange(env, "viewCounts.length", ">= positions.length (" + std::to_string(n) + ")", std::to_string(n_counts));
+  }
+  uint32_t total_views = BatchLength(env, call[1], "views", "an array of ArrayBufferView");
+  // src/ring.ts also passes a small batch's views as arguments after the five: all of them in
+  // one napi call instead of an element read each.
+  size_t argc = 5 + size_t(total_views);
+  std::vector<napi_value> elements(argc);
+  NAPI_THROW_IF_FAILED(env, napi_get_cb_info(env, info, &argc, elements.data(), nullptr, nullptr), nullptr);
+  if (argc == 5 + size_t(total_views)) {
+    elements.erase(elements.begin(), elements.begin() + 5);
+  } else {
+    elements.resize(total_views);
+    for (uint32_t k = 0; k < total_views; k++) elements[k] = Element(env, call[1], k);
+  }
+  bool direct = n > 0 && std::all_of(positions.begin(), positions.end(), [](double p) { return p >= 0; }) &&
+                core->CanSubmitNow(n) && ThroughPageCache(fd);
+  Filling batch(core);
+  OpGroup* group = batch.get();
+  group->reads = true;
+  group->ops.reserve(n);
+  NAPI_THROW_IF_FAILED(env, napi_create_reference(env, call[1], 1, &group->views), nullptr);
+  LiveInc(Live::kHeldBuffers);
+  uint32_t view_at = 0;
+  for (size_t i = 0; i < n; i++) {
+    int32_t count = one_each ? 1 : view_counts[i];
+    uint32_t views = uint32_t(count);
+    if (count < 0 || view_at + uint64_t(views) > total_views) ThrowArgRange(env, "viewCounts", "counts of views that add up to views.length", std::to_string(count));
+    double p = positions[i];
+    if (p != -1 && !(p >= 0 && p <= double(kMaxSafeInteger) && p == double(int64_t(p)))) {
+      napi_value value;  // the per-op readv's error for this number
+      napi_create_double(env, p, &value);
+      PositionArg(env, value, ArgPath{"requests[", i, "].position"}.str().c_str(), true);
+    }
+    Op* op = batch.Add(direct ? OpKind::kReadvDirect : OpKind::kReadv, fd);
+    op->offset = uint64_t(int64_t(p));
+    if (direct) OpSetDirect(env, op, elements.data(), view_at, views, ArgPath{"requests[", i, "].buffers"}, group->views);
+    else OpAddViewRange(env, op, call[1], view_at, views, true, ArgPath{"requests[", i, "].buffers"}, group->views);
+    view_at += views;
+  }
+  return direct ? batch.QueueNow() : batch.Queue();
 }
 
 // closeFds([fd, ...] or an Int32Array of fds) -> Promise<void>

@@ -69,6 +69,39 @@ void OpAddViewRange(napi_env env, Op* op, napi_value views, uint32_t first, uint
   BuildIovecs(op);
 }
 
+void OpSetDirect(napi_env env, Op* op, const napi_value* elements, uint32_t first, uint32_t count,
+                 const ArgPath& name, napi_ref shared) {
+  op->shared_views = shared;
+  op->view_first = first;
+  if (count > kMaxBuffers)
+    ThrowArgRange(env, name.str() + ".length", "<= " + std::to_string(kMaxBuffers) + " (IOV_MAX)", std::to_string(count));
+  op->iov.resize(count);
+  for (uint32_t k = 0; k < count; k++) {
+    View bytes;
+    if (!ViewOf(env, elements[first + k], &bytes))
+      ThrowArgType(env, name.str() + "[" + std::to_string(k) + "]", "an ArrayBufferView (Buffer, TypedArray or DataView)", elements[first + k]);
+    op->lengths.push_back(bytes.length);
+    op->iov[k].iov_base = bytes.length > 0 ? bytes.data : nullptr;
+    op->iov[k].iov_len = bytes.length;
+  }
+}
+
+void OpToBounce(Op* op) {
+  size_t total = 0;
+  for (size_t n : op->lengths) total += n;
+  op->kind = OpKind::kReadv;
+  op->bounce.resize(total);
+  BuildIovecs(op);
+}
+
+bool OpDirectWantsRetry(const Op* op, int res) {
+  if (res == -EAGAIN) return true;
+  if (res <= 0) return false;
+  size_t total = 0;
+  for (size_t n : op->lengths) total += n;
+  return size_t(res) < total;
+}
+
 int OpSetSendControl(Op* op, const int* fds, size_t nfds, bool credentials) {
   for (size_t i = 0; i < nfds; i++) {
     int copy = fcntl(fds[i], F_DUPFD_CLOEXEC, 0);
@@ -195,7 +228,7 @@ static bool TargetOf(napi_env env, Op* op, napi_value group_views, size_t i, nap
 
 // Copies `bytes` of bounce memory into the views, as they are now: a view detached or shrunk
 // in flight (or no longer a view, in a batch's Array) gets what still fits, nothing more.
-static void CopyOut(napi_env env, Op* op, size_t bytes) {
+void OpCopyOut(napi_env env, Op* op, size_t bytes) {
   napi_value group_views = nullptr;
   if (op->shared_views != nullptr &&
       (napi_get_reference_value(env, op->shared_views, &group_views) != napi_ok || group_views == nullptr))
@@ -224,19 +257,19 @@ static napi_value Count(napi_env env, Op*, int res) {
 }
 
 static napi_value BytesRead(napi_env env, Op* op, int res) {
-  CopyOut(env, op, size_t(res));
+  OpCopyOut(env, op, size_t(res));
   return Count(env, op, res);
 }
 
 static napi_value Message(napi_env env, Op* op, int res) {
-  CopyOut(env, op, size_t(res));
+  OpCopyOut(env, op, size_t(res));
   Received received(&op->msg, size_t(res), op->max_fds);
   if (received.maybe_eof()) received.ApplyEof(op->socket_type, op->eof_poll_fd);
   return received.ToValue(env);
 }
 
 napi_value OpMessagePacked(napi_env env, Op* op, int res, double* out) {
-  CopyOut(env, op, size_t(res));
+  OpCopyOut(env, op, size_t(res));
   Received received(&op->msg, size_t(res), op->max_fds);
   if (received.maybe_eof()) received.ApplyEof(op->socket_type, op->eof_poll_fd);
   return received.ToScratch(env, out);
@@ -272,6 +305,17 @@ static void PrepReadv(io_uring_sqe* sqe, Op* op) {
 static void PrepWritev(io_uring_sqe* sqe, Op* op) {
   if (op->lengths.size() == 1) io_uring_prep_write(sqe, op->fd, op->bounce.data(), unsigned(op->bounce.size()), op->offset);
   else io_uring_prep_writev(sqe, op->fd, op->iov.data(), unsigned(op->iov.size()), op->offset);
+}
+// Into the caller's memory, and never waiting: what is not in the page cache comes back EAGAIN
+// (the read is then retried through bounce memory), so the kernel is done with that memory
+// when the submit returns.
+#ifndef RWF_NOWAIT
+#define RWF_NOWAIT 0x00000008  // linux/fs.h
+#endif
+static void PrepReadvDirect(io_uring_sqe* sqe, Op* op) {
+  if (op->iov.size() == 1) io_uring_prep_read(sqe, op->fd, op->iov[0].iov_base, unsigned(op->iov[0].iov_len), op->offset);
+  else io_uring_prep_readv(sqe, op->fd, op->iov.data(), unsigned(op->iov.size()), op->offset);
+  sqe->rw_flags = RWF_NOWAIT;
 }
 static void PrepFsync(io_uring_sqe* sqe, Op* op) { io_uring_prep_fsync(sqe, op->fd, op->flags); }
 static void PrepSendmsg(io_uring_sqe* sqe, Op* op) { io_uring_prep_sendmsg(sqe, op->fd, &op->msg, op->flags); }
@@ -310,6 +354,7 @@ static const OpType kTypes[] = {
     {"close", PrepClose, Undefined, KeepNothing},
     {"socket", PrepSocket, Count, CloseNewFd},
     {"io_uring_cancel", PrepCancelFd, Count, KeepNothing},  // how many ops were cancelled
+    {"readv", PrepReadvDirect, Count, KeepNothing},          // the bytes are in the views already
 };
 static_assert(sizeof(kTypes) / sizeof(kTypes[0]) == size_t(OpKind::kCount), "one row per OpKind");
 

@@ -23,6 +23,9 @@ namespace iolab {
 enum class OpKind : uint8_t {
   kNop, kRead, kWrite, kReadv, kWritev, kFsync, kSendmsg, kRecvmsg,
   kAccept, kConnect, kRecv, kSend, kClose, kSocket, kCancelFd,
+  // readvBatch's read straight into the caller's views (RWF_NOWAIT), submitted and completed
+  // inside the call that queued it (RingCore::EnqueueGroupNow); else it becomes a kReadv.
+  kReadvDirect,
   kCount
 };
 
@@ -101,6 +104,20 @@ void OpAddViewList(napi_env env, Op* op, napi_value list, bool is_read);
 // batch holds), none: it copies into elements first.. of that Array at completion.
 void OpAddViewRange(napi_env env, Op* op, napi_value views, uint32_t first, uint32_t count, bool is_read,
                     const ArgPath& name, napi_ref shared = nullptr);
+// A direct read (kReadvDirect): iovecs over the views' own memory, no bounce. Only for a read
+// the core submits and sees completed before any JS runs (RingCore::EnqueueGroupNow).
+// `elements` are the batch's views, fetched before (no JS runs here); first..first+count are
+// this op's, named `name` in errors; `shared` is the Array its batch holds (for OpToBounce).
+void OpSetDirect(napi_env env, Op* op, const napi_value* elements, uint32_t first, uint32_t count,
+                 const ArgPath& name, napi_ref shared);
+// A direct read made an ordinary one (kReadv over bounce memory, copied out into the views of
+// its batch's Array when it settles): before the kernel took it, or to run again.
+void OpToBounce(Op* op);
+// A direct read's CQE result that asks for it to run again through bounce memory: EAGAIN (not
+// all of it was in the page cache) or short (some of it was; the sync call would block for the
+// rest, or it is the end of the file, which the second read finds too).
+bool OpDirectWantsRetry(const Op* op, int res);
+
 // sendmsg: the message over the bounce memory, with credentials and the fds as one SCM_RIGHTS.
 // The fds are dup'ed (close-on-exec) now and the copies closed when the op settles, so closing
 // or reusing a number before the SQE runs cannot send another file. Returns 0, or the errno of
@@ -113,6 +130,10 @@ void OpSetRecvControl(Op* op, int control_fds);
 // recvmsg: the socket's type is read now (the eof rule needs it), not when the fd may be gone;
 // on a seqpacket socket a dup is kept to ask about the peer's shutdown at completion.
 void OpReadSocketType(Op* op);
+
+// A read's first `bytes` of bounce memory copied into its views as they are now (a view
+// detached or shrunk in flight gets what still fits). The batches' packed form.
+void OpCopyOut(napi_env env, Op* op, size_t bytes);
 
 // recvmsg's result written into `out` (3 + max_fds doubles: bytes, flags, fd count, the fds;
 // Received::ToScratch) instead of made as an object; returns { credentials?, from? } or

@@ -2,7 +2,7 @@
 // here), written down once; docs/api.md is its reference. Everything else in the package is
 // internal: the commands, the benchmark, echo and IPC bindings, the raw addon.
 export { Ring, RingClosedError, isIoUringUnavailable } from './ring.js';
-export type { RingOptions, RingFeatures, RingStats, RingAddress } from './ring.js';
+export type { RingOptions, RingFeatures, RingStats, RingAddress, ReadvRequest } from './ring.js';
 export {
   readv,
   writev,

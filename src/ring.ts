@@ -53,6 +53,13 @@ export interface RingStats {
 
 export type RingAddress = string | { host: string; port: number };
 
+/** One read of a readvBatch: IORING_OP_READV into `buffers` at `position` (omitted, null or -1:
+ * the file position). */
+export interface ReadvRequest {
+  buffers: ArrayBufferView[];
+  position?: number | bigint | null;
+}
+
 // The addon's ring object: its methods are the native entry points the class below calls.
 // readvOne/writevOne take the one buffer of the common case (reading a list from C++ costs three
 // calls back into JS per op); the batches' flat forms take every view in one Array and the
@@ -81,6 +88,8 @@ interface NativeRing {
   sendmsgBatchFlat(fd: number, views: unknown[], viewCounts: Int32Array, fds: Int32Array, fdCounts: Int32Array, credentials: unknown): Promise<Packed>;
   recvmsgBatchFlat(fd: number, views: unknown[], viewCounts: Int32Array, maxFds: unknown, controlFds: unknown): Promise<Packed>;
   closeFds(fds: unknown): Promise<void>;
+  readvBatch(fd: number, requests: unknown): Promise<Int32Array>;
+  readvBatchFlat(fd: number, views: unknown[], viewCounts: Int32Array | undefined, positions: Float64Array, count: number, ...spread: unknown[]): Promise<Int32Array>;
   accept(fd: number): Promise<number>;
   connect(fd: number, address: unknown): Promise<void>;
   recv(fd: number, buffer: ArrayBufferView, flags: number | undefined): Promise<number>;
@@ -98,11 +107,20 @@ function isFdNumber(f: unknown): f is number {
   return typeof f === 'number' && (f | 0) === f && f >= 0;
 }
 
+// A plain loop: cheaper than Array.from's iterator, and than setting elements from C++.
+function toNumbers(bytes: Int32Array): number[] {
+  const out: number[] = [];
+  for (let i = 0; i < bytes.length; i++) out.push(bytes[i]);
+  return out;
+}
+
 let nativeRingOf: (ring: Ring) => NativeRing;
 
 /** One io_uring instance bound to this thread's event loop. */
 export class Ring {
   readonly #ring: NativeRing;
+  #positions = new Float64Array(32);
+  #viewCounts = new Int32Array(32);
 
   static {
     nativeRingOf = (ring) => ring.#ring;
@@ -225,6 +243,41 @@ export class Ring {
       }
       return out;
     });
+  }
+
+  /** One IORING_OP_READV per request, queued by this one call and settled together: resolves
+   * with the bytes each read (in order; short reads as is). Every read that succeeded has been
+   * copied into its buffers, also when another failed; then the Promise rejects with the first
+   * failed op's error, with `index` (its place) and `results` (each op's bytes, or its Error). */
+  readvBatch(fd: number, requests: ReadvRequest[]): Promise<number[]> {
+    const ring = this.#ring;
+    if (!Array.isArray(requests)) return ring.readvBatch(fd, requests).then(toNumbers);
+    const n = requests.length;
+    // Reused from call to call: the addon copies them before anything it reads can run JS.
+    if (this.#positions.length < n) {
+      this.#positions = new Float64Array(n);
+      this.#viewCounts = new Int32Array(n);
+    }
+    const positions = this.#positions;
+    const viewCounts = this.#viewCounts;
+    const views: unknown[] = [];
+    let oneEach = true;
+    for (let i = 0; i < n; i++) {
+      const r = requests[i] as { buffers?: unknown; position?: unknown } | null;
+      if (r === null || typeof r !== 'object') return ring.readvBatch(fd, requests).then(toNumbers);
+      const list = r.buffers;
+      const p = r.position;
+      // anything else (a bigint position, no buffers array) gets the object form's checks
+      if (!Array.isArray(list) || (typeof p !== 'number' && p !== undefined && p !== null)) return ring.readvBatch(fd, requests).then(toNumbers);
+      positions[i] = typeof p === 'number' ? p : -1;
+      for (let k = 0; k < list.length; k++) views.push(list[k]);
+      viewCounts[i] = list.length;
+      if (list.length !== 1) oneEach = false;
+    }
+    const counts = oneEach ? undefined : viewCounts;
+    // a small batch's views also as arguments: the addon gets them in one call, not one read each
+    const flat = views.length <= 64 ? ring.readvBatchFlat(fd, views, counts, positions, n, ...views) : ring.readvBatchFlat(fd, views, counts, positions, n);
+    return flat.then(toNumbers);
   }
 
   /** One IORING_OP_CLOSE per fd, one Promise for all (rejects with the first error). */

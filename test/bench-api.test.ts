@@ -36,7 +36,7 @@ describe('iolab bench api', () => {
     const report = JSON.parse(String(run.stdout));
     expect(report.rows.map((r: { contender: string; inflight: number }) => `${r.contender}@${r.inflight}`)).toEqual([
       'iolab.readv@1', 'fs.readvSync@1', 'ring.readv@1', 'fs.promises.readv@1', 'fs.read@1',
-      'ring.readv@32', 'fs.promises.readv@32', 'fs.read@32', 'ring.sendmsg@32', 'ring.sendmsgBatch@32', 'c.sendmsg@1',
+      'ring.readv@32', 'fs.promises.readv@32', 'fs.read@32', 'ring.readvBatch@32', 'ring.sendmsg@32', 'ring.sendmsgBatch@32', 'c.sendmsg@1',
       'iolab.sendmsg@1', 'usocket@32',
     ]);
     for (const row of report.rows) {

@@ -177,3 +177,128 @@ describe('batches', () => {
     native.close(b);
   });
 });
+
+describe('readvBatch', () => {
+  const data = Buffer.from(Array.from({ length: 3 * 4096 + 100 }, (_, i) => (i * 31 + (i >> 8)) & 255));
+  const file = () => {
+    const path = join(tmp.path, 'readv-data');
+    fs.writeFileSync(path, data);
+    return fs.openSync(path, 'r');
+  };
+  // What the sync readv reads at each request's position into lists of the same sizes.
+  const syncReads = (fd: number, requests: { sizes: number[]; position: number }[]) => requests.map(({ sizes, position }) => {
+    const buffers = sizes.map((n) => Buffer.alloc(n));
+    return { bytes: fs.readvSync(fd, buffers, position), buffers };
+  });
+
+  it('bytes and contents equal the sync readv\'s: one view or several, short at the end, nothing past it', async () => {
+    await withRing({}, async (ring) => {
+      const fd = file();
+      const requests = [
+        { sizes: [4096], position: 4096 }, { sizes: [10, 4000, 86], position: 7 }, { sizes: [4096], position: 3 * 4096 },
+        { sizes: [4096], position: 10 * 4096 }, { sizes: [0], position: 0 }, { sizes: [1, 2, 3], position: data.length - 4 },
+        ...Array.from({ length: 26 }, (_, i) => ({ sizes: [4096], position: (i * 977) % data.length })),
+      ];
+      const expected = syncReads(fd, requests);
+      // page-cache reads of a regular file (straight into the views), and the same through an
+      // 8-entry ring, where the batch does not fit the SQ (bounce memory, the backlog)
+      for (const small of [false, true]) {
+        const target = small ? new Ring({ entries: 8 }) : ring;
+        const lists = requests.map(({ sizes }) => sizes.map((n) => Buffer.alloc(n)));
+        const got = await target.readvBatch(fd, requests.map((r, i) => ({ buffers: lists[i], position: r.position })));
+        expect(got).toEqual(expected.map((e) => e.bytes));
+        lists.forEach((list, i) => list.forEach((b, k) => expect(b.equals(expected[i].buffers[k])).toBe(true)));
+        if (small) await target.close();
+      }
+      // the object form (a bigint position) and the file position (null, undefined, -1) read the same
+      const viaObject = [Buffer.alloc(100)];
+      expect(await ring.readvBatch(fd, [{ buffers: viaObject, position: 5n }])).toEqual([100]);
+      expect(viaObject[0].equals(data.subarray(5, 105))).toBe(true);
+      const atFile = [[Buffer.alloc(3)], [Buffer.alloc(4)], [Buffer.alloc(5)]];
+      expect(await ring.readvBatch(fd, [{ buffers: atFile[0] }, { buffers: atFile[1], position: null }, { buffers: atFile[2], position: -1 }])).toEqual([3, 4, 5]);
+      expect(Buffer.concat(atFile.flat()).equals(data.subarray(0, 12))).toBe(true);
+      expect(await ring.readvBatch(fd, [])).toEqual([]);
+      expect(native.liveObjects()).toMatchObject({ ringOps: 0, heldBuffers: 0 });
+      fs.closeSync(fd);
+    });
+  });
+
+  it('reads that wait (a socket) settle together once the last has data', async () => {
+    await withRing({}, async (ring) => {
+      const [a, b] = native.socketpair('seqpacket');
+      const views = [[Buffer.alloc(8)], [Buffer.alloc(8)]];
+      const pending = ring.readvBatch(b, views.map((buffers) => ({ buffers })));
+      ring.submit();
+      await new Promise((r) => setTimeout(r, 10));
+      sendmsg(a, [Buffer.from('one')]);
+      sendmsg(a, [Buffer.from('second')]);
+      // both wait in the kernel; which one a message wakes is the kernel's choice
+      const got = await pending;
+      expect([...got].sort()).toEqual([3, 6]);
+      expect(views.map((v) => v[0].toString('latin1').replace(/\0+$/, '')).sort()).toEqual(['one', 'second']);
+      native.close(a);
+      native.close(b);
+    });
+  });
+
+  it('a failed op rejects the batch with its error, index and every op\'s result; the others\' bytes are in their views', async () => {
+    await withRing({}, async (ring) => {
+      const fd = file();
+      const first = [Buffer.alloc(16)];
+      const last = [Buffer.alloc(16)];
+      // pos + count past 2^63 - 1: the kernel's EINVAL for that op alone, as the sync readv gets
+      const failing = { buffers: [Buffer.alloc(16)], position: 2n ** 63n - 5n };
+      expect(() => native.readv(fd, failing.buffers, failing.position)).toThrow(expect.objectContaining({ code: 'EINVAL' }));
+      const error = await ring.readvBatch(fd, [{ buffers: first, position: 0 }, failing, { buffers: last, position: 100 }]).catch((e: unknown) => e);
+      expect(error).toMatchObject({ code: 'EINVAL', syscall: 'readv', index: 1 });
+      const results = (error as { results: unknown[] }).results;
+      expect(results[0]).toBe(16);
+      expect(results[1]).toMatchObject({ code: 'EINVAL' });
+      expect(results[2]).toBe(16);
+      expect(first[0].equals(data.subarray(0, 16))).toBe(true);
+      expect(last[0].equals(data.subarray(100, 116))).toBe(true);
+      await expect(ring.readvBatch(987654, [{ buffers: [Buffer.alloc(1)], position: 0 }])).rejects.toMatchObject({ code: 'EBADF', index: 0 });
+      expect(native.liveObjects()).toMatchObject({ ringOps: 0, heldBuffers: 0 });
+      fs.closeSync(fd);
+    });
+  });
+
+  it('bad input throws a clear error naming the request; a view detached while the batch is read gets nothing', async () => {
+    await withRing({}, async (ring) => {
+      const fd = file();
+      const any = ring as unknown as Record<string, (...args: unknown[]) => unknown>;
+      const b = () => [Buffer.alloc(4)];
+      expect(() => any.readvBatch(fd, 'x')).toThrow(expect.objectContaining({ code: 'ERR_INVALID_ARG_TYPE', message: expect.stringContaining('requests') }));
+      expect(() => any.readvBatch(fd, [{ buffers: b() }, 7])).toThrow(expect.objectContaining({ code: 'ERR_INVALID_ARG_TYPE', message: expect.stringContaining('requests[1]') }));
+      expect(() => any.readvBatch(fd, [{ buffers: b() }, { buffers: 'x' }])).toThrow(expect.objectContaining({ code: 'ERR_INVALID_ARG_TYPE' }));
+      expect(() => any.readvBatch(fd, [{ buffers: b() }, { buffers: [Buffer.alloc(1), 'x'] }])).toThrow(expect.objectContaining({ code: 'ERR_INVALID_ARG_TYPE', message: expect.stringContaining('requests[1].buffers[1]') }));
+      for (const position of [-2, 1.5, NaN, 2 ** 53]) {
+        expect(() => any.readvBatch(fd, [{ buffers: b(), position: 0 }, { buffers: b(), position }])).toThrow(expect.objectContaining({ code: 'ERR_OUT_OF_RANGE', message: expect.stringContaining('requests[1].position') }));
+      }
+      expect(() => any.readvBatch(fd, [{ buffers: b(), position: '1' }])).toThrow(expect.objectContaining({ code: 'ERR_INVALID_ARG_TYPE', message: expect.stringContaining('requests[0].position') }));
+      expect(() => any.readvBatch(-1, [{ buffers: b() }])).toThrow(expect.objectContaining({ code: 'ERR_OUT_OF_RANGE' }));
+      expect(native.liveObjects()).toMatchObject({ ringOps: 0, heldBuffers: 0 });
+      // a getter run while the batch is read detaches the next request's buffer: it reads nothing
+      const victim = Buffer.alloc(4096);
+      const first = { position: 0, get buffers() { structuredClone(victim.buffer, { transfer: [victim.buffer] }); return [Buffer.alloc(8)]; } };
+      expect(await ring.readvBatch(fd, [first, { buffers: [victim], position: 0 }])).toEqual([8, 0]);
+      fs.closeSync(fd);
+    });
+  });
+
+  it('close() right after a batch: reads that completed keep their bytes, reads that wait reject with RingClosedError', async () => {
+    const ring = new Ring({ entries: 64 });
+    const fd = file();
+    const [a, b] = native.socketpair('stream');
+    const done = ring.readvBatch(fd, [{ buffers: [Buffer.alloc(64)], position: 0 }, { buffers: [Buffer.alloc(64)], position: 64 }]);
+    const waiting = ring.readvBatch(b, Array.from({ length: 5 }, () => ({ buffers: [Buffer.alloc(1)] })));
+    ring.submit();
+    const closed = ring.close();
+    expect(await done).toEqual([64, 64]);
+    await expect(waiting).rejects.toBeInstanceOf(RingClosedError);
+    await closed;
+    expect(() => ring.readvBatch(fd, [])).toThrow(RingClosedError);
+    expect(native.liveObjects()).toMatchObject({ ringOps: 0, heldBuffers: 0 });
+    for (const f of [a, b, fd]) native.close(f);
+  });
+});

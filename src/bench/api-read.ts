@@ -1,6 +1,6 @@
 // bench api's read group: 4 KiB random reads from a page-cached file through iolab.readv and
 // fs.readvSync (sync), and ring.readv, fs.promises.readv and callback fs.read at 1 and 32 in
-// flight.
+// flight; ring.readvBatch: 32 reads per call, one Promise for the 32.
 import fs from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import { tmpdir } from 'node:os';
@@ -85,5 +85,22 @@ export function readContenders(fd: number, handle: fs.promises.FileHandle, ring:
       { contender: 'fs.read', inflight, run: (ms) => callbackReadLoop(ms, inflight, fd, buffers, offsets) },
     );
   }
+  list.push({ contender: 'ring.readvBatch', inflight: slots, run: (ms) => batchReadLoop(ms, ring, fd, vectors, offsets) });
   return list;
+}
+
+// One readvBatch of vectors.length reads at a time, the next queued once it settles.
+async function batchReadLoop(durationMs: number, ring: Ring, fd: number, vectors: Buffer[][],
+  offsets: Float64Array): Promise<Measured> {
+  const mask = offsets.length - 1;
+  const requests = vectors.map((buffers) => ({ buffers, position: 0 }));
+  const start = performance.now();
+  const end = start + durationMs;
+  let ops = 0;
+  do {
+    for (let s = 0; s < requests.length; s++) requests[s].position = offsets[(ops + s) & mask];
+    await ring.readvBatch(fd, requests);
+    ops += requests.length;
+  } while (performance.now() < end);
+  return { ops, seconds: (performance.now() - start) / 1000 };
 }

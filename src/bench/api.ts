@@ -1,7 +1,8 @@
 // `iolab bench api`: what the JS-facing APIs cost per op, measured in one run on a page-cached
 // file with 4 KiB random reads, contenders alternated over rounds, medians and ratios printed.
 //   sync:   iolab readv (native.readv) vs fs.readvSync
-//   async:  ring.readv vs fs.promises FileHandle.readv vs callback fs.read, 1 and 32 in flight
+//   async:  ring.readv vs fs.promises FileHandle.readv vs callback fs.read, 1 and 32 in flight;
+//           ring.readvBatch: 32 reads per call, one Promise for them
 //   fds:    messages carrying one fd each: ring.sendmsg/recvmsg (batched), the sync loop,
 //           npm's usocket, and the same loop in C (api-fd.ts)
 // The loops run in JS on purpose: this benchmark measures the JS API, not the kernel.
@@ -129,6 +130,8 @@ function ratios(rows: ApiRow[]): ApiRatio[] {
     ['ring.readv', 32, 'fs.promises.readv', 32, 3.0],
     ['ring.readv', 32, 'fs.read', 32, 1.5],
     ['ring.readv', 32, 'fs.readvSync', 1, 0.8],
+    ['ring.readvBatch', 32, 'fs.readvSync', 1, 1.0],
+    ['ring.readvBatch', 32, 'ring.readv', 32],
     ['ring.sendmsg', 32, 'iolab.sendmsg', 1],
     ['ring.sendmsg', 32, 'c.sendmsg', 1],
     ['iolab.sendmsg', 1, 'c.sendmsg', 1],
@@ -180,7 +183,8 @@ export function apiCommand(): Command {
     .option('--output <file>', 'also write the results as JSON to this file (npm run bench:api: bench-results/api.json)')
     .addHelpText('after', `
 Contenders: iolab.readv, fs.readvSync (sync, 1 in flight); ring.readv, fs.promises.readv,
-fs.read (async, 1 and 32 in flight); ring.sendmsg (32 messages in flight, a Promise per op),
+fs.read (async, 1 and 32 in flight); ring.readvBatch (32 reads per readvBatch call, one
+Promise for them); ring.sendmsg (32 messages in flight, a Promise per op),
 ring.sendmsgBatch (the same, 32 per sendmsgBatch/recvmsgBatch/closeFds call), iolab.sendmsg
 (sync loop) and usocket (npm's fd-passing stream, 32 in flight; "unavailable" where it does
 not load): 1-byte messages carrying one fd each, sent, received and closed; c.sendmsg is the
