@@ -172,6 +172,43 @@ napi_value RingCore::Refuse(Op* op, int err) {
   return promise;
 }
 
+void RingCore::EnqueueSilent(Op* op) {
+  RefuseIfClosed(op, nullptr);
+  if (in_flight_++ == 0) {
+    uv_ref(reinterpret_cast<uv_handle_t*>(poll_));
+    Hold(true);
+  }
+  LiveInc(Live::kRingOps);
+  if (!backlog_.empty() || !PrepSqe(op)) {
+    backlog_.push_back(op);
+    stats_.overflow_queued++;
+  }
+}
+
+void RingCore::Requeue(Op* op) {
+  cancel_.Untrack(op);
+  if (!backlog_.empty() || !PrepSqe(op)) {
+    backlog_.push_back(op);
+    stats_.overflow_queued++;
+  }
+}
+
+struct io_uring_sqe* RingCore::RawSqe() {
+  struct io_uring_sqe* sqe = io_uring_get_sqe(&ring_);
+  if (sqe == nullptr) {
+    Flush();
+    sqe = torn_down_ ? nullptr : io_uring_get_sqe(&ring_);
+  }
+  if (sqe == nullptr) return nullptr;
+  unsubmitted_++;
+  return sqe;
+}
+
+RingStreams* RingCore::streams() {
+  if (streams_ == nullptr) streams_ = new RingStreams(env_, this);
+  return streams_;
+}
+
 // ---- submission ----
 
 bool RingCore::PrepSqe(Op* op) {
@@ -256,6 +293,7 @@ void RingCore::ReapAndSettle() {
   struct {
     Op* op;
     int res;
+    unsigned flags;
   } done[64];
   for (;;) {
     unsigned sq_flags = IO_URING_READ_ONCE(*ring_.sq.kflags);
@@ -281,13 +319,26 @@ void RingCore::ReapAndSettle() {
     for (unsigned i = 0; i < n; i++) {
       done[i].op = static_cast<Op*>(io_uring_cqe_get_data(cqes[i]));
       done[i].res = cqes[i]->res;
+      done[i].flags = cqes[i]->flags;
       DTRACE_PROBE2(iolab, ring_complete, done[i].op, done[i].res);
     }
     io_uring_cq_advance(&ring_, n);
     stats_.cqes_reaped += n;
     for (unsigned i = 0; i < n; i++)
-      if (!cancel_.OnCqe(done[i].op, done[i].res)) Settle(done[i].op, done[i].res, false);
+      if (!cancel_.OnCqe(done[i].op, done[i].res)) Settle(done[i].op, done[i].res, done[i].flags, false);
     if (closing_ && cancel_.due()) cancel_.Resume();
+  }
+  // Streams' chunks and ends go to JS in one call (JS run there may queue, or close the Ring).
+  if (streams_ != nullptr && streams_->has_events() && !torn_down_ && handle_ != nullptr) {
+    napi_value object = nullptr;
+    napi_get_reference_value(env_, handle_->object, &object);
+    streams_->Dispatch(object);
+    if (streams_teardown_due_) {  // JS closed the Ring from a stream's handler
+      streams_teardown_due_ = false;
+      streams_->TearDown(false, false);
+      delete streams_;
+      streams_ = nullptr;
+    }
   }
   if (closing_ && in_flight_ == 0) FinishClose();
 
@@ -297,7 +348,16 @@ void RingCore::ReapAndSettle() {
 }
 
 // Settles one op with its CQE result (the op table builds the value), then releases it.
-void RingCore::Settle(Op* op, int res, bool in_cleanup) {
+void RingCore::Settle(Op* op, int res, unsigned flags, bool in_cleanup) {
+  if (op->stream != nullptr) {
+    // A multishot recv goes on while the kernel says MORE; a short send goes out again.
+    if (streams_->OnCqe(op, res, flags, in_cleanup)) {
+      cancel_.Untrack(op);
+      ReleaseOp(op);
+      OpDone();
+    }
+    return;
+  }
   cancel_.Untrack(op);
   if (op->group != nullptr) {
     SettleMember(op, res, in_cleanup);
@@ -340,6 +400,12 @@ void RingCore::SettleMember(Op* op, int res, bool in_cleanup) {
 // An op that never reached the kernel, given up because the Ring closes (in_cleanup: the env
 // goes away, no JS can be told).
 void RingCore::Abandon(Op* op, bool in_cleanup) {
+  if (op->stream != nullptr) {
+    streams_->OnCqe(op, -ECANCELED, 0, in_cleanup);  // never goes on after an error
+    ReleaseOp(op);
+    OpDone();
+    return;
+  }
   if (op->group != nullptr) {
     SettleMember(op, -ECANCELED, in_cleanup);
     return;
@@ -364,6 +430,7 @@ napi_value RingCore::Close() {
   close_waiters_.push_back(deferred);
   if (closing_) return promise;
   closing_ = true;
+  if (streams_ != nullptr) streams_->OnClose();
   // Ops that never reached the kernel are rejected now.
   while (!backlog_.empty()) {
     Op* op = backlog_.front();
@@ -398,6 +465,16 @@ void RingCore::TearDown(bool in_cleanup) {
     cleanup_hook_ = false;
   }
   io_uring_queue_exit(&ring_);
+  if (streams_ != nullptr) {
+    // The buffer memory outlives ops the kernel never gave back (env teardown's deadline).
+    if (streams_->dispatching() && !in_cleanup) {
+      streams_teardown_due_ = true;  // a stream's dispatch is on the stack
+    } else {
+      streams_->TearDown(in_cleanup, in_flight_ > 0);
+      delete streams_;
+      streams_ = nullptr;
+    }
+  }
   uv_poll_stop(poll_);
   uv_prepare_stop(prepare_);
   close(event_fd_);  // not polled any more (libuv allows closing once the poll is stopped)
@@ -453,8 +530,9 @@ void RingCore::CleanupBlocking() {
     if (ret == 0 && cqe != nullptr) {
       void* data = io_uring_cqe_get_data(cqe);
       int res = cqe->res;
+      unsigned flags = cqe->flags;
       io_uring_cqe_seen(&ring_, cqe);
-      if (!cancel_.OnCqe(data, res)) Settle(static_cast<Op*>(data), res, true);
+      if (!cancel_.OnCqe(data, res)) Settle(static_cast<Op*>(data), res, flags, true);
       if (cancel_.due()) cancel_.Resume();
       continue;
     }

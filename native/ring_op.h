@@ -23,6 +23,7 @@ namespace iolab {
 enum class OpKind : uint8_t {
   kNop, kRead, kWrite, kReadv, kWritev, kFsync, kSendmsg, kRecvmsg,
   kAccept, kConnect, kRecv, kSend, kClose, kSocket, kCancelFd,
+  kRecvMultishot, kStreamSend,  // a stream's ops (ring_bufring.h): no Promise
   kCount
 };
 
@@ -54,6 +55,7 @@ struct NoInitAllocator : std::allocator<T> {
 };
 
 struct OpGroup;
+struct RingStream;
 
 // One queued or in-flight op. Records are pooled per ring (vectors keep their capacity).
 struct Op {
@@ -81,6 +83,9 @@ struct Op {
   std::string path;                 // connect: the address, for errors
   OpGroup* group = nullptr;         // the batch it belongs to (settled together), or none
   int res = 0;                      // a batch op's CQE result, kept until the batch settles
+  RingStream* stream = nullptr;     // a stream's recv or send (ring_bufring.h) ...
+  int buf_id = -1;                  // ... a send's provided buffer (-1: its bounce memory)
+  uint32_t sent = 0, length = 0;    // ... and how much of `length` went out (short sends go on)
   // The core's bookkeeping: the pool's free list, or the list of ops in the kernel.
   Op* next = nullptr;
   Op* prev = nullptr;
