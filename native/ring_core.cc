@@ -172,43 +172,6 @@ napi_value RingCore::Refuse(Op* op, int err) {
   return promise;
 }
 
-void RingCore::EnqueueSilent(Op* op) {
-  RefuseIfClosed(op, nullptr);
-  if (in_flight_++ == 0) {
-    uv_ref(reinterpret_cast<uv_handle_t*>(poll_));
-    Hold(true);
-  }
-  LiveInc(Live::kRingOps);
-  if (!backlog_.empty() || !PrepSqe(op)) {
-    backlog_.push_back(op);
-    stats_.overflow_queued++;
-  }
-}
-
-void RingCore::Requeue(Op* op) {
-  cancel_.Untrack(op);
-  if (!backlog_.empty() || !PrepSqe(op)) {
-    backlog_.push_back(op);
-    stats_.overflow_queued++;
-  }
-}
-
-struct io_uring_sqe* RingCore::RawSqe() {
-  struct io_uring_sqe* sqe = io_uring_get_sqe(&ring_);
-  if (sqe == nullptr) {
-    Flush();
-    sqe = torn_down_ ? nullptr : io_uring_get_sqe(&ring_);
-  }
-  if (sqe == nullptr) return nullptr;
-  unsubmitted_++;
-  return sqe;
-}
-
-RingStreams* RingCore::streams() {
-  if (streams_ == nullptr) streams_ = new RingStreams(env_, this);
-  return streams_;
-}
-
 // ---- submission ----
 
 bool RingCore::PrepSqe(Op* op) {
@@ -328,18 +291,7 @@ void RingCore::ReapAndSettle() {
       if (!cancel_.OnCqe(done[i].op, done[i].res)) Settle(done[i].op, done[i].res, done[i].flags, false);
     if (closing_ && cancel_.due()) cancel_.Resume();
   }
-  // Streams' chunks and ends go to JS in one call (JS run there may queue, or close the Ring).
-  if (streams_ != nullptr && streams_->has_events() && !torn_down_ && handle_ != nullptr) {
-    napi_value object = nullptr;
-    napi_get_reference_value(env_, handle_->object, &object);
-    streams_->Dispatch(object);
-    if (streams_teardown_due_) {  // JS closed the Ring from a stream's handler
-      streams_teardown_due_ = false;
-      streams_->TearDown(false, false);
-      delete streams_;
-      streams_ = nullptr;
-    }
-  }
+  if (streams_ != nullptr) DispatchStreams();  // their chunks and ends, in one call into JS
   if (closing_ && in_flight_ == 0) FinishClose();
 
   napi_close_callback_scope(env_, callback_scope);  // runs nextTicks and microtasks
@@ -465,16 +417,7 @@ void RingCore::TearDown(bool in_cleanup) {
     cleanup_hook_ = false;
   }
   io_uring_queue_exit(&ring_);
-  if (streams_ != nullptr) {
-    // The buffer memory outlives ops the kernel never gave back (env teardown's deadline).
-    if (streams_->dispatching() && !in_cleanup) {
-      streams_teardown_due_ = true;  // a stream's dispatch is on the stack
-    } else {
-      streams_->TearDown(in_cleanup, in_flight_ > 0);
-      delete streams_;
-      streams_ = nullptr;
-    }
-  }
+  if (streams_ != nullptr) TearDownStreams(in_cleanup);
   uv_poll_stop(poll_);
   uv_prepare_stop(prepare_);
   close(event_fd_);  // not polled any more (libuv allows closing once the poll is stopped)

@@ -93,6 +93,8 @@ class RingCore {
   void RefuseIfClosed(Op* op, OpGroup* group);
   bool PrepSqe(Op* op);
   void ReapAndSettle();
+  void DispatchStreams();
+  void TearDownStreams(bool in_cleanup);
   void Settle(Op* op, int res, unsigned flags, bool in_cleanup);
   void SettleMember(Op* op, int res, bool in_cleanup);
   void Abandon(Op* op, bool in_cleanup);
