@@ -5,7 +5,8 @@
 import { describe, expect, it } from 'vitest';
 import fs from 'node:fs';
 import { randomBytes } from 'node:crypto';
-import { native } from '../src/native.js';
+import { Worker } from 'node:worker_threads';
+import { addonPath, native } from '../src/native.js';
 import { Ring, RingClosedError, type BufferRing, type RingStream } from '../src/ring.js';
 import { collectGarbage } from './support/leaks.js';
 import { ringTestSetup } from './support/ring.js';
@@ -251,6 +252,31 @@ describe('close mid-stream', () => {
       await collectGarbage();
       await sleep(20);
     }
+    expect(native.liveObjects()).toMatchObject({ rings: 0, ringOps: 0, ringStreams: 0, bufferRings: 0 });
+  });
+
+  it('a worker that exits with a stream receiving and a send waiting frees it all (env teardown)', async () => {
+    // The addon's raw methods, as src/ring-stream.ts calls them (tsx does not reach a worker).
+    const code = `
+      const n = require(${JSON.stringify(addonPath())});
+      const ring = new n.Ring({ entries: 8 });
+      const [bgid] = ring.setupBufRing(4, 64);
+      const events = new Int32Array(4096);
+      ring.streamsInit(function (count) {
+        for (let i = 0; i < count * 4; i += 4) if (events[i + 1] === 1) ring.streamSend(events[i], events[i + 2], events[i + 3]);
+      }, events);
+      const [a, b] = n.socketpair('stream');
+      const token = ring.recvMultishot(b, bgid, 65536);
+      ring.streamWrite(token, Buffer.alloc(1 << 22)); // nobody reads: this send waits
+      n.writev(a, [Buffer.from('x')]);
+      require('node:worker_threads').parentPort.postMessage([a, b]); // the process's fds: closed there
+      setTimeout(() => process.exit(0), 100);`;
+    for (let i = 0; i < 3; i++) {
+      const worker = new Worker(code, { eval: true });
+      worker.on('message', (fds: number[]) => track(fds));
+      expect(await new Promise((r) => worker.on('exit', r))).toBe(0);
+    }
+    await collectGarbage();
     expect(native.liveObjects()).toMatchObject({ rings: 0, ringOps: 0, ringStreams: 0, bufferRings: 0 });
   });
 });
