@@ -388,6 +388,15 @@ void RingStreams::Dispatch(napi_value ring_object) {
         type != napi_int32_array || length < 4)
       break;
     for (size_t at = 0; at < batch.size();) {
+      if (core_->closed()) {
+        // A handler closed the Ring: the chunks not handed out yet go nowhere (their memory
+        // goes with the Ring); ends and closes still do.
+        size_t kept = at;
+        for (size_t i = at; i < batch.size(); i += 4)
+          if (batch[i + 1] != int32_t(StreamEvent::kData)) kept = std::copy(batch.begin() + i, batch.begin() + i + 4, batch.begin() + kept) - batch.begin();
+        batch.resize(kept);
+        if (at >= batch.size()) break;
+      }
       size_t n = std::min(batch.size() - at, length / 4 * 4);
       // The array is read again after each call: JS cannot reach it, but a call may GC.
       if (napi_get_typedarray_info(env_, events, &type, &length, &data, nullptr, nullptr) != napi_ok || data == nullptr) break;

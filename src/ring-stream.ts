@@ -41,12 +41,15 @@ const END_CLOSED = -(1 << 30);
 
 interface StreamTable {
   events: Int32Array;
+  /** ring.close() was called: chunks not handed out yet go nowhere (the Ring takes their memory). */
+  closing: boolean;
   streams: (RingStream | undefined)[];
   closedError: () => Error;
 }
 const tables = new WeakMap<object, StreamTable>();
 let deliver: (s: RingStream, type: number, a: number, b: number) => void;
 let heldOf: (pool: BufferRing) => Uint8Array;
+let ringOf: (pool: BufferRing) => NativeStreamMethods;
 
 /** An errno error like the addon's (code, errno, syscall), from a CQE's -errno. */
 function errnoError(res: number, syscall: string): ErrnoException {
@@ -61,7 +64,7 @@ function dispatch(this: object, count: number): void {
   const { events, streams } = table;
   for (let i = 0, end = count * 4; i < end; i += 4) {
     const s = streams[events[i]];
-    if (s === undefined) continue;
+    if (s === undefined || (table.closing && events[i + 1] === Event.Data)) continue;
     try {
       deliver(s, events[i + 1], events[i + 2], events[i + 3]);
     } catch (err) {
@@ -75,11 +78,17 @@ function dispatch(this: object, count: number): void {
 export function streamTable(ring: NativeStreamMethods & object, closedError: () => Error): StreamTable {
   let table = tables.get(ring);
   if (table === undefined) {
-    table = { events: new Int32Array(EVENTS * 4), streams: [], closedError };
+    table = { events: new Int32Array(EVENTS * 4), closing: false, streams: [], closedError };
     ring.streamsInit(dispatch, table.events);
     tables.set(ring, table);
   }
   return table;
+}
+
+/** ring.close() begins: no chunk is handed out from here on. */
+export function streamsClosing(ring: object): void {
+  const table = tables.get(ring);
+  if (table !== undefined) table.closing = true;
 }
 
 /** After ring.close(): every stream still open ends (RingClosedError) and is closed. */
@@ -106,6 +115,7 @@ export class BufferRing {
 
   static {
     heldOf = (pool) => pool.#held;
+    ringOf = (pool) => pool.#ring;
   }
 
   /** @internal Made by ring.setupBufRing(). */
@@ -189,7 +199,9 @@ export class RingStream {
 
   /** @internal Made by ring.recvMultishot(). */
   constructor(ring: NativeStreamMethods & object, fd: number, pool: BufferRing, handlers: RecvHandlers, options: RecvMultishotOptions | undefined, closedError: () => Error) {
-    if (!(pool instanceof BufferRing)) throw new TypeError('The "bufferRing" argument must be a BufferRing of this Ring');
+    if (!(pool instanceof BufferRing) || ringOf(pool) !== ring) {
+      throw Object.assign(new TypeError('The "bufferRing" argument must be a BufferRing of this Ring'), { code: 'ERR_INVALID_ARG_TYPE' });
+    }
     if (handlers === null || typeof handlers !== 'object' || typeof handlers.data !== 'function' || typeof handlers.end !== 'function') {
       throw Object.assign(new TypeError('The "handlers" argument must be an object with data(id, length) and end(err) functions'), { code: 'ERR_INVALID_ARG_TYPE' });
     }

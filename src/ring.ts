@@ -2,7 +2,7 @@
 // which stays private to this module. Every op returns a Promise settled from Node's event loop.
 // See docs/ring.md.
 import { native, Received, type Credentials, type RecvResult } from './native.js';
-import { BufferRing, endStreams, RingStream, type NativeStreamMethods, type RecvHandlers, type RecvMultishotOptions } from './ring-stream.js';
+import { BufferRing, endStreams, RingStream, streamsClosing, type NativeStreamMethods, type RecvHandlers, type RecvMultishotOptions } from './ring-stream.js';
 
 export { BufferRing, RingStream };
 export type { RecvHandlers, RecvMultishotOptions };
@@ -285,6 +285,7 @@ export class Ring {
    * give every op back, then frees the ring. Idempotent. */
   close(): Promise<void> {
     const ring = this.#ring;
+    streamsClosing(ring);
     // Streams the addon freed with the ring end here (RingClosedError), their close() settled.
     return ring.close().then(() => endStreams(ring));
   }
