@@ -28,7 +28,8 @@ int OwnedFd::release() {
 
 static Napi::Value LiveObjects(const Napi::CallbackInfo& info) {
   static const char* const names[] = {"rings",    "ringOps",    "heldBuffers",   "mappings",
-                                      "ownedFds", "nativeJobs", "nativeServers"};
+                                      "ownedFds", "nativeJobs", "nativeServers", "bufferRings",
+                                      "ringStreams"};
   static_assert(sizeof(names) / sizeof(names[0]) == static_cast<int>(Live::kCount),
                 "one name per counter");
   Napi::Object out = Napi::Object::New(info.Env());

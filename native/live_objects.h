@@ -15,6 +15,8 @@ enum class Live : int {
   kOwnedFds,       // fds the addon opened and has neither handed to JS nor closed
   kNativeJobs,     // benchmark jobs running off the JS thread
   kNativeServers,  // echo servers / load generators running off the JS thread
+  kBufferRings,    // provided-buffer rings whose memory is not yet freed
+  kRingStreams,    // a Ring's streams (multishot recv + sends) not yet closed
   kCount
 };
 

@@ -257,6 +257,7 @@ void RingCore::ReapAndSettle() {
   struct {
     Op* op;
     int res;
+    unsigned flags;
   } done[64];
   for (;;) {
     SettleStashed(false);
@@ -284,14 +285,16 @@ void RingCore::ReapAndSettle() {
     for (unsigned i = 0; i < n; i++) {
       done[i].op = static_cast<Op*>(io_uring_cqe_get_data(cqes[i]));
       done[i].res = cqes[i]->res;
+      done[i].flags = cqes[i]->flags;
       DTRACE_PROBE2(iolab, ring_complete, done[i].op, done[i].res);
     }
     io_uring_cq_advance(&ring_, n);
     stats_.cqes_reaped += n;
     for (unsigned i = 0; i < n; i++)
-      if (!cancel_.OnCqe(done[i].op, done[i].res)) Settle(done[i].op, done[i].res, false);
+      if (!cancel_.OnCqe(done[i].op, done[i].res)) Settle(done[i].op, done[i].res, done[i].flags, false);
     if (closing_ && cancel_.due()) cancel_.Resume();
   }
+  if (streams_ != nullptr) DispatchStreams();  // their chunks and ends, in one call into JS
   if (closing_ && in_flight_ == 0) FinishClose();
 
   napi_close_callback_scope(env_, callback_scope);  // runs nextTicks and microtasks
@@ -300,7 +303,16 @@ void RingCore::ReapAndSettle() {
 }
 
 // Settles one op with its CQE result (the op table builds the value), then releases it.
-void RingCore::Settle(Op* op, int res, bool in_cleanup) {
+void RingCore::Settle(Op* op, int res, unsigned flags, bool in_cleanup) {
+  if (op->stream != nullptr) {
+    // A multishot recv goes on while the kernel says MORE; a short send goes out again.
+    if (streams_->OnCqe(op, res, flags, in_cleanup)) {
+      cancel_.Untrack(op);
+      ReleaseOp(op);
+      OpDone();
+    }
+    return;
+  }
   cancel_.Untrack(op);
   if (op->group != nullptr) {
     SettleMember(op, res, in_cleanup);
@@ -354,6 +366,12 @@ void RingCore::SettleMember(Op* op, int res, bool in_cleanup) {
 // An op that never reached the kernel, given up because the Ring closes (in_cleanup: the env
 // goes away, no JS can be told).
 void RingCore::Abandon(Op* op, bool in_cleanup) {
+  if (op->stream != nullptr) {
+    streams_->OnCqe(op, -ECANCELED, 0, in_cleanup);  // never goes on after an error
+    ReleaseOp(op);
+    OpDone();
+    return;
+  }
   if (op->group != nullptr) {
     SettleMember(op, -ECANCELED, in_cleanup);
     return;
@@ -378,6 +396,7 @@ napi_value RingCore::Close() {
   close_waiters_.push_back(deferred);
   if (closing_) return promise;
   closing_ = true;
+  if (streams_ != nullptr) streams_->OnClose();
   // Ops that never reached the kernel are rejected now.
   while (!backlog_.empty()) {
     Op* op = backlog_.front();
@@ -412,6 +431,7 @@ void RingCore::TearDown(bool in_cleanup) {
     cleanup_hook_ = false;
   }
   io_uring_queue_exit(&ring_);
+  if (streams_ != nullptr) TearDownStreams(in_cleanup);
   uv_poll_stop(poll_);
   uv_prepare_stop(prepare_);
   close(event_fd_);  // not polled any more (libuv allows closing once the poll is stopped)
@@ -468,8 +488,9 @@ void RingCore::CleanupBlocking() {
     if (ret == 0 && cqe != nullptr) {
       void* data = io_uring_cqe_get_data(cqe);
       int res = cqe->res;
+      unsigned flags = cqe->flags;
       io_uring_cqe_seen(&ring_, cqe);
-      if (!cancel_.OnCqe(data, res)) Settle(static_cast<Op*>(data), res, true);
+      if (!cancel_.OnCqe(data, res)) Settle(static_cast<Op*>(data), res, flags, true);
       if (cancel_.due()) cancel_.Resume();
       continue;
     }

@@ -16,6 +16,7 @@
 #include <deque>
 #include <vector>
 
+#include "ring_bufring.h"
 #include "ring_cancel.h"
 #include "ring_group.h"
 #include "ring_op.h"
@@ -67,6 +68,16 @@ class RingCore {
   napi_value RefuseGroup(OpGroup* group, int err, const char* syscall);
   // Sends whatever is queued to the kernel (ring.submit() and the prepare handle).
   void Flush();
+  // Stream ops (ring_bufring.cc): queued without a Promise, counted in flight like any op
+  // (throws RingClosedError once close() has begun); a send that went out short goes to the
+  // kernel again for the rest (Requeue: still in flight). RawSqe: an SQE whose CQE is ignored
+  // (user_data 0: a stream's recv cancel), or null when the SQ stays full.
+  void EnqueueSilent(Op* op);
+  void Requeue(Op* op);
+  struct io_uring_sqe* RawSqe();
+  RingStreams* streams();  // made on first use
+  struct io_uring* uring() { return &ring_; }
+  unsigned NextBgid() { return next_bgid_++; }
   // ring.close(): cancels in-flight ops; the Promise resolves once all have settled.
   napi_value Close();
   // The JS object was collected: nothing can be in flight (it was held while ops were).
@@ -94,7 +105,9 @@ class RingCore {
   void SettleStashed(bool in_cleanup);
   bool PrepSqe(Op* op);
   void ReapAndSettle();
-  void Settle(Op* op, int res, bool in_cleanup);
+  void DispatchStreams();
+  void TearDownStreams(bool in_cleanup);
+  void Settle(Op* op, int res, unsigned flags, bool in_cleanup);
   void SettleMember(Op* op, int res, bool in_cleanup);
   void Abandon(Op* op, bool in_cleanup);
   void ReleaseOp(Op* op);
@@ -120,6 +133,7 @@ class RingCore {
   struct Stashed {
     void* data;
     int res;
+    unsigned flags;  // a stream's CQE needs its buffer id and IORING_CQE_F_MORE
   };
   std::vector<Stashed> stash_;
   std::vector<Op*> direct_;  // SubmitDirect's scratch (it runs no JS, so it is never re-entered)
@@ -135,6 +149,9 @@ class RingCore {
   RingHandle* handle_ = nullptr;
   RingStats stats_;
   RingCancel cancel_;
+  RingStreams* streams_ = nullptr;
+  bool streams_teardown_due_ = false;  // torn down while reaping: streams freed after it
+  unsigned next_bgid_ = 0;
 };
 
 }  // namespace iolab

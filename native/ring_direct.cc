@@ -64,7 +64,7 @@ size_t RingCore::StashCqes(const std::vector<Op*>& mine) {
   while (unsigned n = io_uring_peek_batch_cqe(&ring_, cqes, 64)) {
     for (unsigned i = 0; i < n; i++) {
       void* data = io_uring_cqe_get_data(cqes[i]);
-      stash_.push_back({data, cqes[i]->res});
+      stash_.push_back({data, cqes[i]->res, cqes[i]->flags});
       DTRACE_PROBE2(iolab, ring_complete, data, cqes[i]->res);
       if (std::binary_search(mine.begin(), mine.end(), static_cast<Op*>(data))) found++;
     }
@@ -80,7 +80,7 @@ void RingCore::SettleStashed(bool in_cleanup) {
     std::vector<Stashed> batch;
     batch.swap(stash_);
     for (const Stashed& d : batch)
-      if (!cancel_.OnCqe(d.data, d.res)) Settle(static_cast<Op*>(d.data), d.res, in_cleanup);
+      if (!cancel_.OnCqe(d.data, d.res)) Settle(static_cast<Op*>(d.data), d.res, d.flags, in_cleanup);
     batch.clear();
     if (stash_.empty()) stash_.swap(batch);  // keeps its capacity
   }

@@ -327,6 +327,14 @@ static const Method kMethods[] = {
     METHOD("recvmsgBatchFlat", RecvmsgBatchFlat, true),
     METHOD("readvBatch", ReadvBatch, false),
     METHOD("readvBatchFlat", ReadvBatchFlat, true),
+    METHOD("setupBufRing", SetupBufRing, false),  // ring_bufring_js.cc
+    METHOD("streamsInit", StreamsInit, false),
+    METHOD("recvMultishot", RecvMultishot, true),
+    METHOD("bufRelease", BufRelease, true),
+    METHOD("streamSend", StreamSend, true),
+    METHOD("streamWrite", StreamWrite, true),
+    METHOD("streamClose", StreamClose, true),
+    METHOD("streamQueued", StreamQueued, true),
     METHOD("submit", Submit, true),
     METHOD("close", Close, true),
 };

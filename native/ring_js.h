@@ -9,6 +9,7 @@
 #include "addon.h"
 #include "args.h"
 #include "errors.h"
+#include "ring_bufring.h"
 #include "ring_core.h"
 #include "ring_op.h"
 #include "unix_msg.h"

@@ -11,6 +11,7 @@
 #include "addon.h"
 #include "errors.h"
 #include "live_objects.h"
+#include "ring_bufring.h"
 #include "unix_msg.h"
 
 namespace iolab {
@@ -169,6 +170,9 @@ void OpClear(napi_env env, Op* op) {
   op->deferred = nullptr;
   op->group = nullptr;
   op->res = 0;
+  op->stream = nullptr;
+  op->buf_id = -1;
+  op->sent = op->length = 0;
 }
 
 // ---- the pool ----
@@ -355,6 +359,8 @@ static const OpType kTypes[] = {
     {"socket", PrepSocket, Count, CloseNewFd},
     {"io_uring_cancel", PrepCancelFd, Count, KeepNothing},  // how many ops were cancelled
     {"readv", PrepReadvDirect, Count, KeepNothing},          // the bytes are in the views already
+    {"recv", PrepRecvMultishot, Count, KeepNothing},  // stream ops: no Promise (ring_bufring.cc)
+    {"send", PrepStreamSend, Count, KeepNothing},
 };
 static_assert(sizeof(kTypes) / sizeof(kTypes[0]) == size_t(OpKind::kCount), "one row per OpKind");
 

@@ -26,6 +26,7 @@ enum class OpKind : uint8_t {
   // readvBatch's read straight into the caller's views (RWF_NOWAIT), submitted and completed
   // inside the call that queued it (RingCore::EnqueueGroupNow); else it becomes a kReadv.
   kReadvDirect,
+  kRecvMultishot, kStreamSend,  // a stream's ops (ring_bufring.h): no Promise
   kCount
 };
 
@@ -57,6 +58,7 @@ struct NoInitAllocator : std::allocator<T> {
 };
 
 struct OpGroup;
+struct RingStream;
 
 // One queued or in-flight op. Records are pooled per ring (vectors keep their capacity).
 struct Op {
@@ -84,6 +86,9 @@ struct Op {
   std::string path;                 // connect: the address, for errors
   OpGroup* group = nullptr;         // the batch it belongs to (settled together), or none
   int res = 0;                      // a batch op's CQE result, kept until the batch settles
+  RingStream* stream = nullptr;     // a stream's recv or send (ring_bufring.h) ...
+  int buf_id = -1;                  // ... a send's provided buffer (-1: its bounce memory)
+  uint32_t sent = 0, length = 0;    // ... and how much of `length` went out (short sends go on)
   // The core's bookkeeping: the pool's free list, or the list of ops in the kernel.
   Op* next = nullptr;
   Op* prev = nullptr;

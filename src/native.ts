@@ -34,6 +34,10 @@ export interface LiveObjects {
   ownedFds: number;
   nativeJobs: number;
   nativeServers: number;
+  /** Provided-buffer rings (ring.setupBufRing) whose memory is not yet freed. */
+  bufferRings: number;
+  /** Ring streams (ring.recvMultishot) not yet closed. */
+  ringStreams: number;
 }
 
 /** Error thrown for a failed syscall: the shape of Node's fs errors. */

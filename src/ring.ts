@@ -2,6 +2,10 @@
 // which stays private to this module. Every op returns a Promise settled from Node's event loop.
 // See docs/ring.md.
 import { native, Received, type Credentials, type RecvResult } from './native.js';
+import { BufferRing, endStreams, RingStream, streamsClosing, type NativeStreamMethods, type RecvHandlers, type RecvMultishotOptions } from './ring-stream.js';
+
+export { BufferRing, RingStream };
+export type { RecvHandlers, RecvMultishotOptions };
 
 /** Rejection of ops cancelled by ring.close(), and the error thrown by a closed Ring's methods. */
 export class RingClosedError extends Error {
@@ -68,7 +72,7 @@ export interface ReadvRequest {
 // what is wrong: what does not have the expected shape goes there.
 type Packed = [Float64Array, ({ credentials?: Credentials; from?: string } | undefined)[] | undefined];
 type Position = number | bigint | null | undefined;
-interface NativeRing {
+interface NativeRing extends NativeStreamMethods {
   readonly features: RingFeatures;
   readonly stats: RingStats;
   readonly closed: boolean;
@@ -312,6 +316,20 @@ export class Ring {
   cancelFd(fd: number): Promise<number> {
     return this.#ring.cancelFd(fd);
   }
+  /** Registers a provided-buffer ring of `count` buffers (a power of two, at most 32768, the
+   * kernel's limit) of `size` bytes each, for recvMultishot. It lives as long as the Ring. */
+  setupBufRing(options: { count: number; size: number }): BufferRing {
+    if (options === null || typeof options !== 'object') {
+      throw Object.assign(new TypeError('The "options" argument must be of type object'), { code: 'ERR_INVALID_ARG_TYPE' });
+    }
+    return new BufferRing(this.#ring, options.count, options.size);
+  }
+  /** A multishot recv on socket fd into bufferRing (re-armed when the kernel ends it; ENOBUFS
+   * waits for a buffer to come back), with ordered sends on the same fd: handlers.data(id,
+   * length) per chunk and handlers.end(err) once, called from the reap without a Promise. */
+  recvMultishot(fd: number, bufferRing: BufferRing, handlers: RecvHandlers, options?: RecvMultishotOptions): RingStream {
+    return new RingStream(this.#ring, fd, bufferRing, handlers, options, () => new RingClosedError());
+  }
   /** Sends what is queued to the kernel now (otherwise done before the loop next polls). */
   submit(): void {
     this.#ring.submit();
@@ -319,7 +337,10 @@ export class Ring {
   /** Cancels what is in flight (those reject with RingClosedError), waits for the kernel to
    * give every op back, then frees the ring. Idempotent. */
   close(): Promise<void> {
-    return this.#ring.close();
+    const ring = this.#ring;
+    streamsClosing(ring);
+    // Streams the addon freed with the ring end here (RingClosedError), their close() settled.
+    return ring.close().then(() => endStreams(ring));
   }
 }
 

@@ -1,25 +1,33 @@
-// The `ring` engine: an echo server written in TypeScript on iolab's Ring. Each connection
-// is an async loop (recv into its buffer, send until all of it is out, again), so order is
-// kept and a slow reader stops its own loop; the Ring batches every connection's ops into
-// one io_uring_submit per turn of the event loop.
+// The `ring` engine: an echo server written in TypeScript on iolab's Ring, as the C uring
+// server is built: each connection is a stream (ring.recvMultishot) receiving into one
+// provided-buffer ring, and every chunk goes straight back out of the buffer it arrived in
+// (stream.send), which returns to the ring once sent. No Promise per chunk or per send: the
+// Ring hands every connection's chunks of one reap to JS in one call. Order is the stream's
+// (one send at a time, short sends continued); a peer that does not read pauses its own
+// receiving once 64 KiB wait to go out, so it holds at most that much of the pool.
 import { setTimeout as sleep } from 'node:timers/promises';
 import { native, type EchoServerStats } from '../native.js';
-import { Ring, RingClosedError } from '../ring.js';
+import { Ring, RingClosedError, type RingStream } from '../ring.js';
 import { nextAcceptPauseMs, type EchoServer, type EchoServerOptions } from './types.js';
 
-const BUFFER_SIZE = 8192;
+const BUFFER_SIZE = 4096;
+const BUFFER_COUNT = 8192; // power of two, <= 32768; 32 MiB
 const ACCEPTS_IN_FLIGHT = 4;
 
 interface Conn {
-  lastActive: number;
-  /** Closed for idling: its loop ends at its next step. */
+  stream: RingStream;
+  /** The idle check's tick when a chunk last came, and the bytes queued then. */
+  activeTick: number;
+  queued: number;
   expired: boolean;
 }
 
 export async function startRingServer(options: EchoServerOptions): Promise<EchoServer> {
-  const ring = new Ring({ entries: 4096 });
+  const ring = new Ring({ entries: 4096, cqEntries: 16384 });
   let listen: { fd: number; port: number };
+  let pool: ReturnType<Ring['setupBufRing']>;
   try {
+    pool = ring.setupBufRing({ count: BUFFER_COUNT, size: BUFFER_SIZE });
     listen = native.echoListen(options.host, options.port, { backlog: 4096 });
   } catch (err) {
     await ring.close();
@@ -27,10 +35,10 @@ export async function startRingServer(options: EchoServerOptions): Promise<EchoS
   }
   const stats: EchoServerStats = {
     connections: 0, refused: 0, bytesEchoed: 0, peakConnections: 0, idleClosed: 0, acceptPauses: 0,
-    setup: `Ring (${ring.features.deferTaskrun ? 'DEFER_TASKRUN' : ring.features.coopTaskrun ? 'COOP_TASKRUN' : 'plain'}), ${BUFFER_SIZE} B buffer per connection`,
+    setup: `Ring (${ring.features.deferTaskrun ? 'DEFER_TASKRUN' : ring.features.coopTaskrun ? 'COOP_TASKRUN' : 'plain'}), multishot recv into ${BUFFER_COUNT} x ${BUFFER_SIZE} B provided buffers, sends from them`,
   };
   const open = new Map<number, Conn>();
-  const loops = new Set<Promise<void>>();
+  let tick = 0; // advanced by the idle check: cheaper than a clock read per chunk
   let stopping = false;
   const stopped$ = new AbortController(); // ends an accept loop's pause at once on stop
 
@@ -38,25 +46,22 @@ export async function startRingServer(options: EchoServerOptions): Promise<EchoS
     if (open.delete(fd)) native.close(fd);
   };
 
-  async function serve(fd: number, conn: Conn): Promise<void> {
-    const buffer = Buffer.allocUnsafe(BUFFER_SIZE);
-    try {
-      while (!conn.expired) {
-        const n = await ring.recv(fd, buffer);
-        if (n === 0) break; // the peer is done sending and everything was echoed: close
-        conn.lastActive = performance.now();
-        let sent = 0;
-        while (sent < n && !conn.expired) {
-          sent += await ring.send(fd, buffer.subarray(sent, n));
-          conn.lastActive = performance.now();
-        }
-        stats.bytesEchoed += sent;
-      }
-    } catch {
-      // ECONNRESET, EPIPE, a cancel for idling, or the ring closing at stop: the connection ends.
-    } finally {
-      closeConn(fd);
-    }
+  function serve(fd: number): void {
+    // The handlers are the connection's own: data sends each chunk back from its buffer; end
+    // (EOF once everything was received, an error, a cancel for idling, or the Ring closing)
+    // lets the queued sends finish, then closes the socket.
+    const conn = { activeTick: tick, queued: 0, expired: false } as Conn;
+    conn.stream = ring.recvMultishot(fd, pool, {
+      data(id, length) {
+        stats.bytesEchoed += length;
+        conn.activeTick = tick;
+        conn.stream.send(id, length);
+      },
+      end() {
+        conn.stream.close().catch(() => {}).finally(() => closeConn(fd));
+      },
+    });
+    open.set(fd, conn);
   }
 
   async function acceptLoop(): Promise<void> {
@@ -80,30 +85,39 @@ export async function startRingServer(options: EchoServerOptions): Promise<EchoS
         continue;
       }
       native.echoSetNoDelay(fd);
-      const conn: Conn = { lastActive: performance.now(), expired: false };
-      open.set(fd, conn);
+      try {
+        serve(fd);
+      } catch {
+        native.close(fd); // the Ring closed meanwhile
+        continue;
+      }
       stats.connections++;
       stats.peakConnections = Math.max(stats.peakConnections, open.size);
-      const loop = serve(fd, conn);
-      loops.add(loop);
-      void loop.finally(() => loops.delete(loop));
     }
   }
 
-  // Idle connections: a connection whose recv or send has waited longer than the timeout gets
-  // its ops cancelled, which ends its loop.
+  // Idle connections: no chunk came and nothing queued went out for the timeout. The cancel
+  // ends the stream's recv and its waiting send; its end handler then closes it.
   const idleMs = options.idleTimeoutMs ?? 0;
+  const tickMs = Math.min(Math.max(idleMs / 4, 10), 1000);
+  const idleTicks = Math.ceil(idleMs / tickMs);
   const idleTimer = idleMs > 0
     ? setInterval(() => {
-      const now = performance.now();
+      tick++;
       for (const [fd, conn] of open) {
-        if (!conn.expired && now - conn.lastActive >= idleMs) {
-          conn.expired = true;
-          stats.idleClosed++;
-          ring.cancelFd(fd).catch(() => {});
+        if (conn.expired || tick - conn.activeTick < idleTicks) continue;
+        const queued = conn.stream.queuedBytes;
+        if (queued !== conn.queued) { // its sends moved: a slow reader, not an idle one
+          conn.queued = queued;
+          conn.activeTick = tick;
+          continue;
         }
+        conn.expired = true;
+        stats.idleClosed++;
+        ring.cancelFd(fd).catch(() => {});
+        conn.stream.close().catch(() => {}).finally(() => closeConn(fd));
       }
-    }, Math.min(Math.max(idleMs / 4, 10), 1000))
+    }, tickMs)
     : undefined;
 
   const acceptors = Array.from({ length: ACCEPTS_IN_FLIGHT }, acceptLoop);
@@ -118,8 +132,8 @@ export async function startRingServer(options: EchoServerOptions): Promise<EchoS
         stopping = true;
         stopped$.abort();
         clearInterval(idleTimer);
-        await ring.close(); // in-flight accept/recv/send reject; every loop then ends
-        await Promise.allSettled([...acceptors, ...loops]);
+        await ring.close(); // every stream ends (RingClosedError), every accept rejects
+        await Promise.allSettled(acceptors);
         for (const fd of [...open.keys()]) closeConn(fd);
         native.close(listen.fd);
         resolveClosed(stats);

@@ -24,7 +24,7 @@ export async function settledLiveObjects(): Promise<LiveObjects> {
 }
 
 export const zeroLiveObjects: LiveObjects = {
-  rings: 0, ringOps: 0, heldBuffers: 0, mappings: 0, ownedFds: 0, nativeJobs: 0, nativeServers: 0,
+  rings: 0, ringOps: 0, heldBuffers: 0, mappings: 0, ownedFds: 0, nativeJobs: 0, nativeServers: 0, bufferRings: 0, ringStreams: 0,
 };
 
 /** Registers the leak check a native test file ends with: after setup (optional), note this

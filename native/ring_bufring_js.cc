@@ -1,0 +1,138 @@
+// The Ring's methods for buffer rings and streams (ring_bufring.h); src/ring.ts wraps them in
+// class BufferRing and RingStream. Each checks what it can cheaply and throws before touching
+// the kernel; a buffer JS does not hold (released, or handed to a send) is refused, so the
+// buffer ring never gets an id twice.
+#include <errno.h>
+#include <sys/socket.h>
+
+#include "ring_bufring.h"
+#include "ring_js.h"
+
+namespace iolab {
+
+[[noreturn]] static void ThrowCode(napi_env env, const char* code, const std::string& message) {
+  Napi::Error error = Napi::Error::New(env, message);
+  error.Value().Set("code", code);
+  throw error;
+}
+
+// setupBufRing(count, size) -> [bgid, ArrayBuffer of count * size bytes]
+napi_value SetupBufRing(napi_env env, napi_callback_info info) {
+  Call<2> call(env, info);
+  RingCore* core = call.Open(env);
+  unsigned count = unsigned(IntegerArg(env, call[0], "count", 1, kMaxBufRingEntries));
+  if ((count & (count - 1)) != 0)
+    ThrowArgRange(env, "count", "a power of two (the kernel's rule for a buffer ring)", std::to_string(count));
+  unsigned size = unsigned(IntegerArg(env, call[1], "size", 1, 1 << 20));
+  if (uint64_t(count) * size > (uint64_t(1) << 32))
+    ThrowArgRange(env, "count * size", "<= 4 GiB", std::to_string(uint64_t(count) * size));
+  napi_value array_buffer;
+  BufRing* pool = core->streams()->AddBufRing(count, size, &array_buffer);
+  napi_value out, bgid;
+  napi_create_array_with_length(env, 2, &out);
+  napi_create_uint32(env, pool->bgid, &bgid);
+  napi_set_element(env, out, 0, bgid);
+  napi_set_element(env, out, 1, array_buffer);
+  return out;
+}
+
+// streamsInit(dispatch, events): the module-level function JS events go to, and its array.
+napi_value StreamsInit(napi_env env, napi_callback_info info) {
+  Call<2> call(env, info);
+  RingCore* core = call.Open(env);
+  napi_valuetype type;
+  napi_typeof(env, call[0], &type);
+  if (type != napi_function) ThrowArgType(env, "dispatch", "a function", call[0]);
+  bool is_typed = false;
+  napi_is_typedarray(env, call[1], &is_typed);
+  if (!is_typed) ThrowArgType(env, "events", "an Int32Array", call[1]);
+  core->streams()->SetDispatcher(call[0], call[1]);
+  return nullptr;
+}
+
+static BufRing* PoolArg(napi_env env, RingCore* core, napi_value value) {
+  unsigned bgid = unsigned(IntegerArg(env, value, "bufferRing", 0, 65535));
+  BufRing* pool = core->streams()->FindBufRing(bgid);
+  if (pool == nullptr) ThrowArgValue(env, "bufferRing", "must be a buffer ring of this Ring", value);
+  return pool;
+}
+
+static unsigned HeldBufferArg(napi_env env, BufRing* pool, napi_value value) {
+  unsigned id = unsigned(IntegerArg(env, value, "id", 0, pool->count - 1));
+  if (pool->state[id] != 1)
+    ThrowCode(env, "ERR_RING_BUFFER_RETURNED",
+              "buffer " + std::to_string(id) + " is not held: it was released or sent, and belongs to the buffer ring again");
+  return id;
+}
+
+static RingStream* StreamArg(napi_env env, RingCore* core, napi_value value) {
+  int token = int(IntegerArg(env, value, "stream", 0, INT32_MAX));
+  RingStream* s = core->streams()->Find(token);
+  if (s == nullptr || s->closing) ThrowCode(env, "ERR_RING_STREAM_CLOSED", "the stream is closed");
+  return s;
+}
+
+// recvMultishot(fd, bgid, pauseAt) -> the stream's token. The fd must be a socket: asked now,
+// so the error comes as the call's, not as an end later.
+napi_value RecvMultishot(napi_env env, napi_callback_info info) {
+  Call<3> call(env, info);
+  RingCore* core = call.Open(env);
+  int fd = FdArg(env, call[0]);
+  BufRing* pool = PoolArg(env, core, call[1]);
+  size_t pause_at = size_t(IntegerArg(env, call[2], "options.pauseAt", 1, kMaxSafeInteger));
+  int type;
+  socklen_t len = sizeof(type);
+  if (getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &len) < 0) ThrowErrno(env, errno, "recv");
+  return Napi::Number::New(env, core->streams()->Open(fd, pool, pause_at));
+}
+
+// bufRelease(bgid, id): the buffer goes back to the kernel.
+napi_value BufRelease(napi_env env, napi_callback_info info) {
+  Call<2> call(env, info);
+  RingCore* core = call.Open(env);
+  BufRing* pool = PoolArg(env, core, call[0]);
+  core->streams()->Release(pool, HeldBufferArg(env, pool, call[1]));
+  return nullptr;
+}
+
+// streamSend(token, id, length): buffer id's first length bytes, from the buffer ring's memory.
+napi_value StreamSend(napi_env env, napi_callback_info info) {
+  Call<3> call(env, info);
+  RingCore* core = call.Open(env);
+  RingStream* s = StreamArg(env, core, call[0]);
+  unsigned id = HeldBufferArg(env, s->pool, call[1]);
+  unsigned length = unsigned(IntegerArg(env, call[2], "length", 1, s->pool->size));
+  core->streams()->SendBuffer(s, id, length);
+  return nullptr;
+}
+
+// streamWrite(token, view): the bytes copied now, sent in order with the stream's other sends.
+napi_value StreamWrite(napi_env env, napi_callback_info info) {
+  Call<2> call(env, info);
+  RingCore* core = call.Open(env);
+  RingStream* s = StreamArg(env, core, call[0]);
+  View bytes = ViewArg(env, call[1], "data");
+  if (bytes.length == 0) return nullptr;
+  if (bytes.length > (1u << 30)) ThrowArgRange(env, "data.byteLength", "<= 1 GiB", std::to_string(bytes.length));
+  Op* op = core->AcquireOp(OpKind::kStreamSend, s->fd);
+  op->bounce.assign(static_cast<const char*>(bytes.data), static_cast<const char*>(bytes.data) + bytes.length);
+  core->streams()->Write(s, op);
+  return nullptr;
+}
+
+// streamClose(token): stops receiving; JS hears kClosed once the queued sends are done, or
+// true comes back when nothing was in flight (then no kClosed comes).
+napi_value StreamClose(napi_env env, napi_callback_info info) {
+  Call<1> call(env, info);
+  RingCore* core = call.Open(env);
+  return Napi::Boolean::New(env, core->streams()->Close(StreamArg(env, core, call[0])));
+}
+
+// streamQueued(token): bytes queued to send and not yet sent.
+napi_value StreamQueued(napi_env env, napi_callback_info info) {
+  Call<1> call(env, info);
+  RingCore* core = call.Open(env);
+  return Napi::Number::New(env, double(StreamArg(env, core, call[0])->queued_bytes));
+}
+
+}  // namespace iolab

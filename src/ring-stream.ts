@@ -1,0 +1,282 @@
+// Provided-buffer rings and streams on a Ring (native/ring_bufring.{h,cc}): class BufferRing
+// (the buffers, as views of one ArrayBuffer over the kernel's memory) and class RingStream (a
+// multishot recv and its ordered sends). No Promise per chunk or per send: the addon hands
+// every stream's events of one reap to `dispatch` below in one call, through an Int32Array.
+// src/ring.ts makes them (Ring.setupBufRing, Ring.recvMultishot). See docs/ring.md.
+import { getSystemErrorMap } from 'node:util';
+import type { ErrnoException } from './native.js';
+
+/** The addon's methods this module calls (on the ring object, as src/ring.ts's NativeRing). */
+export interface NativeStreamMethods {
+  setupBufRing(count: number, size: number): [number, ArrayBuffer];
+  streamsInit(dispatch: (this: object, count: number) => void, events: Int32Array): void;
+  recvMultishot(fd: number, bufferRing: number, pauseAt: number): number;
+  bufRelease(bufferRing: number, id: number): void;
+  streamSend(stream: number, id: number, length: number): void;
+  streamWrite(stream: number, data: ArrayBufferView): void;
+  streamClose(stream: number): boolean;
+  streamQueued(stream: number): number;
+}
+
+/** What a stream calls: `data` for each chunk, `end` once when receiving is over. */
+export interface RecvHandlers {
+  /** `length` bytes arrived in buffer `id` of the buffer ring: JS holds it from now until it
+   * calls `bufferRing.release(id)` or `stream.send(id, ...)`. */
+  data(id: number, length: number): void;
+  /** Receiving is over: null at EOF; an Error otherwise (errno, with `syscall` 'recv' or
+   * 'send' when a send failed; RingClosedError when the Ring closed). Called once. */
+  end(err: Error | null): void;
+}
+
+export interface RecvMultishotOptions {
+  /** Bytes queued to send on the stream above which receiving pauses (the recv is cancelled)
+   * until half of them went out. Default 65536. */
+  pauseAt?: number;
+}
+
+const DEFAULT_PAUSE_AT = 65536;
+const EVENTS = 1024; // events per call into JS (more come in further calls)
+const enum Event { Data = 1, End = 2, Closed = 3 }
+const END_CLOSED = -(1 << 30);
+
+interface StreamTable {
+  events: Int32Array;
+  /** ring.close() was called: chunks not handed out yet go nowhere (the Ring takes their memory). */
+  closing: boolean;
+  streams: (RingStream | undefined)[];
+  closedError: () => Error;
+}
+const tables = new WeakMap<object, StreamTable>();
+let deliver: (s: RingStream, type: number, a: number, b: number) => void;
+let heldOf: (pool: BufferRing) => Uint8Array;
+let ringOf: (pool: BufferRing) => NativeStreamMethods;
+
+/** An errno error like the addon's (code, errno, syscall), from a CQE's -errno. */
+function errnoError(res: number, syscall: string): ErrnoException {
+  const [code, text] = getSystemErrorMap().get(res) ?? ['EIO', 'i/o error'];
+  return Object.assign(new Error(`${code}: ${text}, ${syscall}`), { code, errno: -res, syscall });
+}
+
+// The addon calls this with the ring object as `this` once per reap with events to give.
+function dispatch(this: object, count: number): void {
+  const table = tables.get(this);
+  if (table === undefined) return;
+  const { events, streams } = table;
+  for (let i = 0, end = count * 4; i < end; i += 4) {
+    const s = streams[events[i]];
+    if (s === undefined || (table.closing && events[i + 1] === Event.Data)) continue;
+    try {
+      deliver(s, events[i + 1], events[i + 2], events[i + 3]);
+    } catch (err) {
+      // A handler threw: it surfaces as an uncaught exception; the other events still go out.
+      process.nextTick(() => { throw err; });
+    }
+  }
+}
+
+/** Makes the ring object's stream table (once per Ring). */
+export function streamTable(ring: NativeStreamMethods & object, closedError: () => Error): StreamTable {
+  let table = tables.get(ring);
+  if (table === undefined) {
+    table = { events: new Int32Array(EVENTS * 4), closing: false, streams: [], closedError };
+    ring.streamsInit(dispatch, table.events);
+    tables.set(ring, table);
+  }
+  return table;
+}
+
+/** ring.close() begins: no chunk is handed out from here on. */
+export function streamsClosing(ring: object): void {
+  const table = tables.get(ring);
+  if (table !== undefined) table.closing = true;
+}
+
+/** After ring.close(): every stream still open ends (RingClosedError) and is closed. */
+export function endStreams(ring: object): void {
+  const table = tables.get(ring);
+  if (table === undefined) return;
+  for (const s of table.streams) if (s !== undefined) deliver(s, Event.Closed, END_CLOSED, 0);
+  table.streams.length = 0;
+}
+
+/** A provided-buffer ring registered on a Ring (IORING_REGISTER_PBUF_RING): `count` buffers
+ * of `size` bytes the kernel fills as chunks arrive on the Ring's streams. */
+export class BufferRing {
+  /** Buffers in the ring (a power of two, at most 32768). */
+  readonly count: number;
+  /** Bytes per buffer. */
+  readonly size: number;
+  /** Its buffer group id (bgid) on the Ring. */
+  readonly id: number;
+  readonly #ring: NativeStreamMethods;
+  readonly #memory: ArrayBuffer;
+  readonly #views: (Uint8Array | undefined)[];
+  readonly #held: Uint8Array; // 1 while JS holds the buffer (mirrors the addon's state)
+
+  static {
+    heldOf = (pool) => pool.#held;
+    ringOf = (pool) => pool.#ring;
+  }
+
+  /** @internal Made by ring.setupBufRing(). */
+  constructor(ring: NativeStreamMethods, count: number, size: number) {
+    const [id, memory] = ring.setupBufRing(count, size);
+    this.#ring = ring;
+    this.count = count;
+    this.size = size;
+    this.id = id;
+    this.#memory = memory;
+    this.#views = new Array(count);
+    this.#held = new Uint8Array(count);
+  }
+
+  /** True while JS holds buffer `id` (from its chunk until release or send). */
+  held(id: number): boolean {
+    return this.#held[id] === 1;
+  }
+
+  #check(id: number): void {
+    if (this.#held[id] !== 1) {
+      const err = new Error(`buffer ${id} is not held: it was released or sent, and belongs to the buffer ring again`);
+      throw Object.assign(err, { code: 'ERR_RING_BUFFER_RETURNED' });
+    }
+  }
+
+  /** Buffer `id`'s whole memory (`size` bytes; the chunk is its first `length`). The same view
+   * each time: no allocation per chunk. Throws ERR_RING_BUFFER_RETURNED unless JS holds it. A
+   * view kept after the buffer went back reads whatever the kernel puts there next; after the
+   * Ring closed, nothing (its memory is detached). */
+  view(id: number): Uint8Array {
+    this.#check(id);
+    let v = this.#views[id];
+    if (v === undefined || v.byteLength === 0) v = this.#views[id] = new Uint8Array(this.#memory, id * this.size, this.size);
+    return v;
+  }
+
+  /** The chunk as a Buffer of `length` bytes over buffer `id` (no copy; one small object). */
+  bytes(id: number, length: number): Buffer {
+    this.#check(id);
+    return Buffer.from(this.#memory, id * this.size, Math.min(length, this.size));
+  }
+
+  /** Gives buffer `id` back to the kernel. Throws ERR_RING_BUFFER_RETURNED unless JS holds it. */
+  release(id: number): void {
+    this.#check(id);
+    this.#ring.bufRelease(this.id, id);
+    this.#held[id] = 0;
+  }
+}
+
+/** A socket receiving into a buffer ring (IORING_OP_RECV, multishot, buffer select) and
+ * sending in order, one send at a time. Made by ring.recvMultishot(). */
+export class RingStream {
+  /** The socket. The stream never closes it. */
+  readonly fd: number;
+  readonly bufferRing: BufferRing;
+  readonly #ring: NativeStreamMethods;
+  readonly #token: number;
+  readonly #handlers: RecvHandlers;
+  readonly #table: StreamTable;
+  #held: Uint8Array;
+  #ended = false;
+  #closed = false;
+  #closing: Promise<void> | undefined;
+  #settle: ((err: Error | null) => void) | undefined;
+
+  static {
+    deliver = (s, type, a, b) => {
+      if (type === Event.Data) {
+        s.#held[a] = 1;
+        if (s.#closing === undefined) s.#handlers.data(a, b);
+        else s.bufferRing.release(a); // came before close() took effect: nobody wants it
+      } else if (type === Event.End) {
+        s.#end(a, b === 1 ? 'send' : 'recv');
+      } else {
+        s.#finish(a);
+      }
+    };
+  }
+
+  /** @internal Made by ring.recvMultishot(). */
+  constructor(ring: NativeStreamMethods & object, fd: number, pool: BufferRing, handlers: RecvHandlers, options: RecvMultishotOptions | undefined, closedError: () => Error) {
+    if (!(pool instanceof BufferRing) || ringOf(pool) !== ring) {
+      throw Object.assign(new TypeError('The "bufferRing" argument must be a BufferRing of this Ring'), { code: 'ERR_INVALID_ARG_TYPE' });
+    }
+    if (handlers === null || typeof handlers !== 'object' || typeof handlers.data !== 'function' || typeof handlers.end !== 'function') {
+      throw Object.assign(new TypeError('The "handlers" argument must be an object with data(id, length) and end(err) functions'), { code: 'ERR_INVALID_ARG_TYPE' });
+    }
+    this.#table = streamTable(ring, closedError);
+    this.#ring = ring;
+    this.fd = fd;
+    this.bufferRing = pool;
+    this.#held = heldOf(pool);
+    this.#handlers = handlers;
+    this.#token = ring.recvMultishot(fd, pool.id, options?.pauseAt ?? DEFAULT_PAUSE_AT);
+    this.#table.streams[this.#token] = this;
+  }
+
+  /** Sends the first `length` bytes of buffer `id` (which JS holds) from the buffer ring's
+   * memory, after every send queued before it; the buffer goes back to the ring once sent. A
+   * short send goes on from where it stopped. No Promise: a failure ends the stream (`end`). */
+  send(id: number, length: number): void {
+    if (this.#closed) throw this.#closedErr();
+    this.#ring.streamSend(this.#token, id, length);
+    this.#held[id] = 0;
+  }
+
+  /** Sends a copy of `data` (taken now) in order with the stream's other sends. */
+  write(data: ArrayBufferView): void {
+    if (this.#closed) throw this.#closedErr();
+    this.#ring.streamWrite(this.#token, data);
+  }
+
+  /** Bytes queued to send and not yet sent. */
+  get queuedBytes(): number {
+    return this.#closed ? 0 : this.#ring.streamQueued(this.#token);
+  }
+
+  /** True once receiving is over (`end` was called). */
+  get ended(): boolean {
+    return this.#ended;
+  }
+
+  /** Stops receiving (chunks still in flight go back to the ring) and resolves once every
+   * queued send is done and the kernel holds nothing of the stream; rejects with a send's
+   * error that `end` did not already give. Idempotent. The socket stays open: close it after. */
+  close(): Promise<void> {
+    if (this.#closing !== undefined) return this.#closing;
+    this.#closing = new Promise<void>((resolve, reject) => {
+      this.#settle = (err) => (err === null ? resolve() : reject(err));
+    });
+    if (this.#closed) {
+      this.#settle!(null);
+    } else {
+      try {
+        if (this.#ring.streamClose(this.#token)) this.#finish(0); // nothing was in flight
+      } catch {
+        this.#finish(END_CLOSED); // the Ring closed meanwhile
+      }
+    }
+    return this.#closing;
+  }
+
+  #closedErr(): Error {
+    return Object.assign(new Error('the stream is closed'), { code: 'ERR_RING_STREAM_CLOSED' });
+  }
+
+  #end(res: number, syscall: string): void {
+    if (this.#ended) return;
+    this.#ended = true;
+    const err = res === 0 ? null : res === END_CLOSED ? this.#table.closedError() : errnoError(res, syscall);
+    this.#handlers.end(err);
+  }
+
+  // The addon freed the stream (kClosed), or the Ring closed: nothing more will come.
+  #finish(res: number): void {
+    if (this.#closed) return;
+    this.#closed = true;
+    if (this.#table.streams[this.#token] === this) this.#table.streams[this.#token] = undefined;
+    if (res === END_CLOSED && !this.#ended) this.#end(END_CLOSED, 'recv');
+    this.#settle?.(res === 0 || res === END_CLOSED ? null : errnoError(res, 'send'));
+  }
+}
