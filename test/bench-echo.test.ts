@@ -276,6 +276,12 @@ describe('bench echo --netns, refused', () => {
       exitCode: 2, stdout: '', stderr: 'iolab: --netns needs root (it creates network namespaces and a veth pair)' });
   });
 
+  it('an unknown generator: one line naming the known ones, exit 1', async () => {
+    const r = await runCli(['bench', 'echo', '--generators', 'epoll,threadz']);
+    expect({ exitCode: r.exitCode, stdout: r.stdout, stderr: r.stderr }).toEqual({
+      exitCode: 1, stdout: '', stderr: "iolab: unknown generator 'threadz' (known: epoll, threads, uring)" });
+  });
+
   it('--netem without --netns, and a bad --netem: usage errors, one line, exit 1 as every other', async () => {
     const a = await runCli(['bench', 'echo', '--netem', 'delay=1ms']);
     expect({ exitCode: a.exitCode, stderr: a.stderr }).toEqual({ exitCode: 1, stderr: 'iolab: --netem needs --netns (it shapes the veth link between the namespaces)' });

@@ -147,14 +147,14 @@ interface CommandOptions {
 }
 
 function optionsFrom(opts: CommandOptions): EchoBenchOptions {
-  const engines = opts.engines.split(',').map((s) => s.trim()) as EchoEngine[];
+  const engines = [...new Set(opts.engines.split(',').map((s) => s.trim()))] as EchoEngine[];
   for (const e of engines) {
     if (!echoEngines.includes(e)) throw new UserError(`unknown engine '${e}' (known: ${echoEngines.join(', ')})`);
   }
   if (opts.netem !== undefined && !opts.netns) throw new UserError('--netem needs --netns (it shapes the veth link between the namespaces)');
   const netem = opts.netem !== undefined ? parseNetem(opts.netem) : undefined;
   if (opts.netns) checkNetnsAllowed();
-  const generators = opts.generators.split(',').map((s) => s.trim()) as GeneratorMode[];
+  const generators = [...new Set(opts.generators.split(',').map((s) => s.trim()))] as GeneratorMode[];
   for (const g of generators) {
     if (!generatorModes.includes(g)) throw new UserError(`unknown generator '${g}' (known: ${generatorModes.join(', ')})`);
   }
