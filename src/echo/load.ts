@@ -18,7 +18,8 @@ export interface LoadOptions {
 /** fds the generator (or a server) needs besides one per client (epoll sets, the process's own). */
 const FD_RESERVE = 64;
 
-/** Refuses, before connecting, a client count the open-file limit cannot hold. */
+/** Raises the soft open-file limit to the hard one and refuses, before connecting, a client count
+ * it still cannot hold. */
 export function checkOpenFileLimit(clients: number): void {
   const { soft } = native.echoOpenFileLimit(true);
   if (clients + FD_RESERVE > soft) {
