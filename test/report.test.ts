@@ -175,5 +175,5 @@ describe('iolab report refusals', () => {
     expect(lstatSync(link).isFile()).toBe(true);
     expect(readFileSync(target, 'utf8')).toBe('keep me');
     expect(() => readlinkSync(link)).toThrow();
-  });
+  }, 90_000); // three report runs, each rendering the echo file's two charts: 26 s on a loaded machine
 });
