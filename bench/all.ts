@@ -48,7 +48,7 @@ try {
   if (ownFile) rmSync(file, { force: true });
 }
 await step('bench echo', 'all-echo.json', ['bench', 'echo', '--clients', '10,100', '--duration', String(Math.max(1, Number(runtime))),
-  '--rounds', '1', '--reference-clients', '0']);
+  '--rounds', '1', '--generators', 'epoll']);
 await step('bench ipc', 'all-ipc.json', ['bench', 'ipc', '--sizes', '64,4k,64k,1m', '--mode', 'throughput',
   '--duration', '200ms', '--rounds', '1']);
 await step('bench api', 'all-api.json', ['bench', 'api', '--rounds', '1', '--duration', '200']);

@@ -259,9 +259,11 @@ Napi::Value SetNoDelay(const Napi::CallbackInfo& info) {
   return info.Env().Undefined();
 }
 
+// echoOpenFileLimit(raise): { soft, hard }, the soft limit raised to the hard one first when asked.
 Napi::Value OpenFileLimit(const Napi::CallbackInfo& info) {
   uint64_t hard = 0;
-  uint64_t soft = echo_open_file_limit(&hard);
+  bool raise = OptionalBoolArg(info.Env(), info[0], "raise", false);
+  uint64_t soft = raise ? echo_raise_open_file_limit(&hard) : echo_open_file_limit(&hard);
   Napi::Object o = Napi::Object::New(info.Env());
   o.Set("soft", Napi::Number::New(info.Env(), double(soft)));
   o.Set("hard", Napi::Number::New(info.Env(), double(hard)));

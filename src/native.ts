@@ -162,8 +162,9 @@ export interface NativeAddon {
   echoListen(host: string, port: number, options?: { backlog?: number; nonBlocking?: boolean }): { fd: number; port: number };
   /** setsockopt TCP_NODELAY. */
   echoSetNoDelay(fd: number): void;
-  /** RLIMIT_NOFILE of this process. */
-  echoOpenFileLimit(): { soft: number; hard: number };
+  /** RLIMIT_NOFILE of this process; `raise`: the soft limit raised to the hard one first
+   * (children started afterwards inherit it). */
+  echoOpenFileLimit(raise?: boolean): { soft: number; hard: number };
   // ---- bench ipc (native/ipc_binding.cc, native/ipc/) ----
   /** The sending side of one cell, off the JS thread: makes the transport, passes the receiver's
    * end over controlFd (a seqpacket socket whose peer runs ipcServe), runs, collects the report.

@@ -2,6 +2,7 @@
 // Ctrl-C (the finished rows and the partial one printed, the servers killed and reaped, exit
 // 130), and --netns: two namespaces joined by a veth pair, removed on every way out.
 import { execFileSync, spawnSync } from 'node:child_process';
+import { execa } from 'execa';
 import { randomBytes } from 'node:crypto';
 import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
 import { join } from 'node:path';
@@ -12,6 +13,8 @@ import { newProcessTag, processTagVariable, processesTagged, waitFor } from './s
 import { shortTempDir } from './support/temp.js';
 import { closed, connectTo, echoOnce, processCpuTicks, socketCountOf } from './support/echo.js';
 import { cpuTicks } from '../src/procfs.js';
+import { projectRoot } from '../src/native.js';
+import { iolabArgv } from '../src/spawn-iolab.js';
 
 const isRoot = process.getuid?.() === 0;
 const hasIp = spawnSync('ip', ['-V']).status === 0;
@@ -48,7 +51,7 @@ const hasNetem = ((): boolean => {
   }
 })();
 
-const quick = ['--clients', '10', '--duration', '1', '--rounds', '1', '--reference-clients', '0'];
+const quick = ['--clients', '10', '--duration', '1', '--rounds', '1', '--generators', 'epoll'];
 
 /** Starts bench echo with a process tag; resolves the result, and lets the test act on stderr lines. */
 function startBench(args: string[], env: Record<string, string> = {}) {
@@ -82,9 +85,48 @@ describe('bench echo', () => {
     }
   });
 
+  it('CPU per request: server and generator us/req per engine under each generator, over the window the responses are counted in; the ratios printed are of server us/req', async () => {
+    const tmp = shortTempDir('iolab-bench-echo-');
+    try {
+      const out = join(tmp.path, 'echo.json');
+      const r = await runCli(['bench', 'echo', '--clients', '10', '--duration', '1', '--rounds', '1', '--engines', 'epoll,uring',
+        '--generators', 'epoll,threads', '--output', out]);
+      expect(r.exitCode, String(r.stderr)).toBe(0);
+      const json = JSON.parse(readFileSync(out, 'utf8'));
+      expect(json.generators).toEqual(['epoll', 'threads']);
+      expect(json.samples).toHaveLength(4);
+      for (const s of json.samples) {
+        expect(s.responses).toBeGreaterThan(0);
+        expect(s.serverUsPerReq).toBeGreaterThan(0);
+        expect(s.generatorUsPerReq).toBeGreaterThan(0);
+        // the CPU per second of window and the responses of the same window give the same figure
+        expect(s.serverUsPerReq).toBeCloseTo(s.serverCpu * s.elapsedNs / 1e3 / s.responses, 6);
+        expect(s.generatorUsPerReq).toBeCloseTo(s.clientCpu * s.elapsedNs / 1e3 / s.responses, 6);
+        expect(json.byGenerator[s.generator]['10'][s.contender]).toEqual({ serverUsPerReq: s.serverUsPerReq, generatorUsPerReq: s.generatorUsPerReq, reqPerSec: s.reqPerSec });
+      }
+      const table = String(r.stdout);
+      for (const g of ['epoll', 'threads']) {
+        const cells = json.byGenerator[g]['10'];
+        const usRatio = cells.uring.serverUsPerReq / cells.epoll.serverUsPerReq;
+        expect(json.usPerReqRatios[g]['10']['uring/epoll']).toBeCloseTo(usRatio, 9);
+        expect(json.reqPerSecRatios[g]['10']['uring/epoll']).toBeCloseTo(cells.uring.reqPerSec / cells.epoll.reqPerSec, 9);
+        expect(table).toContain(`${g} generator, 10 clients: uring/epoll ${usRatio.toFixed(2)}x`);
+        for (const e of ['epoll', 'uring']) {
+          expect(table).toMatch(new RegExp(`^${e}\\s+10\\s+${g}\\s+${cells[e].serverUsPerReq.toFixed(2)}\\s+${cells[e].generatorUsPerReq.toFixed(2)}\\s+${Math.round(cells[e].reqPerSec)}\\s`, 'm'));
+        }
+      }
+      expect(table).toContain('server us/req ratios (lower is better');
+      // what older reports held: req/s under the first generator, and the two generators compared on the epoll server
+      expect(json.medians['10']).toEqual({ epoll: json.byGenerator.epoll['10'].epoll.reqPerSec, uring: json.byGenerator.epoll['10'].uring.reqPerSec });
+      expect(json.ratios['10']['generator/thread-per-conn']).toBeCloseTo(json.byGenerator.epoll['10'].epoll.reqPerSec / json.byGenerator.threads['10'].epoll.reqPerSec, 9);
+    } finally {
+      tmp.cleanup();
+    }
+  }, 60_000);
+
   it('SIGINT during the second run: prints the finished row and the partial one, kills and reaps its servers, exit 130', async () => {
     const signal = 'SIGINT';
-    const bench = startBench(['--clients', '10', '--duration', '4', '--rounds', '2', '--engines', 'epoll,uring', '--reference-clients', '0']);
+    const bench = startBench(['--clients', '10', '--duration', '4', '--rounds', '2', '--engines', 'epoll,uring', '--generators', 'epoll']);
     await waitFor('the first run to finish', () => /round 1 10 clients epoll/.test(bench.stderrSoFar()), 20_000);
     const server = await waitFor('the second server', () => processesTagged(bench.tag).find((p) => p.cmdline.includes('--engine uring')), 10_000);
     const sockets = socketCountOf(server.pid);
@@ -96,8 +138,8 @@ describe('bench echo', () => {
     expect(performance.now() - t0).toBeLessThan(3000);
     expect(r.exitCode).toBe(130);
     const out = String(r.stdout);
-    expect(out).toMatch(/^epoll\s+10\s+\d+/m);
-    expect(out).toMatch(/^uring \(partial\)\s+10\s+\d+ .*\*$/m);
+    expect(out).toMatch(/^epoll\s+10\s+epoll\s+[\d.]+/m);
+    expect(out).toMatch(/^uring \(partial\)\s+10\s+epoll\s+[\d.]+ .*\*$/m);
     expect(out).toContain(`interrupted (${signal}): partial`);
     expect(processesTagged(bench.tag)).toEqual([]); // every server it started is gone
   }, 40_000);
@@ -106,7 +148,7 @@ describe('bench echo', () => {
     // IOLAB_ECHO_LOAD_HOLD holds the generator 5 s with its clients connected before the window
     // opens; meanwhile this test loads the server for 1 s with clients of its own. The server's
     // CPU in the JSON must fit in what it used from the end of that load until it exited.
-    const bench = startBench(['--clients', '10', '--duration', '1', '--rounds', '1', '--engines', 'epoll', '--reference-clients', '0', '--json'],
+    const bench = startBench(['--clients', '10', '--duration', '1', '--rounds', '1', '--engines', 'epoll', '--generators', 'epoll', '--json'],
       { IOLAB_ECHO_LOAD_HOLD: '5000' });
     const server = await waitFor('the server', () => processesTagged(bench.tag).find((p) => p.cmdline.includes('echo server')), 20_000);
     const sockets = socketCountOf(server.pid);
@@ -130,7 +172,7 @@ describe('bench echo', () => {
   }, 60_000);
 
   it('SIGKILL of bench echo: its echo server dies with it', async () => {
-    const bench = startBench(['--clients', '10', '--duration', '20', '--rounds', '1', '--engines', 'epoll', '--reference-clients', '0']);
+    const bench = startBench(['--clients', '10', '--duration', '20', '--rounds', '1', '--engines', 'epoll', '--generators', 'epoll']);
     const server = await waitFor('the server', () => processesTagged(bench.tag).find((p) => p.cmdline.includes('echo server')), 20_000);
     const sockets = socketCountOf(server.pid);
     await waitFor('its 10 clients (it is listening and serving)', () => socketCountOf(server.pid) >= sockets + 10, 20_000);
@@ -162,20 +204,20 @@ describe.skipIf(!isRoot || !hasIp)('bench echo --netns (root, iproute2)', () => 
 
   it('Ctrl-C mid-run: partial row, exit 130, namespaces and link removed', async () => {
     const before = iolabNetworkState();
-    const bench = startBench(['--clients', '10', '--duration', '10', '--rounds', '1', '--engines', 'epoll', '--reference-clients', '0', '--netns']);
+    const bench = startBench(['--clients', '10', '--duration', '10', '--rounds', '1', '--engines', 'epoll', '--generators', 'epoll', '--netns']);
     await generatorConnected(bench.tag, 10);
     await new Promise((r) => setTimeout(r, 500));
     bench.child.kill('SIGINT');
     const r = await bench.child;
     expect(r.exitCode).toBe(130);
-    expect(String(r.stdout)).toMatch(/^epoll \(partial\)\s+10\s+\d+/m);
+    expect(String(r.stdout)).toMatch(/^epoll \(partial\)\s+10\s+epoll\s+[\d.]+/m);
     expect(processesTagged(bench.tag)).toEqual([]);
     expect(iolabNetworkState()).toEqual(before);
   }, 60_000);
 
   it('a server killed mid-run: errors, exit 1, namespaces and link removed', async () => {
     const before = iolabNetworkState();
-    const bench = startBench(['--clients', '10', '--duration', '3', '--rounds', '1', '--engines', 'epoll', '--reference-clients', '0', '--netns']);
+    const bench = startBench(['--clients', '10', '--duration', '3', '--rounds', '1', '--engines', 'epoll', '--generators', 'epoll', '--netns']);
     const server = await waitFor('the server', () => processesTagged(bench.tag).find((p) => p.cmdline.includes('echo server')), 20_000);
     await generatorConnected(bench.tag, 10);
     await new Promise((r) => setTimeout(r, 300));
@@ -189,7 +231,7 @@ describe.skipIf(!isRoot || !hasIp)('bench echo --netns (root, iproute2)', () => 
 
   it('SIGKILL mid-run: server and generator die with it; the next --netns run removes its namespaces', async () => {
     const before = iolabNetworkState();
-    const bench = startBench(['--clients', '10', '--duration', '20', '--rounds', '1', '--engines', 'epoll', '--reference-clients', '0', '--netns']);
+    const bench = startBench(['--clients', '10', '--duration', '20', '--rounds', '1', '--engines', 'epoll', '--generators', 'epoll', '--netns']);
     await generatorConnected(bench.tag, 10);
     const ours = iolabNetworkState().netns.filter((n) => !before.netns.includes(n));
     expect(ours).toHaveLength(2);
@@ -234,6 +276,12 @@ describe('bench echo --netns, refused', () => {
       exitCode: 2, stdout: '', stderr: 'iolab: --netns needs root (it creates network namespaces and a veth pair)' });
   });
 
+  it('an unknown generator: one line naming the known ones, exit 1', async () => {
+    const r = await runCli(['bench', 'echo', '--generators', 'epoll,threadz']);
+    expect({ exitCode: r.exitCode, stdout: r.stdout, stderr: r.stderr }).toEqual({
+      exitCode: 1, stdout: '', stderr: "iolab: unknown generator 'threadz' (known: epoll, threads, uring)" });
+  });
+
   it('--netem without --netns, and a bad --netem: usage errors, one line, exit 1 as every other', async () => {
     const a = await runCli(['bench', 'echo', '--netem', 'delay=1ms']);
     expect({ exitCode: a.exitCode, stderr: a.stderr }).toEqual({ exitCode: 1, stderr: 'iolab: --netem needs --netns (it shapes the veth link between the namespaces)' });
@@ -241,4 +289,43 @@ describe('bench echo --netns, refused', () => {
     expect(b.exitCode).toBe(1);
     expect(b.stderr).toBe("iolab: --netem: expected key=value pairs of delay, jitter, rate, loss (e.g. delay=200us,rate=10gbit), got 'delay=fast'");
   });
+});
+
+describe('bench echo: the open-file limit', () => {
+  it('raises its soft limit to the hard one (the servers it starts inherit it)', async () => {
+    // Node itself raises the soft limit as it starts, so it is lowered here after the start
+    const child = execa(process.execPath, ['--input-type=module', '-e', `
+      import { register } from 'tsx/esm/api';
+      register();
+      const { native } = await import('./src/native.ts');
+      console.log('ready');
+      process.stdin.once('data', () => {
+        console.log(JSON.stringify([native.echoOpenFileLimit(), native.echoOpenFileLimit(true)]));
+        process.exit(0);
+      });`], { cwd: projectRoot, reject: false });
+    await new Promise<void>((resolve) => child.stdout!.on('data', (d: Buffer) => { if (d.toString().includes('ready')) resolve(); }));
+    execFileSync('prlimit', ['--pid', String(child.pid), '--nofile=256:4096']);
+    child.stdin!.write('go\n');
+    const r = await child;
+    expect(JSON.parse(String(r.stdout).trim().split('\n').pop()!)).toEqual([{ soft: 256, hard: 4096 }, { soft: 4096, hard: 4096 }]);
+  });
+
+  it('under a hard limit too low for the largest client count: one line naming it and how to raise it, exit 2, no server started', async () => {
+    const tag = newProcessTag();
+    const [file, argv] = iolabArgv(['bench', 'echo', '--clients', '100,1000', '--duration', '1', '--rounds', '1']);
+    const r = await execa('prlimit', ['--nofile=512:512', '--', file, ...argv], { cwd: projectRoot, reject: false, env: { ...process.env, [processTagVariable]: tag } });
+    expect({ exitCode: r.exitCode, stdout: r.stdout, stderr: r.stderr }).toEqual({ exitCode: 2, stdout: '',
+      stderr: 'iolab: --clients 1000 needs 1064 open files in the server and in the generator, above the hard open-file limit (RLIMIT_NOFILE 512); ' +
+        'raise it (as root: ulimit -Hn 1064, or nofile in /etc/security/limits.conf) or run at most 448 clients' });
+    expect(processesTagged(tag)).toEqual([]);
+  });
+
+  it('a soft limit below the client count and a hard one above it: runs, server and generator each holding every client', async () => {
+    const [file, argv] = iolabArgv(['bench', 'echo', '--clients', '300', '--duration', '1', '--rounds', '1', '--engines', 'epoll', '--generators', 'epoll', '--json']);
+    const r = await execa('prlimit', ['--nofile=128:4096', '--', file, ...argv], { cwd: projectRoot, reject: false });
+    expect(r.exitCode, String(r.stderr)).toBe(0);
+    const [s] = JSON.parse(String(r.stdout)).samples;
+    expect(s).toMatchObject({ clients: 300, errors: 0 });
+    expect(s.responses).toBeGreaterThan(0);
+  }, 60_000);
 });

@@ -1,5 +1,6 @@
 // `iolab echo bench` measures the time it ran: a full run divides by the measured window (not
 // -t), and a run stopped by SIGINT/SIGTERM says it was interrupted, in text and JSON, exit 130.
+import { createServer, type AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCli } from './support/cli.js';
 import { establishedTo, startEchoServerCli, waitFor } from './support/echo.js';
@@ -69,5 +70,36 @@ describe('echo bench: elapsed time and interruption', () => {
     expect(out.elapsedNs).toBeGreaterThan(0.5e9);
     expect(out.elapsedNs).toBeLessThan(3e9);
     expect(out.requests).toBeGreaterThan(0);
+  });
+});
+
+describe('echo bench: the window ends for every thread before any connection closes', () => {
+  // The server's CPU is read as the last generator thread's window ends; a thread that closed
+  // its connections as soon as its own window ended would have the server's teardown of them
+  // counted in that window. Here one connection's echo is held 1.5 s (within the 2 s grace), so
+  // its thread's window ends 0.5 s after the other's: the other's connection must close after.
+  it.each(['epoll', 'uring', 'threads'])('--client %s: the fast connection closes after the slow echo went out', async (mode) => {
+    const events: string[] = [];
+    let accepted = 0;
+    const srv = createServer((s) => {
+      s.setNoDelay(true);
+      const slow = accepted++ === 1;
+      s.on('data', (d) => {
+        if (!slow) return void s.write(d);
+        setTimeout(() => { events.push('slow echo'); s.write(d); }, 1500);
+      });
+      s.on('end', () => { events.push(slow ? 'slow closed' : 'fast closed'); s.end(); });
+      s.on('error', () => {});
+    });
+    await new Promise<void>((r) => srv.listen(0, '127.0.0.1', () => r()));
+    try {
+      const port = (srv.address() as AddressInfo).port;
+      const r = await runCli(['echo', 'bench', '-a', `127.0.0.1:${port}`, '-c', '2', '-t', '1', '--threads', '2', '--client', mode, '--json']);
+      expect(r.exitCode, String(r.stderr)).toBe(0);
+      await waitFor(() => events.length === 3, 5000, 'both connections closed');
+      expect(events.indexOf('slow echo')).toBeLessThan(events.indexOf('fast closed'));
+    } finally {
+      await new Promise((r) => srv.close(r));
+    }
   });
 });

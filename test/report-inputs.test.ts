@@ -3,7 +3,7 @@
 // forever) refused in one line.
 import { describe, expect, it } from 'vitest';
 import { execFileSync } from 'node:child_process';
-import { existsSync, readFileSync, readdirSync } from 'node:fs';
+import { existsSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { runCliText } from './support/cli.js';
 import { checkLeaksAfterAll } from './support/leaks.js';
@@ -47,3 +47,19 @@ describe('report: inputs that are not regular files', () => {
 });
 
 checkLeaksAfterAll(tmp);
+
+describe('report: bench echo JSON from before the generators were keyed', () => {
+  it('charts req/s of the servers (the generator references apart) and no CPU chart', async () => {
+    const json = at('old-echo.json');
+    writeFileSync(json, JSON.stringify({ length: 512, duration: 10, rounds: 1, engines: ['uring', 'epoll'], netns: false,
+      samples: [], medians: { 100: { uring: 185859, epoll: 143407, generator: 134346, 'thread-per-conn': 125892 }, 1000: { uring: 177567, epoll: 172966 } },
+      ratios: { 100: { 'uring/epoll': 1.3, 'generator/thread-per-conn': 1.07 }, 1000: { 'uring/epoll': 1.03 } }, errors: 0, interrupted: false }));
+    const page = at('old-echo.html');
+    const r = await runCliText(['report', json, '-o', page]);
+    expect(r).toEqual({ exitCode: 0, stderr: '', stdout: `wrote ${page}: 1 chart(s) from 1 file(s)` });
+    const html = readFileSync(page, 'utf8');
+    expect(html).toContain('<figure class="chart" id="f0-echo" data-mark-type="symbol" data-marks="4">');
+    expect(html).toMatch(/<caption>echo req\/s ratios<\/caption>[\s\S]*generator\/thread-per-conn at 100 clients/);
+    expect(html).not.toContain('us/req');
+  }, 60_000);
+});

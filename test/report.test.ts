@@ -52,6 +52,11 @@ describe('iolab report', () => {
     const echoPoints = Object.values(echo.medians as Record<string, object>).reduce((n, m) => n + Object.keys(m).length, 0);
     expect(echoPoints).toBe(4);
     expect(marks.get(`f${at('echo')}-echo`)).toBe(echoPoints);
+    // the servers' CPU per request, per generator: as many points as the report has cells
+    const cpuPoints = Object.values(echo.byGenerator as Record<string, Record<string, object>>)
+      .reduce((n, g) => n + Object.values(g).reduce((k, m) => k + Object.keys(m).length, 0), 0);
+    expect(cpuPoints).toBe(4);
+    expect(marks.get(`f${at('echo')}-echo-cpu`)).toBe(cpuPoints);
     expect(marks.get(`f${at('api')}-api`)).toBe(load('api').rows.filter((r: Json) => r.opsPerSec > 0).length);
     // bench latency: p50, p99, p99.9 of reads and of writes, per engine
     const latency = load('latency');
@@ -79,6 +84,7 @@ describe('iolab report', () => {
 
   it('the ratio tables: echo\'s and bench api\'s', () => {
     expect(html).toMatch(/<caption>echo req\/s ratios<\/caption>[\s\S]*uring\/epoll at 2 clients/);
+    expect(html).toMatch(/<caption>echo server us\/req ratios \(lower: less CPU per request\)<\/caption>[\s\S]*uring\/epoll at 2 clients, epoll generator/);
     expect(html).toMatch(/<caption>bench api ratios<\/caption>/);
   });
 
@@ -169,5 +175,5 @@ describe('iolab report refusals', () => {
     expect(lstatSync(link).isFile()).toBe(true);
     expect(readFileSync(target, 'utf8')).toBe('keep me');
     expect(() => readlinkSync(link)).toThrow();
-  });
+  }, 90_000); // three report runs, each rendering the echo file's two charts: 26 s on a loaded machine
 });

@@ -25,6 +25,9 @@ void echo_accepted(int fd);
 void echo_close_conn(int fd);
 /* Soft RLIMIT_NOFILE. */
 uint64_t echo_open_file_limit(uint64_t *hard);
+/* Raises the soft RLIMIT_NOFILE to the hard one (children started later inherit it); the soft
+ * limit now, as echo_open_file_limit. */
+uint64_t echo_raise_open_file_limit(uint64_t *hard);
 /* How long a server stops accepting after an accept failed (EMFILE and the like would fail
  * again at once): 10 ms, doubling while it keeps failing, at most 250 ms. prev: the last pause
  * (0 after a success). */

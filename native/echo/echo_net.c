@@ -85,6 +85,20 @@ uint64_t echo_open_file_limit(uint64_t *hard) {
   return rl.rlim_cur;
 }
 
+uint64_t echo_raise_open_file_limit(uint64_t *hard) {
+  struct rlimit rl;
+  if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+    rl.rlim_cur = rl.rlim_max;
+    /* an unlimited hard limit is still capped by fs.nr_open (1048576 unless changed); a refusal
+     * leaves the soft limit as it was, and the caller reads what it is */
+    if (setrlimit(RLIMIT_NOFILE, &rl) < 0 && rl.rlim_max == RLIM_INFINITY) {
+      rl.rlim_cur = 1048576;
+      setrlimit(RLIMIT_NOFILE, &rl);
+    }
+  }
+  return echo_open_file_limit(hard);
+}
+
 uint64_t echo_next_accept_pause_ns(uint64_t prev_ns) {
   if (prev_ns < 10000000u) return 10000000u;
   return prev_ns >= 125000000u ? 250000000u : prev_ns * 2;

@@ -65,7 +65,8 @@ void gate_open_when(struct shared *sh, uint32_t expected, uint64_t duration_ns);
 bool stop_requested(const struct shared *sh);
 /* A thread's window ends when it stopped sending or its last echo came in, whichever is later
  * (echoes that never come do not stretch it). The last thread to get here reads the server's
- * CPU time: the window's figures leave out connecting and tearing down. */
+ * CPU time, and every thread waits here for it: the window's figures leave out connecting and
+ * tearing down, the server's included. */
 void window_ended(struct shared *sh, uint64_t stopped_sending, uint64_t last_response);
 /* One turn of a generator thread's loop: the time (ns, at most 50 ms) it may wait for events,
  * or 0 when its run is over (all connections gone, or the window and the grace for echoes still

@@ -62,10 +62,16 @@ void window_ended(struct shared *sh, uint64_t stopped_sending, uint64_t last_res
   uint64_t end = stopped_sending > last_response ? stopped_sending : last_response;
   pthread_mutex_lock(&sh->lock);
   if (end > sh->end) sh->end = end;
-  if (sh->running > 0 && --sh->running == 0 && sh->server_cpu0 >= 0) {
-    int64_t now = process_cpu_ns(sh->server_pid);
-    if (now >= sh->server_cpu0) sh->server_cpu_ns = now - sh->server_cpu0;
+  if (sh->running > 0 && --sh->running == 0) {
+    if (sh->server_cpu0 >= 0) {
+      int64_t now = process_cpu_ns(sh->server_pid);
+      if (now >= sh->server_cpu0) sh->server_cpu_ns = now - sh->server_cpu0;
+    }
+    pthread_cond_broadcast(&sh->cond);
   }
+  /* No thread closes its connections while another's window is open: the server would tear
+   * them down inside the window its CPU is read over. */
+  while (sh->running > 0) pthread_cond_wait(&sh->cond, &sh->lock);
   pthread_mutex_unlock(&sh->lock);
 }
 

@@ -1,6 +1,6 @@
-// The runs of bench echo: each server engine in its own process, the load generator against it,
-// engines rotating within each round; then the generator against the thread-per-connection
-// client on the same (epoll) server. On loopback the generator runs in this process; with
+// The runs of bench echo: each server engine in its own process under each load generator
+// asked for (the event-driven one, the thread-per-connection one), engines rotating within each
+// round. On loopback the generator runs in this process; with
 // --netns the server and the generator are children in two namespaces. Ctrl-C (SIGINT/SIGTERM)
 // stops the run in progress (its sample is kept, marked partial), kills and reaps the server,
 // and starts nothing more.
@@ -14,14 +14,19 @@ import { perSecond, runLoad, totalErrors } from '../echo/load.js';
 import type { EchoEngine } from '../echo/servers.js';
 import { createNetns, type Netem, type NetnsLink } from './netns.js';
 
+/** The load generators, by echo bench's --client names: event-driven on epoll (the default),
+ * a thread per connection, event-driven on io_uring. */
+export const generatorModes = ['epoll', 'threads', 'uring'] as const;
+export type GeneratorMode = (typeof generatorModes)[number];
+
 export interface EchoBenchOptions {
   clients: number[];
   durationSec: number;
   rounds: number;
   length: number;
   engines: EchoEngine[];
-  /** Client counts at which the generator is compared with the thread-per-connection client. */
-  referenceClients: number[];
+  /** The load generators every engine runs under, each in turn (echo bench's --client modes). */
+  generators: GeneratorMode[];
   /** Server and generator in two network namespaces joined by a veth pair. */
   netns: boolean;
   netem?: Netem;
@@ -30,7 +35,11 @@ export interface EchoBenchOptions {
 export interface EchoSample {
   clients: number;
   round: number;
+  /** The server engine. */
   contender: string;
+  /** The load generator it ran under. Older reports had none (the epoll one) and the
+   * contenders 'generator' and 'thread-per-conn' for the two generators on the epoll server. */
+  generator: GeneratorMode;
   /** Responses per second of the measured time. */
   reqPerSec: number;
   requests: number;
@@ -42,6 +51,10 @@ export interface EchoSample {
   /** CPU seconds per second of the run: the server process, and the client's threads. */
   serverCpu?: number;
   clientCpu: number;
+  /** CPU time per response, in microseconds: the server process's, and the generator's threads'
+   * (CPU over the window / the responses counted in the same window). */
+  serverUsPerReq?: number;
+  generatorUsPerReq: number;
   /** The server had to be killed: it did not stop on SIGTERM. */
   stuck?: boolean;
   /** Ctrl-C ended this run early: its figures cover the time it ran. */
@@ -53,8 +66,6 @@ export interface EchoBenchRun {
   link?: NetnsLink;
   interruptedBy?: string;
 }
-
-type GeneratorMode = 'epoll' | 'threads';
 
 /** Where the two ends run: the server's argv and address, and how a load is generated. */
 interface Hosts {
@@ -160,25 +171,30 @@ function rotate<T>(xs: readonly T[], by: number): T[] {
   return xs.map((_, i) => xs[(i + by) % xs.length]);
 }
 
-/** CPU figures are the window's: the generator reads its threads' and the server's CPU time as
- * the window opens and as it ends, so connecting, grace and teardown are left out. */
-function sampleOf(clients: number, round: number, contender: string, r: EchoLoadResult): EchoSample {
+/** CPU figures are the window's, the one the responses are counted in: the generator reads its
+ * threads' and the server's CPU time as the window opens and as its last thread's window ends
+ * (before any connection closes), so connecting and teardown are left out. */
+function sampleOf(clients: number, round: number, contender: string, generator: GeneratorMode, r: EchoLoadResult): EchoSample {
   const seconds = r.elapsedNs / 1e9;
   const serverCpuSec = r.serverCpuNs !== undefined ? r.serverCpuNs / 1e9 : undefined;
+  const perReq = (ns: number) => (r.responses > 0 ? ns / 1e3 / r.responses : 0);
   return {
-    clients, round, contender, reqPerSec: perSecond(r.responses, r), requests: r.requests, responses: r.responses,
+    clients, round, contender, generator, reqPerSec: perSecond(r.responses, r), requests: r.requests, responses: r.responses,
     elapsedNs: r.elapsedNs, errors: totalErrors(r), errorKinds: r.errors, p99Ms: r.latencyNs.p99 / 1e6,
     ...(serverCpuSec !== undefined ? { serverCpu: seconds > 0 ? serverCpuSec / seconds : 0 } : {}),
     clientCpu: seconds > 0 ? r.cpuNs / 1e9 / seconds : 0,
+    ...(r.serverCpuNs !== undefined ? { serverUsPerReq: perReq(r.serverCpuNs) } : {}),
+    generatorUsPerReq: perReq(r.cpuNs),
     ...(r.stoppedEarly ? { partial: true } : {}),
   };
 }
+
+const us = (v: number | undefined) => (v === undefined ? '-' : v.toFixed(2));
 
 export async function runEchoBench(o: EchoBenchOptions, log: (line: string) => void): Promise<EchoBenchRun> {
   const signal = interruption();
   const hosts = o.netns ? namespaces(o) : loopback(o);
   const run: EchoBenchRun = { samples: [], ...(hosts.link ? { link: hosts.link } : {}) };
-  const reference = o.referenceClients.filter((c) => c > 0);
   const servers = new Set<ServerProcess>();
   const start = async (engine: EchoEngine) => {
     const s = await spawnServer(hosts, engine);
@@ -192,38 +208,27 @@ export async function runEchoBench(o: EchoBenchOptions, log: (line: string) => v
   try {
     rounds: for (let round = 1; round <= o.rounds; round++) {
       for (const clients of o.clients) {
-        for (const engine of rotate(o.engines, round - 1)) {
-          if (signal.aborted) break rounds;
-          const server = await start(engine);
-          const r = signal.aborted ? undefined : await hosts.generate(server.port, clients, 'epoll', signal, server.child.pid);
-          if (!r) {
-            await stop(server);
-            break rounds;
-          }
-          const sample = sampleOf(clients, round, engine, r);
-          run.samples.push(sample);
-          log(`round ${round} ${clients} clients ${engine}: ${Math.round(sample.reqPerSec)} req/s${sample.partial ? ' (partial)' : ''}` +
-            `${sample.errors ? `, errors ${JSON.stringify(r.errors)}` : ''}`);
-          if (!(await stop(server))) {
-            sample.stuck = true;
-            sample.errors++;
-            log(`round ${round} ${clients} clients ${engine}: the server did not exit on SIGTERM within 5 s (killed)`);
+        for (const generator of rotate(o.generators, round - 1)) {
+          for (const engine of rotate(o.engines, round - 1)) {
+            if (signal.aborted) break rounds;
+            const server = await start(engine);
+            const r = signal.aborted ? undefined : await hosts.generate(server.port, clients, generator, signal, server.child.pid);
+            if (!r) {
+              await stop(server);
+              break rounds;
+            }
+            const sample = sampleOf(clients, round, engine, generator, r);
+            run.samples.push(sample);
+            const what = `round ${round} ${clients} clients ${engine} (${generator} generator)`;
+            log(`${what}: server ${us(sample.serverUsPerReq)} us/req, generator ${us(sample.generatorUsPerReq)} us/req, ` +
+              `${Math.round(sample.reqPerSec)} req/s${sample.partial ? ' (partial)' : ''}${sample.errors ? `, errors ${JSON.stringify(r.errors)}` : ''}`);
+            if (!(await stop(server))) {
+              sample.stuck = true;
+              sample.errors++;
+              log(`${what}: the server did not exit on SIGTERM within 5 s (killed)`);
+            }
           }
         }
-      }
-      for (const clients of reference) {
-        if (signal.aborted) break rounds;
-        const server = await start('epoll');
-        for (const mode of rotate(['epoll', 'threads'] as const, round - 1)) {
-          if (signal.aborted) break;
-          const r = await hosts.generate(server.port, clients, mode, signal);
-          if (!r) break;
-          const contender = mode === 'epoll' ? 'generator' : 'thread-per-conn';
-          const sample = sampleOf(clients, round, contender, r);
-          run.samples.push(sample);
-          log(`round ${round} ${clients} clients ${contender} vs epoll server: ${Math.round(sample.reqPerSec)} req/s${sample.partial ? ' (partial)' : ''}`);
-        }
-        await stop(server);
       }
     }
   } finally {

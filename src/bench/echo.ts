@@ -1,53 +1,104 @@
-// `iolab bench echo`: the options, the report (medians, ratios) and its table. The runs
+// `iolab bench echo`: the options, the report (CPU per request and req/s: medians, ratios) and its table. The runs
 // themselves are in echo-run.ts, the two-namespace setup in netns.ts.
 import { Command } from 'commander';
 import { commandLine, emitReport, oneLineErrors, UserError } from '../cli-util.js';
 import { median, ratio, table } from '../format.js';
 import { markInterrupted } from '../interrupt.js';
 import { numberListOption, numberOption } from '../numbers.js';
-import { checkOpenFileLimit } from '../echo/load.js';
+import { raiseOpenFileLimitFor } from '../echo/load.js';
 import { echoEngines, type EchoEngine } from '../echo/servers.js';
 import { machineInfo } from './machine.js';
-import { runEchoBench, type EchoBenchOptions, type EchoBenchRun, type EchoSample } from './echo-run.js';
+import { generatorModes, runEchoBench, type EchoBenchOptions, type EchoBenchRun, type EchoSample, type GeneratorMode } from './echo-run.js';
 import { checkNetnsAllowed, parseNetem, type NetnsLink } from './netns.js';
+
+/** Medians over the rounds of one engine at one client count under one generator. */
+export interface EchoCell {
+  /** CPU time per response (us): the server process's, the generator's threads'. */
+  serverUsPerReq?: number;
+  generatorUsPerReq: number;
+  reqPerSec: number;
+}
+
+type ByClients<T> = Record<string, T>;
 
 export interface EchoBenchReport {
   length: number;
   duration: number;
   rounds: number;
   engines: EchoEngine[];
+  generators: GeneratorMode[];
   netns: boolean;
   link?: NetnsLink;
   samples: EchoSample[];
-  /** clients -> contender -> median req/s */
-  medians: Record<string, Record<string, number>>;
-  ratios: Record<string, Record<string, number>>;
+  /** generator -> clients -> engine -> medians */
+  byGenerator: Record<string, ByClients<Record<string, EchoCell>>>;
+  /** generator -> clients -> 'uring/epoll'...: server us/req of the first over the second's
+   * (lower is better: 0.5 = the first spends half the CPU per request). */
+  usPerReqRatios: Record<string, ByClients<Record<string, number>>>;
+  /** generator -> clients -> pair: req/s of the first over the second's. */
+  reqPerSecRatios: Record<string, ByClients<Record<string, number>>>;
+  /** clients -> engine -> median req/s, and clients -> pair -> req/s ratio, under the first
+   * generator: what reports before the generators were keyed held; ratios adds
+   * 'generator/thread-per-conn' where both ran: the epoll server's req/s under the epoll
+   * generator over its req/s under the thread-per-connection one. */
+  medians: ByClients<Record<string, number>>;
+  ratios: ByClients<Record<string, number>>;
   errors: number;
   interrupted: boolean;
   signal?: string;
 }
 
-const ratioPairs: [string, string][] = [['uring', 'epoll'], ['uring', 'node'], ['epoll', 'node'], ['ring', 'node'], ['generator', 'thread-per-conn']];
+const ratioPairs: [string, string][] = [['uring', 'epoll'], ['uring', 'node'], ['epoll', 'node'], ['ring', 'node']];
 
-export function buildEchoReport(o: EchoBenchOptions, run: EchoBenchRun): EchoBenchReport {
-  const medians: Record<string, Record<string, number>> = {};
-  for (const s of run.samples) {
-    const mine = run.samples.filter((x) => x.clients === s.clients && x.contender === s.contender);
-    (medians[String(s.clients)] ??= {})[s.contender] = median(mine.map((x) => x.reqPerSec));
-  }
-  const ratios: Record<string, Record<string, number>> = {};
-  for (const [clients, m] of Object.entries(medians)) {
+function pairRatios<T>(cells: ByClients<Record<string, T>>, value: (c: T) => number | undefined): ByClients<Record<string, number>> {
+  const out: ByClients<Record<string, number>> = {};
+  for (const [clients, m] of Object.entries(cells)) {
     for (const [a, b] of ratioPairs) {
-      if (m[a] !== undefined && m[b]) (ratios[clients] ??= {})[`${a}/${b}`] = m[a] / m[b];
+      const x = m[a] !== undefined ? value(m[a]) : undefined;
+      const y = m[b] !== undefined ? value(m[b]) : undefined;
+      if (x !== undefined && y) (out[clients] ??= {})[`${a}/${b}`] = x / y;
     }
   }
+  return out;
+}
+
+export function buildEchoReport(o: EchoBenchOptions, run: EchoBenchRun): EchoBenchReport {
+  const byGenerator: EchoBenchReport['byGenerator'] = {};
+  for (const s of run.samples) {
+    const cells = (byGenerator[s.generator] ??= {});
+    const row = (cells[String(s.clients)] ??= {});
+    if (row[s.contender]) continue;
+    const mine = run.samples.filter((x) => x.generator === s.generator && x.clients === s.clients && x.contender === s.contender);
+    const server = mine.every((x) => x.serverUsPerReq !== undefined) ? median(mine.map((x) => x.serverUsPerReq!)) : undefined;
+    row[s.contender] = { ...(server !== undefined ? { serverUsPerReq: server } : {}),
+      generatorUsPerReq: median(mine.map((x) => x.generatorUsPerReq)), reqPerSec: median(mine.map((x) => x.reqPerSec)) };
+  }
+  const usPerReqRatios: EchoBenchReport['usPerReqRatios'] = {};
+  const reqPerSecRatios: EchoBenchReport['reqPerSecRatios'] = {};
+  for (const [g, cells] of Object.entries(byGenerator)) {
+    usPerReqRatios[g] = pairRatios(cells, (c) => c.serverUsPerReq);
+    reqPerSecRatios[g] = pairRatios(cells, (c) => c.reqPerSec);
+  }
+  const first = byGenerator[o.generators[0]] ?? {};
+  const medians: EchoBenchReport['medians'] = {};
+  for (const [clients, m] of Object.entries(first)) {
+    medians[clients] = Object.fromEntries(Object.entries(m).map(([e, c]) => [e, c.reqPerSec]));
+  }
+  const ratios: EchoBenchReport['ratios'] = structuredClone(reqPerSecRatios[o.generators[0]] ?? {});
+  for (const [clients, m] of Object.entries(byGenerator.epoll ?? {})) {
+    const other = byGenerator.threads?.[clients]?.epoll;
+    if (m.epoll && other?.reqPerSec) (ratios[clients] ??= {})['generator/thread-per-conn'] = m.epoll.reqPerSec / other.reqPerSec;
+  }
   return {
-    length: o.length, duration: o.durationSec, rounds: o.rounds, engines: o.engines, netns: o.netns,
+    length: o.length, duration: o.durationSec, rounds: o.rounds, engines: o.engines, generators: o.generators, netns: o.netns,
     ...(run.link ? { link: run.link } : {}),
-    samples: run.samples, medians, ratios, errors: run.samples.reduce((n, s) => n + s.errors, 0),
+    samples: run.samples, byGenerator, usPerReqRatios, reqPerSecRatios, medians, ratios,
+    errors: run.samples.reduce((n, s) => n + s.errors, 0),
     interrupted: run.interruptedBy !== undefined, ...(run.interruptedBy ? { signal: run.interruptedBy } : {}),
   };
 }
+
+const us = (v: number | undefined) => (v === undefined ? '-' : v.toFixed(2));
 
 export function formatEchoReport(r: EchoBenchReport): string {
   const where = r.link
@@ -55,24 +106,29 @@ export function formatEchoReport(r: EchoBenchReport): string {
     : 'loopback';
   const lines = [`echo servers, ${r.length} B messages, ${r.duration} s per run, median of ${r.rounds} round(s), ${where}`, ''];
   const rows: string[][] = [];
-  for (const [clients, m] of Object.entries(r.medians)) {
-    for (const [contender, v] of Object.entries(m)) {
-      const mine = r.samples.filter((s) => String(s.clients) === clients && s.contender === contender);
-      const partial = mine.some((s) => s.partial);
-      const serverCpu = mine.every((s) => s.serverCpu !== undefined) ? median(mine.map((s) => s.serverCpu!)).toFixed(2) : '-';
-      rows.push([`${contender}${partial ? ' (partial)' : ''}`, clients, String(Math.round(v)), serverCpu,
-        median(mine.map((s) => s.clientCpu)).toFixed(2), mine.map((s) => `${Math.round(s.reqPerSec)}${s.partial ? '*' : ''}`).join(' ')]);
+  for (const [generator, cells] of Object.entries(r.byGenerator)) {
+    for (const [clients, m] of Object.entries(cells)) {
+      for (const [engine, c] of Object.entries(m)) {
+        const mine = r.samples.filter((s) => s.generator === generator && String(s.clients) === clients && s.contender === engine);
+        const partial = mine.some((s) => s.partial);
+        rows.push([`${engine}${partial ? ' (partial)' : ''}`, clients, generator, us(c.serverUsPerReq), us(c.generatorUsPerReq),
+          String(Math.round(c.reqPerSec)), mine.map((s) => `${us(s.serverUsPerReq)}${s.partial ? '*' : ''}`).join(' ')]);
+      }
     }
   }
-  lines.push(table(['contender', 'clients', 'req/s', 'server cpu', 'client cpu', 'rounds (req/s)'], rows).trimEnd());
-  lines.push('(cpu: CPU seconds per second of run, median; the server process and the client\'s threads)');
+  lines.push(table(['server', 'clients', 'generator', 'server us/req', 'generator us/req', 'req/s', 'rounds (server us/req)'], rows).trimEnd());
+  lines.push('(us/req: CPU time over the measured window / the responses counted in it, median of the rounds; server: the server');
+  lines.push(' process, generator: the load generator\'s threads; lower is better. req/s: responses per second of the window)');
   lines.push('');
-  for (const [clients, pairs] of Object.entries(r.ratios)) {
-    lines.push(`${clients} clients: ` + Object.entries(pairs).map(([k, v]) => `${k} ${ratio(v, 1)}`).join(', '));
+  lines.push('server us/req ratios (lower is better: 0.50x = the first spends half the CPU per request of the second):');
+  for (const [generator, byClients] of Object.entries(r.usPerReqRatios)) {
+    for (const [clients, pairs] of Object.entries(byClients)) {
+      lines.push(`${generator} generator, ${clients} clients: ` + Object.entries(pairs).map(([k, v]) => `${k} ${ratio(v, 1)}`).join(', '));
+    }
   }
   if (r.errors) lines.push(`errors: ${r.errors} (see --json)`);
   if (r.interrupted) {
-    lines.push(`interrupted (${r.signal}): partial — * marks a run cut short (req/s over the time it ran); runs after it did not start`);
+    lines.push(`interrupted (${r.signal}): partial — * marks a run cut short (its figures over the time it ran); runs after it did not start`);
   }
   return lines.join('\n') + '\n';
 }
@@ -83,7 +139,7 @@ interface CommandOptions {
   rounds: number;
   length: number;
   engines: string;
-  referenceClients: number[];
+  generators: string;
   netns?: boolean;
   netem?: string;
   output?: string;
@@ -91,29 +147,34 @@ interface CommandOptions {
 }
 
 function optionsFrom(opts: CommandOptions): EchoBenchOptions {
-  const engines = opts.engines.split(',').map((s) => s.trim()) as EchoEngine[];
+  const engines = [...new Set(opts.engines.split(',').map((s) => s.trim()))] as EchoEngine[];
   for (const e of engines) {
     if (!echoEngines.includes(e)) throw new UserError(`unknown engine '${e}' (known: ${echoEngines.join(', ')})`);
   }
   if (opts.netem !== undefined && !opts.netns) throw new UserError('--netem needs --netns (it shapes the veth link between the namespaces)');
   const netem = opts.netem !== undefined ? parseNetem(opts.netem) : undefined;
   if (opts.netns) checkNetnsAllowed();
-  for (const c of [...opts.clients, ...opts.referenceClients]) checkOpenFileLimit(c);
+  const generators = [...new Set(opts.generators.split(',').map((s) => s.trim()))] as GeneratorMode[];
+  for (const g of generators) {
+    if (!generatorModes.includes(g)) throw new UserError(`unknown generator '${g}' (known: ${generatorModes.join(', ')})`);
+  }
+  // before any server starts: they inherit the raised limit
+  raiseOpenFileLimitFor(Math.max(...opts.clients), '--clients');
   return {
-    clients: opts.clients, durationSec: opts.duration, rounds: opts.rounds, length: opts.length, engines,
-    referenceClients: opts.referenceClients, netns: opts.netns ?? false, ...(netem ? { netem } : {}),
+    clients: opts.clients, durationSec: opts.duration, rounds: opts.rounds, length: opts.length, engines, generators,
+    netns: opts.netns ?? false, ...(netem ? { netem } : {}),
   };
 }
 
 export function benchEchoCommand(): Command {
   return oneLineErrors(new Command('echo')
-    .description('echo servers under the load generator: req/s per engine, medians and ratios (uring/epoll, uring/node, ring/node)')
-    .option('--clients <list>', 'client counts to run', numberListOption({ min: 1 }), [100, 1000])
-    .option('--duration <sec>', 'seconds per run', numberOption({ min: 1 }), 10)
+    .description('echo servers under the load generators: CPU per request (server and generator) and req/s per engine, medians and ratios (uring/epoll, uring/node, epoll/node, ring/node)')
+    .option('--clients <list>', 'client counts to run (the open-file limit is raised to fit, within the hard limit)', numberListOption({ min: 1 }), [100, 1000, 5000])
+    .option('--duration <sec>', 'seconds per run', numberOption({ min: 1 }), 5)
     .option('--rounds <n>', 'rounds (engines alternate within each)', numberOption({ min: 1 }), 3)
     .option('--length <bytes>', 'message length', numberOption({ min: 1, max: 64 << 20, size: true }), 512)
     .option('--engines <list>', `engines, comma-separated (${echoEngines.join(',')})`, echoEngines.join(','))
-    .option('--reference-clients <list>', 'client counts at which to compare the generator with a thread-per-connection client (0: skip)', numberListOption({ min: 0 }), [100])
+    .option('--generators <list>', 'load generators every engine runs under, comma-separated: epoll (event-driven), threads (a thread per connection), uring', 'epoll,threads')
     .option('--netns', 'root: the server and the generator in two network namespaces joined by a veth pair (two hosts on one machine), removed again on every exit')
     .option('--netem <settings>', 'with --netns: tc netem on both ends of the veth, e.g. delay=200us,rate=10gbit (keys: delay, jitter, rate, loss)')
     .option('--json', 'print the report as JSON instead of the table')

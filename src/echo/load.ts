@@ -15,18 +15,34 @@ export interface LoadOptions {
   cpuPid?: number;
 }
 
-/** fds the generator needs besides one per client (epoll sets, the process's own). */
+/** fds the generator (or a server) needs besides one per client (epoll sets, the process's own). */
 const FD_RESERVE = 64;
 
-/** Refuses, before connecting, a client count the open-file limit cannot hold. */
+/** Raises the soft open-file limit to the hard one and refuses, before connecting, a client count
+ * it still cannot hold. */
 export function checkOpenFileLimit(clients: number): void {
-  const { soft } = native.echoOpenFileLimit();
+  const { soft } = native.echoOpenFileLimit(true);
   if (clients + FD_RESERVE > soft) {
     throw new UserError(
       `--number ${clients} is above what the open-file limit allows (RLIMIT_NOFILE ${soft}, ` +
         `minus ${FD_RESERVE} reserved); use at most ${Math.max(0, soft - FD_RESERVE)} or raise it with ulimit -n`,
     );
   }
+}
+
+/** bench echo, before it starts a server: the soft limit raised to the hard one (the servers it
+ * starts inherit it; each of them, and the generator, holds one fd per client), or one line when
+ * even the hard limit cannot hold `clients`. */
+export function raiseOpenFileLimitFor(clients: number, option: string): void {
+  const { soft, hard } = native.echoOpenFileLimit(true);
+  const need = clients + FD_RESERVE;
+  if (need <= soft) return;
+  const limit = hard < need ? `the hard open-file limit (RLIMIT_NOFILE ${hard})` : `the open-file limit (RLIMIT_NOFILE ${soft}, hard ${hard})`;
+  throw new UserError(
+    `${option} ${clients} needs ${need} open files in the server and in the generator, above ${limit}; ` +
+      `raise it (as root: ulimit -Hn ${need}, or nofile in /etc/security/limits.conf) or run at most ${Math.max(0, soft - FD_RESERVE)} clients`,
+    2, // the run cannot be made here
+  );
 }
 
 export function totalErrors(r: EchoLoadResult): number {

@@ -169,10 +169,20 @@ function latencyCharts(input: LatencyInput, n: number): Chart[] {
 }
 
 function echoCharts(input: EchoInput, n: number): Chart[] {
-  if (input.points.length === 0) return [];
-  const values = input.points.map((p) => ({ x: p.clients, y: p.reqPerSec, series: p.server }));
   const size = input.lengthBytes !== undefined ? `, ${formatBytes(input.lengthBytes)} messages` : '';
-  return [{ id: `f${n}-echo`, title: 'echo requests/s against clients', markType: 'symbol', marks: values.length,
+  const charts: Chart[] = [];
+  if (input.cpu.length > 0) {
+    const generators = [...new Set(input.cpu.map((p) => p.generator))];
+    const values = input.cpu.map((p) => ({ x: p.clients, y: p.serverUsPerReq, series: p.server, dash: p.generator }));
+    charts.push({ id: `f${n}-echo-cpu`, title: 'echo server CPU per request against clients', markType: 'symbol', marks: values.length,
+      spec: lineSpec(`Echo server CPU per request against clients, per server and generator${size}`, provenance(input), values,
+        { field: 'x', title: 'clients (concurrent connections, log scale)', log: 10, values: ticksAt(values) },
+        { field: 'y', title: 'server CPU µs per request (median of rounds; lower is better)', format: '~r' }, 'server',
+        { title: 'load generator', domain: generators }) });
+  }
+  if (input.points.length === 0) return charts;
+  const values = input.points.map((p) => ({ x: p.clients, y: p.reqPerSec, series: p.server }));
+  return [...charts, { id: `f${n}-echo`, title: 'echo requests/s against clients', markType: 'symbol', marks: values.length,
     spec: lineSpec(`Echo requests/s against clients, per server${size}`, provenance(input), values,
       { field: 'x', title: 'clients (concurrent connections, log scale)', log: 10, values: ticksAt(values) },
       { field: 'y', title: 'requests/s (median of rounds)', format: '~s' }, 'server') }];

@@ -41,7 +41,9 @@ export interface Ratio { table: string; name: string; value: number; note?: stri
 
 export interface StorageInput extends Common { kind: 'storage'; points: StoragePoint[]; ratios: Ratio[] }
 export interface EchoPoint { server: string; clients: number; reqPerSec: number }
-export interface EchoInput extends Common { kind: 'echo'; lengthBytes?: number; points: EchoPoint[]; ratios: Ratio[] }
+/** The server's CPU per request under one generator (reports since bench echo keyed them). */
+export interface EchoCpuPoint { server: string; generator: string; clients: number; serverUsPerReq: number }
+export interface EchoInput extends Common { kind: 'echo'; lengthBytes?: number; points: EchoPoint[]; cpu: EchoCpuPoint[]; ratios: Ratio[] }
 export interface IpcRow { transport: string; mode?: string; messageBytes: number; bytesPerSec: number; p99Ns?: number }
 export interface IpcInput extends Common { kind: 'ipc'; rows: IpcRow[]; memcpy: { messageBytes: number; bytesPerSec: number }[]; ratios: Ratio[] }
 export interface ApiRow { contender: string; inflight: number; opsPerSec: number }
@@ -183,9 +185,29 @@ function readStorage(file: string, json: Json): StorageInput {
   return { kind: 'storage', ...common(file, json), points: [...points, ...extra.fio], ratios: extra.ratios };
 }
 
-/** bench echo: medians per client count and contender (servers; the generator's references apart). */
+/** bench echo: medians per client count and contender (servers; the generator's references apart),
+ * and where the report has them, the servers' CPU per request under each generator and its ratios. */
 function readEcho(file: string, json: Json): EchoInput {
   const servers = Array.isArray(json.engines) ? json.engines.map(String) : undefined;
+  const cpu: EchoCpuPoint[] = [];
+  const ratios: Ratio[] = [];
+  for (const [generator, byClients] of Object.entries(isObject(json.byGenerator) ? json.byGenerator : {})) {
+    for (const [clients, m] of Object.entries(isObject(byClients) ? byClients : {})) {
+      for (const [server, cell] of Object.entries(isObject(m) ? m : {})) {
+        const us = isObject(cell) ? num(cell.serverUsPerReq) : undefined;
+        if (us !== undefined && num(clients) !== undefined) cpu.push({ server, generator, clients: num(clients)!, serverUsPerReq: us });
+      }
+    }
+  }
+  for (const [generator, byClients] of Object.entries(isObject(json.usPerReqRatios) ? json.usPerReqRatios : {})) {
+    for (const [clients, r] of Object.entries(isObject(byClients) ? byClients : {})) {
+      for (const [name, v] of Object.entries(isObject(r) ? r : {})) {
+        if (num(v) !== undefined) {
+          ratios.push({ table: 'echo server us/req ratios (lower: less CPU per request)', name: `${name} at ${clients} clients, ${generator} generator`, value: num(v)! });
+        }
+      }
+    }
+  }
   const points: EchoPoint[] = [];
   if (isObject(json.medians)) {
     for (const [clients, m] of Object.entries(json.medians as Json)) {
@@ -195,7 +217,6 @@ function readEcho(file: string, json: Json): EchoInput {
       }
     }
   }
-  const ratios: Ratio[] = [];
   if (isObject(json.ratios)) {
     for (const [clients, r] of Object.entries(json.ratios as Json)) {
       if (!isObject(r)) continue;
@@ -205,7 +226,7 @@ function readEcho(file: string, json: Json): EchoInput {
     }
   }
   const isServer = (s: string) => (servers ? servers.includes(s) : !['generator', 'thread-per-conn'].includes(s));
-  return { kind: 'echo', ...common(file, json), lengthBytes: num(json.length), points: points.filter((p) => isServer(p.server)), ratios };
+  return { kind: 'echo', ...common(file, json), lengthBytes: num(json.length), points: points.filter((p) => isServer(p.server)), cpu, ratios };
 }
 
 /** bench latency: per engine, the read and write percentiles it printed (p50, p99, p99.9). */

@@ -52,7 +52,7 @@ export async function makeBenchInputs(dir: string): Promise<BenchInputs> {
     '--outfile', join(dir, 'latency.dat')], files.latency);
   files.echo = join(dir, 'echo.json');
   await json(['bench', 'echo', '--clients', '2,8', '--duration', '1', '--rounds', '1', '--engines', 'epoll,uring',
-    '--reference-clients', '0'], files.echo);
+    '--generators', 'epoll'], files.echo);
   files.api = join(dir, 'api.json');
   await json(['bench', 'api', '--rounds', '1', '--duration', '50', '--size', '4m'], files.api);
   if (await helpMentions(['bench', 'ipc'], 'Usage: iolab bench ipc')) {
