@@ -117,7 +117,7 @@ describe('uring features: the knob and the report', () => {
     }
     const bad = await runCliText(['echo', 'server', '--port', '0'], { env: { IOLAB_ECHO_URING_OFF: 'directDescriptors,bogus' } });
     expect(bad).toEqual({ exitCode: 1, stdout: '', stderr: expect.stringMatching(/^iolab: IOLAB_ECHO_URING_OFF: unknown feature 'bogus' \(expected some of noSqArray, /) });
-  }, 30_000);
+  }, 90_000);
 
   it('a stop with connections open closes their direct descriptors through the ring', async () => {
     const server = native.echoStartServer('uring', { host: '127.0.0.1', port: 0 });
