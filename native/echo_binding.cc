@@ -83,7 +83,27 @@ void OnEnvCleanup(void* arg) {
   if (job->thread.joinable()) job->thread.join();
 }
 
-Napi::Object ServerStats(Napi::Env env, const echo_server_stats& st) {
+// uring: { noSqArray: { accepted: true }, directDescriptors: { accepted: false, errno: 'EINVAL' },
+// recvBundle: { accepted: false, reason: 'unused' }, ... }.
+Napi::Object Features(Napi::Env env, const echo_server_stats& st) {
+  Napi::Object o = Napi::Object::New(env);
+  for (unsigned f = 0; f < ECHO_URING_NFEATURES; f++) {
+    const echo_feature& x = st.features[f];
+    if (!x.state) continue;
+    Napi::Object e = Napi::Object::New(env);
+    e.Set("accepted", Napi::Boolean::New(env, x.state == ECHO_FEATURE_ACCEPTED));
+    if (x.state == ECHO_FEATURE_REFUSED) {
+      e.Set("reason", Napi::String::New(env, "refused by the kernel"));
+      e.Set("errno", Napi::String::New(env, ErrnoName(x.err)));
+    }
+    if (x.state == ECHO_FEATURE_OFF) e.Set("reason", Napi::String::New(env, "turned off (IOLAB_ECHO_URING_OFF)"));
+    if (x.state == ECHO_FEATURE_UNUSED) e.Set("reason", Napi::String::New(env, "supported, not used (no gain measured)"));
+    o.Set(echo_uring_feature_name(f), e);
+  }
+  return o;
+}
+
+Napi::Object ServerStats(Napi::Env env, const echo_server_stats& st, bool uring) {
   Napi::Object o = Napi::Object::New(env);
   o.Set("connections", Napi::Number::New(env, double(st.connections)));
   o.Set("refused", Napi::Number::New(env, double(st.refused)));
@@ -94,6 +114,7 @@ Napi::Object ServerStats(Napi::Env env, const echo_server_stats& st) {
   o.Set("idleClosed", Napi::Number::New(env, double(st.idle_closed)));
   o.Set("acceptPauses", Napi::Number::New(env, double(st.accept_pauses)));
   o.Set("setup", Napi::String::New(env, st.setup));
+  if (uring) o.Set("features", Features(env, st));
   return o;
 }
 
@@ -139,7 +160,7 @@ void FinishJob(Napi::Env env, void*, Job* job) {
     } else if (job->kind == JobKind::kLoad) {
       job->deferred.Resolve(LoadResult(env, job->load_result));
     } else {
-      job->deferred.Resolve(ServerStats(env, job->server_stats));
+      job->deferred.Resolve(ServerStats(env, job->server_stats, job->kind == JobKind::kUringServer));
     }
   }
   LiveDec(Live::kNativeServers);
@@ -183,7 +204,25 @@ OwnedFd Listen(Napi::Env env, const std::string& host, int port, int backlog, bo
   return OwnedFd(fd);
 }
 
-// echoStartServer(engine, { host, port, maxConns, buffers, idleTimeoutMs })
+// uringFeaturesOff: names from echo_uring_feature_name, for tests and A/B runs.
+uint32_t FeaturesOff(const OptionsArg& opts) {
+  Napi::Value v(opts.env(), opts.Get("uringFeaturesOff"));
+  if (v.IsUndefined()) return 0;
+  std::string name = opts.Name("uringFeaturesOff");
+  if (!v.IsArray()) ThrowArgType(opts.env(), name, "an Array of feature names", v);
+  Napi::Array a = v.As<Napi::Array>();
+  uint32_t off = 0;
+  for (uint32_t i = 0; i < a.Length(); i++) {
+    Napi::Value e = a.Get(i);
+    unsigned f = 0;
+    while (echo_uring_feature_name(f) && !(e.IsString() && e.As<Napi::String>().Utf8Value() == echo_uring_feature_name(f))) f++;
+    if (!echo_uring_feature_name(f)) ThrowArgValue(opts.env(), name + "[" + std::to_string(i) + "]", "a uring feature name", e);
+    off |= 1u << f;
+  }
+  return off;
+}
+
+// echoStartServer(engine, { host, port, maxConns, buffers, idleTimeoutMs, uringFeaturesOff })
 Napi::Value StartServer(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   static const Choice engines[] = { { "uring", int(JobKind::kUringServer) }, { "epoll", int(JobKind::kEpollServer) }, { nullptr, 0 } };
@@ -195,6 +234,7 @@ Napi::Value StartServer(const Napi::CallbackInfo& info) {
   uint32_t buffers = uint32_t(opts.Integer("buffers", 1, 32768, 4096));
   if ((buffers & (buffers - 1)) != 0) ThrowArgRange(env, opts.Name("buffers"), "a power of two", std::to_string(buffers));
   int64_t idle_ms = opts.Integer("idleTimeoutMs", 0, int64_t(1e9), 0);
+  uint32_t off = FeaturesOff(opts);
   int bound = 0;
   OwnedFd lfd = Listen(env, host, port, 4096, kind == JobKind::kEpollServer, &bound);
   int efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
@@ -208,6 +248,7 @@ Napi::Value StartServer(const Napi::CallbackInfo& info) {
   job->server_cfg.max_conns = max_conns;
   job->server_cfg.buffers = buffers;
   job->server_cfg.idle_timeout_ns = uint64_t(idle_ms) * 1000000u;
+  job->server_cfg.uring_off = off;
   Napi::Object handle = Launch(env, job, "iolab echo server");
   handle.Set("port", Napi::Number::New(env, bound));
   return handle;

@@ -185,6 +185,20 @@ export interface EchoServerStats {
   acceptPauses: number;
   /** How the engine was set up (io_uring flags accepted, buffer sizes). */
   setup: string;
+  /** uring: each kernel feature the server probed at start, and whether it took it. */
+  features?: Partial<Record<EchoUringFeature, EchoFeatureState>>;
+}
+
+/** The uring server's probed features (docs/echo.md: what each buys, with its A/B). */
+export type EchoUringFeature = 'noSqArray' | 'registeredRingFd' | 'directDescriptors' | 'recvBundle' | 'incrementalBuffers';
+
+export interface EchoFeatureState {
+  /** In use by this server. */
+  accepted: boolean;
+  /** Why not: refused by the kernel (with errno), turned off, or supported but not used. */
+  reason?: string;
+  /** The kernel's refusal, e.g. 'EINVAL'. */
+  errno?: string;
 }
 
 export interface EchoNativeServerOptions {
@@ -197,6 +211,8 @@ export interface EchoNativeServerOptions {
   buffers?: number;
   /** Close a connection that moved no byte for this long (0: never). */
   idleTimeoutMs?: number;
+  /** uring: features not to try, as if the kernel refused them (tests, A/B runs). */
+  uringFeaturesOff?: EchoUringFeature[];
 }
 
 export interface EchoServerHandle {

@@ -23,6 +23,8 @@ int echo_set_nodelay(int fd);
  * iolab:echo_accept(fd) and iolab:echo_close(fd) (<sys/sdt.h>; a nop until a tracer attaches). */
 void echo_accepted(int fd);
 void echo_close_conn(int fd);
+/* The uring server's direct descriptors: iolab:echo_close(slot) only (the ring closes it). */
+void echo_closed_direct(int slot);
 /* Soft RLIMIT_NOFILE. */
 uint64_t echo_open_file_limit(uint64_t *hard);
 /* Raises the soft RLIMIT_NOFILE to the hard one (children started later inherit it); the soft
@@ -43,7 +45,31 @@ struct echo_server_config {
   uint32_t max_conns;  /* accepted beyond this are closed at once (0: no limit) */
   uint32_t buffers;    /* uring: provided buffers, a power of two <= 32768 (0: 4096) */
   uint64_t idle_timeout_ns; /* close a connection that moved no byte for this long (0: never) */
+  uint32_t uring_off;  /* uring: 1 << ECHO_URING_* features not to try, as if the kernel refused
+                          them (tests and A/B runs: IOLAB_ECHO_URING_OFF) */
 };
+
+/* The kernel features the uring server probes at start, each with a fallback. */
+enum echo_uring_feature {
+  ECHO_URING_NO_SQARRAY,  /* IORING_SETUP_NO_SQARRAY (6.6): no SQ index array */
+  ECHO_URING_RING_FD,     /* io_uring_register_ring_fd (5.18): enter without an fd lookup */
+  ECHO_URING_DIRECT,      /* accepted sockets as direct descriptors (5.19): no fd table */
+  ECHO_URING_BUNDLE,      /* IORING_RECVSEND_BUNDLE recvs (6.10) */
+  ECHO_URING_PBUF_INC,    /* IOU_PBUF_RING_INC buffer ring (6.12) */
+  ECHO_URING_NFEATURES
+};
+enum echo_feature_state {
+  ECHO_FEATURE_ACCEPTED = 1,
+  ECHO_FEATURE_REFUSED,  /* the kernel refused it: err */
+  ECHO_FEATURE_OFF,      /* config.uring_off */
+  ECHO_FEATURE_UNUSED,   /* the kernel has it, the server does not use it (see docs/echo.md) */
+};
+struct echo_feature {
+  int state; /* enum echo_feature_state; 0: not tried (a failure came first) */
+  int err;   /* REFUSED: the errno */
+};
+/* "noSqArray", "registeredRingFd", ... (the --json names), or NULL past the last. */
+const char *echo_uring_feature_name(unsigned feature);
 
 struct echo_server_stats {
   uint64_t connections; /* served (accepted and kept) */
@@ -55,7 +81,8 @@ struct echo_server_stats {
   uint64_t idle_closed;   /* closed by idle_timeout_ns */
   uint64_t accept_pauses; /* accept failures (EMFILE and the like) that paused accepting */
   const char *syscall;  /* on failure: what failed */
-  char setup[96];       /* how the engine was set up (io_uring flags that were accepted) */
+  char setup[160];      /* how the engine was set up (io_uring flags and features accepted) */
+  struct echo_feature features[ECHO_URING_NFEATURES]; /* uring */
 };
 
 int echo_uring_serve(const struct echo_server_config *cfg, struct echo_server_stats *st);

@@ -15,12 +15,20 @@ struct buf_pool {
   unsigned count; /* a power of two, <= 32768 */
 };
 
+struct echo_server_stats;
+
 /* Tries the cheapest setup first: one thread submits (SINGLE_ISSUER) and completions run only
- * when it waits (DEFER_TASKRUN); older kernels refuse those flags with EINVAL. Writes what was
- * accepted into `setup` (e.g. "SINGLE_ISSUER|DEFER_TASKRUN, 4096 x 4096 B provided buffers"). */
-int pool_setup_ring(struct io_uring *ring, unsigned buffers, char *setup, size_t setup_len);
-/* Registers `count` buffers with the ring, every one of them in it. 0 or -errno (*syscall). */
-int pool_setup(struct io_uring *ring, struct buf_pool *p, unsigned count, const char **syscall);
+ * when it waits (DEFER_TASKRUN), without the SQ index array (NO_SQARRAY); older kernels refuse
+ * those flags with EINVAL and the next try goes without. Then probes the features of
+ * echo.h's enum echo_uring_feature that `off` (1 << ECHO_URING_*) leaves on, recording each in
+ * st->features, and writes what was accepted into st->setup. *direct_slots: the size of the
+ * sparse fixed-file table accepted sockets go into, or 0 (plain fds). 0 or -errno. */
+int pool_setup_ring(struct io_uring *ring, unsigned buffers, unsigned off, struct echo_server_stats *st,
+                    unsigned *direct_slots);
+/* Registers `count` buffers with the ring, every one of them in it, having probed
+ * IOU_PBUF_RING_INC on the way (st->features). 0 or -errno (st->syscall). */
+int pool_setup(struct io_uring *ring, struct buf_pool *p, unsigned count, unsigned off,
+               struct echo_server_stats *st);
 void pool_teardown(struct io_uring *ring, struct buf_pool *p);
 
 static inline void *pool_addr(const struct buf_pool *p, unsigned bid) {

@@ -2,7 +2,7 @@
 // (the load generator, rust_echo_bench's flags and output).
 import { Command, Option } from 'commander';
 import { oneLineErrors, printJson, UserError } from '../cli-util.js';
-import { isErrnoException, type EchoServerStats } from '../native.js';
+import { isErrnoException, type EchoServerStats, type EchoUringFeature } from '../native.js';
 import { formatAddress, parseAddress, resolveHost } from './address.js';
 import { checkOpenFileLimit, formatLoad, lostEveryConnection, noConnection, runLoad, totalErrors, type LoadOptions } from './load.js';
 import { interruptedBy, interruption, markInterrupted } from '../interrupt.js';
@@ -20,6 +20,19 @@ interface ServerOptions {
   idleTimeout?: number;
   buffers?: number;
   json?: boolean;
+}
+
+const uringFeatures: EchoUringFeature[] = ['noSqArray', 'registeredRingFd', 'directDescriptors', 'recvBundle', 'incrementalBuffers'];
+
+/** IOLAB_ECHO_URING_OFF=directDescriptors,noSqArray: features the uring server is not to try, as
+ * if the kernel refused them. For the tests of each fallback and for A/B runs, not for users. */
+function uringFeaturesOff(): EchoUringFeature[] | undefined {
+  const raw = process.env.IOLAB_ECHO_URING_OFF;
+  if (!raw) return undefined;
+  const names = raw.split(',').filter(Boolean);
+  const bad = names.find((n) => !uringFeatures.includes(n as EchoUringFeature));
+  if (bad !== undefined) throw new UserError(`IOLAB_ECHO_URING_OFF: unknown feature '${bad}' (expected some of ${uringFeatures.join(', ')})`);
+  return names as EchoUringFeature[];
 }
 
 function serverCommand(): Command {
@@ -46,7 +59,7 @@ function serverCommand(): Command {
       try {
         server = await startEchoServer(opts.engine, {
           host, port: opts.port, maxConns: opts.maxConns, buffers: opts.buffers,
-          idleTimeoutMs: opts.idleTimeout,
+          idleTimeoutMs: opts.idleTimeout, ...(opts.engine === 'uring' ? { uringFeaturesOff: uringFeaturesOff() } : {}),
         });
       } catch (err) {
         throw explainServerError(err, opts.engine);
@@ -76,6 +89,7 @@ function serverCommand(): Command {
       } else {
         const refused = stats.refused ? `, refused ${stats.refused} over --max-conns` : '';
         const idle = stats.idleClosed ? `, closed ${stats.idleClosed} idle` : '';
+        process.stdout.write(`setup: ${stats.setup}\n`);
         process.stdout.write(`stopped (${signal}): served ${stats.connections} connections${refused}${idle}, echoed ${stats.bytesEchoed} bytes\n`);
       }
     });

@@ -1,5 +1,5 @@
 // What every echo server engine takes and gives back (the table in servers.ts starts them).
-import type { EchoServerStats } from '../native.js';
+import type { EchoServerStats, EchoUringFeature } from '../native.js';
 
 export interface EchoServerOptions {
   /** Numeric address. */
@@ -11,6 +11,8 @@ export interface EchoServerOptions {
   idleTimeoutMs?: number;
   /** uring: provided buffers in the pool (a power of two); other engines have no shared pool. */
   buffers?: number;
+  /** uring: features not to try (tests and A/B runs; the CLI reads IOLAB_ECHO_URING_OFF). */
+  uringFeaturesOff?: EchoUringFeature[];
 }
 
 export interface EchoServer {
