@@ -4,7 +4,7 @@
 // (stream.send), which returns to the ring once sent. No Promise per chunk or per send: the
 // Ring hands every connection's chunks of one reap to JS in one call. Order is the stream's
 // (one send at a time, short sends continued); a peer that does not read pauses its own
-// receiving once 64 KiB wait to go out, so it holds at most that much of the pool.
+// receiving once 64 KiB wait to go out, and what still arrives meanwhile goes out as copies.
 import { setTimeout as sleep } from 'node:timers/promises';
 import { native, type EchoServerStats } from '../native.js';
 import { Ring, RingClosedError, type RingStream } from '../ring.js';
@@ -13,6 +13,8 @@ import { nextAcceptPauseMs, type EchoServer, type EchoServerOptions } from './ty
 const BUFFER_SIZE = 4096;
 const BUFFER_COUNT = 8192; // power of two, <= 32768; 32 MiB
 const ACCEPTS_IN_FLIGHT = 4;
+const HOLD_BYTES = 64 << 10; // the stream's pause threshold (recvMultishot's default pauseAt)
+const CHECK_BYTES = 16 << 10;
 
 interface Conn {
   stream: RingStream;
@@ -20,6 +22,9 @@ interface Conn {
   activeTick: number;
   queued: number;
   expired: boolean;
+  /** Bytes received since queuedBytes was last asked, and whether chunks go out as copies. */
+  unchecked: number;
+  copying: boolean;
 }
 
 export async function startRingServer(options: EchoServerOptions): Promise<EchoServer> {
@@ -50,12 +55,26 @@ export async function startRingServer(options: EchoServerOptions): Promise<EchoS
     // The handlers are the connection's own: data sends each chunk back from its buffer; end
     // (EOF once everything was received, an error, a cancel for idling, or the Ring closing)
     // lets the queued sends finish, then closes the socket.
-    const conn = { activeTick: tick, queued: 0, expired: false } as Conn;
+    const conn = { activeTick: tick, queued: 0, expired: false, unchecked: 0, copying: false } as Conn;
     conn.stream = ring.recvMultishot(fd, pool, {
       data(id, length) {
         stats.bytesEchoed += length;
         conn.activeTick = tick;
-        conn.stream.send(id, length);
+        // The kernel may fill many buffers of a stream before its pause lands (a peer that
+        // writes megabytes and never reads): past HOLD_BYTES queued, chunks go out as copies
+        // and their buffers return at once, so such peers cannot drain the pool and starve
+        // everyone else (the C server's backlog does the same). Checked every CHECK_BYTES.
+        conn.unchecked += length;
+        if (conn.unchecked >= CHECK_BYTES) {
+          conn.unchecked = 0;
+          conn.copying = conn.stream.queuedBytes >= HOLD_BYTES;
+        }
+        if (!conn.copying) {
+          conn.stream.send(id, length);
+        } else {
+          conn.stream.write(pool.view(id).subarray(0, length));
+          pool.release(id);
+        }
       },
       end() {
         conn.stream.close().catch(() => {}).finally(() => closeConn(fd));
