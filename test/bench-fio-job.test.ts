@@ -140,8 +140,9 @@ describe.runIf(fioInstalled)('--vs-fio on cold buffered random reads', { timeout
   // the test asks for what tells the same job from the old 19-23x: the median of alternated rounds
   // within 0.6-1.6 with the random map (every pass cold, disk-bound), and within 1/3-3 with
   // norandommap, whose rate feeds on itself (each cold read warms the cache for the later ones, so
-  // a slow first half-second stays slow: 0.36x-2.04x medians seen here, 5 rounds)
-  for (const [extra, repeat, low, high] of [[[], '3', 0.6, 1.6], [['--norandommap'], '5', 1 / 3, 3]] as const) {
+  // a slow first half-second stays slow: 0.36x-2.04x medians seen here, 5 rounds, and 4.2x in one
+  // CI run), within 1/8-8: still far from the 19-23x of reading the page cache instead
+  for (const [extra, repeat, low, high] of [[[], '3', 0.6, 1.6], [['--norandommap'], '5', 1 / 8, 8]] as const) {
     it(`runs fio's job: the ratio near 1, not 20x ${extra.join(' ') || '(random map)'}`, async () => {
       const r = await iops('--filename', file(`vs${extra.length}.dat`), '--size', '64m', '--rw', 'randread', '--bs', '4k',
         '--ioengine', 'psync,io_uring', '--iodepth', '4', '--runtime', '2', '--time_based', '--vs-fio', '--repeat', repeat, '--json', ...extra);
