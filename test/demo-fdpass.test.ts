@@ -212,7 +212,8 @@ describe('fdpass: bad input', () => {
 
   it('a message larger than --size, and a sender of the wrong --type, are clear errors', async () => {
     const socket = sockPath();
-    const receiver = await startReceiver(['--socket', socket, '--timeout', '20']);
+    // the receiver outlives every send below (a sanitized run took 44 s for them); killed at the end
+    const receiver = await startReceiver(['--socket', socket, '--timeout', '300']);
     const big = await send(['--socket', socket, '--message', 'x'.repeat(100), '--size', '64']);
     expect(big).toEqual({ stdout: '', stderr: 'iolab: the message is 100 bytes but --size is 64', exitCode: 1, leftovers: [] });
     for (const memfd of [[], ['--memfd']]) {
