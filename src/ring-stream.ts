@@ -153,8 +153,9 @@ export class BufferRing {
     return v;
   }
 
-  /** The chunk as a Buffer of `length` bytes over buffer `id` (no copy; one small object). */
-  bytes(id: number, length: number): Buffer {
+  /** The chunk as a Buffer of `length` bytes over buffer `id` (no copy; one small object).
+   * Typed as Uint8Array so the package's types need no @types/node. */
+  bytes(id: number, length: number): Uint8Array {
     this.#check(id);
     return Buffer.from(this.#memory, id * this.size, Math.min(length, this.size));
   }
