@@ -103,16 +103,27 @@ napi_value RingCore::Enqueue(Op* op) {
     ReleaseOp(op);
     NAPI_THROW_IF_FAILED(env_, status, nullptr);
   }
-  if (in_flight_++ == 0) {
+  AddInFlight(1);
+  QueueSqe(op);
+  return promise;
+}
+
+// Ops entering the kernel: the first keeps the loop alive and the Ring reachable.
+void RingCore::AddInFlight(size_t n) {
+  if (in_flight_ == 0) {
     uv_ref(reinterpret_cast<uv_handle_t*>(poll_));
     Hold(true);
   }
-  LiveInc(Live::kRingOps);
+  in_flight_ += n;
+  LiveAdd(Live::kRingOps, int64_t(n));
+}
+
+// Into the SQ, or behind what already waits for room (order is kept).
+void RingCore::QueueSqe(Op* op) {
   if (!backlog_.empty() || !PrepSqe(op)) {
     backlog_.push_back(op);
     stats_.overflow_queued++;
   }
-  return promise;
 }
 
 napi_value RingCore::EnqueueGroup(OpGroup* group) {
@@ -129,18 +140,10 @@ napi_value RingCore::EnqueueGroup(OpGroup* group) {
     GroupFree(env_, group);
     return promise;
   }
-  if (in_flight_ == 0) {
-    uv_ref(reinterpret_cast<uv_handle_t*>(poll_));
-    Hold(true);
-  }
-  in_flight_ += group->ops.size();
-  LiveAdd(Live::kRingOps, int64_t(group->ops.size()));
+  AddInFlight(group->ops.size());
   for (Op* op : group->ops) {
     op->group = group;
-    if (!backlog_.empty() || !PrepSqe(op)) {
-      backlog_.push_back(op);
-      stats_.overflow_queued++;
-    }
+    QueueSqe(op);
   }
   return promise;
 }
@@ -338,10 +341,7 @@ void RingCore::SettleMember(Op* op, int res, bool in_cleanup) {
   if (op->kind == OpKind::kReadvDirect && OpDirectWantsRetry(op, res)) {
     if (!in_cleanup && !closing_) {  // again, through bounce memory, waiting if it must
       OpToBounce(op);
-      if (!backlog_.empty() || !PrepSqe(op)) {
-        backlog_.push_back(op);
-        stats_.overflow_queued++;
-      }
+      QueueSqe(op);
       return;
     }
     if (res == -EAGAIN) res = -ECANCELED;  // it would have run again, but the Ring closes

@@ -104,6 +104,8 @@ class RingCore {
   size_t StashCqes(const std::vector<Op*>& mine);
   void SettleStashed(bool in_cleanup);
   bool PrepSqe(Op* op);
+  void QueueSqe(Op* op);
+  void AddInFlight(size_t n);
   void ReapAndSettle();
   void DispatchStreams();
   void TearDownStreams(bool in_cleanup);

@@ -9,23 +9,13 @@ namespace iolab {
 
 void RingCore::EnqueueSilent(Op* op) {
   RefuseIfClosed(op, nullptr);
-  if (in_flight_++ == 0) {
-    uv_ref(reinterpret_cast<uv_handle_t*>(poll_));
-    Hold(true);
-  }
-  LiveInc(Live::kRingOps);
-  if (!backlog_.empty() || !PrepSqe(op)) {
-    backlog_.push_back(op);
-    stats_.overflow_queued++;
-  }
+  AddInFlight(1);
+  QueueSqe(op);
 }
 
 void RingCore::Requeue(Op* op) {
   cancel_.Untrack(op);
-  if (!backlog_.empty() || !PrepSqe(op)) {
-    backlog_.push_back(op);
-    stats_.overflow_queued++;
-  }
+  QueueSqe(op);
 }
 
 struct io_uring_sqe* RingCore::RawSqe() {

@@ -117,7 +117,8 @@ function baseJob(opts: IopsOptions, filename: string, engines: string[]): IopsJo
     norandommap: opts.norandommap ?? false,
     refillBuffers: opts.refill_buffers ?? false,
     randrepeat: opts.randrepeat ?? true,
-    // --randrepeat=0 asks for a different offset sequence on every run: a seed drawn per run, as fio does
+    // --randrepeat=0: every run reads at other random offsets than the last (a new random seed
+    // each run), as fio does
     randseed: opts.randrepeat === false ? randomInt(2 ** 47) : opts.randseed,
     name: opts.name,
     accepted: acceptedOptions(opts),
