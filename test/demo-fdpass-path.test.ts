@@ -49,7 +49,7 @@ describe('fdpass recv: one owner per socket path', () => {
     native.close(stale);
     // The first receiver's connect(2) probe of the stale socket returns only after 4 s (strace's
     // fault injection; the CLI's loader makes one connect before it, left alone).
-    const [file, argv] = iolabArgv(['fdpass', 'recv', '--socket', socket, '--timeout', '10']);
+    const [file, argv] = iolabArgv(['fdpass', 'recv', '--socket', socket, '--timeout', '60']);
     const first = execa('strace', ['-qq', '-o', '/dev/null', '-e', 'trace=connect', '-e', 'inject=connect:delay_exit=4000000:when=2+',
       file, ...argv], { reject: false });
     const firstListening = new Promise<void>((resolve) => first.stdout!.once('data', () => resolve()));

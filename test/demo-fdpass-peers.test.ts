@@ -34,7 +34,7 @@ async function startCReceiver(socket: string, type: string): Promise<{ child: Re
 describe('a C sender (shm_open, ftruncate, mmap, memcpy, sendmsg) to iolab fdpass recv', () => {
   it.each(variants)('%s %j: the receiver shows the C string the object holds', async (type, extra) => {
     const socket = sockPath();
-    const { child } = await startCli(['fdpass', 'recv', '--socket', socket, '--type', type, '--timeout', '20', ...extra], /^listening on /);
+    const { child } = await startCli(['fdpass', 'recv', '--socket', socket, '--type', type, '--timeout', '300', ...extra], /^listening on /);
     const sending = execa(sender, [socket, type, `from C over ${type}`], { reject: false });
     const sent = await sending;
     expect(sent.exitCode, String(sent.stderr)).toBe(0);
@@ -70,7 +70,7 @@ describe('a C sender that shrinks its object right after sending', () => {
   it.each([['dgram', []], ['stream', ['--uring']]] as const)('%s %j: the receiver reads with pread and never dies of SIGBUS', async (type, extra) => {
     const socket = sockPath();
     const count = 4;
-    const { child } = await startCli(['fdpass', 'recv', '--socket', socket, '--type', type, '--count', String(count), '--timeout', '20', ...extra],
+    const { child } = await startCli(['fdpass', 'recv', '--socket', socket, '--type', type, '--count', String(count), '--timeout', '300', ...extra],
       /^listening on /);
     for (let i = 0; i < count; i++) {
       const sent = await execa(sender, [socket, type, `shrinking ${i}`, 'shrink'], { reject: false });

@@ -71,7 +71,7 @@ describe('--uring prints what the plain variant prints', () => {
     const outputs: string[] = [];
     for (const [recvUring, sendUring] of [[false, false], [true, false], [false, true], [true, true]]) {
       const socket = join(dir.path, `fp-${type}.sock`);
-      const recvArgs = ['fdpass', 'recv', '--socket', socket, '--type', type, '--timeout', '20', '--count', '2', ...(recvUring ? ['--uring'] : [])];
+      const recvArgs = ['fdpass', 'recv', '--socket', socket, '--type', type, '--timeout', '300', '--count', '2', ...(recvUring ? ['--uring'] : [])];
       const { child } = await startCli(recvArgs, /^listening on /);
       const sendArgs = ['fdpass', 'send', '--socket', socket, '--type', type, ...(sendUring ? ['--uring'] : [])];
       const first = await runCli([...sendArgs, '--message', `first ${type}`]);
