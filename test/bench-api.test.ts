@@ -9,8 +9,7 @@ import { join } from 'node:path';
 import { native, projectRoot } from '../src/native.js';
 import { openFdCount, settledLiveObjects, zeroLiveObjects } from './support/leaks.js';
 import { shortTempDir } from './support/temp.js';
-import { runCli } from './support/cli.js';
-import { iolabArgv } from '../src/spawn-iolab.js';
+import { iolabArgv, runCli } from './support/cli.js';
 import { createRequire } from 'node:module';
 
 /** Whether usocket (a devDependency with a native part) loads under this Node. */

@@ -7,14 +7,13 @@ import { randomBytes } from 'node:crypto';
 import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { runCli } from './support/cli.js';
+import { iolabArgv, runCli } from './support/cli.js';
 import { runCliAs } from './support/demo.js';
 import { newProcessTag, processTagVariable, processesTagged, waitFor } from './support/procs.js';
 import { shortTempDir } from './support/temp.js';
 import { closed, connectTo, echoOnce, establishedTo, processCpuTicks, socketCountOf } from './support/echo.js';
 import { cpuTicks } from '../src/procfs.js';
 import { projectRoot } from '../src/native.js';
-import { iolabArgv } from '../src/spawn-iolab.js';
 
 const isRoot = process.getuid?.() === 0;
 const hasIp = spawnSync('ip', ['-V']).status === 0;

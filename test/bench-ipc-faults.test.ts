@@ -5,8 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { execa } from 'execa';
 import { readdirSync } from 'node:fs';
 import { native } from '../src/native.js';
-import { iolabArgv } from '../src/spawn-iolab.js';
-import { runCliText } from './support/cli.js';
+import { iolabArgv, runCliText } from './support/cli.js';
 import { buildSeccompRefuser, shortTempDir } from './support/temp.js';
 import { newProcessTag, processesTagged, processTagVariable, waitFor } from './support/procs.js';
 

@@ -10,8 +10,7 @@ import { execa } from 'execa';
 import { readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { projectRoot } from '../src/native.js';
-import { iolabArgv } from '../src/spawn-iolab.js';
-import { runCli } from './support/cli.js';
+import { iolabArgv, runCli } from './support/cli.js';
 import { shortTempDir } from './support/temp.js';
 
 /** Tools run without the sanitizer runtime that the ASan suite preloads into node's children. */

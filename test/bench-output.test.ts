@@ -7,8 +7,7 @@ import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync } from 'nod
 import { join } from 'node:path';
 import { execa } from 'execa';
 import { projectRoot } from '../src/native.js';
-import { iolabArgv } from '../src/spawn-iolab.js';
-import { runCliText } from './support/cli.js';
+import { iolabArgv, runCliText } from './support/cli.js';
 import { cli as cliAs, nobodyCanRunCli } from './support/demo.js';
 import { checkLeaksAfterAll } from './support/leaks.js';
 import { shortTempDir } from './support/temp.js';

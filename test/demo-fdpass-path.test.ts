@@ -10,7 +10,7 @@ import { checkLeaksAfterAll } from './support/leaks.js';
 import { buildFixture, shortTempDir } from './support/temp.js';
 import { cli } from './support/demo.js';
 import { processState } from './support/trace.js';
-import { iolabArgv } from '../src/spawn-iolab.js';
+import { iolabArgv } from './support/cli.js';
 
 const tmp = shortTempDir('iolab-dfpp-');
 checkLeaksAfterAll(tmp);
@@ -48,9 +48,10 @@ describe('fdpass recv: one owner per socket path', () => {
     native.bind(stale, socket);
     native.close(stale);
     // The first receiver's connect(2) probe of the stale socket returns only after 4 s (strace's
-    // fault injection; the CLI's loader makes one connect before it, left alone).
+    // fault injection). It is the command's only connect (under tsx the loader would make one
+    // before it; the tests run the compiled command).
     const [file, argv] = iolabArgv(['fdpass', 'recv', '--socket', socket, '--timeout', '60']);
-    const first = execa('strace', ['-qq', '-o', '/dev/null', '-e', 'trace=connect', '-e', 'inject=connect:delay_exit=4000000:when=2+',
+    const first = execa('strace', ['-qq', '-o', '/dev/null', '-e', 'trace=connect', '-e', 'inject=connect:delay_exit=4000000:when=1+',
       file, ...argv], { reject: false });
     const firstListening = new Promise<void>((resolve) => first.stdout!.once('data', () => resolve()));
     await heldByStrace(await tracedChild(first.pid!, file));

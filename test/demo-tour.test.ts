@@ -7,7 +7,7 @@ import { projectRoot } from '../src/native.js';
 import { shellLine } from '../src/demos/tour.js';
 import { cli, shmObjects } from './support/demo.js';
 import { execa } from 'execa';
-import { iolabArgv } from '../src/spawn-iolab.js';
+import { iolabArgv } from './support/cli.js';
 
 describe('iolab tour', () => {
   it('runs every demo pair as separate processes, prints what each showed, removes what it made', async () => {

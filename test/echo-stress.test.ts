@@ -4,9 +4,8 @@ import { randomBytes } from 'node:crypto';
 import type { Socket } from 'node:net';
 import { execa } from 'execa';
 import { describe, expect, it } from 'vitest';
-import { runCli } from './support/cli.js';
+import { iolabArgv, runCli } from './support/cli.js';
 import { projectRoot } from '../src/native.js';
-import { iolabArgv } from '../src/spawn-iolab.js';
 import { echoEngines } from '../src/echo/servers.js';
 import { closed, connectTo, echoOnce, establishedTo, fdCountOf, msUntilExit, processCpuTicks, startEchoServerCli, waitFor } from './support/echo.js';
 

@@ -4,8 +4,7 @@ import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import { checkNumber, formatSize, parseDuration, parseNumberList, parseWholeNumber } from '../src/numbers.js';
 import { showDefault } from '../src/cli-util.js';
-import { runCli } from './support/cli.js';
-import { iolabArgv } from '../src/spawn-iolab.js';
+import { iolabArgv, runCli } from './support/cli.js';
 
 const units: [string, number][] = [['', 1], ['k', 1024], ['K', 1024], ['m', 2 ** 20], ['g', 2 ** 30], ['t', 2 ** 40]];
 

@@ -1,9 +1,18 @@
 // Runs the iolab CLI as a user does: a separate process, never throwing on a non-zero exit.
+// The command is the package's: dist/cli.js, compiled from src/ by the global setup before the
+// run (test/global-setup.ts). It starts in half the time src/ takes through tsx, and the
+// suite starts iolab several hundred times. test/cli-checkout.test.ts runs the checkout's tsx
+// launcher.
 import { execa, type Options, type ResultPromise } from 'execa';
+import { join } from 'node:path';
 import { projectRoot } from '../../src/native.js';
-import { iolabArgv, iolabEntry } from '../../src/spawn-iolab.js';
 
-export const cliPath = iolabEntry;
+export const cliPath = join(projectRoot, 'dist', 'cli.js');
+
+/** [file, argv] for spawn()/execa(): `iolab ...args` as a child of this Node, from dist/. */
+export function iolabArgv(args: readonly string[]): [string, string[]] {
+  return [process.execPath, [cliPath, ...args]];
+}
 
 /** Runs `iolab ...args` as a separate process; never throws on a non-zero exit. */
 export function runCli(args: string[], options: Options = {}) {

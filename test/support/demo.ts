@@ -67,11 +67,12 @@ export async function cli(args: string[], options: CliOptions = {}): Promise<Cli
 
 /**
  * True when uid 65534 can run this checkout's CLI (the uid-refusal tests run a sender as that
- * user). A clone under a private folder (e.g. /root, mode 0700) cannot: those tests skip then.
+ * user). A clone under a private folder (e.g. /root, mode 0700) cannot: runCliAs then loads the
+ * command as root and drops to the uid before running it (test/fixtures/iolab-as-uid.ts).
  */
 export const nobodyCanRunCli: boolean = (() => {
   if (process.getuid?.() !== 0) return false;
-  const files = [cliPath, join(projectRoot, 'node_modules/tsx/package.json'), join(projectRoot, 'src/cli.ts')];
+  const files = [cliPath, join(projectRoot, 'dist/program.js'), join(projectRoot, 'node_modules/commander/package.json')];
   const r = spawnSync(process.execPath, ['-e', `for (const f of ${JSON.stringify(files)}) require('fs').accessSync(f, 4)`],
     { uid: 65534, gid: 65534, cwd: '/' });
   return r.status === 0;
