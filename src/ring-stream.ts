@@ -51,10 +51,11 @@ let deliver: (s: RingStream, type: number, a: number, b: number) => void;
 let heldOf: (pool: BufferRing) => Uint8Array;
 let ringOf: (pool: BufferRing) => NativeStreamMethods;
 
-/** An errno error like the addon's (code, errno, syscall), from a CQE's -errno. */
+/** An errno error like the addon's (code, errno, syscall), from a CQE's -errno: Node's negative
+ * errno, and E<n> for a number Node has no name for. */
 function errnoError(res: number, syscall: string): ErrnoException {
-  const [code, text] = getSystemErrorMap().get(res) ?? ['EIO', 'i/o error'];
-  return Object.assign(new Error(`${code}: ${text}, ${syscall}`), { code, errno: -res, syscall });
+  const [code, text] = getSystemErrorMap().get(res) ?? [`E${-res}`, `unknown error ${-res}`];
+  return Object.assign(new Error(`${code}: ${text}, ${syscall}`), { code, errno: res, syscall });
 }
 
 // The addon calls this with the ring object as `this` once per reap with events to give.
