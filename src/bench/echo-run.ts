@@ -54,7 +54,7 @@ export interface EchoSample {
   /** CPU time per response, in microseconds: the server process's, and the generator's threads'
    * (CPU over the window / the responses counted in the same window). */
   serverUsPerReq?: number;
-  generatorUsPerReq: number;
+  generatorUsPerReq?: number;
   /** The server had to be killed: it did not stop on SIGTERM. */
   stuck?: boolean;
   /** Ctrl-C ended this run early: its figures cover the time it ran. */
@@ -174,22 +174,26 @@ function rotate<T>(xs: readonly T[], by: number): T[] {
 /** CPU figures are the window's, the one the responses are counted in: the generator reads its
  * threads' and the server's CPU time as the window opens and as its last thread's window ends
  * (before any connection closes), so connecting and teardown are left out. */
-function sampleOf(clients: number, round: number, contender: string, generator: GeneratorMode, r: EchoLoadResult): EchoSample {
+export function sampleOf(clients: number, round: number, contender: string, generator: GeneratorMode, r: EchoLoadResult): EchoSample {
   const seconds = r.elapsedNs / 1e9;
   const serverCpuSec = r.serverCpuNs !== undefined ? r.serverCpuNs / 1e9 : undefined;
-  const perReq = (ns: number) => (r.responses > 0 ? ns / 1e3 / r.responses : 0);
+  // No response, no figure: a run that answered nothing has no cost per request (not 0).
+  const perReq = (ns: number | undefined) => (ns !== undefined && r.responses > 0 ? ns / 1e3 / r.responses : undefined);
+  const serverPerReq = perReq(r.serverCpuNs);
+  const generatorPerReq = perReq(r.cpuNs);
   return {
     clients, round, contender, generator, reqPerSec: perSecond(r.responses, r), requests: r.requests, responses: r.responses,
     elapsedNs: r.elapsedNs, errors: totalErrors(r), errorKinds: r.errors, p99Ms: r.latencyNs.p99 / 1e6,
     ...(serverCpuSec !== undefined ? { serverCpu: seconds > 0 ? serverCpuSec / seconds : 0 } : {}),
     clientCpu: seconds > 0 ? r.cpuNs / 1e9 / seconds : 0,
-    ...(r.serverCpuNs !== undefined ? { serverUsPerReq: perReq(r.serverCpuNs) } : {}),
-    generatorUsPerReq: perReq(r.cpuNs),
+    ...(serverPerReq !== undefined ? { serverUsPerReq: serverPerReq } : {}),
+    ...(generatorPerReq !== undefined ? { generatorUsPerReq: generatorPerReq } : {}),
     ...(r.stoppedEarly ? { partial: true } : {}),
   };
 }
 
-const us = (v: number | undefined) => (v === undefined ? '-' : v.toFixed(2));
+/** A us/req figure for the table and the progress lines: '-' where none was measured. */
+export const us = (v: number | undefined) => (v === undefined ? '-' : v.toFixed(2));
 
 export async function runEchoBench(o: EchoBenchOptions, log: (line: string) => void): Promise<EchoBenchRun> {
   const signal = interruption();

@@ -8,14 +8,14 @@ import { numberListOption, numberOption } from '../numbers.js';
 import { raiseOpenFileLimitFor } from '../echo/load.js';
 import { echoEngines, type EchoEngine } from '../echo/servers.js';
 import { machineInfo } from './machine.js';
-import { generatorModes, runEchoBench, type EchoBenchOptions, type EchoBenchRun, type EchoSample, type GeneratorMode } from './echo-run.js';
+import { generatorModes, runEchoBench, us, type EchoBenchOptions, type EchoBenchRun, type EchoSample, type GeneratorMode } from './echo-run.js';
 import { checkNetnsAllowed, parseNetem, type NetnsLink } from './netns.js';
 
 /** Medians over the rounds of one engine at one client count under one generator. */
 export interface EchoCell {
   /** CPU time per response (us): the server process's, the generator's threads'. */
   serverUsPerReq?: number;
-  generatorUsPerReq: number;
+  generatorUsPerReq?: number;
   reqPerSec: number;
 }
 
@@ -69,9 +69,15 @@ export function buildEchoReport(o: EchoBenchOptions, run: EchoBenchRun): EchoBen
     const row = (cells[String(s.clients)] ??= {});
     if (row[s.contender]) continue;
     const mine = run.samples.filter((x) => x.generator === s.generator && x.clients === s.clients && x.contender === s.contender);
-    const server = mine.every((x) => x.serverUsPerReq !== undefined) ? median(mine.map((x) => x.serverUsPerReq!)) : undefined;
+    // a median of us/req only where every round has one
+    const medianOf = (f: (x: EchoSample) => number | undefined) => {
+      const v = mine.map(f);
+      return v.every((x) => x !== undefined) ? median(v as number[]) : undefined;
+    };
+    const server = medianOf((x) => x.serverUsPerReq);
+    const generator = medianOf((x) => x.generatorUsPerReq);
     row[s.contender] = { ...(server !== undefined ? { serverUsPerReq: server } : {}),
-      generatorUsPerReq: median(mine.map((x) => x.generatorUsPerReq)), reqPerSec: median(mine.map((x) => x.reqPerSec)) };
+      ...(generator !== undefined ? { generatorUsPerReq: generator } : {}), reqPerSec: median(mine.map((x) => x.reqPerSec)) };
   }
   const usPerReqRatios: EchoBenchReport['usPerReqRatios'] = {};
   const reqPerSecRatios: EchoBenchReport['reqPerSecRatios'] = {};
@@ -98,7 +104,6 @@ export function buildEchoReport(o: EchoBenchOptions, run: EchoBenchRun): EchoBen
   };
 }
 
-const us = (v: number | undefined) => (v === undefined ? '-' : v.toFixed(2));
 
 export function formatEchoReport(r: EchoBenchReport): string {
   const where = r.link
