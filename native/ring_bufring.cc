@@ -146,6 +146,7 @@ void RingStreams::ArmRecv(RingStream* s) {
   op->offset = s->pool->bgid;
   s->recv = op;
   s->recv_cancel_sent = false;
+  s->cancel_due = false;
   try {
     core_->EnqueueSilent(op);  // gives the record back when it throws
   } catch (...) {
@@ -155,13 +156,31 @@ void RingStreams::ArmRecv(RingStream* s) {
 }
 
 // Cancels the armed recv by its user_data; the cancel's own CQE carries none and is ignored.
+// A recv still in the core's backlog is not in the kernel for a cancel to find, and the SQ
+// may have no free entry: then the cancel is due, and the prepare handle retries it.
 void RingStreams::CancelRecv(RingStream* s) {
   if (s->recv == nullptr || s->recv_cancel_sent) return;
-  struct io_uring_sqe* sqe = core_->RawSqe();
-  if (sqe == nullptr) return;  // the SQ stays full: the recv goes on until the next chance
+  struct io_uring_sqe* sqe = s->recv->in_kernel ? core_->FreeSqe() : nullptr;
+  if (sqe == nullptr) {
+    if (!s->cancel_due) cancels_due_.push_back(s->token);
+    s->cancel_due = true;
+    return;
+  }
   io_uring_prep_cancel(sqe, s->recv, 0);
   io_uring_sqe_set_data(sqe, nullptr);
   s->recv_cancel_sent = true;
+  s->cancel_due = false;
+}
+
+void RingStreams::RetryCancels() {
+  std::vector<int> due;
+  due.swap(cancels_due_);
+  for (int token : due) {
+    RingStream* s = Find(token);  // finished meanwhile (its token maybe reused): no flag set
+    if (s == nullptr || !s->cancel_due) continue;
+    s->cancel_due = false;
+    CancelRecv(s);
+  }
 }
 
 void RingStreams::MaybeRearm(RingStream* s) {

@@ -51,6 +51,7 @@ struct RingStream {
   BufRing* pool = nullptr;
   Op* recv = nullptr;            // the armed multishot recv, or none
   bool recv_cancel_sent = false;
+  bool cancel_due = false;       // its cancel waits for an SQE, or for the recv to leave the backlog
   bool recv_ended = false;       // EOF, an error or cancel: receiving is over for good
   bool paused = false;           // too much queued to send: recv cancelled until it drains
   bool starved = false;          // ENOBUFS: rearmed once a buffer comes back
@@ -93,6 +94,9 @@ class RingStreams {
   // The ring is gone (after io_uring_queue_exit): free what the kernel can no longer touch.
   void TearDown(bool in_cleanup, bool ops_left);
   bool has_events() const { return !events_.empty(); }
+  // Recv cancels that could not be queued when asked (the prepare handle retries them).
+  bool cancels_due() const { return !cancels_due_.empty(); }
+  void RetryCancels();
   bool dispatching() const { return dispatching_; }
 
  private:
@@ -120,6 +124,7 @@ class RingStreams {
   std::vector<RingStream*> streams_;  // by token; nullptr: free
   std::vector<int> free_tokens_, freed_now_;  // freed_now_: reusable after the next dispatch
   std::vector<RingStream*> starved_;
+  std::vector<int> cancels_due_;  // tokens; a stream's cancel_due says whether it still wants it
   bool returned_ = false;
   bool dispatching_ = false;
   bool closing_ = false;

@@ -187,13 +187,22 @@ bool RingCore::PrepSqe(Op* op) {
   return true;
 }
 
+int RingCore::SubmitQueued() {
+  DTRACE_PROBE2(iolab, ring_submit, ring_.ring_fd, unsubmitted_);
+  int ret = io_uring_submit(&ring_);
+  stats_.submit_calls++;
+  if (ret > 0) {
+    stats_.sqes_submitted += ret;
+    unsubmitted_ -= std::min<unsigned>(unsubmitted_, unsigned(ret));
+  }
+  return ret;
+}
+
 void RingCore::Flush() {
   if (torn_down_) return;
   for (int round = 0; round < 64; round++) {
     if (unsubmitted_ > 0) {
-      DTRACE_PROBE2(iolab, ring_submit, ring_.ring_fd, unsubmitted_);
-      int ret = io_uring_submit(&ring_);
-      stats_.submit_calls++;
+      int ret = SubmitQueued();
       if (ret < 0) {
         // -EBUSY/-EAGAIN: the CQ is overflowing or the kernel is short of memory. Reap (which
         // flushes the overflow) and try again; the prepare handle retries next turn otherwise.
@@ -204,8 +213,6 @@ void RingCore::Flush() {
         }
         return;
       }
-      stats_.sqes_submitted += ret;
-      unsubmitted_ -= std::min<unsigned>(unsubmitted_, unsigned(ret));
     }
     bool moved = false;
     while (!backlog_.empty() && PrepSqe(backlog_.front())) {
@@ -220,6 +227,12 @@ void RingCore::OnPrepare(uv_prepare_t* handle) {
   RingCore* core = static_cast<RingCore*>(handle->data);
   if (core->closing_ && core->cancel_.due()) core->cancel_.Resume();  // no SQE was free before
   if (core->unsubmitted_ > 0 || !core->backlog_.empty()) core->Flush();
+  // Stream recv cancels that found no SQE, or their recv still in the backlog: the flush has
+  // moved the backlog into the SQ, so they can go now.
+  if (!core->torn_down_ && core->streams_ != nullptr && core->streams_->cancels_due()) {
+    core->streams_->RetryCancels();
+    if (core->unsubmitted_ > 0) core->Flush();
+  }
 }
 
 // ---- completion ----

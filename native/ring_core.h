@@ -68,13 +68,16 @@ class RingCore {
   napi_value RefuseGroup(OpGroup* group, int err, const char* syscall);
   // Sends whatever is queued to the kernel (ring.submit() and the prepare handle).
   void Flush();
+  // One io_uring_submit of what the SQ holds, counted; returns its result.
+  int SubmitQueued();
   // Stream ops (ring_bufring.cc): queued without a Promise, counted in flight like any op
   // (throws RingClosedError once close() has begun); a send that went out short goes to the
-  // kernel again for the rest (Requeue: still in flight). RawSqe: an SQE whose CQE is ignored
-  // (user_data 0: a stream's recv cancel), or null when the SQ stays full.
+  // kernel again for the rest (Requeue: still in flight). FreeSqe: an SQE whose CQE is ignored
+  // (user_data 0: a stream's recv cancel), or null when the SQ stays full; it may submit but
+  // never reaps, so no JS runs inside it.
   void EnqueueSilent(Op* op);
   void Requeue(Op* op);
-  struct io_uring_sqe* RawSqe();
+  struct io_uring_sqe* FreeSqe();
   RingStreams* streams();  // made on first use
   struct io_uring* uring() { return &ring_; }
   unsigned NextBgid() { return next_bgid_++; }

@@ -18,14 +18,13 @@ void RingCore::Requeue(Op* op) {
   QueueSqe(op);
 }
 
-struct io_uring_sqe* RingCore::RawSqe() {
+// Called from inside a stream's JS call: a Flush could reap, and reaping runs JS that may
+// finish (delete) the very stream asking, so this only submits.
+struct io_uring_sqe* RingCore::FreeSqe() {
+  if (torn_down_) return nullptr;
   struct io_uring_sqe* sqe = io_uring_get_sqe(&ring_);
-  if (sqe == nullptr) {
-    Flush();
-    sqe = torn_down_ ? nullptr : io_uring_get_sqe(&ring_);
-  }
-  if (sqe == nullptr) return nullptr;
-  unsubmitted_++;
+  if (sqe == nullptr && unsubmitted_ > 0 && SubmitQueued() > 0) sqe = io_uring_get_sqe(&ring_);
+  if (sqe != nullptr) unsubmitted_++;
   return sqe;
 }
 

@@ -183,6 +183,31 @@ describe('recvMultishot', () => {
 });
 
 describe('close mid-stream', () => {
+  it.each([['its recv still in the backlog (SQ full before it)', false], ['the SQ full after its recv', true]])(
+    'close() of a stream with %s: the recv is cancelled, close() settles without the peer', async (_what, recvFirst) => {
+      const ring = new Ring({ entries: 4 });
+      const pool = ring.setupBufRing({ count: 4, size: 64 });
+      const [a, b] = track(native.socketpair('stream'));
+      const [c, d] = track(native.socketpair('stream'));
+      // four recvs on a socket nobody writes to fill the SQ in this tick (no flush yet)
+      const waiting: Promise<unknown>[] = [];
+      const fill = () => { for (let i = 0; i < 4; i++) waiting.push(ring.recv(d, Buffer.alloc(8)).catch((e) => e)); };
+      if (!recvFirst) fill();
+      const ends: (Error | null)[] = [];
+      const stream = ring.recvMultishot(b, pool, { data: (id) => pool.release(id), end: (e) => ends.push(e) });
+      if (recvFirst) fill();
+      const closed = stream.close();
+      const outcome = await Promise.race([closed.then(() => 'closed'), sleep(5000).then(() => 'still waiting')]);
+      expect(outcome).toBe('closed');
+      expect(ends).toEqual([]); // closed by its owner: no end
+      native.close(a);
+      native.close(c); // the four recvs end with EOF
+      for (const r of await Promise.all(waiting)) expect(r).toBe(0);
+      await ring.close();
+      await collectGarbage();
+      expect(native.liveObjects()).toMatchObject({ ringOps: 0, ringStreams: 0 });
+    });
+
   it('ring.close() with streams receiving ends each (RingClosedError), settles close(), detaches the views, frees all', async () => {
     const ring = new Ring({ entries: 64 });
     const pool = ring.setupBufRing({ count: 8, size: 16 });
