@@ -98,8 +98,7 @@ void RingStreams::ReturnBuffer(BufRing* pool, unsigned id) {
   pool->state[id] = kInKernel;
   io_uring_buf_ring_add(pool->br, pool->at(id), pool->size, uint16_t(id), io_uring_buf_ring_mask(pool->count), 0);
   io_uring_buf_ring_advance(pool->br, 1);
-  returned_ = true;
-  if (!starved_.empty() && !closing_) WakeStarved();
+  if (!starved_.empty() && !closing_) WakeStarved(pool);
 }
 
 void RingStreams::Release(BufRing* pool, unsigned id) { ReturnBuffer(pool, id); }
@@ -188,14 +187,15 @@ void RingStreams::MaybeRearm(RingStream* s) {
   ArmRecv(s);
 }
 
-void RingStreams::WakeStarved() {
-  std::vector<RingStream*> woken;
-  woken.swap(starved_);
-  for (RingStream* s : woken) {
-    s->in_starved_list = false;
-    s->starved = false;
-    MaybeRearm(s);
-  }
+// One buffer came back to pool: the stream that has waited longest for one is armed again (not
+// every starved stream: with thousands waiting, all but one would get ENOBUFS again).
+void RingStreams::WakeStarved(BufRing* pool) {
+  auto it = std::find_if(starved_.begin(), starved_.end(), [pool](RingStream* s) { return s->pool == pool; });
+  if (it == starved_.end()) return;
+  RingStream* s = *it;
+  starved_.erase(it);
+  s->starved = false;
+  MaybeRearm(s);
 }
 
 void RingStreams::OnRecv(RingStream* s, int res, unsigned flags) {
@@ -221,9 +221,8 @@ void RingStreams::OnRecv(RingStream* s, int res, unsigned flags) {
     if (!s->closing) Emit(s, StreamEvent::kEnd, kEndClosed, 0);
   } else if (res == -ENOBUFS && !s->closing) {
     // The pool is empty; nothing was read. Armed again once a buffer comes back.
-    s->starved = true;
-    if (!s->in_starved_list) {
-      s->in_starved_list = true;
+    if (!s->starved) {
+      s->starved = true;
       starved_.push_back(s);
     }
   } else if (res == -ECANCELED && by_us && !s->closing) {
@@ -356,9 +355,9 @@ void RingStreams::Write(RingStream* s, Op* op) {
 
 bool RingStreams::Close(RingStream* s) {
   s->closing = true;
-  if (s->in_starved_list) {
+  if (s->starved) {
     starved_.erase(std::find(starved_.begin(), starved_.end(), s));
-    s->in_starved_list = false;
+    s->starved = false;
   }
   CancelRecv(s);
   return MaybeFinish(s, false);
@@ -382,7 +381,7 @@ bool RingStreams::MaybeFinish(RingStream* s, bool emit) {
 
 void RingStreams::OnClose() {
   closing_ = true;
-  for (RingStream* s : starved_) s->in_starved_list = false;
+  for (RingStream* s : starved_) s->starved = false;
   starved_.clear();
 }
 

@@ -54,9 +54,8 @@ struct RingStream {
   bool cancel_due = false;       // its cancel waits for an SQE, or for the recv to leave the backlog
   bool recv_ended = false;       // EOF, an error or cancel: receiving is over for good
   bool paused = false;           // too much queued to send: recv cancelled until it drains
-  bool starved = false;          // ENOBUFS: rearmed once a buffer comes back
+  bool starved = false;          // ENOBUFS: in the starved list, rearmed when a buffer comes back
   bool closing = false;          // close() asked: finished once nothing is in flight
-  bool in_starved_list = false;
   std::deque<Op*> sends;         // front: in the kernel; the rest wait their turn
   size_t queued_bytes = 0;       // bytes not yet sent
   size_t pause_at = 0;
@@ -111,7 +110,7 @@ class RingStreams {
   void DropSends(RingStream* s);
   void MaybeRearm(RingStream* s);
   bool MaybeFinish(RingStream* s, bool emit = true);
-  void WakeStarved();
+  void WakeStarved(BufRing* pool);
   static void FinalizeArrayBuffer(napi_env env, void* data, void* hint);
   static void Unref(BufRing* pool);
 
@@ -125,7 +124,6 @@ class RingStreams {
   std::vector<int> free_tokens_, freed_now_;  // freed_now_: reusable after the next dispatch
   std::vector<RingStream*> starved_;
   std::vector<int> cancels_due_;  // tokens; a stream's cancel_due says whether it still wants it
-  bool returned_ = false;
   bool dispatching_ = false;
   bool closing_ = false;
 };

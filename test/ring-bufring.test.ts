@@ -92,6 +92,23 @@ describe('recvMultishot', () => {
     expect(native.liveObjects().ringStreams).toBe(0);
   });
 
+  it('16 streams on a 2-buffer pool, with a second pool beside it: every stream is echoed whole (one woken per buffer back)', async () => {
+    const ring = newRing({ entries: 64 });
+    const pool = ring.setupBufRing({ count: 2, size: 512 });
+    const other = ring.setupBufRing({ count: 2, size: 512 });
+    const pairs = Array.from({ length: 16 }, () => track(native.socketpair('stream')));
+    const echoes = pairs.map(([, b], i) => echo(ring, b, i % 4 === 0 ? other : pool));
+    const data = pairs.map(() => randomBytes(64 << 10));
+    const reads = pairs.map(([a], i) => readAll(a, data[i].length));
+    await Promise.all(pairs.map(([a], i) => writeAll(a, data[i])));
+    const back = await Promise.all(reads);
+    for (let i = 0; i < pairs.length; i++) expect(back[i].equals(data[i])).toBe(true);
+    for (const [a] of pairs) native.close(a);
+    for (const e of echoes) expect(await e.ended).toBeNull();
+    await Promise.all(echoes.map((e) => e.stream.close()));
+    expect(native.liveObjects().ringStreams).toBe(0);
+  });
+
   it('a pool JS keeps starves the recv until a buffer is released; then the rest comes in order', async () => {
     const ring = newRing({ entries: 16 });
     const pool = ring.setupBufRing({ count: 2, size: 4 });
