@@ -42,6 +42,12 @@ void ThrowTypeError(Napi::Env env, const char* code, const std::string& message)
   throw error;
 }
 
+void ThrowError(Napi::Env env, const char* code, const std::string& message) {
+  Napi::Error error = Napi::Error::New(env, message);
+  SetCode(error, env, code);
+  throw error;
+}
+
 void ThrowRangeError(Napi::Env env, const char* code, const std::string& message) {
   Napi::RangeError error = Napi::RangeError::New(env, message);
   SetCode(error, env, code);

@@ -13,6 +13,7 @@ Napi::Error ErrnoError(Napi::Env env, int err, const char* syscall, const char* 
 
 // Argument errors: TypeError / RangeError with Node's code names (ERR_INVALID_ARG_TYPE,
 // ERR_OUT_OF_RANGE, ERR_INVALID_ARG_VALUE).
+[[noreturn]] void ThrowError(Napi::Env env, const char* code, const std::string& message);
 [[noreturn]] void ThrowTypeError(Napi::Env env, const char* code, const std::string& message);
 [[noreturn]] void ThrowRangeError(Napi::Env env, const char* code, const std::string& message);
 

@@ -10,12 +10,6 @@
 
 namespace iolab {
 
-[[noreturn]] static void ThrowCode(napi_env env, const char* code, const std::string& message) {
-  Napi::Error error = Napi::Error::New(env, message);
-  error.Value().Set("code", code);
-  throw error;
-}
-
 // setupBufRing(count, size) -> [bgid, ArrayBuffer of count * size bytes]
 napi_value SetupBufRing(napi_env env, napi_callback_info info) {
   Call<2> call(env, info);
@@ -60,7 +54,7 @@ static BufRing* PoolArg(napi_env env, RingCore* core, napi_value value) {
 static unsigned HeldBufferArg(napi_env env, BufRing* pool, napi_value value) {
   unsigned id = unsigned(IntegerArg(env, value, "id", 0, pool->count - 1));
   if (pool->state[id] != 1)
-    ThrowCode(env, "ERR_RING_BUFFER_RETURNED",
+    ThrowError(env, "ERR_RING_BUFFER_RETURNED",
               "buffer " + std::to_string(id) + " is not held: it was released or sent, and belongs to the buffer ring again");
   return id;
 }
@@ -68,7 +62,7 @@ static unsigned HeldBufferArg(napi_env env, BufRing* pool, napi_value value) {
 static RingStream* StreamArg(napi_env env, RingCore* core, napi_value value) {
   int token = int(IntegerArg(env, value, "stream", 0, INT32_MAX));
   RingStream* s = core->streams()->Find(token);
-  if (s == nullptr || s->closing) ThrowCode(env, "ERR_RING_STREAM_CLOSED", "the stream is closed");
+  if (s == nullptr || s->closing) ThrowError(env, "ERR_RING_STREAM_CLOSED", "the stream is closed");
   return s;
 }
 

@@ -380,9 +380,7 @@ void RingCore::SettleMember(Op* op, int res, bool in_cleanup) {
 // goes away, no JS can be told).
 void RingCore::Abandon(Op* op, bool in_cleanup) {
   if (op->stream != nullptr) {
-    streams_->OnCqe(op, -ECANCELED, 0, in_cleanup);  // never goes on after an error
-    ReleaseOp(op);
-    OpDone();
+    Settle(op, -ECANCELED, 0, in_cleanup);  // a stream op never goes on after an error
     return;
   }
   if (op->group != nullptr) {
