@@ -10,6 +10,7 @@ import { addonPath, native } from '../src/native.js';
 import { Ring, RingClosedError, type BufferRing, type RingStream } from '../src/ring.js';
 import { collectGarbage } from './support/leaks.js';
 import { ringTestSetup } from './support/ring.js';
+import { waitFor } from './support/echo.js';
 
 const { newRing, track, file } = ringTestSetup('iolab-ring-bufring-');
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -120,7 +121,7 @@ describe('recvMultishot', () => {
     expect(held.length).toBe(2); // both buffers are JS's; the recv waits (ENOBUFS)
     let got = '';
     while (got.length < 12) {
-      while (held.length === 0) await sleep(5);
+      await waitFor(() => held.length > 0, 10_000, 'a chunk');
       const [id, n] = held.shift()!;
       got += got.length < 8 ? Buffer.from(pool.view(id).subarray(0, n)).toString() : pool.bytes(id, n).toString();
       pool.release(id);
@@ -137,8 +138,8 @@ describe('recvMultishot', () => {
     let chunk: [number, number] | undefined;
     const stream = ring.recvMultishot(b, pool, { data: (id, n) => (chunk = [id, n]), end() {} });
     native.writev(a, [Buffer.from('hi')]);
-    while (chunk === undefined) await sleep(5);
-    const [id, n] = chunk;
+    await waitFor(() => chunk !== undefined, 10_000, 'the chunk');
+    const [id, n] = chunk!;
     expect(pool.held(id)).toBe(true);
     expect(pool.bytes(id, n).toString()).toBe('hi');
     pool.release(id);
@@ -272,7 +273,7 @@ describe('close mid-stream', () => {
     }
     ring.submit();
     for (const [a] of pairs) native.writev(a, [Buffer.from('x')]);
-    while (closing === undefined) await sleep(5);
+    await waitFor(() => closing !== undefined, 10_000, 'the close');
     await closing;
     expect(calls).toBe(1); // the rest of the batch was not handed out
     await collectGarbage();
@@ -292,7 +293,7 @@ describe('close mid-stream', () => {
     native.writev(a, [Buffer.from('still here')]);
     expect((await readAll(a, 10)).toString()).toBe('still here');
     native.close(a);
-    while (!ended) await sleep(5);
+    await waitFor(() => ended, 10_000, 'the end');
     for (let i = 0; i < 5 && native.liveObjects().bufferRings > 0; i++) {
       await collectGarbage();
       await sleep(20);
