@@ -92,12 +92,14 @@ Napi::Object Features(Napi::Env env, const echo_server_stats& st) {
     if (!x.state) continue;
     Napi::Object e = Napi::Object::New(env);
     e.Set("accepted", Napi::Boolean::New(env, x.state == ECHO_FEATURE_ACCEPTED));
-    if (x.state == ECHO_FEATURE_REFUSED) {
+    if (x.state == ECHO_FEATURE_REFUSED && x.err != 0) {
       e.Set("reason", Napi::String::New(env, "refused by the kernel"));
       e.Set("errno", Napi::String::New(env, ErrnoName(x.err)));
+    } else if (x.state == ECHO_FEATURE_REFUSED) {
+      e.Set("reason", Napi::String::New(env, "not offered by this kernel (no feature flag)"));
     }
     if (x.state == ECHO_FEATURE_OFF) e.Set("reason", Napi::String::New(env, "turned off (IOLAB_ECHO_URING_OFF)"));
-    if (x.state == ECHO_FEATURE_UNUSED) e.Set("reason", Napi::String::New(env, "supported, not used (no gain measured)"));
+    if (x.state == ECHO_FEATURE_UNUSED) e.Set("reason", Napi::String::New(env, "supported, not used (one message in flight per connection: docs/echo-uring.md)"));
     o.Set(echo_uring_feature_name(f), e);
   }
   return o;

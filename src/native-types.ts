@@ -195,7 +195,8 @@ export type EchoUringFeature = 'noSqArray' | 'registeredRingFd' | 'directDescrip
 export interface EchoFeatureState {
   /** In use by this server. */
   accepted: boolean;
-  /** Why not: refused by the kernel (with errno), turned off, or supported but not used. */
+  /** Why not: refused by the kernel (with errno), not offered by it (no feature flag), turned
+   * off, or supported but not used. */
   reason?: string;
   /** The kernel's refusal, e.g. 'EINVAL'. */
   errno?: string;

@@ -108,7 +108,7 @@ int pool_setup_ring(struct io_uring *ring, unsigned buffers, unsigned off, struc
   /* Probed and reported; the server does not use them (docs/echo.md says why). */
   if (off & (1u << ECHO_URING_BUNDLE)) feature(st, ECHO_URING_BUNDLE, ECHO_FEATURE_OFF, 0);
   else if (ring->features & IORING_FEAT_RECVSEND_BUNDLE) feature(st, ECHO_URING_BUNDLE, ECHO_FEATURE_UNUSED, 0);
-  else feature(st, ECHO_URING_BUNDLE, ECHO_FEATURE_REFUSED, EINVAL);
+  else feature(st, ECHO_URING_BUNDLE, ECHO_FEATURE_REFUSED, 0);  /* no flag: nothing was asked */
 
   snprintf(st->setup, sizeof(st->setup), "%s%s%s%s, %u x %u B provided buffers", tries[i].name,
            (flags & IORING_SETUP_NO_SQARRAY) ? "|NO_SQARRAY" : "",
