@@ -296,12 +296,6 @@ Napi::Value ListenTcp(const Napi::CallbackInfo& info) {
   return r;
 }
 
-Napi::Value SetNoDelay(const Napi::CallbackInfo& info) {
-  int ret = echo_set_nodelay(FdArg(info.Env(), info[0]));
-  if (ret < 0) ThrowErrno(info.Env(), -ret, "setsockopt");
-  return info.Env().Undefined();
-}
-
 // echoOpenFileLimit(raise): { soft, hard }, the soft limit raised to the hard one first when asked.
 Napi::Value OpenFileLimit(const Napi::CallbackInfo& info) {
   uint64_t hard = 0;
@@ -317,7 +311,6 @@ void Init(Napi::Env env, Napi::Object exports) {
   exports.Set("echoStartServer", Napi::Function::New(env, StartServer, "echoStartServer"));
   exports.Set("echoRunLoad", Napi::Function::New(env, RunLoad, "echoRunLoad"));
   exports.Set("echoListen", Napi::Function::New(env, ListenTcp, "echoListen"));
-  exports.Set("echoSetNoDelay", Napi::Function::New(env, SetNoDelay, "echoSetNoDelay"));
   exports.Set("echoOpenFileLimit", Napi::Function::New(env, OpenFileLimit, "echoOpenFileLimit"));
 }
 

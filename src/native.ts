@@ -160,8 +160,6 @@ export interface NativeAddon {
   echoRunLoad(options: EchoLoadOptions): EchoLoadHandle;
   /** A listening TCP socket (close-on-exec) for engines written in TS; the fd belongs to the caller. */
   echoListen(host: string, port: number, options?: { backlog?: number; nonBlocking?: boolean }): { fd: number; port: number };
-  /** setsockopt TCP_NODELAY. */
-  echoSetNoDelay(fd: number): void;
   /** RLIMIT_NOFILE of this process; `raise`: the soft limit raised to the hard one first
    * (children started afterwards inherit it). */
   echoOpenFileLimit(raise?: boolean): { soft: number; hard: number };

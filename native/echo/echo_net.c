@@ -45,6 +45,14 @@ int echo_listen_tcp(const char *ip, int port, int backlog, int nonblocking, int 
   }
   int one = 1;
   setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+  /* Every engine's accepted sockets inherit it: no setsockopt per connection (and a direct
+   * descriptor has no fd to call it on). */
+  int err = echo_set_nodelay(fd);
+  if (err < 0) {
+    close(fd);
+    *syscall = "setsockopt";
+    return err;
+  }
   if (bind(fd, (struct sockaddr *)&ss, len) < 0) {
     int err = errno;
     close(fd);

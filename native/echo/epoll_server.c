@@ -134,7 +134,6 @@ static void on_listen(struct eserver *s) {
     memset(c, 0, offsetof(struct econn, buf));
     c->fd = fd;
     c->last_active = s->now;
-    echo_set_nodelay(fd);
     struct epoll_event ev = { .events = EPOLLIN, .data.ptr = c };
     if (epoll_ctl(s->ep, EPOLL_CTL_ADD, fd, &ev) < 0) {
       echo_close_conn(fd);

@@ -15,8 +15,8 @@
  * Where the kernel has them (uring_pool.c probes each, st->features says which were taken),
  * accepted sockets are direct descriptors: slots of the ring's fixed-file table that no fd
  * table entry backs, so an op on one skips the fd lookup and its reference count, and shutdown
- * and close go through the ring too. TCP_NODELAY is then set on the listener, which accepted
- * sockets inherit. */
+ * and close go through the ring too. TCP_NODELAY is the listener's (echo_listen_tcp), which
+ * accepted sockets inherit. */
 #include <errno.h>
 #include <liburing.h>
 #include <netinet/in.h>
@@ -202,7 +202,6 @@ void us_add_conn(struct server *s, int fd) {
     us_close_fd(s, fd);
     return;
   }
-  if (!s->direct) echo_set_nodelay(fd);
   c->fd = fd;
   c->send_bid = -1;
   c->last_active = s->now;
@@ -349,12 +348,7 @@ int echo_uring_serve(const struct echo_server_config *cfg, struct echo_server_st
     st->syscall = "io_uring_queue_init";
     return ret;
   }
-  /* Accepted sockets inherit TCP_NODELAY from the listener; a direct one has no fd to set it on. */
-  if (slots) {
-    int r = echo_set_nodelay(cfg->listen_fd);
-    if (r < 0) st->features[ECHO_URING_DIRECT] = (struct echo_feature){ ECHO_FEATURE_REFUSED, -r };
-    s.direct = r == 0;
-  }
+  s.direct = slots != 0;
   ret = pool_setup(&s.ring, &s.pool, buffers, cfg->uring_off, st);
   if (ret == 0) {
     s.now = echo_now_ns();

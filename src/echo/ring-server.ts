@@ -103,7 +103,6 @@ export async function startRingServer(options: EchoServerOptions): Promise<EchoS
         if (!stopping) stats.refused++;
         continue;
       }
-      native.echoSetNoDelay(fd);
       try {
         serve(fd);
       } catch {
