@@ -76,7 +76,7 @@ function dispatch(this: object, count: number): void {
 }
 
 /** Makes the ring object's stream table (once per Ring). */
-export function streamTable(ring: NativeStreamMethods & object, closedError: () => Error): StreamTable {
+function streamTable(ring: NativeStreamMethods & object, closedError: () => Error): StreamTable {
   let table = tables.get(ring);
   if (table === undefined) {
     table = { events: new Int32Array(EVENTS * 4), closing: false, streams: [], closedError };
