@@ -32,13 +32,7 @@ void RingCore::SubmitDirect(OpGroup* group) {
   for (Op* op : group->ops)
     if (op->kind == OpKind::kReadvDirect) direct.push_back(op);
   std::sort(direct.begin(), direct.end());
-  DTRACE_PROBE2(iolab, ring_submit, ring_.ring_fd, unsubmitted_);
-  int ret = io_uring_submit(&ring_);
-  stats_.submit_calls++;
-  if (ret > 0) {
-    stats_.sqes_submitted += ret;
-    unsubmitted_ -= std::min<unsigned>(unsubmitted_, unsigned(ret));
-  }
+  SubmitQueued();
   // What the kernel did not take (the submit failed: out of memory...) is still ours to rewrite.
   size_t pending = direct.size();
   unsigned mask = *ring_.sq.kring_mask;
