@@ -11,9 +11,10 @@ Napi::Error ErrnoError(Napi::Env env, int err, const char* syscall, const char* 
 // Throws ErrnoError as a C++ exception (NAPI_CPP_EXCEPTIONS); never returns.
 [[noreturn]] void ThrowErrno(Napi::Env env, int err, const char* syscall, const char* path = nullptr);
 
+// An Error with a code of iolab's own (e.g. ERR_RING_STREAM_CLOSED).
+[[noreturn]] void ThrowError(Napi::Env env, const char* code, const std::string& message);
 // Argument errors: TypeError / RangeError with Node's code names (ERR_INVALID_ARG_TYPE,
 // ERR_OUT_OF_RANGE, ERR_INVALID_ARG_VALUE).
-[[noreturn]] void ThrowError(Napi::Env env, const char* code, const std::string& message);
 [[noreturn]] void ThrowTypeError(Napi::Env env, const char* code, const std::string& message);
 [[noreturn]] void ThrowRangeError(Napi::Env env, const char* code, const std::string& message);
 
