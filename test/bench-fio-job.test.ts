@@ -135,14 +135,14 @@ interface VsFioEngine { engine: string; ratio: number; fio_job_options: Record<s
 describe.runIf(fioInstalled)('--vs-fio on cold buffered random reads', { timeout: 600_000 }, () => {
   // the issue's case: psync and io_uring qd4, 64 MiB, 2 s time_based; fio read each block once per
   // pass from a cold file while iolab read the page cache after its first pass (19-23x)
-  // On a quiet machine both are within 0.8-1.25. On this shared virtio disk single cold-read runs of
+  // On a quiet machine both are within 0.8-1.25. On a shared virtio disk single cold-read runs of
   // the same job swing 2-7x (fio alone: 5.6k-14.5k IOPS; one iolab round 53k beside fio's 17k), so
-  // the test asks for what tells the same job from the old 19-23x: the median of alternated rounds
-  // within 0.6-1.6 with the random map (every pass cold, disk-bound), and within 1/3-3 with
-  // norandommap, whose rate feeds on itself (each cold read warms the cache for the later ones, so
-  // a slow first half-second stays slow: 0.36x-2.04x medians seen here, 5 rounds, and 4.2x in one
-  // CI run), within 1/8-8: still far from the 19-23x of reading the page cache instead
-  for (const [extra, repeat, low, high] of [[[], '3', 0.6, 1.6], [['--norandommap'], '5', 1 / 8, 8]] as const) {
+  // the test asks only for what tells the same job from the old 19-23x, with room for such disks:
+  // the median of alternated rounds within 1/4-4 with the random map (every pass cold,
+  // disk-bound; 1.65x in one CI run), and within 1/8-8 with norandommap, whose rate feeds on itself
+  // (each cold read warms the cache for the later ones, so a slow first half-second stays slow:
+  // 0.36x-2.04x medians seen here, 5 rounds, and 4.2x in one CI run)
+  for (const [extra, repeat, low, high] of [[[], '3', 1 / 4, 4], [['--norandommap'], '5', 1 / 8, 8]] as const) {
     it(`runs fio's job: the ratio near 1, not 20x ${extra.join(' ') || '(random map)'}`, async () => {
       const r = await iops('--filename', file(`vs${extra.length}.dat`), '--size', '64m', '--rw', 'randread', '--bs', '4k',
         '--ioengine', 'psync,io_uring', '--iodepth', '4', '--runtime', '2', '--time_based', '--vs-fio', '--repeat', repeat, '--json', ...extra);
