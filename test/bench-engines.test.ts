@@ -156,8 +156,9 @@ describe('latency against a known delay', () => {
       expect(r.read.ios).toBe(40);
       expect(r.read.clat.min, `iodepth ${iodepth}`).toBeGreaterThanOrEqual(2e6);
       // a serialized device would show depth x 2 ms (16 ms at depth 8); late wake-ups on a busy
-      // machine add a few ms (a CI run saw 4.08 ms), so the bound sits at half the serialized figure
-      expect(r.read.clat.percentiles[6], `iodepth ${iodepth}: p50`).toBeLessThan(Math.max(4e6, iodepth * 1e6));
+      // machine add a few ms (a CI run saw 4.08 ms at depth 8), so the bound sits at half the
+      // serialized figure, and at depth 1 at 3x the delay
+      expect(r.read.clat.percentiles[6], `iodepth ${iodepth}: p50`).toBeLessThan(Math.max(6e6, iodepth * 1e6));
       expect(r.read.lat.bins.slice(21).reduce((a, b) => a + b, 0)).toBe(40);  // fio's latency_ms buckets from "4" (2-4 ms) up
     }
   });
