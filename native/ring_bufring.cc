@@ -66,6 +66,7 @@ BufRing* RingStreams::AddBufRing(unsigned count, unsigned size, napi_value* arra
   for (unsigned i = 0; i < count; i++) io_uring_buf_ring_add(pool->br, pool->at(i), size, uint16_t(i), mask, int(i));
   io_uring_buf_ring_advance(pool->br, int(count));
   pool->state.assign(count, kInKernel);
+  pool->in_kernel = count;
   pool->refs = 1;  // the registration
   pools_.push_back(pool);
   LiveInc(Live::kBufferRings);
@@ -96,6 +97,7 @@ void RingStreams::Unref(BufRing* pool) {
 
 void RingStreams::ReturnBuffer(BufRing* pool, unsigned id) {
   pool->state[id] = kInKernel;
+  pool->in_kernel++;
   io_uring_buf_ring_add(pool->br, pool->at(id), pool->size, uint16_t(id), io_uring_buf_ring_mask(pool->count), 0);
   io_uring_buf_ring_advance(pool->br, 1);
   if (!starved_.empty() && !closing_) WakeStarved(pool);
@@ -202,6 +204,7 @@ void RingStreams::OnRecv(RingStream* s, int res, unsigned flags) {
   if (res > 0 && (flags & IORING_CQE_F_BUFFER) != 0) {
     unsigned id = flags >> IORING_CQE_BUFFER_SHIFT;
     if (id < s->pool->count) {
+      s->pool->in_kernel--;
       if (s->closing || s->recv_ended || closing_) {
         ReturnBuffer(s->pool, id);  // nobody will take it
       } else {
@@ -219,6 +222,10 @@ void RingStreams::OnRecv(RingStream* s, int res, unsigned flags) {
   } else if (closing_) {
     s->recv_ended = true;
     if (!s->closing) Emit(s, StreamEvent::kEnd, kEndClosed, 0);
+  } else if (res == -ENOBUFS && !s->closing && s->pool->in_kernel > 0) {
+    // The pool was empty when the kernel tried, but a buffer came back before this CQE was
+    // reaped (a send's CQE ahead of it in the same batch): no later return would wake it, so
+    // it is armed again now (MaybeRearm below).
   } else if (res == -ENOBUFS && !s->closing) {
     // The pool is empty; nothing was read. Armed again once a buffer comes back.
     if (!s->starved) {

@@ -40,6 +40,7 @@ struct BufRing {
   char* mem = nullptr;
   size_t mem_bytes = 0;
   std::vector<uint8_t> state;  // per buffer: kInKernel, kJs, kSending
+  unsigned in_kernel = 0;      // buffers in the ring, as far as the CQEs reaped so far tell
   napi_ref array_buffer = nullptr;  // weak: detached at teardown when still alive
   int refs = 0;                     // the Ring's registration + the external ArrayBuffer
   char* at(unsigned id) const { return mem + size_t(id) * size; }

@@ -131,6 +131,40 @@ describe('recvMultishot', () => {
     await stream.close();
   });
 
+  it('a stream the kernel found the pool empty for, reaped after a send gave a buffer back, still gets its data', async () => {
+    // One buffer, A holding it. A's send waits for room, B's recv is armed; then room for A and
+    // data for B come together: the kernel completes A's send and then tries B's recv on the
+    // empty pool (ENOBUFS), and both CQEs come in one reap, the send's first. The buffer is back
+    // before B is marked starved, so no return would ever wake B.
+    const ring = newRing({ entries: 16 });
+    const pool = ring.setupBufRing({ count: 1, size: 64 });
+    const [a1, a2] = track(native.socketpair('stream'));
+    const [b1, b2] = track(native.socketpair('stream'));
+    const heldA: [number, number][] = [];
+    let bGot = '';
+    const sa = ring.recvMultishot(a2, pool, { data: (id, n) => heldA.push([id, n]), end() {} });
+    const sb = ring.recvMultishot(b2, pool, { data: (id, n) => { bGot += pool.bytes(id, n).toString(); pool.release(id); }, end() {} });
+    await sleep(20);  // both recvs armed while the pool still has its buffer
+    native.writev(a1, [Buffer.from('aaaa')]);
+    await waitFor(() => heldA.length === 1, 10_000, "A's chunk");
+    native.setNonBlocking(a1, true);
+    native.setNonBlocking(a2, true);
+    const junk = Buffer.alloc(65536);
+    for (;;) {  // fill a2's send queue, so A's send waits in the kernel
+      try { native.writev(a2, [junk]); } catch { break; }
+    }
+    const [id, n] = heldA.shift()!;
+    sa.send(id, n);
+    await sleep(20);
+    for (;;) {  // room for A's send ...
+      try { if (native.readv(a1, [junk]) === 0) break; } catch { break; }
+    }
+    native.writev(b1, [Buffer.from('bbbb')]);  // ... and data for B, before the Ring reaps again
+    await waitFor(() => bGot === 'bbbb', 10_000, "B's data");
+    await sa.close();
+    await sb.close();
+  });
+
   it('a buffer used after it went back is a clear error, not a silent read', async () => {
     const ring = newRing({ entries: 16 });
     const pool = ring.setupBufRing({ count: 4, size: 8 });
