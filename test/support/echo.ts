@@ -3,6 +3,7 @@ import { connect, type Socket } from 'node:net';
 import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
 import { cpuTicks } from '../../src/procfs.js';
 import { startCli } from './cli.js';
+import { waitFor as pollUntil } from './procs.js';
 
 export async function startEchoServerCli(engine: string, extra: string[] = []) {
   const { child, firstLine } = await startCli(['echo', 'server', '--engine', engine, '--port', '0', ...extra], /listening/);
@@ -52,13 +53,9 @@ export function closed(s: Socket): Promise<void> {
   return new Promise((resolve) => (s.destroyed ? resolve() : s.once('close', () => resolve())));
 }
 
-/** Polls until fn() is true (or throws after timeoutMs). */
+/** Polls until fn() is true (or throws after timeoutMs): procs.ts's waitFor, condition first. */
 export async function waitFor(fn: () => boolean, timeoutMs = 10_000, what = 'condition'): Promise<void> {
-  const end = Date.now() + timeoutMs;
-  while (!fn()) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
+  await pollUntil(what, fn, timeoutMs);
 }
 
 /** CPU time a process has used, in clock ticks (src/procfs.ts); throws once it is gone, where
