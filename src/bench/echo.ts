@@ -104,7 +104,6 @@ export function buildEchoReport(o: EchoBenchOptions, run: EchoBenchRun): EchoBen
   };
 }
 
-
 export function formatEchoReport(r: EchoBenchReport): string {
   const where = r.link
     ? `two network namespaces over a veth pair (mtu ${r.link.mtu}${r.link.netem ? `, netem ${Object.entries(r.link.netem).map(([k, v]) => `${k} ${v}`).join(' ')}` : ''})`
