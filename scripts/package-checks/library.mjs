@@ -1,0 +1,66 @@
+// The library as a user imports it: README's example as written, a plain .mjs that reads with
+// ring.readv and passes an fd with sendmsg/recvmsg, and a .ts typechecked by tsc against the
+// installed types.
+import { copyFileSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+
+/** README's library example: its first ```js block that imports from 'iolab'. */
+function readmeExample(root) {
+  const readme = readFileSync(join(root, 'README.md'), 'utf8');
+  return /```js\n([\s\S]*?from 'iolab'[\s\S]*?)```/.exec(readme)?.[1];
+}
+
+export async function checkTarball({ root, check }) {
+  check("README has a library example importing from 'iolab'", readmeExample(root) !== undefined);
+}
+
+const consumerMjs = `
+import { Ring, RingClosedError, readv, writev, sendmsg, recvmsg, socketpair, close, memfdCreate, constants } from 'iolab';
+import { openSync, closeSync, readFileSync } from 'node:fs';
+const fd = openSync('readv.c', 'r');
+const ring = new Ring({ entries: 8 });
+const buf = new Uint8Array(64);
+const n = await ring.readv(fd, [buf], 0);
+if (n !== 64 || Buffer.from(buf).toString() !== readFileSync('readv.c', 'utf8').slice(0, 64)) throw new Error('ring.readv read ' + n);
+const [a, b] = socketpair('seqpacket');
+sendmsg(a, [Buffer.from('fd')], { fds: [fd] });
+const got = recvmsg(b, [Buffer.alloc(8)], { maxFds: 1 });
+if (got.bytes !== 2 || got.fds.length !== 1) throw new Error('recvmsg: ' + JSON.stringify(got));
+const again = new Uint8Array(8);
+if (readv(got.fds[0], [again], 0) !== 8) throw new Error('the passed fd does not read');
+for (const f of [got.fds[0], a, b]) close(f);
+closeSync(fd);
+await ring.close();
+let closedError = false;
+try { ring.nop(); } catch (err) { closedError = err instanceof RingClosedError; }
+if (!closedError) throw new Error('a closed Ring did not throw RingClosedError');
+if (typeof writev !== 'function' || typeof memfdCreate !== 'function' || constants.SCM_MAX_FD !== 253) throw new Error('exports');
+console.log('consumer ok');
+`;
+
+const consumerTs = `
+import { Ring, readv, recvmsg, socketpair, type RecvResult, type RingFeatures } from 'iolab';
+const ring: Ring = new Ring({ entries: 8 });
+const features: RingFeatures = ring.features;
+const bytes: Promise<number> = ring.readv(0, [new Uint8Array(4)], 0);
+const [a]: [number, number] = socketpair('stream');
+const r: RecvResult = recvmsg(a, [new Uint8Array(1)], { maxFds: 1 });
+// @ts-expect-error readv takes a list of buffers, not one
+readv(0, new Uint8Array(4));
+export { features, bytes, r };
+`;
+
+export async function checks({ root, project, node, run, check }) {
+  copyFileSync(join(root, 'readv.c'), join(project, 'readv.c'));
+  writeFileSync(join(project, 'readme-example.mjs'), readmeExample(root) ?? '');
+  const ex = run(node, ['readme-example.mjs']);
+  check("README's library example runs as written", ex.status === 0, ex.out);
+  writeFileSync(join(project, 'consumer.mjs'), consumerMjs);
+  const mjs = run(node, ['consumer.mjs']);
+  check('a plain .mjs reads with ring.readv and passes an fd with sendmsg/recvmsg', mjs.status === 0 && mjs.out.includes('consumer ok'), mjs.out);
+  writeFileSync(join(project, 'consumer.ts'), consumerTs);
+  writeFileSync(join(project, 'tsconfig.json'), JSON.stringify({ compilerOptions: { module: 'nodenext', moduleResolution: 'nodenext', target: 'es2022', strict: true, noEmit: true, types: [] }, files: ['consumer.ts'] }));
+  const tsc = join(root, 'node_modules', 'typescript', 'bin', 'tsc');
+  const types = run(process.execPath, [tsc, '-p', project]);
+  check('a .ts typechecks against the installed types', types.status === 0, types.out);
+}

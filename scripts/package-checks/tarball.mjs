@@ -1,0 +1,21 @@
+// What the tarball holds: the compiled CLI, the public types and the prebuilt addon, nothing a
+// user does not need, and an addon that needs only glibc and keeps its USDT probes.
+import { execFileSync } from 'node:child_process';
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+
+export async function checkTarball({ work, tarball, files, run, check }) {
+  check('the tarball holds the compiled CLI, the public types and the prebuilt addon',
+    ['dist/cli.js', 'dist/index.js', 'dist/index.d.ts', 'prebuilds/linux-x64/iolab.napi.glibc.node', 'binding.gyp'].every((f) => files.includes(f)));
+  const unwanted = files.filter((f) => /^(test|bench|docs|build|build-asan|src|node_modules|\.ci)\//.test(f) || f.endsWith('.ts') && !f.endsWith('.d.ts') || (f.startsWith('prebuilds/') && !f.startsWith('prebuilds/linux-x64/')));
+  check('the tarball holds nothing a user does not need (tests, sources, other builds)', unwanted.length === 0, unwanted.join(', '));
+  const addonDir = join(work, 'addon');
+  mkdirSync(addonDir);
+  execFileSync('tar', ['xzf', tarball, '-C', addonDir, 'package/prebuilds/linux-x64/iolab.napi.glibc.node']);
+  const addon = join(addonDir, 'package/prebuilds/linux-x64/iolab.napi.glibc.node');
+  const needed = run('readelf', ['-d', addon]).out
+    .split('\n').filter((l) => l.includes('(NEEDED)')).map((l) => /\[(.+)\]/.exec(l)?.[1]);
+  check('the prebuilt addon needs only glibc (liburing, libaio, libstdc++ linked in)', needed.every((lib) => /^(libc|libm|ld-linux-x86-64)\.so/.test(lib)), needed.join(' '));
+  const notes = run('readelf', ['-n', addon]).out;
+  check('the prebuilt addon keeps its USDT probes', /stapsdt/.test(notes));
+}
