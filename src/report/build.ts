@@ -5,7 +5,7 @@ import { replaceFile, UserError } from '../cli-util.js';
 import { chartsOf } from './charts.js';
 import { reportHtml, type RenderedInput } from './html.js';
 import { readBenchJson, type BenchInput } from './inputs.js';
-import { renderSvg } from './render.js';
+import { loadChartLibraries, renderSvg } from './render.js';
 
 /** What a file that is not a regular file is, for the one line that refuses it. */
 function kindOf(st: Stats): string {
@@ -73,6 +73,7 @@ export function writeReport(path: string, html: string, force: boolean): void {
 }
 
 export async function buildReport(files: string[]): Promise<{ html: string; rendered: RenderedInput[] }> {
+  await loadChartLibraries(); // missing ones said first, whatever the inputs chart
   const inputs = files.map(readInput);
   const rendered: RenderedInput[] = [];
   for (const [i, input] of inputs.entries()) {

@@ -1,0 +1,44 @@
+// What `npm install iolab --omit=dev` puts in an empty project: at most 5 packages (iolab among
+// them) and 3 MiB on disk besides the prebuilt addon, and no command-line tools of other
+// packages in node_modules/.bin. Measured right after the install (the file name keeps this
+// module ahead of any that adds packages to the project).
+import { readdirSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+
+export const maxPackages = 5;
+export const maxKiB = 3 * 1024;
+
+/** The packages under a node_modules folder, nested ones included ('@scope/name' as one). */
+export function installedPackages(modules) {
+  const found = [];
+  const visit = (dir) => {
+    for (const entry of readdirSync(dir)) {
+      if (entry.startsWith('.')) continue;
+      if (entry.startsWith('@')) {
+        for (const name of readdirSync(join(dir, entry))) add(join(dir, entry, name), `${entry}/${name}`);
+      } else add(join(dir, entry), entry);
+    }
+  };
+  const add = (path, name) => {
+    found.push(name);
+    try {
+      if (statSync(join(path, 'node_modules')).isDirectory()) visit(join(path, 'node_modules'));
+    } catch { /* no nested node_modules */ }
+  };
+  visit(modules);
+  return found.sort();
+}
+
+export async function checks({ project, installFlags, run, check }) {
+  if (installFlags.includes('--ignore-scripts')) return; // the same packages: measured once per line
+  const modules = join(project, 'node_modules');
+  const packages = installedPackages(modules);
+  check(`at most ${maxPackages} packages: ${packages.length} (${packages.join(', ')})`, packages.length <= maxPackages);
+  const kib = (path) => Number(run('du', ['-sk', path]).stdout.split('\t')[0]);
+  const addon = kib(join(modules, 'iolab', 'prebuilds'));
+  const total = kib(modules);
+  check(`at most ${maxKiB} KiB besides the prebuilt addon: ${total - addon} KiB (du -sk node_modules: ${total} KiB, the addon ${addon} KiB)`,
+    addon > 0 && total - addon <= maxKiB);
+  const bins = readdirSync(join(modules, '.bin')).filter((b) => b !== 'iolab' && !b.startsWith('node-gyp-build'));
+  check("node_modules/.bin has no other package's tools (iolab's and node-gyp-build's only)", bins.length === 0, bins.join(' '));
+}
