@@ -2,12 +2,13 @@
   # One addon. Sources are picked up by folder so that a new feature file needs no edit here:
   # native/*.cc (Node-aware features and bindings) and native/<folder>/*.c for every folder
   # (plain C, no Node headers); liburing and libaio statically where the system has their archives
-  # (scripts/link-libs.mjs). Build with -Dasan=1 for the sanitized build (npm run build:asan).
-  "variables": { "asan%": 0 },
+  # (scripts/link-libs.mjs). Build with -Dasan=1 for the sanitized build (npm run build:asan);
+  # -Dtest_engines=0 leaves out the storage engines only the tests use (the prebuilt addon).
+  "variables": { "asan%": 0, "test_engines%": 1 },
   "targets": [
     {
       "target_name": "iolab",
-      "sources": [ "<!@(node scripts/sources.mjs)" ],
+      "sources": [ "<!@(node scripts/sources.mjs --test-engines=<(test_engines))" ],
       "include_dirs": [ "<!(node -p \"require('node-addon-api').include_dir\")", "native" ],
       "defines": [ "NAPI_VERSION=9", "NAPI_CPP_EXCEPTIONS", "_GNU_SOURCE" ],
       "cflags!": [ "-fno-exceptions" ],

@@ -1,7 +1,8 @@
 // What the tarball holds: the compiled CLI, the public types and the prebuilt addon, nothing a
-// user does not need, and an addon that needs only glibc and keeps its USDT probes.
+// user does not need (no engine only the tests use, in the addon or as a source), and an addon
+// that needs only glibc and keeps its USDT probes.
 import { execFileSync } from 'node:child_process';
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 export async function checkTarball({ work, tarball, files, run, check }) {
@@ -18,4 +19,10 @@ export async function checkTarball({ work, tarball, files, run, check }) {
   check('the prebuilt addon needs only glibc (liburing, libaio, libstdc++ linked in)', needed.every((lib) => /^(libc|libm|ld-linux-x86-64)\.so/.test(lib)), needed.join(' '));
   const notes = run('readelf', ['-n', addon]).out;
   check('the prebuilt addon keeps its USDT probes', /stapsdt/.test(notes));
+  // each engine's name is a string in the addon (its table and its options' help)
+  const binary = readFileSync(addon);
+  const testEngines = ['test_delay', 'test_nodata'].filter((name) => binary.includes(name));
+  check('the prebuilt addon has no engine only the tests use', testEngines.length === 0, testEngines.join(', '));
+  const testSources = files.filter((f) => /^native\/bench\/engine_test_/.test(f));
+  check('the tarball has no source of an engine only the tests use', testSources.length === 0, testSources.join(', '));
 }
