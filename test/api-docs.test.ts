@@ -51,7 +51,7 @@ describe('docs/api.md and README', () => {
     expect(code).toBeDefined();
     const r = runExample(code, 'readme-example');
     expect(r.status).toBe(0);
-    expect(r.output).toBe('5 1\n1392\n');
+    expect(r.output).toBe('5 1\n18 hello from a memfd\n');
   });
 });
 

@@ -5,13 +5,21 @@ import { copyFileSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 /** README's library example: its first ```js block that imports from 'iolab'. */
-function readmeExample(root) {
-  const readme = readFileSync(join(root, 'README.md'), 'utf8');
-  return /```js\n([\s\S]*?from 'iolab'[\s\S]*?)```/.exec(readme)?.[1];
+function readmeExample(readmeFile) {
+  return /```js\n([\s\S]*?from 'iolab'[\s\S]*?)```/.exec(readFileSync(readmeFile, 'utf8'))?.[1];
 }
 
+/** What the example's comments say it prints: the comment of each console.log line, which
+ * begins with the printed text ('// 5 1: a new fd, same file' for '5 1'). */
+function claimedOutput(example) {
+  return example.split('\n').filter((l) => /^\s*console\.log\(.*\/\/ /.test(l)).map((l) => l.slice(l.lastIndexOf('// ') + 3));
+}
+
+/** A comment says a printed line when it is that line, or that line and then ': ...' or ' (...'. */
+const says = (comment, line) => line !== '' && (comment === line || (comment.startsWith(line) && /^(: | \()/.test(comment.slice(line.length))));
+
 export async function checkTarball({ root, check }) {
-  check("README has a library example importing from 'iolab'", readmeExample(root) !== undefined);
+  check("README has a library example importing from 'iolab'", readmeExample(join(root, 'README.md')) !== undefined);
 }
 
 const consumerMjs = `
@@ -51,10 +59,16 @@ export { features, bytes, r };
 `;
 
 export async function checks({ root, project, node, run, check }) {
-  copyFileSync(join(root, 'readv.c'), join(project, 'readv.c'));
-  writeFileSync(join(project, 'readme-example.mjs'), readmeExample(root) ?? '');
+  // first, while the project holds nothing but package.json and node_modules
+  const example = readmeExample(join(project, 'node_modules', 'iolab', 'README.md')) ?? '';
+  writeFileSync(join(project, 'readme-example.mjs'), example);
   const ex = run(node, ['readme-example.mjs']);
-  check("README's library example runs as written", ex.status === 0, ex.out);
+  const claimed = claimedOutput(example);
+  const printed = ex.stdout.split('\n').slice(0, -1);
+  check("README's library example runs as written in an empty project and prints what its comments say",
+    ex.status === 0 && ex.stderr === '' && claimed.length > 0 && printed.length === claimed.length && printed.every((p, i) => says(claimed[i], p)),
+    `printed ${JSON.stringify(printed)}, the comments say ${JSON.stringify(claimed)}\n${ex.stderr}`);
+  copyFileSync(join(root, 'readv.c'), join(project, 'readv.c'));
   writeFileSync(join(project, 'consumer.mjs'), consumerMjs);
   const mjs = run(node, ['consumer.mjs']);
   check('a plain .mjs reads with ring.readv and passes an fd with sendmsg/recvmsg', mjs.status === 0 && mjs.out.includes('consumer ok'), mjs.out);

@@ -8,8 +8,9 @@ import { join } from 'node:path';
 export async function checkTarball({ work, tarball, files, run, check }) {
   check('the tarball holds the compiled CLI, the public types and the prebuilt addon',
     ['dist/cli.js', 'dist/index.js', 'dist/index.d.ts', 'prebuilds/linux-x64/iolab.napi.glibc.node', 'binding.gyp'].every((f) => files.includes(f)));
-  const unwanted = files.filter((f) => /^(test|bench|docs|build|build-asan|src|node_modules|\.ci)\//.test(f) || f.endsWith('.ts') && !f.endsWith('.d.ts') || (f.startsWith('prebuilds/') && !f.startsWith('prebuilds/linux-x64/')));
-  check('the tarball holds nothing a user does not need (tests, sources, other builds)', unwanted.length === 0, unwanted.join(', '));
+  const unwanted = files.filter((f) => /^(test|bench|build|build-asan|src|node_modules|\.ci)\//.test(f) || f.endsWith('.ts') && !f.endsWith('.d.ts') || (f.startsWith('prebuilds/') && !f.startsWith('prebuilds/linux-x64/')) || (f.startsWith('docs/') && !f.endsWith('.md')));
+  check("the tarball holds nothing a user does not need (tests, sources, other builds, the docs' picture)", unwanted.length === 0, unwanted.join(', '));
+  check('the tarball holds the LICENSE and the docs', files.includes('LICENSE') && files.includes('docs/api.md'));
   const addonDir = join(work, 'addon');
   mkdirSync(addonDir);
   execFileSync('tar', ['xzf', tarball, '-C', addonDir, 'package/prebuilds/linux-x64/iolab.napi.glibc.node']);
