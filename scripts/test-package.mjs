@@ -6,8 +6,8 @@
 // both of:
 //
 //   checkTarball({ root, work, tarball, files, run, check })   once, on the packed tarball
-//   checks({ root, tarball, files, line, version, installFlags, project, node, env, run, iolab, check })
-//                                                             once per installed project
+//   checks({ root, tarball, files, line, version, installFlags, project, node, env, run, iolab,
+//            installProject, check })                         once per installed project
 //
 //   root          the checkout
 //   work          a temp folder for the whole run (removed at its end)
@@ -20,6 +20,9 @@
 //   run(file, args, options?)   spawnSync in project with env unless options say otherwise; never
 //                 throws; gives { status, out (stdout + stderr), stdout, stderr }
 //   iolab(args, timeout?)       run of `npx --no-install iolab ...args` in project
+//   installProject(name)        another empty project, <project>-<name>, with the tarball installed
+//                 the same way, for a check that must not share one (it measures the install, or
+//                 adds packages): { dir, install } (install: run's result)
 //   check(name, ok, detail?)    records one result; in checks() the name gets the line and
 //                 install mode in front
 //
@@ -97,16 +100,21 @@ try {
     const version = run(node, ['--version']).out.trim();
     for (const installFlags of [['--omit=dev'], ['--omit=dev', '--ignore-scripts']]) {
       const label = `Node ${version}, npm install ${installFlags.join(' ')}`;
+      /** An empty project at dir (a package.json only) with the tarball installed into it. */
+      const installInto = (dir) => {
+        mkdirSync(dir);
+        writeFileSync(join(dir, 'package.json'), JSON.stringify({ name: 'consumer', private: true, type: 'module' }));
+        return run('npm', ['install', '--no-audit', '--no-fund', ...installFlags, tarball], { cwd: dir, env });
+      };
       const project = join(work, `node${line}${installFlags.length}`);
-      mkdirSync(project);
-      writeFileSync(join(project, 'package.json'), JSON.stringify({ name: 'consumer', private: true, type: 'module' }));
-      const runHere = (file, args, options = {}) => run(file, args, { cwd: project, env, ...options });
-      const install = runHere('npm', ['install', '--no-audit', '--no-fund', ...installFlags, tarball]);
+      const install = installInto(project);
       check(`${label}: installs`, install.status === 0, install.out);
       if (install.status !== 0) continue;
+      const runHere = (file, args, options = {}) => run(file, args, { cwd: project, env, ...options });
       const context = {
         root, tarball, files, line, version, installFlags, project, node, env, run: runHere,
         iolab: (args, timeout) => runHere('npx', ['--no-install', 'iolab', ...args], { timeout }),
+        installProject: (name) => ({ dir: `${project}-${name}`, install: installInto(`${project}-${name}`) }),
         check: (name, ok, detail) => check(`${label}: ${name}`, ok, detail),
       };
       for (const m of modules) {

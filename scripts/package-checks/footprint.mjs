@@ -1,15 +1,14 @@
 // What `npm install iolab --omit=dev` puts in an empty project: at most 5 packages (iolab among
-// them) and 3 MiB on disk besides the prebuilt addon, and no command-line tools of other
-// packages in node_modules/.bin. Measured right after the install (the file name keeps this
-// module ahead of any that adds packages to the project).
+// them) and 3 MiB on disk (du) besides the prebuilt addon, and no command-line tools of other
+// packages in node_modules/.bin. Measured in a project of its own, right after the install.
 import { readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 
-export const maxPackages = 5;
-export const maxKiB = 3 * 1024;
+const maxPackages = 5;
+const maxKiB = 3 * 1024;
 
 /** The packages under a node_modules folder, nested ones included ('@scope/name' as one). */
-export function installedPackages(modules) {
+function installedPackages(modules) {
   const found = [];
   const visit = (dir) => {
     for (const entry of readdirSync(dir)) {
@@ -29,9 +28,14 @@ export function installedPackages(modules) {
   return found.sort();
 }
 
-export async function checks({ project, installFlags, run, check }) {
+export async function checks({ installFlags, installProject, run, check }) {
   if (installFlags.includes('--ignore-scripts')) return; // the same packages: measured once per line
-  const modules = join(project, 'node_modules');
+  const { dir, install } = installProject('footprint');
+  if (install.status !== 0) {
+    check('footprint: iolab installs in a project of its own', false, install.out);
+    return;
+  }
+  const modules = join(dir, 'node_modules');
   const packages = installedPackages(modules);
   check(`at most ${maxPackages} packages: ${packages.length} (${packages.join(', ')})`, packages.length <= maxPackages);
   const kib = (path) => Number(run('du', ['-sk', path]).stdout.split('\t')[0]);

@@ -6,10 +6,10 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
 
-export const repository = 'https://github.com/iolab/iolab';
+const repository = 'https://github.com/iolab/iolab';
 
 /** The link targets of a markdown text, code blocks and code spans left out. */
-export function linkTargets(markdown) {
+function linkTargets(markdown) {
   const prose = markdown.replace(/```[\s\S]*?```/g, '').replace(/`[^`\n]*`/g, '');
   return [...prose.matchAll(/\]\(([^)\s]+)\)/g)].map((m) => m[1]);
 }

@@ -2,18 +2,15 @@
 // dependencies) one line names the npm install to run and nothing is written; after running
 // exactly that command, the report is made. In a project of its own (it gains vega's packages),
 // once per Node line.
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 
-export async function checks({ tarball, installFlags, project, run, check }) {
+export async function checks({ installFlags, installProject, run, check }) {
   if (installFlags.includes('--ignore-scripts')) return;
-  const dir = `${project}-report`;
-  mkdirSync(dir);
-  writeFileSync(join(dir, 'package.json'), JSON.stringify({ name: 'consumer', private: true, type: 'module' }));
-  const here = (file, args, options = {}) => run(file, args, { cwd: dir, ...options });
-  const install = here('npm', ['install', '--no-audit', '--no-fund', ...installFlags, tarball]);
+  const { dir, install } = installProject('report');
   check('report: iolab installs in a project of its own', install.status === 0, install.out);
   if (install.status !== 0) return;
+  const here = (file, args, options = {}) => run(file, args, { cwd: dir, ...options });
   const iolab = (args) => here('npx', ['--no-install', 'iolab', ...args]);
   const bench = iolab(['bench', 'iops', '--filename', join(dir, 'job.dat'), '--size', '1m', '--ioengine', 'psync', '--number_ios', '200', '--output', 'iops.json']);
   check('report: bench iops writes its JSON', bench.status === 0, bench.out);
