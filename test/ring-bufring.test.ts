@@ -7,7 +7,7 @@ import fs from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import { Worker } from 'node:worker_threads';
 import { addonPath, native } from '../src/native.js';
-import { Ring, RingClosedError, type BufferRing, type RingStream } from '../src/ring.js';
+import { Ring, RingClosedError, type BufferRing, type RingStream } from '../src/ring/index.js';
 import { collectGarbage } from './support/leaks.js';
 import { ringTestSetup } from './support/ring.js';
 import { waitFor } from './support/echo.js';
@@ -336,7 +336,7 @@ describe('close mid-stream', () => {
   });
 
   it('a worker that exits with a stream receiving and a send waiting frees it all (env teardown)', async () => {
-    // The addon's raw methods, as src/ring-stream.ts calls them (tsx does not reach a worker).
+    // The addon's raw methods, as src/ring/stream.ts calls them (tsx does not reach a worker).
     const code = `
       const n = require(${JSON.stringify(addonPath())});
       const ring = new n.Ring({ entries: 8 });

@@ -12,7 +12,7 @@ import { shortTempDir } from './support/temp.js';
 const tmp = shortTempDir('iolab-reentrancy-');
 checkLeaksAfterAll(tmp);
 
-// The child's frame: `ring` (public, or `raw`: the native class src/ring.ts is built on, where
+// The child's frame: `ring` (public, or `raw`: the native class src/ring/ring.ts is built on, where
 // the batches' object forms are reached directly), a socketpair a/b, `closeNow()` for getters,
 // `inFlight` (a recv waiting on another socketpair, or nothing). `body` sets `result` to the
 // call's outcome; the child prints what the parent checks.
@@ -20,7 +20,7 @@ function childScript(body: string, options: { raw?: boolean; inFlight?: boolean 
   return `
 const fs = await import('node:fs');
 const { native } = await import('./src/native.ts');
-const { Ring } = ${options.raw ? '{ Ring: native.Ring }' : "await import('./src/ring.ts')"};
+const { Ring } = ${options.raw ? '{ Ring: native.Ring }' : "await import('./src/ring/index.ts')"};
 const ring = new Ring();
 const [a, b] = native.socketpair('stream');
 const [c, d] = native.socketpair('stream');

@@ -4,7 +4,7 @@
 //   in one io_uring_submit per loop turn (a uv_prepare_t flushes before the loop polls).
 // - Completions arrive through an eventfd registered with the ring and watched by a uv_poll_t;
 //   its callback reaps every CQE and settles the ops' Promises inside one callback scope.
-// - Every op owns its memory (ring_op.h) until its CQE has arrived, so a JS buffer that is
+// - Every op owns its memory (op.h) until its CQE has arrived, so a JS buffer that is
 //   detached, shrunk or collected in flight cannot be hit by the kernel.
 // - The JS Ring object is held strongly while ops are in flight, so a Ring that JS dropped is
 //   not collected (and its memory not freed) before the kernel is done with it.
@@ -16,11 +16,11 @@
 #include <deque>
 #include <vector>
 
-#include "ring_bufring.h"
-#include "ring_cancel.h"
-#include "ring_group.h"
-#include "ring_op.h"
-#include "ring_stats.h"
+#include "bufring.h"
+#include "cancel.h"
+#include "group.h"
+#include "op.h"
+#include "stats.h"
 
 namespace iolab {
 
@@ -51,7 +51,7 @@ class RingCore {
   // An op that cannot be queued (err: a positive errno): a Promise rejected with the errno
   // error of its syscall, and the record back to the pool.
   napi_value Refuse(Op* op, int err);
-  // Queues every op of a batch (ring_group.h) and returns its one Promise; the core owns the
+  // Queues every op of a batch (group.h) and returns its one Promise; the core owns the
   // group from here.
   napi_value EnqueueGroup(OpGroup* group);
   // True when n SQEs can go to the kernel now, inside the call: the Ring is open, no SQPOLL
@@ -70,7 +70,7 @@ class RingCore {
   void Flush();
   // One io_uring_submit of what the SQ holds, counted; returns its result.
   int SubmitQueued();
-  // Stream ops (ring_bufring.cc): queued without a Promise, counted in flight like any op
+  // Stream ops (bufring.cc): queued without a Promise, counted in flight like any op
   // (throws RingClosedError once close() has begun); a send that went out short goes to the
   // kernel again for the rest (Requeue: still in flight). FreeSqe: an SQE whose CQE is ignored
   // (user_data 0: a stream's recv cancel), or null when the SQ stays full; it may submit but

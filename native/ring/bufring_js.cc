@@ -1,12 +1,12 @@
-// The Ring's methods for buffer rings and streams (ring_bufring.h); src/ring.ts wraps them in
+// The Ring's methods for buffer rings and streams (bufring.h); src/ring/ring.ts wraps them in
 // class BufferRing and RingStream. Each checks what it can cheaply and throws before touching
 // the kernel; a buffer JS does not hold (released, or handed to a send) is refused, so the
 // buffer ring never gets an id twice.
 #include <errno.h>
 #include <sys/socket.h>
 
-#include "ring_bufring.h"
-#include "ring_js.h"
+#include "bufring.h"
+#include "js.h"
 
 namespace iolab {
 

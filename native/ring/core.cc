@@ -1,7 +1,7 @@
 // The Ring's core: setup, the event-loop binding (eventfd + uv_poll_t, uv_prepare_t flush),
 // batching, reaping, close/cancel and env teardown. What an op does is the op table's
-// (ring_op.cc); the JS class is ring_js.cc.
-#include "ring_core.h"
+// (op.cc); the JS class is js.cc.
+#include "core.h"
 
 #include <errno.h>
 #include <sys/eventfd.h>
@@ -11,7 +11,7 @@
 
 #include "errors.h"
 #include "live_objects.h"
-#include "ring_setup.h"
+#include "setup.h"
 
 namespace iolab {
 

@@ -1,5 +1,5 @@
 // The Ring's batch methods: many ops of one kind queued by one call and settled together with
-// one Promise (ring_group.h). What every op of a batch shares is done once per call: the
+// one Promise (group.h). What every op of a batch shares is done once per call: the
 // options are read once, each fd to send is dup'ed once however many messages carry it, the
 // socket's type is read once.
 #include <fcntl.h>
@@ -15,10 +15,10 @@
 #include "args.h"
 #include "errors.h"
 #include "live_objects.h"
-#include "ring_group.h"
-#include "ring_js.h"
-#include "ring_setup.h"
-#include "unix_msg.h"
+#include "group.h"
+#include "js.h"
+#include "setup.h"
+#include "sys/unix_msg.h"
 
 namespace iolab {
 
@@ -121,9 +121,9 @@ napi_value SendmsgBatch(napi_env env, napi_callback_info info) {
   return batch.Queue();
 }
 
-// The flat forms src/ring.ts calls: every message's views in one Array, how many belong to
+// The flat forms src/ring/ring.ts calls: every message's views in one Array, how many belong to
 // each message in an Int32Array (and for sendmsg every fd in one Int32Array, counted the same
-// way), so no property is read here per message; the result is packed (ring_group.h). The
+// way), so no property is read here per message; the result is packed (group.h). The
 // checks are the object forms', element by element; the names in their errors are built only
 // when one is thrown. The Int32Arrays are copied first: reading a view may run a getter that
 // detaches them.
@@ -220,7 +220,7 @@ napi_value RecvmsgBatchFlat(napi_env env, napi_callback_info info) {
   OpGroup* group = batch.get();
   group->packed = true;
   group->stride = 3 + size_t(max_fds);
-  // the views Array (src/ring.ts made it for this call) is held once, not each view in it
+  // the views Array (src/ring/ring.ts made it for this call) is held once, not each view in it
   NAPI_THROW_IF_FAILED(env, napi_create_reference(env, call[1], 1, &group->views), nullptr);
   LiveInc(Live::kHeldBuffers);
   ReadSocketType(fd, group);
@@ -279,7 +279,7 @@ napi_value ReadvBatchFlat(napi_env env, napi_callback_info info) {
   Call<5> call(env, info);
   RingCore* core = call.Open(env);
   int fd = FdArg(env, call[0]);
-  // The typed arrays are copied first (src/ring.ts reuses them: a getter run below may call
+  // The typed arrays are copied first (src/ring/ring.ts reuses them: a getter run below may call
   // readvBatch again); then every element is fetched, since reading one may run JS (a getter
   // that detaches a buffer or closes the Ring): the views' pointers are taken after that.
   size_t n = 0, n_counts = 0;
@@ -294,7 +294,7 @@ napi_value ReadvBatchFlat(napi_env env, napi_callback_info info) {
     if (n_counts < n) ThrowArgRange(env, "viewCounts.length", ">= positions.length (" + std::to_string(n) + ")", std::to_string(n_counts));
   }
   uint32_t total_views = BatchLength(env, call[1], "views", "an array of ArrayBufferView");
-  // src/ring.ts also passes a small batch's views as arguments after the five: all of them in
+  // src/ring/ring.ts also passes a small batch's views as arguments after the five: all of them in
   // one napi call instead of an element read each.
   size_t argc = 5 + size_t(total_views);
   std::vector<napi_value> elements(argc);
@@ -341,7 +341,7 @@ napi_value CloseFds(napi_env env, napi_callback_info info) {
   napi_is_typedarray(env, call[0], &is_typed);
   Filling batch(core);
   batch.get()->resolve_undefined = true;
-  if (is_typed) {  // no element to read from JS, one by one (src/ring.ts passes this form)
+  if (is_typed) {  // no element to read from JS, one by one (src/ring/ring.ts passes this form)
     size_t n = 0;
     std::vector<int32_t> fds = Int32ArrayArg(env, call[0], "fds", &n, kMaxRingEntries);
     if (n > kMaxRingEntries) ThrowArgRange(env, "fds.length", "<= " + std::to_string(kMaxRingEntries), std::to_string(n));

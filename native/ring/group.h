@@ -7,7 +7,7 @@
 
 #include <vector>
 
-#include "ring_op.h"
+#include "op.h"
 
 namespace iolab {
 
@@ -20,7 +20,7 @@ struct OpGroup {
   // resolves with an Int32Array of each op's bytes, or rejects with the first error, which
   // carries `index` (that op's place) and `results` (each op's bytes or Error).
   bool reads = false;
-  // The packed form (src/ring.ts unpacks it): [Float64Array, extras] with `stride` doubles per
+  // The packed form (src/ring/ring.ts unpacks it): [Float64Array, extras] with `stride` doubles per
   // op: a sendmsg's bytes, or a recvmsg's bytes, flags, fd count and fds (stride 3 + maxFds);
   // extras: undefined, or an array with { credentials?, from? } at the ops that had them.
   bool packed = false;

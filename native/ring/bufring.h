@@ -15,7 +15,7 @@
 #include <deque>
 #include <vector>
 
-#include "ring_op.h"
+#include "op.h"
 
 namespace iolab {
 
@@ -129,11 +129,11 @@ class RingStreams {
   bool closing_ = false;
 };
 
-// The op table's rows for stream ops (ring_op.cc).
+// The op table's rows for stream ops (op.cc).
 void PrepRecvMultishot(struct io_uring_sqe* sqe, Op* op);
 void PrepStreamSend(struct io_uring_sqe* sqe, Op* op);
 
-// The Ring's methods (ring_js.cc lists them in kMethods).
+// The Ring's methods (js.cc lists them in kMethods).
 napi_value SetupBufRing(napi_env env, napi_callback_info info);
 napi_value StreamsInit(napi_env env, napi_callback_info info);
 napi_value RecvMultishot(napi_env env, napi_callback_info info);

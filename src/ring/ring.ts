@@ -1,8 +1,8 @@
-// The TypeScript face of io_uring: class Ring over the addon's ring object (native/ring_js.cc),
+// The TypeScript face of io_uring: class Ring over the addon's ring object (native/ring/js.cc),
 // which stays private to this module. Every op returns a Promise settled from Node's event loop.
 // See docs/ring.md.
-import { native, Received, type Credentials, type RecvResult } from './native.js';
-import { BufferRing, endStreams, RingStream, streamsClosing, type NativeStreamMethods, type RecvHandlers, type RecvMultishotOptions } from './ring-stream.js';
+import { native, Received, type Credentials, type RecvResult } from '../native.js';
+import { BufferRing, endStreams, RingStream, streamsClosing, type NativeStreamMethods, type RecvHandlers, type RecvMultishotOptions } from './stream.js';
 
 export { BufferRing, RingStream };
 export type { RecvHandlers, RecvMultishotOptions };

@@ -1,12 +1,12 @@
-// Provided-buffer rings and streams on a Ring (native/ring_bufring.{h,cc}): class BufferRing
+// Provided-buffer rings and streams on a Ring (native/ring/bufring.{h,cc}): class BufferRing
 // (the buffers, as views of one ArrayBuffer over the kernel's memory) and class RingStream (a
 // multishot recv and its ordered sends). No Promise per chunk or per send: the addon hands
 // every stream's events of one reap to `dispatch` below in one call, through an Int32Array.
-// src/ring.ts makes them (Ring.setupBufRing, Ring.recvMultishot). See docs/ring.md.
+// ring.ts makes them (Ring.setupBufRing, Ring.recvMultishot). See docs/ring.md.
 import { getSystemErrorMap } from 'node:util';
-import type { ErrnoException } from './native.js';
+import type { ErrnoException } from '../native.js';
 
-/** The addon's methods this module calls (on the ring object, as src/ring.ts's NativeRing). */
+/** The addon's methods this module calls (on the ring object, as ring.ts's NativeRing). */
 export interface NativeStreamMethods {
   setupBufRing(count: number, size: number): [number, ArrayBuffer];
   streamsInit(dispatch: (this: object, count: number) => void, events: Int32Array): void;

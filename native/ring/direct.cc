@@ -1,12 +1,12 @@
 // The Ring's core, the part that submits inside a JS call: readvBatch's direct reads
 // (kReadvDirect, into JS memory) are submitted before the call returns, what the kernel did not
 // take is rewritten to bounce memory, and every CQE is taken off the CQ into a stash that the
-// next reap settles (ring_core.cc), since JS is still on the stack here. See docs/ring.md.
+// next reap settles (core.cc), since JS is still on the stack here. See docs/ring.md.
 #include <sys/sdt.h>  // USDT probes (provider iolab): docs/trace.md lists them
 
 #include <algorithm>
 
-#include "ring_core.h"
+#include "core.h"
 
 namespace iolab {
 

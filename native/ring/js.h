@@ -1,6 +1,6 @@
 // The JS class Ring's shared pieces: the native half of each object, a method call's
-// arguments, and queueing a filled record. ring_js.cc defines the class and its per-op methods,
-// ring_js_batch.cc the batch methods it lists.
+// arguments, and queueing a filled record. js.cc defines the class and its per-op methods,
+// js_batch.cc the batch methods it lists.
 #pragma once
 #include <napi.h>
 
@@ -9,15 +9,15 @@
 #include "addon.h"
 #include "args.h"
 #include "errors.h"
-#include "ring_bufring.h"
-#include "ring_core.h"
-#include "ring_op.h"
-#include "unix_msg.h"
+#include "bufring.h"
+#include "core.h"
+#include "op.h"
+#include "sys/unix_msg.h"
 
 namespace iolab {
 
 // The native half of one JS Ring object. Freed when the object and every method function made
-// for it (ring_js.cc) are collected: a function kept after its Ring is gone still finds it
+// for it (js.cc) are collected: a function kept after its Ring is gone still finds it
 // (closed) instead of freed memory.
 struct RingJs {
   RingHandle handle;
@@ -74,7 +74,7 @@ struct RecvLimits {
   }
 };
 
-// The batch methods (ring_js_batch.cc).
+// The batch methods (js_batch.cc).
 napi_value SendmsgBatch(napi_env env, napi_callback_info info);
 napi_value RecvmsgBatch(napi_env env, napi_callback_info info);
 napi_value CloseFds(napi_env env, napi_callback_info info);

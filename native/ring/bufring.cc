@@ -1,6 +1,6 @@
-// Provided-buffer rings and streams (ring_bufring.h): registration, the multishot recv's
+// Provided-buffer rings and streams (bufring.h): registration, the multishot recv's
 // lifecycle (rearm, ENOBUFS, pause), the ordered sends, and the events handed to JS.
-#include "ring_bufring.h"
+#include "bufring.h"
 
 #include <errno.h>
 #include <string.h>
@@ -10,7 +10,7 @@
 
 #include "errors.h"
 #include "live_objects.h"
-#include "ring_core.h"
+#include "core.h"
 
 namespace iolab {
 
@@ -19,7 +19,7 @@ enum : uint8_t { kInKernel = 0, kJs = 1, kSending = 2 };
 RingStreams::~RingStreams() = default;
 
 void RingStreams::SetDispatcher(napi_value fn, napi_value events) {
-  if (dispatcher_ != nullptr) return;  // once per Ring (src/ring.ts passes the same each time)
+  if (dispatcher_ != nullptr) return;  // once per Ring (src/ring/ring.ts passes the same each time)
   napi_create_reference(env_, fn, 1, &dispatcher_);
   napi_create_reference(env_, events, 1, &events_array_);
 }
@@ -430,7 +430,7 @@ void RingStreams::Dispatch(napi_value ring_object) {
       napi_value count, result;
       napi_create_uint32(env_, uint32_t(n / 4), &count);
       if (napi_call_function(env_, ring_object, fn, 1, &count, &result) != napi_ok) {
-        // src/ring.ts catches what callbacks throw; this is its own failure: report it as
+        // src/ring/ring.ts catches what callbacks throw; this is its own failure: report it as
         // Node reports an uncaught exception, and go on with the rest.
         napi_value error;
         if (napi_get_and_clear_last_exception(env_, &error) == napi_ok) napi_fatal_exception(env_, error);

@@ -1,5 +1,5 @@
 // The Ring's JS face: class Ring, one method per op. Each method checks its arguments
-// (args.h), fills an op record (ring_op.h) and hands it to the core, which prepares its SQE
+// (args.h), fills an op record (op.h) and hands it to the core, which prepares its SQE
 // (now, or later when the SQ has room) and returns its Promise. Raw napi callbacks: the class
 // is made with napi_define_class and each object wraps a RingJs.
 #include <arpa/inet.h>
@@ -13,12 +13,12 @@
 #include "addon.h"
 #include "errors.h"
 #include "registry.h"
-#include "ring_core.h"
-#include "ring_js.h"
-#include "ring_op.h"
-#include "ring_setup.h"
-#include "unix_msg.h"
-#include "unix_socket.h"
+#include "core.h"
+#include "js.h"
+#include "op.h"
+#include "setup.h"
+#include "sys/unix_msg.h"
+#include "sys/unix_socket.h"
 
 namespace iolab {
 
@@ -69,7 +69,7 @@ static napi_value Nop(napi_env env, napi_callback_info info) {
 
 // read(fd, view, position?) / write(...); readv(fd, views, position?) / writev(...)
 // readvOne(fd, view, position?) / writevOne(...): readv/writev of a one-buffer list, which
-// src/ring.ts passes as its one view (three fewer calls back into JS than reading the list).
+// src/ring/ring.ts passes as its one view (three fewer calls back into JS than reading the list).
 enum class Views { kOne, kList, kOneOfList };
 
 template <OpKind kind, bool is_read, Views views>
@@ -298,7 +298,7 @@ static napi_value TestRefuseCancelAny(napi_env env, napi_callback_info info) {
 struct Method {
   const char* name;
   napi_callback cb;
-  bool own;  // also made per Ring, carrying it (not those src/ring.ts wraps on the prototype)
+  bool own;  // also made per Ring, carrying it (not those src/ring/ring.ts wraps on the prototype)
 };
 #define METHOD(name, fn, own) {name, RawCallback<fn>, own}
 static const Method kMethods[] = {
@@ -327,7 +327,7 @@ static const Method kMethods[] = {
     METHOD("recvmsgBatchFlat", RecvmsgBatchFlat, true),
     METHOD("readvBatch", ReadvBatch, false),
     METHOD("readvBatchFlat", ReadvBatchFlat, true),
-    METHOD("setupBufRing", SetupBufRing, false),  // ring_bufring_js.cc
+    METHOD("setupBufRing", SetupBufRing, false),  // bufjs.cc
     METHOD("streamsInit", StreamsInit, false),
     METHOD("recvMultishot", RecvMultishot, true),
     METHOD("bufRelease", BufRelease, true),

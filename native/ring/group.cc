@@ -1,4 +1,4 @@
-#include "ring_group.h"
+#include "group.h"
 
 #include <errno.h>
 #include <unistd.h>
@@ -68,7 +68,7 @@ static void SettleReads(napi_env env, OpGroup* group, bool closing) {
     return;
   }
   void* data = nullptr;
-  napi_value buffer, bytes;  // src/ring.ts makes the numbers (an element set from here costs more)
+  napi_value buffer, bytes;  // src/ring/ring.ts makes the numbers (an element set from here costs more)
   NAPI_THROW_IF_FAILED_VOID(env, napi_create_arraybuffer(env, n * sizeof(int32_t), &data, &buffer));
   NAPI_THROW_IF_FAILED_VOID(env, napi_create_typedarray(env, napi_int32_array, n, buffer, 0, &bytes));
   int32_t* out = static_cast<int32_t*>(data);

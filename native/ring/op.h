@@ -2,8 +2,8 @@
 // space, sockaddr, and a bounce buffer the kernel reads or writes instead of the JS buffer),
 // and the per-opcode table that prepares its SQE and turns its CQE into the Promise's value.
 //
-// The JS class fills records (ring_js.cc), the core queues, submits and reaps them
-// (ring_core.cc); this layer calls neither.
+// The JS class fills records (js.cc), the core queues, submits and reaps them
+// (core.cc); this layer calls neither.
 #pragma once
 #include <liburing.h>
 #include <napi.h>
@@ -26,7 +26,7 @@ enum class OpKind : uint8_t {
   // readvBatch's read straight into the caller's views (RWF_NOWAIT), submitted and completed
   // inside the call that queued it (RingCore::EnqueueGroupNow); else it becomes a kReadv.
   kReadvDirect,
-  kRecvMultishot, kStreamSend,  // a stream's ops (ring_bufring.h): no Promise
+  kRecvMultishot, kStreamSend,  // a stream's ops (bufring.h): no Promise
   kCount
 };
 
@@ -86,7 +86,7 @@ struct Op {
   std::string path;                 // connect: the address, for errors
   OpGroup* group = nullptr;         // the batch it belongs to (settled together), or none
   int res = 0;                      // a batch op's CQE result, kept until the batch settles
-  RingStream* stream = nullptr;     // a stream's recv or send (ring_bufring.h) ...
+  RingStream* stream = nullptr;     // a stream's recv or send (bufring.h) ...
   int buf_id = -1;                  // ... a send's provided buffer (-1: its bounce memory)
   uint32_t sent = 0, length = 0;    // ... and how much of `length` went out (short sends go on)
   // The core's bookkeeping: the pool's free list, or the list of ops in the kernel.
@@ -194,7 +194,7 @@ inline void OpDiscard(Op* op, int res) { TypeOf(op->kind).discard(op, res); }
 // Rejects an op that never reached the kernel (the Ring closed first).
 void OpRejectClosed(napi_env env, Op* op);
 
-// The RingClosedError class src/ring.ts registers for this env (a plain Error with its code and
+// The RingClosedError class src/ring/ring.ts registers for this env (a plain Error with its code and
 // name until then).
 Napi::Error RingClosedError(napi_env env);
 void SetRingClosedErrorClass(napi_env env, napi_value ctor);

@@ -1,6 +1,6 @@
 // Op records: filling them from JS values, the per-opcode table (prep, result, discard), and
 // settling their Promises.
-#include "ring_op.h"
+#include "op.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -11,8 +11,8 @@
 #include "addon.h"
 #include "errors.h"
 #include "live_objects.h"
-#include "ring_bufring.h"
-#include "unix_msg.h"
+#include "bufring.h"
+#include "sys/unix_msg.h"
 
 namespace iolab {
 
@@ -359,7 +359,7 @@ static const OpType kTypes[] = {
     {"socket", PrepSocket, Count, CloseNewFd},
     {"io_uring_cancel", PrepCancelFd, Count, KeepNothing},  // how many ops were cancelled
     {"readv", PrepReadvDirect, Count, KeepNothing},          // the bytes are in the views already
-    {"recv", PrepRecvMultishot, Count, KeepNothing},  // stream ops: no Promise (ring_bufring.cc)
+    {"recv", PrepRecvMultishot, Count, KeepNothing},  // stream ops: no Promise (bufring.cc)
     {"send", PrepStreamSend, Count, KeepNothing},
 };
 static_assert(sizeof(kTypes) / sizeof(kTypes[0]) == size_t(OpKind::kCount), "one row per OpKind");

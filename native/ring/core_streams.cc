@@ -1,9 +1,9 @@
-// The core's side of streams (ring_bufring.h): ops queued without a Promise, the dispatch of
+// The core's side of streams (bufring.h): ops queued without a Promise, the dispatch of
 // their events from the reap, and their teardown with the ring.
 #include <errno.h>
 
 #include "live_objects.h"
-#include "ring_core.h"
+#include "core.h"
 
 namespace iolab {
 
