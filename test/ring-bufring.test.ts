@@ -187,6 +187,27 @@ describe('recvMultishot', () => {
     expect(() => stream.send(id, n)).toThrow(expect.objectContaining({ code: 'ERR_RING_STREAM_CLOSED' }));
   });
 
+  it('an id outside the pool is a RangeError; a held buffer after ring.close() is RingClosedError', async () => {
+    const ring = new Ring({ entries: 16 });
+    const pool = ring.setupBufRing({ count: 4, size: 8 });
+    const [a, b] = track(native.socketpair('stream'));
+    let chunk: [number, number] | undefined;
+    ring.recvMultishot(b, pool, { data: (id, n) => (chunk = [id, n]), end() {} });
+    native.writev(a, [Buffer.from('hi')]);
+    await waitFor(() => chunk !== undefined, 10_000, 'the chunk');
+    const [id, n] = chunk!;
+    const range = expect.objectContaining({ name: 'RangeError', code: 'ERR_OUT_OF_RANGE' });
+    for (const bad of [-1, 4, 1.5, NaN, 2 ** 32]) {
+      expect(() => pool.view(bad)).toThrow(range);
+      expect(() => pool.bytes(bad, 1)).toThrow(range);
+      expect(() => pool.release(bad)).toThrow(range);
+    }
+    expect(() => pool.view('1' as never)).toThrow(expect.objectContaining({ name: 'TypeError', code: 'ERR_INVALID_ARG_TYPE' }));
+    expect(pool.view(id).byteLength).toBe(8);
+    await ring.close();
+    for (const use of [() => pool.view(id), () => pool.bytes(id, n), () => pool.release(id)]) expect(use).toThrow(RingClosedError);
+  });
+
   it('on a non-socket it throws ENOTSOCK at once; bad handlers and a bad fd too', () => {
     const ring = newRing({ entries: 8 });
     const pool = ring.setupBufRing({ count: 2, size: 8 });
