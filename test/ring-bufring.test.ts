@@ -119,6 +119,7 @@ describe('recvMultishot', () => {
     native.writev(a, [Buffer.from('abcdefghijkl')]);
     await sleep(50);
     expect(held.length).toBe(2); // both buffers are JS's; the recv waits (ENOBUFS)
+    expect(ring.stats.recvNoBuffers).toBe(1);
     let got = '';
     while (got.length < 12) {
       await waitFor(() => held.length > 0, 10_000, 'a chunk');

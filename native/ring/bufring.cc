@@ -116,6 +116,7 @@ int RingStreams::Open(int fd, BufRing* pool, size_t pause_at) {
     s->token = free_tokens_.back();
     free_tokens_.pop_back();
     streams_[size_t(s->token)] = s;
+    core_->counters()->stream_slots_reused++;
   } else {
     s->token = int(streams_.size());
     streams_.push_back(s);
@@ -201,6 +202,7 @@ void RingStreams::WakeStarved(BufRing* pool) {
 }
 
 void RingStreams::OnRecv(RingStream* s, int res, unsigned flags) {
+  if (res == -ENOBUFS) core_->counters()->recv_no_buffers++;
   if (res > 0 && (flags & IORING_CQE_F_BUFFER) != 0) {
     unsigned id = flags >> IORING_CQE_BUFFER_SHIFT;
     if (id < s->pool->count) {

@@ -88,6 +88,7 @@ class RingCore {
 
   bool closed() const { return closing_ || torn_down_; }
   const RingStats& stats() const { return stats_; }
+  RingStats* counters() { return &stats_; }
   unsigned setup_flags() const { return setup_flags_; }
   unsigned sq_entries() const { return ring_.sq.ring_entries; }
   unsigned cq_entries() const { return ring_.cq.ring_entries; }

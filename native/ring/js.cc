@@ -260,6 +260,8 @@ static napi_value Stats(napi_env env, napi_callback_info info) {
   out.Set("overflowQueued", s.overflow_queued);
   out.Set("cqOverflows", s.cq_overflows);
   out.Set("cancelOps", s.cancel_ops);
+  out.Set("recvNoBuffers", s.recv_no_buffers);
+  out.Set("streamSlotsReused", s.stream_slots_reused);
   return out;
 }
 

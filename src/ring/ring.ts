@@ -54,6 +54,11 @@ export interface RingStats {
   /** Cancels queued one per op by close() or env teardown, where the kernel refused
    * IORING_ASYNC_CANCEL_ANY (kernels before 5.19); 0 where one cancel took them all. */
   cancelOps: number;
+  /** Stream recvs that ended with ENOBUFS: the buffer ring was empty (each waits for a buffer
+   * to come back). */
+  recvNoBuffers: number;
+  /** Streams that took the slot of a finished stream (its events all handed out first). */
+  streamSlotsReused: number;
 }
 
 export type RingAddress = string | { host: string; port: number };
