@@ -190,14 +190,25 @@ void RingStreams::MaybeRearm(RingStream* s) {
   ArmRecv(s);
 }
 
-// One buffer came back to pool: the stream that has waited longest for one is armed again (not
-// every starved stream: with thousands waiting, all but one would get ENOBUFS again).
+// One buffer came back to pool: the stream that has waited longest for one and can take it is
+// armed again (not every starved stream: with thousands waiting, all but one would get ENOBUFS
+// again; not a paused one, which would keep the wake-up and leave the buffer unused).
 void RingStreams::WakeStarved(BufRing* pool) {
-  auto it = std::find_if(starved_.begin(), starved_.end(), [pool](RingStream* s) { return s->pool == pool; });
+  auto it = std::find_if(starved_.begin(), starved_.end(), [pool](RingStream* s) { return s->pool == pool && !s->paused; });
   if (it == starved_.end()) return;
   RingStream* s = *it;
   starved_.erase(it);
   s->starved = false;
+  MaybeRearm(s);
+}
+
+// A paused stream that also waits for a buffer, resuming: it takes one now if the pool has one.
+void RingStreams::Resume(RingStream* s) {
+  s->paused = false;
+  if (s->starved && s->pool->in_kernel > 0) {
+    starved_.erase(std::find(starved_.begin(), starved_.end(), s));
+    s->starved = false;
+  }
   MaybeRearm(s);
 }
 
@@ -303,10 +314,7 @@ void RingStreams::OnSend(RingStream* s, Op* op, int res) {
   } else {
     StartSend(s);
   }
-  if (s->paused && s->queued_bytes <= s->pause_at / 2) {
-    s->paused = false;
-    MaybeRearm(s);
-  }
+  if (s->paused && s->queued_bytes <= s->pause_at / 2) Resume(s);
   MaybeFinish(s);
 }
 

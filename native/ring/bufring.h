@@ -112,6 +112,7 @@ class RingStreams {
   void MaybeRearm(RingStream* s);
   bool MaybeFinish(RingStream* s, bool emit = true);
   void WakeStarved(BufRing* pool);
+  void Resume(RingStream* s);
   static void FinalizeArrayBuffer(napi_env env, void* data, void* hint);
   static void Unref(BufRing* pool);
 
