@@ -1,13 +1,26 @@
 // What a batch's arguments can do while the Ring reads them: a getter that calls the same
 // method again, a getter that answers differently the second time. Each property is read
-// once, and each call works from what it read itself.
+// once, and each call works from what it read itself. And a position given for an fd that has
+// none to seek: ESPIPE, as the sync calls answer, never a read that takes a stream's bytes.
 import { describe, expect, it } from 'vitest';
 import fs from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { join } from 'node:path';
 import { native } from '../src/native.js';
 import { recvmsg } from '../src/syscalls.js';
 import { ringTestSetup } from './support/ring.js';
 
-const { newRing, track, file } = ringTestSetup('iolab-ring-batch-args-');
+const { newRing, track, file, dir } = ringTestSetup('iolab-ring-batch-args-');
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** A FIFO opened for reading and writing (one fd: Linux allows it on a FIFO). */
+function fifo(name: string): number {
+  const path = join(dir().path, name);
+  execFileSync('mkfifo', [path]);
+  return track(fs.openSync(path, 'r+'));
+}
+
+const espipe = expect.objectContaining({ code: 'ESPIPE', syscall: 'readv' });
 
 describe('a batch whose arguments run JS', () => {
   it('readvBatch: a getter that calls readvBatch again leaves the outer call its own positions', async () => {
@@ -53,5 +66,51 @@ describe('a batch whose arguments run JS', () => {
       return `${buf.toString('utf8', 0, r.bytes)}:${r.fds.length}`;
     });
     expect(got).toEqual(['xy:1', 'w:0']);
+  });
+});
+
+describe('a position on an fd that has none to seek (a socket, a FIFO)', () => {
+  it('readvBatch rejects with ESPIPE and reads nothing; without a position it reads the stream, short as is', async () => {
+    const ring = newRing({ entries: 16 });
+    const [a, b] = track(native.socketpair('stream'));
+    native.writev(a, [Buffer.from('abc')]);
+    const later = sleep(50).then(() => native.writev(a, [Buffer.from('def')]));
+    const buf = Buffer.alloc(6);
+    // 0 is the one offset a socket takes from io_uring (as a stream): what was read short would
+    // be read again over the bytes already delivered.
+    await expect(ring.readvBatch(b, [{ buffers: [buf], position: 0 }])).rejects.toEqual(espipe);
+    await expect(ring.readvBatch(b, [{ buffers: [buf], position: 0n }])).rejects.toEqual(espipe); // the object form
+    await expect(ring.readvBatch(b, [{ buffers: [buf] }, { buffers: [buf], position: 5 }])).rejects.toEqual(espipe);
+    await later;
+    expect(await ring.readvBatch(b, [{ buffers: [buf] }])).toEqual([6]);
+    expect(buf.toString()).toBe('abcdef');
+    const f = fifo('batch');
+    fs.writeSync(f, 'xyz');
+    await expect(ring.readvBatch(f, [{ buffers: [buf], position: 3 }])).rejects.toEqual(espipe);
+    expect(await ring.readvBatch(f, [{ buffers: [buf], position: null }])).toEqual([3]);
+    expect(buf.subarray(0, 3).toString()).toBe('xyz');
+  });
+
+  it('read, readv, write and writev reject with ESPIPE, as pread/pwrite and the sync readv/writev do', async () => {
+    const ring = newRing({ entries: 16 });
+    const [a, b] = track(native.socketpair('stream'));
+    const f = fifo('ops');
+    native.writev(a, [Buffer.from('socket')]);
+    fs.writeSync(f, 'fifo');
+    const one = Buffer.alloc(2);
+    for (const fd of [b, f]) {
+      for (const position of [0, 3]) {
+        expect(() => native.readv(fd, [one], position)).toThrow(expect.objectContaining({ code: 'ESPIPE' }));
+        await expect(ring.read(fd, one, position)).rejects.toMatchObject({ code: 'ESPIPE', syscall: 'read' });
+        await expect(ring.readv(fd, [one], position)).rejects.toMatchObject({ code: 'ESPIPE', syscall: 'readv' });
+        await expect(ring.readv(fd, [one, one], position)).rejects.toMatchObject({ code: 'ESPIPE', syscall: 'readv' });
+        await expect(ring.write(fd, one, position)).rejects.toMatchObject({ code: 'ESPIPE', syscall: 'write' });
+        await expect(ring.writev(fd, [one, one], position)).rejects.toMatchObject({ code: 'ESPIPE', syscall: 'writev' });
+      }
+    }
+    // nothing was taken or added: each stream still holds what was written to it
+    const rest = Buffer.alloc(8);
+    expect(rest.toString('utf8', 0, await ring.read(b, rest))).toBe('socket');
+    expect(rest.toString('utf8', 0, await ring.read(f, rest, -1))).toBe('fifo');
   });
 });

@@ -77,12 +77,13 @@ static napi_value Transfer(napi_env env, napi_callback_info info) {
   Call<3> call(env, info);
   RingCore* core = call.Open(env);
   int fd = FdArg(env, call[0]);
-  uint64_t position = uint64_t(PositionArg(env, call[2], "position", true));
+  int64_t position = PositionArg(env, call[2], "position", true);
   Op* op = core->AcquireOp(kind, fd);
-  op->offset = position;
+  op->offset = uint64_t(position);
   return Queue(env, core, op, [&] {
     if (views == Views::kList) OpAddViewList(env, op, call[1], is_read);
     else OpAddView(env, op, call[1], is_read, views == Views::kOne ? "buffer" : "buffers[0]");
+    return PositionRefusal(fd, position);
   });
 }
 

@@ -2,7 +2,9 @@
 // arguments, and queueing a filled record. js.cc defines the class and its per-op methods,
 // js_batch.cc the batch methods it lists.
 #pragma once
+#include <errno.h>
 #include <napi.h>
+#include <unistd.h>
 
 #include <type_traits>
 
@@ -45,6 +47,13 @@ struct Call : RawArgs<N> {
     return core;
   }
 };
+
+// A position (>= 0) on an fd that has none to seek (a pipe, a socket, a FIFO): ESPIPE, as
+// pread/preadv answer. io_uring would read a pipe as a stream and a socket at 0 as one, taking
+// bytes that a retry or the caller's next read expects elsewhere. 0 when position is fine.
+inline int PositionRefusal(int fd, int64_t position) {
+  return position >= 0 && lseek(fd, 0, SEEK_CUR) < 0 && errno == ESPIPE ? ESPIPE : 0;
+}
 
 // Fills the op and queues it. A fill that throws (an argument error) gives the record back to
 // the pool; one that returns an errno (a fill returning int) makes a rejected Promise instead.

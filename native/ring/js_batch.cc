@@ -246,6 +246,7 @@ napi_value ReadvBatch(napi_env env, napi_callback_info info) {
   Filling batch(core);
   batch.get()->reads = true;
   Keys keys(env);
+  int64_t any_position = -1;
   for (uint32_t i = 0; i < n; i++) {
     std::string name = "requests[" + std::to_string(i) + "]";
     napi_value element = Element(env, call[1], i);
@@ -254,9 +255,12 @@ napi_value ReadvBatch(napi_env env, napi_callback_info info) {
     if (type != napi_object) ThrowArgType(env, name, "an object { buffers, position? }", element);
     OptionsArg request(env, element, "request");
     Op* op = batch.Add(OpKind::kReadv, fd);
-    op->offset = uint64_t(PositionArg(env, request.Get("position"), (name + ".position").c_str(), true));
+    int64_t position = PositionArg(env, request.Get("position"), (name + ".position").c_str(), true);
+    any_position = std::max(any_position, position);
+    op->offset = uint64_t(position);
     OpAddViewList(env, op, request.Get(keys[Key::kBuffers]), true);  // holds its views
   }
+  if (int err = PositionRefusal(fd, any_position)) return batch.Refuse(err, "readv");
   return batch.Queue();
 }
 
@@ -305,6 +309,7 @@ napi_value ReadvBatchFlat(napi_env env, napi_callback_info info) {
     elements.resize(total_views);
     for (uint32_t k = 0; k < total_views; k++) elements[k] = Element(env, call[1], k);
   }
+  bool positioned = std::any_of(positions.begin(), positions.end(), [](double p) { return p >= 0; });
   bool direct = n > 0 && std::all_of(positions.begin(), positions.end(), [](double p) { return p >= 0; }) &&
                 core->CanSubmitNow(n) && ThroughPageCache(fd);
   Filling batch(core);
@@ -330,6 +335,7 @@ napi_value ReadvBatchFlat(napi_env env, napi_callback_info info) {
     else OpAddViewRange(env, op, call[1], view_at, views, true, ArgPath{"requests[", i, "].buffers"}, group->views);
     view_at += views;
   }
+  if (int err = PositionRefusal(fd, positioned ? 0 : -1)) return batch.Refuse(err, "readv");
   return direct ? batch.QueueNow() : batch.Queue();
 }
 
