@@ -33,7 +33,8 @@ struct OpGroup {
   napi_ref views = nullptr;
 };
 
-// Settles the batch (every op done; each op's CQE result in op->res). No JS runs here.
+// Settles the batch (every op done; each op's CQE result in op->res). JS runs here: resolving
+// with an object looks up its `then`, and filling a result array runs Array.prototype's setters.
 void GroupSettle(napi_env env, OpGroup* group, bool closing);
 // Env teardown: nobody can take the values; close what would have been handed over.
 void GroupDiscard(OpGroup* group);

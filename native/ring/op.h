@@ -172,7 +172,7 @@ class OpPool {
 struct OpType {
   const char* syscall;
   void (*prep)(struct io_uring_sqe* sqe, Op* op);
-  // The value the Promise resolves with, for res >= 0 (no JS runs here).
+  // The value the Promise resolves with, for res >= 0 (a batch view's getter may run here).
   napi_value (*result)(napi_env env, Op* op, int res);
   // Env teardown, where nobody can take what completed: close what would have been handed over.
   void (*discard)(Op* op, int res);
