@@ -1,12 +1,75 @@
-// What a stream's handlers can do to the Ring while it calls them: throw as ring.close() ends
-// the streams. A case whose handler throws runs in a child process, where the uncaught
-// exception it reports is counted instead of failing the runner.
+// What a stream's handlers can do to the Ring while it calls them: close their own stream with
+// its events still being handed out (and open another, which must not get them), throw as
+// ring.close() ends the streams. A case whose handler throws runs in a child process, where the
+// uncaught exception it reports is counted instead of failing the runner.
 import { describe, expect, it } from 'vitest';
 import { execa } from 'execa';
-import { projectRoot } from '../src/native.js';
+import { native, projectRoot } from '../src/native.js';
+import type { Ring, RingStream } from '../src/ring/index.js';
 import { ringTestSetup } from './support/ring.js';
+import { waitFor } from './support/echo.js';
 
-ringTestSetup('iolab-ring-stream-handlers-');
+const { newRing, track } = ringTestSetup('iolab-ring-stream-handlers-');
+
+/** A stream whose peer wrote 12 bytes before its recv was armed: with two 4-byte buffers the
+ * kernel hands out 'abcd' and 'efgh' and then finds the pool empty, all in one reap, so the
+ * handler of the first chunk runs with the second one's event still to come and nothing of
+ * the stream in the kernel. `onFirst` runs in that handler, after the stream closed itself. */
+function closedInItsFirstChunk(ring: Ring, onFirst: () => void) {
+  const pool = ring.setupBufRing({ count: 2, size: 4 });
+  const [a, b] = track(native.socketpair('stream'));
+  native.writev(a, [Buffer.from('abcdefghijkl')]);
+  const got: string[] = [];
+  let closing: Promise<void> | undefined;
+  const stream: RingStream = ring.recvMultishot(b, pool, {
+    data(id, n) {
+      got.push(pool.bytes(id, n).toString());
+      // closed before the buffer goes back: a return would arm the recv again (the stream waits
+      // for a buffer), and then close() would have something to cancel
+      if (closing === undefined) closing = stream.close();
+      pool.release(id);
+      if (got.length === 1) onFirst();
+    },
+    end() {},
+  });
+  return { pool, got, closed: () => closing };
+}
+
+describe('a stream closed inside its own data handler', () => {
+  it('its token is not reused while its events are handed out: a stream opened there gets only its own bytes', async () => {
+    const ring = newRing({ entries: 16 });
+    const [c, d] = track(native.socketpair('stream'));
+    const other: string[] = [];
+    let second: RingStream | undefined;
+    const first = closedInItsFirstChunk(ring, () => {
+      second = ring.recvMultishot(d, first.pool, { data(id, n) { other.push(first.pool.bytes(id, n).toString()); first.pool.release(id); }, end() {} });
+    });
+    await waitFor(() => first.closed() !== undefined, 10_000, 'the first chunk');
+    await first.closed();
+    native.writev(c, [Buffer.from('XY')]);
+    await waitFor(() => other.length > 0, 10_000, "the second stream's bytes");
+    expect(first.got).toEqual(['abcd']);
+    expect(other).toEqual(['XY']);
+    expect(ring.stats.streamSlotsReused).toBe(0); // opened while the first one's events were still handed out
+    await second!.close();
+  });
+
+  it('the chunk it was not given goes back to the pool: a stream after it gets both buffers', async () => {
+    const ring = newRing({ entries: 16 });
+    const first = closedInItsFirstChunk(ring, () => {});
+    await waitFor(() => first.closed() !== undefined, 10_000, 'the first chunk');
+    await first.closed();
+    const [c, d] = track(native.socketpair('stream'));
+    const held: number[] = [];
+    const next = ring.recvMultishot(d, first.pool, { data: (id) => held.push(id), end() {} });
+    native.writev(c, [Buffer.from('12345678')]);
+    await waitFor(() => held.length === 2, 5_000, 'two chunks (both buffers)');
+    expect(held.sort()).toEqual([0, 1]);
+    expect(ring.stats.streamSlotsReused).toBe(1); // opened after: the first one's slot
+    for (const id of held) first.pool.release(id);
+    await next.close();
+  });
+});
 
 async function runChild(script: string) {
   const child = await execa(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script],

@@ -10,10 +10,9 @@
 
 #include "addon.h"
 #include "args.h"
-#include "errors.h"
-#include "bufring.h"
 #include "core.h"
-#include "op.h"
+#include "errors.h"
+#include "io_op.h"
 #include "sys/unix_msg.h"
 
 namespace iolab {
@@ -39,13 +38,25 @@ struct Call : RawArgs<N> {
       ThrowTypeError(env, "ERR_INVALID_THIS", "Value of \"this\" must be of type Ring");
     ring = static_cast<RingJs*>(data);
   }
-  // The core, or RingClosedError once the Ring is closed. Reading the arguments after this may
-  // run JS that closes it: the core's Enqueue and Refuse check again.
-  RingCore* Open(napi_env env) const {
+  ~Call() {
+    if (guarded_ != nullptr) guarded_->Exit();
+  }
+  Call(const Call&) = delete;
+  Call& operator=(const Call&) = delete;
+  // The core, its re-entrancy guard held until the method returns (core.h): reading the
+  // arguments may run JS that closes the Ring, and the core then stays as it is until this call
+  // is done. RingClosedError when the core is gone already; one that is closing refuses at
+  // Admit(), before anything is queued.
+  RingCore* Open(napi_env env) {
     RingCore* core = ring->handle.core;
-    if (core == nullptr || core->closed()) throw RingClosedError(env);
+    if (core == nullptr) throw RingClosedError(env);
+    core->Enter();
+    guarded_ = core;
     return core;
   }
+
+ private:
+  RingCore* guarded_ = nullptr;
 };
 
 // A position (>= 0) on an fd that has none to seek (a pipe, a socket, a FIFO): ESPIPE, as
@@ -55,19 +66,26 @@ inline int PositionRefusal(int fd, int64_t position) {
   return position >= 0 && lseek(fd, 0, SEEK_CUR) < 0 && errno == ESPIPE ? ESPIPE : 0;
 }
 
-// Fills the op and queues it. A fill that throws (an argument error) gives the record back to
-// the pool; one that returns an errno (a fill returning int) makes a rejected Promise instead.
+// Fills the op and queues it. A fill that throws (an argument error), or a Ring that closed
+// meanwhile, gives the record back to the pool; a fill that returns an errno (a fill returning
+// int) makes a rejected Promise instead.
 template <typename Fill>
-inline napi_value Queue(napi_env env, RingCore* core, Op* op, Fill fill) {
+inline napi_value Queue(RingCore* core, SingleOp* op, Fill fill) {
   int err = 0;
   try {
     if constexpr (std::is_same_v<decltype(fill()), int>) err = fill();
     else fill();
+    core->Admit();
   } catch (...) {
-    core->DropOp(op);
+    core->ReleaseOp(op);
     throw;
   }
-  return err != 0 ? core->Refuse(op, err) : core->Enqueue(op);
+  return err != 0 ? RefuseSingle(core, op, err) : QueueSingle(core, op);
+}
+
+// An op with nothing to fill from JS: queued, or RingClosedError.
+inline napi_value Queue(RingCore* core, SingleOp* op) {
+  return Queue(core, op, [] {});
 }
 
 // recvmsg's { maxFds?, controlFds? }: fds kept per message (default 0) and the control space
@@ -91,5 +109,15 @@ napi_value SendmsgBatchFlat(napi_env env, napi_callback_info info);
 napi_value RecvmsgBatchFlat(napi_env env, napi_callback_info info);
 napi_value ReadvBatch(napi_env env, napi_callback_info info);
 napi_value ReadvBatchFlat(napi_env env, napi_callback_info info);
+
+// The buffer rings' and streams' methods (bufring_js.cc).
+napi_value SetupBufRing(napi_env env, napi_callback_info info);
+napi_value StreamsInit(napi_env env, napi_callback_info info);
+napi_value RecvMultishot(napi_env env, napi_callback_info info);
+napi_value BufRelease(napi_env env, napi_callback_info info);
+napi_value StreamSend(napi_env env, napi_callback_info info);
+napi_value StreamWrite(napi_env env, napi_callback_info info);
+napi_value StreamClose(napi_env env, napi_callback_info info);
+napi_value StreamQueued(napi_env env, napi_callback_info info);
 
 }  // namespace iolab

@@ -23,22 +23,28 @@
 namespace iolab {
 
 // The batch being filled: given back (its ops to the pool, its fd copies closed) unless it
-// was queued.
+// was queued. Queue, QueueNow and Refuse throw RingClosedError (the batch given back) when the
+// Ring closed while the arguments were read.
 class Filling {
  public:
   explicit Filling(RingCore* core) : core_(core), group_(new OpGroup) {}
   ~Filling() {
-    if (group_ != nullptr) core_->DropGroup(group_);
+    if (group_ != nullptr) DropGroup(core_, group_);
   }
   OpGroup* get() const { return group_; }
-  Op* Add(OpKind kind, int fd) {
-    Op* op = core_->AcquireOp(kind, fd);
-    group_->ops.push_back(op);
-    return op;
+  MemberOp* Add(OpCode code, int fd, bool direct = false) { return AddMember(core_, group_, code, fd, direct); }
+  napi_value Queue() {
+    core_->Admit();
+    return QueueGroup(core_, Release());
   }
-  napi_value Queue() { return core_->EnqueueGroup(Release()); }
-  napi_value QueueNow() { return core_->EnqueueGroupNow(Release()); }
-  napi_value Refuse(int err, const char* syscall) { return core_->RefuseGroup(Release(), err, syscall); }
+  napi_value QueueNow() {
+    core_->Admit();
+    return QueueGroupNow(core_, Release());
+  }
+  napi_value Refuse(int err, const char* syscall) {
+    core_->Admit();
+    return RefuseGroup(core_, Release(), err, syscall);
+  }
 
  private:
   OpGroup* Release() {
@@ -106,7 +112,7 @@ napi_value SendmsgBatch(napi_env env, napi_callback_info info) {
     napi_typeof(env, element, &type);
     if (type != napi_object) ThrowArgType(env, name, "an object { buffers, fds? }", element);
     OptionsArg message(env, element, "message");
-    Op* op = batch.Add(OpKind::kSendmsg, fd);
+    MemberOp* op = batch.Add(OpCode::kSendmsg, fd);
     op->flags = MSG_NOSIGNAL;
     OpAddViewList(env, op, message.Get(keys[Key::kBuffers]), false);  // copied now
     int fds[kMaxFdsPerMessage];
@@ -151,7 +157,7 @@ napi_value SendmsgBatchFlat(napi_env env, napi_callback_info info) {
     if (view_counts[i] < 0 || view_at + uint64_t(views) > total_views) ThrowArgRange(env, "viewCounts", "counts of views that add up to views.length", std::to_string(view_counts[i]));
     if (fd_counts[i] < 0 || nfds > uint32_t(kMaxFdsPerMessage) || fd_at + uint64_t(nfds) > total_fds)
       ThrowArgRange(env, ArgPath{"messages[", i, "].fds.length"}.str(), "<= " + std::to_string(kMaxFdsPerMessage) + " (SCM_MAX_FD)", std::to_string(fd_counts[i]));
-    Op* op = batch.Add(OpKind::kSendmsg, fd);
+    MemberOp* op = batch.Add(OpCode::kSendmsg, fd);
     op->flags = MSG_NOSIGNAL;
     OpAddViewRange(env, op, call[1], view_at, views, false, ArgPath{"messages[", i, "].buffers"});  // copied now
     view_at += views;
@@ -178,8 +184,8 @@ static void ReadSocketType(int fd, OpGroup* group) {
   }
 }
 
-static Op* AddRecvmsg(Filling* batch, int fd, int max_fds) {
-  Op* op = batch->Add(OpKind::kRecvmsg, fd);
+static MemberOp* AddRecvmsg(Filling* batch, int fd, int max_fds) {
+  MemberOp* op = batch->Add(OpCode::kRecvmsg, fd);
   op->max_fds = max_fds;
   op->flags = MSG_CMSG_CLOEXEC;
   op->socket_type = batch->get()->socket_type;
@@ -198,7 +204,7 @@ napi_value RecvmsgBatch(napi_env env, napi_callback_info info) {
   Filling batch(core);
   ReadSocketType(fd, batch.get());
   for (uint32_t i = 0; i < n; i++) {
-    Op* op = AddRecvmsg(&batch, fd, max_fds);
+    MemberOp* op = AddRecvmsg(&batch, fd, max_fds);
     OpAddViewList(env, op, Element(env, call[1], i), true);
     OpSetRecvControl(op, control_fds);
   }
@@ -228,7 +234,7 @@ napi_value RecvmsgBatchFlat(napi_env env, napi_callback_info info) {
   for (size_t i = 0; i < n; i++) {
     uint32_t views = uint32_t(view_counts[i]);
     if (view_counts[i] < 0 || view_at + uint64_t(views) > total_views) ThrowArgRange(env, "viewCounts", "counts of views that add up to views.length", std::to_string(view_counts[i]));
-    Op* op = AddRecvmsg(&batch, fd, max_fds);
+    MemberOp* op = AddRecvmsg(&batch, fd, max_fds);
     OpAddViewRange(env, op, call[1], view_at, views, true, ArgPath{"buffers[", i, "]"}, group->views);
     view_at += views;
     OpSetRecvControl(op, control_fds);
@@ -254,7 +260,7 @@ napi_value ReadvBatch(napi_env env, napi_callback_info info) {
     napi_typeof(env, element, &type);
     if (type != napi_object) ThrowArgType(env, name, "an object { buffers, position? }", element);
     OptionsArg request(env, element, "request");
-    Op* op = batch.Add(OpKind::kReadv, fd);
+    MemberOp* op = batch.Add(OpCode::kReadv, fd);
     int64_t position = PositionArg(env, request.Get("position"), (name + ".position").c_str(), true);
     any_position = std::max(any_position, position);
     op->offset = uint64_t(position);
@@ -265,7 +271,7 @@ napi_value ReadvBatch(napi_env env, napi_callback_info info) {
 }
 
 // fd is read through the page cache (no O_DIRECT), where RWF_NOWAIT completes a read inside the
-// submit or refuses it with EAGAIN. (Only a hint: SubmitDirect waits for a read the kernel
+// submit or refuses it with EAGAIN. (Only a hint: SubmitInCall waits for a read the kernel
 // queued all the same, so a file made O_DIRECT meanwhile is safe, if slow.)
 static bool ThroughPageCache(int fd) {
   int flags = fcntl(fd, F_GETFL);
@@ -277,7 +283,7 @@ static bool ThroughPageCache(int fd) {
 // each request has one view; a position of -1 is the file position. The views Array is held once for the batch, as
 // recvmsgBatchFlat holds its own. When every position is explicit, fd is not O_DIRECT and the
 // SQ has room for the batch, the reads go straight into the
-// views (kReadvDirect) and are submitted before the call returns (EnqueueGroupNow): no bounce
+// views (kReadvDirect) and are submitted before the call returns (QueueGroupNow): no bounce
 // memory, no copy when they settle.
 napi_value ReadvBatchFlat(napi_env env, napi_callback_info info) {
   Call<5> call(env, info);
@@ -329,7 +335,7 @@ napi_value ReadvBatchFlat(napi_env env, napi_callback_info info) {
       napi_create_double(env, p, &value);
       PositionArg(env, value, ArgPath{"requests[", i, "].position"}.str().c_str(), true);
     }
-    Op* op = batch.Add(direct ? OpKind::kReadvDirect : OpKind::kReadv, fd);
+    MemberOp* op = batch.Add(direct ? OpCode::kReadvDirect : OpCode::kReadv, fd, direct);
     op->offset = uint64_t(int64_t(p));
     if (direct) OpSetDirect(env, op, elements.data(), view_at, views, ArgPath{"requests[", i, "].buffers"}, group->views);
     else OpAddViewRange(env, op, call[1], view_at, views, true, ArgPath{"requests[", i, "].buffers"}, group->views);
@@ -353,7 +359,7 @@ napi_value CloseFds(napi_env env, napi_callback_info info) {
     if (n > kMaxRingEntries) ThrowArgRange(env, "fds.length", "<= " + std::to_string(kMaxRingEntries), std::to_string(n));
     for (size_t i = 0; i < n; i++) {
       if (fds[i] < 0) ThrowArgRange(env, "fds[" + std::to_string(i) + "]", "an fd (an integer >= 0)", std::to_string(fds[i]));
-      batch.Add(OpKind::kClose, fds[i]);
+      batch.Add(OpCode::kClose, fds[i]);
     }
     return batch.Queue();
   }
@@ -362,7 +368,7 @@ napi_value CloseFds(napi_env env, napi_callback_info info) {
     napi_value element = Element(env, call[0], i);
     int fd;
     if (!IsFd(env, element, &fd)) fd = FdArg(env, element, ("fds[" + std::to_string(i) + "]").c_str());
-    batch.Add(OpKind::kClose, fd);
+    batch.Add(OpCode::kClose, fd);
   }
   return batch.Queue();
 }

@@ -1,202 +1,75 @@
-// One Ring op: the record that owns everything the kernel touches for it (iovecs, msghdr, cmsg
-// space, sockaddr, and a bounce buffer the kernel reads or writes instead of the JS buffer),
-// and the per-opcode table that prepares its SQE and turns its CQE into the Promise's value.
-//
-// The JS class fills records (js.cc), the core queues, submits and reaps them
-// (core.cc); this layer calls neither.
+// What the core knows of an op: a record with a common header, and the table of functions its
+// kind brings (as fio's engines bring `struct ioengine_ops`). The core submits, reaps and settles
+// through the table and never names a kind; each kind's record type adds its own state (io_op.h:
+// ops with a Promise or in a batch, group.h: batch members, bufring.h: a stream's recv and sends).
 #pragma once
 #include <liburing.h>
 #include <napi.h>
-#include <sys/socket.h>
-#include <sys/uio.h>
 
-#include <memory>
-#include <new>
-#include <string>
-#include <utility>
-#include <vector>
-
-#include "args.h"
+#include <cstddef>
+#include <cstdint>
 
 namespace iolab {
 
-enum class OpKind : uint8_t {
-  kNop, kRead, kWrite, kReadv, kWritev, kFsync, kSendmsg, kRecvmsg,
-  kAccept, kConnect, kRecv, kSend, kClose, kSocket, kCancelFd,
-  // readvBatch's read straight into the caller's views (RWF_NOWAIT), submitted and completed
-  // inside the call that queued it (RingCore::EnqueueGroupNow); else it becomes a kReadv.
-  kReadvDirect,
-  kRecvMultishot, kStreamSend,  // a stream's ops (bufring.h): no Promise
-  kCount
+class RingCore;
+struct Op;
+
+// What the core does with an op after its CQE (OpClass::complete).
+enum class Next : uint8_t {
+  kDone,   // it left the kernel for good: settle it
+  kMore,   // a multishot op: more CQEs come, it stays in the kernel
+  kAgain,  // queue it again (the rest of a short send, a direct read that must run through bounce memory)
 };
 
-// The bounce memory's allocator. It leaves new elements uninitialized on resize(): the memory is
-// either filled from the caller's views (writes) or by the kernel (reads; only the `res` bytes
-// it wrote are copied out), so zero-filling it per op was pure cost. Blocks of a page or more
-// are page-aligned, as the page-cache pages the kernel copies from are.
-template <typename T>
-struct NoInitAllocator : std::allocator<T> {
-  static constexpr std::align_val_t kAlign{4096};
-  template <typename U>
-  struct rebind { using other = NoInitAllocator<U>; };
-  NoInitAllocator() = default;
-  template <typename U>
-  NoInitAllocator(const NoInitAllocator<U>&) noexcept {}
-  // Small blocks (a 1-byte message) keep malloc's alignment; deallocate sees the same n.
-  T* allocate(size_t n) {
-    if (n * sizeof(T) < 4096) return static_cast<T*>(::operator new(n * sizeof(T)));
-    return static_cast<T*>(::operator new(n * sizeof(T), kAlign));
-  }
-  void deallocate(T* p, size_t n) noexcept {
-    if (n * sizeof(T) < 4096) ::operator delete(p);
-    else ::operator delete(p, kAlign);
-  }
-  template <typename U>
-  void construct(U* p) noexcept { ::new (static_cast<void*>(p)) U; }
-  template <typename U, typename... Args>
-  void construct(U* p, Args&&... args) { ::new (static_cast<void*>(p)) U(std::forward<Args>(args)...); }
+// Which of the core's record pools a kind's records come from: kinds that share a record type
+// share a pool (a record changes kind only within its type).
+enum OpPoolIndex : uint8_t { kSinglePool, kMemberPool, kStreamPool, kOpPools };
+
+// One op kind's functions, which the core calls.
+struct OpClass {
+  OpPoolIndex pool;
+  Op* (*make)();                         // a fresh record of the kind's type
+  // Lets go of what the record holds (views, fds); false when it is not worth keeping for
+  // reuse (a bounce buffer over 1 MiB).
+  bool (*clear)(napi_env env, Op* op);
+  void (*prepare)(struct io_uring_sqe* sqe, Op* op);  // its SQE (the core sets user_data)
+  size_t (*bytes)(const Op* op);         // bytes of its buffers (the ring_queue probe's)
+  // Its CQE, or -ECANCELED for one that never reached the kernel (close()); no JS runs here.
+  // It may change res for settle (a read that could not be copied out: -EFAULT).
+  Next (*complete)(RingCore* core, Op* op, int& res, unsigned flags);
+  // kDone: JS hears the result (resolve, reject, an event; JS may run: the core holds its
+  // guard). The kind gives the record back (core->ReleaseOp) once nothing needs it.
+  void (*settle)(RingCore* core, Op* op, int res);
+  // kDone while the env goes away: nobody can be told; close what would have been handed over,
+  // give the record back.
+  void (*abandon)(RingCore* core, Op* op, int res);
 };
 
-struct OpGroup;
-struct RingStream;
-
-// One queued or in-flight op. Records are pooled per ring (vectors keep their capacity).
+// The header every record starts with: its kind, and the core's bookkeeping.
 struct Op {
-  napi_deferred deferred = nullptr;
-  OpKind kind = OpKind::kNop;
-  const char* syscall = "nop";
-  int fd = -1;
-  uint64_t offset = 0;
-  unsigned flags = 0;       // fsync flags, send/recv flags, socket type...
-  int max_fds = 0;          // recvmsg
-  int socket_type = -1;     // recvmsg: SO_TYPE, read when queued (for the eof rule)
-  int eof_fd = -1;          // recvmsg on a seqpacket socket: a dup polled for the peer's shutdown
-  int eof_poll_fd = -1;     // the fd the eof rule polls (eof_fd, or the batch's copy)
-  std::vector<int> owned_fds;       // sendmsg: dups of the fds to send, made when queued
-  std::vector<napi_ref> targets;    // views a read copies into at completion (held)
-  napi_ref shared_views = nullptr;  // or the Array of views its batch holds (not owned) ...
-  uint32_t view_first = 0;          // ... and the index of the op's first view in it
-  std::vector<size_t> lengths;      // byte length of each target/source at submit
-  std::vector<struct iovec> iov;    // into `bounce`
-  std::vector<char, NoInitAllocator<char>> bounce;  // the memory the kernel reads or writes
-  std::vector<char> control;        // cmsg space (sendmsg/recvmsg)
-  struct msghdr msg {};
-  struct sockaddr_storage addr {};
-  socklen_t addrlen = 0;
-  std::string path;                 // connect: the address, for errors
-  OpGroup* group = nullptr;         // the batch it belongs to (settled together), or none
-  int res = 0;                      // a batch op's CQE result, kept until the batch settles
-  RingStream* stream = nullptr;     // a stream's recv or send (bufring.h) ...
-  int buf_id = -1;                  // ... a send's provided buffer (-1: its bounce memory)
-  uint32_t sent = 0, length = 0;    // ... and how much of `length` went out (short sends go on)
-  // The core's bookkeeping: the pool's free list, or the list of ops in the kernel.
+  const OpClass* cls = nullptr;
+  // The pool's free list, or the cancel layer's list of ops in the kernel.
   Op* next = nullptr;
   Op* prev = nullptr;
   bool in_kernel = false;
   bool cancel_sent = false;
+  virtual ~Op() = default;
 };
 
-// ---- filling a record (may throw an argument error; the caller then drops the op) ----
-
-// One view: a read holds it (copied into at completion); a write copies its bytes now.
-void OpAddView(napi_env env, Op* op, napi_value view, bool is_read, const char* name = "buffer");
-// A list of views (the sync readv/writev's checks: at most IOV_MAX, each an ArrayBufferView),
-// one iovec each over the bounce memory.
-void OpAddViewList(napi_env env, Op* op, napi_value list, bool is_read);
-// Views first..first+count of the Array `views` (each an ArrayBufferView, named `name` in
-// errors, a name built only then), as OpAddViewList adds a list: the batches' flat form.
-// A read holds its views one by one, or, given `shared` (a reference to `views` that its
-// batch holds), none: it copies into elements first.. of that Array at completion.
-void OpAddViewRange(napi_env env, Op* op, napi_value views, uint32_t first, uint32_t count, bool is_read,
-                    const ArgPath& name, napi_ref shared = nullptr);
-// A direct read (kReadvDirect): iovecs over the views' own memory, no bounce. Only for a read
-// the core submits and sees completed before any JS runs (RingCore::EnqueueGroupNow).
-// `elements` are the batch's views, fetched before (no JS runs here); first..first+count are
-// this op's, named `name` in errors; `shared` is the Array its batch holds (for OpToBounce).
-void OpSetDirect(napi_env env, Op* op, const napi_value* elements, uint32_t first, uint32_t count,
-                 const ArgPath& name, napi_ref shared);
-// A direct read made an ordinary one (kReadv over bounce memory, copied out into the views of
-// its batch's Array when it settles): before the kernel took it, or to run again.
-void OpToBounce(Op* op);
-// A direct read's CQE result that asks for it to run again through bounce memory: EAGAIN (not
-// all of it was in the page cache) or short (some of it was; the sync call would block for the
-// rest, or it is the end of the file, which the second read finds too).
-bool OpDirectWantsRetry(const Op* op, int res);
-
-// sendmsg: the message over the bounce memory, with credentials and the fds as one SCM_RIGHTS.
-// The fds are dup'ed (close-on-exec) now and the copies closed when the op settles, so closing
-// or reusing a number before the SQE runs cannot send another file. Returns 0, or the errno of
-// a dup that failed (EBADF for an fd that is not open).
-int OpSetSendControl(Op* op, const int* fds, size_t nfds, bool credentials);
-// The same with fd copies someone else owns (a batch dup's each fd once for all its messages).
-void OpBuildSendControl(Op* op, const int* copies, size_t nfds, bool credentials);
-// recvmsg: room for the sender's address and control space for control_fds fds + credentials.
-void OpSetRecvControl(Op* op, int control_fds);
-// recvmsg: the socket's type is read now (the eof rule needs it), not when the fd may be gone;
-// on a seqpacket socket a dup is kept to ask about the peer's shutdown at completion.
-void OpReadSocketType(Op* op);
-
-// A read's first `bytes` of bounce memory copied into its views as they are now (a view
-// detached or shrunk in flight gets what still fits). The batches' packed form.
-void OpCopyOut(napi_env env, Op* op, size_t bytes);
-
-// recvmsg's result written into `out` (3 + max_fds doubles: bytes, flags, fd count, the fds;
-// Received::ToScratch) instead of made as an object; returns { credentials?, from? } or
-// undefined. The batches' packed form.
-napi_value OpMessagePacked(napi_env env, Op* op, int res, double* out);
-
-// Releases what the record holds (view references, fd copies) and empties it for reuse.
-void OpClear(napi_env env, Op* op);
-
-// A ring's records, kept for reuse (their vectors keep their capacity): at most 256, none with
-// more than 1 MiB of bounce memory.
+// A ring's records of one type, kept for reuse (their vectors keep their capacity): at most 256.
 class OpPool {
  public:
   OpPool() = default;
   OpPool(const OpPool&) = delete;
   OpPool& operator=(const OpPool&) = delete;
   ~OpPool();
-  // A clean record for an op of this kind (syscall name from the op table).
-  Op* Acquire(OpKind kind, int fd);
-  // Cleared and kept, or freed (keep == false: the ring is gone). Only once the kernel is done
-  // with the record's memory.
-  void Release(napi_env env, Op* op, bool keep);
+  Op* Acquire(const OpClass* cls);
+  // A cleared record kept, or freed (keep == false: the ring is gone).
+  void Release(Op* op, bool keep);
 
  private:
   Op* free_ = nullptr;
   size_t count_ = 0;
 };
-
-// ---- the per-opcode table ----
-
-struct OpType {
-  const char* syscall;
-  void (*prep)(struct io_uring_sqe* sqe, Op* op);
-  // The value the Promise resolves with, for res >= 0 (a batch view's getter may run here).
-  napi_value (*result)(napi_env env, Op* op, int res);
-  // Env teardown, where nobody can take what completed: close what would have been handed over.
-  void (*discard)(Op* op, int res);
-};
-
-const OpType& TypeOf(OpKind kind);
-
-inline void OpPrep(struct io_uring_sqe* sqe, Op* op) {
-  TypeOf(op->kind).prep(sqe, op);
-  io_uring_sqe_set_data(sqe, op);
-}
-
-// Resolves or rejects the op's Promise with its CQE result; a cancel while the Ring closes
-// (ECANCELED/EINTR) rejects with RingClosedError.
-void OpSettle(napi_env env, Op* op, int res, bool closing);
-// The error a failed op (res < 0) rejects with: its syscall's errno error, or RingClosedError.
-napi_value OpError(napi_env env, Op* op, int res, bool closing);
-inline void OpDiscard(Op* op, int res) { TypeOf(op->kind).discard(op, res); }
-// Rejects an op that never reached the kernel (the Ring closed first).
-void OpRejectClosed(napi_env env, Op* op);
-
-// The RingClosedError class src/ring/ring.ts registers for this env (a plain Error with its code and
-// name until then).
-Napi::Error RingClosedError(napi_env env);
-void SetRingClosedErrorClass(napi_env env, napi_value ctor);
 
 }  // namespace iolab

@@ -207,13 +207,15 @@ export class RingStream {
   #settle: ((err: Error | null) => void) | undefined;
 
   static {
+    // A stream keeps its place in the table after it is closed: the addon gives its slot to
+    // another stream only once every event of it gathered so far was handed out here.
     deliver = (s, type, a, b) => {
       if (type === Event.Data) {
         s.#held[a] = 1;
         if (s.#closing === undefined) s.#handlers.data(a, b);
         else s.bufferRing.release(a); // came before close() took effect: nobody wants it
       } else if (type === Event.End) {
-        s.#end(a, b === 1 ? 'send' : 'recv');
+        if (s.#closing === undefined) s.#end(a, b === 1 ? 'send' : 'recv'); // its owner asked for the end
       } else {
         s.#finish(a);
       }
@@ -298,7 +300,6 @@ export class RingStream {
   #finish(res: number): void {
     if (this.#closed) return;
     this.#closed = true;
-    if (this.#table.streams[this.#token] === this) this.#table.streams[this.#token] = undefined;
     if (res === END_CLOSED && !this.#ended) this.#end(END_CLOSED, 'recv');
     this.#settle?.(res === 0 || res === END_CLOSED ? null : errnoError(res, 'send'));
   }
