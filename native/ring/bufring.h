@@ -57,7 +57,7 @@ struct StreamOp : Op {
   int fd = -1;
   int buf_id = -1;                  // a send's provided buffer (-1: its copy)
   uint32_t sent = 0, length = 0;    // how much of `length` went out (a short send goes on)
-  std::vector<char> copy;           // stream.write()'s bytes
+  Bounce copy;                      // stream.write()'s bytes
 };
 
 struct RingStream {
@@ -99,7 +99,8 @@ class RingStreams : public RingPart {
   RingStream* Find(int token) const;                   // null once it is finished
   void Release(BufRing* pool, unsigned id);            // JS gives a buffer back
   void SendBuffer(RingStream* s, unsigned id, unsigned length);
-  void Write(RingStream* s, const char* data, size_t length);  // the bytes are copied
+  // The bytes are copied; EFAULT (nothing queued) when the view faults.
+  int Write(RingStream* s, const char* data, size_t length);
   bool Close(RingStream* s);  // true: finished at once (no kClosed comes)
 
   // The core's side (RingPart).

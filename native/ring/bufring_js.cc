@@ -112,7 +112,7 @@ napi_value StreamWrite(napi_env env, napi_callback_info info) {
   View bytes = ViewArg(env, call[1], "data");
   if (bytes.length == 0) return nullptr;
   if (bytes.length > (1u << 30)) ThrowArgRange(env, "data.byteLength", "<= 1 GiB", std::to_string(bytes.length));
-  RingStreams::Of(core)->Write(s, bytes.data, bytes.length);
+  if (int err = RingStreams::Of(core)->Write(s, bytes.data, bytes.length)) ThrowErrno(env, err, "send");
   return nullptr;
 }
 

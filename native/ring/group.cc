@@ -42,17 +42,15 @@ static napi_value Packed(napi_env env, OpGroup* group) {
   return pair;
 }
 
-// readvBatch's settle (OpGroup::reads). A direct read (kReadvDirect) is in its views already;
-// one through bounce memory is copied out now.
+// readvBatch's settle (OpGroup::reads), its reads copied out (a direct one, kReadvDirect, was
+// in its views already).
 static void SettleReads(napi_env env, OpGroup* group, bool closing) {
   size_t n = group->ops.size();
   MemberOp* failed = nullptr;
   size_t failed_at = 0;
   for (size_t i = 0; i < n; i++) {
     MemberOp* op = static_cast<MemberOp*>(group->ops[i]);
-    if (op->res >= 0) {
-      if (op->code == OpCode::kReadv) OpCopyOut(env, op, size_t(op->res));
-    } else if (failed == nullptr) {
+    if (op->res < 0 && failed == nullptr) {
       failed = op;
       failed_at = i;
     }
@@ -92,6 +90,10 @@ static void GroupDiscard(OpGroup* group) {
 // up its `then`, filling a result array runs Array.prototype's setters, copying into a batch's
 // views runs their getters.
 static void GroupSettle(napi_env env, OpGroup* group, bool closing) {
+  for (Op* op : group->ops) {  // each read's bytes into its views (a view that faults: EFAULT)
+    MemberOp* member = static_cast<MemberOp*>(op);
+    member->res = OpCopyResult(env, member, member->res);
+  }
   if (group->reads) {
     SettleReads(env, group, closing);
     return;

@@ -8,6 +8,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "copy.h"
 #include "live_objects.h"
 #include "sys/unix_msg.h"
 
@@ -18,7 +19,7 @@ namespace iolab {
 static void AddBytes(napi_env env, IoOp* op, napi_value view, View bytes, bool is_read, bool hold = true) {
   size_t at = op->bounce.size();
   op->bounce.resize(at + bytes.length);
-  if (!is_read && bytes.length > 0) memcpy(op->bounce.data() + at, bytes.data, bytes.length);
+  if (!is_read && CopyFromView(op->bounce.data() + at, bytes.data, bytes.length) != 0) op->fault = EFAULT;
   op->lengths.push_back(bytes.length);
   if (is_read && hold) {
     napi_ref ref;
@@ -166,6 +167,7 @@ bool IoClear(napi_env env, IoOp* op) {
   op->eof_fd = -1;
   op->eof_poll_fd = -1;
   op->socket_type = -1;
+  op->fault = 0;
   return op->bounce.capacity() <= (1u << 20);
 }
 
@@ -186,24 +188,35 @@ static bool TargetOf(napi_env env, IoOp* op, napi_value group_views, size_t i, n
 
 // Copies `bytes` of bounce memory into the views, as they are now: a view detached or shrunk
 // in flight (or no longer a view, in a batch's Array) gets what still fits, nothing more.
-void OpCopyOut(napi_env env, IoOp* op, size_t bytes) {
+// EFAULT when a view faults.
+static int CopyOut(napi_env env, IoOp* op, size_t bytes) {
   napi_value group_views = nullptr;
   if (op->shared_views != nullptr &&
       (napi_get_reference_value(env, op->shared_views, &group_views) != napi_ok || group_views == nullptr))
-    return;
+    return 0;
+  int err = 0;
   size_t at = 0;
   for (size_t i = 0; i < op->lengths.size() && at < bytes; i++) {
     size_t n = std::min(op->lengths[i], bytes - at);
     napi_value view;
     View now;
-    if (n > 0 && TargetOf(env, op, group_views, i, &view) && ViewOf(env, view, &now) && now.data != nullptr)
-      memcpy(now.data, op->bounce.data() + at, std::min(n, now.length));
+    if (n > 0 && TargetOf(env, op, group_views, i, &view) && ViewOf(env, view, &now) && now.data != nullptr &&
+        CopyToView(now.data, op->bounce.data() + at, std::min(n, now.length)) != 0)
+      err = EFAULT;
     at += op->lengths[i];
   }
+  return err;
+}
+
+int OpCopyResult(napi_env env, IoOp* op, int res) {
+  if (res < 0 || !OpCopiesOut(op)) return res;
+  int err = CopyOut(env, op, size_t(res));
+  if (err == 0) return res;
+  OpDiscard(op, res);  // what came with it (recvmsg's fds) is nobody's
+  return -err;
 }
 
 napi_value OpMessagePacked(napi_env env, IoOp* op, int res, double* out) {
-  OpCopyOut(env, op, size_t(res));
   Received received(&op->msg, size_t(res), op->max_fds);
   if (received.maybe_eof()) received.ApplyEof(op->socket_type, op->eof_poll_fd);
   return received.ToScratch(env, out);

@@ -9,10 +9,7 @@
 #include <sys/socket.h>
 #include <sys/uio.h>
 
-#include <memory>
-#include <new>
 #include <string>
-#include <utility>
 #include <vector>
 
 #include "args.h"
@@ -30,33 +27,6 @@ enum class OpCode : uint8_t {
   kCount
 };
 
-// The bounce memory's allocator. It leaves new elements uninitialized on resize(): the memory is
-// either filled from the caller's views (writes) or by the kernel (reads; only the `res` bytes
-// it wrote are copied out), so zero-filling it per op was pure cost. Blocks of a page or more
-// are page-aligned, as the page-cache pages the kernel copies from are.
-template <typename T>
-struct NoInitAllocator : std::allocator<T> {
-  static constexpr std::align_val_t kAlign{4096};
-  template <typename U>
-  struct rebind { using other = NoInitAllocator<U>; };
-  NoInitAllocator() = default;
-  template <typename U>
-  NoInitAllocator(const NoInitAllocator<U>&) noexcept {}
-  // Small blocks (a 1-byte message) keep malloc's alignment; deallocate sees the same n.
-  T* allocate(size_t n) {
-    if (n * sizeof(T) < 4096) return static_cast<T*>(::operator new(n * sizeof(T)));
-    return static_cast<T*>(::operator new(n * sizeof(T), kAlign));
-  }
-  void deallocate(T* p, size_t n) noexcept {
-    if (n * sizeof(T) < 4096) ::operator delete(p);
-    else ::operator delete(p, kAlign);
-  }
-  template <typename U>
-  void construct(U* p) noexcept { ::new (static_cast<void*>(p)) U; }
-  template <typename U, typename... Args>
-  void construct(U* p, Args&&... args) { ::new (static_cast<void*>(p)) U(std::forward<Args>(args)...); }
-};
-using Bounce = std::vector<char, NoInitAllocator<char>>;
 
 struct IoOp : Op {
   OpCode code = OpCode::kNop;
@@ -80,6 +50,7 @@ struct IoOp : Op {
   struct sockaddr_storage addr {};
   socklen_t addrlen = 0;
   std::string path;                 // connect: the address, for errors
+  int fault = 0;                    // EFAULT: a view it copies from could not be read (refused)
 };
 
 // Sets what every op of `code` starts with (its syscall's name from the table).
@@ -93,7 +64,8 @@ size_t IoBytes(const Op* op);
 
 // ---- filling a record (may throw an argument error; the caller then gives the record back) ----
 
-// One view: a read holds it (copied into at completion); a write copies its bytes now.
+// One view: a read holds it (copied into at completion); a write copies its bytes now (a view
+// that faults leaves `fault` set: the op is refused with it, as the sync call throws it).
 void OpAddView(napi_env env, IoOp* op, napi_value view, bool is_read, const char* name = "buffer");
 // A list of views (the sync readv/writev's checks: at most IOV_MAX, each an ArrayBufferView),
 // one iovec each over the bounce memory.
@@ -133,17 +105,20 @@ void OpReadSocketType(IoOp* op);
 
 // ---- results ----
 
-// A read's first `bytes` of bounce memory copied into its views as they are now (a view
-// detached or shrunk in flight gets what still fits). A batch view's getter may run here.
-void OpCopyOut(napi_env env, IoOp* op, size_t bytes);
-// recvmsg's result written into `out` (3 + max_fds doubles: bytes, flags, fd count, the fds;
-// Received::ToScratch) instead of made as an object; returns { credentials?, from? } or
-// undefined. The batches' packed form.
+// A read's result copied into its views as they are now (a view detached or shrunk in flight
+// gets what still fits; a batch view's getter may run here): the result, or -EFAULT when a view
+// faults (a read-only mapping), what it received closed (recvmsg's fds).
+int OpCopyResult(napi_env env, IoOp* op, int res);
+// recvmsg's result (copied out already) written into `out` (3 + max_fds doubles: bytes, flags,
+// fd count, the fds; Received::ToScratch) instead of made as an object; returns
+// { credentials?, from? } or undefined. The batches' packed form.
 napi_value OpMessagePacked(napi_env env, IoOp* op, int res, double* out);
-// The value the Promise resolves with, for res >= 0 (a batch view's getter may run here).
+// The value the Promise resolves with, for res >= 0 (copied out already).
 napi_value OpResult(napi_env env, IoOp* op, int res);
 // Env teardown, where nobody can take what completed: close what would have been handed over.
 void OpDiscard(IoOp* op, int res);
+// Whether its result is bytes in op memory that go to its views when it settles (a read).
+bool OpCopiesOut(const IoOp* op);
 // The error a failed op (res < 0) rejects with: its syscall's errno error, or RingClosedError
 // for a cancel while the Ring closes (ECANCELED/EINTR).
 napi_value OpError(napi_env env, IoOp* op, int res, bool closing);

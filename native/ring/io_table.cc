@@ -26,13 +26,7 @@ static napi_value Count(napi_env env, IoOp*, int res) {
   return v;
 }
 
-static napi_value BytesRead(napi_env env, IoOp* op, int res) {
-  OpCopyOut(env, op, size_t(res));
-  return Count(env, op, res);
-}
-
 static napi_value Message(napi_env env, IoOp* op, int res) {
-  OpCopyOut(env, op, size_t(res));
   Received received(&op->msg, size_t(res), op->max_fds);
   if (received.maybe_eof()) received.ApplyEof(op->socket_type, op->eof_poll_fd);
   return received.ToValue(env);
@@ -105,28 +99,29 @@ static void PrepCancelFd(io_uring_sqe* sqe, IoOp* op) { io_uring_prep_cancel_fd(
 struct OpCodeRow {
   const char* syscall;
   void (*prep)(struct io_uring_sqe* sqe, IoOp* op);
+  bool copies_out;  // a read: its bytes go from op memory to its views when it settles
   napi_value (*result)(napi_env env, IoOp* op, int res);  // for res >= 0
   void (*discard)(IoOp* op, int res);
 };
 
 // One row per OpCode, in its order: what a new op of that code does, from SQE to JS value.
 static const OpCodeRow kRows[] = {
-    {"nop", PrepNop, Undefined, KeepNothing},
-    {"read", PrepRead, BytesRead, KeepNothing},
-    {"write", PrepWrite, Count, KeepNothing},
-    {"readv", PrepReadv, BytesRead, KeepNothing},
-    {"writev", PrepWritev, Count, KeepNothing},
-    {"fsync", PrepFsync, Undefined, KeepNothing},
-    {"sendmsg", PrepSendmsg, Count, KeepNothing},
-    {"recvmsg", PrepRecvmsg, Message, CloseReceived},
-    {"accept", PrepAccept, Count, CloseNewFd},
-    {"connect", PrepConnect, Undefined, KeepNothing},
-    {"recv", PrepRecv, BytesRead, KeepNothing},
-    {"send", PrepSend, Count, KeepNothing},
-    {"close", PrepClose, Undefined, KeepNothing},
-    {"socket", PrepSocket, Count, CloseNewFd},
-    {"io_uring_cancel", PrepCancelFd, Count, KeepNothing},  // how many ops were cancelled
-    {"readv", PrepReadvDirect, Count, KeepNothing},          // the bytes are in the views already
+    {"nop", PrepNop, false, Undefined, KeepNothing},
+    {"read", PrepRead, true, Count, KeepNothing},
+    {"write", PrepWrite, false, Count, KeepNothing},
+    {"readv", PrepReadv, true, Count, KeepNothing},
+    {"writev", PrepWritev, false, Count, KeepNothing},
+    {"fsync", PrepFsync, false, Undefined, KeepNothing},
+    {"sendmsg", PrepSendmsg, false, Count, KeepNothing},
+    {"recvmsg", PrepRecvmsg, true, Message, CloseReceived},
+    {"accept", PrepAccept, false, Count, CloseNewFd},
+    {"connect", PrepConnect, false, Undefined, KeepNothing},
+    {"recv", PrepRecv, true, Count, KeepNothing},
+    {"send", PrepSend, false, Count, KeepNothing},
+    {"close", PrepClose, false, Undefined, KeepNothing},
+    {"socket", PrepSocket, false, Count, CloseNewFd},
+    {"io_uring_cancel", PrepCancelFd, false, Count, KeepNothing},  // how many ops were cancelled
+    {"readv", PrepReadvDirect, false, Count, KeepNothing},          // the bytes are in the views already
 };
 static_assert(sizeof(kRows) / sizeof(kRows[0]) == size_t(OpCode::kCount), "one row per OpCode");
 
@@ -155,6 +150,8 @@ napi_value OpResult(napi_env env, IoOp* op, int res) { return kRows[size_t(op->c
 
 void OpDiscard(IoOp* op, int res) { kRows[size_t(op->code)].discard(op, res); }
 
+bool OpCopiesOut(const IoOp* op) { return kRows[size_t(op->code)].copies_out; }
+
 napi_value OpError(napi_env env, IoOp* op, int res, bool closing) {
   if (closing && (res == -ECANCELED || res == -EINTR)) return RingClosedError(env).Value();
   return ErrnoError(env, -res, op->syscall, op->path.empty() ? nullptr : op->path.c_str()).Value();
@@ -179,6 +176,7 @@ static void SettleSingle(RingCore* core, Op* op, int res) {
   napi_env env = core->env();
   if (single->code == OpCode::kCancelFd && res == -ENOENT) res = 0;  // nothing was waiting on fd
   try {
+    res = OpCopyResult(env, single, res);
     if (res < 0) napi_reject_deferred(env, single->deferred, OpError(env, single, res, core->closing()));
     else napi_resolve_deferred(env, single->deferred, OpResult(env, single, res));
     DTRACE_PROBE2(iolab, ring_settle, op, res);

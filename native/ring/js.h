@@ -75,6 +75,7 @@ inline napi_value Queue(RingCore* core, SingleOp* op, Fill fill) {
   try {
     if constexpr (std::is_same_v<decltype(fill()), int>) err = fill();
     else fill();
+    if (err == 0) err = op->fault;
     core->Admit();
   } catch (...) {
     core->ReleaseOp(op);

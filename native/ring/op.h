@@ -8,6 +8,10 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
+#include <new>
+#include <utility>
+#include <vector>
 
 namespace iolab {
 
@@ -55,6 +59,34 @@ struct Op {
   bool cancel_sent = false;
   virtual ~Op() = default;
 };
+
+// The bounce memory's allocator. It leaves new elements uninitialized on resize(): the memory is
+// either filled from the caller's views (writes) or by the kernel (reads; only the `res` bytes
+// it wrote are copied out), so zero-filling it per op was pure cost. Blocks of a page or more
+// are page-aligned, as the page-cache pages the kernel copies from are.
+template <typename T>
+struct NoInitAllocator : std::allocator<T> {
+  static constexpr std::align_val_t kAlign{4096};
+  template <typename U>
+  struct rebind { using other = NoInitAllocator<U>; };
+  NoInitAllocator() = default;
+  template <typename U>
+  NoInitAllocator(const NoInitAllocator<U>&) noexcept {}
+  // Small blocks (a 1-byte message) keep malloc's alignment; deallocate sees the same n.
+  T* allocate(size_t n) {
+    if (n * sizeof(T) < 4096) return static_cast<T*>(::operator new(n * sizeof(T)));
+    return static_cast<T*>(::operator new(n * sizeof(T), kAlign));
+  }
+  void deallocate(T* p, size_t n) noexcept {
+    if (n * sizeof(T) < 4096) ::operator delete(p);
+    else ::operator delete(p, kAlign);
+  }
+  template <typename U>
+  void construct(U* p) noexcept { ::new (static_cast<void*>(p)) U; }
+  template <typename U, typename... Args>
+  void construct(U* p, Args&&... args) { ::new (static_cast<void*>(p)) U(std::forward<Args>(args)...); }
+};
+using Bounce = std::vector<char, NoInitAllocator<char>>;
 
 // A ring's records of one type, kept for reuse (their vectors keep their capacity): at most 256.
 class OpPool {

@@ -7,6 +7,7 @@
 #include <algorithm>
 
 #include "bufring.h"
+#include "copy.h"
 #include "live_objects.h"
 
 namespace iolab {
@@ -282,12 +283,17 @@ void RingStreams::SendBuffer(RingStream* s, unsigned id, unsigned length) {
   QueueSend(s, op);
 }
 
-void RingStreams::Write(RingStream* s, const char* data, size_t length) {
+int RingStreams::Write(RingStream* s, const char* data, size_t length) {
   core_->Admit();
   StreamOp* op = NewOp(true, s);
-  op->copy.assign(data, data + length);
+  op->copy.resize(length);
+  if (int err = CopyFromView(op->copy.data(), data, length)) {
+    core_->ReleaseOp(op);
+    return err;
+  }
   op->length = unsigned(length);
   QueueSend(s, op);
+  return 0;
 }
 
 // ---- closing ----
