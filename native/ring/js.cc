@@ -83,7 +83,6 @@ static napi_value Transfer(napi_env env, napi_callback_info info) {
   return Queue(core, op, [&] {
     if (views == Views::kList) OpAddViewList(env, op, call[1], is_read);
     else OpAddView(env, op, call[1], is_read, views == Views::kOne ? "buffer" : "buffers[0]");
-    return PositionRefusal(fd, position);
   });
 }
 
