@@ -1,5 +1,5 @@
 // The Ring's JS face: class Ring, one method per op. Each method checks its arguments
-// (args.h), fills an op record (op.h) and hands it to the core, which prepares its SQE
+// (args.h), fills an op record (io_op.h) and hands it to the core, which prepares its SQE
 // (now, or later when the SQ has room) and returns its Promise. Raw napi callbacks: the class
 // is made with napi_define_class and each object wraps a RingJs.
 #include <arpa/inet.h>
