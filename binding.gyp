@@ -1,9 +1,10 @@
 {
   # One addon. Sources are picked up by folder so that a new feature file needs no edit here:
-  # native/*.cc (Node-aware features and bindings) and native/<folder>/*.c for every folder
-  # (plain C, no Node headers); liburing and libaio statically where the system has their archives
-  # (scripts/link-libs.mjs). Build with -Dasan=1 for the sanitized build (npm run build:asan);
-  # -Dtest_engines=0 leaves out the storage engines only the tests use (the prebuilt addon).
+  # native/*.cc and native/<folder>/*.{c,cc} for every folder (.cc: Node-aware features and
+  # bindings, e.g. native/ring and native/sys; .c: plain C cores, no Node headers); liburing and
+  # libaio statically where the system has their archives (scripts/link-libs.mjs). Build with
+  # -Dasan=1 for the sanitized build (npm run build:asan); -Dtest_engines=0 leaves out the storage
+  # engines only the tests use (the prebuilt addon).
   "variables": { "asan%": 0, "test_engines%": 1 },
   "targets": [
     {

@@ -15,7 +15,7 @@ enum class Key : int {
 };
 
 struct Addon {
-  napi_ref ring_closed_error = nullptr;  // the class src/ring.ts registers (or none yet)
+  napi_ref ring_closed_error = nullptr;  // the class src/ring/ring.ts registers (or none yet)
   napi_ref keys = nullptr;               // an Array of the Key strings (a ref cannot hold a string)
   napi_ref recv_result_class = nullptr;  // the class src/native.ts registers for recvmsg results
 

@@ -6,9 +6,9 @@
 
 #include "args.h"
 #include "registry.h"
-#include "ring_setup.h"
-#include "unix_msg.h"
-#include "unix_socket.h"
+#include "ring/setup.h"
+#include "sys/unix_msg.h"
+#include "sys/unix_socket.h"
 
 namespace iolab {
 

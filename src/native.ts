@@ -62,13 +62,13 @@ export interface NativeAddon {
 
   // ---- features add their functions below, one block each ----
 
-  // ---- vectored I/O (native/vectored.cc) ----
+  // ---- vectored I/O (native/sys/vectored.cc) ----
   /** readv(2), or preadv(2) when position is given. Returns bytes read; short reads are returned as is. */
   readv(fd: number, buffers: ArrayBufferView[], position?: number | bigint): number;
   /** writev(2), or pwritev(2) when position is given. Returns bytes written; short writes as is. */
   writev(fd: number, buffers: ArrayBufferView[], position?: number | bigint): number;
 
-  // ---- Unix-domain sockets (native/unix_socket.cc) ----
+  // ---- Unix-domain sockets (native/sys/unix_socket.cc) ----
   /** socket(AF_UNIX, type | SOCK_CLOEXEC [| SOCK_NONBLOCK]). */
   socket(type: SocketType, options?: { nonBlocking?: boolean }): number;
   /** socketpair(AF_UNIX, type | SOCK_CLOEXEC [| SOCK_NONBLOCK]). */
@@ -93,7 +93,7 @@ export interface NativeAddon {
   /** poll(2) one fd for 'read' or 'write' up to timeoutMs (-1: forever). True when ready. */
   waitFd(fd: number, event: 'read' | 'write', timeoutMs: number): boolean;
 
-  // ---- POSIX shared memory (native/shm.cc) ----
+  // ---- POSIX shared memory (native/sys/shm.cc) ----
   /** shm_open(3) with O_CLOEXEC added. flags are fs.constants.O_* values. Name: one leading '/',
    * no other '/', at most 255 bytes (else TypeError, code ERR_INVALID_ARG_VALUE). */
   shmOpen(name: string, flags: number, mode?: number): number;
@@ -108,7 +108,7 @@ export interface NativeAddon {
    * or a buffer mmap did not make, throws TypeError (ERR_INVALID_ARG_VALUE). */
   munmap(buffer: ArrayBuffer): void;
 
-  // ---- memfds, seals, fd flags and file locks (native/memfd.cc, fd_flags.cc, file_lock.cc) ----
+  // ---- memfds, seals, fd flags and file locks (native/sys/: memfd.cc, fd_flags.cc, file_lock.cc) ----
   /** memfd_create(2) with MFD_CLOEXEC, and MFD_ALLOW_SEALING unless allowSealing is false. */
   memfdCreate(name: string, options?: { allowSealing?: boolean }): number;
   /** fcntl(F_ADD_SEALS): seals is an OR of `seals.*`. */
@@ -125,13 +125,13 @@ export interface NativeAddon {
    * parentPid (it died before the call). native/parent_death.cc, used by src/parent-death.ts. */
   dieWithParent(parentPid: number): void;
 
-  // ---- io_uring Ring (native/ring_js.cc over ring_core, ring_op) ----
-  /** The Ring class; use it through src/ring.ts, which types it. */
+  // ---- io_uring Ring (native/ring/: js.cc over core, op) ----
+  /** The Ring class; use it through src/ring/ring.ts, which types it. */
   Ring: new (options?: { entries?: number; cqEntries?: number; sqpoll?: boolean }) => any;
   /** Registers the class recvmsg results are made with (src/native.ts does it; without one
    * they are plain objects with the same properties). */
   setRecvResultClass(ctor: new (bytes: number, fds: number | number[] | undefined, flags: number, credentials: Credentials | undefined, from: string | undefined) => RecvResult): void;
-  /** Registers the class the Ring rejects/throws with once closed (src/ring.ts does it). */
+  /** Registers the class the Ring rejects/throws with once closed (src/ring/ring.ts does it). */
   ringSetClosedErrorClass(ctor: new (message?: string) => Error): void;
   /** Tests only: this Ring's close() and env teardown cancel as on kernels before 5.19, where
    * IORING_ASYNC_CANCEL_ANY is refused (its SQE carries a flag the kernel answers with EINVAL),

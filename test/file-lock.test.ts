@@ -1,4 +1,4 @@
-// flock (native/file_lock.cc) and O_NONBLOCK (native/fd_flags.cc): a lock held by one open
+// flock (native/sys/file_lock.cc) and O_NONBLOCK (native/sys/fd_flags.cc): a lock held by one open
 // file is refused to another, in this process and in another one; O_NONBLOCK goes on and off.
 import { describe, expect, it } from 'vitest';
 import { execa } from 'execa';

@@ -1,4 +1,4 @@
-// memfds and seals (native/memfd.cc): close-on-exec memfds, each seal doing what the kernel
+// memfds and seals (native/sys/memfd.cc): close-on-exec memfds, each seal doing what the kernel
 // promises, getSeals on files that can and cannot carry seals, argument errors.
 import { describe, expect, it } from 'vitest';
 import { closeSync, fstatSync, openSync, readFileSync, readlinkSync, writeFileSync } from 'node:fs';

@@ -6,7 +6,7 @@ import fs from 'node:fs';
 import { join } from 'node:path';
 import { native } from '../src/native.js';
 import { sendmsg } from '../src/syscalls.js';
-import { Ring, RingClosedError } from '../src/ring.js';
+import { Ring, RingClosedError } from '../src/ring/index.js';
 import { checkLeaksAfterAll, collectGarbage, openFdCount } from './support/leaks.js';
 import { shortTempDir } from './support/temp.js';
 

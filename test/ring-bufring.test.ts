@@ -7,7 +7,7 @@ import fs from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import { Worker } from 'node:worker_threads';
 import { addonPath, native } from '../src/native.js';
-import { Ring, RingClosedError, type BufferRing, type RingStream } from '../src/ring.js';
+import { Ring, RingClosedError, type BufferRing, type RingStream } from '../src/ring/index.js';
 import { collectGarbage } from './support/leaks.js';
 import { ringTestSetup } from './support/ring.js';
 import { waitFor } from './support/echo.js';
@@ -119,6 +119,7 @@ describe('recvMultishot', () => {
     native.writev(a, [Buffer.from('abcdefghijkl')]);
     await sleep(50);
     expect(held.length).toBe(2); // both buffers are JS's; the recv waits (ENOBUFS)
+    expect(ring.stats.recvNoBuffers).toBe(1);
     let got = '';
     while (got.length < 12) {
       await waitFor(() => held.length > 0, 10_000, 'a chunk');
@@ -185,6 +186,27 @@ describe('recvMultishot', () => {
     expect(() => stream.send(99, 1)).toThrow(RangeError);
     await stream.close();
     expect(() => stream.send(id, n)).toThrow(expect.objectContaining({ code: 'ERR_RING_STREAM_CLOSED' }));
+  });
+
+  it('an id outside the pool is a RangeError; a held buffer after ring.close() is RingClosedError', async () => {
+    const ring = new Ring({ entries: 16 });
+    const pool = ring.setupBufRing({ count: 4, size: 8 });
+    const [a, b] = track(native.socketpair('stream'));
+    let chunk: [number, number] | undefined;
+    ring.recvMultishot(b, pool, { data: (id, n) => (chunk = [id, n]), end() {} });
+    native.writev(a, [Buffer.from('hi')]);
+    await waitFor(() => chunk !== undefined, 10_000, 'the chunk');
+    const [id, n] = chunk!;
+    const range = expect.objectContaining({ name: 'RangeError', code: 'ERR_OUT_OF_RANGE' });
+    for (const bad of [-1, 4, 1.5, NaN, 2 ** 32]) {
+      expect(() => pool.view(bad)).toThrow(range);
+      expect(() => pool.bytes(bad, 1)).toThrow(range);
+      expect(() => pool.release(bad)).toThrow(range);
+    }
+    expect(() => pool.view('1' as never)).toThrow(expect.objectContaining({ name: 'TypeError', code: 'ERR_INVALID_ARG_TYPE' }));
+    expect(pool.view(id).byteLength).toBe(8);
+    await ring.close();
+    for (const use of [() => pool.view(id), () => pool.bytes(id, n), () => pool.release(id)]) expect(use).toThrow(RingClosedError);
   });
 
   it('on a non-socket it throws ENOTSOCK at once; bad handlers and a bad fd too', () => {
@@ -336,7 +358,7 @@ describe('close mid-stream', () => {
   });
 
   it('a worker that exits with a stream receiving and a send waiting frees it all (env teardown)', async () => {
-    // The addon's raw methods, as src/ring-stream.ts calls them (tsx does not reach a worker).
+    // The addon's raw methods, as src/ring/stream.ts calls them (tsx does not reach a worker).
     const code = `
       const n = require(${JSON.stringify(addonPath())});
       const ring = new n.Ring({ entries: 8 });

@@ -4,7 +4,7 @@
 import { describe, expect, it } from 'vitest';
 import fs from 'node:fs';
 import { native } from '../src/native.js';
-import { Ring, RingClosedError, ringTestRefuseCancelAny } from '../src/ring.js';
+import { Ring, RingClosedError, ringTestRefuseCancelAny } from '../src/ring/index.js';
 import { ringTestSetup } from './support/ring.js';
 
 const { newRing, track, file } = ringTestSetup('iolab-ring-close-');
@@ -120,12 +120,12 @@ describe('close and cancellation', () => {
     const { execa } = await import('execa');
     const { projectRoot } = await import('../src/native.js');
     const idle = await execa(process.execPath, ['--import', 'tsx', '-e',
-      "const { Ring } = await import('./src/ring.ts'); const r = new Ring(); await r.nop(); console.log('done');"],
+      "const { Ring } = await import('./src/ring/index.ts'); const r = new Ring(); await r.nop(); console.log('done');"],
     { cwd: projectRoot, reject: false, timeout: 20_000 });
     expect(idle.stdout).toBe('done');
     expect(idle.exitCode).toBe(0);
     const pending = await execa(process.execPath, ['--import', 'tsx', '-e',
-      "const { Ring } = await import('./src/ring.ts'); const { native } = await import('./src/native.ts');" +
+      "const { Ring } = await import('./src/ring/index.ts'); const { native } = await import('./src/native.ts');" +
       "const r = new Ring(); const [a, b] = native.socketpair('stream');" +
       "setTimeout(() => native.writev(a, [Buffer.from('x')]), 200);" +
       "const n = await r.recv(b, Buffer.alloc(1)); console.log('got', n);"],

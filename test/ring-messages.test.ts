@@ -1,4 +1,4 @@
-// One message layer (native/unix_msg.{h,cc}) for the sync sendmsg/recvmsg and the Ring's: the
+// One message layer (native/sys/unix_msg.{h,cc}) for the sync sendmsg/recvmsg and the Ring's: the
 // same rules through both (the eof rule for zero-length seqpacket messages, one payload byte
 // to carry fds on a stream, the socket's type read when the op is queued, fds to send copied
 // when it is queued), and a property: random message sequences give identical results
@@ -9,7 +9,7 @@ import fs from 'node:fs';
 import { join } from 'node:path';
 import { native, type RecvOptions, type RecvResult, type SendOptions, type SocketType } from '../src/native.js';
 import { recvmsg, sendmsg } from '../src/syscalls.js';
-import { Ring } from '../src/ring.js';
+import { Ring } from '../src/ring/index.js';
 import { checkLeaksAfterAll } from './support/leaks.js';
 import { shortTempDir } from './support/temp.js';
 

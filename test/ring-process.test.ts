@@ -5,7 +5,7 @@ import { execa } from 'execa';
 import { join } from 'node:path';
 import { Worker } from 'node:worker_threads';
 import { native, projectRoot } from '../src/native.js';
-import { Ring, RingClosedError } from '../src/ring.js';
+import { Ring, RingClosedError } from '../src/ring/index.js';
 import { buildSeccompRefuser, shortTempDir } from './support/temp.js';
 import { openFdCount, settledLiveObjects, zeroLiveObjects } from './support/leaks.js';
 
@@ -26,7 +26,7 @@ afterAll(async () => {
 const tsxEval = (code: string) => [process.execPath, '--import', 'tsx', '--input-type=module', '-e', code];
 
 describe('io_uring refused', () => {
-  const probe = "const { Ring } = await import('./src/ring.ts');" +
+  const probe = "const { Ring } = await import('./src/ring/index.ts');" +
     'try { new Ring(); console.log("ring ok"); } catch (e) { console.log(JSON.stringify({ message: e.message, code: e.code, errno: e.errno, syscall: e.syscall })); }';
 
   it('EPERM from io_uring_setup: one sentence that says why', async () => {
@@ -61,7 +61,7 @@ describe('io_uring refused', () => {
 describe('process exit with ops pending', () => {
   it('process.exit() with a blocked recv: no crash, no hang', async () => {
     const run = await execa(process.execPath, tsxEval(
-      "const { Ring } = await import('./src/ring.ts'); const { native } = await import('./src/native.ts');" +
+      "const { Ring } = await import('./src/ring/index.ts'); const { native } = await import('./src/native.ts');" +
       "const ring = new Ring(); const [a, b] = native.socketpair('stream');" +
       "ring.recv(b, Buffer.alloc(16)); ring.readv(b, [Buffer.alloc(4)]); ring.submit();" +
       "setTimeout(() => { console.log('exiting'); process.exit(7); }, 50);").slice(1),
@@ -73,7 +73,7 @@ describe('process exit with ops pending', () => {
 
   it('an uncaught exception with ops pending exits with the error', async () => {
     const run = await execa(process.execPath, tsxEval(
-      "const { Ring } = await import('./src/ring.ts'); const { native } = await import('./src/native.ts');" +
+      "const { Ring } = await import('./src/ring/index.ts'); const { native } = await import('./src/native.ts');" +
       "const ring = new Ring(); const [a, b] = native.socketpair('stream'); ring.recv(b, Buffer.alloc(16));" +
       "setTimeout(() => { throw new Error('boom'); }, 50);").slice(1),
     { cwd: projectRoot, reject: false, timeout: 20_000 });

@@ -1,6 +1,8 @@
 // JS that runs while a Ring method reads its arguments (option getters, array elements with
 // getters): a getter that closes the Ring, with nothing or something in flight, and one that
-// detaches the batch flat forms' Int32Arrays and collects them. Each case runs in a child
+// detaches the batch flat forms' Int32Arrays and collects them. And JS that runs while the Ring
+// settles a Promise: a `then` getter (looked up when a Promise is resolved with an object) and
+// an index setter on Array.prototype (run when the addon fills a result array). Each case runs in a child
 // process, so a crash fails its test instead of killing vitest; the flat forms' case also runs
 // under ASan (`node scripts/test-asan.mjs test/ring-reentrancy.test.ts`).
 import { describe, expect, it } from 'vitest';
@@ -12,7 +14,7 @@ import { shortTempDir } from './support/temp.js';
 const tmp = shortTempDir('iolab-reentrancy-');
 checkLeaksAfterAll(tmp);
 
-// The child's frame: `ring` (public, or `raw`: the native class src/ring.ts is built on, where
+// The child's frame: `ring` (public, or `raw`: the native class src/ring/ring.ts is built on, where
 // the batches' object forms are reached directly), a socketpair a/b, `closeNow()` for getters,
 // `inFlight` (a recv waiting on another socketpair, or nothing). `body` sets `result` to the
 // call's outcome; the child prints what the parent checks.
@@ -20,7 +22,7 @@ function childScript(body: string, options: { raw?: boolean; inFlight?: boolean 
   return `
 const fs = await import('node:fs');
 const { native } = await import('./src/native.ts');
-const { Ring } = ${options.raw ? '{ Ring: native.Ring }' : "await import('./src/ring.ts')"};
+const { Ring } = ${options.raw ? '{ Ring: native.Ring }' : "await import('./src/ring/index.ts')"};
 const ring = new Ring();
 const [a, b] = native.socketpair('stream');
 const [c, d] = native.socketpair('stream');
@@ -169,4 +171,58 @@ closeNow();`, { raw: true }));
     expect(report.result).toEqual({ bytes: [1, 1, 1, 1], text: 'wyzb', reads: 2 });
     expect(report.live).toMatchObject(zero);
   });
+});
+
+// JS the addon runs while it settles: resolving with an object looks up its `then`, and filling
+// a fresh array runs a setter that Array.prototype has for the index. Each case's hook closes
+// the Ring or starts ops at that moment; every Promise settles, nothing is left.
+describe('JS run while ops settle', () => {
+  const hooks: Record<string, string> = {
+    'a then getter on Int32Array.prototype (readvBatch\'s result) that closes the Ring': `
+const file = fs.openSync(process.env.IOLAB_TMP + '/settle-' + process.pid, 'w+');
+fs.writeSync(file, 'abcdefgh');
+let hooked = 0;
+Object.defineProperty(Int32Array.prototype, 'then', { configurable: true, get() { hooked++; closeNow(); return undefined; } });
+const bufs = [Buffer.alloc(4), Buffer.alloc(4)];
+result = await outcome(() => ring.readvBatch(file, [{ buffers: [bufs[0]], position: 0 }, { buffers: [bufs[1]] }]));
+delete Int32Array.prototype.then;
+result.hooked = hooked > 0; result.text = bufs[0].toString();
+fs.closeSync(file);`,
+    'a then getter on Object.prototype that starts ops and closes the Ring as recvmsg settles': `
+native.writev(a, [Buffer.from('hi')]);
+const started = [];
+let hooked = 0;
+Object.defineProperty(Object.prototype, 'then', { configurable: true, get() {
+  if (hooked++ === 0) { started.push(ring.nop().then(() => 'nop', (e) => e.name)); closeNow(); }
+  return undefined;
+} });
+const buf = Buffer.alloc(4);
+result = await outcome(() => ring.recvmsg(b, [buf]));
+delete Object.prototype.then;
+result.started = await Promise.all(started);
+result.hooked = hooked > 0;
+result.resolved = result.resolved && result.resolved.bytes;`,
+    'an index setter on Array.prototype that closes the Ring as a batch\'s result is filled': `
+let hooked = 0;
+const sent = outcome(() => ring.sendmsgBatch(a, [{ buffers: [Buffer.from('x')] }, { buffers: [Buffer.from('y')] }]));
+const got = outcome(() => ring.recvmsgBatch(b, [[Buffer.alloc(1)], [Buffer.alloc(1)]]));
+// set once the calls are made (JS's own array writes run it too): it runs as the results are filled
+Object.defineProperty(Array.prototype, '0', { configurable: true, set() { hooked++; closeNow(); } });
+result = { settled: await Promise.all([sent, got]) };
+delete Array.prototype[0];
+result.hooked = hooked > 0;`,
+  };
+  for (const inFlight of [false, true]) {
+    for (const [name, body] of Object.entries(hooks)) {
+      it(`${name}${inFlight ? ', with an op in flight' : ''}: no crash, every Promise settles, nothing left`, async () => {
+        const child = await runChild(childScript(body, { inFlight }));
+        expect({ exitCode: child.exitCode, signal: child.signal, timedOut: child.timedOut, stderr: child.stderr })
+          .toEqual({ exitCode: 0, signal: undefined, timedOut: false, stderr: '' });
+        const report = JSON.parse(child.stdout);
+        expect(report.result.hooked).toBe(true);
+        expect(report.pending).toBe(inFlight ? 'RingClosedError' : undefined);
+        expect(report).toMatchObject({ closed: true, inFlight: 0, live: zero });
+      });
+    }
+  }
 });

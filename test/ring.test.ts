@@ -8,7 +8,7 @@ import { release } from 'node:os';
 import { join } from 'node:path';
 import { native } from '../src/native.js';
 import { sendmsg } from '../src/syscalls.js';
-import { Ring, RingClosedError } from '../src/ring.js';
+import { Ring, RingClosedError } from '../src/ring/index.js';
 import { collectGarbage, openFdCount } from './support/leaks.js';
 import { ringTestSetup } from './support/ring.js';
 

@@ -8,7 +8,7 @@ import fs from 'node:fs';
 import { join } from 'node:path';
 import { native } from '../src/native.js';
 import { recvmsg, sendmsg } from '../src/syscalls.js';
-import { Ring, RingClosedError } from '../src/ring.js';
+import { Ring, RingClosedError } from '../src/ring/index.js';
 import { collectGarbage, openFdCount, settledLiveObjects, zeroLiveObjects } from './support/leaks.js';
 import { shortTempDir } from './support/temp.js';
 

@@ -10,7 +10,7 @@ import { createRequire } from 'node:module';
 import { performance } from 'node:perf_hooks';
 import { native } from '../native.js';
 import { recvmsg, sendmsg } from '../syscalls.js';
-import type { Ring } from '../ring.js';
+import type { Ring } from '../ring/index.js';
 import { promiseLoop, syncLoop, type Contender, type Measured } from './api-loops.js';
 
 const inflight = 32;

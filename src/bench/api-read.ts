@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { native } from '../native.js';
-import type { Ring } from '../ring.js';
+import type { Ring } from '../ring/index.js';
 import { UserError } from '../cli-util.js';
 import { promiseLoop, syncLoop, type Contender, type Measured } from './api-loops.js';
 

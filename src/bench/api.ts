@@ -9,7 +9,7 @@
 import { Command } from 'commander';
 import fs from 'node:fs';
 import { tmpdir } from 'node:os';
-import { Ring } from '../ring.js';
+import { Ring } from '../ring/index.js';
 import { commandLine, emitReport, oneLineErrors, UserError } from '../cli-util.js';
 import { numberOption } from '../numbers.js';
 import { formatCount, formatNs, median, table } from '../format.js';

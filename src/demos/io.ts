@@ -6,7 +6,7 @@ import { Option } from 'commander';
 import { UserError } from '../cli-util.js';
 import { native, type RecvResult } from '../native.js';
 import { recvmsg, sendmsg } from '../syscalls.js';
-import { Ring, isIoUringUnavailable } from '../ring.js';
+import { Ring, isIoUringUnavailable } from '../ring/index.js';
 
 type RingInstance = InstanceType<typeof Ring>;
 

@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { Command } from 'commander';
 import { native, projectRoot } from '../native.js';
 import { oneLineErrors, printJson, UserError } from '../cli-util.js';
-import { Ring, isIoUringUnavailable } from '../ring.js';
+import { Ring, isIoUringUnavailable } from '../ring/index.js';
 import { iolabArgv } from '../spawn-iolab.js';
 import { plural } from '../numbers.js';
 import { InterruptedError, withInterrupts } from './common.js';

@@ -7,7 +7,7 @@
 // receiving once 64 KiB wait to go out, and what still arrives meanwhile goes out as copies.
 import { setTimeout as sleep } from 'node:timers/promises';
 import { native, type EchoServerStats } from '../native.js';
-import { Ring, RingClosedError, type RingStream } from '../ring.js';
+import { Ring, RingClosedError, type RingStream } from '../ring/index.js';
 import { nextAcceptPauseMs, type EchoServer, type EchoServerOptions } from './types.js';
 
 const BUFFER_SIZE = 4096;

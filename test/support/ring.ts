@@ -3,7 +3,7 @@
 import { afterAll, afterEach, beforeAll, expect } from 'vitest';
 import fs from 'node:fs';
 import { join } from 'node:path';
-import { Ring } from '../../src/ring.js';
+import { Ring } from '../../src/ring/index.js';
 import { openFdCount, settledLiveObjects, zeroLiveObjects } from './leaks.js';
 import { shortTempDir } from './temp.js';
 

@@ -1,8 +1,8 @@
-// The TypeScript face of io_uring: class Ring over the addon's ring object (native/ring_js.cc),
+// The TypeScript face of io_uring: class Ring over the addon's ring object (native/ring/js.cc),
 // which stays private to this module. Every op returns a Promise settled from Node's event loop.
 // See docs/ring.md.
-import { native, Received, type Credentials, type RecvResult } from './native.js';
-import { BufferRing, endStreams, RingStream, streamsClosing, type NativeStreamMethods, type RecvHandlers, type RecvMultishotOptions } from './ring-stream.js';
+import { native, Received, type Credentials, type RecvResult } from '../native.js';
+import { BufferRing, endStreams, RingStream, streamsClosing, type NativeStreamMethods, type RecvHandlers, type RecvMultishotOptions } from './stream.js';
 
 export { BufferRing, RingStream };
 export type { RecvHandlers, RecvMultishotOptions };
@@ -16,6 +16,7 @@ export class RingClosedError extends Error {
   }
 }
 native.ringSetClosedErrorClass(RingClosedError);
+const closedError = () => new RingClosedError();
 
 export interface RingOptions {
   /** SQ entries (rounded up to a power of two by the kernel). Default 256. */
@@ -53,6 +54,11 @@ export interface RingStats {
   /** Cancels queued one per op by close() or env teardown, where the kernel refused
    * IORING_ASYNC_CANCEL_ANY (kernels before 5.19); 0 where one cancel took them all. */
   cancelOps: number;
+  /** Stream recvs that ended with ENOBUFS: the buffer ring was empty (each waits for a buffer
+   * to come back). */
+  recvNoBuffers: number;
+  /** Streams that took the slot of a finished stream (its events all handed out first). */
+  streamSlotsReused: number;
 }
 
 export type RingAddress = string | { host: string; port: number };
@@ -123,8 +129,9 @@ let nativeRingOf: (ring: Ring) => NativeRing;
 /** One io_uring instance bound to this thread's event loop. */
 export class Ring {
   readonly #ring: NativeRing;
-  #positions = new Float64Array(32);
-  #viewCounts = new Int32Array(32);
+  // readvBatch's scratch arrays, reused from call to call (the addon copies them).
+  #positions: Float64Array | undefined = new Float64Array(32);
+  #viewCounts: Int32Array | undefined = new Int32Array(32);
 
   static {
     nativeRingOf = (ring) => ring.#ring;
@@ -196,24 +203,30 @@ export class Ring {
     if (!Array.isArray(messages) || (options !== undefined && (options === null || typeof options !== 'object'))) {
       return ring.sendmsgBatch(fd, messages, options);
     }
+    // Each property and length is read once: a getter may return something else the next time.
+    const n = messages.length;
     const views: unknown[] = [];
     const fds: number[] = [];
-    const viewCounts = new Int32Array(messages.length);
-    const fdCounts = new Int32Array(messages.length);
-    for (let i = 0; i < messages.length; i++) {
+    const viewCounts = new Int32Array(n);
+    const fdCounts = new Int32Array(n);
+    for (let i = 0; i < n; i++) {
       const m = messages[i] as { buffers?: unknown; fds?: unknown } | null;
-      if (m === null || typeof m !== 'object' || !Array.isArray(m.buffers) || (m.fds !== undefined && !Array.isArray(m.fds))) {
-        return ring.sendmsgBatch(fd, messages, options);
-      }
-      for (const v of m.buffers) views.push(v);
-      viewCounts[i] = m.buffers.length;
-      if (m.fds !== undefined) {
-        for (const f of m.fds as unknown[]) {
+      if (m === null || typeof m !== 'object') return ring.sendmsgBatch(fd, messages, options);
+      const list = m.buffers;
+      const passed = m.fds;
+      if (!Array.isArray(list) || (passed !== undefined && !Array.isArray(passed))) return ring.sendmsgBatch(fd, messages, options);
+      const count = list.length;
+      for (let k = 0; k < count; k++) views.push(list[k]);
+      viewCounts[i] = count;
+      if (passed !== undefined) {
+        const nfds = passed.length;
+        for (let k = 0; k < nfds; k++) {
+          const f: unknown = passed[k];
           // anything but an fd number gets the object form's error
           if (!isFdNumber(f)) return ring.sendmsgBatch(fd, messages, options);
           fds.push(f);
         }
-        fdCounts[i] = (m.fds as unknown[]).length;
+        fdCounts[i] = nfds;
       }
     }
     return ring.sendmsgBatchFlat(fd, views, viewCounts, new Int32Array(fds), fdCounts, options?.credentials).then(([bytes]) => Array.from(bytes));
@@ -227,18 +240,20 @@ export class Ring {
     if (!Array.isArray(buffers) || (options !== undefined && (options === null || typeof options !== 'object'))) {
       return ring.recvmsgBatch(fd, buffers, options);
     }
+    const n = buffers.length;
     const views: unknown[] = [];
-    const viewCounts = new Int32Array(buffers.length);
-    for (let i = 0; i < buffers.length; i++) {
+    const viewCounts = new Int32Array(n);
+    for (let i = 0; i < n; i++) {
       const list = buffers[i];
       if (!Array.isArray(list)) return ring.recvmsgBatch(fd, buffers, options);
-      for (const v of list) views.push(v);
-      viewCounts[i] = list.length;
+      const count = list.length;
+      for (let k = 0; k < count; k++) views.push(list[k]);
+      viewCounts[i] = count;
     }
     const maxFds = options?.maxFds;
     const stride = 3 + (typeof maxFds === 'number' ? maxFds : 0);
     return ring.recvmsgBatchFlat(fd, views, viewCounts, maxFds, options?.controlFds).then(([numbers, extras]) => {
-      const out: RecvResult[] = new Array(buffers.length);
+      const out: RecvResult[] = new Array(n);
       for (let i = 0, at = 0; i < out.length; i++, at += stride) {
         const count = numbers[at + 2];
         const fds = count === 0 ? [] : count === 1 ? [numbers[at + 3]] : Array.from(numbers.subarray(at + 3, at + 3 + count));
@@ -257,31 +272,39 @@ export class Ring {
     const ring = this.#ring;
     if (!Array.isArray(requests)) return ring.readvBatch(fd, requests).then(toNumbers);
     const n = requests.length;
-    // Reused from call to call: the addon copies them before anything it reads can run JS.
-    if (this.#positions.length < n) {
-      this.#positions = new Float64Array(n);
-      this.#viewCounts = new Int32Array(n);
+    // The scratch arrays are this call's until the addon has copied them: a getter run below
+    // that calls readvBatch again finds none and makes its own.
+    let positions = this.#positions;
+    let viewCounts = this.#viewCounts;
+    this.#positions = this.#viewCounts = undefined;
+    if (positions === undefined || viewCounts === undefined || positions.length < n) {
+      positions = new Float64Array(Math.max(n, 32));
+      viewCounts = new Int32Array(positions.length);
     }
-    const positions = this.#positions;
-    const viewCounts = this.#viewCounts;
-    const views: unknown[] = [];
-    let oneEach = true;
-    for (let i = 0; i < n; i++) {
-      const r = requests[i] as { buffers?: unknown; position?: unknown } | null;
-      if (r === null || typeof r !== 'object') return ring.readvBatch(fd, requests).then(toNumbers);
-      const list = r.buffers;
-      const p = r.position;
-      // anything else (a bigint position, no buffers array) gets the object form's checks
-      if (!Array.isArray(list) || (typeof p !== 'number' && p !== undefined && p !== null)) return ring.readvBatch(fd, requests).then(toNumbers);
-      positions[i] = typeof p === 'number' ? p : -1;
-      for (let k = 0; k < list.length; k++) views.push(list[k]);
-      viewCounts[i] = list.length;
-      if (list.length !== 1) oneEach = false;
+    try {
+      const views: unknown[] = [];
+      let oneEach = true;
+      for (let i = 0; i < n; i++) {
+        const r = requests[i] as { buffers?: unknown; position?: unknown } | null;
+        if (r === null || typeof r !== 'object') return ring.readvBatch(fd, requests).then(toNumbers);
+        const list = r.buffers;
+        const p = r.position;
+        // anything else (a bigint position, no buffers array) gets the object form's checks
+        if (!Array.isArray(list) || (typeof p !== 'number' && p !== undefined && p !== null)) return ring.readvBatch(fd, requests).then(toNumbers);
+        positions[i] = typeof p === 'number' ? p : -1;
+        const count = list.length;
+        for (let k = 0; k < count; k++) views.push(list[k]);
+        viewCounts[i] = count;
+        if (count !== 1) oneEach = false;
+      }
+      const counts = oneEach ? undefined : viewCounts;
+      // a small batch's views also as arguments: the addon gets them in one call, not one read each
+      const flat = views.length <= 64 ? ring.readvBatchFlat(fd, views, counts, positions, n, ...views) : ring.readvBatchFlat(fd, views, counts, positions, n);
+      return flat.then(toNumbers);
+    } finally {
+      this.#positions = positions;
+      this.#viewCounts = viewCounts;
     }
-    const counts = oneEach ? undefined : viewCounts;
-    // a small batch's views also as arguments: the addon gets them in one call, not one read each
-    const flat = views.length <= 64 ? ring.readvBatchFlat(fd, views, counts, positions, n, ...views) : ring.readvBatchFlat(fd, views, counts, positions, n);
-    return flat.then(toNumbers);
   }
 
   /** One IORING_OP_CLOSE per fd, one Promise for all (rejects with the first error). */
@@ -322,13 +345,13 @@ export class Ring {
     if (options === null || typeof options !== 'object') {
       throw Object.assign(new TypeError('The "options" argument must be of type object'), { code: 'ERR_INVALID_ARG_TYPE' });
     }
-    return new BufferRing(this.#ring, options.count, options.size);
+    return new BufferRing(this.#ring, options.count, options.size, closedError);
   }
   /** A multishot recv on socket fd into bufferRing (re-armed when the kernel ends it; ENOBUFS
    * waits for a buffer to come back), with ordered sends on the same fd: handlers.data(id,
    * length) per chunk and handlers.end(err) once, called from the reap without a Promise. */
   recvMultishot(fd: number, bufferRing: BufferRing, handlers: RecvHandlers, options?: RecvMultishotOptions): RingStream {
-    return new RingStream(this.#ring, fd, bufferRing, handlers, options, () => new RingClosedError());
+    return new RingStream(this.#ring, fd, bufferRing, handlers, options, closedError);
   }
   /** Sends what is queued to the kernel now (otherwise done before the loop next polls). */
   submit(): void {

@@ -10,6 +10,8 @@ struct RingStats {
   double overflow_queued = 0;// ops that waited in the native backlog (SQ full)
   double cq_overflows = 0;   // times the CQ had overflowed and was flushed
   double cancel_ops = 0;     // per-op cancels queued (where the kernel refused CANCEL_ANY)
+  double recv_no_buffers = 0;     // stream recvs that ended with ENOBUFS (the pool was empty)
+  double stream_slots_reused = 0; // streams that took the slot (token) of a finished one
 };
 
 }  // namespace iolab

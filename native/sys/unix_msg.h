@@ -1,5 +1,5 @@
 // Unix-domain messages, one layer for the sync sendmsg/recvmsg (unix_socket.cc) and the Ring's
-// (ring_js.cc, ring_op.cc): control messages built (SCM_RIGHTS, SCM_CREDENTIALS) and parsed
+// (native/ring/js.cc, op.cc): control messages built (SCM_RIGHTS, SCM_CREDENTIALS) and parsed
 // (fds taken close-on-exec, MSG_CTRUNC and fds beyond maxFds closed), the rule that a stream
 // needs one payload byte to carry them, and the eof rule.
 #pragma once

@@ -1,12 +1,12 @@
-// The Ring's core, the part that submits inside a JS call: readvBatch's direct reads
-// (kReadvDirect, into JS memory) are submitted before the call returns, what the kernel did not
-// take is rewritten to bounce memory, and every CQE is taken off the CQ into a stash that the
-// next reap settles (ring_core.cc), since JS is still on the stack here. See docs/ring.md.
+// The Ring's core, the part that submits inside a JS call: readvBatch's direct reads (into JS
+// memory) are submitted before the call returns, what the kernel did not take is rewritten to
+// op memory, and every CQE is taken off the CQ into a stash that the next reap settles
+// (core_reap.cc), since JS is still on the stack here. See docs/ring.md.
 #include <sys/sdt.h>  // USDT probes (provider iolab): docs/trace.md lists them
 
 #include <algorithm>
 
-#include "ring_core.h"
+#include "core.h"
 
 namespace iolab {
 
@@ -15,38 +15,28 @@ bool RingCore::CanSubmitNow(size_t n) const {
          io_uring_sq_space_left(&ring_) >= n;
 }
 
-napi_value RingCore::EnqueueGroupNow(OpGroup* group) {
-  if (!CanSubmitNow(group->ops.size())) {
-    for (Op* op : group->ops)
-      if (op->kind == OpKind::kReadvDirect) OpToBounce(op);
-    return EnqueueGroup(group);
-  }
-  napi_value promise = EnqueueGroup(group);  // every op has its SQE: the SQ had room
-  SubmitDirect(group);
-  return promise;
-}
-
-void RingCore::SubmitDirect(OpGroup* group) {
-  std::vector<Op*>& direct = direct_;  // sorted: their CQEs are told apart by user_data
-  direct.clear();
-  for (Op* op : group->ops)
-    if (op->kind == OpKind::kReadvDirect) direct.push_back(op);
-  std::sort(direct.begin(), direct.end());
+void RingCore::SubmitInCall(Op* const* ops, size_t n, const OpClass* in_call, void (*unsent)(Op* op)) {
+  std::vector<Op*>& mine = in_call_;  // sorted: their CQEs are told apart by user_data
+  mine.clear();
+  for (size_t i = 0; i < n; i++)
+    if (ops[i]->cls == in_call) mine.push_back(ops[i]);
+  std::sort(mine.begin(), mine.end());
   SubmitQueued();
   // What the kernel did not take (the submit failed: out of memory...) is still ours to rewrite.
-  size_t pending = direct.size();
+  size_t pending = mine.size();
   unsigned mask = *ring_.sq.kring_mask;
   for (unsigned k = io_uring_smp_load_acquire(ring_.sq.khead); k != *ring_.sq.ktail; k++) {
     struct io_uring_sqe* sqe = &ring_.sq.sqes[ring_.sq.array[k & mask]];
     Op* op = reinterpret_cast<Op*>(uintptr_t(sqe->user_data));
-    if (!std::binary_search(direct.begin(), direct.end(), op)) continue;
-    OpToBounce(op);
-    OpPrep(sqe, op);
+    if (!std::binary_search(mine.begin(), mine.end(), op)) continue;
+    unsent(op);
+    op->cls->prepare(sqe, op);
+    io_uring_sqe_set_data(sqe, op);
     pending--;
   }
   // A page-cache read completes inside the submit. One the kernel queued instead (a file made
   // O_DIRECT meanwhile) writes into the views until it completes: wait for it, before JS runs.
-  for (pending -= StashCqes(direct); pending > 0; pending -= StashCqes(direct)) {
+  for (pending -= StashCqes(mine); pending > 0; pending -= StashCqes(mine)) {
     struct io_uring_cqe* cqe = nullptr;
     io_uring_wait_cqe(&ring_, &cqe);
   }
@@ -69,12 +59,12 @@ size_t RingCore::StashCqes(const std::vector<Op*>& mine) {
 }
 
 // The stashed CQEs, in the order they came (a getter run while one settles may stash more).
-void RingCore::SettleStashed(bool in_cleanup) {
+void RingCore::SettleStashed() {
   while (!stash_.empty()) {
     std::vector<Stashed> batch;
     batch.swap(stash_);
     for (const Stashed& d : batch)
-      if (!cancel_.OnCqe(d.data, d.res)) Settle(static_cast<Op*>(d.data), d.res, d.flags, in_cleanup);
+      if (!cancel_.OnCqe(d.data, d.res)) OnCqe(static_cast<Op*>(d.data), d.res, d.flags);
     batch.clear();
     if (stash_.empty()) stash_.swap(batch);  // keeps its capacity
   }

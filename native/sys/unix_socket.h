@@ -1,5 +1,5 @@
 // Unix-domain socket addresses as JS writes them, shared by the sync calls (unix_socket.cc)
-// and the Ring's connect (ring_js.cc).
+// and the Ring's connect (native/ring/js.cc).
 #pragma once
 #include <napi.h>
 #include <sys/socket.h>

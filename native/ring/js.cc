@@ -1,5 +1,5 @@
 // The Ring's JS face: class Ring, one method per op. Each method checks its arguments
-// (args.h), fills an op record (ring_op.h) and hands it to the core, which prepares its SQE
+// (args.h), fills an op record (io_op.h) and hands it to the core, which prepares its SQE
 // (now, or later when the SQ has room) and returns its Promise. Raw napi callbacks: the class
 // is made with napi_define_class and each object wraps a RingJs.
 #include <arpa/inet.h>
@@ -9,16 +9,16 @@
 #include <type_traits>
 #include <vector>
 
-#include "args.h"
 #include "addon.h"
+#include "args.h"
+#include "core.h"
 #include "errors.h"
+#include "io_op.h"
+#include "js.h"
 #include "registry.h"
-#include "ring_core.h"
-#include "ring_js.h"
-#include "ring_op.h"
-#include "ring_setup.h"
-#include "unix_msg.h"
-#include "unix_socket.h"
+#include "setup.h"
+#include "sys/unix_msg.h"
+#include "sys/unix_socket.h"
 
 namespace iolab {
 
@@ -64,23 +64,23 @@ static napi_value New(napi_env env, napi_callback_info info) {
 static napi_value Nop(napi_env env, napi_callback_info info) {
   Call<0> call(env, info);
   RingCore* core = call.Open(env);
-  return core->Enqueue(core->AcquireOp(OpKind::kNop, -1));
+  return Queue(core, AcquireSingle(core, OpCode::kNop, -1));
 }
 
 // read(fd, view, position?) / write(...); readv(fd, views, position?) / writev(...)
 // readvOne(fd, view, position?) / writevOne(...): readv/writev of a one-buffer list, which
-// src/ring.ts passes as its one view (three fewer calls back into JS than reading the list).
+// src/ring/ring.ts passes as its one view (three fewer calls back into JS than reading the list).
 enum class Views { kOne, kList, kOneOfList };
 
-template <OpKind kind, bool is_read, Views views>
+template <OpCode code, bool is_read, Views views>
 static napi_value Transfer(napi_env env, napi_callback_info info) {
   Call<3> call(env, info);
   RingCore* core = call.Open(env);
   int fd = FdArg(env, call[0]);
-  uint64_t position = uint64_t(PositionArg(env, call[2], "position", true));
-  Op* op = core->AcquireOp(kind, fd);
-  op->offset = position;
-  return Queue(env, core, op, [&] {
+  int64_t position = PositionArg(env, call[2], "position", true);
+  SingleOp* op = AcquireSingle(core, code, fd);
+  op->offset = uint64_t(position);
+  return Queue(core, op, [&] {
     if (views == Views::kList) OpAddViewList(env, op, call[1], is_read);
     else OpAddView(env, op, call[1], is_read, views == Views::kOne ? "buffer" : "buffers[0]");
   });
@@ -91,10 +91,10 @@ static napi_value Fsync(napi_env env, napi_callback_info info) {
   RingCore* core = call.Open(env);
   int fd = FdArg(env, call[0]);
   bool datasync = OptionsArg(env, call[1]).Bool("datasync", false);
-  Op* op = core->AcquireOp(OpKind::kFsync, fd);
+  SingleOp* op = AcquireSingle(core, OpCode::kFsync, fd);
   op->flags = datasync ? IORING_FSYNC_DATASYNC : 0;
   if (datasync) op->syscall = "fdatasync";
-  return core->Enqueue(op);
+  return Queue(core, op);
 }
 
 // sendmsg(fd, buffers, { fds?, credentials? }): one message, fds as SCM_RIGHTS.
@@ -102,9 +102,9 @@ static napi_value Sendmsg(napi_env env, napi_callback_info info) {
   Call<3> call(env, info);
   RingCore* core = call.Open(env);
   int fd = FdArg(env, call[0]);
-  Op* op = core->AcquireOp(OpKind::kSendmsg, fd);
+  SingleOp* op = AcquireSingle(core, OpCode::kSendmsg, fd);
   op->flags = MSG_NOSIGNAL;
-  return Queue(env, core, op, [&] {
+  return Queue(core, op, [&] {
     OpAddViewList(env, op, call[1], false);  // copied now: option getters below cannot touch it
     Keys keys(env);
     int fds[kMaxFdsPerMessage];
@@ -128,10 +128,10 @@ static napi_value Recvmsg(napi_env env, napi_callback_info info) {
   int fd = FdArg(env, call[0]);
   RecvLimits limits(env, call[2]);
   int max_fds = limits.max_fds, control_fds = limits.control_fds;
-  Op* op = core->AcquireOp(OpKind::kRecvmsg, fd);
+  SingleOp* op = AcquireSingle(core, OpCode::kRecvmsg, fd);
   op->max_fds = max_fds;
   op->flags = MSG_CMSG_CLOEXEC;
-  return Queue(env, core, op, [&] {
+  return Queue(core, op, [&] {
     OpAddViewList(env, op, call[1], true);
     OpSetRecvControl(op, control_fds);
     OpReadSocketType(op);
@@ -139,16 +139,16 @@ static napi_value Recvmsg(napi_env env, napi_callback_info info) {
 }
 
 // An op that takes nothing but its fd (accept, closeFd, cancelFd).
-template <OpKind kind>
+template <OpCode code>
 static napi_value FdOnly(napi_env env, napi_callback_info info) {
   Call<1> call(env, info);
   RingCore* core = call.Open(env);
   int fd = FdArg(env, call[0]);
-  return core->Enqueue(core->AcquireOp(kind, fd));
+  return Queue(core, AcquireSingle(core, code, fd));
 }
 
 // A TCP address { host, port }: host numeric IPv4/IPv6 or localhost (default 127.0.0.1).
-static void TcpAddress(napi_env env, napi_value value, Op* op) {
+static void TcpAddress(napi_env env, napi_value value, IoOp* op) {
   OptionsArg a(env, value, "address");
   napi_value hv = a.Get("host");
   std::string host = Napi::Value(env, hv).IsUndefined() ? "127.0.0.1" : StringArg(env, hv, "address.host");
@@ -175,8 +175,8 @@ static napi_value Connect(napi_env env, napi_callback_info info) {
   Call<2> call(env, info);
   RingCore* core = call.Open(env);
   int fd = FdArg(env, call[0]);
-  Op* op = core->AcquireOp(OpKind::kConnect, fd);
-  return Queue(env, core, op, [&] {
+  SingleOp* op = AcquireSingle(core, OpCode::kConnect, fd);
+  return Queue(core, op, [&] {
     memset(&op->addr, 0, sizeof(op->addr));
     Napi::Value address(env, call[1]);
     if (address.IsString()) {
@@ -193,15 +193,15 @@ static napi_value Connect(napi_env env, napi_callback_info info) {
 }
 
 // recv(fd, view, flags?) / send(...): MSG_NOSIGNAL added to a send.
-template <OpKind kind, bool is_read>
+template <OpCode code, bool is_read>
 static napi_value SendRecv(napi_env env, napi_callback_info info) {
   Call<3> call(env, info);
   RingCore* core = call.Open(env);
   int fd = FdArg(env, call[0]);
   unsigned flags = Napi::Value(env, call[2]).IsUndefined() ? 0 : unsigned(IntegerArg(env, call[2], "flags", 0, INT32_MAX));
-  Op* op = core->AcquireOp(kind, fd);
+  SingleOp* op = AcquireSingle(core, code, fd);
   op->flags = flags | (is_read ? 0 : MSG_NOSIGNAL);
-  return Queue(env, core, op, [&] { OpAddView(env, op, call[1], is_read); });
+  return Queue(core, op, [&] { OpAddView(env, op, call[1], is_read); });
 }
 
 // socket(family, type = 'stream'): 'inet' | 'inet6' | 'unix', 'stream' | 'dgram' | 'seqpacket'.
@@ -211,21 +211,23 @@ static napi_value Socket(napi_env env, napi_callback_info info) {
   static const Choice families[] = {{"inet", AF_INET}, {"inet6", AF_INET6}, {"unix", AF_UNIX}, {nullptr, 0}};
   int domain = ChoiceArg(env, call[0], "family", families);
   int type = Napi::Value(env, call[1]).IsUndefined() ? SOCK_STREAM : ChoiceArg(env, call[1], "type", kSocketTypes);
-  Op* op = core->AcquireOp(OpKind::kSocket, -1);
+  SingleOp* op = AcquireSingle(core, OpCode::kSocket, -1);
   op->offset = uint64_t(domain);
   op->flags = unsigned(type);
-  return core->Enqueue(op);
+  return Queue(core, op);
 }
 
 static napi_value Submit(napi_env env, napi_callback_info info) {
   Call<0> call(env, info);
-  call.Open(env)->Flush();
+  RingCore* core = call.Open(env);
+  core->Admit();
+  core->Flush();
   return nullptr;
 }
 
 static napi_value Close(napi_env env, napi_callback_info info) {
   Call<0> call(env, info);
-  if (call.ring->handle.core != nullptr) return call.ring->handle.core->Close();
+  if (call.ring->handle.core != nullptr) return call.Open(env)->Close();
   napi_deferred deferred;
   napi_value promise, undefined;
   NAPI_THROW_IF_FAILED(env, napi_create_promise(env, &deferred, &promise), nullptr);
@@ -260,6 +262,8 @@ static napi_value Stats(napi_env env, napi_callback_info info) {
   out.Set("overflowQueued", s.overflow_queued);
   out.Set("cqOverflows", s.cq_overflows);
   out.Set("cancelOps", s.cancel_ops);
+  out.Set("recvNoBuffers", s.recv_no_buffers);
+  out.Set("streamSlotsReused", s.stream_slots_reused);
   return out;
 }
 
@@ -298,28 +302,28 @@ static napi_value TestRefuseCancelAny(napi_env env, napi_callback_info info) {
 struct Method {
   const char* name;
   napi_callback cb;
-  bool own;  // also made per Ring, carrying it (not those src/ring.ts wraps on the prototype)
+  bool own;  // also made per Ring, carrying it (not those src/ring/ring.ts wraps on the prototype)
 };
 #define METHOD(name, fn, own) {name, RawCallback<fn>, own}
 static const Method kMethods[] = {
     METHOD("nop", Nop, true),
-    METHOD("read", (Transfer<OpKind::kRead, true, Views::kOne>), true),
-    METHOD("write", (Transfer<OpKind::kWrite, false, Views::kOne>), true),
-    METHOD("readv", (Transfer<OpKind::kReadv, true, Views::kList>), false),
-    METHOD("writev", (Transfer<OpKind::kWritev, false, Views::kList>), false),
-    METHOD("readvOne", (Transfer<OpKind::kReadv, true, Views::kOneOfList>), true),
-    METHOD("writevOne", (Transfer<OpKind::kWritev, false, Views::kOneOfList>), true),
+    METHOD("read", (Transfer<OpCode::kRead, true, Views::kOne>), true),
+    METHOD("write", (Transfer<OpCode::kWrite, false, Views::kOne>), true),
+    METHOD("readv", (Transfer<OpCode::kReadv, true, Views::kList>), false),
+    METHOD("writev", (Transfer<OpCode::kWritev, false, Views::kList>), false),
+    METHOD("readvOne", (Transfer<OpCode::kReadv, true, Views::kOneOfList>), true),
+    METHOD("writevOne", (Transfer<OpCode::kWritev, false, Views::kOneOfList>), true),
     METHOD("fsync", Fsync, true),
     METHOD("sendmsg", Sendmsg, true),
     METHOD("recvmsg", Recvmsg, true),
-    METHOD("accept", FdOnly<OpKind::kAccept>, true),
+    METHOD("accept", FdOnly<OpCode::kAccept>, true),
     METHOD("connect", Connect, true),
-    METHOD("recv", (SendRecv<OpKind::kRecv, true>), true),
-    METHOD("send", (SendRecv<OpKind::kSend, false>), true),
-    METHOD("closeFd", FdOnly<OpKind::kClose>, true),
+    METHOD("recv", (SendRecv<OpCode::kRecv, true>), true),
+    METHOD("send", (SendRecv<OpCode::kSend, false>), true),
+    METHOD("closeFd", FdOnly<OpCode::kClose>, true),
     METHOD("socket", Socket, true),
     // cancelFd(fd): every op waiting on fd rejects with ECANCELED; resolves with how many.
-    METHOD("cancelFd", FdOnly<OpKind::kCancelFd>, true),
+    METHOD("cancelFd", FdOnly<OpCode::kCancelFd>, true),
     METHOD("sendmsgBatch", SendmsgBatch, false),
     METHOD("recvmsgBatch", RecvmsgBatch, false),
     METHOD("closeFds", CloseFds, true),
@@ -327,7 +331,7 @@ static const Method kMethods[] = {
     METHOD("recvmsgBatchFlat", RecvmsgBatchFlat, true),
     METHOD("readvBatch", ReadvBatch, false),
     METHOD("readvBatchFlat", ReadvBatchFlat, true),
-    METHOD("setupBufRing", SetupBufRing, false),  // ring_bufring_js.cc
+    METHOD("setupBufRing", SetupBufRing, false),  // bufjs.cc
     METHOD("streamsInit", StreamsInit, false),
     METHOD("recvMultishot", RecvMultishot, true),
     METHOD("bufRelease", BufRelease, true),

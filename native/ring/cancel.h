@@ -7,8 +7,8 @@
 #pragma once
 #include <liburing.h>
 
-#include "ring_op.h"
-#include "ring_stats.h"
+#include "op.h"
+#include "stats.h"
 
 namespace iolab {
 

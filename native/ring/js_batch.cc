@@ -1,5 +1,5 @@
 // The Ring's batch methods: many ops of one kind queued by one call and settled together with
-// one Promise (ring_group.h). What every op of a batch shares is done once per call: the
+// one Promise (group.h). What every op of a batch shares is done once per call: the
 // options are read once, each fd to send is dup'ed once however many messages carry it, the
 // socket's type is read once.
 #include <fcntl.h>
@@ -15,30 +15,38 @@
 #include "args.h"
 #include "errors.h"
 #include "live_objects.h"
-#include "ring_group.h"
-#include "ring_js.h"
-#include "ring_setup.h"
-#include "unix_msg.h"
+#include "group.h"
+#include "js.h"
+#include "setup.h"
+#include "sys/unix_msg.h"
 
 namespace iolab {
 
 // The batch being filled: given back (its ops to the pool, its fd copies closed) unless it
-// was queued.
+// was queued. Queue, QueueNow and Refuse throw RingClosedError (the batch given back) when the
+// Ring closed while the arguments were read.
 class Filling {
  public:
   explicit Filling(RingCore* core) : core_(core), group_(new OpGroup) {}
   ~Filling() {
-    if (group_ != nullptr) core_->DropGroup(group_);
+    if (group_ != nullptr) DropGroup(core_, group_);
   }
   OpGroup* get() const { return group_; }
-  Op* Add(OpKind kind, int fd) {
-    Op* op = core_->AcquireOp(kind, fd);
-    group_->ops.push_back(op);
-    return op;
+  MemberOp* Add(OpCode code, int fd, bool direct = false) { return AddMember(core_, group_, code, fd, direct); }
+  napi_value Queue() {
+    for (Op* op : group_->ops)  // a view it copied from faulted: refused, as the sync call throws
+      if (MemberOp* m = static_cast<MemberOp*>(op); m->fault != 0) return Refuse(m->fault, m->syscall);
+    core_->Admit();
+    return QueueGroup(core_, Release());
   }
-  napi_value Queue() { return core_->EnqueueGroup(Release()); }
-  napi_value QueueNow() { return core_->EnqueueGroupNow(Release()); }
-  napi_value Refuse(int err, const char* syscall) { return core_->RefuseGroup(Release(), err, syscall); }
+  napi_value QueueNow() {
+    core_->Admit();
+    return QueueGroupNow(core_, Release());
+  }
+  napi_value Refuse(int err, const char* syscall) {
+    core_->Admit();
+    return RefuseGroup(core_, Release(), err, syscall);
+  }
 
  private:
   OpGroup* Release() {
@@ -106,7 +114,7 @@ napi_value SendmsgBatch(napi_env env, napi_callback_info info) {
     napi_typeof(env, element, &type);
     if (type != napi_object) ThrowArgType(env, name, "an object { buffers, fds? }", element);
     OptionsArg message(env, element, "message");
-    Op* op = batch.Add(OpKind::kSendmsg, fd);
+    MemberOp* op = batch.Add(OpCode::kSendmsg, fd);
     op->flags = MSG_NOSIGNAL;
     OpAddViewList(env, op, message.Get(keys[Key::kBuffers]), false);  // copied now
     int fds[kMaxFdsPerMessage];
@@ -121,9 +129,9 @@ napi_value SendmsgBatch(napi_env env, napi_callback_info info) {
   return batch.Queue();
 }
 
-// The flat forms src/ring.ts calls: every message's views in one Array, how many belong to
+// The flat forms src/ring/ring.ts calls: every message's views in one Array, how many belong to
 // each message in an Int32Array (and for sendmsg every fd in one Int32Array, counted the same
-// way), so no property is read here per message; the result is packed (ring_group.h). The
+// way), so no property is read here per message; the result is packed (group.h). The
 // checks are the object forms', element by element; the names in their errors are built only
 // when one is thrown. The Int32Arrays are copied first: reading a view may run a getter that
 // detaches them.
@@ -151,7 +159,7 @@ napi_value SendmsgBatchFlat(napi_env env, napi_callback_info info) {
     if (view_counts[i] < 0 || view_at + uint64_t(views) > total_views) ThrowArgRange(env, "viewCounts", "counts of views that add up to views.length", std::to_string(view_counts[i]));
     if (fd_counts[i] < 0 || nfds > uint32_t(kMaxFdsPerMessage) || fd_at + uint64_t(nfds) > total_fds)
       ThrowArgRange(env, ArgPath{"messages[", i, "].fds.length"}.str(), "<= " + std::to_string(kMaxFdsPerMessage) + " (SCM_MAX_FD)", std::to_string(fd_counts[i]));
-    Op* op = batch.Add(OpKind::kSendmsg, fd);
+    MemberOp* op = batch.Add(OpCode::kSendmsg, fd);
     op->flags = MSG_NOSIGNAL;
     OpAddViewRange(env, op, call[1], view_at, views, false, ArgPath{"messages[", i, "].buffers"});  // copied now
     view_at += views;
@@ -178,8 +186,8 @@ static void ReadSocketType(int fd, OpGroup* group) {
   }
 }
 
-static Op* AddRecvmsg(Filling* batch, int fd, int max_fds) {
-  Op* op = batch->Add(OpKind::kRecvmsg, fd);
+static MemberOp* AddRecvmsg(Filling* batch, int fd, int max_fds) {
+  MemberOp* op = batch->Add(OpCode::kRecvmsg, fd);
   op->max_fds = max_fds;
   op->flags = MSG_CMSG_CLOEXEC;
   op->socket_type = batch->get()->socket_type;
@@ -198,7 +206,7 @@ napi_value RecvmsgBatch(napi_env env, napi_callback_info info) {
   Filling batch(core);
   ReadSocketType(fd, batch.get());
   for (uint32_t i = 0; i < n; i++) {
-    Op* op = AddRecvmsg(&batch, fd, max_fds);
+    MemberOp* op = AddRecvmsg(&batch, fd, max_fds);
     OpAddViewList(env, op, Element(env, call[1], i), true);
     OpSetRecvControl(op, control_fds);
   }
@@ -220,7 +228,7 @@ napi_value RecvmsgBatchFlat(napi_env env, napi_callback_info info) {
   OpGroup* group = batch.get();
   group->packed = true;
   group->stride = 3 + size_t(max_fds);
-  // the views Array (src/ring.ts made it for this call) is held once, not each view in it
+  // the views Array (src/ring/ring.ts made it for this call) is held once, not each view in it
   NAPI_THROW_IF_FAILED(env, napi_create_reference(env, call[1], 1, &group->views), nullptr);
   LiveInc(Live::kHeldBuffers);
   ReadSocketType(fd, group);
@@ -228,7 +236,7 @@ napi_value RecvmsgBatchFlat(napi_env env, napi_callback_info info) {
   for (size_t i = 0; i < n; i++) {
     uint32_t views = uint32_t(view_counts[i]);
     if (view_counts[i] < 0 || view_at + uint64_t(views) > total_views) ThrowArgRange(env, "viewCounts", "counts of views that add up to views.length", std::to_string(view_counts[i]));
-    Op* op = AddRecvmsg(&batch, fd, max_fds);
+    MemberOp* op = AddRecvmsg(&batch, fd, max_fds);
     OpAddViewRange(env, op, call[1], view_at, views, true, ArgPath{"buffers[", i, "]"}, group->views);
     view_at += views;
     OpSetRecvControl(op, control_fds);
@@ -246,6 +254,7 @@ napi_value ReadvBatch(napi_env env, napi_callback_info info) {
   Filling batch(core);
   batch.get()->reads = true;
   Keys keys(env);
+  int64_t any_position = -1;
   for (uint32_t i = 0; i < n; i++) {
     std::string name = "requests[" + std::to_string(i) + "]";
     napi_value element = Element(env, call[1], i);
@@ -253,15 +262,18 @@ napi_value ReadvBatch(napi_env env, napi_callback_info info) {
     napi_typeof(env, element, &type);
     if (type != napi_object) ThrowArgType(env, name, "an object { buffers, position? }", element);
     OptionsArg request(env, element, "request");
-    Op* op = batch.Add(OpKind::kReadv, fd);
-    op->offset = uint64_t(PositionArg(env, request.Get("position"), (name + ".position").c_str(), true));
+    MemberOp* op = batch.Add(OpCode::kReadv, fd);
+    int64_t position = PositionArg(env, request.Get("position"), (name + ".position").c_str(), true);
+    any_position = std::max(any_position, position);
+    op->offset = uint64_t(position);
     OpAddViewList(env, op, request.Get(keys[Key::kBuffers]), true);  // holds its views
   }
+  if (int err = PositionRefusal(fd, any_position)) return batch.Refuse(err, "readv");
   return batch.Queue();
 }
 
 // fd is read through the page cache (no O_DIRECT), where RWF_NOWAIT completes a read inside the
-// submit or refuses it with EAGAIN. (Only a hint: SubmitDirect waits for a read the kernel
+// submit or refuses it with EAGAIN. (Only a hint: SubmitInCall waits for a read the kernel
 // queued all the same, so a file made O_DIRECT meanwhile is safe, if slow.)
 static bool ThroughPageCache(int fd) {
   int flags = fcntl(fd, F_GETFL);
@@ -273,13 +285,13 @@ static bool ThroughPageCache(int fd) {
 // each request has one view; a position of -1 is the file position. The views Array is held once for the batch, as
 // recvmsgBatchFlat holds its own. When every position is explicit, fd is not O_DIRECT and the
 // SQ has room for the batch, the reads go straight into the
-// views (kReadvDirect) and are submitted before the call returns (EnqueueGroupNow): no bounce
+// views (kReadvDirect) and are submitted before the call returns (QueueGroupNow): no bounce
 // memory, no copy when they settle.
 napi_value ReadvBatchFlat(napi_env env, napi_callback_info info) {
   Call<5> call(env, info);
   RingCore* core = call.Open(env);
   int fd = FdArg(env, call[0]);
-  // The typed arrays are copied first (src/ring.ts reuses them: a getter run below may call
+  // The typed arrays are copied first (src/ring/ring.ts reuses them: a getter run below may call
   // readvBatch again); then every element is fetched, since reading one may run JS (a getter
   // that detaches a buffer or closes the Ring): the views' pointers are taken after that.
   size_t n = 0, n_counts = 0;
@@ -294,7 +306,7 @@ napi_value ReadvBatchFlat(napi_env env, napi_callback_info info) {
     if (n_counts < n) ThrowArgRange(env, "viewCounts.length", ">= positions.length (" + std::to_string(n) + ")", std::to_string(n_counts));
   }
   uint32_t total_views = BatchLength(env, call[1], "views", "an array of ArrayBufferView");
-  // src/ring.ts also passes a small batch's views as arguments after the five: all of them in
+  // src/ring/ring.ts also passes a small batch's views as arguments after the five: all of them in
   // one napi call instead of an element read each.
   size_t argc = 5 + size_t(total_views);
   std::vector<napi_value> elements(argc);
@@ -305,6 +317,7 @@ napi_value ReadvBatchFlat(napi_env env, napi_callback_info info) {
     elements.resize(total_views);
     for (uint32_t k = 0; k < total_views; k++) elements[k] = Element(env, call[1], k);
   }
+  bool positioned = std::any_of(positions.begin(), positions.end(), [](double p) { return p >= 0; });
   bool direct = n > 0 && std::all_of(positions.begin(), positions.end(), [](double p) { return p >= 0; }) &&
                 core->CanSubmitNow(n) && ThroughPageCache(fd);
   Filling batch(core);
@@ -324,12 +337,13 @@ napi_value ReadvBatchFlat(napi_env env, napi_callback_info info) {
       napi_create_double(env, p, &value);
       PositionArg(env, value, ArgPath{"requests[", i, "].position"}.str().c_str(), true);
     }
-    Op* op = batch.Add(direct ? OpKind::kReadvDirect : OpKind::kReadv, fd);
+    MemberOp* op = batch.Add(direct ? OpCode::kReadvDirect : OpCode::kReadv, fd, direct);
     op->offset = uint64_t(int64_t(p));
     if (direct) OpSetDirect(env, op, elements.data(), view_at, views, ArgPath{"requests[", i, "].buffers"}, group->views);
     else OpAddViewRange(env, op, call[1], view_at, views, true, ArgPath{"requests[", i, "].buffers"}, group->views);
     view_at += views;
   }
+  if (int err = PositionRefusal(fd, positioned ? 0 : -1)) return batch.Refuse(err, "readv");
   return direct ? batch.QueueNow() : batch.Queue();
 }
 
@@ -341,13 +355,13 @@ napi_value CloseFds(napi_env env, napi_callback_info info) {
   napi_is_typedarray(env, call[0], &is_typed);
   Filling batch(core);
   batch.get()->resolve_undefined = true;
-  if (is_typed) {  // no element to read from JS, one by one (src/ring.ts passes this form)
+  if (is_typed) {  // no element to read from JS, one by one (src/ring/ring.ts passes this form)
     size_t n = 0;
     std::vector<int32_t> fds = Int32ArrayArg(env, call[0], "fds", &n, kMaxRingEntries);
     if (n > kMaxRingEntries) ThrowArgRange(env, "fds.length", "<= " + std::to_string(kMaxRingEntries), std::to_string(n));
     for (size_t i = 0; i < n; i++) {
       if (fds[i] < 0) ThrowArgRange(env, "fds[" + std::to_string(i) + "]", "an fd (an integer >= 0)", std::to_string(fds[i]));
-      batch.Add(OpKind::kClose, fds[i]);
+      batch.Add(OpCode::kClose, fds[i]);
     }
     return batch.Queue();
   }
@@ -356,7 +370,7 @@ napi_value CloseFds(napi_env env, napi_callback_info info) {
     napi_value element = Element(env, call[0], i);
     int fd;
     if (!IsFd(env, element, &fd)) fd = FdArg(env, element, ("fds[" + std::to_string(i) + "]").c_str());
-    batch.Add(OpKind::kClose, fd);
+    batch.Add(OpCode::kClose, fd);
   }
   return batch.Queue();
 }

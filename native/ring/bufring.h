@@ -8,6 +8,9 @@
 // it releases it or hands it to a send; that send until it completes. The memory is one
 // mapping, exposed to JS as one external ArrayBuffer, freed only once the ring is gone AND
 // that ArrayBuffer was collected (it is detached when the Ring is torn down).
+//
+// RingStreams is a RingPart: the core calls it at its fixed points and never names it; a
+// stream's recv and sends are two op kinds (stream.cc) over StreamOp records.
 #pragma once
 #include <liburing.h>
 #include <napi.h>
@@ -15,12 +18,13 @@
 #include <deque>
 #include <vector>
 
-#include "ring_op.h"
+#include "core.h"
+#include "op.h"
 
 namespace iolab {
 
-class RingCore;
 struct RingStream;
+class RingStreams;
 
 // The kernel's limit on a buffer ring's entries (io_uring/kbuf.c).
 constexpr unsigned kMaxBufRingEntries = 32768;
@@ -45,30 +49,44 @@ struct BufRing {
   int refs = 0;                     // the Ring's registration + the external ArrayBuffer
   char* at(unsigned id) const { return mem + size_t(id) * size; }
 };
+enum : uint8_t { kBufInKernel = 0, kBufJs = 1, kBufSending = 2 };
+
+// A stream's recv or send: what the kernel touches for it.
+struct StreamOp : Op {
+  RingStream* stream = nullptr;
+  int fd = -1;
+  int buf_id = -1;                  // a send's provided buffer (-1: its copy)
+  uint32_t sent = 0, length = 0;    // how much of `length` went out (a short send goes on)
+  Bounce copy;                      // stream.write()'s bytes
+};
 
 struct RingStream {
+  RingStreams* owner = nullptr;
   int token = 0;
   int fd = -1;
   BufRing* pool = nullptr;
-  Op* recv = nullptr;            // the armed multishot recv, or none
+  StreamOp* recv = nullptr;      // the armed multishot recv, or none
   bool recv_cancel_sent = false;
   bool cancel_due = false;       // its cancel waits for an SQE, or for the recv to leave the backlog
   bool recv_ended = false;       // EOF, an error or cancel: receiving is over for good
   bool paused = false;           // too much queued to send: recv cancelled until it drains
   bool starved = false;          // ENOBUFS: in the starved list, rearmed when a buffer comes back
   bool closing = false;          // close() asked: finished once nothing is in flight
-  std::deque<Op*> sends;         // front: in the kernel; the rest wait their turn
+  bool finished = false;         // nothing left: its slot is free once the rule allows (core.h)
+  std::deque<StreamOp*> sends;   // front: in the kernel; the rest wait their turn
   size_t queued_bytes = 0;       // bytes not yet sent
   size_t pause_at = 0;
   int send_error = 0;            // the first send's error not yet told through kEnd
   bool sends_failed = false;     // a send failed: later sends are dropped
 };
 
-// The Ring's streams and buffer rings (one per core, made on first use).
-class RingStreams {
+// A Ring's streams and buffer rings (one per core, made on first use).
+class RingStreams : public RingPart {
  public:
+  // This Ring's, made and hung on the core on first use.
+  static RingStreams* Of(RingCore* core);
   RingStreams(napi_env env, RingCore* core) : env_(env), core_(core) {}
-  ~RingStreams();
+  ~RingStreams() override;
 
   // JS's side: the dispatcher (a module-level function, called with the ring object as `this`
   // and the event count) and the Int32Array the events are written into.
@@ -78,40 +96,39 @@ class RingStreams {
   BufRing* FindBufRing(unsigned bgid) const;
   // Arms a multishot recv on fd; returns the stream's token.
   int Open(int fd, BufRing* pool, size_t pause_at);
-  RingStream* Find(int token) const;
+  RingStream* Find(int token) const;                   // null once it is finished
   void Release(BufRing* pool, unsigned id);            // JS gives a buffer back
   void SendBuffer(RingStream* s, unsigned id, unsigned length);
-  void Write(RingStream* s, Op* op);                   // op's bounce holds the bytes
+  // The bytes are copied; EFAULT (nothing queued) when the view faults.
+  int Write(RingStream* s, const char* data, size_t length);
   bool Close(RingStream* s);  // true: finished at once (no kClosed comes)
 
-  // The core's side.
-  // A stream op's CQE; true when the op is done with (the core releases it).
-  bool OnCqe(Op* op, int res, unsigned flags, bool in_cleanup);
-  // Calls JS with the events gathered since the last call (inside the reap's callback scope).
-  void Dispatch(napi_value ring_object);
-  // Ring close: streams stop receiving; their sends are cancelled with everything else.
-  void OnClose();
-  // The ring is gone (after io_uring_queue_exit): free what the kernel can no longer touch.
-  void TearDown(bool in_cleanup, bool ops_left);
-  bool has_events() const { return !events_.empty(); }
-  // Recv cancels that could not be queued when asked (the prepare handle retries them).
-  bool cancels_due() const { return !cancels_due_.empty(); }
-  void RetryCancels();
-  bool dispatching() const { return dispatching_; }
+  // The core's side (RingPart).
+  void BeforeFlush() override;                  // recv cancels that could not be queued when asked
+  void AfterReap(napi_value ring_object) override;  // the events gathered, to JS in one call
+  void OnClose() override;                      // streams stop receiving
+  void TearDown(bool in_cleanup, bool ops_left) override;
+
+  // The stream op kinds' (stream.cc): a CQE of a stream's recv or send.
+  Next OnRecvCqe(StreamOp* op, int res, unsigned flags);
+  Next OnSendCqe(StreamOp* op, int res);
 
  private:
   void Emit(RingStream* s, StreamEvent type, int32_t a, int32_t b);
+  StreamOp* NewOp(bool send, RingStream* s);
   void ArmRecv(RingStream* s);
   void CancelRecv(RingStream* s);
   void ReturnBuffer(BufRing* pool, unsigned id);
-  void StartSend(RingStream* s);
   void OnRecv(RingStream* s, int res, unsigned flags);
-  void QueueSend(RingStream* s, Op* op);
-  void OnSend(RingStream* s, Op* op, int res);
+  void QueueSend(RingStream* s, StreamOp* op);
+  void OnSend(RingStream* s, StreamOp* op, int res, bool* again);
   void DropSends(RingStream* s);
   void MaybeRearm(RingStream* s);
   bool MaybeFinish(RingStream* s, bool emit = true);
   void WakeStarved(BufRing* pool);
+  void Unstarve(RingStream* s);
+  void Resume(RingStream* s);
+  static void FreeSlot(RingCore* core, void* streams, intptr_t token);
   static void FinalizeArrayBuffer(napi_env env, void* data, void* hint);
   static void Unref(BufRing* pool);
 
@@ -121,26 +138,12 @@ class RingStreams {
   napi_ref events_array_ = nullptr;
   std::vector<int32_t> events_;
   std::vector<BufRing*> pools_;
+  unsigned next_bgid_ = 0;
   std::vector<RingStream*> streams_;  // by token; nullptr: free
-  std::vector<int> free_tokens_, freed_now_;  // freed_now_: reusable after the next dispatch
+  std::vector<int> free_tokens_;
   std::vector<RingStream*> starved_;
   std::vector<int> cancels_due_;  // tokens; a stream's cancel_due says whether it still wants it
-  bool dispatching_ = false;
   bool closing_ = false;
 };
-
-// The op table's rows for stream ops (ring_op.cc).
-void PrepRecvMultishot(struct io_uring_sqe* sqe, Op* op);
-void PrepStreamSend(struct io_uring_sqe* sqe, Op* op);
-
-// The Ring's methods (ring_js.cc lists them in kMethods).
-napi_value SetupBufRing(napi_env env, napi_callback_info info);
-napi_value StreamsInit(napi_env env, napi_callback_info info);
-napi_value RecvMultishot(napi_env env, napi_callback_info info);
-napi_value BufRelease(napi_env env, napi_callback_info info);
-napi_value StreamSend(napi_env env, napi_callback_info info);
-napi_value StreamWrite(napi_env env, napi_callback_info info);
-napi_value StreamClose(napi_env env, napi_callback_info info);
-napi_value StreamQueued(napi_env env, napi_callback_info info);
 
 }  // namespace iolab

@@ -1,4 +1,4 @@
-#include "ring_setup.h"
+#include "setup.h"
 
 #include <errno.h>
 #include <stdio.h>

@@ -1,12 +1,12 @@
-// The Ring's methods for buffer rings and streams (ring_bufring.h); src/ring.ts wraps them in
+// The Ring's methods for buffer rings and streams (bufring.h); src/ring/ring.ts wraps them in
 // class BufferRing and RingStream. Each checks what it can cheaply and throws before touching
 // the kernel; a buffer JS does not hold (released, or handed to a send) is refused, so the
 // buffer ring never gets an id twice.
 #include <errno.h>
 #include <sys/socket.h>
 
-#include "ring_bufring.h"
-#include "ring_js.h"
+#include "bufring.h"
+#include "js.h"
 
 namespace iolab {
 
@@ -20,8 +20,9 @@ napi_value SetupBufRing(napi_env env, napi_callback_info info) {
   unsigned size = unsigned(IntegerArg(env, call[1], "size", 1, 1 << 20));
   if (uint64_t(count) * size > (uint64_t(1) << 32))
     ThrowArgRange(env, "count * size", "<= 4 GiB", std::to_string(uint64_t(count) * size));
+  core->Admit();
   napi_value array_buffer;
-  BufRing* pool = core->streams()->AddBufRing(count, size, &array_buffer);
+  BufRing* pool = RingStreams::Of(core)->AddBufRing(count, size, &array_buffer);
   napi_value out, bgid;
   napi_create_array_with_length(env, 2, &out);
   napi_create_uint32(env, pool->bgid, &bgid);
@@ -40,20 +41,21 @@ napi_value StreamsInit(napi_env env, napi_callback_info info) {
   bool is_typed = false;
   napi_is_typedarray(env, call[1], &is_typed);
   if (!is_typed) ThrowArgType(env, "events", "an Int32Array", call[1]);
-  core->streams()->SetDispatcher(call[0], call[1]);
+  core->Admit();
+  RingStreams::Of(core)->SetDispatcher(call[0], call[1]);
   return nullptr;
 }
 
 static BufRing* PoolArg(napi_env env, RingCore* core, napi_value value) {
   unsigned bgid = unsigned(IntegerArg(env, value, "bufferRing", 0, 65535));
-  BufRing* pool = core->streams()->FindBufRing(bgid);
+  BufRing* pool = RingStreams::Of(core)->FindBufRing(bgid);
   if (pool == nullptr) ThrowArgValue(env, "bufferRing", "must be a buffer ring of this Ring", value);
   return pool;
 }
 
 static unsigned HeldBufferArg(napi_env env, BufRing* pool, napi_value value) {
   unsigned id = unsigned(IntegerArg(env, value, "id", 0, pool->count - 1));
-  if (pool->state[id] != 1)
+  if (pool->state[id] != kBufJs)
     ThrowError(env, "ERR_RING_BUFFER_RETURNED",
               "buffer " + std::to_string(id) + " is not held: it was released or sent, and belongs to the buffer ring again");
   return id;
@@ -61,7 +63,7 @@ static unsigned HeldBufferArg(napi_env env, BufRing* pool, napi_value value) {
 
 static RingStream* StreamArg(napi_env env, RingCore* core, napi_value value) {
   int token = int(IntegerArg(env, value, "stream", 0, INT32_MAX));
-  RingStream* s = core->streams()->Find(token);
+  RingStream* s = RingStreams::Of(core)->Find(token);
   if (s == nullptr || s->closing) ThrowError(env, "ERR_RING_STREAM_CLOSED", "the stream is closed");
   return s;
 }
@@ -77,7 +79,7 @@ napi_value RecvMultishot(napi_env env, napi_callback_info info) {
   int type;
   socklen_t len = sizeof(type);
   if (getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &len) < 0) ThrowErrno(env, errno, "recv");
-  return Napi::Number::New(env, core->streams()->Open(fd, pool, pause_at));
+  return Napi::Number::New(env, RingStreams::Of(core)->Open(fd, pool, pause_at));
 }
 
 // bufRelease(bgid, id): the buffer goes back to the kernel.
@@ -85,7 +87,9 @@ napi_value BufRelease(napi_env env, napi_callback_info info) {
   Call<2> call(env, info);
   RingCore* core = call.Open(env);
   BufRing* pool = PoolArg(env, core, call[0]);
-  core->streams()->Release(pool, HeldBufferArg(env, pool, call[1]));
+  unsigned id = HeldBufferArg(env, pool, call[1]);
+  core->Admit();
+  RingStreams::Of(core)->Release(pool, id);
   return nullptr;
 }
 
@@ -96,7 +100,7 @@ napi_value StreamSend(napi_env env, napi_callback_info info) {
   RingStream* s = StreamArg(env, core, call[0]);
   unsigned id = HeldBufferArg(env, s->pool, call[1]);
   unsigned length = unsigned(IntegerArg(env, call[2], "length", 1, s->pool->size));
-  core->streams()->SendBuffer(s, id, length);
+  RingStreams::Of(core)->SendBuffer(s, id, length);
   return nullptr;
 }
 
@@ -108,9 +112,7 @@ napi_value StreamWrite(napi_env env, napi_callback_info info) {
   View bytes = ViewArg(env, call[1], "data");
   if (bytes.length == 0) return nullptr;
   if (bytes.length > (1u << 30)) ThrowArgRange(env, "data.byteLength", "<= 1 GiB", std::to_string(bytes.length));
-  Op* op = core->AcquireOp(OpKind::kStreamSend, s->fd);
-  op->bounce.assign(static_cast<const char*>(bytes.data), static_cast<const char*>(bytes.data) + bytes.length);
-  core->streams()->Write(s, op);
+  if (int err = RingStreams::Of(core)->Write(s, bytes.data, bytes.length)) ThrowErrno(env, err, "send");
   return nullptr;
 }
 
@@ -119,13 +121,14 @@ napi_value StreamWrite(napi_env env, napi_callback_info info) {
 napi_value StreamClose(napi_env env, napi_callback_info info) {
   Call<1> call(env, info);
   RingCore* core = call.Open(env);
-  return Napi::Boolean::New(env, core->streams()->Close(StreamArg(env, core, call[0])));
+  return Napi::Boolean::New(env, RingStreams::Of(core)->Close(StreamArg(env, core, call[0])));
 }
 
 // streamQueued(token): bytes queued to send and not yet sent.
 napi_value StreamQueued(napi_env env, napi_callback_info info) {
   Call<1> call(env, info);
   RingCore* core = call.Open(env);
+  core->Admit();
   return Napi::Number::New(env, double(StreamArg(env, core, call[0])->queued_bytes));
 }
 

@@ -1,12 +1,12 @@
-// Provided-buffer rings and streams on a Ring (native/ring_bufring.{h,cc}): class BufferRing
+// Provided-buffer rings and streams on a Ring (native/ring/bufring.{h,cc}): class BufferRing
 // (the buffers, as views of one ArrayBuffer over the kernel's memory) and class RingStream (a
 // multishot recv and its ordered sends). No Promise per chunk or per send: the addon hands
 // every stream's events of one reap to `dispatch` below in one call, through an Int32Array.
-// src/ring.ts makes them (Ring.setupBufRing, Ring.recvMultishot). See docs/ring.md.
+// ring.ts makes them (Ring.setupBufRing, Ring.recvMultishot). See docs/ring.md.
 import { getSystemErrorMap } from 'node:util';
-import type { ErrnoException } from './native.js';
+import type { ErrnoException } from '../native.js';
 
-/** The addon's methods this module calls (on the ring object, as src/ring.ts's NativeRing). */
+/** The addon's methods this module calls (on the ring object, as ring.ts's NativeRing). */
 export interface NativeStreamMethods {
   setupBufRing(count: number, size: number): [number, ArrayBuffer];
   streamsInit(dispatch: (this: object, count: number) => void, events: Int32Array): void;
@@ -58,6 +58,16 @@ function errnoError(res: number, syscall: string): ErrnoException {
   return Object.assign(new Error(`${code}: ${text}, ${syscall}`), { code, errno: res, syscall });
 }
 
+// One event to its stream. A handler that throws surfaces as an uncaught exception (on the next
+// tick, so whatever called it goes on: the rest of a dispatch, the other streams' ends).
+function deliverReporting(s: RingStream, type: number, a: number, b: number): void {
+  try {
+    deliver(s, type, a, b);
+  } catch (err) {
+    process.nextTick(() => { throw err; });
+  }
+}
+
 // The addon calls this with the ring object as `this` once per reap with events to give.
 function dispatch(this: object, count: number): void {
   const table = tables.get(this);
@@ -66,12 +76,7 @@ function dispatch(this: object, count: number): void {
   for (let i = 0, end = count * 4; i < end; i += 4) {
     const s = streams[events[i]];
     if (s === undefined || (table.closing && events[i + 1] === Event.Data)) continue;
-    try {
-      deliver(s, events[i + 1], events[i + 2], events[i + 3]);
-    } catch (err) {
-      // A handler threw: it surfaces as an uncaught exception; the other events still go out.
-      process.nextTick(() => { throw err; });
-    }
+    deliverReporting(s, events[i + 1], events[i + 2], events[i + 3]);
   }
 }
 
@@ -92,12 +97,22 @@ export function streamsClosing(ring: object): void {
   if (table !== undefined) table.closing = true;
 }
 
-/** After ring.close(): every stream still open ends (RingClosedError) and is closed. */
+/** After ring.close(): every stream still open ends (RingClosedError) and is closed, each
+ * whatever the others' handlers throw. */
 export function endStreams(ring: object): void {
   const table = tables.get(ring);
   if (table === undefined) return;
-  for (const s of table.streams) if (s !== undefined) deliver(s, Event.Closed, END_CLOSED, 0);
-  table.streams.length = 0;
+  const streams = table.streams;
+  table.streams = [];
+  for (const s of streams) if (s !== undefined) deliverReporting(s, Event.Closed, END_CLOSED, 0);
+}
+
+/** A buffer id that is not one of `count` (RangeError) or no number at all (TypeError). */
+function badId(id: unknown, count: number): Error {
+  if (typeof id !== 'number') {
+    return Object.assign(new TypeError(`The "id" argument must be of type number. Received type ${typeof id}`), { code: 'ERR_INVALID_ARG_TYPE' });
+  }
+  return Object.assign(new RangeError(`The value of "id" is out of range. It must be an integer >= 0 and <= ${count - 1}. Received ${id}`), { code: 'ERR_OUT_OF_RANGE' });
 }
 
 /** A provided-buffer ring registered on a Ring (IORING_REGISTER_PBUF_RING): `count` buffers
@@ -110,6 +125,7 @@ export class BufferRing {
   /** Its buffer group id (bgid) on the Ring. */
   readonly id: number;
   readonly #ring: NativeStreamMethods;
+  readonly #table: StreamTable;
   readonly #memory: ArrayBuffer;
   readonly #views: (Uint8Array | undefined)[];
   readonly #held: Uint8Array; // 1 while JS holds the buffer (mirrors the addon's state)
@@ -120,9 +136,10 @@ export class BufferRing {
   }
 
   /** @internal Made by ring.setupBufRing(). */
-  constructor(ring: NativeStreamMethods, count: number, size: number) {
+  constructor(ring: NativeStreamMethods & object, count: number, size: number, closedError: () => Error) {
     const [id, memory] = ring.setupBufRing(count, size);
     this.#ring = ring;
+    this.#table = streamTable(ring, closedError);
     this.count = count;
     this.size = size;
     this.id = id;
@@ -137,6 +154,9 @@ export class BufferRing {
   }
 
   #check(id: number): void {
+    if ((id >>> 0) !== id || id >= this.count) throw badId(id, this.count);
+    // the Ring's close() takes the memory (it is detached once the Ring is gone)
+    if (this.#table.closing || this.#memory.byteLength === 0) throw this.#table.closedError();
     if (this.#held[id] !== 1) {
       const err = new Error(`buffer ${id} is not held: it was released or sent, and belongs to the buffer ring again`);
       throw Object.assign(err, { code: 'ERR_RING_BUFFER_RETURNED' });
@@ -144,7 +164,8 @@ export class BufferRing {
   }
 
   /** Buffer `id`'s whole memory (`size` bytes; the chunk is its first `length`). The same view
-   * each time: no allocation per chunk. Throws ERR_RING_BUFFER_RETURNED unless JS holds it. A
+   * each time: no allocation per chunk. Throws ERR_RING_BUFFER_RETURNED unless JS holds it,
+   * RangeError for an id outside the ring, RingClosedError once the Ring's close() began. A
    * view kept after the buffer went back reads whatever the kernel puts there next; after the
    * Ring closed, nothing (its memory is detached). */
   view(id: number): Uint8Array {
@@ -186,13 +207,15 @@ export class RingStream {
   #settle: ((err: Error | null) => void) | undefined;
 
   static {
+    // A stream keeps its place in the table after it is closed: the addon gives its slot to
+    // another stream only once every event of it gathered so far was handed out here.
     deliver = (s, type, a, b) => {
       if (type === Event.Data) {
         s.#held[a] = 1;
         if (s.#closing === undefined) s.#handlers.data(a, b);
         else s.bufferRing.release(a); // came before close() took effect: nobody wants it
       } else if (type === Event.End) {
-        s.#end(a, b === 1 ? 'send' : 'recv');
+        if (s.#closing === undefined) s.#end(a, b === 1 ? 'send' : 'recv'); // its owner asked for the end
       } else {
         s.#finish(a);
       }
@@ -277,7 +300,6 @@ export class RingStream {
   #finish(res: number): void {
     if (this.#closed) return;
     this.#closed = true;
-    if (this.#table.streams[this.#token] === this) this.#table.streams[this.#token] = undefined;
     if (res === END_CLOSED && !this.#ended) this.#end(END_CLOSED, 'recv');
     this.#settle?.(res === 0 || res === END_CLOSED ? null : errnoError(res, 'send'));
   }

@@ -1,4 +1,4 @@
-#include "ring_cancel.h"
+#include "cancel.h"
 
 #include <errno.h>
 

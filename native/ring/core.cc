@@ -1,0 +1,302 @@
+// The Ring's core: setup and the event-loop binding (eventfd + uv_poll_t, uv_prepare_t flush),
+// the re-entrancy guard and its deferred list, the op-record pools, queueing and submitting.
+// Reaping is core_reap.cc, close and teardown core_close.cc; what an op does is its kind's
+// table (op.h); the JS class is js.cc.
+#include "core.h"
+
+#include <errno.h>
+#include <sys/eventfd.h>
+#include <sys/sdt.h>  // USDT probes (provider iolab): docs/trace.md lists them
+#include <unistd.h>
+
+#include "addon.h"
+#include "errors.h"
+#include "live_objects.h"
+#include "setup.h"
+
+namespace iolab {
+
+RingCore::RingCore(napi_env env, unsigned entries, unsigned cq_entries, bool sqpoll, RingHandle* handle)
+    : env_(env), handle_(handle), cancel_(&ring_, &unsubmitted_, &stats_, sqpoll) {
+  setup_flags_ = SetupRing(env, &ring_, entries, cq_entries, sqpoll);
+
+  event_fd_ = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+  if (event_fd_ < 0) {
+    int err = errno;
+    io_uring_queue_exit(&ring_);
+    ThrowErrno(env, err, "eventfd");
+  }
+  int ret = io_uring_register_eventfd(&ring_, event_fd_);
+  if (ret < 0) {
+    io_uring_queue_exit(&ring_);
+    close(event_fd_);
+    if (ret == -EPERM || ret == -ENOSYS) throw UnavailableError(env, -ret);
+    ThrowErrno(env, -ret, "io_uring_register");
+  }
+
+  NAPI_THROW_IF_FAILED_VOID(env, napi_get_uv_event_loop(env, &loop_));
+  Napi::Object resource = Napi::Object::New(env);
+  napi_create_reference(env, resource, 1, &resource_);
+  napi_async_init(env, resource, Napi::String::New(env, "iolab.Ring"), &async_context_);
+
+  poll_ = new uv_poll_t;
+  uv_poll_init(loop_, poll_, event_fd_);
+  poll_->data = this;
+  uv_poll_start(poll_, UV_READABLE, OnPoll);
+  uv_unref(reinterpret_cast<uv_handle_t*>(poll_));
+  prepare_ = new uv_prepare_t;
+  uv_prepare_init(loop_, prepare_);
+  prepare_->data = this;
+  uv_prepare_start(prepare_, OnPrepare);
+  uv_unref(reinterpret_cast<uv_handle_t*>(prepare_));
+  open_handles_ = 2;
+
+  napi_add_env_cleanup_hook(env, OnEnvCleanup, this);
+  cleanup_hook_ = true;
+  LiveInc(Live::kRings);
+}
+
+RingCore::~RingCore() {
+  for (auto& part : parts_) delete part.second;
+}
+
+// ---- the re-entrancy rule ----
+
+void RingCore::Exit() {
+  if (--depth_ == 0 && !deferred_.empty()) RunDeferred();
+}
+
+void RingCore::Defer(DeferredFn fn, void* object, intptr_t value) {
+  if (depth_ == 0) fn(this, object, value);
+  else deferred_.push_back({fn, object, value});
+}
+
+// The outermost exit: everything deferred, in order, the teardown last (it frees what the
+// others would touch). It holds the guard itself while it runs: anything deferred meanwhile
+// joins the same list.
+void RingCore::RunDeferred() {
+  depth_++;
+  bool teardown = false;
+  while (!deferred_.empty()) {
+    std::vector<Deferred> now;
+    now.swap(deferred_);
+    for (const Deferred& d : now) {
+      if (d.fn == TearDownEntry) teardown = true;
+      else d.fn(this, d.object, d.value);
+    }
+  }
+  depth_--;
+  if (teardown) FinishClose();
+}
+
+void RingCore::TearDownEntry(RingCore*, void*, intptr_t) {}  // a marker: RunDeferred runs it last
+
+// The ring torn down and close()'s waiters resolved, now or at the outermost exit.
+void RingCore::RequestTearDown() {
+  if (depth_ > 0) deferred_.push_back({TearDownEntry, nullptr, 0});
+  else FinishClose();
+}
+
+void RingCore::Admit() const {
+  if (closing_ || torn_down_) throw RingClosedError(env_);
+}
+
+// ---- records ----
+
+OpPool::~OpPool() {
+  while (free_ != nullptr) {
+    Op* next = free_->next;
+    delete free_;
+    free_ = next;
+  }
+}
+
+Op* OpPool::Acquire(const OpClass* cls) {
+  Op* op = free_;
+  if (op != nullptr) {
+    free_ = op->next;
+    count_--;
+  } else {
+    op = cls->make();
+  }
+  op->cls = cls;
+  op->next = op->prev = nullptr;
+  return op;
+}
+
+void OpPool::Release(Op* op, bool keep) {
+  if (!keep || count_ >= 256) {
+    delete op;
+    return;
+  }
+  op->next = free_;
+  free_ = op;
+  count_++;
+}
+
+Op* RingCore::AcquireOp(const OpClass* cls) { return pools_[cls->pool].Acquire(cls); }
+
+void RingCore::ReleaseOp(Op* op) {
+  bool keep = op->cls->clear(env_, op);
+  if (!keep) {
+    Defer([](RingCore*, void* record, intptr_t) { delete static_cast<Op*>(record); }, op);
+    return;
+  }
+  Defer(ReturnRecord, op);
+}
+
+void RingCore::ReturnRecord(RingCore* core, void* record, intptr_t) {
+  Op* op = static_cast<Op*>(record);
+  core->pools_[op->cls->pool].Release(op, !core->torn_down_);
+}
+
+// Holds the JS object while ops are in flight (the kernel may still use their memory).
+void RingCore::Hold(bool strong) {
+  if (handle_ == nullptr) return;
+  if (strong) napi_reference_ref(env_, handle_->object, nullptr);
+  else napi_reference_unref(env_, handle_->object, nullptr);
+}
+
+// Ops entering the kernel: the first keeps the loop alive and the Ring reachable.
+void RingCore::AddInFlight(size_t n) {
+  if (in_flight_ == 0) {
+    uv_ref(reinterpret_cast<uv_handle_t*>(poll_));
+    Hold(true);
+  }
+  in_flight_ += n;
+  LiveAdd(Live::kRingOps, int64_t(n));
+}
+
+// One op fewer in flight; at none the loop may exit and the JS object may be collected, and a
+// Ring that is closing is torn down (per the rule: once no guarded frame is left).
+void RingCore::OpDone() {
+  in_flight_--;
+  LiveDec(Live::kRingOps);
+  if (in_flight_ > 0 || torn_down_) return;
+  uv_unref(reinterpret_cast<uv_handle_t*>(poll_));
+  Hold(false);
+  if (closing_) RequestTearDown();
+}
+
+// ---- queueing and submitting ----
+
+void RingCore::Queue(Op* op) {
+  AddInFlight(1);
+  QueueSqe(op);
+}
+
+// Into the SQ, or behind what already waits for room (order is kept).
+void RingCore::QueueSqe(Op* op) {
+  if (!backlog_.empty() || !PrepSqe(op)) {
+    backlog_.push_back(op);
+    stats_.overflow_queued++;
+  }
+}
+
+bool RingCore::PrepSqe(Op* op) {
+  struct io_uring_sqe* sqe = io_uring_get_sqe(&ring_);
+  if (sqe == nullptr) return false;
+  op->cls->prepare(sqe, op);
+  io_uring_sqe_set_data(sqe, op);
+  DTRACE_PROBE4(iolab, ring_queue, op, sqe->opcode, sqe->fd, op->cls->bytes(op));
+  cancel_.Track(op);
+  unsubmitted_++;
+  return true;
+}
+
+int RingCore::SubmitQueued() {
+  DTRACE_PROBE2(iolab, ring_submit, ring_.ring_fd, unsubmitted_);
+  int ret = io_uring_submit(&ring_);
+  stats_.submit_calls++;
+  if (ret > 0) {
+    stats_.sqes_submitted += ret;
+    unsubmitted_ -= std::min<unsigned>(unsubmitted_, unsigned(ret));
+  }
+  return ret;
+}
+
+void RingCore::Flush() {
+  if (torn_down_) return;
+  for (int round = 0; round < 64; round++) {
+    if (unsubmitted_ > 0) {
+      int ret = SubmitQueued();
+      if (ret < 0) {
+        // -EBUSY/-EAGAIN: the CQ is overflowing or the kernel is short of memory. Reap (which
+        // flushes the overflow; only with no other frame of the Ring below: the loop's, or a
+        // ring.submit() of JS from outside) and try again; the prepare handle retries next turn
+        // otherwise.
+        if ((ret == -EBUSY || ret == -EAGAIN || ret == -EINTR) && depth_ <= 1) {
+          ReapAndSettle();
+          if (torn_down_) return;
+          continue;
+        }
+        return;
+      }
+    }
+    bool moved = false;
+    while (!backlog_.empty() && PrepSqe(backlog_.front())) {
+      backlog_.pop_front();
+      moved = true;
+    }
+    if (!moved) return;
+  }
+}
+
+// Called from inside a stream's JS call: only submits, never reaps.
+struct io_uring_sqe* RingCore::FreeSqe() {
+  if (torn_down_) return nullptr;
+  struct io_uring_sqe* sqe = io_uring_get_sqe(&ring_);
+  if (sqe == nullptr && unsubmitted_ > 0 && SubmitQueued() > 0) sqe = io_uring_get_sqe(&ring_);
+  if (sqe != nullptr) unsubmitted_++;
+  return sqe;
+}
+
+void RingCore::OnPrepare(uv_prepare_t* handle) {
+  RingCore* core = static_cast<RingCore*>(handle->data);
+  if (core->torn_down_) return;
+  if (core->closing_ && core->cancel_.due()) core->cancel_.Resume();  // no SQE was free before
+  if (core->unsubmitted_ > 0 || !core->backlog_.empty()) core->Flush();
+  if (core->torn_down_) return;  // a reap in the flush ran JS that closed the Ring
+  // What the parts could not queue when asked (a stream's recv cancel that found no SQE, or
+  // its recv still in the backlog: the flush has moved the backlog into the SQ).
+  for (auto& part : core->parts_) part.second->BeforeFlush();
+  if (core->unsubmitted_ > 0) core->Flush();
+}
+
+// ---- parts ----
+
+void RingCore::Attach(const void* key, RingPart* part) { parts_.emplace_back(key, part); }
+
+RingPart* RingCore::Part(const void* key) const {
+  for (const auto& part : parts_)
+    if (part.first == key) return part.second;
+  return nullptr;
+}
+
+// ---- RingClosedError ----
+
+Napi::Error RingClosedError(napi_env env) {
+  const char* message = "the Ring is closed";
+  napi_ref ref = AddonOf(env).ring_closed_error;
+  if (ref != nullptr) {
+    napi_value ctor, arg, instance;
+    if (napi_get_reference_value(env, ref, &ctor) == napi_ok && ctor != nullptr &&
+        napi_create_string_utf8(env, message, NAPI_AUTO_LENGTH, &arg) == napi_ok &&
+        napi_new_instance(env, ctor, 1, &arg, &instance) == napi_ok)
+      return Napi::Error(env, instance);
+  }
+  Napi::Error error = Napi::Error::New(env, message);
+  error.Value().Set("code", "ERR_RING_CLOSED");
+  error.Value().Set("name", "RingClosedError");
+  return error;
+}
+
+void SetRingClosedErrorClass(napi_env env, napi_value ctor) {
+  Addon& addon = AddonOf(env);
+  napi_ref ref;
+  NAPI_THROW_IF_FAILED_VOID(env, napi_create_reference(env, ctor, 1, &ref));
+  if (addon.ring_closed_error != nullptr) napi_delete_reference(env, addon.ring_closed_error);
+  addon.ring_closed_error = ref;
+}
+
+}  // namespace iolab

@@ -1,0 +1,115 @@
+// The Ring's core: completions. The eventfd's poll callback reaps every CQE (the stash of those
+// taken inside a JS call first) and settles each through its op's table, inside one callback
+// scope, under the guard (core.h); then the parts hand what they gathered to JS.
+#include <errno.h>
+#include <sys/sdt.h>  // USDT probes (provider iolab): docs/trace.md lists them
+#include <unistd.h>
+
+#include "core.h"
+
+namespace iolab {
+
+void RingCore::OnPoll(uv_poll_t* handle, int status, int events) {
+  RingCore* core = static_cast<RingCore*>(handle->data);
+  if (core->torn_down_) return;
+  uint64_t count;
+  while (read(core->event_fd_, &count, sizeof(count)) < 0 && errno == EINTR) {
+  }
+  // Reap, let the continuations queue their next ops, submit them; ops that completed inline
+  // during that submit (page-cache reads) are reaped right away instead of after another
+  // trip through epoll. Bounded, so other handles get their turn.
+  // (A continuation's readvBatch may have submitted and stashed its CQEs itself.)
+  for (int turn = 0; turn < 4; turn++) {
+    core->ReapAndSettle();
+    if (core->torn_down_) return;  // the continuations closed the Ring
+    if (core->unsubmitted_ > 0 || !core->backlog_.empty()) core->Flush();
+    if (core->torn_down_ || (io_uring_cq_ready(&core->ring_) == 0 && core->stash_.empty())) return;
+  }
+}
+
+void RingCore::ReapAndSettle() {
+  napi_handle_scope handle_scope;
+  napi_open_handle_scope(env_, &handle_scope);
+  napi_value resource;
+  napi_get_reference_value(env_, resource_, &resource);
+  napi_callback_scope callback_scope;
+  napi_open_callback_scope(env_, resource, async_context_, &callback_scope);
+  Reap();
+  // The guard's exit above ran what it deferred (a teardown, close()'s Promise) inside the
+  // scope: the continuations see it all.
+  napi_close_callback_scope(env_, callback_scope);  // runs nextTicks and microtasks
+  napi_close_handle_scope(env_, handle_scope);
+}
+
+void RingCore::Reap() {
+  Guard guard(this);
+
+  const bool defer = (setup_flags_ & IORING_SETUP_DEFER_TASKRUN) != 0;
+  const bool taskrun_flag = (setup_flags_ & IORING_SETUP_TASKRUN_FLAG) != 0;
+  bool first = true;
+  int empty_rounds = 0;
+  struct io_uring_cqe* cqes[64];
+  struct {
+    Op* op;
+    int res;
+    unsigned flags;
+  } done[64];
+  for (;;) {
+    SettleStashed();
+    unsigned sq_flags = IO_URING_READ_ONCE(*ring_.sq.kflags);
+    if ((sq_flags & IORING_SQ_CQ_OVERFLOW) != 0) stats_.cq_overflows++;
+    // Deferred task work runs only when we enter the kernel: do it when the kernel says some
+    // is pending (TASKRUN_FLAG), or once per wakeup when it cannot say; also to flush overflow.
+    if ((defer && (taskrun_flag ? (sq_flags & IORING_SQ_TASKRUN) != 0 : first)) ||
+        (sq_flags & IORING_SQ_CQ_OVERFLOW) != 0)
+      io_uring_get_events(&ring_);
+    first = false;
+    unsigned n = io_uring_peek_batch_cqe(&ring_, cqes, 64);
+    if (n == 0) {
+      // The flags may say work is pending after the kernel ran it (a stale TASKRUN bit, or an
+      // overflow it could not flush yet): enter once more, then give up until the next wakeup
+      // rather than spin on the JS thread.
+      sq_flags = IO_URING_READ_ONCE(*ring_.sq.kflags);
+      if ((sq_flags & (IORING_SQ_CQ_OVERFLOW | (taskrun_flag ? IORING_SQ_TASKRUN : 0))) != 0 &&
+          ++empty_rounds < 2)
+        continue;
+      if (!stash_.empty()) continue;
+      break;
+    }
+    empty_rounds = 0;
+    for (unsigned i = 0; i < n; i++) {
+      done[i].op = static_cast<Op*>(io_uring_cqe_get_data(cqes[i]));
+      done[i].res = cqes[i]->res;
+      done[i].flags = cqes[i]->flags;
+      DTRACE_PROBE2(iolab, ring_complete, done[i].op, done[i].res);
+    }
+    io_uring_cq_advance(&ring_, n);
+    stats_.cqes_reaped += n;
+    for (unsigned i = 0; i < n; i++)
+      if (!cancel_.OnCqe(done[i].op, done[i].res)) OnCqe(done[i].op, done[i].res, done[i].flags);
+    if (closing_ && cancel_.due()) cancel_.Resume();
+  }
+  // What the parts gathered (the streams' chunks and ends), handed to JS once per reap.
+  if (!parts_.empty() && handle_ != nullptr) {
+    napi_value object = nullptr;
+    napi_get_reference_value(env_, handle_->object, &object);
+    for (auto& part : parts_) part.second->AfterReap(object);
+  }
+}
+
+// One CQE (or -ECANCELED for an op given up before it reached the kernel), through the op's
+// table: its kind says whether it goes on, goes to the kernel again, or is done and settled.
+void RingCore::OnCqe(Op* op, int res, unsigned flags) {
+  Next next = op->cls->complete(this, op, res, flags);
+  if (next == Next::kMore) return;
+  cancel_.Untrack(op);
+  if (next == Next::kAgain) {
+    QueueSqe(op);  // still in flight
+    return;
+  }
+  if (in_cleanup_) op->cls->abandon(this, op, res);
+  else op->cls->settle(this, op, res);
+  OpDone();
+}
+
+}  // namespace iolab

@@ -1,0 +1,383 @@
+// Streams on a Ring (bufring.h): the multishot recv's lifecycle (rearm, ENOBUFS, pause), the
+// ordered sends, a stream's finish, the events handed to JS once per reap, and the two op kinds
+// (a stream's recv, a stream's send) whose tables the core calls.
+#include <errno.h>
+#include <string.h>
+
+#include <algorithm>
+
+#include "bufring.h"
+#include "copy.h"
+#include "live_objects.h"
+
+namespace iolab {
+
+// ---- the op kinds ----
+
+static Op* MakeStreamOp() { return new StreamOp; }
+
+static bool ClearStreamOp(napi_env, Op* op) {
+  StreamOp* s = static_cast<StreamOp*>(op);
+  s->stream = nullptr;
+  s->buf_id = -1;
+  s->sent = s->length = 0;
+  s->copy.clear();
+  return s->copy.capacity() <= (1u << 20);
+}
+
+static void PrepRecvMultishot(struct io_uring_sqe* sqe, Op* op) {
+  StreamOp* s = static_cast<StreamOp*>(op);
+  io_uring_prep_recv_multishot(sqe, s->fd, nullptr, 0, 0);
+  sqe->flags |= IOSQE_BUFFER_SELECT;
+  sqe->buf_group = uint16_t(s->stream->pool->bgid);
+}
+
+// MSG_WAITALL: a stream socket's send completes whole unless it fails; what still went out
+// short is sent on from where it stopped (OnSend).
+static void PrepStreamSend(struct io_uring_sqe* sqe, Op* op) {
+  StreamOp* s = static_cast<StreamOp*>(op);
+  const char* base = s->buf_id >= 0 ? s->stream->pool->at(unsigned(s->buf_id)) : s->copy.data();
+  io_uring_prep_send(sqe, s->fd, base + s->sent, s->length - s->sent, MSG_NOSIGNAL | MSG_WAITALL);
+}
+
+static size_t NoBytes(const Op*) { return 0; }  // the kernel picks the buffer
+static size_t SendBytes(const Op* op) {
+  const StreamOp* s = static_cast<const StreamOp*>(op);
+  return s->length - s->sent;
+}
+
+static Next CompleteRecv(RingCore* core, Op* op, int& res, unsigned flags) {
+  StreamOp* s = static_cast<StreamOp*>(op);
+  if (core->in_cleanup()) {  // no JS can be told, and nothing goes on
+    bool done = (flags & IORING_CQE_F_MORE) == 0;
+    if (done) s->stream->recv = nullptr;
+    return done ? Next::kDone : Next::kMore;
+  }
+  return s->stream->owner->OnRecvCqe(s, res, flags);
+}
+
+static Next CompleteSend(RingCore* core, Op* op, int& res, unsigned) {
+  StreamOp* s = static_cast<StreamOp*>(op);
+  if (core->in_cleanup()) {
+    s->stream->sends.pop_front();
+    return Next::kDone;
+  }
+  return s->stream->owner->OnSendCqe(s, res);
+}
+
+// What JS hears of a stream op goes out with the reap's events (AfterReap): the record only.
+static void GiveBack(RingCore* core, Op* op, int) { core->ReleaseOp(op); }
+
+static const OpClass kStreamRecv = {kStreamPool, MakeStreamOp, ClearStreamOp, PrepRecvMultishot, NoBytes, CompleteRecv, GiveBack, GiveBack};
+static const OpClass kStreamSend = {kStreamPool, MakeStreamOp, ClearStreamOp, PrepStreamSend, SendBytes, CompleteSend, GiveBack, GiveBack};
+
+StreamOp* RingStreams::NewOp(bool send, RingStream* s) {
+  StreamOp* op = static_cast<StreamOp*>(core_->AcquireOp(send ? &kStreamSend : &kStreamRecv));
+  op->stream = s;
+  op->fd = s->fd;
+  return op;
+}
+
+// ---- opening, finding ----
+
+int RingStreams::Open(int fd, BufRing* pool, size_t pause_at) {
+  core_->Admit();
+  RingStream* s = new RingStream;
+  s->owner = this;
+  s->fd = fd;
+  s->pool = pool;
+  s->pause_at = pause_at;
+  if (!free_tokens_.empty()) {
+    s->token = free_tokens_.back();
+    free_tokens_.pop_back();
+    streams_[size_t(s->token)] = s;
+    core_->counters()->stream_slots_reused++;
+  } else {
+    s->token = int(streams_.size());
+    streams_.push_back(s);
+  }
+  LiveInc(Live::kRingStreams);
+  ArmRecv(s);
+  return s->token;
+}
+
+RingStream* RingStreams::Find(int token) const {
+  RingStream* s = token >= 0 && size_t(token) < streams_.size() ? streams_[size_t(token)] : nullptr;
+  return s != nullptr && !s->finished ? s : nullptr;
+}
+
+void RingStreams::Emit(RingStream* s, StreamEvent type, int32_t a, int32_t b) {
+  events_.insert(events_.end(), {s->token, int32_t(type), a, b});
+}
+
+// ---- the recv ----
+
+void RingStreams::ArmRecv(RingStream* s) {
+  s->recv = NewOp(false, s);
+  s->recv_cancel_sent = false;
+  s->cancel_due = false;
+  core_->Queue(s->recv);
+}
+
+// Cancels the armed recv by its user_data; the cancel's own CQE carries none and is ignored.
+// A recv still in the core's backlog is not in the kernel for a cancel to find, and the SQ
+// may have no free entry: then the cancel is due, and the prepare handle retries it.
+void RingStreams::CancelRecv(RingStream* s) {
+  if (s->recv == nullptr || s->recv_cancel_sent) return;
+  struct io_uring_sqe* sqe = s->recv->in_kernel ? core_->FreeSqe() : nullptr;
+  if (sqe == nullptr) {
+    if (!s->cancel_due) cancels_due_.push_back(s->token);
+    s->cancel_due = true;
+    return;
+  }
+  io_uring_prep_cancel(sqe, s->recv, 0);
+  io_uring_sqe_set_data(sqe, nullptr);
+  s->recv_cancel_sent = true;
+  s->cancel_due = false;
+}
+
+void RingStreams::BeforeFlush() {
+  if (cancels_due_.empty()) return;
+  std::vector<int> due;
+  due.swap(cancels_due_);
+  for (int token : due) {
+    RingStream* s = Find(token);  // finished meanwhile: its slot is not reused before this runs
+    if (s == nullptr || !s->cancel_due) continue;
+    s->cancel_due = false;
+    CancelRecv(s);
+  }
+}
+
+void RingStreams::MaybeRearm(RingStream* s) {
+  if (closing_ || s->closing || s->recv != nullptr || s->recv_ended || s->paused || s->starved) return;
+  ArmRecv(s);
+}
+
+void RingStreams::OnRecv(RingStream* s, int res, unsigned flags) {
+  if (res > 0 && (flags & IORING_CQE_F_BUFFER) != 0) {
+    unsigned id = flags >> IORING_CQE_BUFFER_SHIFT;
+    if (id < s->pool->count) {
+      s->pool->in_kernel--;
+      if (s->closing || s->recv_ended || closing_) {
+        ReturnBuffer(s->pool, id);  // nobody will take it
+      } else {
+        s->pool->state[id] = kBufJs;
+        Emit(s, StreamEvent::kData, int32_t(id), res);
+      }
+    }
+  }
+  if ((flags & IORING_CQE_F_MORE) != 0) return;
+  s->recv = nullptr;
+  bool by_us = s->recv_cancel_sent;
+  s->recv_cancel_sent = false;
+  if (res == -ENOBUFS) core_->counters()->recv_no_buffers++;
+  if (res > 0 || s->recv_ended) {
+    // The kernel ended the multishot with data (or after an end JS already heard): go on.
+  } else if (closing_) {
+    s->recv_ended = true;
+    if (!s->closing) Emit(s, StreamEvent::kEnd, kEndClosed, 0);
+  } else if (res == -ENOBUFS && !s->closing && s->pool->in_kernel > 0) {
+    // The pool was empty when the kernel tried, but a buffer came back before this CQE was
+    // reaped (a send's CQE ahead of it in the same batch): no later return would wake it, so
+    // it is armed again now (MaybeRearm below).
+  } else if (res == -ENOBUFS && !s->closing) {
+    // The pool is empty; nothing was read. Armed again once a buffer comes back.
+    if (!s->starved) {
+      s->starved = true;
+      starved_.push_back(s);
+    }
+  } else if (res == -ECANCELED && by_us && !s->closing) {
+    // Paused: armed again once its sends drained (MaybeRearm below does nothing meanwhile).
+  } else {
+    // EOF (0) or an error (a cancel by cancelFd: ECANCELED); JS hears it once, unless it
+    // asked for the end itself (close()).
+    s->recv_ended = true;
+    if (!s->closing) Emit(s, StreamEvent::kEnd, res, 0);
+  }
+  MaybeRearm(s);
+}
+
+Next RingStreams::OnRecvCqe(StreamOp* op, int res, unsigned flags) {
+  RingStream* s = op->stream;
+  OnRecv(s, res, flags);
+  if ((flags & IORING_CQE_F_MORE) != 0) return Next::kMore;
+  MaybeFinish(s);
+  return Next::kDone;
+}
+
+// ---- the sends ----
+
+Next RingStreams::OnSendCqe(StreamOp* op, int res) {
+  bool again = false;
+  OnSend(op->stream, op, res, &again);
+  return again ? Next::kAgain : Next::kDone;
+}
+
+void RingStreams::OnSend(RingStream* s, StreamOp* op, int res, bool* again) {
+  if (res > 0) {
+    op->sent += unsigned(res);
+    s->queued_bytes -= size_t(res);
+    if (op->sent < op->length && !closing_) {
+      *again = true;  // short: the rest goes out before anything queued after it
+      return;
+    }
+  }
+  if (op->sent < op->length && s->send_error == 0) s->send_error = res < 0 ? res : closing_ ? kEndClosed : -EPIPE;
+  s->queued_bytes -= op->length - op->sent;
+  if (op->buf_id >= 0) ReturnBuffer(s->pool, unsigned(op->buf_id));
+  s->sends.pop_front();
+  if (s->send_error != 0) {
+    // The rest would not arrive in order: dropped, their buffers back in the ring.
+    s->sends_failed = true;
+    DropSends(s);
+    if (!s->recv_ended && !s->closing) {
+      s->recv_ended = true;
+      Emit(s, StreamEvent::kEnd, closing_ ? kEndClosed : s->send_error, 1);  // b = 1: a send's
+      s->send_error = 0;  // told through the end event
+    }
+    CancelRecv(s);
+  } else if (!s->sends.empty()) {
+    if (closing_) {
+      if (s->send_error == 0) s->send_error = kEndClosed;
+      s->sends_failed = true;
+      DropSends(s);
+    } else {
+      core_->Queue(s->sends.front());
+    }
+  }
+  if (s->paused && s->queued_bytes <= s->pause_at / 2) Resume(s);
+  MaybeFinish(s);
+}
+
+void RingStreams::DropSends(RingStream* s) {
+  while (!s->sends.empty()) {
+    StreamOp* op = s->sends.front();
+    s->sends.pop_front();
+    if (op->buf_id >= 0) ReturnBuffer(s->pool, unsigned(op->buf_id));
+    core_->ReleaseOp(op);
+  }
+  s->queued_bytes = 0;
+}
+
+void RingStreams::QueueSend(RingStream* s, StreamOp* op) {
+  if (s->sends_failed) {  // an earlier send failed: nothing goes out now
+    if (op->buf_id >= 0) ReturnBuffer(s->pool, unsigned(op->buf_id));
+    core_->ReleaseOp(op);
+    return;
+  }
+  s->sends.push_back(op);
+  s->queued_bytes += op->length;
+  if (s->sends.size() == 1) core_->Queue(op);
+  if (!s->paused && s->queued_bytes > s->pause_at && s->recv != nullptr) {
+    s->paused = true;
+    CancelRecv(s);
+  }
+}
+
+void RingStreams::SendBuffer(RingStream* s, unsigned id, unsigned length) {
+  core_->Admit();
+  StreamOp* op = NewOp(true, s);
+  op->buf_id = int(id);
+  op->length = length;
+  s->pool->state[id] = kBufSending;
+  QueueSend(s, op);
+}
+
+int RingStreams::Write(RingStream* s, const char* data, size_t length) {
+  core_->Admit();
+  StreamOp* op = NewOp(true, s);
+  op->copy.resize(length);
+  if (int err = CopyFromView(op->copy.data(), data, length)) {
+    core_->ReleaseOp(op);
+    return err;
+  }
+  op->length = unsigned(length);
+  QueueSend(s, op);
+  return 0;
+}
+
+// ---- closing ----
+
+bool RingStreams::Close(RingStream* s) {
+  core_->Admit();
+  s->closing = true;
+  Unstarve(s);
+  CancelRecv(s);
+  return MaybeFinish(s, false);
+}
+
+// Finished once close() was asked and nothing of it is in the kernel or queued. JS hears
+// kClosed from the reap; a close() that finishes at once is told by its return value. Its slot
+// (token) is reused only once no guarded frame is left (core.h): every event of it already
+// gathered reaches JS with its own token first.
+bool RingStreams::MaybeFinish(RingStream* s, bool emit) {
+  if (!s->closing || s->recv != nullptr || !s->sends.empty() || s->finished) return false;
+  if (emit) Emit(s, StreamEvent::kClosed, s->send_error, 0);
+  s->finished = true;
+  LiveDec(Live::kRingStreams);
+  core_->Defer(FreeSlot, this, s->token);
+  return true;
+}
+
+void RingStreams::FreeSlot(RingCore*, void* streams, intptr_t token) {
+  RingStreams* self = static_cast<RingStreams*>(streams);
+  if (size_t(token) >= self->streams_.size()) return;  // torn down meanwhile
+  delete self->streams_[size_t(token)];
+  self->streams_[size_t(token)] = nullptr;
+  self->free_tokens_.push_back(int(token));
+}
+
+void RingStreams::OnClose() {
+  closing_ = true;
+  for (RingStream* s : starved_) s->starved = false;
+  starved_.clear();
+}
+
+// ---- to JS ----
+
+void RingStreams::AfterReap(napi_value ring_object) {
+  std::vector<int32_t> batch;
+  for (int round = 0; !events_.empty() && round < 64; round++) {
+    batch.swap(events_);
+    events_.clear();
+    napi_value fn = nullptr, events = nullptr;
+    if (dispatcher_ == nullptr || ring_object == nullptr ||
+        napi_get_reference_value(env_, dispatcher_, &fn) != napi_ok || fn == nullptr ||
+        napi_get_reference_value(env_, events_array_, &events) != napi_ok || events == nullptr)
+      break;
+    napi_typedarray_type type;
+    size_t length = 0;
+    void* data = nullptr;
+    if (napi_get_typedarray_info(env_, events, &type, &length, &data, nullptr, nullptr) != napi_ok ||
+        type != napi_int32_array || length < 4)
+      break;
+    for (size_t at = 0; at < batch.size();) {
+      if (closing_) {
+        // A handler closed the Ring: the chunks not handed out yet go nowhere (their memory
+        // goes with the Ring); ends and closes still do.
+        size_t kept = at;
+        for (size_t i = at; i < batch.size(); i += 4)
+          if (batch[i + 1] != int32_t(StreamEvent::kData)) kept = std::copy(batch.begin() + i, batch.begin() + i + 4, batch.begin() + kept) - batch.begin();
+        batch.resize(kept);
+        if (at >= batch.size()) break;
+      }
+      size_t n = std::min(batch.size() - at, length / 4 * 4);
+      // The array is read again after each call: JS cannot reach it, but a call may GC.
+      if (napi_get_typedarray_info(env_, events, &type, &length, &data, nullptr, nullptr) != napi_ok || data == nullptr) break;
+      memcpy(data, batch.data() + at, n * sizeof(int32_t));
+      at += n;
+      napi_value count, result;
+      napi_create_uint32(env_, uint32_t(n / 4), &count);
+      if (napi_call_function(env_, ring_object, fn, 1, &count, &result) != napi_ok) {
+        // src/ring/stream.ts catches what handlers throw; this is its own failure: report it as
+        // Node reports an uncaught exception, and go on with the rest.
+        napi_value error;
+        if (napi_get_and_clear_last_exception(env_, &error) == napi_ok) napi_fatal_exception(env_, error);
+      }
+    }
+    batch.clear();
+  }
+  events_.clear();
+}
+
+}  // namespace iolab

@@ -1,0 +1,51 @@
+// A buffer ring run dry: the streams that wait for a buffer, and which of them the buffer that
+// comes back goes to.
+import { describe, expect, it } from 'vitest';
+import { native } from '../src/native.js';
+import { ringTestSetup } from './support/ring.js';
+import { waitFor } from './support/echo.js';
+
+const { newRing, track } = ringTestSetup('iolab-ring-starved-');
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+describe('a pool run dry', () => {
+  it('a returned buffer wakes a waiting stream that can take it, not one that is paused', async () => {
+    const ring = newRing({ entries: 16 });
+    const pool = ring.setupBufRing({ count: 2, size: 4096 });
+    const [a1, a2] = track(native.socketpair('stream'));
+    const [b1, b2] = track(native.socketpair('stream'));
+    // A holds both buffers; its recv stays armed (nothing more has come).
+    const heldA: number[] = [];
+    const sa = ring.recvMultishot(a2, pool, { data: (id) => heldA.push(id), end() {} });
+    native.writev(a1, [Buffer.alloc(8192, 1)]);
+    await waitFor(() => heldA.length === 2, 10_000, "A's two chunks");
+    // One byte more for A: the submit below runs the kernel's retry, which finds the pool empty
+    // and ends A's recv with ENOBUFS, a CQE the Ring has not reaped yet. Then a write that
+    // nobody reads pauses A: for all the Ring knows, its recv is still armed.
+    native.writev(a1, [Buffer.from('x')]);
+    void ring.nop();
+    ring.submit();
+    sa.write(Buffer.alloc(4 << 20));
+    await waitFor(() => ring.stats.recvNoBuffers === 1, 10_000, "A's ENOBUFS");
+    expect(sa.queuedBytes).toBeGreaterThan(65536); // paused (pauseAt's default)
+    // B waits for a buffer too, behind A.
+    let bGot = '';
+    const sb = ring.recvMultishot(b2, pool, { data: (id, n) => { bGot += pool.bytes(id, n).toString(); pool.release(id); }, end() {} });
+    native.writev(b1, [Buffer.from('hello')]);
+    await waitFor(() => ring.stats.recvNoBuffers === 2, 10_000, "B's ENOBUFS");
+    // One buffer back: B can take it; A cannot (paused).
+    pool.release(heldA.shift()!);
+    await waitFor(() => bGot === 'hello', 5_000, "B's bytes");
+    await sb.close();
+    // A's reader catches up: A resumes and gets its byte (its other buffer goes back on the way).
+    pool.release(heldA.shift()!);
+    native.setNonBlocking(a1, true);
+    const sink = Buffer.alloc(1 << 16);
+    for (let drained = 0; drained < 4 << 20;) {
+      try { drained += native.readv(a1, [sink]); } catch { await sleep(1); }
+    }
+    await waitFor(() => heldA.length === 1, 10_000, "A's last byte");
+    pool.release(heldA.shift()!);
+    await sa.close();
+  });
+});
