@@ -54,7 +54,6 @@ export interface Sides {
   sync?: Outcome;
   syncUnpositioned?: Outcome;
   syncZeroAsStream?: Outcome;
-  crash?: string;
 }
 
 /** An outcome as comparable JSON: a method that threw is as one that rejected. */
@@ -65,8 +64,9 @@ function shape(o: Outcome | undefined, keepLeft = true): string {
 }
 
 /** Undefined when the Ring did as the sync call did; otherwise what differs. */
-export function verdict(c: Case, sides: Sides): string | undefined {
-  if (sides.crash !== undefined) return `the process died (${sides.crash})`;
+export function verdict(c: Case, answer: Sides | { crash: string }): string | undefined {
+  if ('crash' in answer) return `the process died (${answer.crash})`;
+  const sides = answer;
   const ring = sides.ring;
   if (ring === undefined) return 'no outcome';
   if (shape(ring) === shape(sides.sync)) return undefined;

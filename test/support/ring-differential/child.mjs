@@ -205,6 +205,6 @@ process.on('exit', () => {
   if (fifo !== undefined) fs.rmSync(fifo, { force: true });
 });
 process.on('message', async (c) => {
-  process.send({ id: c.id, sides: await runCase(c) });
+  process.send({ outcome: await runCase(c) });
 });
 process.send({ ready: true });
