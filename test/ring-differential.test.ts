@@ -18,6 +18,8 @@ const tmp = shortTempDir('iolab-ring-diff-');
 checkLeaksAfterAll(tmp);
 
 const cases = allCases();
+// about 30 s here (twice that on a build that crashes: a child per crash), several times that under ASan
+const timeoutMs = process.env.IOLAB_ASAN === '1' ? 900_000 : 240_000;
 const found = new Map<Case, string>();
 let runner: CaseRunner<Case, Sides>;
 
@@ -28,7 +30,7 @@ beforeAll(async () => {
     const wrong = verdict(c, await runner.run(c));
     if (wrong !== undefined) found.set(c, wrong);
   }
-}, 240_000);
+}, timeoutMs);
 afterAll(() => runner.stop());
 
 describe('the Ring reads as the sync calls do', () => {

@@ -51,7 +51,7 @@ function command(describe: string, act: (world: World) => void, whenClosed = fal
 
 const small = fc.oneof(fc.constant(0), fc.integer({ min: 1, max: 16 }), fc.integer({ min: 17, max: 300 }));
 const sizes = fc.array(small, { minLength: 1, maxLength: 3 });
-// (0 apart: on a socket or pipe the kernel takes 0 and refuses others with ESPIPE)
+// (0 more often: on a socket or pipe the kernel takes 0 as no position and refuses the others)
 const offset = fc.oneof(fc.constant(0), fc.integer({ min: 0, max: 12_100 }));
 const position: fc.Arbitrary<PositionSpec> = fc.oneof(fc.constantFrom<PositionSpec>('omitted', 'null', 'minus1'), offset);
 const memory = fc.constantFrom<Memory>('heap', 'heap', 'shared', 'resizable', 'mapped', 'readOnlyMapped');

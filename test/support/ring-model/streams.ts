@@ -20,8 +20,6 @@ export interface StreamScript {
 
 const plain: StreamScript = { reactions: ['release'], onEnd: 'closeSelf' };
 
-let streamCount = 0;
-
 export class ModelStream implements StreamLike {
   readonly name: string;
   stream!: RingStream;
@@ -35,7 +33,7 @@ export class ModelStream implements StreamLike {
   cancels = 0;
 
   constructor(readonly world: World, readonly duct: Duct, readonly pool: number, readonly script: StreamScript, where: string) {
-    this.name = `stream ${++streamCount} on ${duct.name} (opened ${where})`;
+    this.name = `stream ${++world.streamsMade} on ${duct.name} (opened ${where})`;
   }
 
   /** Opens it: the socket's reader and writer from now until close() settles. Returns false

@@ -117,6 +117,8 @@ export class World {
   readonly seq: { ringFd: number; peerFd: number; toRing: Message[]; toPeer: (Message & { sent: boolean })[]; reader?: string; writer?: string };
   readonly file: { ringFd: number; syncFd: number; content: Buffer; position: number; writing: boolean; readers: number; positionUser: boolean };
   readonly streams: StreamLike[] = [];
+  /** Streams made so far (their names' numbers). */
+  streamsMade = 0;
   readonly held: Held[] = [];
   readonly violations: string[] = [];
   /** The Promises not settled yet, by what they are. */
