@@ -5,8 +5,8 @@
 // entry in support/ring-reentrancy/table.ts) with each re-entering action (close the Ring,
 // close or open a stream, detach or shrink memory, call the same method again) at each place
 // its arguments can run JS and from inside a stream's data and end handlers. Each case runs in
-// a child process, so a crash fails its test instead of killing vitest; the flat forms' case also runs
-// under ASan (`node scripts/test-asan.mjs test/ring-reentrancy.test.ts`).
+// a child process, so a crash fails its test instead of killing vitest; the file also runs under
+// ASan (`node scripts/test-asan.mjs test/ring-reentrancy.test.ts`).
 import { afterAll, describe, expect, it } from 'vitest';
 import { execa } from 'execa';
 import { dirname, join } from 'node:path';
@@ -16,8 +16,7 @@ import { BufferRing, Ring, RingStream } from '../src/index.js';
 import { CaseRunner } from './support/child-runner.js';
 import { checkLeaksAfterAll } from './support/leaks.js';
 import { shortTempDir } from './support/temp.js';
-import type { ReentryCase } from './support/ring-reentrancy/child.js';
-import { actions, afterClose, handlerPlaces, placesOf, tables } from './support/ring-reentrancy/table.js';
+import { actions, afterClose, handlerPlaces, placesOf, tables, type ReentryCase } from './support/ring-reentrancy/table.js';
 
 const tmp = shortTempDir('iolab-reentrancy-');
 checkLeaksAfterAll(tmp);

@@ -3,6 +3,7 @@
 // recvmsg resolves with (looked up when the addon settles its Promise). Each runs its action
 // once; the action re-enters the Ring (world.reenter), detaches or shrinks one of the op's own
 // views, or calls the same method again.
+import { resizableBytes } from '../resizable.js';
 import { coverage, undetachable, type Reentry, type World } from './world.js';
 
 export type AdversaryAction = Reentry | 'detachOwn' | 'shrinkOwn' | 'callAgain';
@@ -22,9 +23,6 @@ export interface OpViews {
   touched?: boolean;
 }
 
-// resizable ArrayBuffers (ES2024; Node 20 has them) are not in the ES2022 lib the project uses
-const Resizable = ArrayBuffer as unknown as new (length: number, options: { maxByteLength: number }) => ArrayBuffer;
-
 export type Memory = 'heap' | 'shared' | 'resizable' | 'mapped' | 'readOnlyMapped';
 
 /** Views of `sizes` bytes in one kind of memory; `map` carves them out of the world's mapping
@@ -32,7 +30,7 @@ export type Memory = 'heap' | 'shared' | 'resizable' | 'mapped' | 'readOnlyMappe
 export function makeViews(sizes: number[], memory: Memory, map?: (n: number, writable: boolean) => Uint8Array): OpViews {
   const views = sizes.map((n): ArrayBufferView => {
     if (memory === 'shared') return new Uint8Array(new SharedArrayBuffer(n));
-    if (memory === 'resizable') return new Uint8Array(new Resizable(n, { maxByteLength: n }));
+    if (memory === 'resizable') return resizableBytes(n);
     if ((memory === 'mapped' || memory === 'readOnlyMapped') && map !== undefined) return map(n, memory === 'mapped');
     return Buffer.alloc(n);
   });

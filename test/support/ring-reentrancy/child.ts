@@ -9,14 +9,8 @@ import { randomUUID } from 'node:crypto';
 import {
   Ring, bind, close, connect, listen, liveObjects, recvmsg, sendmsg, socket, socketpair, writev, type RingStream,
 } from '../../../src/index.js';
-import { tables, type Action, type ClassName, type Context, type Points } from './table.js';
-
-export interface ReentryCase {
-  cls: ClassName;
-  method: string;
-  place: string;
-  action: Action;
-}
+import { resizableBytes } from '../resizable.js';
+import { tables, type Context, type Points, type ReentryCase } from './table.js';
 
 const dir = process.env.IOLAB_REENTRY_DIR!;
 const turn = () => new Promise<void>((r) => setImmediate(r));
@@ -81,7 +75,7 @@ async function runCase(k: ReentryCase): Promise<string[]> {
   for (let i = 0; i < 2; i++) connect(keep(socket('stream')), address); // connections waiting, for two accepts
   const client = keep(await ring.socket('inet', 'stream'));
   const [x, y] = keep(socketpair('stream'));
-  const inflight = new Uint8Array(new (ArrayBuffer as unknown as new (n: number, o: object) => ArrayBuffer)(8, { maxByteLength: 8 }));
+  const inflight = resizableBytes(8);
   track(ring.recv(x, inflight), 'a recv in flight');
   if (!(await until(() => held >= 0, 2000))) problems.push('setup: the stream got no chunk');
 
@@ -89,7 +83,7 @@ async function runCase(k: ReentryCase): Promise<string[]> {
   const context: Context = {
     ring, pool, stream, held, b, s, t, file, listener, client, port: (server.address() as net.AddressInfo).port,
     buf(n) {
-      const view = new Uint8Array(new (ArrayBuffer as unknown as new (n: number, o: object) => ArrayBuffer)(n, { maxByteLength: n }));
+      const view = resizableBytes(n);
       view.fill(0x61);
       own.push(view);
       return view;

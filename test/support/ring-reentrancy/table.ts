@@ -97,6 +97,14 @@ export type ClassName = keyof typeof tables;
 export const actions = ['closeRing', 'closeStream', 'openStream', 'detach', 'shrink', 'again'] as const;
 export type Action = (typeof actions)[number];
 
+/** One case: the method, where the action runs (a place of `placesOf`, a handler, after close). */
+export interface ReentryCase {
+  cls: ClassName;
+  method: string;
+  place: string;
+  action: Action;
+}
+
 /** The places of a call, found by running it with a Points that records them (on a context
  * whose members are placeholders: only the argument shapes matter). */
 export function placesOf(entry: Entry): string[] {
