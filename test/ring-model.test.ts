@@ -53,6 +53,8 @@ describe('the Ring against its model', () => {
     const reached = [
       // a pool all held by JS while a peer's bytes wait for a stream of it: ENOBUFS
       'poolHeldWhilePeerSends',
+      // a stream's sends queued past its pauseAt (a peer that does not read): receiving paused
+      'pausedStreams',
       'closeInDataHandler',
       // a stream closed in its own handler, then another opened there: its slot may be reused
       'closeThenOpenInDataHandler',

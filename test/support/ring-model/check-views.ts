@@ -3,7 +3,7 @@
 // detached in flight gets nothing and a shrunk one what still fits (docs/ring.md): those bytes
 // count as read, unseen.
 import { readv } from '../../../src/index.js';
-import { coverage, type World } from './world.js';
+import type { World } from './world.js';
 import type { ByteChannel, Part } from './channel.js';
 import type { OpViews } from './getters.js';
 
@@ -14,10 +14,6 @@ function portions(own: OpViews, n: number): [number, number][] {
   own.lengths.forEach((length, i) => {
     const portion = Math.max(0, Math.min(length, n - off));
     const now = own.views[i].byteLength;
-    if (now < length && portion > 0) {
-      if (now === 0) coverage.detachedInFlight++;
-      else coverage.shrunkInFlight++;
-    }
     out.push([portion, Math.min(portion, now)]);
     off += length;
   });

@@ -37,12 +37,13 @@ export function makeViews(sizes: number[], memory: Memory, map?: (n: number, wri
   return { views, lengths: [...sizes] };
 }
 
-/** Detaches a view's memory, as a transfer to another thread does. */
-export function detach(view: ArrayBufferView): void {
+/** Detaches a view's memory, as a transfer to another thread does. False when it cannot be (a
+ * SharedArrayBuffer, the world's mappings, already detached). */
+export function detach(view: ArrayBufferView): boolean {
   const buffer = view.buffer;
-  if (buffer instanceof ArrayBuffer && !undetachable.has(buffer) && !(buffer as { detached?: boolean }).detached && buffer.byteLength > 0) {
-    structuredClone(buffer, { transfer: [buffer] });
-  }
+  if (!(buffer instanceof ArrayBuffer) || undetachable.has(buffer) || buffer.byteLength === 0) return false;
+  structuredClone(buffer, { transfer: [buffer] });
+  return true;
 }
 
 /** Shrinks a resizable view's memory to half. */

@@ -4,7 +4,7 @@
 import { detach, shrink } from './getters.js';
 import { freeReadable, readDuct } from './ops.js';
 import { openStream } from './streams.js';
-import type { Reentry, World } from './world.js';
+import { coverage, type Reentry, type World } from './world.js';
 
 export function installReentry(world: World): void {
   world.reenter = (action: Reentry, where: string) => {
@@ -32,10 +32,14 @@ export function installReentry(world: World): void {
           for (const v of own.views) {
             if (v.byteLength === 0) continue;
             if (action === 'detachOther') {
-              detach(v);
+              if (!detach(v)) continue;
+              coverage.detachedInFlight++;
               return;
             }
-            if (shrink(v)) return;
+            if (shrink(v)) {
+              coverage.shrunkInFlight++;
+              return;
+            }
           }
         }
     }

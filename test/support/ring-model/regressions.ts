@@ -4,10 +4,10 @@
 // generator, find them again (IOLAB_FUZZ_KEEP_GOING=1 lists every failing seed of a search).
 export const regressions: { seed: number; found: string }[] = [
   { seed: 24303, found: 'a read of the file into a read-only mapping crashed the process (SIGSEGV)' },
-  { seed: 24346, found: "ring.close() rejected with an end handler's exception" },
+  { seed: 25151, found: "ring.close() rejected with an end handler's exception" },
   { seed: 24357, found: 'readvBatch with a position on a pipe failed with EOPNOTSUPP (the sync preadv: ESPIPE)' },
   { seed: 24379, found: 'readvBatch at position 0 on a socket read again over the bytes it had (17 lost)' },
   { seed: 24440, found: "a stream closed in its own data handler, another opened there: it got the first socket's bytes" },
-  { seed: 24540, found: 'a stream closed in its own data handler: its other chunks skipped and their buffers lost to the pool (shrunk: given to a stream opened there)' },
+  { seed: 25137, found: 'a stream closed in its own data handler: its other chunks skipped and their buffers lost to the pool (shrunk: given to a stream opened there)' },
   { seed: 24812, found: "a getter calling readvBatch again: the outer call read at the inner call's positions" },
 ];

@@ -115,6 +115,8 @@ for (let run = 0; run < (path === undefined ? runs : 1); run++) {
   }
   done++;
   print({ ran: run, ms: Date.now() - started });
+  // (what was reached so far, now and then: a crash later loses only what came after)
+  if (done % 25 === 0) print({ reached: coverage });
 }
 print({ done, failures: failures.length, coverage });
 fs.rmSync(`${dir}/file-${process.pid}`, { force: true });

@@ -64,18 +64,20 @@ export async function runModel(options: ModelOptions): Promise<ModelRun> {
     });
     let started: { run: number; seed: number } | undefined;
     let summary: { done: number; coverage: Record<string, number> } | undefined;
+    let reached: Record<string, number> = {};
     const commands: string[] = [];
     for (const line of child.stdout.split('\n')) {
       if (!line.startsWith('{')) continue;
       const o = JSON.parse(line);
       if (o.seed !== undefined && o.run !== undefined) started = o;
       if (o.command !== undefined) commands.push(o.command);
+      if (o.reached !== undefined) reached = o.reached;
       if (o.failure !== undefined) total.failures.push({ ...o.failure, run: o.failure.run + (seed - options.seed) });
       if (o.done !== undefined) summary = o;
     }
+    for (const [k, n] of Object.entries(summary?.coverage ?? reached)) total.coverage[k] = (total.coverage[k] ?? 0) + n;
     if (summary !== undefined) {
       total.runs += summary.done;
-      for (const [k, n] of Object.entries(summary.coverage)) total.coverage[k] = (total.coverage[k] ?? 0) + n;
       break;
     }
     // it died in the middle of a run: that run's seed is the counterexample

@@ -32,7 +32,10 @@ export class ModelStream implements StreamLike {
   /** The socket's cancelFd count when it opened. */
   cancels = 0;
 
+  readonly pauseAt: number;
+
   constructor(readonly world: World, readonly duct: Duct, readonly pool: number, readonly script: StreamScript, where: string) {
+    this.pauseAt = script.pauseAt ?? 65536;
     this.name = `stream ${++world.streamsMade} on ${duct.name} (opened ${where})`;
   }
 
@@ -167,7 +170,10 @@ export class ModelStream implements StreamLike {
     if (err === null && !duct.peerClosed) world.fail(`${this.name}: end(null) (EOF) while its peer is open`);
     const onEnd = world.quiescing ? 'closeSelf' : this.script.onEnd;
     if (onEnd === 'closeSelf') this.close('its end handler');
-    else if (onEnd === 'closeRing') world.closeRing(`${this.name}'s end handler`);
+    else if (onEnd === 'closeRing') {
+      coverage.ringClosedInHandler++;
+      world.closeRing(`${this.name}'s end handler`);
+    }
     else if (onEnd === 'openOther') world.reenter('openStream', `${this.name}'s end handler`);
     else if (onEnd === 'throw') {
       // reported as dispatch reports a data handler's, also when ring.close() ends the stream

@@ -43,6 +43,8 @@ export interface StreamLike {
   readonly name: string;
   readonly duct: Duct;
   readonly pool: number;
+  /** Queued bytes past which it stops receiving (the stream's pauseAt). */
+  readonly pauseAt: number;
   readonly stream: RingStream;
   closeCalled: boolean;
   finished: boolean;
@@ -74,6 +76,7 @@ export const coverage = {
   closeThenOpenInDataHandler: 0,
   ringClosedInHandler: 0,
   poolHeldWhilePeerSends: 0,
+  pausedStreams: 0,
   reentered: 0,
   detachedInFlight: 0,
   shrunkInFlight: 0,

@@ -183,6 +183,9 @@ async function runCase(k: ReentryCase): Promise<string[]> {
         items.forEach((item, i) => {
           if (k.place === `${name}[${i}]`) Object.defineProperty(out, i, { get: () => { act(); return item; }, enumerable: true });
         });
+        if (k.place === `${name}[Symbol.iterator]`) {
+          Object.defineProperty(out, Symbol.iterator, { value() { act(); return Array.prototype[Symbol.iterator].call(this); } });
+        }
         return out;
       },
       object: (name, value) => {

@@ -1,8 +1,9 @@
 // The re-entrancy test's table: one entry per public method of Ring, RingStream and BufferRing
 // (test/ring-reentrancy.test.ts fails when a method has none), each a call with valid arguments
 // built through `Points`, which marks every place where JS can run while the method reads them:
-// each element of a list, each property of an object, and the `then` of what a recvmsg resolves
-// with. Run once to record them, then once per place and action, with a getter there.
+// each element of a list and its iterator, each property of an object, and the `then` of what a
+// recvmsg resolves with. Run once to record them, then once per place and action, with a getter
+// there.
 import type { BufferRing, Ring, RingStream } from '../../../src/index.js';
 
 /** What a call works with, made fresh for each case (child.ts): bytes wait on `b` and `t`, a
@@ -112,6 +113,7 @@ export function placesOf(entry: Entry): string[] {
   const recorder: Points = {
     list: (name, items) => {
       items.forEach((_, i) => places.push(`${name}[${i}]`));
+      places.push(`${name}[Symbol.iterator]`);
       return items;
     },
     object: (name, value) => {
