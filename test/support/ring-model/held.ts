@@ -8,10 +8,12 @@ function forget(world: World, held: Held): void {
   if (at >= 0) world.held.splice(at, 1);
 }
 
-/** An error the Ring may throw at a buffer or stream call now: it is closing, or the stream is. */
+/** An error the Ring may throw at a buffer or stream call now: it is closing, or the stream is
+ * (close() was called: the addon then takes no more sends, while the queued ones go out). */
 function allowedThrow(world: World, e: unknown, stream?: StreamLike): boolean {
   const code = (e as { code?: string }).code;
-  return (code === 'ERR_RING_CLOSED' && world.closing !== undefined) || (code === 'ERR_RING_STREAM_CLOSED' && stream?.finished === true);
+  if (code === 'ERR_RING_CLOSED') return world.closing !== undefined;
+  return code === 'ERR_RING_STREAM_CLOSED' && (stream?.closeCalled === true || world.closing !== undefined);
 }
 
 /** pool.release(id) of a buffer JS holds. */
