@@ -6,6 +6,7 @@
 // process: the parent counts the case it was running as failed and starts another child.
 import fs from 'node:fs';
 import { execFileSync } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
 import {
   Ring, close, ftruncate, memfdCreate, mmap, munmap, readv, recvmsg, setNonBlocking, socketpair, waitFd, writev,
@@ -42,7 +43,7 @@ function openFd(kind, cleanup) {
   if (kind === 'pipe') {
     // one FIFO for the child's life: empty again once both ends are closed
     if (fifo === undefined) {
-      fifo = join(dir, `fifo-${process.pid}`);
+      fifo = join(dir, `fifo-${process.pid}-${randomUUID()}`); // (a crashed child's may be left)
       execFileSync('mkfifo', [fifo]);
     }
     const fd = fs.openSync(fifo, fs.constants.O_RDONLY | fs.constants.O_NONBLOCK);

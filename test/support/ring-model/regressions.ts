@@ -9,5 +9,6 @@ export const regressions: { seed: number; found: string }[] = [
   { seed: 24379, found: 'readvBatch at position 0 on a socket read again over the bytes it had (17 lost)' },
   { seed: 24440, found: "a stream closed in its own data handler, another opened there: it got the first socket's bytes" },
   { seed: 25137, found: 'a stream closed in its own data handler: its other chunks skipped and their buffers lost to the pool (shrunk: given to a stream opened there)' },
+  { seed: 25561, found: 'a stream starved while another of its pool was opened: the one wake-up went to the new stream, which had no bytes, and the first never received again with the buffer free' },
   { seed: 24812, found: "a getter calling readvBatch again: the outer call read at the inner call's positions" },
 ];

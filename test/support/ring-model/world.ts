@@ -3,6 +3,7 @@
 // the model's accounting beside each (channel.ts), the Promises in flight, the buffers JS holds,
 // and what went wrong. Commands (commands.ts) act on it through ops.ts and streams.ts.
 import { execFileSync } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
 import fs from 'node:fs';
 import { join } from 'node:path';
 import {
@@ -93,15 +94,35 @@ export const undetachable = new WeakSet<ArrayBufferLike>();
 
 const MAPPED = 1 << 18; // bytes of the memfd mapped for ops' views: a sequence's ops never wrap onto a live one
 
+/** The file a process's sequences use (one at a time), removed when it exits. */
+const files = new Map<string, string>();
+function fileOf(dir: string): string {
+  let path = files.get(dir);
+  if (path === undefined) {
+    const made = join(dir, `file-${process.pid}-${randomUUID()}`);
+    process.on('exit', () => fs.rmSync(made, { force: true }));
+    files.set(dir, made);
+    path = made;
+  }
+  return path;
+}
+
 const fifoDirs = new Map<string, { in: string; out: string }>();
 
 /** Two FIFOs per process, made once (with the mkfifo program: Node has no mkfifo). */
 function fifos(dir: string): { in: string; out: string } {
   let f = fifoDirs.get(dir);
   if (f === undefined) {
-    f = { in: join(dir, `in-${process.pid}`), out: join(dir, `out-${process.pid}`) };
-    execFileSync('mkfifo', [f.in, f.out]);
-    fifoDirs.set(dir, f);
+    // (a random part too: a child after a crash may get a pid an earlier one had)
+    const tag = `${process.pid}-${randomUUID()}`;
+    const made = { in: join(dir, `in-${tag}`), out: join(dir, `out-${tag}`) };
+    execFileSync('mkfifo', [made.in, made.out]);
+    process.on('exit', () => {
+      fs.rmSync(made.in, { force: true });
+      fs.rmSync(made.out, { force: true });
+    });
+    fifoDirs.set(dir, made);
+    f = made;
   }
   return f;
 }
@@ -188,7 +209,7 @@ export class World {
   }
 
   static create(spec: WorldSpec, dir: string): World {
-    return new World(spec, dir, fifos(dir), join(dir, `file-${process.pid}`));
+    return new World(spec, dir, fifos(dir), fileOf(dir));
   }
 
   #keep<T extends number | number[]>(fds: T): T {
