@@ -178,7 +178,8 @@ export function sendmsgSeq(world: World, size: number, fds: number, adversary: A
   const drop = () => {
     seq.writer = undefined;
     if (message.sent) world.fail(`${label}: the peer received it, but it failed`);
-    seq.toPeer.splice(seq.toPeer.indexOf(message), 1);
+    const at = seq.toPeer.indexOf(message);
+    if (at >= 0) seq.toPeer.splice(at, 1);
   };
   let p: Promise<number>;
   try {

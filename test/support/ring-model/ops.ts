@@ -4,9 +4,8 @@
 // against the sync pread of the same range, writes appended to what the peer must read. A
 // position on a socket or pipe may give ESPIPE (as preadv) or read as a stream.
 import { deliverViews, fileViewsMatch, readOnlyOutcome, readParts } from './check-views.js';
-import type { Part } from './channel.js';
+import { taggedBytes, type Part } from './channel.js';
 import { makeViews, once, withElementGetter, withOptionGetter, type Adversary, type Memory, type OpViews } from './getters.js';
-import { taggedBytes } from './channel.js';
 import { coverage, type Duct, type World } from './world.js';
 
 export type PositionSpec = 'omitted' | 'null' | 'minus1' | number;
