@@ -64,7 +64,7 @@ async function poolsWhole(world: World, ms: number): Promise<void> {
     const { count, size } = world.pools[p];
     world.peerWrite(duct, count * size + 64);
     // the chunks come within a few turns; a pool short of buffers never gets there
-    const whole = await until(() => world.held.filter((h) => h.pool === p).length === count, Math.min(ms, 1000));
+    const whole = await until(() => world.held.filter((h) => h.pool === p).length === count, ms);
     if (!whole) world.fail(`pool ${p} gave out ${world.held.filter((h) => h.pool === p).length} of its ${count} buffers: some were lost`);
     world.quiescing = true;
     s.close('the end');

@@ -2,7 +2,7 @@
 // seed (IOLAB_FUZZ_SEED, then one more per run, IOLAB_FUZZ_RUNS runs), printing a JSON line
 // before each run, so that a crash still names the seed that caused it, a line per failure with
 // fast-check's report (seed, path, the shrunk commands), and a summary with what the generators
-// reached. IOLAB_FUZZ_SEED with IOLAB_FUZZ_PATH replays one failure.
+// reached. IOLAB_FUZZ_SEED with IOLAB_FUZZ_PATH and IOLAB_FUZZ_REPLAY replays a shrunk failure.
 import fc from 'fast-check';
 import fs from 'node:fs';
 import { liveObjects, recvmsg, sendmsg, socketpair, close } from '../../../src/index.js';
@@ -16,7 +16,9 @@ const firstSeed = Number(process.env.IOLAB_FUZZ_SEED ?? (Date.now() % 0x7fffffff
 const path = process.env.IOLAB_FUZZ_PATH || undefined;
 // fc.commands' own part of a path (the `replayPath` in a counterexample's last command)
 const replayPath = process.env.IOLAB_FUZZ_REPLAY || undefined;
+// (the test gives a folder it removes; run alone, the child makes one and removes it)
 const dir = process.env.IOLAB_MODEL_DIR ?? fs.mkdtempSync('/tmp/iolab-ring-model-');
+if (process.env.IOLAB_MODEL_DIR === undefined) process.on('exit', () => fs.rmSync(dir, { recursive: true, force: true }));
 const waitMs = Number(process.env.IOLAB_MODEL_WAIT_MS ?? 3000);
 const keepGoing = process.env.IOLAB_FUZZ_KEEP_GOING === '1';
 const shrinkMs = Number(process.env.IOLAB_FUZZ_SHRINK_MS ?? 60_000);
