@@ -1,15 +1,23 @@
 // JS that runs while a Ring method reads its arguments (option getters, array elements with
 // getters): a getter that closes the Ring, with nothing or something in flight, and one that
-// detaches the batch flat forms' Int32Arrays and collects them. And JS that runs while the Ring
-// settles a Promise: a `then` getter (looked up when a Promise is resolved with an object) and
-// an index setter on Array.prototype (run when the addon fills a result array). Each case runs in a child
-// process, so a crash fails its test instead of killing vitest; the flat forms' case also runs
-// under ASan (`node scripts/test-asan.mjs test/ring-reentrancy.test.ts`).
-import { describe, expect, it } from 'vitest';
+// detaches the batch flat forms' Int32Arrays and collects them. Then, complete by construction:
+// every public method of Ring, RingStream and BufferRing (a meta-test fails when one has no
+// entry in support/ring-reentrancy/table.ts) with each re-entering action (close the Ring,
+// close or open a stream, detach or shrink memory, call the same method again) at each place
+// its arguments can run JS and from inside a stream's data and end handlers. Each case runs in
+// a child process, so a crash fails its test instead of killing vitest; the file also runs under
+// ASan (`node scripts/test-asan.mjs test/ring-reentrancy.test.ts`). And JS that runs while the Ring
+// settles a Promise: a `then` getter and an index setter on Array.prototype.
+import { afterAll, describe, expect, it } from 'vitest';
 import { execa } from 'execa';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { native, projectRoot } from '../src/native.js';
+import { BufferRing, Ring, RingStream } from '../src/index.js';
+import { CaseRunner } from './support/child-runner.js';
 import { checkLeaksAfterAll } from './support/leaks.js';
 import { shortTempDir } from './support/temp.js';
+import { actions, afterClose, handlerPlaces, placesOf, tables, type ReentryCase } from './support/ring-reentrancy/table.js';
 
 const tmp = shortTempDir('iolab-reentrancy-');
 checkLeaksAfterAll(tmp);
@@ -223,6 +231,45 @@ result.hooked = hooked > 0;`,
         expect(report.pending).toBe(inFlight ? 'RingClosedError' : undefined);
         expect(report).toMatchObject({ closed: true, inFlight: 0, live: zero });
       });
+    }
+  }
+});
+
+// ---- complete by construction ----
+
+/** The public methods of a class: its prototype's own functions but the constructor. */
+function methodsOf(proto: object): string[] {
+  return Object.getOwnPropertyNames(proto).filter((n) => n !== 'constructor' && typeof Object.getOwnPropertyDescriptor(proto, n)!.value === 'function');
+}
+const classes = { Ring: Ring.prototype, RingStream: RingStream.prototype, BufferRing: BufferRing.prototype };
+
+describe('every public method, each re-entering action at each place JS can run', () => {
+  it('every public method of Ring, RingStream and BufferRing has an entry in the table, and every entry a method', () => {
+    for (const [cls, proto] of Object.entries(classes)) {
+      const table = tables[cls as keyof typeof tables];
+      expect(methodsOf(proto).filter((m) => !(m in table)), `${cls} methods without an entry`).toEqual([]);
+      expect(Object.keys(table).filter((m) => !methodsOf(proto).includes(m)), `${cls} entries without a method`).toEqual([]);
+    }
+  });
+
+  const runner = new CaseRunner<ReentryCase, string[]>(join(dirname(fileURLToPath(import.meta.url)), 'support/ring-reentrancy/child.ts'),
+    ['--import', 'tsx'], { IOLAB_REENTRY_DIR: tmp.path });
+  afterAll(() => runner.stop());
+
+  for (const [cls, table] of Object.entries(tables)) {
+    for (const [method, entry] of Object.entries(table)) {
+      const places = [...placesOf(entry), ...handlerPlaces, afterClose];
+      it(`${cls}.${method}: no crash, every Promise settles, only clear errors, nothing left (at ${places.join(', ')})`, async () => {
+        const problems: string[] = [];
+        for (const place of places) {
+          for (const action of place === afterClose ? (['closeRing'] as const) : actions) {
+            const answer = await runner.run({ cls: cls as keyof typeof tables, method, place, action });
+            const found = 'crash' in answer ? [`the process died (${answer.crash})`] : answer;
+            for (const p of found) problems.push(`${action} at ${place}: ${p}`);
+          }
+        }
+        expect(problems).toEqual([]);
+      }, 120_000);
     }
   }
 });

@@ -35,8 +35,12 @@ function expectedRead(offset: number, length: number): Buffer {
   return sourceBytes.subarray(Math.min(offset, sourceBytes.length), Math.min(offset + length, sourceBytes.length));
 }
 
+// drop: after submit, the views are dropped and GC forced: 'views' keeps their memory (then
+// the bytes are checked there), 'all' keeps nothing (the bytes are checked if the views were
+// not collected yet)
+type Drop = 'none' | 'views' | 'all';
 type FileOp =
-  | { kind: 'read'; offset: number; sizes: number[]; dropAndGc: boolean }
+  | { kind: 'read'; offset: number; sizes: number[]; drop: Drop }
   | { kind: 'write'; slot: number; sizes: number[] }
   | { kind: 'nop' }
   | { kind: 'fsync' }
@@ -44,7 +48,7 @@ type FileOp =
 
 const sizesArb = fc.array(fc.oneof(fc.constant(0), fc.integer({ min: 1, max: 64 }), fc.integer({ min: 1000, max: 9000 })), { minLength: 0, maxLength: 6 });
 const opArb: fc.Arbitrary<FileOp> = fc.oneof(
-  fc.record({ kind: fc.constant('read' as const), offset: fc.integer({ min: 0, max: 70_000 }), sizes: sizesArb, dropAndGc: fc.boolean() }),
+  fc.record({ kind: fc.constant('read' as const), offset: fc.integer({ min: 0, max: 70_000 }), sizes: sizesArb, drop: fc.constantFrom<Drop>('none', 'views', 'all') }),
   fc.record({ kind: fc.constant('write' as const), slot: fc.integer({ min: 0, max: 15 }), sizes: sizesArb }),
   fc.constant({ kind: 'nop' as const }),
   fc.constant({ kind: 'fsync' as const }),
@@ -54,6 +58,7 @@ const opArb: fc.Arbitrary<FileOp> = fc.oneof(
 describe('Ring stress (fast-check)', () => {
   it('random op sequences with close() at a random point: results equal the sync calls', async () => {
     const fdsBefore = openFdCount();
+    let droppedChecked = 0;
     await fc.assert(fc.asyncProperty(
       fc.array(opArb, { minLength: 1, maxLength: 40 }), fc.nat(), fc.integer({ min: 2, max: 64 }),
       async (ops, closeSeed, entries) => {
@@ -75,19 +80,29 @@ describe('Ring stress (fast-check)', () => {
                 expect(p).toThrow(RingClosedError); // a closed Ring refuses new ops at once
                 return;
               }
-              checks.push(p().then(check, (err) => { expect(err).toBeInstanceOf(RingClosedError); }));
+              // cancelled: only by close(), which must have been called by then
+              checks.push(p().then(check, (err) => {
+                expect(err).toBeInstanceOf(RingClosedError);
+                expect(closed, 'an op rejected with RingClosedError while the Ring was open').toBeDefined();
+              }));
             };
             if (op.kind === 'read') {
-              let bufs: Uint8Array[] | null = op.sizes.map((n) => new Uint8Array(n));
-              const keep = op.dropAndGc ? null : bufs;
+              const memory = op.sizes.map((n) => new ArrayBuffer(n));
+              let bufs: Uint8Array[] | null = memory.map((m) => new Uint8Array(m));
+              const kept = op.drop === 'none' ? bufs : op.drop === 'views' ? memory.map((m) => new Uint8Array(m)) : null;
+              const collectable = op.drop === 'all' ? bufs.map((b) => new WeakRef(b)) : [];
               const total = op.sizes.reduce((x, y) => x + y, 0);
               const expected = expectedRead(op.offset, total);
               settle(() => ring.readv(src, bufs!, op.offset), (n) => {
                 expect(n).toBe(expected.length);
-                if (keep) expect(Buffer.concat(keep).subarray(0, n).equals(expected)).toBe(true);
+                const views = kept ?? collectable.map((w) => w.deref());
+                if (views.every((v) => v !== undefined)) {
+                  expect(Buffer.concat(views as Uint8Array[]).subarray(0, n).equals(expected)).toBe(true);
+                  if (op.drop !== 'none') droppedChecked++;
+                }
               });
               bufs = null;
-              if (op.dropAndGc && !closed) {
+              if (op.drop !== 'none' && !closed) {
                 ring.submit();
                 globalThis.gc?.();
               }
@@ -146,6 +161,8 @@ describe('Ring stress (fast-check)', () => {
           fs.closeSync(scratch);
         }
       }), { numRuns: runs });
+    // the bytes of reads whose views were dropped and collected-for were checked, not only counted
+    expect(droppedChecked).toBeGreaterThan(0);
     await balanced(fdsBefore);
   });
 

@@ -1,0 +1,221 @@
+// Byte accounting for one direction of one fd in the Ring's model-based test: what was put in
+// (in order), how far the reader got, and whether the reader may resume past a gap (bytes a
+// closing stream or a cancelled send were allowed to drop). Every byte has a value that names its
+// channel (the top two bits) and a position-dependent low part, so a byte delivered to the wrong
+// channel, twice, out of order or after a gap it had no right to is caught, not just counted.
+
+/** The bytes that channel `id` (0-3) carries from position `from` on, `length` of them. */
+export function taggedBytes(id: number, seed: number, from: number, length: number): Buffer {
+  const out = Buffer.alloc(length);
+  for (let i = 0; i < length; i++) {
+    const j = from + i;
+    // a cheap hash of (seed, id, j): neighbours differ, so a shifted chunk does not match
+    let h = Math.imul(j ^ Math.imul(seed, 0x9e3779b1) ^ (id << 20), 0x85ebca6b);
+    h ^= h >>> 13;
+    h = Math.imul(h, 0xc2b2ae35);
+    h ^= h >>> 16;
+    out[i] = (id << 6) | (h & 63);
+  }
+  return out;
+}
+
+/** The channel a byte names. */
+export function channelOfByte(byte: number): number {
+  return byte >> 6;
+}
+
+export class ByteChannel {
+  /** Everything put in so far, in order; `known[i]` is 0 where the content is not known (a
+   * write whose source was detached: its count is known, its bytes are not). */
+  #expected = Buffer.alloc(0);
+  #known = new Uint8Array(0);
+  #length = 0;
+  /** Bytes the reader got so far (or skipped past a gap it was allowed). */
+  consumed = 0;
+  /** Set when a gap is allowed: the next delivery may start anywhere at or after `consumed`. */
+  #gapAllowed = false;
+  /** Bytes delivered past a gap. */
+  skipped = 0;
+  /** The reader may never get the last bytes (sends dropped when the Ring closed, cancelled, or
+   * after a send failed). */
+  mayEndShort = false;
+
+  /** checkOwner: every byte must carry this channel's id (bytes a peer wrote; an outbound
+   * channel may carry another channel's bytes, echoed from a buffer). */
+  constructor(readonly id: number, readonly name: string, readonly checkOwner = true) {}
+
+  get length(): number {
+    return this.#length;
+  }
+
+  /** Bytes put in and not yet delivered. */
+  get unread(): number {
+    return this.#length - this.consumed;
+  }
+
+  #grow(need: number): void {
+    if (need <= this.#expected.length) return;
+    const size = Math.max(need, this.#expected.length * 2, 256);
+    const expected = Buffer.alloc(size);
+    this.#expected.copy(expected);
+    const known = new Uint8Array(size);
+    known.set(this.#known);
+    this.#expected = expected;
+    this.#known = known;
+  }
+
+  /** Appends bytes whose content is known. Returns the position they start at. */
+  append(bytes: Uint8Array): number {
+    const at = this.#length;
+    this.#grow(at + bytes.length);
+    this.#expected.set(bytes, at);
+    this.#known.fill(1, at, at + bytes.length);
+    this.#length += bytes.length;
+    return at;
+  }
+
+  /** Appends `count` bytes of unknown content (their source was detached). */
+  appendUnknown(count: number): void {
+    this.#grow(this.#length + count);
+    this.#known.fill(0, this.#length, this.#length + count);
+    this.#length += count;
+  }
+
+  /** Cuts what was put in back to `length` (a send that went out short or not at all). Throws
+   * when the reader already got past that point. */
+  truncate(length: number): void {
+    if (length > this.#length) throw new Error(`${this.name}: truncate to ${length} past the end ${this.#length}`);
+    if (this.consumed > length) throw new Error(`${this.name}: the peer read ${this.consumed} bytes but only ${length} were sent`);
+    this.#length = length;
+  }
+
+  /** From here on the reader may skip bytes once (a stream closed, a send cancelled). */
+  allowGap(): void {
+    this.#gapAllowed = true;
+  }
+
+  /** Sends may have been dropped: a gap, and the end may not come. */
+  allowShortEnd(): void {
+    this.#gapAllowed = true;
+    this.mayEndShort = true;
+  }
+
+  /** At the end: every byte put in was delivered, unless the end may be short. */
+  complete(): string | undefined {
+    // (a gap still open: the bytes after `consumed` were a closing stream's to drop)
+    if (this.consumed === this.#length || this.mayEndShort || this.#gapAllowed) return undefined;
+    return `${this.name}: ${this.#length} bytes were put in, the reader got ${this.consumed}: ${this.#length - this.consumed} lost`;
+  }
+
+  /** Checks a delivery of `bytes` (what a reader got, in order). Returns an error message or
+   * undefined. */
+  deliver(bytes: Uint8Array, who: string): string | undefined {
+    return this.deliverParts([bytes], who);
+  }
+
+  /** The reader got `count` bytes whose content it cannot show (its view was detached). */
+  deliverUnseen(count: number, who: string): string | undefined {
+    return this.deliverParts([count], who);
+  }
+
+  /** One read's bytes, in order: seen bytes, or a count of bytes its views no longer show. */
+  deliverParts(parts: Part[], who: string): string | undefined {
+    const wrong = this.#owners(parts, who);
+    if (wrong !== undefined || partsLength(parts) === 0) return wrong;
+    const at = this.#gapAllowed ? this.#find(parts, this.consumed) : this.consumed;
+    if (at < 0 || !this.#matches(parts, at)) return this.#mismatch(parts, this.consumed, who);
+    this.#take(parts, at);
+    return undefined;
+  }
+
+  /** The reads of one batch, each in order but the batch in the kernel's: on one socket,
+   * io_uring wakes the read armed last first, so their order is not the requests'. Together
+   * they must be the next bytes, each read one run of them. */
+  deliverAnyOrder(reads: { parts: Part[]; who: string }[]): string | undefined {
+    for (const r of reads) {
+      const wrong = this.#owners(r.parts, r.who);
+      if (wrong !== undefined) return wrong;
+    }
+    const left = reads.filter((r) => partsLength(r.parts) > 0);
+    while (left.length > 0) {
+      // a read with bytes to show decides where it belongs; one whose views show nothing
+      // fits anywhere, so it goes where no other fits
+      const seen = (r: { parts: Part[] }) => r.parts.some((p) => typeof p !== 'number' && p.length > 0);
+      let pick = -1;
+      let at = -1;
+      left.forEach((r, i) => {
+        if (!seen(r)) return;
+        const where = this.#gapAllowed ? this.#find(r.parts, this.consumed) : this.#matches(r.parts, this.consumed) ? this.consumed : -1;
+        if (where >= 0 && (at < 0 || where < at)) [pick, at] = [i, where];
+      });
+      if (pick < 0) pick = left.findIndex((r) => !seen(r));
+      if (pick < 0) return this.#mismatch(left[0].parts, this.consumed, left[0].who);
+      this.#take(left[pick].parts, at < 0 ? this.consumed : at);
+      left.splice(pick, 1);
+    }
+    return undefined;
+  }
+
+  #owners(parts: Part[], who: string): string | undefined {
+    if (!this.checkOwner) return undefined;
+    for (const p of parts) {
+      if (typeof p === 'number') continue;
+      for (let i = 0; i < p.length; i++) {
+        const owner = channelOfByte(p[i]);
+        if (owner !== this.id) return `${who} on ${this.name} got a byte (0x${p[i].toString(16)}) that belongs to channel ${owner}: another fd's bytes`;
+      }
+    }
+    return undefined;
+  }
+
+  #take(parts: Part[], at: number): void {
+    this.skipped += at - this.consumed;
+    this.consumed = at + partsLength(parts);
+    this.#gapAllowed = false;
+  }
+
+  #matches(parts: Part[], at: number): boolean {
+    if (at + partsLength(parts) > this.#length) return false;
+    for (const p of parts) {
+      if (typeof p === 'number') {
+        at += p;
+        continue;
+      }
+      for (let i = 0; i < p.length; i++, at++) if (this.#known[at] === 1 && this.#expected[at] !== p[i]) return false;
+    }
+    return true;
+  }
+
+  #find(parts: Part[], from: number): number {
+    for (let at = from; at + partsLength(parts) <= this.#length; at++) if (this.#matches(parts, at)) return at;
+    return -1;
+  }
+
+  #mismatch(parts: Part[], at: number, who: string): string {
+    const n = partsLength(parts);
+    if (at + n > this.#length) return `${who} on ${this.name} got ${n} bytes at position ${at}, but only ${this.#length} were put in`;
+    let off = at;
+    for (const p of parts) {
+      if (typeof p === 'number') {
+        off += p;
+        continue;
+      }
+      for (let i = 0; i < p.length; i++, off++) {
+        if (this.#known[off] === 1 && this.#expected[off] !== p[i]) {
+          return `${who} on ${this.name} got the wrong byte at position ${off} (0x${p[i].toString(16)}, expected 0x${this.#expected[off].toString(16)})` +
+            `${this.#gapAllowed ? ', and found its bytes nowhere after it' : ''}: bytes lost, repeated or out of order`;
+        }
+      }
+    }
+    return `${who} on ${this.name}: ${n} bytes that fit nowhere`;
+  }
+}
+
+/** Part of a read: bytes a view shows, or how many bytes a view (detached, shrunk) lost. */
+export type Part = Uint8Array | number;
+
+function partsLength(parts: Part[]): number {
+  let n = 0;
+  for (const p of parts) n += typeof p === 'number' ? p : p.length;
+  return n;
+}
