@@ -123,7 +123,7 @@ const received = [];
 for (let i = 0; i < 4; i++) {
   const buf = Buffer.alloc(4);
   const r = native.recvmsg(t, [buf], { maxFds: 4 });
-  received.push(buf.toString('utf8', 0, r.bytes) + ':' + r.fds.length);
+  received.push(buf.toString('utf8', 0, r.bytesRead) + ':' + r.fds.length);
   for (const fd of r.fds) fs.closeSync(fd);
 }
 fs.closeSync(s); fs.closeSync(t);
