@@ -162,8 +162,6 @@ export interface NativeAddon {
   echoStartServer(engine: 'uring' | 'epoll', options: EchoNativeServerOptions): EchoServerHandle;
   /** Runs the load generator (or the thread-per-connection client) on threads of its own. */
   echoRunLoad(options: EchoLoadOptions): EchoLoadHandle;
-  /** A listening TCP socket (close-on-exec) for engines written in TS; the fd belongs to the caller. */
-  echoListen(host: string, port: number, options?: { backlog?: number; nonBlocking?: boolean }): { fd: number; port: number };
   /** RLIMIT_NOFILE of this process; `raise`: the soft limit raised to the hard one first
    * (children started afterwards inherit it). */
   echoOpenFileLimit(raise?: boolean): { soft: number; hard: number };
