@@ -15,6 +15,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { nodeBin, supportedLines } from './node-lines.mjs';
+import { netChecks } from './package-checks/net.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const lineArg = process.argv.indexOf('--node');
@@ -129,6 +130,7 @@ export { features, bytes, r };
       writeFileSync(join(project, 'tsconfig.json'), JSON.stringify({ compilerOptions: { module: 'nodenext', moduleResolution: 'nodenext', target: 'es2022', strict: true, noEmit: true, types: [] }, files: ['consumer.ts'] }));
       const types = run(process.execPath, [tsc, '-p', project], { cwd: project });
       check(`${label}: a .ts typechecks against the installed types`, types.status === 0, types.out);
+      for (const [name, ok, detail] of netChecks({ node: join(bin, 'node'), project, env, run, tsc })) check(`${label}: ${name}`, ok, detail);
     }
   }
 } catch (err) {

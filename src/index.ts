@@ -34,6 +34,7 @@ export {
   setNonBlocking,
   flock,
 } from './syscalls.js';
+export type { Mapping } from './syscalls.js';
 export { constants, isErrnoException, liveObjects } from './native.js';
 export type {
   AddressInfo,

@@ -1,3 +1,4 @@
+/// <reference lib="esnext.disposable" preserve="true" />
 // The synchronous calls of iolab's public API (src/index.ts): vectored I/O, sockets (Unix, TCP
 // and UDP over IPv4 and IPv6) with fd passing, POSIX shared memory, memfds and seals. Each is
 // defined once, here: most are the addon's entry point of the same name; sendmsg and recvmsg
@@ -82,11 +83,27 @@ export const shmOpen: (name: string, flags?: ShmFlags, mode?: number) => number 
 export const shmUnlink: (name: string) => void = native.shmUnlink;
 /** ftruncate(2). */
 export const ftruncate: (fd: number, length: number) => void = native.ftruncate;
-/** mmap(2) of [offset, offset+length), MAP_SHARED: an ArrayBuffer over the mapping, unmapped
- * when collected. write: PROT_READ|PROT_WRITE; otherwise PROT_READ, where a store is a SIGSEGV,
- * so only read (copy) from it. offset: a multiple of constants.PAGE_SIZE. RangeError
- * (ERR_OUT_OF_RANGE) for length 0 or a range past the object's end. */
-export const mmap: (fd: number, length: number, options?: { write?: boolean; offset?: number }) => ArrayBuffer = native.mmap;
+/** A mapping mmap made: an ArrayBuffer over it, which `using` unmaps at the end of its scope. */
+export interface Mapping extends ArrayBuffer {
+  /** munmap, unless it was unmapped already. */
+  [Symbol.dispose](): void;
+}
+
+function unmapOnce(this: ArrayBuffer): void {
+  if (this.byteLength !== 0) native.munmap(this); // a mapping is never empty: 0 is detached
+}
+
+/** mmap(2) of [offset, offset+length), MAP_SHARED: an ArrayBuffer over the mapping, unmapped by
+ * munmap, at the end of a `using` scope, or when collected. write: PROT_READ|PROT_WRITE;
+ * otherwise PROT_READ, where a store is a SIGSEGV, so only read (copy) from it. offset: a
+ * multiple of constants.PAGE_SIZE. RangeError (ERR_OUT_OF_RANGE) for length 0 or a range past
+ * the object's end. To share it with a worker thread, hand the worker the fd (or the shm name)
+ * and map it there: postMessage copies an ArrayBuffer, or refuses to transfer it. */
+export function mmap(fd: number, length: number, options?: { write?: boolean; offset?: number }): Mapping {
+  const mapping = native.mmap(fd, length, options) as Mapping;
+  Object.defineProperty(mapping, Symbol.dispose, { value: unmapOnce });
+  return mapping;
+}
 /** Detaches the ArrayBuffer (later use is a TypeError), then munmap(2)s it. */
 export const munmap: (buffer: ArrayBuffer) => void = native.munmap;
 /** memfd_create(2) with MFD_CLOEXEC, and MFD_ALLOW_SEALING unless allowSealing is false. */
