@@ -40,12 +40,15 @@ export interface LiveObjects {
   ringStreams: number;
 }
 
-/** Error thrown for a failed syscall: the shape of Node's fs errors. */
+/** Error thrown for a failed syscall: the shape of Node's fs errors, and of net's for a call on
+ * an IP address (`address` and `port` instead of `path`). */
 export interface ErrnoException extends Error {
   code: string;
   errno: number;
   syscall: string;
   path?: string;
+  address?: string;
+  port?: number;
 }
 
 export interface NativeAddon {

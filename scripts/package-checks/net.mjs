@@ -117,8 +117,8 @@ console.log('require ok');
 `;
 
 const typed = `
-import { bind, getsockname, getsockopt, mmap, readvSync, recvmsg, setsockopt, shmOpen, socket, type AddressInfo, type Mapping,
-  type RecvResult, type SocketAddress } from 'iolab';
+import { bind, connect, getsockname, getsockopt, isErrnoException, mmap, readvSync, recvmsg, setsockopt, shmOpen, socket,
+  type AddressInfo, type Mapping, type RecvResult, type SocketAddress } from 'iolab';
 const fd: number = socket('inet6', 'dgram');
 const to: SocketAddress = { host: '::1', port: 9 };
 bind(fd, to);
@@ -140,7 +140,9 @@ shmOpen('/x', 'wx+');
 shmOpen('/x', 'a');
 const map: Mapping = mmap(fd, 4096);
 map[Symbol.dispose]();
-export { port, nodelay, n, bytes };
+let refused: string | undefined;
+try { connect(fd, to); } catch (err) { if (isErrnoException(err)) refused = \`\${err.address}:\${err.port ?? 0}\`; }
+export { port, nodelay, n, bytes, refused };
 `;
 
 /** Runs the checks in `project` (iolab installed there) with `node`; returns [name, ok, detail]
