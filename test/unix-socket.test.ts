@@ -79,7 +79,7 @@ describe('socket and socketpair', () => {
 });
 
 describe('bind, listen, accept, connect', () => {
-  it('binds a path (a socket file appears), accepts a connection, SO_PEERCRED both ways', () => {
+  it('binds a path (a socket file appears), accepts a connection, SO_PEERCRED both ways; getsockname/getpeername give the path', () => {
     const path = sockPath();
     const server = native.socket('unix', 'stream');
     const client = native.socket('unix', 'stream');
@@ -91,6 +91,8 @@ describe('bind, listen, accept, connect', () => {
       const conn = native.accept(server);
       using([conn], () => {
         expect(isCloexec(conn)).toBe(true);
+        expect([native.getsockname(server), native.getpeername(client), native.getsockname(conn)]).toEqual([path, path, path]);
+        expect([native.getsockname(client), native.getpeername(conn)]).toEqual(['', '']); // unnamed
         expect(native.peerCredentials(conn)).toEqual(me());
         expect(native.peerCredentials(client)).toEqual(me());
         sendmsg(client, [Buffer.from('over a path')]);
@@ -100,7 +102,7 @@ describe('bind, listen, accept, connect', () => {
     });
   });
 
-  it('binds and connects an abstract name (no file)', () => {
+  it('binds and connects an abstract name (no file); getsockname gives it with its leading NUL', () => {
     const name = abstractName();
     const server = native.socket('unix', 'seqpacket');
     const client = native.socket('unix', 'seqpacket');
@@ -110,6 +112,7 @@ describe('bind, listen, accept, connect', () => {
       native.connect(client, name);
       const conn = native.accept(server);
       using([conn], () => {
+        expect([native.getsockname(server), native.getpeername(client)]).toEqual([name, name]);
         expect(native.peerCredentials(conn)).toEqual(me());
         sendmsg(conn, [Buffer.from('abstract')]);
         const buf = Buffer.alloc(16);
