@@ -16,7 +16,7 @@ void InitFeatures(Napi::Env env, Napi::Object exports) {
   for (Feature* f = feature_list; f != nullptr; f = f->next) f->init(env, exports);
 }
 
-static const char* const key_names[] = {"bytes",       "fds",  "truncated", "dataTruncated", "fdsTruncated",
+static const char* const key_names[] = {"bytesRead",   "fds",  "truncated", "dataTruncated", "fdsTruncated",
                                         "eof",         "credentials", "from", "maxFds", "controlFds",
                                         "pid",         "uid",  "gid", "to", "buffers"};
 static_assert(sizeof(key_names) / sizeof(key_names[0]) == size_t(Key::kCount), "one name per key");

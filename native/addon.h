@@ -9,7 +9,7 @@ namespace iolab {
 // Property names the addon sets or reads on every op, made once per env (creating and
 // internalizing a key string per result object was a measurable cost).
 enum class Key : int {
-  kBytes, kFds, kTruncated, kDataTruncated, kFdsTruncated, kEof, kCredentials, kFrom,
+  kBytesRead, kFds, kTruncated, kDataTruncated, kFdsTruncated, kEof, kCredentials, kFrom,
   kMaxFds, kControlFds, kPid, kUid, kGid, kTo, kBuffers,
   kCount
 };

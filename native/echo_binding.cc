@@ -280,22 +280,6 @@ Napi::Value RunLoad(const Napi::CallbackInfo& info) {
   return Launch(env, job, "iolab echo load");
 }
 
-// echoListen(host, port, { backlog, nonBlocking }) -> { fd, port }: the fd belongs to JS.
-Napi::Value ListenTcp(const Napi::CallbackInfo& info) {
-  Napi::Env env = info.Env();
-  std::string host = StringArg(env, info[0], "host");
-  int port = int(IntegerArg(env, info[1], "port", 0, 65535));
-  OptionsArg opts(env, info[2]);
-  int backlog = int(opts.Integer("backlog", 1, 65535, 4096));
-  bool nonblocking = opts.Bool("nonBlocking", false);
-  int bound = 0;
-  OwnedFd fd = Listen(env, host, port, backlog, nonblocking, &bound);
-  Napi::Object r = Napi::Object::New(env);
-  r.Set("port", Napi::Number::New(env, bound));
-  r.Set("fd", Napi::Number::New(env, fd.release()));
-  return r;
-}
-
 // echoOpenFileLimit(raise): { soft, hard }, the soft limit raised to the hard one first when asked.
 Napi::Value OpenFileLimit(const Napi::CallbackInfo& info) {
   uint64_t hard = 0;
@@ -310,7 +294,6 @@ Napi::Value OpenFileLimit(const Napi::CallbackInfo& info) {
 void Init(Napi::Env env, Napi::Object exports) {
   exports.Set("echoStartServer", Napi::Function::New(env, StartServer, "echoStartServer"));
   exports.Set("echoRunLoad", Napi::Function::New(env, RunLoad, "echoRunLoad"));
-  exports.Set("echoListen", Napi::Function::New(env, ListenTcp, "echoListen"));
   exports.Set("echoOpenFileLimit", Napi::Function::New(env, OpenFileLimit, "echoOpenFileLimit"));
 }
 

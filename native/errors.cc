@@ -12,20 +12,29 @@ std::string ErrnoName(int err) {
   return name != nullptr ? std::string(name) : "E" + std::to_string(err);
 }
 
-Napi::Error ErrnoError(Napi::Env env, int err, const char* syscall, const char* path) {
+static Napi::Error NewErrnoError(Napi::Env env, int err, const char* syscall, const char* shown) {
   std::string code = ErrnoName(err);
   // Node (libuv) words its messages in lower case: "ENOENT: no such file or directory, open".
   std::string text = strerror(err);
   if (!text.empty()) text[0] = char(tolower(static_cast<unsigned char>(text[0])));
   std::string message = code + ": " + text + ", " + syscall;
-  if (path != nullptr) message += std::string(" '") + path + "'";
+  if (shown != nullptr) message += std::string(" '") + shown + "'";
   Napi::Error error = Napi::Error::New(env, message);
   Napi::Object obj = error.Value();
   obj.Set("errno", Napi::Number::New(env, -err));
   obj.Set("code", Napi::String::New(env, code));
   obj.Set("syscall", Napi::String::New(env, syscall));
-  if (path != nullptr) obj.Set("path", Napi::String::New(env, path));
   return error;
+}
+
+Napi::Error ErrnoError(Napi::Env env, int err, const char* syscall, const char* path) {
+  Napi::Error error = NewErrnoError(env, err, syscall, path);
+  if (path != nullptr) error.Value().Set("path", Napi::String::New(env, path));
+  return error;
+}
+
+Napi::Error ErrnoErrorNaming(Napi::Env env, int err, const char* syscall, const std::string& target) {
+  return NewErrnoError(env, err, syscall, target.c_str());
 }
 
 void ThrowErrno(Napi::Env env, int err, const char* syscall, const char* path) {

@@ -3,10 +3,16 @@
 #pragma once
 #include <napi.h>
 
+#include <string>
+
 namespace iolab {
 
 // err is a positive errno value (liburing's -res must be negated by the caller).
 Napi::Error ErrnoError(Napi::Env env, int err, const char* syscall, const char* path = nullptr);
+
+// The same naming `target` in the message only, with no `path`: for what is not a file (an IP
+// address and port, whose error carries `address` and `port` as node:net's do).
+Napi::Error ErrnoErrorNaming(Napi::Env env, int err, const char* syscall, const std::string& target);
 
 // Throws ErrnoError as a C++ exception (NAPI_CPP_EXCEPTIONS); never returns.
 [[noreturn]] void ThrowErrno(Napi::Env env, int err, const char* syscall, const char* path = nullptr);

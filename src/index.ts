@@ -4,14 +4,18 @@
 export { Ring, RingClosedError, isIoUringUnavailable, BufferRing, RingStream } from './ring/index.js';
 export type { RingOptions, RingFeatures, RingStats, RingAddress, ReadvRequest, RecvHandlers, RecvMultishotOptions } from './ring/index.js';
 export {
-  readv,
-  writev,
+  readvSync,
+  writevSync,
   socket,
   socketpair,
   bind,
   listen,
   accept,
   connect,
+  getsockname,
+  getpeername,
+  setsockopt,
+  getsockopt,
   close,
   sendmsg,
   recvmsg,
@@ -30,8 +34,10 @@ export {
   setNonBlocking,
   flock,
 } from './syscalls.js';
+export type { Mapping } from './syscalls.js';
 export { constants, isErrnoException, liveObjects } from './native.js';
 export type {
+  AddressInfo,
   NativeConstants as Constants,
   Credentials,
   ErrnoException,
@@ -39,6 +45,11 @@ export type {
   RecvOptions,
   RecvResult,
   SendOptions,
+  ShmFlags,
+  InetAddress,
+  SocketAddress,
+  SocketFamily,
+  SocketOptions,
   SocketType,
 } from './native.js';
 

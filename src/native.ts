@@ -40,12 +40,15 @@ export interface LiveObjects {
   ringStreams: number;
 }
 
-/** Error thrown for a failed syscall: the shape of Node's fs errors. */
+/** Error thrown for a failed syscall: the shape of Node's fs errors, and of net's for a call on
+ * an IP address (`address` and `port` instead of `path`). */
 export interface ErrnoException extends Error {
   code: string;
   errno: number;
   syscall: string;
   path?: string;
+  address?: string;
+  port?: number;
 }
 
 export interface NativeAddon {
@@ -64,21 +67,25 @@ export interface NativeAddon {
 
   // ---- vectored I/O (native/sys/vectored.cc) ----
   /** readv(2), or preadv(2) when position is given. Returns bytes read; short reads are returned as is. */
-  readv(fd: number, buffers: ArrayBufferView[], position?: number | bigint): number;
+  readv(fd: number, buffers: ArrayBufferView[], position?: number | bigint | null): number;
   /** writev(2), or pwritev(2) when position is given. Returns bytes written; short writes as is. */
-  writev(fd: number, buffers: ArrayBufferView[], position?: number | bigint): number;
+  writev(fd: number, buffers: ArrayBufferView[], position?: number | bigint | null): number;
 
-  // ---- Unix-domain sockets (native/sys/unix_socket.cc) ----
-  /** socket(AF_UNIX, type | SOCK_CLOEXEC [| SOCK_NONBLOCK]). */
-  socket(type: SocketType, options?: { nonBlocking?: boolean }): number;
+  // ---- sockets (native/sys/unix_socket.cc, socket_address.cc, socket_options.cc) ----
+  /** socket(family, type | SOCK_CLOEXEC [| SOCK_NONBLOCK]); type 'stream' when left out. */
+  socket(family: SocketFamily, type?: SocketType, options?: { nonBlocking?: boolean }): number;
   /** socketpair(AF_UNIX, type | SOCK_CLOEXEC [| SOCK_NONBLOCK]). */
   socketpair(type: SocketType, options?: { nonBlocking?: boolean }): [number, number];
-  /** bind(2). address: a filesystem path, or an abstract name written with a leading '\0'. */
-  bind(fd: number, address: string): void;
+  /** bind(2) to a Unix path ('\0'-prefixed: abstract) or an IP { host, port }. */
+  bind(fd: number, address: SocketAddress): void;
   listen(fd: number, backlog?: number): void;
   /** accept4(2) with SOCK_CLOEXEC; the new fd belongs to the caller. */
   accept(fd: number): number;
-  connect(fd: number, address: string): void;
+  connect(fd: number, address: SocketAddress): void;
+  getsockname(fd: number): string | AddressInfo;
+  getpeername(fd: number): string | AddressInfo;
+  setsockopt<K extends keyof SocketOptions>(fd: number, option: K, value: SocketOptions[K]): void;
+  getsockopt<K extends keyof SocketOptions>(fd: number, option: K): SocketOptions[K];
   close(fd: number): void;
   /** sendmsg(2) and recvmsg(2) with the options' values as arguments (`options` itself only for
    * its type check): what src/syscalls.ts's sendmsg and recvmsg call, the options read in JS
@@ -94,9 +101,9 @@ export interface NativeAddon {
   waitFd(fd: number, event: 'read' | 'write', timeoutMs: number): boolean;
 
   // ---- POSIX shared memory (native/sys/shm.cc) ----
-  /** shm_open(3) with O_CLOEXEC added. flags are fs.constants.O_* values. Name: one leading '/',
-   * no other '/', at most 255 bytes (else TypeError, code ERR_INVALID_ARG_VALUE). */
-  shmOpen(name: string, flags: number, mode?: number): number;
+  /** shm_open(3) with O_CLOEXEC added. flags: fs's strings ('r', 'r+', 'w+', 'wx+') or O_* bits.
+   * Name: one leading '/', no other '/', at most 255 bytes (else TypeError, ERR_INVALID_ARG_VALUE). */
+  shmOpen(name: string, flags?: ShmFlags, mode?: number): number;
   shmUnlink(name: string): void;
   ftruncate(fd: number, length: number): void;
   /** mmap(2) of [offset, offset+length), MAP_SHARED: an external ArrayBuffer, munmap'd when
@@ -130,8 +137,8 @@ export interface NativeAddon {
   Ring: new (options?: { entries?: number; cqEntries?: number; sqpoll?: boolean }) => any;
   /** Registers the class recvmsg results are made with (src/native.ts does it; without one
    * they are plain objects with the same properties). */
-  setRecvResultClass(ctor: new (bytes: number, fds: number | number[] | undefined, flags: number, credentials: Credentials | undefined, from: string | undefined) => RecvResult): void;
-  /** Registers the class the Ring rejects/throws with once closed (src/ring/ring.ts does it). */
+  setRecvResultClass(ctor: new (bytesRead: number, fds: number | number[] | undefined, flags: number, credentials: Credentials | undefined, from: string | AddressInfo | undefined) => RecvResult): void;
+  /** Registers the class the Ring rejects/throws with once closed (src/ring/ does it). */
   ringSetClosedErrorClass(ctor: new (message?: string) => Error): void;
   /** Tests only: this Ring's close() and env teardown cancel as on kernels before 5.19, where
    * IORING_ASYNC_CANCEL_ANY is refused (its SQE carries a flag the kernel answers with EINVAL),
@@ -158,8 +165,6 @@ export interface NativeAddon {
   echoStartServer(engine: 'uring' | 'epoll', options: EchoNativeServerOptions): EchoServerHandle;
   /** Runs the load generator (or the thread-per-connection client) on threads of its own. */
   echoRunLoad(options: EchoLoadOptions): EchoLoadHandle;
-  /** A listening TCP socket (close-on-exec) for engines written in TS; the fd belongs to the caller. */
-  echoListen(host: string, port: number, options?: { backlog?: number; nonBlocking?: boolean }): { fd: number; port: number };
   /** RLIMIT_NOFILE of this process; `raise`: the soft limit raised to the hard one first
    * (children started afterwards inherit it). */
   echoOpenFileLimit(raise?: boolean): { soft: number; hard: number };
@@ -188,7 +193,15 @@ export interface NativeAddon {
   benchFdMessages(passedFd: number, durationMs: number): Promise<{ messages: number; seconds: number }>;
 }
 
-export interface NativeConstants {
+/** The flag bits `constants` names: MSG_* (recv/send flags), SOCK_*, O_* (as fs.constants). */
+export type FlagConstant =
+  | 'MSG_OOB' | 'MSG_PEEK' | 'MSG_DONTROUTE' | 'MSG_CTRUNC' | 'MSG_TRUNC' | 'MSG_DONTWAIT' | 'MSG_EOR' | 'MSG_WAITALL'
+  | 'MSG_NOSIGNAL' | 'MSG_MORE' | 'MSG_ERRQUEUE' | 'MSG_CMSG_CLOEXEC'
+  | 'SOCK_STREAM' | 'SOCK_DGRAM' | 'SOCK_SEQPACKET' | 'SOCK_RAW' | 'SOCK_NONBLOCK' | 'SOCK_CLOEXEC'
+  | 'O_RDONLY' | 'O_WRONLY' | 'O_RDWR' | 'O_CREAT' | 'O_EXCL' | 'O_NOCTTY' | 'O_TRUNC' | 'O_APPEND' | 'O_NONBLOCK'
+  | 'O_DSYNC' | 'O_SYNC' | 'O_DIRECT' | 'O_DIRECTORY' | 'O_NOFOLLOW' | 'O_NOATIME' | 'O_CLOEXEC';
+
+export interface NativeConstants extends Readonly<Record<FlagConstant, number>> {
   /** Buffers one readv/writev/sendmsg/recvmsg takes at most (1024). */
   IOV_MAX: number;
   /** fds one SCM_RIGHTS message carries at most (253). */
@@ -204,6 +217,46 @@ export interface NativeConstants {
 }
 
 export type SocketType = 'stream' | 'dgram' | 'seqpacket';
+/** AF_UNIX, AF_INET, AF_INET6. */
+export type SocketFamily = 'unix' | 'inet' | 'inet6';
+
+/** An IP address as bind, connect and sendmsg's `to` take it. host: a numeric IPv4 or IPv6
+ * address ('fe80::1%eth0' with a scope); a name needs dns.lookup first. Left out: the socket
+ * family's wildcard for bind ('0.0.0.0', '::'), its loopback otherwise ('127.0.0.1', '::1').
+ * port: 0 to 65535; bind's is 0 (any free port) when left out. */
+export interface InetAddress {
+  host?: string;
+  port?: number;
+}
+
+/** A socket address as the calls take it: a Unix socket path (a string; '\0'-prefixed: an
+ * abstract name) or an IP address. */
+export type SocketAddress = string | InetAddress;
+
+/** An IP socket's address as getsockname, getpeername and recvmsg's `from` give it, the shape
+ * of node:net's address(). */
+export interface AddressInfo {
+  address: string;
+  family: 'IPv4' | 'IPv6';
+  port: number;
+}
+
+/** The options setsockopt and getsockopt take, by name, with their value's type. getsockopt
+ * gives what the kernel holds: SO_RCVBUF and SO_SNDBUF come back doubled (socket(7)). */
+export interface SocketOptions {
+  SO_REUSEADDR: boolean;
+  SO_REUSEPORT: boolean;
+  SO_KEEPALIVE: boolean;
+  SO_BROADCAST: boolean;
+  TCP_NODELAY: boolean;
+  IPV6_V6ONLY: boolean;
+  SO_RCVBUF: number;
+  SO_SNDBUF: number;
+}
+
+/** shmOpen's flags: fs's flag strings ('r' read, 'r+' read and write, 'w+' create or truncate,
+ * 'wx+' create, failing when it exists), or O_* bits (constants) as a number. */
+export type ShmFlags = 'r' | 'r+' | 'w+' | 'wx+' | 'xw+' | number;
 
 export interface Credentials {
   pid: number;
@@ -212,8 +265,11 @@ export interface Credentials {
 }
 
 export interface SendOptions {
+  /** fds to pass (SCM_RIGHTS, Unix-domain sockets), at most SCM_MAX_FD. */
   fds?: number[];
-  to?: string;
+  /** Where an unconnected datagram goes: a Unix socket path, or a UDP { host, port }. */
+  to?: SocketAddress;
+  /** Attach this process's SCM_CREDENTIALS (Unix-domain sockets). */
   credentials?: boolean;
 }
 
@@ -228,7 +284,7 @@ export interface RecvOptions {
 
 export interface RecvResult {
   /** Bytes of payload received (for a truncated datagram: what fit). */
-  bytes: number;
+  bytesRead: number;
   /** Received fds, each close-on-exec and owned by the caller. Empty when fdsTruncated. */
   fds: number[];
   /** True when anything was cut: the payload (MSG_TRUNC) or the fds. */
@@ -239,8 +295,9 @@ export interface RecvResult {
   fdsTruncated: boolean;
   /** Sender credentials (SCM_CREDENTIALS), when SO_PASSCRED is on. */
   credentials?: Credentials;
-  /** Sender address of a datagram, when it has one ('\0'-prefixed when abstract). */
-  from?: string;
+  /** Sender address of a datagram, when it has one: a Unix path ('\0'-prefixed when
+   * abstract), or an IP socket's { address, family, port }. */
+  from?: string | AddressInfo;
   /** 0 bytes on a stream socket, or on a seqpacket socket whose peer has shut down: the peer
    * closed. (A zero-length seqpacket message from a live peer is not eof.) */
   eof: boolean;
@@ -287,16 +344,16 @@ export const native: NativeAddon = loadAddon();
  * JS that V8 optimizes, cheaper than setting each property from C++. fds: undefined (none), the
  * one fd, or an array; flags: 1 dataTruncated, 2 fdsTruncated, 4 eof. */
 export class Received implements RecvResult {
-  bytes: number;
+  bytesRead: number;
   fds: number[];
   truncated: boolean;
   dataTruncated: boolean;
   fdsTruncated: boolean;
   credentials?: Credentials;
-  from?: string;
+  from?: string | AddressInfo;
   eof: boolean;
-  constructor(bytes: number, fds: number | number[] | undefined, flags: number, credentials: Credentials | undefined, from: string | undefined) {
-    this.bytes = bytes;
+  constructor(bytesRead: number, fds: number | number[] | undefined, flags: number, credentials: Credentials | undefined, from: string | AddressInfo | undefined) {
+    this.bytesRead = bytesRead;
     this.fds = fds === undefined ? [] : typeof fds === 'number' ? [fds] : fds;
     this.truncated = (flags & 3) !== 0;
     this.dataTruncated = (flags & 1) !== 0;
@@ -312,7 +369,8 @@ native.setRecvResultClass(Received);
  * it owns, native jobs and servers): every counter is zero once everything was released. */
 export const liveObjects: () => LiveObjects = native.liveObjects;
 
-/** The addon's limits: IOV_MAX, SCM_MAX_FD, UNIX_PATH_MAX, PAGE_SIZE... */
+/** The addon's limits (IOV_MAX, SCM_MAX_FD, UNIX_PATH_MAX, PAGE_SIZE...) and the flag bits
+ * the calls take as numbers (MSG_*, SOCK_*, O_*). */
 export const constants: NativeConstants = native.constants;
 
 /** True when err is a syscall error thrown by the addon (or by Node's fs) with a code. */

@@ -1,9 +1,10 @@
 // The public API as written down: every ```js example of docs/api.md and README's library
-// example run as written (their `from 'iolab'` pointed at this checkout's src/index.ts), each in
-// a process of its own; the exports are exactly the documented ones; and loading the API leaves
-// the addon's own functions as the addon made them.
+// example run as written (their 'iolab' pointed at this checkout's src/index.ts), each in a
+// process of its own, on Node 24 when it says it needs it; every ```cjs one as a CommonJS file
+// that requires the compiled package (dist/, as npm ships it); the exports are exactly the
+// documented ones; and loading the API leaves the addon's own functions as the addon made them.
 import { describe, expect, it } from 'vitest';
-import { spawnSync } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -18,18 +19,32 @@ checkLeaksAfterAll(tmp);
 const index = pathToFileURL(join(projectRoot, 'src', 'index.ts')).href;
 const tsx = pathToFileURL(join(projectRoot, 'node_modules', 'tsx', 'dist', 'loader.mjs')).href;
 
-/** The ```js blocks of a markdown file that import from 'iolab'. */
-function examples(file: string): string[] {
+const compiled = join(projectRoot, 'dist', 'index.js');
+
+/** The ```js (or ```cjs) blocks of a markdown file that load 'iolab'. */
+function examples(file: string, kind = 'js'): string[] {
   const text = readFileSync(join(projectRoot, file), 'utf8');
-  return [...text.matchAll(/```js\n([\s\S]*?)```/g)].map((m) => m[1]).filter((code) => code.includes("from 'iolab'"));
+  return [...text.matchAll(new RegExp(`\`\`\`${kind}\n([\\s\\S]*?)\`\`\``, 'g'))].map((m) => m[1])
+    .filter((code) => /(from |import\(|require\()'iolab'/.test(code));
+}
+
+/** The `node` an example runs on: Node 24's for one that starts `// Node 24 and later`. */
+function nodeFor(code: string): string {
+  if (!code.startsWith('// Node 24 and later')) return process.execPath;
+  const bin = execFileSync(process.execPath, [join(projectRoot, 'scripts', 'node-lines.mjs'), '24'], { encoding: 'utf8' }).trim();
+  return join(bin, 'node');
 }
 
 /** Runs one example in its own Node process, in the temp folder (with readv.c beside it). */
 function runExample(code: string, name: string): { status: number | null; output: string } {
-  const file = join(tmp.path, `${name}.mjs`);
-  writeFileSync(file, code.replaceAll("from 'iolab'", `from '${index}'`));
+  const cjs = /require\('iolab'\)/.test(code);
+  const file = join(tmp.path, `${name}.${cjs ? 'cjs' : 'mjs'}`);
+  // a worker's import('iolab') loads the compiled package: tsx's hooks do not reach workers on Node 20
+  const source = code.replaceAll("require('iolab')", `require(${JSON.stringify(compiled)})`)
+    .replaceAll("import('iolab')", `import(${JSON.stringify(pathToFileURL(compiled).href)})`).replaceAll("from 'iolab'", `from '${index}'`);
+  writeFileSync(file, source);
   writeFileSync(join(tmp.path, 'readv.c'), readFileSync(join(projectRoot, 'readv.c')));
-  const r = spawnSync(process.execPath, ['--import', tsx, file], { cwd: tmp.path, encoding: 'utf8', timeout: 60_000 });
+  const r = spawnSync(nodeFor(code), cjs ? [file] : ['--import', tsx, file], { cwd: tmp.path, encoding: 'utf8', timeout: 60_000 });
   return { status: r.status, output: `${r.stdout}${r.stderr}` };
 }
 
@@ -43,6 +58,14 @@ describe('docs/api.md and README', () => {
   it.each(apiExamples.map((code, i) => [i + 1, code]))('docs/api.md example %i runs as written', (i, code) => {
     const r = runExample(code as string, `api-example-${i}`);
     expect(r.output).not.toMatch(/Error/);
+    expect(r.status).toBe(0);
+  });
+
+  it('docs/api.md has a CommonJS example, and it runs as written against the compiled package', () => {
+    const [code] = examples('docs/api.md', 'cjs');
+    expect(code).toBeDefined();
+    const r = runExample(code, 'api-example-cjs');
+    expect(r.output).toBe('');
     expect(r.status).toBe(0);
   });
 

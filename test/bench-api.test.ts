@@ -34,7 +34,7 @@ describe('iolab bench api', () => {
     expect(run.exitCode).toBe(0);
     const report = JSON.parse(String(run.stdout));
     expect(report.rows.map((r: { contender: string; inflight: number }) => `${r.contender}@${r.inflight}`)).toEqual([
-      'iolab.readv@1', 'fs.readvSync@1', 'ring.readv@1', 'fs.promises.readv@1', 'fs.read@1',
+      'iolab.readvSync@1', 'fs.readvSync@1', 'ring.readv@1', 'fs.promises.readv@1', 'fs.read@1',
       'ring.readv@32', 'fs.promises.readv@32', 'fs.read@32', 'ring.readvBatch@32', 'ring.sendmsg@32', 'ring.sendmsgBatch@32', 'c.sendmsg@1',
       'iolab.sendmsg@1', 'usocket@32',
     ]);
@@ -73,7 +73,7 @@ describe('iolab bench api', () => {
   it('Ctrl-C: the rounds that finished as a partial table, the temp file removed, exit 130', async () => {
     const tmpdir = join(dir.path, 'tmp');
     mkdirSync(tmpdir);
-    const [file, argv] = iolabArgv(['bench', 'api', '--rounds', '100', '--duration', '50', '--size', '256k', '--only', 'iolab.readv,fs.readvSync']);
+    const [file, argv] = iolabArgv(['bench', 'api', '--rounds', '100', '--duration', '50', '--size', '256k', '--only', 'iolab.readvSync,fs.readvSync']);
     const child = execa(file, argv, { reject: false, env: { TMPDIR: tmpdir } });
     let stderr = '';
     await new Promise<void>((resolve) => child.stderr?.on('data', (chunk: Buffer) => {
@@ -84,7 +84,7 @@ describe('iolab bench api', () => {
     const run = await child;
     expect(run.exitCode).toBe(130);
     expect(run.stdout).toMatch(/^partial: interrupted by SIGINT; the rows hold the rounds that finished$/m);
-    expect(run.stdout).toMatch(/^iolab\.readv\s+1\s+[\d,]+/m);
+    expect(run.stdout).toMatch(/^iolab\.readvSync\s+1\s+[\d,]+/m);
     expect(readdirSync(tmpdir).filter((n) => n.startsWith('iolab-'))).toEqual([]); // the page-cached test file is gone (tsx keeps its cache there)
   });
 
@@ -98,7 +98,7 @@ describe('iolab bench api', () => {
     expect(bad.stderr).toBe("iolab: option '--rounds <n>' argument '0' is invalid. expected a whole number >= 1, got '0'");
     expect(bad.exitCode).not.toBe(0);
     const none = await runCli(['bench', 'api', '--only', 'nothing', '--size', '64k', '--output', join(dir.path, 'c.json')]);
-    expect(none.stderr).toMatch(/^iolab: --only: no contender named 'nothing' \(known: iolab\.readv, .*\)$/);
+    expect(none.stderr).toMatch(/^iolab: --only: no contender named 'nothing' \(known: iolab\.readvSync, .*\)$/);
     expect(none.exitCode).toBe(1);
   });
 });

@@ -224,7 +224,7 @@ describe('fdpass in process: every received fd is closed, nothing held', () => {
     const socket = join(tmp.path, 'in-many.sock');
     const received = runReceiver({ socket, type: 'dgram', count: 1, timeout: 10_000, allowAnyUser: false }, (e) => {
       if (e.event !== 'listening') return;
-      const sock = native.socket('dgram');
+      const sock = native.socket('unix', 'dgram');
       const pair = native.socketpair('stream');
       try {
         native.connect(sock, socket);

@@ -44,7 +44,7 @@ async function heldByStrace(pid: number): Promise<void> {
 describe('fdpass recv: one owner per socket path', () => {
   it('a receiver replacing a stale socket is paused between its probe and its bind: a second one meanwhile is told the path is in use', async () => {
     const socket = join(tmp.path, `race${unique++}.sock`);
-    const stale = native.socket('dgram');
+    const stale = native.socket('unix', 'dgram');
     native.bind(stale, socket);
     native.close(stale);
     // The first receiver's connect(2) probe of the stale socket returns only after 4 s (strace's

@@ -160,7 +160,7 @@ describe('fdpass: bad input', () => {
     const socket = sockPath();
     const missing = await send(['--socket', socket]);
     expect(missing).toEqual({ stdout: '', stderr: `iolab: no receiver listening on ${socket}`, exitCode: 1, leftovers: [] });
-    const stale = native.socket('dgram');
+    const stale = native.socket('unix', 'dgram');
     native.bind(stale, socket);
     native.close(stale);
     const refused = await send(['--socket', socket, '--type', 'stream']);
@@ -197,7 +197,7 @@ describe('fdpass: bad input', () => {
   it('more fds than the receiver takes: it closes them all, says so, exits 1', async () => {
     const socket = sockPath();
     const receiver = await startReceiver(['--socket', socket, '--timeout', receiverWait]);
-    const sock = native.socket('dgram');
+    const sock = native.socket('unix', 'dgram');
     const [a, b] = native.socketpair('stream');
     try {
       native.connect(sock, socket);
@@ -236,7 +236,7 @@ describe('fdpass: bad input', () => {
 
   it('a live receiver is never displaced; a stale socket is replaced; SIGTERM/SIGINT remove the socket', async () => {
     const socket = sockPath();
-    const stale = native.socket('stream');
+    const stale = native.socket('unix', 'stream');
     native.bind(stale, socket);
     native.close(stale);
     const first = await startReceiver(['--socket', socket, '--type', 'stream']);

@@ -87,7 +87,7 @@ describe('iolab readv', () => {
       });
     }
     const socket = at('s.sock');
-    const bound = native.socket('stream');
+    const bound = native.socket('unix', 'stream');
     try {
       native.bind(bound, socket);
       const r = await cli(['readv', socket]);

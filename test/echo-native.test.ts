@@ -2,6 +2,7 @@
 // live-object counters and this process's fd count checked after shutdown.
 import { randomBytes } from 'node:crypto';
 import { afterEach, describe, expect, it } from 'vitest';
+import { listenTcp } from '../src/echo/listen.js';
 import { native } from '../src/native.js';
 import { openFdCount, settledLiveObjects, zeroLiveObjects } from './support/leaks.js';
 import { closed, connectTo, echoOnce } from './support/echo.js';
@@ -76,7 +77,7 @@ describe('native echo arguments', () => {
       expect.objectContaining({ code: 'EINVAL', syscall: 'inet_pton' }));
     expect(() => native.echoRunLoad({ host: '127.0.0.1', port: 70000 })).toThrow(
       expect.objectContaining({ code: 'ERR_OUT_OF_RANGE' }));
-    const a = native.echoListen('127.0.0.1', 0);
+    const a = listenTcp('127.0.0.1', 0, 16);
     expect(() => native.echoStartServer('uring', { host: '127.0.0.1', port: a.port })).toThrow(
       expect.objectContaining({ code: 'EADDRINUSE', syscall: 'bind' }));
     native.close(a.fd);

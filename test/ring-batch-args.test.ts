@@ -64,7 +64,7 @@ describe('a batch whose arguments run JS', () => {
     const got = [Buffer.alloc(4), Buffer.alloc(4)].map((buf) => {
       const r = recvmsg(b, [buf], { maxFds: 2 });
       for (const fd of r.fds) native.close(fd);
-      return `${buf.toString('utf8', 0, r.bytes)}:${r.fds.length}`;
+      return `${buf.toString('utf8', 0, r.bytesRead)}:${r.fds.length}`;
     });
     expect(got).toEqual(['xy:1', 'w:0']);
   });

@@ -38,7 +38,7 @@ describe('batches', () => {
       expect(ring.stats.overflowQueued).toBeGreaterThan(0); // more than the SQ holds: the backlog took the rest
       expect(buffers.map((v) => v[0][0])).toEqual(Array.from({ length: 40 }, (_, i) => i));
       for (const r of got) {
-        expect(r).toMatchObject({ bytes: 1, truncated: false, eof: false });
+        expect(r).toMatchObject({ bytesRead: 1, truncated: false, eof: false });
         expect(r.fds).toHaveLength(1);
         expect(inode(r.fds[0])).toBe(inode(f));
       }
@@ -52,8 +52,8 @@ describe('batches', () => {
 
   it('values equal the per-op methods\' (truncation, credentials, the sender\'s address)', async () => {
     await withRing({}, async (ring) => {
-      const receiver = native.socket('dgram');
-      const sender = native.socket('dgram');
+      const receiver = native.socket('unix', 'dgram');
+      const sender = native.socket('unix', 'dgram');
       const path = join(tmp.path, 'r.sock');
       const from = join(tmp.path, 's.sock');
       native.bind(receiver, path);
@@ -69,8 +69,8 @@ describe('batches', () => {
       send();
       const batch = await ring.recvmsgBatch(receiver, [[Buffer.alloc(4)], [Buffer.alloc(4)]], { maxFds: 1 });
       expect(batch).toEqual(one);
-      expect(batch[0]).toMatchObject({ bytes: 4, dataTruncated: true, fdsTruncated: true, fds: [], from });
-      expect(batch[1]).toMatchObject({ bytes: 2, credentials: { pid: process.pid }, from });
+      expect(batch[0]).toMatchObject({ bytesRead: 4, dataTruncated: true, fdsTruncated: true, fds: [], from });
+      expect(batch[1]).toMatchObject({ bytesRead: 2, credentials: { pid: process.pid }, from });
       for (const fd of [receiver, sender, f]) native.close(fd);
     });
   });
@@ -131,7 +131,7 @@ describe('batches', () => {
       shrinking.resize(3);
       await collectGarbage();
       const got = await pending;
-      expect(got.map((r) => r.bytes)).toEqual([8, 8, 8]);
+      expect(got.map((r) => r.bytesRead)).toEqual([8, 8, 8]);
       expect([...first]).toEqual(Array(8).fill(1));
       expect(new Uint8Array(moved).every((x) => x === 0)).toBe(true);
       expect([...new Uint8Array(shrinking)]).toEqual([3, 3, 3]);

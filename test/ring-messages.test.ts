@@ -39,10 +39,10 @@ describe('the rules, through the Ring as through the sync calls', () => {
       const plain = recvmsg(b, [Buffer.alloc(8)]);
       sendmsg(a, []);
       const viaRing = await ring.recvmsg(b, [Buffer.alloc(8)]);
-      expect(plain).toMatchObject({ bytes: 0, eof: false });
+      expect(plain).toMatchObject({ bytesRead: 0, eof: false });
       expect(viaRing).toEqual(plain);
       native.close(a);
-      expect(await ring.recvmsg(b, [Buffer.alloc(8)])).toMatchObject({ bytes: 0, eof: true });
+      expect(await ring.recvmsg(b, [Buffer.alloc(8)])).toMatchObject({ bytesRead: 0, eof: true });
       native.close(b);
     });
   });
@@ -60,7 +60,7 @@ describe('the rules, through the Ring as through the sync calls', () => {
       const [c, d] = pair('dgram');
       expect(await ring.sendmsg(c, [], { fds: [f] })).toBe(0);
       const got = await ring.recvmsg(d, [], { maxFds: 1 });
-      expect(got).toMatchObject({ bytes: 0, eof: false });
+      expect(got).toMatchObject({ bytesRead: 0, eof: false });
       expect(inode(got.fds[0])).toBe(inode(f));
       for (const fd of [a, b, c, d, f, ...got.fds]) native.close(fd);
     });
@@ -77,7 +77,7 @@ describe('the rules, through the Ring as through the sync calls', () => {
       const [c, d] = pair('dgram');
       expect([c, d]).toContain(b);
       native.close(a); // the stream's peer goes away: 0 bytes, which on a stream is eof
-      expect(await pending).toMatchObject({ bytes: 0, eof: true });
+      expect(await pending).toMatchObject({ bytesRead: 0, eof: true });
       native.close(c);
       native.close(d);
     });
@@ -143,7 +143,7 @@ function described(r: Outcome, buffer: Buffer): Outcome {
   const got = r.value as RecvResult;
   const files = got.fds.map(inode);
   for (const fd of got.fds) native.close(fd);
-  return { value: { ...got, fds: files, data: buffer.subarray(0, got.bytes).toString('hex') } };
+  return { value: { ...got, fds: files, data: buffer.subarray(0, got.bytesRead).toString('hex') } };
 }
 
 type Io = {
@@ -168,7 +168,7 @@ async function play(io: Io, type: SocketType, messages: Message[], sources: numb
       if (type === 'stream' && pending === 0) continue;
       const buffer = Buffer.alloc(type === 'stream' ? Math.max(1, m.recvBytes) : m.recvBytes);
       const got = described(await outcome(() => io.recvmsg(b, [buffer], { maxFds: m.maxFds, controlFds: m.controlFds })), buffer);
-      if ('value' in got) pending -= type === 'stream' ? (got.value as RecvResult).bytes : 0;
+      if ('value' in got) pending -= type === 'stream' ? (got.value as RecvResult).bytesRead : 0;
       log.push(got);
     }
     native.close(a);

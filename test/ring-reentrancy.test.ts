@@ -133,7 +133,7 @@ const received = [];
 for (let i = 0; i < 4; i++) {
   const buf = Buffer.alloc(4);
   const r = native.recvmsg(t, [buf], { maxFds: 4 });
-  received.push(buf.toString('utf8', 0, r.bytes) + ':' + r.fds.length);
+  received.push(buf.toString('utf8', 0, r.bytesRead) + ':' + r.fds.length);
   for (const fd of r.fds) fs.closeSync(fd);
 }
 fs.closeSync(s); fs.closeSync(t);
@@ -209,7 +209,7 @@ result = await outcome(() => ring.recvmsg(b, [buf]));
 delete Object.prototype.then;
 result.started = await Promise.all(started);
 result.hooked = hooked > 0;
-result.resolved = result.resolved && result.resolved.bytes;`,
+result.resolved = result.resolved && result.resolved.bytesRead;`,
     'an index setter on Array.prototype that closes the Ring as a batch\'s result is filled': `
 let hooked = 0;
 const sent = outcome(() => ring.sendmsgBatch(a, [{ buffers: [Buffer.from('x')] }, { buffers: [Buffer.from('y')] }]));

@@ -157,7 +157,7 @@ describe('Ring ops', () => {
     expect(await ring.sendmsg(a, [Buffer.from('fd'), Buffer.from('s!')], { fds: [f, f] })).toBe(4);
     const buf = Buffer.alloc(8);
     const got = await ring.recvmsg(b, [buf], { maxFds: 2 });
-    expect(got).toMatchObject({ bytes: 4, truncated: false, fdsTruncated: false, dataTruncated: false, eof: false });
+    expect(got).toMatchObject({ bytesRead: 4, truncated: false, fdsTruncated: false, dataTruncated: false, eof: false });
     expect(buf.toString('utf8', 0, 4)).toBe('fds!');
     expect(got.fds).toHaveLength(2);
     for (const fd of got.fds) {
@@ -176,20 +176,20 @@ describe('Ring ops', () => {
     const before = openFdCount();
     sendmsg(a, [Buffer.from('x')], { fds: [f, f, f] });
     const got = await ring.recvmsg(b, [Buffer.alloc(4)], { maxFds: 2 });
-    expect(got).toMatchObject({ bytes: 1, fds: [], truncated: true, fdsTruncated: true });
+    expect(got).toMatchObject({ bytesRead: 1, fds: [], truncated: true, fdsTruncated: true });
     expect(openFdCount()).toBe(before);
     const [c, d] = track(native.socketpair('dgram'));
     sendmsg(c, [Buffer.from('0123456789')]);
-    expect(await ring.recvmsg(d, [Buffer.alloc(4)])).toMatchObject({ bytes: 4, dataTruncated: true, truncated: true, eof: false });
+    expect(await ring.recvmsg(d, [Buffer.alloc(4)])).toMatchObject({ bytesRead: 4, dataTruncated: true, truncated: true, eof: false });
     native.close(a);
-    expect(await ring.recvmsg(b, [Buffer.alloc(4)])).toMatchObject({ bytes: 0, eof: true });
+    expect(await ring.recvmsg(b, [Buffer.alloc(4)])).toMatchObject({ bytesRead: 0, eof: true });
   });
 
   it('socket/connect/accept/send/recv on AF_UNIX and TCP', async () => {
     const ring = newRing();
     // AF_UNIX listener made by the sync layer
     const path = join(tempDir().path, 's.sock');
-    const listener = track(native.socket('stream'));
+    const listener = track(native.socket('unix', 'stream'));
     native.bind(listener, path);
     native.listen(listener, 8);
     const client = track(await ring.socket('unix', 'stream'));

@@ -4,7 +4,9 @@ import { describe, expect, it } from 'vitest';
 import { closeSync, constants, fstatSync, openSync, readFileSync, readSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Worker } from 'node:worker_threads';
+import { execFileSync } from 'node:child_process';
 import { execa } from 'execa';
+import { constants as iolabConstants, ftruncate, mmap, shmOpen, shmUnlink } from '../src/index.js';
 import { native, projectRoot } from '../src/native.js';
 import { checkLeaksAfterAll, collectGarbage } from './support/leaks.js';
 import { shortTempDir } from './support/temp.js';
@@ -48,6 +50,58 @@ describe('shmOpen / shmUnlink / ftruncate', () => {
       closeSync(again);
       native.ftruncate(fd, 0);
       expect(fstatSync(fd).size).toBe(0);
+    });
+  });
+
+  it("takes fs's flag strings: 'wx+' creates once, 'w+' creates or truncates, 'r+' and 'r' (the default) open what is there", () => {
+    const name = shmName();
+    const accessMode = (fd: number) => parseInt(/flags:\s+([0-7]+)/.exec(readFileSync(`/proc/self/fdinfo/${fd}`, 'utf8'))![1], 8) & 3;
+    const fds: number[] = [];
+    try {
+      expect(() => shmOpen(name, 'r+')).toThrow(expect.objectContaining({ code: 'ENOENT', syscall: 'shm_open', path: name }));
+      const created = shmOpen(name, 'wx+');
+      fds.push(created);
+      expect([accessMode(created), fstatSync(created).mode & 0o777]).toEqual([O_RDWR, 0o600]);
+      ftruncate(created, 100);
+      expect(() => shmOpen(name, 'wx+')).toThrow(expect.objectContaining({ code: 'EEXIST', syscall: 'shm_open', path: name }));
+      expect(() => shmOpen(name, 'xw+')).toThrow(expect.objectContaining({ code: 'EEXIST' }));
+      const both = shmOpen(name, 'r+');
+      const reader = shmOpen(name);
+      const named = shmOpen(name, 'r');
+      fds.push(both, reader, named);
+      expect([accessMode(both), accessMode(reader), accessMode(named)]).toEqual([O_RDWR, O_RDONLY, O_RDONLY]);
+      expect(fstatSync(both).size).toBe(100);
+      expect(() => mmap(reader, 100, { write: true })).toThrow(expect.objectContaining({ code: 'EACCES', syscall: 'mmap' }));
+      const truncating = shmOpen(name, 'w+');
+      fds.push(truncating);
+      expect([accessMode(truncating), fstatSync(created).size]).toEqual([O_RDWR, 0]);
+      expect(() => shmOpen(name, 'a+' as 'r')).toThrow(expect.objectContaining({
+        name: 'TypeError', code: 'ERR_INVALID_ARG_VALUE', message: "The argument 'flags' must be one of 'r', 'r+', 'w+', 'wx+', 'xw+'. Received type string ('a+')",
+      }));
+      expect(() => shmOpen(name, true as unknown as 'r')).toThrow(expect.objectContaining({
+        code: 'ERR_INVALID_ARG_TYPE', message: 'The "flags" argument must be of type string or number. Received type boolean (true)',
+      }));
+      shmUnlink(name);
+      const w = shmOpen(name, 'w+'); // creates what is missing
+      fds.push(w);
+      expect(fstatSync(w).size).toBe(0);
+    } finally {
+      for (const fd of fds) closeSync(fd);
+      try { shmUnlink(name); } catch { /* unlinked above */ }
+    }
+  });
+
+  it("still takes O_* bits as a number; constants has the O_* of Python's os module, and of fs.constants where it has one", () => {
+    const o = Object.keys(iolabConstants).filter((k) => k.startsWith('O_'));
+    expect(o.length).toBeGreaterThanOrEqual(15);
+    const ours = Object.fromEntries(o.map((k) => [k, iolabConstants[k as keyof typeof iolabConstants]]));
+    const python = JSON.parse(execFileSync('python3', ['-c', 'import json, os, sys; print(json.dumps({n: getattr(os, n) for n in sys.argv[1:]}))', ...o], { encoding: 'utf8' }));
+    expect(ours).toEqual(python);
+    for (const k of o) if (k in constants) expect([k, ours[k]]).toEqual([k, constants[k as keyof typeof constants]]);
+    withShm(10, (fd, name) => {
+      const again = shmOpen(name, iolabConstants.O_RDWR | iolabConstants.O_NOFOLLOW);
+      expect(fstatSync(again).size).toBe(10);
+      closeSync(again);
     });
   });
 

@@ -144,18 +144,18 @@ describe('sendmsg/recvmsg random splits, sizes and fds', () => {
               const into = room === 0 ? [Buffer.alloc(len)] : piecesOf(room, recvCuts);
               const r = recvmsg(b, into);
               expect(r.dataTruncated).toBe(false);
-              expect(r.bytes).toBeGreaterThan(0);
-              got.push(Buffer.concat(into).subarray(0, r.bytes));
-              total += r.bytes;
+              expect(r.bytesRead).toBeGreaterThan(0);
+              got.push(Buffer.concat(into).subarray(0, r.bytesRead));
+              total += r.bytesRead;
             }
             expect(Buffer.concat(got)).toEqual(data);
           } else {
             const r = recvmsg(b, bufs);
-            expect(r.bytes).toBe(Math.min(len, room));
+            expect(r.bytesRead).toBe(Math.min(len, room));
             expect(r.dataTruncated).toBe(len > room);
             expect(r.truncated).toBe(len > room);
             expect(r.eof).toBe(false);
-            expect(Buffer.concat(bufs).subarray(0, r.bytes)).toEqual(data.subarray(0, r.bytes));
+            expect(Buffer.concat(bufs).subarray(0, r.bytesRead)).toEqual(data.subarray(0, r.bytesRead));
           }
           expect(native.waitFd(b, 'read', 0)).toBe(false); // nothing left over
         }),
@@ -190,9 +190,9 @@ describe('sendmsg/recvmsg random splits, sizes and fds', () => {
           expect(sendmsg(a, [payload.subarray(0, 1000), payload.subarray(1000)])).toBe(len);
           into.fill(0);
           const r = recvmsg(b, [into.subarray(0, 5), into.subarray(5, room)]);
-          expect(r.bytes).toBe(Math.min(len, room));
+          expect(r.bytesRead).toBe(Math.min(len, room));
           expect(r.dataTruncated).toBe(len > room);
-          expect(into.subarray(0, r.bytes).equals(big.subarray(0, r.bytes))).toBe(true);
+          expect(into.subarray(0, r.bytesRead).equals(big.subarray(0, r.bytesRead))).toBe(true);
         }),
         { numRuns: 40 },
       );
@@ -209,7 +209,7 @@ describe('sendmsg/recvmsg random splits, sizes and fds', () => {
             expect(sent).toBeLessThanOrEqual(len);
             let got = 0;
             const out = Buffer.alloc(sent);
-            while (got < sent) got += recvmsg(b, [out.subarray(got)]).bytes;
+            while (got < sent) got += recvmsg(b, [out.subarray(got)]).bytesRead;
             expect(out.equals(Buffer.concat(pieces).subarray(0, sent))).toBe(true);
             expect(native.waitFd(b, 'read', 0)).toBe(false);
           }),
@@ -246,7 +246,7 @@ describe('sendmsg/recvmsg random splits, sizes and fds', () => {
           sendmsg(a, piecesOf(size, cuts), { fds: Array<number>(sendFds).fill(source) });
           expect(openFdCount()).toBe(before);
           const r = recvmsg(b, [Buffer.alloc(64)], { maxFds, controlFds });
-          expect(r.bytes).toBe(size);
+          expect(r.bytesRead).toBe(size);
           // the control buffer: room for controlFds fds (CMSG_SPACE) plus one SCM_CREDENTIALS (32
           // bytes); the kernel cuts (MSG_CTRUNC) an SCM_RIGHTS whose CMSG_LEN does not fit
           const room = (controlFds ?? SCM_MAX_FD) > 0 ? 16 + Math.ceil((4 * (controlFds ?? SCM_MAX_FD)) / 8) * 8 + 32 : 32;
@@ -296,7 +296,7 @@ describe('buffers changed by JS while arguments are read', () => {
       const out = new Uint8Array(1 << 16).fill(1);
       expect(sendmsg(a, [out], { get fds() { detach(out); return undefined; } })).toBe(0);
       const into = new Uint8Array(1 << 16);
-      expect(recvmsg(b, [into], { get maxFds() { detach(into); return 0; } }).bytes).toBe(0);
+      expect(recvmsg(b, [into], { get maxFds() { detach(into); return 0; } }).bytesRead).toBe(0);
       const first = new Uint8Array(1 << 16);
       const list = [first];
       Object.defineProperty(list, 1, { get() { detach(first); return new Uint8Array(3); }, enumerable: true });

@@ -126,8 +126,8 @@ describe('Ring stress (fast-check)', () => {
               const into = Buffer.alloc(512);
               settle(() => ring.recvmsg(b, [into], { maxFds: op.maxFds }), (got) => {
                 // seqpacket keeps boundaries: the message sent just before, as the sync recvmsg reports it
-                expect(got.bytes).toBe(op.bytes);
-                expect(into.subarray(0, got.bytes).equals(payload)).toBe(true);
+                expect(got.bytesRead).toBe(op.bytes);
+                expect(into.subarray(0, got.bytesRead).equals(payload)).toBe(true);
                 const tooMany = op.fds > op.maxFds;
                 expect(got.fdsTruncated).toBe(tooMany);
                 expect(got.fds.length).toBe(tooMany ? 0 : op.fds);
@@ -154,7 +154,7 @@ describe('Ring stress (fast-check)', () => {
           for (;;) {
             const got = recvmsg(b, [Buffer.alloc(512)], { maxFds: 8 });
             got.fds.forEach((fd) => fs.closeSync(fd));
-            if (got.eof || got.bytes === 0) break;
+            if (got.eof || got.bytesRead === 0) break;
           }
           native.close(b);
           fs.closeSync(src);

@@ -48,15 +48,15 @@ describe('socket and socketpair', () => {
       expect(sendmsg(a, [Buffer.from('ping '), Buffer.from('pong')])).toBe(9);
       const buf = Buffer.alloc(32);
       const r = recvmsg(b, [buf]);
-      expect(r).toEqual({ bytes: 9, fds: [], truncated: false, dataTruncated: false, fdsTruncated: false, eof: false });
+      expect(r).toEqual({ bytesRead: 9, fds: [], truncated: false, dataTruncated: false, fdsTruncated: false, eof: false });
       expect(buf.subarray(0, 9).toString()).toBe('ping pong');
       expect(sendmsg(b, [Buffer.from('back')])).toBe(4);
-      expect(recvmsg(a, [buf]).bytes).toBe(4);
+      expect(recvmsg(a, [buf]).bytesRead).toBe(4);
     });
   });
 
   it('socket() makes close-on-exec sockets, optionally non-blocking', () => {
-    const fd = native.socket('dgram', { nonBlocking: true });
+    const fd = native.socket('unix', 'dgram', { nonBlocking: true });
     using([fd], () => {
       expect(isCloexec(fd)).toBe(true);
       expect(() => recvmsg(fd, [Buffer.alloc(1)])).toThrow(expect.objectContaining({ code: 'EAGAIN', syscall: 'recvmsg' }));
@@ -65,23 +65,24 @@ describe('socket and socketpair', () => {
 
   it('rejects unknown types and bad options', () => {
     const any = native as unknown as Record<string, (...args: unknown[]) => unknown>;
-    expect(() => any.socket('raw')).toThrow(expect.objectContaining({ name: 'TypeError', code: 'ERR_INVALID_ARG_VALUE' }));
+    expect(() => any.socket('unix', 'raw')).toThrow(expect.objectContaining({ name: 'TypeError', code: 'ERR_INVALID_ARG_VALUE' }));
+    expect(() => any.socket('stream')).toThrow(expect.objectContaining({ name: 'TypeError', code: 'ERR_INVALID_ARG_VALUE' }));
     expect(() => any.socketpair(1)).toThrow(TypeError);
-    expect(() => any.socket('stream', { nonBlocking: 'yes' })).toThrow(expect.objectContaining({ code: 'ERR_INVALID_ARG_TYPE' }));
+    expect(() => any.socket('unix', 'stream', { nonBlocking: 'yes' })).toThrow(expect.objectContaining({ code: 'ERR_INVALID_ARG_TYPE' }));
   });
 
   it('close() of a closed fd throws EBADF', () => {
-    const fd = native.socket('stream');
+    const fd = native.socket('unix', 'stream');
     native.close(fd);
     expect(() => native.close(fd)).toThrow(expect.objectContaining({ code: 'EBADF', errno: -9, syscall: 'close' }));
   });
 });
 
 describe('bind, listen, accept, connect', () => {
-  it('binds a path (a socket file appears), accepts a connection, SO_PEERCRED both ways', () => {
+  it('binds a path (a socket file appears), accepts a connection, SO_PEERCRED both ways; getsockname/getpeername give the path', () => {
     const path = sockPath();
-    const server = native.socket('stream');
-    const client = native.socket('stream');
+    const server = native.socket('unix', 'stream');
+    const client = native.socket('unix', 'stream');
     using([server, client], () => {
       native.bind(server, path);
       expect(statSync(path).isSocket()).toBe(true);
@@ -90,29 +91,32 @@ describe('bind, listen, accept, connect', () => {
       const conn = native.accept(server);
       using([conn], () => {
         expect(isCloexec(conn)).toBe(true);
+        expect([native.getsockname(server), native.getpeername(client), native.getsockname(conn)]).toEqual([path, path, path]);
+        expect([native.getsockname(client), native.getpeername(conn)]).toEqual(['', '']); // unnamed
         expect(native.peerCredentials(conn)).toEqual(me());
         expect(native.peerCredentials(client)).toEqual(me());
         sendmsg(client, [Buffer.from('over a path')]);
         const buf = Buffer.alloc(64);
-        expect(recvmsg(conn, [buf]).bytes).toBe(11);
+        expect(recvmsg(conn, [buf]).bytesRead).toBe(11);
       });
     });
   });
 
-  it('binds and connects an abstract name (no file)', () => {
+  it('binds and connects an abstract name (no file); getsockname gives it with its leading NUL', () => {
     const name = abstractName();
-    const server = native.socket('seqpacket');
-    const client = native.socket('seqpacket');
+    const server = native.socket('unix', 'seqpacket');
+    const client = native.socket('unix', 'seqpacket');
     using([server, client], () => {
       native.bind(server, name);
       native.listen(server, 4);
       native.connect(client, name);
       const conn = native.accept(server);
       using([conn], () => {
+        expect([native.getsockname(server), native.getpeername(client)]).toEqual([name, name]);
         expect(native.peerCredentials(conn)).toEqual(me());
         sendmsg(conn, [Buffer.from('abstract')]);
         const buf = Buffer.alloc(16);
-        expect(recvmsg(client, [buf]).bytes).toBe(8);
+        expect(recvmsg(client, [buf]).bytesRead).toBe(8);
       });
     });
   });
@@ -123,7 +127,7 @@ describe('bind, listen, accept, connect', () => {
     const fits = base + 'x'.repeat(UNIX_PATH_MAX - base.length);
     const long = fits + 'y';
     expect(Buffer.byteLength(fits)).toBe(UNIX_PATH_MAX);
-    const fd = native.socket('stream');
+    const fd = native.socket('unix', 'stream');
     using([fd], () => {
       for (const syscall of ['bind', 'connect'] as const) {
         const err = (() => { try { native[syscall](fd, long); } catch (e) { return e; } })();
@@ -133,7 +137,7 @@ describe('bind, listen, accept, connect', () => {
       expect(statSync(fits).isSocket()).toBe(true);
     });
     // an abstract name may use all 108 bytes of sun_path, its leading '\0' included
-    const fd2 = native.socket('dgram');
+    const fd2 = native.socket('unix', 'dgram');
     using([fd2], () => {
       const name = '\0' + `iolab-${process.pid}-`.padEnd(UNIX_ABSTRACT_MAX - 1, 'z');
       expect(() => native.bind(fd2, name + 'z')).toThrow(expect.objectContaining({ code: 'ENAMETOOLONG', path: name + 'z' }));
@@ -144,7 +148,7 @@ describe('bind, listen, accept, connect', () => {
   it('bind on an existing regular file: EADDRINUSE and the file is untouched', () => {
     const file = join(tmp.path, 'regular.txt');
     writeFileSync(file, 'keep me');
-    const fd = native.socket('stream');
+    const fd = native.socket('unix', 'stream');
     using([fd], () => {
       expect(() => native.bind(fd, file)).toThrow(expect.objectContaining({ code: 'EADDRINUSE', errno: -98, syscall: 'bind', path: file }));
     });
@@ -155,8 +159,8 @@ describe('bind, listen, accept, connect', () => {
   it('connect with no listener: ENOENT (no file), ECONNREFUSED (stale socket, abstract)', () => {
     const missing = join(tmp.path, 'nobody.sock');
     const stale = sockPath();
-    const s = native.socket('stream');
-    const c = native.socket('stream');
+    const s = native.socket('unix', 'stream');
+    const c = native.socket('unix', 'stream');
     using([s, c], () => {
       expect(() => native.connect(c, missing)).toThrow(expect.objectContaining({ code: 'ENOENT', errno: -2, syscall: 'connect', path: missing }));
       expect(() => native.connect(c, missing)).toThrow(`ENOENT: no such file or directory, connect '${missing}'`);
@@ -170,7 +174,7 @@ describe('bind, listen, accept, connect', () => {
   });
 
   it('rejects empty addresses and paths with null bytes', () => {
-    const fd = native.socket('stream');
+    const fd = native.socket('unix', 'stream');
     using([fd], () => {
       expect(() => native.bind(fd, '')).toThrow(expect.objectContaining({ code: 'ERR_INVALID_ARG_VALUE' }));
       expect(() => native.bind(fd, '/tmp/a\0b')).toThrow(TypeError);
@@ -189,7 +193,7 @@ describe('sendmsg/recvmsg with fds', () => {
       closeSync(f1);
       closeSync(f2);
       const r = recvmsg(b, [Buffer.alloc(8)], { maxFds: 2 });
-      expect(r).toMatchObject({ bytes: 2, truncated: false, fdsTruncated: false });
+      expect(r).toMatchObject({ bytesRead: 2, truncated: false, fdsTruncated: false });
       expect(r.fds).toHaveLength(2);
       using(r.fds, () => {
         for (const fd of r.fds) {
@@ -207,11 +211,11 @@ describe('sendmsg/recvmsg with fds', () => {
       const before = openFdCount();
       sendmsg(a, [Buffer.from('x')], { fds: [f, f, f] });
       const r = recvmsg(b, [Buffer.alloc(4)], { maxFds: 2 });
-      expect(r).toEqual({ bytes: 1, fds: [], truncated: true, dataTruncated: false, fdsTruncated: true, eof: false });
+      expect(r).toEqual({ bytesRead: 1, fds: [], truncated: true, dataTruncated: false, fdsTruncated: true, eof: false });
       expect(openFdCount()).toBe(before);
       // maxFds defaults to 0: any fd is too many
       sendmsg(a, [Buffer.from('y')], { fds: [f] });
-      expect(recvmsg(b, [Buffer.alloc(4)])).toMatchObject({ bytes: 1, fds: [], fdsTruncated: true, truncated: true });
+      expect(recvmsg(b, [Buffer.alloc(4)])).toMatchObject({ bytesRead: 1, fds: [], fdsTruncated: true, truncated: true });
       expect(openFdCount()).toBe(before);
     });
     closeSync(f);
@@ -226,7 +230,7 @@ describe('sendmsg/recvmsg with fds', () => {
       for (const controlFds of [0, 2, 5]) {
         sendmsg(a, [Buffer.from('cut')], { fds: Array<number>(20).fill(f) });
         const r = recvmsg(b, [Buffer.alloc(4)], { maxFds: 20, controlFds });
-        expect(r).toMatchObject({ bytes: 3, fds: [], fdsTruncated: true, truncated: true, dataTruncated: false });
+        expect(r).toMatchObject({ bytesRead: 3, fds: [], fdsTruncated: true, truncated: true, dataTruncated: false });
         expect(openFdCount()).toBe(before);
       }
     });
@@ -282,10 +286,10 @@ describe('datagrams, truncation, credentials, eof, waitFd', () => {
   it('sends to an address with `to`; `from` names a bound sender (path or abstract)', () => {
     const rpath = sockPath();
     const spath = sockPath();
-    const receiver = native.socket('dgram');
-    const sender = native.socket('dgram');
-    const anonymous = native.socket('dgram');
-    const abstractSender = native.socket('dgram');
+    const receiver = native.socket('unix', 'dgram');
+    const sender = native.socket('unix', 'dgram');
+    const anonymous = native.socket('unix', 'dgram');
+    const abstractSender = native.socket('unix', 'dgram');
     using([receiver, sender, anonymous, abstractSender], () => {
       native.bind(receiver, rpath);
       native.bind(sender, spath);
@@ -293,7 +297,7 @@ describe('datagrams, truncation, credentials, eof, waitFd', () => {
       native.bind(abstractSender, name);
       const buf = Buffer.alloc(16);
       expect(sendmsg(sender, [Buffer.from('hi')], { to: rpath })).toBe(2);
-      expect(recvmsg(receiver, [buf])).toMatchObject({ bytes: 2, from: spath, eof: false });
+      expect(recvmsg(receiver, [buf])).toMatchObject({ bytesRead: 2, from: spath, eof: false });
       sendmsg(anonymous, [Buffer.from('anon')], { to: rpath });
       expect(recvmsg(receiver, [buf]).from).toBeUndefined();
       sendmsg(abstractSender, [Buffer.from('abs')], { to: rpath });
@@ -308,10 +312,10 @@ describe('datagrams, truncation, credentials, eof, waitFd', () => {
     using([a, b], () => {
       sendmsg(a, [Buffer.alloc(100, 7)]);
       const buf = Buffer.alloc(10);
-      expect(recvmsg(b, [buf])).toEqual({ bytes: 10, fds: [], truncated: true, dataTruncated: true, fdsTruncated: false, eof: false });
+      expect(recvmsg(b, [buf])).toEqual({ bytesRead: 10, fds: [], truncated: true, dataTruncated: true, fdsTruncated: false, eof: false });
       expect(buf).toEqual(Buffer.alloc(10, 7));
       sendmsg(a, []); // an empty datagram is not eof
-      expect(recvmsg(b, [buf])).toMatchObject({ bytes: 0, eof: false, truncated: false });
+      expect(recvmsg(b, [buf])).toMatchObject({ bytesRead: 0, eof: false, truncated: false });
     });
   });
 
@@ -340,7 +344,7 @@ describe('datagrams, truncation, credentials, eof, waitFd', () => {
       const [a, b] = native.socketpair(type);
       native.close(a);
       using([b], () => {
-        expect(recvmsg(b, [Buffer.alloc(4)])).toMatchObject({ bytes: 0, eof: true, fds: [] });
+        expect(recvmsg(b, [Buffer.alloc(4)])).toMatchObject({ bytesRead: 0, eof: true, fds: [] });
         expect(() => sendmsg(b, [Buffer.from('x')])).toThrow(expect.objectContaining({ code: 'EPIPE', syscall: 'sendmsg' }));
       });
     }
@@ -351,10 +355,10 @@ describe('datagrams, truncation, credentials, eof, waitFd', () => {
     sendmsg(a, []);
     sendmsg(a, [Buffer.from('after')]);
     using([b], () => {
-      expect(recvmsg(b, [Buffer.alloc(8)])).toMatchObject({ bytes: 0, eof: false });
-      expect(recvmsg(b, [Buffer.alloc(8)])).toMatchObject({ bytes: 5, eof: false });
+      expect(recvmsg(b, [Buffer.alloc(8)])).toMatchObject({ bytesRead: 0, eof: false });
+      expect(recvmsg(b, [Buffer.alloc(8)])).toMatchObject({ bytesRead: 5, eof: false });
       native.close(a);
-      expect(recvmsg(b, [Buffer.alloc(8)])).toMatchObject({ bytes: 0, eof: true });
+      expect(recvmsg(b, [Buffer.alloc(8)])).toMatchObject({ bytesRead: 0, eof: true });
     });
   });
 

@@ -104,10 +104,25 @@ static std::string ShmNameArg(Napi::Env env, Napi::Value value) {
   return name;
 }
 
+// fs's flag strings that suit a shared-memory object (read, or read and write: a mapping needs
+// read access), as fs.openSync takes them; or the O_* bits as a number; 'r' when left out.
+static int ShmFlagsArg(Napi::Env env, Napi::Value value) {
+  static const Choice fs_flags[] = {{"r", O_RDONLY},
+                                    {"r+", O_RDWR},
+                                    {"w+", O_RDWR | O_CREAT | O_TRUNC},
+                                    {"wx+", O_RDWR | O_CREAT | O_TRUNC | O_EXCL},
+                                    {"xw+", O_RDWR | O_CREAT | O_TRUNC | O_EXCL},
+                                    {nullptr, 0}};
+  if (value.IsUndefined()) return O_RDONLY;
+  if (value.IsString()) return ChoiceArg(env, value, "flags", fs_flags);
+  if (!value.IsNumber()) ThrowArgType(env, "flags", "of type string or number", value);
+  return int(IntegerArg(env, value, "flags", 0, INT32_MAX));
+}
+
 static Napi::Value ShmOpen(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   std::string name = ShmNameArg(env, info[0]);
-  int flags = int(IntegerArg(env, info[1], "flags", 0, INT32_MAX));
+  int flags = ShmFlagsArg(env, info[1]);
   mode_t mode = info[2].IsUndefined() ? 0600 : mode_t(IntegerArg(env, info[2], "mode", 0, 07777));
   int fd = shm_open(name.c_str(), flags | O_CLOEXEC, mode);
   if (fd < 0) ThrowErrno(env, errno, "shm_open", name.c_str());

@@ -11,6 +11,7 @@
 #include "errors.h"
 #include "live_objects.h"
 #include "registry.h"
+#include "socket_address.h"
 
 namespace iolab {
 
@@ -66,16 +67,6 @@ size_t RecvControlSpace(int room_fds) {
   return (room_fds > 0 ? CMSG_SPACE(size_t(room_fds) * sizeof(int)) : 0) + CMSG_SPACE(sizeof(struct ucred));
 }
 
-// The sender's address of a datagram ('\0'-prefixed when abstract), "" when it has none.
-static std::string SenderAddress(const struct msghdr* msg) {
-  const auto* addr = static_cast<const struct sockaddr_un*>(msg->msg_name);
-  size_t base = offsetof(struct sockaddr_un, sun_path);
-  if (addr == nullptr || msg->msg_namelen <= base || addr->sun_family != AF_UNIX) return "";
-  size_t n = std::min(size_t(msg->msg_namelen) - base, sizeof(addr->sun_path));
-  if (addr->sun_path[0] == '\0') return std::string(addr->sun_path, n);  // abstract: keep the '\0'
-  return std::string(addr->sun_path, strnlen(addr->sun_path, n));
-}
-
 Received::Received(const struct msghdr* msg, size_t bytes, int max_fds) : bytes_(bytes) {
   // msg_controllen is what the kernel wrote; CMSG_NXTHDR stops at its end.
   for (struct cmsghdr* c = CMSG_FIRSTHDR(msg); c != nullptr; c = CMSG_NXTHDR(const_cast<struct msghdr*>(msg), c)) {
@@ -104,7 +95,12 @@ Received::Received(const struct msghdr* msg, size_t bytes, int max_fds) : bytes_
     LiveAdd(Live::kOwnedFds, -int64_t(nfds_));
     nfds_ = 0;
   }
-  from_ = SenderAddress(msg);
+  // The sender's address, made a JS value (socket_address.h) only when asked for. msg_namelen
+  // is the address's whole length even where the kernel cut it to the room given.
+  if (msg->msg_name != nullptr) {
+    from_length_ = std::min(socklen_t(sizeof(from_)), msg->msg_namelen);
+    memcpy(&from_, msg->msg_name, from_length_);
+  }
 }
 
 Received::~Received() {
@@ -151,15 +147,12 @@ napi_value Received::ToScratch(napi_env env, double* out) {
   for (size_t i = 0; i < nfds_ && i < kMaxFdsPerMessage; i++) out[3 + i] = fds_[i];
   napi_value extra;
   napi_get_undefined(env, &extra);
-  if (have_credentials_ || !from_.empty()) {
+  napi_value from = SocketAddressValue(env, from_, from_length_, true);
+  if (have_credentials_ || from != nullptr) {
     Keys keys(env);
     NAPI_THROW_IF_FAILED(env, napi_create_object(env, &extra), nullptr);
     if (have_credentials_) napi_set_property(env, extra, keys[Key::kCredentials], Credentials(env));
-    if (!from_.empty()) {
-      napi_value text;
-      NAPI_THROW_IF_FAILED(env, napi_create_string_utf8(env, from_.data(), from_.size(), &text), nullptr);
-      napi_set_property(env, extra, keys[Key::kFrom], text);
-    }
+    if (from != nullptr) napi_set_property(env, extra, keys[Key::kFrom], from);
   }
   LiveAdd(Live::kOwnedFds, -int64_t(nfds_));  // JS owns them now
   nfds_ = 0;
@@ -190,7 +183,7 @@ napi_value Received::ToValue(napi_env env) {
     napi_get_undefined(env, &args[3]);
     napi_get_undefined(env, &args[4]);
     if (have_credentials_) args[3] = Credentials(env);
-    if (!from_.empty()) NAPI_THROW_IF_FAILED(env, napi_create_string_utf8(env, from_.data(), from_.size(), &args[4]), nullptr);
+    if (napi_value from = SocketAddressValue(env, from_, from_length_, true)) args[4] = from;
     NAPI_THROW_IF_FAILED(env, napi_new_instance(env, ctor, 5, args, &out), nullptr);
     LiveAdd(Live::kOwnedFds, -int64_t(nfds_));  // JS owns them now
     nfds_ = 0;
@@ -204,7 +197,7 @@ napi_value Received::ToValue(napi_env env) {
   auto number = [&](double d) { napi_value v; napi_create_double(env, d, &v); return v; };
   napi_value out, list;
   NAPI_THROW_IF_FAILED(env, napi_create_object(env, &out), nullptr);
-  set(out, Key::kBytes, number(double(bytes_)));
+  set(out, Key::kBytesRead, number(double(bytes_)));
   NAPI_THROW_IF_FAILED(env, napi_create_array_with_length(env, nfds_, &list), nullptr);
   for (size_t i = 0; i < nfds_; i++) napi_set_element(env, list, uint32_t(i), number(fds_[i]));
   set(out, Key::kFds, list);
@@ -219,11 +212,7 @@ napi_value Received::ToValue(napi_env env) {
     set(c, Key::kGid, number(cred_.gid));
     set(out, Key::kCredentials, c);
   }
-  if (!from_.empty()) {
-    napi_value text;
-    NAPI_THROW_IF_FAILED(env, napi_create_string_utf8(env, from_.data(), from_.size(), &text), nullptr);
-    set(out, Key::kFrom, text);
-  }
+  if (napi_value from = SocketAddressValue(env, from_, from_length_, true)) set(out, Key::kFrom, from);
   set(out, Key::kEof, boolean(eof_));
   LiveAdd(Live::kOwnedFds, -int64_t(nfds_));  // JS owns them now
   nfds_ = 0;

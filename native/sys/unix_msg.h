@@ -53,8 +53,9 @@ class Received {
   // only once the peer has shut down (poll_fd is polled for POLLRDHUP: a zero-length message
   // from a live peer is not eof); never on a datagram socket.
   void ApplyEof(int socket_type, int poll_fd);
-  // { bytes, fds, truncated, dataTruncated, fdsTruncated, credentials?, from?, eof }; the fds
-  // belong to JS from here on.
+  // { bytesRead, fds, truncated, dataTruncated, fdsTruncated, credentials?, from?, eof }; the fds
+  // belong to JS from here on. `from`: the sender's address of a datagram, a Unix path or an IP
+  // { address, family, port } (socket_address.h).
   napi_value ToValue(napi_env env);
   // The same into `out` (at least kScratchLength doubles: bytes, flags, fd count, the fds) for
   // src/native.ts to make the object from; returns { credentials?, from? } when the message
@@ -73,7 +74,8 @@ class Received {
   bool fds_truncated_ = false;
   bool have_credentials_ = false;
   struct ucred cred_ {};
-  std::string from_;
+  struct sockaddr_storage from_ {};
+  socklen_t from_length_ = 0;
   bool eof_ = false;
 };
 

@@ -1,5 +1,6 @@
-// AF_UNIX sockets: socket/socketpair/bind/listen/accept/connect/close, and sendmsg/recvmsg with
-// SCM_RIGHTS fd passing and SCM_CREDENTIALS, SO_PEERCRED, SO_PASSCRED, and poll(2) on one fd.
+// Sockets: socket/bind/listen/accept/connect/getsockname/getpeername/close for AF_UNIX, AF_INET
+// and AF_INET6 (addresses in socket_address.h), socketpair, and sendmsg/recvmsg with SCM_RIGHTS
+// fd passing and SCM_CREDENTIALS, SO_PEERCRED, SO_PASSCRED, and poll(2) on one fd.
 // Every fd made or received here is close-on-exec (SOCK_CLOEXEC, MSG_CMSG_CLOEXEC) and is
 // either returned to JS or closed (OwnedFd) — including on every error path.
 #include <errno.h>
@@ -19,6 +20,7 @@
 #include "errors.h"
 #include "live_objects.h"
 #include "registry.h"
+#include "socket_address.h"
 #include "unix_msg.h"
 #include "unix_socket.h"
 
@@ -26,6 +28,7 @@ namespace iolab {
 
 const Choice kSocketTypes[] = {
     {"stream", SOCK_STREAM}, {"dgram", SOCK_DGRAM}, {"seqpacket", SOCK_SEQPACKET}, {nullptr, 0}};
+const Choice kSocketFamilies[] = {{"unix", AF_UNIX}, {"inet", AF_INET}, {"inet6", AF_INET6}, {nullptr, 0}};
 
 static bool IsUndefined(napi_env env, napi_value v) {
   napi_valuetype type;
@@ -57,11 +60,13 @@ UnixAddress AddressArg(Napi::Env env, Napi::Value value, const char* syscall, co
   return a;
 }
 
+// socket(family, type = 'stream', { nonBlocking })
 static Napi::Value Socket(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
-  int type = ChoiceArg(env, info[0], "type", kSocketTypes);
-  if (OptionsArg(env, info[1]).Bool("nonBlocking", false)) type |= SOCK_NONBLOCK;
-  int fd = socket(AF_UNIX, type | SOCK_CLOEXEC, 0);
+  int family = ChoiceArg(env, info[0], "family", kSocketFamilies);
+  int type = info[1].IsUndefined() ? SOCK_STREAM : ChoiceArg(env, info[1], "type", kSocketTypes);
+  if (OptionsArg(env, info[2]).Bool("nonBlocking", false)) type |= SOCK_NONBLOCK;
+  int fd = socket(family, type | SOCK_CLOEXEC, 0);
   if (fd < 0) ThrowErrno(env, errno, "socket");
   return Napi::Number::New(env, fd);
 }
@@ -84,8 +89,8 @@ static Napi::Value SocketPair(const Napi::CallbackInfo& info) {
 static Napi::Value Bind(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   int fd = FdArg(env, info[0]);
-  UnixAddress a = AddressArg(env, info[1], "bind");
-  if (bind(fd, reinterpret_cast<sockaddr*>(&a.addr), a.length) < 0) ThrowAddressErrno(env, errno, "bind", a);
+  SocketAddress a = SocketAddressArg(env, info[1], fd, AddressUse::kBind, "bind");
+  if (bind(fd, a.addr(), a.length) < 0) ThrowSocketAddressErrno(env, errno, "bind", a);
   return env.Undefined();
 }
 
@@ -110,8 +115,8 @@ static Napi::Value Accept(const Napi::CallbackInfo& info) {
 static Napi::Value Connect(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   int fd = FdArg(env, info[0]);
-  UnixAddress a = AddressArg(env, info[1], "connect");
-  if (connect(fd, reinterpret_cast<sockaddr*>(&a.addr), a.length) == 0) return env.Undefined();
+  SocketAddress a = SocketAddressArg(env, info[1], fd, AddressUse::kConnect, "connect");
+  if (connect(fd, a.addr(), a.length) == 0) return env.Undefined();
   int err = errno;
   if (err == EINTR) {
     // The connection goes on in the kernel; a second connect() would fail. Wait for it instead.
@@ -124,7 +129,22 @@ static Napi::Value Connect(const Napi::CallbackInfo& info) {
     else if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len) < 0) err = errno;
     if (err == 0) return env.Undefined();
   }
-  ThrowAddressErrno(env, err, "connect", a);
+  ThrowSocketAddressErrno(env, err, "connect", a);
+}
+
+// getsockname(fd) / getpeername(fd): a Unix path, or { address, family, port }.
+template <int (*get)(int, sockaddr*, socklen_t*)>
+static napi_value SocketName(napi_env env, napi_callback_info info) {
+  RawArgs<1> args(env, info);
+  int fd = FdArg(env, args[0]);
+  sockaddr_storage addr{};
+  socklen_t length = sizeof(addr);
+  if (get(fd, reinterpret_cast<sockaddr*>(&addr), &length) < 0) {
+    ThrowErrno(env, errno, get == getsockname ? "getsockname" : "getpeername");
+  }
+  napi_value value = SocketAddressValue(env, addr, length, false);
+  if (value == nullptr) ThrowErrno(env, EAFNOSUPPORT, get == getsockname ? "getsockname" : "getpeername");
+  return value;
 }
 
 static napi_value Close(napi_env env, napi_callback_info info) {
@@ -161,11 +181,11 @@ static napi_value SendMsg(napi_env env, napi_callback_info info) {
   int fds[kMaxFdsPerMessage];
   size_t nfds = 0;
   bool haveTo = false;
-  UnixAddress to;
+  SocketAddress to;
   bool credentials = OptionalBoolArg(env, credentialsValue, "options.credentials", false);
   if (!IsUndefined(env, fdsValue)) nfds = FdListArg(env, fdsValue, "options.fds", kMaxFdsPerMessage, "SCM_MAX_FD", fds);
   if (!IsUndefined(env, toValue)) {
-    to = AddressArg(Napi::Env(env), Napi::Value(env, toValue), "sendmsg", "options.to");
+    to = SocketAddressArg(env, toValue, fd, AddressUse::kSendTo, "sendmsg", "options.to");
     haveTo = true;
   }
 
@@ -176,7 +196,7 @@ static napi_value SendMsg(napi_env env, napi_callback_info info) {
   msg.msg_iov = iov.data();
   msg.msg_iovlen = iov.size();
   if (haveTo) {
-    msg.msg_name = &to.addr;
+    msg.msg_name = to.addr();
     msg.msg_namelen = to.length;
   }
   BuildSendControl(&msg, control, fds, nfds, credentials);
@@ -184,7 +204,7 @@ static napi_value SendMsg(napi_env env, napi_callback_info info) {
   do n = sendmsg(fd, &msg, MSG_NOSIGNAL);
   while (n < 0 && errno == EINTR);
   if (n < 0) {
-    if (haveTo) ThrowAddressErrno(env, errno, "sendmsg", to);
+    if (haveTo) ThrowSocketAddressErrno(env, errno, "sendmsg", to);
     ThrowErrno(env, errno, "sendmsg");
   }
   napi_value result;
@@ -229,7 +249,7 @@ static napi_value RecvMsg(napi_env env, napi_callback_info info) {
   double* scratch = with_values ? ScratchArg(env, args[5]) : nullptr;
   IovecArray iov = IovecsArg(env, args[1]);  // last: no JS runs after this
   alignas(struct cmsghdr) char control[kMaxRecvControl];
-  sockaddr_un from{};
+  sockaddr_storage from{};
   msghdr msg{};
   msg.msg_name = &from;
   msg.msg_namelen = sizeof(from);
@@ -309,6 +329,7 @@ static void Init(Napi::Env env, Napi::Object exports) {
       {"sendmsg", RawCallback<SendMsg<false>>}, {"sendmsgWith", RawCallback<SendMsg<true>>},
       {"recvmsg", RawCallback<RecvMsg<false>>}, {"recvmsgWith", RawCallback<RecvMsg<true>>},
       {"close", RawCallback<Close>},
+      {"getsockname", RawCallback<SocketName<getsockname>>}, {"getpeername", RawCallback<SocketName<getpeername>>},
   };
   for (const auto& f : raw) {
     napi_value fn;

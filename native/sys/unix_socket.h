@@ -17,6 +17,8 @@ constexpr size_t kMaxSocketPathBytes = sizeof(sockaddr_un::sun_path) - 1;
 
 // 'stream', 'dgram', 'seqpacket' -> SOCK_STREAM, SOCK_DGRAM, SOCK_SEQPACKET.
 extern const Choice kSocketTypes[];
+// 'unix', 'inet', 'inet6' -> AF_UNIX, AF_INET, AF_INET6.
+extern const Choice kSocketFamilies[];
 
 // A socket address as JS writes it: a filesystem path, or an abstract name with a leading '\0'.
 struct UnixAddress {

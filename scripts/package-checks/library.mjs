@@ -23,7 +23,7 @@ export async function checkTarball({ root, check }) {
 }
 
 const consumerMjs = `
-import { Ring, RingClosedError, readv, writev, sendmsg, recvmsg, socketpair, close, memfdCreate, constants } from 'iolab';
+import { Ring, RingClosedError, readvSync, writevSync, sendmsg, recvmsg, socketpair, close, memfdCreate, constants } from 'iolab';
 import { openSync, closeSync, readFileSync } from 'node:fs';
 const fd = openSync('readv.c', 'r');
 const ring = new Ring({ entries: 8 });
@@ -33,28 +33,28 @@ if (n !== 64 || Buffer.from(buf).toString() !== readFileSync('readv.c', 'utf8').
 const [a, b] = socketpair('seqpacket');
 sendmsg(a, [Buffer.from('fd')], { fds: [fd] });
 const got = recvmsg(b, [Buffer.alloc(8)], { maxFds: 1 });
-if (got.bytes !== 2 || got.fds.length !== 1) throw new Error('recvmsg: ' + JSON.stringify(got));
+if (got.bytesRead !== 2 || got.fds.length !== 1) throw new Error('recvmsg: ' + JSON.stringify(got));
 const again = new Uint8Array(8);
-if (readv(got.fds[0], [again], 0) !== 8) throw new Error('the passed fd does not read');
+if (readvSync(got.fds[0], [again], 0) !== 8) throw new Error('the passed fd does not read');
 for (const f of [got.fds[0], a, b]) close(f);
 closeSync(fd);
 await ring.close();
 let closedError = false;
 try { ring.nop(); } catch (err) { closedError = err instanceof RingClosedError; }
 if (!closedError) throw new Error('a closed Ring did not throw RingClosedError');
-if (typeof writev !== 'function' || typeof memfdCreate !== 'function' || constants.SCM_MAX_FD !== 253) throw new Error('exports');
+if (typeof writevSync !== 'function' || typeof memfdCreate !== 'function' || constants.SCM_MAX_FD !== 253) throw new Error('exports');
 console.log('consumer ok');
 `;
 
 const consumerTs = `
-import { Ring, readv, recvmsg, socketpair, type RecvResult, type RingFeatures } from 'iolab';
+import { Ring, readvSync, recvmsg, socketpair, type RecvResult, type RingFeatures } from 'iolab';
 const ring: Ring = new Ring({ entries: 8 });
 const features: RingFeatures = ring.features;
 const bytes: Promise<number> = ring.readv(0, [new Uint8Array(4)], 0);
 const [a]: [number, number] = socketpair('stream');
 const r: RecvResult = recvmsg(a, [new Uint8Array(1)], { maxFds: 1 });
 // @ts-expect-error readv takes a list of buffers, not one
-readv(0, new Uint8Array(4));
+readvSync(0, new Uint8Array(4));
 export { features, bytes, r };
 `;
 

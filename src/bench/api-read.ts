@@ -1,4 +1,4 @@
-// bench api's read group: 4 KiB random reads from a page-cached file through iolab.readv and
+// bench api's read group: 4 KiB random reads from a page-cached file through iolab.readvSync and
 // fs.readvSync (sync), and ring.readv, fs.promises.readv and callback fs.read at 1 and 32 in
 // flight; ring.readvBatch: 32 reads per call, one Promise for the 32.
 import fs from 'node:fs';
@@ -75,7 +75,7 @@ export function readContenders(fd: number, handle: fs.promises.FileHandle, ring:
   const buffers = Array.from({ length: slots }, () => Buffer.alloc(blockSize));
   const vectors = buffers.map((b) => [b]);
   const list: Contender[] = [
-    { contender: 'iolab.readv', inflight: 1, run: async (ms) => syncLoop(ms, (i) => native.readv(fd, vectors[0], offsets[i & mask])) },
+    { contender: 'iolab.readvSync', inflight: 1, run: async (ms) => syncLoop(ms, (i) => native.readv(fd, vectors[0], offsets[i & mask])) },
     { contender: 'fs.readvSync', inflight: 1, run: async (ms) => syncLoop(ms, (i) => fs.readvSync(fd, vectors[0], offsets[i & mask])) },
   ];
   for (const inflight of [1, 32]) {

@@ -124,7 +124,7 @@ export async function runApiBench(options: ApiOptions, progress?: (line: string)
 function ratios(rows: ApiRow[]): ApiRatio[] {
   const get = (c: string, n: number) => rows.find((r) => r.contender === c && r.inflight === n)?.opsPerSec;
   const pairs: [string, number, string, number, number?][] = [
-    ['iolab.readv', 1, 'fs.readvSync', 1, 1.0],
+    ['iolab.readvSync', 1, 'fs.readvSync', 1, 1.0],
     ['ring.readv', 1, 'fs.promises.readv', 1],
     ['ring.readv', 1, 'fs.read', 1],
     ['ring.readv', 32, 'fs.promises.readv', 32, 3.0],
@@ -182,7 +182,7 @@ export function apiCommand(): Command {
     .option('--json', 'print the results as one JSON object instead of the table: {"rows":[{"contender","inflight","opsPerSec"}],"ratios":[...]}')
     .option('--output <file>', 'also write the results as JSON to this file (npm run bench:api: bench-results/api.json)')
     .addHelpText('after', `
-Contenders: iolab.readv, fs.readvSync (sync, 1 in flight); ring.readv, fs.promises.readv,
+Contenders: iolab.readvSync, fs.readvSync (sync, 1 in flight); ring.readv, fs.promises.readv,
 fs.read (async, 1 and 32 in flight); ring.readvBatch (32 reads per readvBatch call, one
 Promise for them); ring.sendmsg (32 messages in flight, a Promise per op),
 ring.sendmsgBatch (the same, 32 per sendmsgBatch/recvmsgBatch/closeFds call), iolab.sendmsg

@@ -75,7 +75,7 @@ function removeStaleSocket(path: string): void {
   if (!st.isSocket()) throw new UserError(`${path} exists and is not a socket; left untouched (choose another --socket)`);
   // A program that takes no lock may still listen there. A datagram probe connects without
   // side effects: a stream listener is not handed a connection.
-  const probe = native.socket('dgram', { nonBlocking: true });
+  const probe = native.socket('unix', 'dgram', { nonBlocking: true });
   try {
     native.connect(probe, path);
   } catch (err) {

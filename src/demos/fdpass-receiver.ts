@@ -66,7 +66,7 @@ export async function runReceiver(options: ReceiverOptions, onEvent: (e: Receive
   const { socket: path, type } = options;
   checkSocketPath(path);
   await withInterrupts(async (signal) => {
-    const sock = native.socket(type);
+    const sock = native.socket('unix', type);
     let bound: BoundPath | undefined;
     try {
       if (type === 'dgram') native.setPassCredentials(sock, true);
@@ -106,7 +106,7 @@ async function receiveDatagram(sock: number, options: ReceiverOptions, deadline:
         continue;
       }
       checkReceived(r, r.dataTruncated);
-      return { ...(await readPassedMessage(buffer.subarray(0, r.bytes), r.fds[0], io)), uid: r.credentials.uid, gid: r.credentials.gid };
+      return { ...(await readPassedMessage(buffer.subarray(0, r.bytesRead), r.fds[0], io)), uid: r.credentials.uid, gid: r.credentials.gid };
     } finally {
       closeAll(r.fds);
     }
@@ -136,7 +136,7 @@ async function receiveStream(listener: number, options: ReceiverOptions, deadlin
         checkReceived(r, false);
         if (fds.length > 1) throw tooManyFds();
         if (r.eof) break;
-        length += r.bytes;
+        length += r.bytesRead;
         if (length > maxMessageBytes) throw tooLong();
       }
       return { ...(await readPassedMessage(buffer.subarray(0, length), fds[0], io)), uid: creds.uid, gid: creds.gid };

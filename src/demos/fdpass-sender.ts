@@ -54,7 +54,7 @@ export async function runSender(options: SenderOptions, io: DemoIo = plainIo): P
   checkObjectSize('--size', options.size, object);
   const receiverUid = checkReceiverPath(path).uid;
 
-  const sock = native.socket(type);
+  const sock = native.socket('unix', type);
   try {
     connectToReceiver(sock, path, type);
     const fd = options.memfd ? await createSealedMemfd(text, options.size, io) : createShmObject(text, options.size);

@@ -1,8 +1,7 @@
 // The `node` engine: the echo server a Node user would write with the net module, with
 // backpressure (pause reading while a write is queued) and TCP_NODELAY.
 import { createServer, type Socket } from 'node:net';
-import type { EchoServerStats } from '../native.js';
-import type { EchoServer, EchoServerOptions } from './types.js';
+import type { EchoServer, EchoServerOptions, EchoServerStats } from './types.js';
 
 export async function startNodeServer(options: EchoServerOptions): Promise<EchoServer> {
   const sockets = new Set<Socket>();

@@ -5,10 +5,11 @@
 // Ring hands every connection's chunks of one reap to JS in one call. Order is the stream's
 // (one send at a time, short sends continued); a peer that does not read pauses its own
 // receiving once 64 KiB wait to go out, and what still arrives meanwhile goes out as copies.
+// Written on iolab's public API only (test/echo-public-api.test.ts holds it to that).
 import { setTimeout as sleep } from 'node:timers/promises';
-import { native, type EchoServerStats } from '../native.js';
-import { Ring, RingClosedError, type RingStream } from '../ring/index.js';
-import { nextAcceptPauseMs, type EchoServer, type EchoServerOptions } from './types.js';
+import { close, Ring, RingClosedError, type RingStream } from '../index.js';
+import { listenTcp } from './listen.js';
+import { nextAcceptPauseMs, type EchoServer, type EchoServerOptions, type EchoServerStats } from './types.js';
 
 const BUFFER_SIZE = 4096;
 const BUFFER_COUNT = 8192; // power of two, <= 32768; 32 MiB
@@ -33,7 +34,7 @@ export async function startRingServer(options: EchoServerOptions): Promise<EchoS
   let pool: ReturnType<Ring['setupBufRing']>;
   try {
     pool = ring.setupBufRing({ count: BUFFER_COUNT, size: BUFFER_SIZE });
-    listen = native.echoListen(options.host, options.port, { backlog: 4096 });
+    listen = listenTcp(options.host, options.port, 4096);
   } catch (err) {
     await ring.close();
     throw err;
@@ -48,7 +49,7 @@ export async function startRingServer(options: EchoServerOptions): Promise<EchoS
   const stopped$ = new AbortController(); // ends an accept loop's pause at once on stop
 
   const closeConn = (fd: number) => {
-    if (open.delete(fd)) native.close(fd);
+    if (open.delete(fd)) close(fd);
   };
 
   function serve(fd: number): void {
@@ -99,14 +100,14 @@ export async function startRingServer(options: EchoServerOptions): Promise<EchoS
         continue;
       }
       if (stopping || (options.maxConns && open.size >= options.maxConns)) {
-        native.close(fd); // accepted, then closed at once
+        close(fd); // accepted, then closed at once
         if (!stopping) stats.refused++;
         continue;
       }
       try {
         serve(fd);
       } catch {
-        native.close(fd); // the Ring closed meanwhile
+        close(fd); // the Ring closed meanwhile
         continue;
       }
       stats.connections++;
@@ -153,7 +154,7 @@ export async function startRingServer(options: EchoServerOptions): Promise<EchoS
         await ring.close(); // every stream ends (RingClosedError), every accept rejects
         await Promise.allSettled(acceptors);
         for (const fd of [...open.keys()]) closeConn(fd);
-        native.close(listen.fd);
+        close(listen.fd);
         resolveClosed(stats);
         return stats;
       })();

@@ -1,6 +1,8 @@
 // What every echo server engine takes and gives back (the table in servers.ts starts them).
 import type { EchoServerStats, EchoUringFeature } from '../native.js';
 
+export type { EchoServerStats };
+
 export interface EchoServerOptions {
   /** Numeric address. */
   host: string;

@@ -9,7 +9,7 @@ import { execFileSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
 import {
-  Ring, close, ftruncate, memfdCreate, mmap, munmap, readv, recvmsg, setNonBlocking, socketpair, waitFd, writev,
+  Ring, close, ftruncate, memfdCreate, mmap, munmap, readvSync, recvmsg, setNonBlocking, socketpair, waitFd, writevSync,
 } from '../../../dist/index.js';
 
 const dir = process.env.IOLAB_DIFF_DIR;
@@ -32,11 +32,11 @@ function openFd(kind, cleanup) {
       fs.unlinkSync(path);
     } else {
       const m = memfdCreate('iolab-diff');
-      writev(m, [CONTENT]);
+      writevSync(m, [CONTENT]);
       fd = fs.openSync(`/proc/self/fd/${m}`, 'r'); // its own file position, at 0
       close(m);
     }
-    readv(fd, [Buffer.alloc(SKIP)]); // the file position is SKIP when the call starts
+    readvSync(fd, [Buffer.alloc(SKIP)]); // the file position is SKIP when the call starts
     cleanup.push(() => close(fd));
     return { fd, peer: undefined };
   }
@@ -93,7 +93,7 @@ const settle = (p) => p.then((value) => ({ value }), (e) => ({ error: codeOf(e),
 function writeRest(c, end) {
   if (end.peer === undefined || end.restWritten) return;
   end.restWritten = true;
-  writev(end.peer, [c.fd === 'seqpacket' ? CONTENT.subarray(NOW.length, NOW.length + 20) : CONTENT.subarray(NOW.length)]);
+  writevSync(end.peer, [c.fd === 'seqpacket' ? CONTENT.subarray(NOW.length, NOW.length + 20) : CONTENT.subarray(NOW.length)]);
 }
 
 /** The requests of a readvBatch: two, at the position (a number: then 8 further on). */
@@ -144,8 +144,8 @@ function runSync(c, end, views, side) {
   const readable = () => end.peer === undefined || waitFd(end.fd, 'read', 0);
   const once = (list, pos) => {
     if (!readable()) writeRest(c, end); // it would wait: the peer's rest comes
-    if (c.call === 'recv') return recvmsg(end.fd, list).bytes;
-    return readv(end.fd, list, pos);
+    if (c.call === 'recv') return recvmsg(end.fd, list).bytesRead;
+    return readvSync(end.fd, list, pos);
   };
   try {
     if (c.call !== 'readvBatch' && c.call !== 'readvBatchBounce') return { value: once(views, syncPosition(c.position, 0, side)) };
@@ -170,7 +170,7 @@ function leftOf(end) {
   if (end.peer !== undefined) setNonBlocking(end.fd, true);
   const buf = Buffer.alloc(256);
   try {
-    const n = readv(end.fd, [buf]);
+    const n = readvSync(end.fd, [buf]);
     return buf.subarray(0, n).toString('hex');
   } catch (e) {
     return codeOf(e);
@@ -185,7 +185,7 @@ async function runCase(c) {
     const cleanup = [];
     try {
       const end = openFd(c.fd, cleanup);
-      if (end.peer !== undefined) writev(end.peer, [NOW]);
+      if (end.peer !== undefined) writevSync(end.peer, [NOW]);
       if (c.timing === 'now') writeRest(c, end);
       const views = makeViews(c.memory, c.sizes, cleanup);
       let outcome;

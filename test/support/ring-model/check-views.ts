@@ -2,7 +2,7 @@
 // channel's next bytes (a socket or pipe) or the sync pread of the same range (the file). A view
 // detached in flight gets nothing and a shrunk one what still fits (docs/ring.md): those bytes
 // count as read, unseen.
-import { readv } from '../../../src/index.js';
+import { readvSync } from '../../../src/index.js';
 import type { World } from './world.js';
 import type { ByteChannel, Part } from './channel.js';
 import type { OpViews } from './getters.js';
@@ -68,7 +68,7 @@ export function fileViewsMatch(world: World, own: OpViews, at: number, n: number
  * that succeeded would have to have written. */
 export function syncIntoSameViews(world: World, own: OpViews, at: number): number | string {
   try {
-    return readv(world.file.syncFd, own.views, at);
+    return readvSync(world.file.syncFd, own.views, at);
   } catch (e) {
     return (e as { code?: string }).code ?? String(e);
   }

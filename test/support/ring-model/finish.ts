@@ -5,7 +5,7 @@
 // settled, every stream not closed got `end`, and what is left in each fd is exactly the bytes
 // no reader took; the file is what the model says.
 import fs from 'node:fs';
-import { readv, setNonBlocking } from '../../../src/index.js';
+import { readvSync, setNonBlocking } from '../../../src/index.js';
 import { releaseHeld } from './held.js';
 import { openStream } from './streams.js';
 import { coverage, type World } from './world.js';
@@ -81,7 +81,7 @@ function drainLeft(world: World): void {
     for (;;) {
       let n = 0;
       try {
-        n = readv(d.ringFd, [buf]);
+        n = readvSync(d.ringFd, [buf]);
       } catch (e) {
         if ((e as { code?: string }).code !== 'EAGAIN') throw e;
       }

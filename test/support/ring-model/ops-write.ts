@@ -136,10 +136,10 @@ export function recvmsgSeq(world: World, sizes: number[], maxFds: number, advers
     seq.reader = undefined;
     const want = seq.toRing.shift();
     const capacity = total(sizes);
-    if (want === undefined) return world.fail(`${label}: a message nobody sent (${got.bytes} bytes)`);
+    if (want === undefined) return world.fail(`${label}: a message nobody sent (${got.bytesRead} bytes)`);
     // what the views show (a view detached or shrunk in flight shows less: that part unchecked)
     let off = 0;
-    const sameBytes = (readParts(own, got.bytes) ?? []).every((part) => {
+    const sameBytes = (readParts(own, got.bytesRead) ?? []).every((part) => {
       if (typeof part === 'number') {
         off += part;
         return true;
@@ -150,10 +150,10 @@ export function recvmsgSeq(world: World, sizes: number[], maxFds: number, advers
     });
     const fdsOk = want.fds > maxFds ? got.fdsTruncated && got.fds.length === 0 : got.fds.length === want.fds;
     // (a view a getter detached counts or not, as the method took it)
-    const sizeOk = own.touched ? got.bytes <= Math.min(capacity, want.bytes.length) && got.dataTruncated === got.bytes < want.bytes.length
-      : got.bytes === Math.min(capacity, want.bytes.length) && got.dataTruncated === want.bytes.length > capacity;
+    const sizeOk = own.touched ? got.bytesRead <= Math.min(capacity, want.bytes.length) && got.dataTruncated === got.bytesRead < want.bytes.length
+      : got.bytesRead === Math.min(capacity, want.bytes.length) && got.dataTruncated === want.bytes.length > capacity;
     if (!sizeOk || !sameBytes || !fdsOk) {
-      world.fail(`${label}: got ${got.bytes} bytes and ${got.fds.length} fds (truncated: ${got.dataTruncated}/${got.fdsTruncated}); ` +
+      world.fail(`${label}: got ${got.bytesRead} bytes and ${got.fds.length} fds (truncated: ${got.dataTruncated}/${got.fdsTruncated}); ` +
         `the peer sent ${want.bytes.length} bytes and ${want.fds} fds, into ${capacity} bytes and ${maxFds} fds`);
     }
     for (const fd of got.fds) world.checkFileFd(fd, label);

@@ -58,7 +58,7 @@ export function readDuct(world: World, duct: Duct, spec: ReadSpec, where: string
     else if (call === 'recv') p = world.ring.recv(duct.ringFd, views[0]);
     else {
       const options = spec.adversary?.where === 'option' ? withOptionGetter({ maxFds: 0 }, 'maxFds', fire) : { maxFds: 0 };
-      p = world.ring.recvmsg(duct.ringFd, views, options).then((r) => r.bytes);
+      p = world.ring.recvmsg(duct.ringFd, views, options).then((r) => r.bytesRead);
     }
   } catch (e) {
     done();

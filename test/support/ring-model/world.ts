@@ -7,7 +7,7 @@ import { randomUUID } from 'node:crypto';
 import fs from 'node:fs';
 import { join } from 'node:path';
 import {
-  Ring, ftruncate, memfdCreate, mmap, munmap, readv, recvmsg, sendmsg, setNonBlocking, socketpair, writev, type BufferRing, type RingStream,
+  Ring, ftruncate, memfdCreate, mmap, munmap, readvSync, recvmsg, sendmsg, setNonBlocking, socketpair, writevSync, type BufferRing, type RingStream,
 } from '../../../src/index.js';
 import { ByteChannel, taggedBytes } from './channel.js';
 
@@ -285,7 +285,7 @@ export class World {
     const bytes = taggedBytes(d.inbound.id, this.spec.seed, d.inbound.length, n);
     let wrote = 0;
     try {
-      wrote = writev(d.peerFd, [bytes]);
+      wrote = writevSync(d.peerFd, [bytes]);
     } catch (e) {
       if ((e as { code?: string }).code !== 'EAGAIN') throw e;
     }
@@ -300,7 +300,7 @@ export class World {
     for (;;) {
       let n: number;
       try {
-        n = readv(d.peerFd, [buf]);
+        n = readvSync(d.peerFd, [buf]);
       } catch (e) {
         if ((e as { code?: string }).code === 'EAGAIN') return;
         throw e;
@@ -345,12 +345,12 @@ export class World {
         throw e;
       }
       for (const fd of got.fds) this.checkFileFd(fd, 'a message the peer received');
-      if (got.bytes === 0 && got.fds.length === 0) return;
+      if (got.bytesRead === 0 && got.fds.length === 0) return;
       const want = this.seq.toPeer.shift();
       if (want === undefined) {
-        this.fail(`the peer received a message of ${got.bytes} bytes nobody sent`);
-      } else if (!buf.subarray(0, got.bytes).equals(want.bytes) || got.fds.length !== want.fds) {
-        this.fail(`the peer received ${got.bytes} bytes and ${got.fds.length} fds; the Ring sent ${want.bytes.length} bytes and ${want.fds} fds`);
+        this.fail(`the peer received a message of ${got.bytesRead} bytes nobody sent`);
+      } else if (!buf.subarray(0, got.bytesRead).equals(want.bytes) || got.fds.length !== want.fds) {
+        this.fail(`the peer received ${got.bytesRead} bytes and ${got.fds.length} fds; the Ring sent ${want.bytes.length} bytes and ${want.fds} fds`);
       } else {
         want.sent = true;
       }
@@ -369,7 +369,7 @@ export class World {
   /** What the sync pread gives for [position, position + length) of the file. */
   syncFileRead(position: number, length: number): Buffer {
     const buf = Buffer.alloc(length);
-    const n = readv(this.file.syncFd, [buf], position);
+    const n = readvSync(this.file.syncFd, [buf], position);
     return buf.subarray(0, n);
   }
 }

@@ -7,7 +7,7 @@ import fs from 'node:fs';
 import net from 'node:net';
 import { randomUUID } from 'node:crypto';
 import {
-  Ring, bind, close, connect, listen, liveObjects, recvmsg, sendmsg, socket, socketpair, writev, type RingStream,
+  Ring, bind, close, connect, listen, liveObjects, recvmsg, sendmsg, socket, socketpair, writevSync, type RingStream,
 } from '../../../src/index.js';
 import { resizableBytes } from '../resizable.js';
 import { tables, type Context, type Points, type ReentryCase } from './table.js';
@@ -57,22 +57,22 @@ async function runCase(k: ReentryCase): Promise<string[]> {
   const ring = new Ring({ entries: 16 });
   const pool = ring.setupBufRing({ count: 4, size: 64 });
   const [a, b] = keep(socketpair('stream'));
-  writev(a, [Buffer.from('abcdabcd')]);
+  writevSync(a, [Buffer.from('abcdabcd')]);
   const [c, d] = keep(socketpair('stream'));
   let held = -1;
   const stream = ring.recvMultishot(d, pool, { data: (id) => { if (held < 0) held = id; else pool.release(id); }, end() {} });
   streams.push(stream);
-  writev(c, [Buffer.from('x')]);
+  writevSync(c, [Buffer.from('x')]);
   const [s, t] = keep(socketpair('seqpacket'));
   for (let i = 0; i < 4; i++) sendmsg(s, [Buffer.from('mm')]); // for a batch of two, twice
   const path = `${dir}/file-${process.pid}`;
   fs.writeFileSync(path, Buffer.alloc(64, 7));
   const file = keep(fs.openSync(path, 'r+'));
   const address = `\0iolab-reentry-${process.pid}-${randomUUID()}`;
-  const listener = keep(socket('stream'));
+  const listener = keep(socket('unix', 'stream'));
   bind(listener, address);
   listen(listener);
-  for (let i = 0; i < 2; i++) connect(keep(socket('stream')), address); // connections waiting, for two accepts
+  for (let i = 0; i < 2; i++) connect(keep(socket('unix', 'stream')), address); // connections waiting, for two accepts
   const client = keep(await ring.socket('inet', 'stream'));
   const [x, y] = keep(socketpair('stream'));
   const inflight = resizableBytes(8);
@@ -167,7 +167,7 @@ async function runCase(k: ReentryCase): Promise<string[]> {
           if (k.place === 'end handler' && !ran) inHandler();
         },
       }));
-      if (k.place === 'data handler') writev(e, [Buffer.from('y')]);
+      if (k.place === 'data handler') writevSync(e, [Buffer.from('y')]);
       else {
         close(e);
         fds.splice(fds.indexOf(e), 1);
