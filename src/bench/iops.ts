@@ -162,9 +162,10 @@ export function iopsCommand(): Command {
       numberOption({ min: 0, max: MAX_IODEPTH }))
     .option('--numjobs <n>', 'threads, each running the job on the file (default 1)', numberOption({ min: 1, max: 1024 }))
     .option('--size <size>', 'bytes of the file each job addresses (default 256M; an existing file iolab did not create, or a block device: its size)', size)
-    .option('--runtime <time>', 'stop after this long (10, 500ms, 2s); without --time_based also bounded by --size', durationOption())
+    .option('--runtime <time>', 'stop after this long (10, 500ms, 2s); without --time_based also bounded by --size',
+      durationOption({ wholeMs: true }))
     .option('--time_based', 'run for --runtime even if --size is done (wraps around)')
-    .option('--ramp_time <time>', 'run this long before recording', durationOption({ zero: true }))
+    .option('--ramp_time <time>', 'run this long before recording', durationOption({ zero: true, wholeMs: true }))
     .option('--number_ios <n>', 'stop after this many I/Os per job', numberOption({ min: 1 }))
     .addOption(zeroOne('--direct', 'O_DIRECT (bypass the page cache); default 0, bare --direct is 1'))
     .addOption(zeroOne('--invalidate', 'drop the file\'s cached pages before the job and on every pass of a time_based job; default 1'))
