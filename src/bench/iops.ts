@@ -4,6 +4,7 @@
 import { randomInt } from 'node:crypto';
 import { Command, Option } from 'commander';
 import { UserError } from '../cli-util.js';
+import { pathArgument, pathOption, resultsOption } from '../path-options.js';
 import { boolOption, durationOption, numberOption } from '../numbers.js';
 import { checkDepth, ENGINES, engineOptionFlags, engineOptionsFrom, MAX_IODEPTH, parseEngines } from './engines.js';
 import { parseRw, type RwMode } from './storage-job.js';
@@ -145,8 +146,10 @@ export function iopsCommand(): Command {
   const size = numberOption({ min: 1, size: true });
   const cmd = new FioStyleCommand('iops')
     .description(`storage IOPS/latency benchmark with fio's job options, command line, job files and JSON: ${ENGINES.join(', ')}`)
-    .argument('[jobfile]', 'a fio job file ([global] and job sections); with -m, the file testIOPS mode tests')
-    .option('--filename <path>', 'file (or block device, read only) to test; created and laid out when missing (default: <name>.0.0)')
+    .addArgument(pathArgument('[jobfile]', 'a fio job file ([global] and job sections); with -m, the file testIOPS mode tests',
+      { output: true }))
+    .addOption(pathOption('--filename <path>', 'file (or block device, read only) to test; created and laid out when missing ' +
+      '(default: <name>.0.0)', { output: true }))
     .option('--name <job>', 'the job\'s name, as fio\'s: names it in the table and the JSON')
     .option('--ioengine <list>', `engine, comma list or 'all' (${ENGINES.join(', ')}); default all`, parseEngines)
     .option('--rw <mode>', 'read, write, randread, randwrite, randrw, readwrite (default read)', parseRw)
@@ -184,11 +187,12 @@ export function iopsCommand(): Command {
   for (const flag of engineOptionFlags()) cmd.addOption(flag);
   return cmd
     .option('--verify [kind]', 'writes carry a pattern derived from each offset; reads check every block (any kind: the same check)')
-    .option('--force', 'allow writing into a file iolab did not create (or that changed since), and replacing a symlink')
+    .option('--force', 'allow writing into a file iolab did not create (or that changed since), replacing a symlink, ' +
+      'and replacing an existing --output file')
     .option('--sweep <key=list>', 'run every point: iodepth=1,2,4,8 (also bs=, numjobs=, rw=); repeat to cross two',
       (v: string, prev?: SweepAxis[]) => parseSweep(v, prev))
     .option('--json', 'print the JSON (fio\'s keys) instead of the table')
-    .option('--output <file>', 'also write the JSON to <file>')
+    .addOption(resultsOption('also write the JSON to <file>'))
     .addOption(new Option('--output-format <format>', 'fio\'s spelling: json is --json').choices(['normal', 'json']))
     .addOption(new Option('--preset <name>', 'fio profiles for latency, IOPS, throughput and mixed load (and bigwrite); explicit options win')
       .choices(Object.keys(presets)))

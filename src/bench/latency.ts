@@ -11,6 +11,7 @@ import { ENGINES, parseEngines } from './engines.js';
 import { percentile } from './storage-table.js';
 import { formatNs, table } from '../format.js';
 import { numberOption } from '../numbers.js';
+import { pathOption, resultsOption } from '../path-options.js';
 import { notRegularFile } from '../write-target.js';
 
 interface LatencyOptions {
@@ -78,14 +79,15 @@ export function latencyCommand(): Command {
     .description('testIOLatency: N reads of --infile and N writes to --outfile per engine (QD 1); mean latency and percentiles')
     .option('--engine <list>', `${ENGINES.join(', ')} (comma list, or 'all'); mmap only with --no-direct: it always goes ` +
       'through the page cache', engineList, ['sync', 'io_uring', 'posixaio', 'libaio'])
-    .option('--infile <path>', 'file to read (e.g. made by `iolab gen`); must exist and hold at least one block')
-    .option('--outfile <path>', 'file to write; created by iolab, or --force to write into another file')
+    .addOption(pathOption('--infile <path>', 'file (or block device) to read, e.g. made by `iolab gen`; must exist and hold ' +
+      'at least one block', { output: false }))
+    .addOption(pathOption('--outfile <path>', 'file to write; created by iolab, or --force to write into another file', { output: true }))
     .option('--count <n>', 'reads and writes per engine', numberOption({ min: 1 }), 64)
     .option('--bs <size>', 'bytes per I/O', numberOption({ min: 512, size: true }), 4096)
     .option('--no-direct', 'use the page cache (default: O_DIRECT, as testIOLatency does)')
-    .option('--force', 'allow writing into an --outfile iolab did not create')
+    .option('--force', 'allow writing into an --outfile iolab did not create, and replacing an existing --output file')
     .option('--json', 'print the JSON instead of the table')
-    .option('--output <file>', 'also write the JSON to <file>')
+    .addOption(resultsOption('also write the JSON to <file>'))
     .addHelpText('after', `
 Example:
   iolab gen /tmp/dict.txt --size 16M
@@ -98,8 +100,8 @@ Example:
       const readJob: BenchJob = { ...common, filename: opts.infile, engine: '', rw: 'read', ...inputSize(opts.infile, opts.bs) };
       const writeJob: BenchJob = { ...common, filename: opts.outfile, engine: '', rw: 'write', size: opts.count * opts.bs, force: opts.force };
       checkDirectAlignment(opts, [opts.infile, opts.outfile]);
-      checkJob(readJob);
-      checkJob(writeJob);
+      checkJob(readJob, { option: '--infile', output: false });
+      checkJob(writeJob, { option: '--outfile', output: true });
       const signal = interruption();
       const rows: string[][] = [];
       const out: Record<string, unknown>[] = [];

@@ -1,7 +1,7 @@
-// What `iolab report` does: reads each benchmark JSON by its shape, renders its charts
-// (Vega-Lite -> SVG in Node) and writes the page, never through a symlink.
-import { closeSync, constants, fstatSync, lstatSync, openSync, readFileSync, readlinkSync, type Stats } from 'node:fs';
-import { replaceFile, UserError } from '../cli-util.js';
+// What `iolab report` does: reads each benchmark JSON by its shape and renders its charts
+// (Vega-Lite -> SVG in Node) into the page (written by src/write-target.ts, as every output).
+import { closeSync, constants, fstatSync, openSync, readFileSync, type Stats } from 'node:fs';
+import { UserError } from '../cli-util.js';
 import { chartsOf } from './charts.js';
 import { reportHtml, type RenderedInput } from './html.js';
 import { readBenchJson, type BenchInput } from './inputs.js';
@@ -50,26 +50,6 @@ export function readInput(file: string): BenchInput {
     throw new UserError(`${file}: not a benchmark JSON iolab can chart (bench iops or fio --output-format=json, bench latency, bench echo, bench ipc, bench api)`);
   }
   return input;
-}
-
-/**
- * Writes the page as the user named it: never through a symlink (refused, naming its target;
- * --force replaces the link itself), an existing file only with --force, and under a temp name
- * renamed into place so an interrupted run leaves nothing half-written.
- */
-export function writeReport(path: string, html: string, force: boolean): void {
-  let existing;
-  try {
-    existing = lstatSync(path);
-  } catch {
-    existing = undefined;
-  }
-  if (existing?.isSymbolicLink() && !force) {
-    throw new UserError(`${path} is a symlink to ${readlinkSync(path)}: not writing through it (--force replaces the link itself)`);
-  }
-  if (existing && !existing.isSymbolicLink() && !existing.isFile()) throw new UserError(`${path} exists and is not a regular file`);
-  if (existing?.isFile() && !force) throw new UserError(`${path} exists: --force replaces it`);
-  replaceFile(path, html, '-o');
 }
 
 export async function buildReport(files: string[]): Promise<{ html: string; rendered: RenderedInput[] }> {
