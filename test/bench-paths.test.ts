@@ -1,11 +1,12 @@
 // The storage benchmark's files as a user names them: a mistyped device under /dev is refused
 // (never a file in memory measured as the disk), an existing file iolab did not create keeps its
-// size (--force lets a job write into it, not grow it), and the temp file of a layout killed by
-// SIGKILL is removed by the next run for that file, which says so (a live run's is left alone).
+// size (--force lets a job write into it, not grow it), a FIFO or a folder as the job file is one
+// line at once, and the temp file of a layout killed by SIGKILL is removed by the next run for
+// that file, which says so (a live run's is left alone).
 import { describe, expect, it } from 'vitest';
-import { spawnSync } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { runCli, runCliText } from './support/cli.js';
 import { checkLeaksAfterAll } from './support/leaks.js';
@@ -65,6 +66,22 @@ describe('an existing file iolab did not create', () => {
       '--force', '--size', '2m']);
     expect(grown.exitCode).toBe(0);
     expect(statSync(f).size).toBe(2 << 20);
+  });
+});
+
+describe('a job file that is no regular file', () => {
+  it('a FIFO and a folder: one line at once', async () => {
+    const fifo = at('job.fifo');
+    execFileSync('mkfifo', [fifo]);
+    const folder = at('jobs');
+    mkdirSync(folder);
+    const t0 = Date.now();
+    // the timeout only ends a run that waits for a writer of the FIFO: a fixed iolab never meets it
+    expect(await runCliText(['bench', 'iops', fifo], { timeout: 20_000 }))
+      .toEqual({ exitCode: 1, stdout: '', stderr: `iolab: ${fifo}: a FIFO (named pipe), not a regular file; name a fio job file` });
+    expect(Date.now() - t0).toBeLessThan(15_000);
+    expect(await runCliText(['bench', 'iops', folder]))
+      .toEqual({ exitCode: 1, stdout: '', stderr: `iolab: ${folder}: is a folder; name a fio job file` });
   });
 });
 

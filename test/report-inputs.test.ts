@@ -40,7 +40,7 @@ describe('report: inputs that are not regular files', () => {
     const page = at('fifo.html');
     // the timeout only ends a run that blocks on the FIFO: a fixed iolab never meets it
     const r = await runCliText(['report', fifo, '-o', page], { timeout: 20_000 });
-    expect(r).toEqual({ exitCode: 1, stdout: '', stderr: `iolab: ${fifo}: not a regular file (a FIFO); name a benchmark JSON file` });
+    expect(r).toEqual({ exitCode: 1, stdout: '', stderr: `iolab: ${fifo}: a FIFO (named pipe), not a regular file; name a benchmark JSON file` });
     expect(existsSync(page)).toBe(false);
     expect(readdirSync(tmp.path).filter((f) => f.endsWith('.tmp'))).toEqual([]);
   });
