@@ -1,5 +1,6 @@
 // What `iolab report` does: reads each benchmark JSON by its shape and renders its charts
 // (Vega-Lite -> SVG in Node) into the page (written by src/write-target.ts, as every output).
+import { statSync } from 'node:fs';
 import { UserError } from '../cli-util.js';
 import { readInputFile } from '../input-file.js';
 import { chartsOf } from './charts.js';
@@ -23,7 +24,28 @@ export function readInput(file: string): BenchInput {
   return input;
 }
 
+/** The same file named twice (by another path, a link) would be charted twice: refused. */
+function refuseRepeats(files: string[]): void {
+  const seen = new Map<string, string>();
+  for (const file of files) {
+    let id: string;
+    try {
+      const st = statSync(file);
+      id = `${st.dev}:${st.ino}`;
+    } catch {
+      continue;  // readInput says what is wrong with it
+    }
+    const first = seen.get(id);
+    if (first !== undefined) {
+      throw new UserError(first === file ? `${file}: given twice; name each file once`
+        : `${file}: the same file as ${first}, given before; name each file once`);
+    }
+    seen.set(id, file);
+  }
+}
+
 export async function buildReport(files: string[]): Promise<{ html: string; rendered: RenderedInput[] }> {
+  refuseRepeats(files);
   const inputs = files.map(readInput);
   const rendered: RenderedInput[] = [];
   for (const [i, input] of inputs.entries()) {
