@@ -12,21 +12,12 @@ import { runCli, runCliText } from './support/cli.js';
 import { checkLeaksAfterAll } from './support/leaks.js';
 import { shortTempDir } from './support/temp.js';
 import { waitFor } from './support/procs.js';
+import { regularFilesInDev } from './support/path-surface.js';
 
 const tmp = shortTempDir('iolab-bpaths-');
 const at = (name: string) => join(tmp.path, name);
 /** A name under /dev that no device has: unique to this process and run. */
 const missingDevice = () => `/dev/iolab-missing-${process.pid}-${randomBytes(3).toString('hex')}`;
-/** The regular files on /dev's own file system (devtmpfs holds device nodes, never files). */
-function regularFilesInDev(dir = '/dev', dev = statSync('/dev').dev): string[] {
-  const found: string[] = [];
-  for (const entry of readdirSync(dir, { withFileTypes: true })) {
-    const path = join(dir, entry.name);
-    if (entry.isFile()) found.push(path);
-    else if (entry.isDirectory() && statSync(path).dev === dev) found.push(...regularFilesInDev(path, dev));
-  }
-  return found;
-}
 
 describe('a device under /dev that does not exist', () => {
   it('--filename is refused in one line, as fio refuses it without size=; nothing appears under /dev', async () => {

@@ -4,7 +4,7 @@
 import { randomInt } from 'node:crypto';
 import { Command, Option } from 'commander';
 import { UserError } from '../cli-util.js';
-import { pathArgument, pathOption, resultsOption } from '../path-options.js';
+import { notPath, pathArgument, pathOption, resultsOption } from '../path-options.js';
 import { boolOption, durationOption, numberOption } from '../numbers.js';
 import { checkDepth, ENGINES, engineOptionFlags, engineOptionsFrom, MAX_IODEPTH, parseEngines } from './engines.js';
 import { parseRw, type RwMode } from './storage-job.js';
@@ -193,12 +193,13 @@ export function iopsCommand(): Command {
       (v: string, prev?: SweepAxis[]) => parseSweep(v, prev))
     .option('--json', 'print the JSON (fio\'s keys) instead of the table')
     .addOption(resultsOption('also write the JSON to <file>'))
-    .addOption(new Option('--output-format <format>', 'fio\'s spelling: json is --json').choices(['normal', 'json']))
+    .addOption(notPath(new Option('--output-format <format>', 'fio\'s spelling: json is --json').choices(['normal', 'json'])))
     .addOption(new Option('--preset <name>', 'fio profiles for latency, IOPS, throughput and mixed load (and bigwrite); explicit options win')
       .choices(Object.keys(presets)))
     .option('--vs-fio', 'run the same job in fio beside iolab\'s, alternating, and print the IOPS and CPU-per-I/O ratios')
     .option('--repeat <n>', 'rounds for --vs-fio (median is reported; default 3)', numberOption({ min: 1, max: 1000 }))
-    .option('-m, --mode <mode>', 'testIOPS mode (the ebpf-io_uring benchmark): rRD, sRD, rWR or sWR with [file]; QD 64, 4 KiB, O_DIRECT, 10 s')
+    .addOption(notPath(new Option('-m, --mode <mode>', 'testIOPS mode (the ebpf-io_uring benchmark): rRD, sRD, rWR or sWR with [file]; ' +
+      'QD 64, 4 KiB, O_DIRECT, 10 s')))
     .addHelpText('after', `
 Options may be spelled as fio spells them: -rw=randread, --bs=4k, bare booleans (-thread, -time_based).
 Examples:
