@@ -12,10 +12,9 @@ export interface PathMark {
    * an existing file or a symlink only with --force; `-` is stdout. createFolders: missing
    * folders are made. */
   results?: { createFolders: boolean };
-  /** The flags that let the command change a file that exists already (default --force). */
+  /** The flags that let the command change a file that exists already (default --force; none
+   * for a path iolab binds a socket at, which never replaces a file). */
   changedBy?: readonly string[];
-  /** A path iolab binds a socket at (never a file it writes bytes into). */
-  socket?: boolean;
 }
 
 const marks = new WeakMap<Option | Argument, PathMark | 'not a path'>();

@@ -33,7 +33,7 @@ peer (shm_open, mmap, printf("%s")) reads it too, and the receiver takes an fd f
 
   fdpass.command('recv')
     .description('bind a Unix socket, receive messages that carry an fd, and show what each fd is and the text at its start')
-    .addOption(pathOption('--socket <path>', socketHelp(), { output: true, socket: true, changedBy: [] }))
+    .addOption(pathOption('--socket <path>', socketHelp(), { output: true, changedBy: [] }))
     .addOption(typeOption())
     .option('--count <n>', 'messages to receive before exiting', numberOption({ min: 1 }), 1)
     .option('--timeout <time>', 'give up (exit 1) when a message does not come within this time: 10, 500ms, 2s (default: wait forever)', durationOption())
