@@ -211,8 +211,11 @@ describe.concurrent('gen and bench latency', { timeout: 120_000 }, () => {
     expect(table.exitCode).toBe(0);
     expect(table.stdout.split('\n')[1].split(/\s{2,}/)).toEqual(['engine', 'read mean', 'read p50', 'read p99', 'write mean', 'write p50', 'write p99']);
     expect(table.stdout.split('\n')[2]).toMatch(/^io_uring\s+\S+s\s/);
-    const refused = await cli(['bench', 'latency', '--engine', 'sync', '--infile', infile, '--outfile', infile]);
-    expect(refused.stderr).toMatch(/^iolab: refusing to write into '.*lat-in\.txt': iolab did not create it/);
+    // writing the file it reads: refused as the same file, --force or not
+    for (const force of [[], ['--force']]) {
+      const refused = await cli(['bench', 'latency', '--engine', 'sync', '--infile', infile, '--outfile', infile, ...force]);
+      expect(refused.stderr).toMatch(/^iolab: --outfile: '.*lat-in\.txt' is the same file as --infile '.*lat-in\.txt' of this run; name another file \(--force does not change this\)$/);
+    }
     const missing = await cli(['bench', 'latency', '--infile', file('nope'), '--outfile', outfile]);
     expect(missing.stderr).toMatch(/^iolab: ENOENT: no such file or directory, stat '.*nope'$/);
   });
