@@ -14,7 +14,7 @@
 // - nothing appears under /dev; a refused run creates nothing; no run leaves a temp file,
 //   except one killed by SIGKILL, whose temp file the next run for that file removes;
 // - no run hangs, crashes, or prints a stack.
-// IOLAB_FUZZ_RUNS=N runs N cases per command instead of the few of `npm test`.
+// IOLAB_FUZZ_RUNS=N runs N cases per command instead of the 12 of `npm test` (4 sanitized).
 import { beforeAll, describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import { execa } from 'execa';
@@ -26,10 +26,12 @@ import { iolabArgv } from './support/cli.js';
 import { checkLeaksAfterAll } from './support/leaks.js';
 import { shortTempDir } from './support/temp.js';
 import { entryState, folderState, pathSurface, regularFilesInDev, type CommandSurface, type PathItem } from './support/path-surface.js';
+import { native } from '../src/native.js';
 
 const tmp = shortTempDir('iolab-udata-');
 const fuzzRuns = Number(process.env.IOLAB_FUZZ_RUNS ?? 0);
-const runsPerCommand = fuzzRuns > 0 ? fuzzRuns : 12;
+// every case starts iolab two to four times; under the sanitizer each start is 2-4x slower
+const runsPerCommand = fuzzRuns > 0 ? fuzzRuns : native.sanitized ? 4 : 12;
 
 type Candidate = 'default' | 'user' | 'readonly' | 'symlink' | 'input' | 'hardlinkToInput' | 'devNull' | 'fifo' | 'folder' | 'devMissing' | 'omit';
 type Mode = 'complete' | 'sigint' | 'sigkill';
