@@ -36,7 +36,8 @@ const failed: string[] = [];
 
 async function step(name: string, output: string, args: string[]): Promise<void> {
   const path = join(results, output);
-  if (await iolab([...args, '--output', path])) written.push(path);
+  // the results of the last bench:all are replaced (every --output keeps an existing file unless --force)
+  if (await iolab([...args, '--output', path, '--force'])) written.push(path);
   else failed.push(name);
 }
 

@@ -122,14 +122,18 @@ export interface DurationRule {
 
 const timeUnits: Record<string, number> = { us: 0.001, ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
 
+/** The longest duration any option takes: 10^9 s (31 years), what a native timer holds in ms. */
+export const MAX_DURATION_MS = 1e12;
+
 /** fio's time values: "10" (seconds unless the rule says ms), "500ms", "2s", "1m", "1h", "250us"
  * -> milliseconds. Whole numbers with an optional unit, nothing else. */
 export function parseDuration(text: string, rule: DurationRule = {}): number {
   const m = /^(\d+)(us|ms|s|m|h)?$/i.exec(text.trim());
   const ms = m ? Number(m[1]) * timeUnits[(m[2] ?? rule.unit ?? 's').toLowerCase()] : NaN;
-  if (!Number.isFinite(ms) || ms < 0 || (ms === 0 && !rule.zero) || ms > Number.MAX_SAFE_INTEGER) {
+  if (!Number.isFinite(ms) || ms < 0 || (ms === 0 && !rule.zero)) {
     throw new RangeError(`expected a duration ${rule.zero ? '>= 0' : '> 0'} such as 10, 500ms or 2s, got '${text}'`);
   }
+  if (ms > MAX_DURATION_MS) throw new RangeError(`expected a duration of at most ${MAX_DURATION_MS / 1000}s, got '${text}'`);
   if (rule.wholeMs && !Number.isInteger(ms)) throw new RangeError(`expected a whole number of milliseconds (1ms or more), got '${text}'`);
   return ms;
 }

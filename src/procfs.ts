@@ -1,6 +1,7 @@
-// /proc/<pid>/stat read once: the fields after the command name (which may hold spaces and
-// parentheses, so the split starts after its last ')'). fields[0] is the state letter,
-// fields[1] the parent pid, fields[11] and fields[12] utime and stime in USER_HZ (100 here).
+// A process's state: /proc/<pid>/stat read once (the fields after the command name, which may
+// hold spaces and parentheses, so the split starts after its last ')'; fields[0] is the state
+// letter, fields[1] the parent pid, fields[11] and fields[12] utime and stime in USER_HZ, 100
+// here), and whether a pid runs at all.
 import { readFileSync } from 'node:fs';
 
 /** The stat fields of pid from its state on, or undefined when it is gone. */
@@ -18,4 +19,14 @@ export function procStatFields(pid: number | string): string[] | undefined {
 export function cpuTicks(pid: number): number | undefined {
   const fields = procStatFields(pid);
   return fields ? Number(fields[11]) + Number(fields[12]) : undefined;
+}
+
+/** Whether pid runs (as anyone's: EPERM means it exists). */
+export function processIsAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
 }

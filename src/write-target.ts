@@ -1,12 +1,20 @@
-// The one check every writing command (writev, gen; shm checks the object it opened) makes of
-// the path a user named, before it writes: nothing there, or a regular file (touched only as
-// the command's flags allow), or a symlink (refused; --force replaces the link itself, never
-// its target). Anything else (a device node, a FIFO, a socket, a folder) is refused whatever
-// the flags: replacing one is never what a user meant (/dev/null), and opening a FIFO to write
-// waits for a reader.
-import { lstatSync, readlinkSync, type Stats } from 'node:fs';
-import { UserError } from './cli-util.js';
+// What iolab may write at a path a user named, and how. Two rules, each checked before any work:
+// - a writing command's file (writev, gen; shm checks the object it opened): nothing there, or a
+//   regular file (touched only as the command's flags allow), or a symlink (refused; --force
+//   replaces the link itself, never its target);
+// - the results of a run (every --output, report -o): `-` is stdout, an empty name is refused,
+//   an existing file or a symlink only with --force (then replaced whole, keeping its mode).
+// Under both, anything else at the path (a device node, a FIFO, a socket, a folder) is refused
+// whatever the flags: replacing one is never what a user meant (/dev/null), and opening a FIFO
+// to write waits for a reader. Nothing is created under /dev, /proc or /sys (src/mounts.ts). New
+// contents go to a temp name beside the file (src/temp-files.ts) and are renamed into place.
+import { accessSync, closeSync, constants, fchmodSync, fstatSync, linkSync, lstatSync, mkdirSync, openSync, readlinkSync, renameSync,
+  rmSync, statSync, writeFileSync, type Stats } from 'node:fs';
+import { dirname, resolve } from 'node:path';
+import { errnoText, UserError } from './user-error.js';
+import { kernelFolderOf } from './mounts.js';
 import { showText } from './show-bytes.js';
+import { removeStaleTempFiles, tempNameFor } from './temp-files.js';
 
 /** What the command was told it may do to an existing file. */
 export interface WriteFlags {
@@ -20,7 +28,7 @@ export interface WriteFlags {
 
 /** What kind of thing `st` is, as a user calls it ("a character device"); undefined for a
  * regular file or a symlink. */
-function otherKind(st: Stats): string | undefined {
+export function otherKind(st: Stats): string | undefined {
   if (st.isFile() || st.isSymbolicLink()) return undefined;
   if (st.isDirectory()) return 'a directory';
   if (st.isCharacterDevice()) return 'a character device';
@@ -47,6 +55,14 @@ export function symlinkRefused(path: string): UserError {
     '(use --force to replace the link with a new file; its target is never written)');
 }
 
+/** The refusal of a new file on one of the kernel's file systems (`option: ` before it; `hint`
+ * after it). */
+export function refuseKernelFolder(path: string, option = '', hint = ''): void {
+  const where = kernelFolderOf(path);
+  if (where === undefined) return;
+  throw new UserError(`${option}'${showText(path)}' does not exist, and iolab creates no file in ${where}${hint}`);
+}
+
 /**
  * Checks what is at `path` before a command writes it. Returns its lstat (undefined when
  * nothing is there) or throws the one-line refusal. A command that then opens an existing path
@@ -57,8 +73,9 @@ export function checkWriteTarget(path: string, flags: WriteFlags): Stats | undef
   try {
     st = lstatSync(path);
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
-    throw err;
+    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+    refuseKernelFolder(path);
+    return undefined;
   }
   const refusal = notRegularFile(path, st);
   if (refusal) throw refusal;
@@ -68,4 +85,111 @@ export function checkWriteTarget(path: string, flags: WriteFlags): Stats | undef
   }
   if (!flags.replace && !flags.append) throw new UserError(flags.existsMessage);
   return st;
+}
+
+/** Results files that passed checkOutputPath in this run, by absolute path: whether each may
+ * replace what is there (--force) and whether its missing folders are made. */
+const checkedOutputs = new Map<string, { replace: boolean; createFolders: boolean }>();
+
+/**
+ * Checks, before any work, that a run's results can be written where the user named them, so a
+ * long run is not thrown away at its end and nothing of the user's is lost: not a folder nor a device or FIFO, an existing file or a symlink only with force (the link itself
+ * is replaced, never written through), nothing new under /dev, /proc or /sys, and its folder
+ * (or with createFolders the nearest existing one above it) one this process may write in.
+ * Every refusal is one UserError naming the user's path after the option
+ * (`--output: cannot write 'x': it is a folder; name a file`). `-` (stdout) passes.
+ */
+export function checkOutputPath(path: string, option: string, opts: { force: boolean; createFolders: boolean }): void {
+  if (path === '-') return;
+  const refuse = (why: string) => new UserError(`${option}: cannot write '${showText(path)}': ${why}`);
+  let existing: Stats | undefined;
+  try {
+    existing = lstatSync(path);
+  } catch (err) {
+    // nothing there yet is fine (a file on the way is found below); ENAMETOOLONG, ELOOP are not
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code !== 'ENOENT' && code !== 'ENOTDIR') throw refuse(errnoText(err));
+  }
+  if (existing?.isDirectory()) throw refuse('it is a folder; name a file');
+  const kind = existing && otherKind(existing);
+  if (kind) throw refuse(`it is ${kind}, not a regular file; left untouched`);
+  if (existing?.isSymbolicLink() && !opts.force) {
+    throw refuse(`it is a symlink to '${showText(readlinkSync(path))}' (--force replaces the link itself, never its target)`);
+  }
+  if (existing?.isFile() && !opts.force) throw refuse('it exists (--force replaces it)');
+  if (!existing && kernelFolderOf(path)) throw refuse(`iolab creates no file in ${kernelFolderOf(path)}`);
+  let folder = dirname(resolve(path));
+  let found = statOrUndefined(folder);
+  if (!found && !opts.createFolders) throw refuse(`no folder '${showText(folder)}'`);
+  while (!found) {
+    folder = dirname(folder);
+    found = statOrUndefined(folder);
+  }
+  if (!found.isDirectory()) throw refuse(`'${showText(folder)}' is not a folder`);
+  try {
+    accessSync(folder, constants.W_OK | constants.X_OK);
+  } catch (err) {
+    throw refuse(`cannot write in '${showText(folder)}' (${errnoText(err)})`);
+  }
+  checkedOutputs.set(resolve(path), { replace: opts.force, createFolders: opts.createFolders });
+}
+
+/** stat, or undefined when it fails: checkOutputPath then walks up to what it can stat. */
+function statOrUndefined(path: string): Stats | undefined {
+  try {
+    return statSync(path);
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Writes a run's results to path whole or not at all, as checkOutputPath allowed: `-` to
+ * stdout; else under a temp name beside it, renamed into place (a symlink at path is replaced,
+ * never written through). A file it replaces keeps its mode (a 0444 file stays 0444); without
+ * --force a file that appeared meanwhile is left alone. A failure names path as the user gave
+ * it, not the temp name, and leaves no temp file.
+ */
+export function writeOutputFile(path: string, data: string, option: string): void {
+  if (path === '-') {
+    process.stdout.write(data);
+    return;
+  }
+  const allowed = checkedOutputs.get(resolve(path)) ?? { replace: false, createFolders: false };
+  const temp = tempNameFor(path);
+  const failed = (err: unknown) => new UserError(`${option}: could not write '${showText(path)}' (${errnoText(err)})`);
+  try {
+    if (allowed.createFolders) mkdirSync(dirname(resolve(path)), { recursive: true });
+    removeStaleTempFiles(path);
+    const replaced = statOrUndefined(path);
+    const fd = openSync(temp, 'wx', replaced?.isFile() ? replaced.mode & 0o7777 : 0o666);
+    try {
+      // the umask may have taken bits from the mode asked for
+      if (replaced?.isFile() && (fstatSync(fd).mode & 0o7777) !== (replaced.mode & 0o7777)) fchmodSync(fd, replaced.mode & 0o7777);
+      writeFileSync(fd, data);  // every byte (a short write is carried on; EFBIG is an error)
+    } finally {
+      closeSync(fd);
+    }
+    if (allowed.replace) renameSync(temp, path);
+    else linkOrRename(temp, path, option);
+  } catch (err) {
+    rmSync(temp, { force: true });
+    if (err instanceof UserError) throw err;
+    throw failed(err);
+  }
+}
+
+/** Puts temp at path only if nothing is there (link(2) never replaces), then drops the temp
+ * name; where the file system has no hard links, a rename. */
+function linkOrRename(temp: string, path: string, option: string): void {
+  try {
+    linkSync(temp, path);
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === 'EEXIST') throw new UserError(`${option}: '${showText(path)}' appeared while the run went on; left untouched (--force replaces it)`);
+    if (code !== 'EPERM' && code !== 'ENOTSUP' && code !== 'EOPNOTSUPP') throw err;
+    renameSync(temp, path);
+    return;
+  }
+  rmSync(temp, { force: true });
 }

@@ -3,7 +3,9 @@
 // cannot be passed fails the run with the errno), runs off the JS thread and leaves nothing
 // behind.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { closeSync, mkdirSync, openSync, readdirSync, readFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { chmodSync, closeSync, mkdirSync, openSync, readdirSync, readFileSync, statSync, writeFileSync, type Stats } from 'node:fs';
 import { execa } from 'execa';
 import { join } from 'node:path';
 import { native, projectRoot } from '../src/native.js';
@@ -21,6 +23,9 @@ const usocketLoads = (() => {
     return false;
   }
 })();
+
+/** What must not change of a file bench api only reads. */
+const pick = (st: Stats) => ({ size: st.size, mode: st.mode, ino: st.ino, mtimeMs: st.mtimeMs });
 
 let dir: { path: string; cleanup: () => void };
 beforeAll(() => { dir = shortTempDir('iolab-bench-api-'); });
@@ -100,6 +105,50 @@ describe('iolab bench api', () => {
     const none = await runCli(['bench', 'api', '--only', 'nothing', '--size', '64k', '--output', join(dir.path, 'c.json')]);
     expect(none.stderr).toMatch(/^iolab: --only: no contender named 'nothing' \(known: iolab\.readvSync, .*\)$/);
     expect(none.exitCode).toBe(1);
+  });
+});
+
+describe('bench api --file', () => {
+  it("reads the user's file (strace sees it opened) and leaves it as it was, still there", async () => {
+    const f = join(dir.path, 'user-data.bin');
+    writeFileSync(f, randomBytes(64 << 10));
+    chmodSync(f, 0o444);
+    const before = { ...pick(statSync(f)), bytes: readFileSync(f).toString('base64') };
+    const log = join(dir.path, 'strace.log');
+    const [node, argv] = iolabArgv(['bench', 'api', '--file', f, '--rounds', '1', '--duration', '5', '--only', 'iolab.readv,ring.readv', '--json']);
+    const run = await execa('strace', ['-f', '-qq', '-e', 'trace=openat', '-o', log, node, ...argv], { reject: false, cwd: projectRoot });
+    expect(run.exitCode).toBe(0);
+    const report = JSON.parse(String(run.stdout));
+    expect(report.options.file).toBe(f);
+    expect(report.rows.map((r: { opsPerSec: number }) => r.opsPerSec > 0)).toEqual([true, true, true]);
+    // opened read-only for the contenders, never for writing, never created
+    const opens = readFileSync(log, 'utf8').split('\n').filter((l) => l.includes(`"${f}"`));
+    expect(opens.length).toBeGreaterThan(0);
+    for (const line of opens) expect(line).toMatch(/O_RDONLY/);
+    expect({ ...pick(statSync(f)), bytes: readFileSync(f).toString('base64') }).toEqual(before);
+  });
+
+  it('a folder, a FIFO, a device, a file under one block, a missing file: one line each, at once', async () => {
+    const folder = join(dir.path, 'folder');
+    mkdirSync(folder);
+    const fifo = join(dir.path, 'data.fifo');
+    execFileSync('mkfifo', [fifo]);
+    const small = join(dir.path, 'small.bin');
+    writeFileSync(small, 'x'.repeat(100));
+    const missing = join(dir.path, 'missing.bin');
+    const what = 'a regular file to read';
+    for (const [file, line] of [
+      [folder, `${folder}: is a folder; name ${what}`],
+      [fifo, `${fifo}: a FIFO (named pipe), not a regular file; name ${what}`],
+      ['/dev/null', `/dev/null: a character device, not a regular file; name ${what}`],
+      [small, `${small} is smaller than one 4 KiB block`],
+      [missing, `${missing}: no such file`],
+    ]) {
+      // the timeout only ends a run that waits on the FIFO: a fixed iolab never meets it
+      const r = await runCli(['bench', 'api', '--file', file, '--rounds', '1', '--duration', '5', '--only', 'iolab.readv'], { timeout: 20_000 });
+      expect({ exitCode: r.exitCode, stdout: String(r.stdout), stderr: String(r.stderr) }, file).toEqual({ exitCode: 1, stdout: '', stderr: `iolab: ${line}` });
+    }
+    expect(statSync(fifo).isFIFO()).toBe(true);
   });
 });
 

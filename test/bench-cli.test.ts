@@ -113,6 +113,10 @@ describe.concurrent('bench iops', { timeout: 120_000 }, () => {
       [['--numjobs=-2'], /argument '-2' is invalid\. expected a whole number from 1 to 1024/],
       [['--size', '0'], /argument '0' is invalid\. expected a size >= 1 \(bytes; k, m, g, t suffixes\)/],
       [['--runtime', '0'], /^iolab: option '--runtime <time>' argument '0' is invalid\. expected a duration > 0/],
+      // fio's spelling, a time the job cannot keep: iolab's words for the option and what it takes
+      [['-runtime=10us'], /^iolab: option '--runtime <time>' argument '10us' is invalid\. expected a whole number of milliseconds \(1ms or more\), got '10us'$/],
+      [['-runtime=999999999999'], /^iolab: option '--runtime <time>' argument '999999999999' is invalid\. expected a duration of at most 1000000000s, got '999999999999'$/],
+      [['-ramp_time=1500us'], /^iolab: option '--ramp_time <time>' argument '1500us' is invalid\. expected a whole number of milliseconds/],
       [['--time_based'], /^iolab: --time_based needs --runtime$/],
       [['--size', '100t'], /^iolab: not enough free space to lay out '.*bad\.dat': needs \d+ MiB more, \d+ MiB free$/],
       [['--bs', '8k', '--size', '4k'], /^iolab: --size \(4096 bytes\) is smaller than one block \(--bs 8192\)$/],
@@ -207,8 +211,11 @@ describe.concurrent('gen and bench latency', { timeout: 120_000 }, () => {
     expect(table.exitCode).toBe(0);
     expect(table.stdout.split('\n')[1].split(/\s{2,}/)).toEqual(['engine', 'read mean', 'read p50', 'read p99', 'write mean', 'write p50', 'write p99']);
     expect(table.stdout.split('\n')[2]).toMatch(/^io_uring\s+\S+s\s/);
-    const refused = await cli(['bench', 'latency', '--engine', 'sync', '--infile', infile, '--outfile', infile]);
-    expect(refused.stderr).toMatch(/^iolab: refusing to write into '.*lat-in\.txt': iolab did not create it/);
+    // writing the file it reads: refused as the same file, --force or not
+    for (const force of [[], ['--force']]) {
+      const refused = await cli(['bench', 'latency', '--engine', 'sync', '--infile', infile, '--outfile', infile, ...force]);
+      expect(refused.stderr).toMatch(/^iolab: --outfile: '.*lat-in\.txt' is the same file as --infile '.*lat-in\.txt' of this run; name another file \(--force does not change this\)$/);
+    }
     const missing = await cli(['bench', 'latency', '--infile', file('nope'), '--outfile', outfile]);
     expect(missing.stderr).toMatch(/^iolab: ENOENT: no such file or directory, stat '.*nope'$/);
   });

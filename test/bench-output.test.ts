@@ -1,9 +1,13 @@
 // A file the user names for a benchmark's results (--output) or a report (-o) is checked before
 // any work: a folder, a folder iolab cannot write in, a missing folder are one line naming the
-// user's path, never an internal temp name, and leave nothing behind. A good --output still gets
-// the table and the file.
+// user's path, never an internal temp name, and leave nothing behind. A FIFO, a device, an
+// existing file or a symlink (without --force) and any file the run itself reads or writes
+// (--force or not) are refused the same way and left as they were. A good --output still gets
+// the table and the file; `-` is stdout.
 import { describe, expect, it } from 'vitest';
-import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { createHash, randomBytes } from 'node:crypto';
+import { chmodSync, existsSync, linkSync, lstatSync, mkdirSync, readdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { execa } from 'execa';
 import { projectRoot } from '../src/native.js';
@@ -15,6 +19,12 @@ import { shortTempDir } from './support/temp.js';
 const tmp = shortTempDir('iolab-bout-');
 chmodSync(tmp.path, 0o755); // the read-only-folder case runs as another user
 const at = (name: string) => join(tmp.path, name);
+/** What must not change of a file iolab was not allowed to touch. */
+function fileState(path: string) {
+  const st = statSync(path);
+  const bytes = st.isFile() ? createHash('sha256').update(readFileSync(path)).digest('hex') : undefined;
+  return { bytes, size: st.size, mode: st.mode, ino: st.ino, kind: st.isFile() ? 'file' : st.isFIFO() ? 'fifo' : 'other' };
+}
 /** The shortest bench ipc run: one transport, one size, one mode, one round. */
 const ipc = ['bench', 'ipc', '--transports', 'pipe', '--sizes', '4k', '--mode', 'throughput', '--duration', '50ms', '--rounds', '1'];
 
@@ -39,16 +49,27 @@ describe('--output checked before the run', () => {
     expect(existsSync(at('lat-out.dat'))).toBe(false);
   });
 
-  it('--output inside a file, and a FIFO as --output: one line each', async () => {
+  it('--output inside a file: one line naming the file that is no folder', async () => {
     const file = at('plain.txt');
     expect((await runCliText(['gen', file, '--size', '1k'])).exitCode).toBe(0);
-    let r = await runCliText([...ipc, '--output', join(file, 'x.json')]);
+    const r = await runCliText([...ipc, '--output', join(file, 'x.json')]);
     expect(r).toEqual({ exitCode: 1, stdout: '', stderr: `iolab: --output: cannot write '${join(file, 'x.json')}': '${file}' is not a folder` });
     expect(readFileSync(file).length).toBe(1024);
-    r = await runCliText([...ipc, '--output', '/dev/null']);
-    expect(r).toEqual({ exitCode: 1, stdout: '', stderr: "iolab: --output: cannot write '/dev/null': it exists and is not a regular file" });
   });
 
+  it('a FIFO and /dev/null as --output: one line at once, left as they were, --force or not', async () => {
+    const fifo = at('results.fifo');
+    execFileSync('mkfifo', [fifo]);
+    for (const [path, kind] of [[fifo, 'a FIFO (named pipe)'], ['/dev/null', 'a character device']]) {
+      const before = fileState(path);
+      for (const force of [[], ['--force']]) {
+        // the timeout only ends a run that waits for a reader of the FIFO: a fixed iolab never meets it
+        const r = await runCliText([...ipc, '--output', path, ...force], { timeout: 20_000 });
+        expect(r).toEqual({ exitCode: 1, stdout: '', stderr: `iolab: --output: cannot write '${path}': it is ${kind}, not a regular file; left untouched` });
+      }
+      expect(fileState(path)).toEqual(before);
+    }
+  });
   it.runIf(nobodyCanRunCli)('a folder the user cannot write in: one line naming it, exit 1, before the run', async () => {
     const folder = at('ro');
     mkdirSync(folder, { mode: 0o755 }); // root's: uid 65534 may read it, not write in it
@@ -68,6 +89,85 @@ describe('--output checked before the run', () => {
     expect(r.stdout.trimEnd().split('\n').at(-1)).toBe(`written: ${out}`);
     expect(JSON.parse(readFileSync(out, 'utf8')).rows.length).toBeGreaterThan(0);
     expect(readdirSync(at('new/deeper'))).toEqual(['ipc.json']);
+  });
+});
+
+describe('an existing file, a symlink, the run\'s own files', () => {
+  it('an existing file (0444 too) is refused without --force; --force replaces it whole, keeping its mode', async () => {
+    for (const mode of [0o644, 0o444]) {
+      const out = at(`existing-${mode.toString(8)}.json`);
+      writeFileSync(out, 'keep me\n');
+      chmodSync(out, mode);
+      const before = fileState(out);
+      const r = await runCliText([...ipc, '--output', out]);
+      expect(r).toEqual({ exitCode: 1, stdout: '', stderr: `iolab: --output: cannot write '${out}': it exists (--force replaces it)` });
+      expect(fileState(out)).toEqual(before);
+      const forced = await runCliText([...ipc, '--output', out, '--force']);
+      expect(forced.exitCode).toBe(0);
+      expect(JSON.parse(readFileSync(out, 'utf8')).rows.length).toBeGreaterThan(0);
+      expect(statSync(out).mode & 0o7777).toBe(mode);
+    }
+    expect(readdirSync(tmp.path).filter((f) => f.endsWith('.tmp'))).toEqual([]);
+  });
+
+  it('a symlink is refused without --force; --force replaces the link, never its target', async () => {
+    const target = at('link-target.txt');
+    writeFileSync(target, 'keep me');
+    const link = at('link.json');
+    symlinkSync(target, link);
+    const r = await runCliText([...ipc, '--output', link]);
+    expect(r).toEqual({ exitCode: 1, stdout: '', stderr: `iolab: --output: cannot write '${link}': it is a symlink to '${target}' ` +
+      '(--force replaces the link itself, never its target)' });
+    expect((await runCliText([...ipc, '--output', link, '--force'])).exitCode).toBe(0);
+    expect(lstatSync(link).isFile()).toBe(true);
+    expect(readFileSync(target, 'utf8')).toBe('keep me');
+  });
+
+  it('a file the run reads or writes is always refused, --force or not: by its name, a hard link, a job file\'s filename=', async () => {
+    const data = at('userdata.img');
+    writeFileSync(data, randomBytes(1 << 20));
+    const hard = at('userdata-link.img');
+    linkSync(data, hard);
+    const job = at('read.fio');
+    writeFileSync(job, `[reader]\nfilename=${data}\nrw=read\nioengine=psync\nnumber_ios=16\n`);
+    const other = at('other.json');
+    expect((await runCliText([...ipc, '--output', other])).exitCode).toBe(0);
+    const iops = ['bench', 'iops', '--filename', data, '--rw', 'read', '--ioengine', 'psync', '--number_ios', '16'];
+    const latency = ['bench', 'latency', '--engine', 'sync', '--count', '4', '--no-direct', '--infile', data, '--outfile', at('lat-out.dat')];
+    const same = (option: string, path: string, other: string, otherPath: string) =>
+      `iolab: ${option}: '${path}' is the same file as ${other} '${otherPath}' of this run; name another file (--force does not change this)`;
+    const cases: [string[], string][] = [
+      [[...iops, '--output', data], same('--output', data, '--filename', data)],
+      [[...iops, '--output', hard], same('--output', hard, '--filename', data)],
+      [[...latency, '--output', data], same('--output', data, '--infile', data)],
+      [[...latency, '--output', at('lat-out.dat')], same('--output', at('lat-out.dat'), '--outfile', at('lat-out.dat'))],
+      [['bench', 'iops', job, '--output', job], same('--output', job, '<jobfile>', job)],
+      [['report', other, '-o', other], same('-o', other, '<files>', other)],
+    ];
+    const before = [data, job, other].map(fileState);
+    for (const [args, line] of cases) {
+      for (const force of [[], ['--force']]) {
+        expect(await runCliText([...args, ...force]), args.join(' ')).toEqual({ exitCode: 1, stdout: '', stderr: line });
+      }
+    }
+    // a job file's filename= is known once the job file is read: without --force the existing
+    // file is refused first, with it the same file
+    const viaJob = ['bench', 'iops', job, '--output', hard];
+    expect(await runCliText(viaJob)).toEqual({ exitCode: 1, stdout: '', stderr: `iolab: --output: cannot write '${hard}': it exists (--force replaces it)` });
+    expect(await runCliText([...viaJob, '--force'])).toEqual({ exitCode: 1, stdout: '', stderr: same('--output', hard, '--filename', data) });
+    expect([data, job, other].map(fileState)).toEqual(before);
+    expect(existsSync(at('lat-out.dat'))).toBe(false);
+  }, 120_000);
+
+  it('- is stdout: the JSON instead of the table, no file named -; an empty name is refused', async () => {
+    const r = await runCliText([...ipc, '--output', '-'], { cwd: tmp.path });
+    expect(r.exitCode).toBe(0);
+    expect(JSON.parse(r.stdout).rows.length).toBeGreaterThan(0);
+    expect(existsSync(at('-'))).toBe(false);
+    for (const spelled of [['--output', ''], ['--output=']]) {
+      expect(await runCliText([...ipc, ...spelled], { cwd: tmp.path }))
+        .toEqual({ exitCode: 1, stdout: '', stderr: 'iolab: --output: the name is empty; name a file, or - for stdout' });
+    }
   });
 });
 

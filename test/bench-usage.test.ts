@@ -1,6 +1,7 @@
 // bench latency and bench api as a user meets their limits: an engine that cannot honour
 // bench latency's O_DIRECT, a block size O_DIRECT refuses, an --only that names nothing. One
-// line each, naming what bench latency or bench api itself offers.
+// line each, naming what bench latency or bench api itself offers. A block device as --infile
+// is read at the device's size, which its stat does not give.
 import { describe, expect, it } from 'vitest';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
@@ -8,6 +9,7 @@ import { logicalBlockSize } from '../src/bench/storage-job.js';
 import { runCliText } from './support/cli.js';
 import { checkLeaksAfterAll } from './support/leaks.js';
 import { shortTempDir } from './support/temp.js';
+import { attachLoopDevice } from './support/loop.js';
 
 const tmp = shortTempDir('iolab-busage-');
 const at = (name: string) => join(tmp.path, name);
@@ -56,6 +58,23 @@ describe('bench latency', () => {
     expect(r.stdout).toBe('');
     expect(r.stderr).toMatch(/^iolab: bench latency reads and writes with O_DIRECT \(--no-direct turns it off\), which needs --bs to be a multiple of the logical block size of \S+ \(\d+ bytes\); got 1000$/);
     expect((await latency(['--engine', 'sync', '--bs', '1000', '--no-direct'])).exitCode).toBe(0);
+  });
+});
+
+describe('bench latency --infile on a block device', () => {
+  it('reads the device: its size from the device (BLKGETSIZE64), not from its stat (0 bytes)', async (ctx) => {
+    const loop = await attachLoopDevice(tmp.path, 4 << 20);
+    try {
+      if (!loop.device) ctx.skip(`no loop device can be attached here: ${loop.why}`);
+      for (const direct of [[], ['--no-direct']]) {
+        const r = await latency(['--engine', 'sync,io_uring', '--infile', loop.device!, '--count', '8', '--json', ...direct]);
+        expect(r.stderr).toBe('');
+        expect(r.exitCode).toBe(0);
+        expect(JSON.parse(r.stdout).engines.map((e: { read: { ios: number } }) => e.read.ios)).toEqual([8, 8]);
+      }
+    } finally {
+      await loop.detach();
+    }
   });
 });
 

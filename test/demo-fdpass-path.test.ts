@@ -1,6 +1,7 @@
 // `iolab fdpass recv` and its socket path against other processes: receivers started at once
 // on one path agree on a single owner (the lock file beside it), and a symlink swapped in for
-// the socket right after bind(2) never gets a file's mode changed through it.
+// the socket right after bind(2) never gets a file's mode changed through it. A mistyped path
+// under /dev is refused before the lock file or the socket is made there.
 import { describe, expect, it } from 'vitest';
 import { execa } from 'execa';
 import { chmodSync, closeSync, existsSync, openSync, readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs';
@@ -114,5 +115,13 @@ describe('fdpass recv: the socket is made world-writable by bind itself, never b
     child.kill('SIGTERM');
     expect((await child).exitCode).toBe(130);
     expect(existsSync(socket)).toBe(false);
+  });
+
+  it('a path under /dev that does not exist: refused, and nothing made there, not even the lock file', async () => {
+    const socket = `/dev/iolab-missing-${process.pid}-${unique++}.sock`;
+    const r = await cli(['fdpass', 'recv', '--socket', socket, '--timeout', '200ms']);
+    expect(r).toEqual({ exitCode: 1, stdout: '',
+      stderr: `iolab: --socket: '${socket}' does not exist, and iolab creates no file in /dev (devtmpfs)` });
+    expect([existsSync(socket), existsSync(`${socket}.lock`)]).toEqual([false, false]);
   });
 });

@@ -1,11 +1,16 @@
 // iolab report's inputs beyond the charts of test/report.test.ts: bench latency's JSON charted as
-// latency percentiles, and an input that is no regular file (a FIFO would block the read
-// forever) refused in one line.
+// latency percentiles, testIOPS mode's (bench iops FILE -m=rRD) as IOPS per engine, an
+// interrupted bench iops run marked partial as every interrupted run is, the same file given
+// twice refused, and an input that is no regular file (a FIFO would block the read forever)
+// refused in one line.
 import { describe, expect, it } from 'vitest';
 import { execFileSync } from 'node:child_process';
-import { existsSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
+import { execa } from 'execa';
+import { randomBytes } from 'node:crypto';
+import { existsSync, linkSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { runCliText } from './support/cli.js';
+import { iolabArgv, runCliText } from './support/cli.js';
+import { waitFor } from './support/procs.js';
 import { checkLeaksAfterAll } from './support/leaks.js';
 import { shortTempDir } from './support/temp.js';
 
@@ -33,6 +38,56 @@ describe('report: bench latency JSON', () => {
   }, 180_000);
 });
 
+describe('report: bench iops runs', () => {
+  it('testIOPS mode\'s JSON (bench iops FILE -m=rRD --json): IOPS per engine at QD 64', async () => {
+    const data = at('testiops.dat');
+    writeFileSync(data, randomBytes(1 << 20));
+    const bench = await runCliText(['bench', 'iops', data, '-m=rRD', '--runtime', '1', '--direct=0', '--json']);
+    expect(bench.exitCode).toBe(0);
+    const json = at('testiops.json');
+    writeFileSync(json, bench.stdout);
+    const ran = JSON.parse(bench.stdout).engines.filter((e: { iops?: number }) => e.iops !== undefined).length;
+    const page = at('testiops.html');
+    const r = await runCliText(['report', json, '-o', page]);
+    expect(r).toEqual({ exitCode: 0, stderr: '', stdout: `wrote ${page}: 1 chart(s) from 1 file(s)` });
+    expect(readFileSync(page, 'utf8')).toContain(`<figure class="chart" id="f0-iops-0" data-mark-type="symbol" data-marks="${ran}">`);
+  }, 120_000);
+
+  it('an interrupted run (Ctrl-C) is charted marked partial: the section, every chart, the row cut short', async () => {
+    const data = at('interrupted.dat');
+    const json = at('interrupted.json');
+    const [file, argv] = iolabArgv(['bench', 'iops', '--filename', data, '--size', '1m', '--rw', 'randread', '--ioengine', 'psync,libaio',
+      '--runtime', '20s', '--time_based', '--output', json]);
+    const child = execa(file, argv, { reject: false });
+    await waitFor('the laid-out file', () => existsSync(data), 60_000);
+    await new Promise((r) => setTimeout(r, 1500));  // into the first engine's run
+    child.kill('SIGINT');
+    expect((await child).exitCode).toBe(130);
+    const page = at('interrupted.html');
+    const r = await runCliText(['report', json, '-o', page]);
+    expect(r.exitCode).toBe(0);
+    const html = readFileSync(page, 'utf8');
+    expect(html).toContain(`${json} (partial: interrupted)</h2>`);
+    expect(html).toContain('PARTIAL: interrupted; the figures cover what finished');
+    expect(html).toContain('psync (partial)');
+  }, 120_000);
+});
+
+describe('report: the same file twice', () => {
+  it('is refused, by its name or another path to it, before anything is read or written', async () => {
+    const json = at('twice.json');
+    writeFileSync(json, JSON.stringify({ rows: [{ contender: 'iolab.readv', inflight: 1, opsPerSec: 1000 }], ratios: [] }));
+    const link = at('twice-link.json');
+    linkSync(json, link);
+    const page = at('twice.html');
+    expect(await runCliText(['report', json, json, '-o', page]))
+      .toEqual({ exitCode: 1, stdout: '', stderr: `iolab: ${json}: given twice; name each file once` });
+    expect(await runCliText(['report', json, link, '-o', page]))
+      .toEqual({ exitCode: 1, stdout: '', stderr: `iolab: ${link}: the same file as ${json}, given before; name each file once` });
+    expect(existsSync(page)).toBe(false);
+  });
+});
+
 describe('report: inputs that are not regular files', () => {
   it('a FIFO: one line naming it, at once, nothing written', async () => {
     const fifo = at('fifo.json');
@@ -40,7 +95,7 @@ describe('report: inputs that are not regular files', () => {
     const page = at('fifo.html');
     // the timeout only ends a run that blocks on the FIFO: a fixed iolab never meets it
     const r = await runCliText(['report', fifo, '-o', page], { timeout: 20_000 });
-    expect(r).toEqual({ exitCode: 1, stdout: '', stderr: `iolab: ${fifo}: not a regular file (a FIFO); name a benchmark JSON file` });
+    expect(r).toEqual({ exitCode: 1, stdout: '', stderr: `iolab: ${fifo}: a FIFO (named pipe), not a regular file; name a benchmark JSON file` });
     expect(existsSync(page)).toBe(false);
     expect(readdirSync(tmp.path).filter((f) => f.endsWith('.tmp'))).toEqual([]);
   });

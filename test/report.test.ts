@@ -161,7 +161,7 @@ describe('iolab report refusals', () => {
     writeFileSync(existing, 'mine');
     let r = await runCli(['report', inputs.files.echo, '-o', existing]);
     expect(r.exitCode).toBe(1);
-    expect(String(r.stderr)).toBe(`iolab: ${existing} exists: --force replaces it`);
+    expect(String(r.stderr)).toBe(`iolab: -o: cannot write '${existing}': it exists (--force replaces it)`);
     expect(readFileSync(existing, 'utf8')).toBe('mine');
     const target = join(tmp.path, 'target.txt');
     writeFileSync(target, 'keep me');
@@ -169,7 +169,7 @@ describe('iolab report refusals', () => {
     symlinkSync(target, link);
     r = await runCli(['report', inputs.files.echo, '-o', link]);
     expect(r.exitCode).toBe(1);
-    expect(String(r.stderr)).toBe(`iolab: ${link} is a symlink to ${target}: not writing through it (--force replaces the link itself)`);
+    expect(String(r.stderr)).toBe(`iolab: -o: cannot write '${link}': it is a symlink to '${target}' (--force replaces the link itself, never its target)`);
     r = await runCli(['report', inputs.files.echo, '-o', link, '--force']);
     expect(r.exitCode).toBe(0);
     expect(lstatSync(link).isFile()).toBe(true);

@@ -200,6 +200,9 @@ int layout_prepare(const struct job_spec *spec, uint64_t *size, struct job_resul
   res->owned = owned;
   int need_pattern = spec->verify && job_reads(spec->rw);
   uint64_t current = exists ? (uint64_t)st.st_size : 0;
+  /* no size asked for: a file iolab did not create is used at its own size, as fio takes it,
+   * --force or not (--force lets a job write into it, never grow it unasked) */
+  if (exists && !owned && spec->size_is_default) *size = current;
 
   if (exists && !owned && !spec->force) {
     if (job_writes(spec->rw))
@@ -211,9 +214,7 @@ int layout_prepare(const struct job_spec *spec, uint64_t *size, struct job_resul
     if (current < spec->bs)
       return user_error(e, "'%s' is smaller than one block (%llu bytes < bs %u)", path,
                         (unsigned long long)current, spec->bs);
-    if (spec->size_is_default) {
-      *size = current;  /* no size asked for: the file's, as fio takes it */
-    } else if (*size > current) {
+    if (!spec->size_is_default && *size > current) {
       /* measuring the few blocks there are would print a rate for a job nobody asked for */
       char asked[32];
       return user_error(e, "'%s' holds %llu bytes, less than --size %llu (%s): iolab lays out only files it "

@@ -9,6 +9,7 @@ import { performance } from 'node:perf_hooks';
 import { native } from '../native.js';
 import type { Ring } from '../ring/index.js';
 import { UserError } from '../cli-util.js';
+import { readInputFile } from '../input-file.js';
 import { promiseLoop, syncLoop, type Contender, type Measured } from './api-loops.js';
 
 export const blockSize = 4096;
@@ -41,11 +42,10 @@ function callbackReadLoop(durationMs: number, inflight: number, fd: number, buff
 /** A file of `size` random bytes (or the user's), read once so it is in the page cache. */
 export function prepareFile(options: { file?: string; fileSize: number }): { path: string; blocks: number; cleanup: () => void } {
   if (options.file !== undefined) {
-    const st = fs.statSync(options.file);
-    if (!st.isFile()) throw new UserError(`${options.file} is not a regular file`);
-    if (st.size < blockSize) throw new UserError(`${options.file} is smaller than one 4 KiB block`);
-    fs.readFileSync(options.file);
-    return { path: options.file, blocks: Math.floor(st.size / blockSize), cleanup: () => {} };
+    // read whole once: the checks of any input a user names, and the page cache filled
+    const size = readInputFile(options.file, 'a regular file to read').length;
+    if (size < blockSize) throw new UserError(`${options.file} is smaller than one 4 KiB block`);
+    return { path: options.file, blocks: Math.floor(size / blockSize), cleanup: () => {} };
   }
   const dir = fs.mkdtempSync(join(tmpdir(), 'iolab-bench-api-'));
   const path = join(dir, 'data');

@@ -12,6 +12,7 @@ import { tmpdir } from 'node:os';
 import { Ring } from '../ring/index.js';
 import { commandLine, emitReport, oneLineErrors, UserError } from '../cli-util.js';
 import { numberOption } from '../numbers.js';
+import { pathOption, resultsOption } from '../path-options.js';
 import { formatCount, formatNs, median, table } from '../format.js';
 import { interruptedBy, interruption, markInterrupted } from '../interrupt.js';
 import { machineInfo } from './machine.js';
@@ -177,10 +178,11 @@ export function apiCommand(): Command {
     .option('--rounds <n>', 'rounds (contenders alternate within each)', numberOption({ min: 1 }), 5)
     .option('--duration <ms>', 'time per contender per round, in milliseconds', numberOption({ min: 1 }), 300)
     .option('--size <bytes>', 'size of the temporary test file (4k/1m/1g suffixes)', numberOption({ min: blockSize, size: true }), 64 << 20)
-    .option('--file <path>', 'read this file instead of a temporary one')
+    .addOption(pathOption('--file <path>', 'read this file instead of a temporary one', { output: false }))
     .option('--only <list>', 'comma-separated contenders to run (e.g. ring.readv,fs.read or ring.readv@32)')
     .option('--json', 'print the results as one JSON object instead of the table: {"rows":[{"contender","inflight","opsPerSec"}],"ratios":[...]}')
-    .option('--output <file>', 'also write the results as JSON to this file (npm run bench:api: bench-results/api.json)')
+    .addOption(resultsOption('also write the results as JSON to this file (npm run bench:api: bench-results/api.json)'))
+    .option('--force', 'replace an existing --output file (or a symlink itself, never its target)')
     .addHelpText('after', `
 Contenders: iolab.readvSync, fs.readvSync (sync, 1 in flight); ring.readv, fs.promises.readv,
 fs.read (async, 1 and 32 in flight); ring.readvBatch (32 reads per readvBatch call, one

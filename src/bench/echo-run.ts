@@ -3,7 +3,9 @@
 // round. On loopback the generator runs in this process; with
 // --netns the server and the generator are children in two namespaces. Ctrl-C (SIGINT/SIGTERM)
 // stops the run in progress (its sample is kept, marked partial), kills and reaps the server,
-// and starts nothing more.
+// and starts nothing more. The children run in process groups of their own: the terminal's
+// Ctrl-C reaches only this process, which stops them in order, so a server never dies under
+// its clients (counted as their errors) nor before it listens (a run lost to a signal).
 import { spawn, type ChildProcess } from 'node:child_process';
 import { UserError } from '../cli-util.js';
 import type { EchoLoadResult } from '../native.js';
@@ -84,10 +86,22 @@ interface ServerProcess {
   exited: Promise<void>;
 }
 
-/** Starts `iolab echo server --engine X --port 0 --json` and waits for its listening line. */
-function spawnServer(hosts: Hosts, engine: EchoEngine): Promise<ServerProcess> {
+/** Options of every child of a run: it dies with this process, and a Ctrl-C at the terminal
+ * (sent to the foreground process group) is not its to see. */
+const childOptions = () => ({ stdio: ['ignore', 'pipe', 'pipe'] as ('ignore' | 'pipe')[], env: childEnv(), detached: true });
+
+/** "exited with status 1", "was killed by SIGKILL": how a child ended, in words. */
+function howItEnded(code: number | null, signal: NodeJS.Signals | null): string {
+  return code !== null ? `exited with status ${code}` : `was killed by ${signal ?? 'a signal'}`;
+}
+
+/** Starts `iolab echo server --engine X --port 0 --json` and waits for its listening line;
+ * undefined when the run was interrupted before it listened. A child is in this process's group
+ * from fork until it makes its own (setsid, before exec): a Ctrl-C in that moment reaches it too,
+ * and its death by SIGINT is the run's interruption, not a failure of the server. */
+function spawnServer(hosts: Hosts, engine: EchoEngine, signal: AbortSignal): Promise<ServerProcess | undefined> {
   const [file, argv] = hosts.serverArgv(['echo', 'server', '--engine', engine, '--host', hosts.serverHost, '--port', '0', '--json']);
-  const child = spawn(file, argv, { stdio: ['ignore', 'pipe', 'pipe'], env: childEnv() });
+  const child = spawn(file, argv, childOptions());
   const exited = new Promise<void>((r) => child.once('exit', () => r()));
   return new Promise((resolve, reject) => {
     let out = '';
@@ -99,7 +113,14 @@ function spawnServer(hosts: Hosts, engine: EchoEngine): Promise<ServerProcess> {
       if (line) resolve({ child, port: JSON.parse(line).port, exited });
     });
     child.once('error', (e) => reject(new UserError(`cannot start the echo server (${engine}): ${e.message}`)));
-    child.once('exit', (code) => reject(new UserError(`echo server (${engine}) exited (${code}) before listening: ${err.trim()}`)));
+    const failed = (code: number | null, killedBy: NodeJS.Signals | null) => new UserError(`echo server (${engine}) ` +
+      `${howItEnded(code, killedBy)} before listening${err.trim() ? `: ${err.trim().split('\n').pop()}` : ' (it printed no error)'}`);
+    child.once('exit', (code, killedBy) => {
+      if (signal.aborted) return resolve(undefined);
+      // the same Ctrl-C reaches this process as well; its handler may run a moment after
+      if (killedBy === 'SIGINT') setTimeout(() => (signal.aborted ? resolve(undefined) : reject(failed(code, killedBy))), 100);
+      else reject(failed(code, killedBy));
+    });
   });
 }
 
@@ -139,7 +160,7 @@ function namespaces(o: EchoBenchOptions): Hosts {
       // one pid namespace: the generator reads the server's CPU by its pid
       const [file, argv] = ns.clientArgv(['echo', 'bench', '-a', `${ns.link.serverAddress}:${port}`, '-c', String(clients),
         '-t', String(o.durationSec), '-l', String(o.length), '--client', mode, '--json', ...(cpuPid ? ['--cpu-pid', String(cpuPid)] : [])]);
-      const child = spawn(file, argv, { stdio: ['ignore', 'pipe', 'pipe'], env: childEnv() });
+      const child = spawn(file, argv, childOptions());
       let out = '';
       let err = '';
       child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
@@ -201,8 +222,8 @@ export async function runEchoBench(o: EchoBenchOptions, log: (line: string) => v
   const run: EchoBenchRun = { samples: [], ...(hosts.link ? { link: hosts.link } : {}) };
   const servers = new Set<ServerProcess>();
   const start = async (engine: EchoEngine) => {
-    const s = await spawnServer(hosts, engine);
-    servers.add(s);
+    const s = await spawnServer(hosts, engine, signal);
+    if (s) servers.add(s);
     return s;
   };
   const stop = async (s: ServerProcess) => {
@@ -216,6 +237,7 @@ export async function runEchoBench(o: EchoBenchOptions, log: (line: string) => v
           for (const engine of rotate(o.engines, round - 1)) {
             if (signal.aborted) break rounds;
             const server = await start(engine);
+            if (!server) break rounds;
             const r = signal.aborted ? undefined : await hosts.generate(server.port, clients, generator, signal, server.child.pid);
             if (!r) {
               await stop(server);

@@ -5,6 +5,7 @@ import { commandLine, emitReport, oneLineErrors, UserError } from '../cli-util.j
 import { median, ratio, table } from '../format.js';
 import { markInterrupted } from '../interrupt.js';
 import { numberListOption, numberOption } from '../numbers.js';
+import { resultsOption } from '../path-options.js';
 import { raiseOpenFileLimitFor } from '../echo/load.js';
 import { echoEngines, type EchoEngine } from '../echo/servers.js';
 import { machineInfo } from './machine.js';
@@ -182,7 +183,8 @@ export function benchEchoCommand(): Command {
     .option('--netns', 'root: the server and the generator in two network namespaces joined by a veth pair (two hosts on one machine), removed again on every exit')
     .option('--netem <settings>', 'with --netns: tc netem on both ends of the veth, e.g. delay=200us,rate=10gbit (keys: delay, jitter, rate, loss)')
     .option('--json', 'print the report as JSON instead of the table')
-    .option('--output <file>', 'also write the report as JSON to this file (npm run bench:echo: bench-results/echo.json)')
+    .addOption(resultsOption('also write the report as JSON to this file (npm run bench:echo: bench-results/echo.json)'))
+    .option('--force', 'replace an existing --output file (or a symlink itself, never its target)')
     .action(async (opts: CommandOptions) => {
       const options = optionsFrom(opts);
       const run = await runEchoBench(options, (line) => { if (!opts.json) process.stderr.write(`${line}\n`); });

@@ -2,9 +2,9 @@
 // `;` and `#` comment lines, `option` or `option=value` lines. Every option is checked by the same
 // parser as on the command line; an unknown one is refused with the file, line and name, and a
 // file that is not a job file (a data file given as the positional) is refused as one.
-import { readFileSync } from 'node:fs';
 import type { Command } from 'commander';
 import { UserError } from '../cli-util.js';
+import { readInputFile } from '../input-file.js';
 import { findLong, isFioOption, isFlag, isZeroOne, refuseFioOption } from './fio-cli.js';
 
 export interface JobSection {
@@ -44,7 +44,7 @@ function parseValue(cmd: Command, key: string, value: string | undefined, where:
 
 /** The job sections of a fio job file, [global] options folded into the jobs that follow it. */
 export function readJobFile(path: string, cmd: Command): JobSection[] {
-  const text = readFileSync(path);
+  const text = readInputFile(path, 'a fio job file');
   const notJobFile = (why: string) => new UserError(`'${path}' is not a fio job file (${why}); ` +
     'the file to benchmark is --filename, and testIOPS mode takes it with -m=rRD|sRD|rWR|sWR');
   if (text.includes(0)) throw notJobFile('it holds binary data');

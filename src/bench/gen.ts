@@ -8,12 +8,14 @@ import { Command } from 'commander';
 import { randomBytes } from 'node:crypto';
 import { renameSync, rmSync, statfsSync } from 'node:fs';
 import { open } from 'node:fs/promises';
-import { basename, dirname, join, resolve } from 'node:path';
+import { dirname, resolve } from 'node:path';
 import { UserError } from '../cli-util.js';
 import { formatBytes } from '../format.js';
 import { interruption, markInterrupted } from '../interrupt.js';
 import { numberOption } from '../numbers.js';
+import { pathArgument } from '../path-options.js';
 import { checkWriteTarget } from '../write-target.js';
+import { removeStaleTempFiles, tempNameFor } from '../temp-files.js';
 
 const CHUNK = 1 << 20;
 const LINE = 80;
@@ -36,13 +38,16 @@ function checkSpace(file: string, dir: string, size: number): void {
 }
 
 async function generate(file: string, size: number, force: boolean): Promise<void> {
-  checkWriteTarget(file, { replace: force, existsMessage: `refusing to overwrite '${file}': it exists (use --force)` });
+  const existing = checkWriteTarget(file, { replace: force, existsMessage: `refusing to overwrite '${file}': it exists (use --force)` });
   const dir = dirname(resolve(file));
   checkSpace(file, dir, size);
-  const temp = join(dir, `.${basename(file)}.iolab-${process.pid}.tmp`);
+  removeStaleTempFiles(file);
+  const temp = tempNameFor(file);
   const signal = interruption();
   const bar = process.stderr.isTTY === true;
   const handle = await open(temp, 'wx', 0o644);
+  // a file it replaces keeps its mode (a link replaced is not the file it pointed to)
+  if (existing?.isFile()) await handle.chmod(existing.mode & 0o7777);
   let done = false;
   try {
     const buf = Buffer.alloc(Math.min(CHUNK, size));
@@ -79,7 +84,7 @@ async function generate(file: string, size: number, force: boolean): Promise<voi
 export function genCommand(): Command {
   return new Command('gen')
     .description('write random printable text (lines of 80) to <file>: input for `iolab bench latency --infile`')
-    .argument('<file>', 'file to create')
+    .addArgument(pathArgument('<file>', 'file to create', { output: true }))
     .option('--size <size>', 'bytes to write, e.g. 128M', numberOption({ min: 1, size: true }), 128 * 2 ** 20)
     .option('--force', 'replace the file (or the symlink itself) when it exists')
     .action((file: string, opts: { size: number; force?: boolean }) => generate(file, opts.size, opts.force === true));

@@ -4,6 +4,7 @@
 import { randomInt } from 'node:crypto';
 import { Command, Option } from 'commander';
 import { UserError } from '../cli-util.js';
+import { notPath, pathArgument, pathOption, resultsOption } from '../path-options.js';
 import { boolOption, durationOption, numberOption } from '../numbers.js';
 import { checkDepth, ENGINES, engineOptionFlags, engineOptionsFrom, MAX_IODEPTH, parseEngines } from './engines.js';
 import { parseRw, type RwMode } from './storage-job.js';
@@ -145,8 +146,10 @@ export function iopsCommand(): Command {
   const size = numberOption({ min: 1, size: true });
   const cmd = new FioStyleCommand('iops')
     .description(`storage IOPS/latency benchmark with fio's job options, command line, job files and JSON: ${ENGINES.join(', ')}`)
-    .argument('[jobfile]', 'a fio job file ([global] and job sections); with -m, the file testIOPS mode tests')
-    .option('--filename <path>', 'file (or block device, read only) to test; created and laid out when missing (default: <name>.0.0)')
+    .addArgument(pathArgument('[jobfile]', 'a fio job file ([global] and job sections); with -m, the file testIOPS mode tests',
+      { output: true }))
+    .addOption(pathOption('--filename <path>', 'file (or block device, read only) to test; created and laid out when missing ' +
+      '(default: <name>.0.0)', { output: true }))
     .option('--name <job>', 'the job\'s name, as fio\'s: names it in the table and the JSON')
     .option('--ioengine <list>', `engine, comma list or 'all' (${ENGINES.join(', ')}); default all`, parseEngines)
     .option('--rw <mode>', 'read, write, randread, randwrite, randrw, readwrite (default read)', parseRw)
@@ -162,9 +165,10 @@ export function iopsCommand(): Command {
       numberOption({ min: 0, max: MAX_IODEPTH }))
     .option('--numjobs <n>', 'threads, each running the job on the file (default 1)', numberOption({ min: 1, max: 1024 }))
     .option('--size <size>', 'bytes of the file each job addresses (default 256M; an existing file iolab did not create, or a block device: its size)', size)
-    .option('--runtime <time>', 'stop after this long (10, 500ms, 2s); without --time_based also bounded by --size', durationOption())
+    .option('--runtime <time>', 'stop after this long (10, 500ms, 2s); without --time_based also bounded by --size',
+      durationOption({ wholeMs: true }))
     .option('--time_based', 'run for --runtime even if --size is done (wraps around)')
-    .option('--ramp_time <time>', 'run this long before recording', durationOption({ zero: true }))
+    .option('--ramp_time <time>', 'run this long before recording', durationOption({ zero: true, wholeMs: true }))
     .option('--number_ios <n>', 'stop after this many I/Os per job', numberOption({ min: 1 }))
     .addOption(zeroOne('--direct', 'O_DIRECT (bypass the page cache); default 0, bare --direct is 1'))
     .addOption(zeroOne('--invalidate', 'drop the file\'s cached pages before the job and on every pass of a time_based job; default 1'))
@@ -183,17 +187,19 @@ export function iopsCommand(): Command {
   for (const flag of engineOptionFlags()) cmd.addOption(flag);
   return cmd
     .option('--verify [kind]', 'writes carry a pattern derived from each offset; reads check every block (any kind: the same check)')
-    .option('--force', 'allow writing into a file iolab did not create (or that changed since), and replacing a symlink')
+    .option('--force', 'allow writing into a file iolab did not create (or that changed since), replacing a symlink, ' +
+      'and replacing an existing --output file')
     .option('--sweep <key=list>', 'run every point: iodepth=1,2,4,8 (also bs=, numjobs=, rw=); repeat to cross two',
       (v: string, prev?: SweepAxis[]) => parseSweep(v, prev))
     .option('--json', 'print the JSON (fio\'s keys) instead of the table')
-    .option('--output <file>', 'also write the JSON to <file>')
-    .addOption(new Option('--output-format <format>', 'fio\'s spelling: json is --json').choices(['normal', 'json']))
+    .addOption(resultsOption('also write the JSON to <file>'))
+    .addOption(notPath(new Option('--output-format <format>', 'fio\'s spelling: json is --json').choices(['normal', 'json'])))
     .addOption(new Option('--preset <name>', 'fio profiles for latency, IOPS, throughput and mixed load (and bigwrite); explicit options win')
       .choices(Object.keys(presets)))
     .option('--vs-fio', 'run the same job in fio beside iolab\'s, alternating, and print the IOPS and CPU-per-I/O ratios')
     .option('--repeat <n>', 'rounds for --vs-fio (median is reported; default 3)', numberOption({ min: 1, max: 1000 }))
-    .option('-m, --mode <mode>', 'testIOPS mode (the ebpf-io_uring benchmark): rRD, sRD, rWR or sWR with [file]; QD 64, 4 KiB, O_DIRECT, 10 s')
+    .addOption(notPath(new Option('-m, --mode <mode>', 'testIOPS mode (the ebpf-io_uring benchmark): rRD, sRD, rWR or sWR with [file]; ' +
+      'QD 64, 4 KiB, O_DIRECT, 10 s')))
     .addHelpText('after', `
 Options may be spelled as fio spells them: -rw=randread, --bs=4k, bare booleans (-thread, -time_based).
 Examples:

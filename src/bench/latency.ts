@@ -11,6 +11,8 @@ import { ENGINES, parseEngines } from './engines.js';
 import { percentile } from './storage-table.js';
 import { formatNs, table } from '../format.js';
 import { numberOption } from '../numbers.js';
+import { pathOption, resultsOption } from '../path-options.js';
+import { notRegularFile } from '../write-target.js';
 
 interface LatencyOptions {
   engine: string[];
@@ -61,19 +63,31 @@ function checkDirectAlignment(opts: LatencyOptions, files: string[]): void {
   }
 }
 
+/** The bytes of --infile the reads address: a regular file's whole blocks; a block device's
+ * size comes from the device when the job opens it (BLKGETSIZE64; its stat says 0). */
+function inputSize(infile: string, bs: number): Pick<BenchJob, 'size' | 'sizeIsDefault'> {
+  const st = statSync(infile);  // ENOENT etc. propagate as one line
+  if (st.isBlockDevice()) return { size: bs, sizeIsDefault: true };
+  const refusal = notRegularFile(infile, st, 'bench latency reads a regular file or a block device');
+  if (refusal) throw refusal;
+  if (st.size < bs) throw new UserError(`'${infile}' is smaller than one block (${st.size} bytes < ${bs})`);
+  return { size: st.size - (st.size % bs) };
+}
+
 export function latencyCommand(): Command {
   return new Command('latency')
     .description('testIOLatency: N reads of --infile and N writes to --outfile per engine (QD 1); mean latency and percentiles')
     .option('--engine <list>', `${ENGINES.join(', ')} (comma list, or 'all'); mmap only with --no-direct: it always goes ` +
       'through the page cache', engineList, ['sync', 'io_uring', 'posixaio', 'libaio'])
-    .option('--infile <path>', 'file to read (e.g. made by `iolab gen`); must exist and hold at least one block')
-    .option('--outfile <path>', 'file to write; created by iolab, or --force to write into another file')
+    .addOption(pathOption('--infile <path>', 'file (or block device) to read, e.g. made by `iolab gen`; must exist and hold ' +
+      'at least one block', { output: false }))
+    .addOption(pathOption('--outfile <path>', 'file to write; created by iolab, or --force to write into another file', { output: true }))
     .option('--count <n>', 'reads and writes per engine', numberOption({ min: 1 }), 64)
     .option('--bs <size>', 'bytes per I/O', numberOption({ min: 512, size: true }), 4096)
     .option('--no-direct', 'use the page cache (default: O_DIRECT, as testIOLatency does)')
-    .option('--force', 'allow writing into an --outfile iolab did not create')
+    .option('--force', 'allow writing into an --outfile iolab did not create, and replacing an existing --output file')
     .option('--json', 'print the JSON instead of the table')
-    .option('--output <file>', 'also write the JSON to <file>')
+    .addOption(resultsOption('also write the JSON to <file>'))
     .addHelpText('after', `
 Example:
   iolab gen /tmp/dict.txt --size 16M
@@ -82,14 +96,12 @@ Example:
       if (!opts.infile) throw new UserError('--infile is required (the file to read)');
       if (!opts.outfile) throw new UserError('--outfile is required (the file to write)');
       const engines = enginesToRun(opts);
-      const inSize = statSync(opts.infile).size;  // ENOENT etc. propagate as one line
-      if (inSize < opts.bs) throw new UserError(`'${opts.infile}' is smaller than one block (${inSize} bytes < ${opts.bs})`);
       const common = { bs: opts.bs, iodepth: 1, numjobs: 1, numberIos: opts.count, direct: opts.direct, invalidate: true };
-      const readJob: BenchJob = { ...common, filename: opts.infile, engine: '', rw: 'read', size: inSize - (inSize % opts.bs) };
+      const readJob: BenchJob = { ...common, filename: opts.infile, engine: '', rw: 'read', ...inputSize(opts.infile, opts.bs) };
       const writeJob: BenchJob = { ...common, filename: opts.outfile, engine: '', rw: 'write', size: opts.count * opts.bs, force: opts.force };
       checkDirectAlignment(opts, [opts.infile, opts.outfile]);
-      checkJob(readJob);
-      checkJob(writeJob);
+      checkJob(readJob, { option: '--infile', output: false });
+      checkJob(writeJob, { option: '--outfile', output: true });
       const signal = interruption();
       const rows: string[][] = [];
       const out: Record<string, unknown>[] = [];

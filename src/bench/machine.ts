@@ -2,8 +2,9 @@
 // file system and device under the path it measured. Charts and reports show it beside each
 // figure, so a number is never read without its machine.
 import { cpus, release, totalmem, hostname } from 'node:os';
-import { existsSync, readFileSync, realpathSync, statSync } from 'node:fs';
+import { existsSync, realpathSync, statSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
+import { mountOf } from '../mounts.js';
 
 export interface MachineInfo {
   hostname: string;
@@ -13,23 +14,6 @@ export interface MachineInfo {
   memoryBytes: number;
   /** The file system type and mount point of `path`, and its block device (none on tmpfs). */
   fileSystem?: { type: string; mountPoint: string; source: string; device?: string };
-}
-
-/** The mount (from /proc/self/mountinfo) that holds path: the longest matching mount point. */
-export function mountOf(path: string): { type: string; mountPoint: string; source: string } | undefined {
-  let target = resolve(path);
-  while (!existsSync(target) && dirname(target) !== target) target = dirname(target);
-  const real = realpathSync(target);
-  let best: { type: string; mountPoint: string; source: string } | undefined;
-  for (const line of readFileSync('/proc/self/mountinfo', 'utf8').split('\n')) {
-    const [left, right] = line.split(' - ');
-    if (!right) continue;
-    const mountPoint = left.split(' ')[4].replace(/\\040/g, ' ');
-    const [type, source] = right.split(' ');
-    const inside = real === mountPoint || real.startsWith(mountPoint.endsWith('/') ? mountPoint : `${mountPoint}/`);
-    if (inside && (!best || mountPoint.length >= best.mountPoint.length)) best = { type, mountPoint, source };
-  }
-  return best;
 }
 
 /** The sysfs folder (/sys/devices/...) of the block device a path lives on (or is), when it

@@ -8,6 +8,7 @@ import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { UserError } from '../cli-util.js';
 import { iolabArgv } from '../spawn-iolab.js';
+import { processIsAlive } from '../procfs.js';
 
 /** tc netem settings as the user wrote them, e.g. { delay: '200us', rate: '10gbit' }. */
 export type Netem = Record<string, string>;
@@ -68,15 +69,6 @@ export function checkNetnsAllowed(): void {
 
 const ourName = /^iolab-(\d+)-[0-9a-f]{8}-(server|client)$/;
 
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
-
 /** Removes the namespaces of runs whose process is gone (SIGKILLed: no exit handler ran), with
  * whatever still runs inside them (orphans of that run; a child started since this change dies
  * with its parent). A veth pair goes with its namespace. */
@@ -85,7 +77,7 @@ export function removeStaleNetns(): string[] {
   for (const line of run(['ip', 'netns', 'list']).out.split('\n')) {
     const name = line.split(' ')[0];
     const owner = ourName.exec(name)?.[1];
-    if (owner === undefined || isAlive(Number(owner))) continue;
+    if (owner === undefined || processIsAlive(Number(owner))) continue;
     for (const pid of run(['ip', 'netns', 'pids', name]).out.split('\n').filter(Boolean)) {
       try {
         process.kill(Number(pid), 'SIGKILL');

@@ -6,14 +6,14 @@ import { dirname, join } from 'node:path';
 import { native, type BenchJob, type BenchProgress, type BenchResult } from '../native.js';
 import { UserError } from '../cli-util.js';
 import { interruption } from '../interrupt.js';
-import { blockDeviceDir, mountOf } from './machine.js';
+import { blockDeviceDir } from './machine.js';
+import { mountOf, pseudoFileSystems } from '../mounts.js';
+import { noteRunFile } from '../run-files.js';
+import { removeStaleTempFiles } from '../temp-files.js';
+import { refuseKernelFolder } from '../write-target.js';
 
 export const RW_MODES = ['read', 'write', 'randread', 'randwrite', 'randrw', 'readwrite'] as const;
 export type RwMode = (typeof RW_MODES)[number];
-
-/** File systems that hold no regular files to benchmark (the kernel's views and control files). */
-const pseudoFileSystems = new Set(['proc', 'sysfs', 'debugfs', 'tracefs', 'securityfs', 'cgroup', 'cgroup2',
-  'devpts', 'bpf', 'pstore', 'configfs', 'fusectl', 'mqueue', 'binfmt_misc', 'efivarfs', 'autofs']);
 
 export function parseRw(value: string): RwMode {
   const rw = value === 'rw' ? 'readwrite' : value;
@@ -37,13 +37,26 @@ export function logicalBlockSize(path: string): { size: number; device: string }
   return undefined;
 }
 
+/** How a job's file was named: the option, and whether the job may create or write it. */
+export interface JobFileRole {
+  option: string;
+  output: boolean;
+}
+
 /** Checks a job's options before any I/O; every problem is one UserError line naming the
- * option as the user typed it. */
-export function checkJob(job: BenchJob): void {
+ * option as the user typed it. The job's file joins the run's files (src/run-files.ts: never
+ * the same as another it reads or writes); a file it may create is never one under /dev, /proc
+ * or /sys, and the temp files that killed runs left for it are removed first. */
+export function checkJob(job: BenchJob, role: JobFileRole = { option: '--filename', output: true }): void {
+  noteRunFile(job.filename, role.option, role.output);
   const fs = mountOf(job.filename);
   if (fs && pseudoFileSystems.has(fs.type)) {
-    throw new UserError(`--filename: '${job.filename}' is on ${fs.mountPoint} (${fs.type}), a file system that ` +
+    throw new UserError(`${role.option}: '${job.filename}' is on ${fs.mountPoint} (${fs.type}), a file system that ` +
       'holds no regular files to benchmark; choose a path on a disk file system or tmpfs');
+  }
+  const exists = existsSync(job.filename);
+  if (!exists) {
+    refuseKernelFolder(job.filename, `${role.option}: `, '; name a device that exists (fio, too, refuses a missing one without size=)');
   }
   if (job.size < job.bs) {
     throw new UserError(`--size (${job.size} bytes) is smaller than one block (--bs ${job.bs})`);
@@ -57,8 +70,8 @@ export function checkJob(job: BenchJob): void {
         `(${lbs.size} bytes); got ${job.bs}`);
     }
   }
-  const exists = existsSync(job.filename);
-  if (exists && statSync(job.filename).isDirectory()) throw new UserError(`'${job.filename}' is a directory; --filename needs a file`);
+  if (exists && statSync(job.filename).isDirectory()) throw new UserError(`'${job.filename}' is a directory; ${role.option} needs a file`);
+  if (role.output) removeStaleTempFiles(job.filename);
   // a file that can't be opened (or created) is one error line before the table's header, not a row
   const writes = job.rw !== 'read' && job.rw !== 'randread';
   try {

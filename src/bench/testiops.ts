@@ -28,6 +28,7 @@ export interface TestIopsOptions {
   runtime?: number;
   direct?: boolean;
   force?: boolean;
+  filename?: string;
   json?: boolean;
   outputFormat?: string;
   output?: string;
@@ -44,15 +45,16 @@ export async function runTestIops(file: string, opts: TestIopsOptions): Promise<
     size, runtimeMs: opts.runtime ?? 10_000, timeBased: true, direct: opts.direct ?? true, invalidate: true,
     force: opts.force ?? false,
   };
-  checkJob(base);
+  checkJob(base, { option: opts.filename === file ? '--filename' : '<jobfile>', output: true });
   const signal = interruption();
-  type Line = { engine: string; mode: string; bs: number; iops?: number; unavailable?: string; partial?: boolean };
+  type Line = { engine: string; mode: string; bs: number; iodepth: number; iops?: number; unavailable?: string; partial?: boolean };
   const out: Line[] = [];
   for (const engine of modeEngines) {
     if (signal.aborted) break;
     const r = await runJob({ ...base, engine }, { show: !json, label: engine });
-    const line: Line = r.unavailable ? { engine, mode: key, bs: base.bs, unavailable: r.unavailable } :
-      { engine, mode: key, bs: base.bs, iops: Math.round(resultIops(r)), ...(r.interrupted ? { partial: true } : {}) };
+    const shape = { engine, mode: key, bs: base.bs, iodepth: base.iodepth };
+    const line: Line = r.unavailable ? { ...shape, unavailable: r.unavailable } :
+      { ...shape, iops: Math.round(resultIops(r)), ...(r.interrupted ? { partial: true } : {}) };
     out.push(line);
     if (!json) {
       process.stdout.write(line.unavailable ? `${engine}: ${mode.words} unavailable: ${line.unavailable}\n` :

@@ -2,11 +2,13 @@
 // makes two receivers agree on who owns it: the one holding the lock may replace a stale socket
 // file, the other is told the path is in use, and neither can remove the other's socket between
 // looking at the path and binding it. The socket is created world-writable by bind(2) itself
-// (under a umask), so no chmod can be sent through a symlink swapped in after the bind.
+// (under a umask), so no chmod can be sent through a symlink swapped in after the bind. Nothing
+// is made under /dev, /proc or /sys.
 import { closeSync, constants, fstatSync, lstatSync, openSync, unlinkSync, type Stats } from 'node:fs';
 import { isErrnoException, native } from '../native.js';
 import { dirname } from 'node:path';
 import { UserError } from '../cli-util.js';
+import { refuseKernelFolder } from '../write-target.js';
 
 const { O_RDONLY, O_CREAT, O_EXCL, O_NOFOLLOW } = constants;
 
@@ -106,6 +108,8 @@ function bindWorldWritable(sock: number, path: string): void {
  * heard, so a sender of another user gets a clear refusal instead of EACCES.
  */
 export function bindReceiverPath(sock: number, path: string): BoundPath {
+  // a mistyped path under /dev would get a lock file and a socket there
+  if (!lstatSync(path, { throwIfNoEntry: false })) refuseKernelFolder(path, '--socket: ');
   const lock = lockPath(path);
   let bound: Stats | undefined;
   const release = () => {

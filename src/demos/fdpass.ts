@@ -10,6 +10,7 @@ import { formatReceiverEvent, runReceiver } from './fdpass-receiver.js';
 import { defaultMessage, defaultObjectSize, formatSend, refusalNote, runSender } from './fdpass-sender.js';
 import { uringOption, withDemoIo } from './io.js';
 import { durationOption, numberOption } from '../numbers.js';
+import { pathOption } from '../path-options.js';
 
 const typeOption = () => new Option('--type <type>', 'socket type').choices(['dgram', 'stream']).default('dgram');
 const socketHelp = () => `socket path (default: ${defaultSocketPath()})`;
@@ -32,7 +33,7 @@ peer (shm_open, mmap, printf("%s")) reads it too, and the receiver takes an fd f
 
   fdpass.command('recv')
     .description('bind a Unix socket, receive messages that carry an fd, and show what each fd is and the text at its start')
-    .option('--socket <path>', socketHelp())
+    .addOption(pathOption('--socket <path>', socketHelp(), { output: true, changedBy: [] }))
     .addOption(typeOption())
     .option('--count <n>', 'messages to receive before exiting', numberOption({ min: 1 }), 1)
     .option('--timeout <time>', 'give up (exit 1) when a message does not come within this time: 10, 500ms, 2s (default: wait forever)', durationOption())
@@ -67,7 +68,7 @@ read with pread, so a sender that shrinks it cannot make the receiver die of SIG
 
   fdpass.command('send')
     .description('write a message into a new shared-memory object (or a sealed memfd) and send its fd to the receiver')
-    .option('--socket <path>', socketHelp())
+    .addOption(pathOption('--socket <path>', socketHelp(), { output: false }))
     .addOption(typeOption())
     .option('--message <text>', 'text to send', defaultMessage)
     .option('--size <bytes>', 'size of the object (at most what /dev/shm, or for --memfd free memory, can hold)',

@@ -8,6 +8,7 @@ import { iovMax } from './common.js';
 import { showBytes } from '../show-bytes.js';
 import { plainIo, uringOption, withDemoIo, type DemoIo } from './io.js';
 import { numberOption, numberListOption, plural } from '../numbers.js';
+import { pathArgument } from '../path-options.js';
 
 export const defaultSizes = [32, 64, 128];
 /** Sum of the buffer sizes one readv may ask for (a demo, not a copy tool). */
@@ -103,7 +104,7 @@ export function readvJson(result: ReadvResult) {
 export function readvCommand(): Command {
   return oneLineErrors(new Command('readv')
     .description('scatter-read the start of a file into several buffers with one readv(2) call')
-    .argument('<file>', 'file to read (e.g. readv.c)')
+    .addArgument(pathArgument('<file>', 'file to read (e.g. readv.c)', { output: false }))
     .option('--sizes <list>', 'buffer sizes in bytes, comma-separated (4k suffixes allowed)', numberListOption({ min: 1, size: true }), defaultSizes)
     .option('--offset <bytes>', 'read from this file offset with preadv(2) instead of the current position',
       numberOption({ min: 0, size: true }))

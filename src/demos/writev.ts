@@ -6,15 +6,16 @@
 // regular file (a device, a FIFO) is refused whatever the flags (src/write-target.ts).
 import { closeSync, constants, fchmodSync, fstatSync, fsyncSync, lstatSync, openSync, renameSync, unlinkSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
-import { basename, dirname, join } from 'node:path';
 import { Command, Option } from 'commander';
 import { oneLineErrors, printJson, UserError } from '../cli-util.js';
 import { iovMax, writeAllVectored } from './common.js';
 import { showText } from '../show-bytes.js';
 import { native } from '../native.js';
 import { checkWriteTarget, notRegularFile, symlinkRefused } from '../write-target.js';
+import { removeStaleTempFiles, tempNameFor } from '../temp-files.js';
 import { plainIo, uringOption, withDemoIo, type DemoIo } from './io.js';
 import { plural } from '../numbers.js';
+import { pathArgument } from '../path-options.js';
 
 export type WriteMode = 'create' | 'append' | 'replace';
 
@@ -69,7 +70,8 @@ export async function runWritev(file: string, texts: string[], mode: WriteMode,
 /** Writes a temp file in the same folder (same filesystem), fsyncs it, renames it over `file`. */
 async function replaceFile(file: string, pieces: Uint8Array[], oldMode: number | undefined,
   io: DemoIo): Promise<WritevResult> {
-  const temp = join(dirname(file), `.${basename(file)}.iolab-${process.pid}-${randomBytes(4).toString('hex')}.tmp`);
+  removeStaleTempFiles(file);
+  const temp = tempNameFor(file, randomBytes(4).toString('hex'));
   const fd = openSync(temp, O_WRONLY | O_CREAT | O_EXCL, 0o644);
   let renamed = false;
   try {
@@ -98,7 +100,7 @@ export function formatWritev(result: WritevResult): string[] {
 export function writevCommand(): Command {
   return oneLineErrors(new Command('writev')
     .description('gather-write pieces of text into a file with one writev(2) call')
-    .argument('<file>', 'file to write (created with mode 0644)')
+    .addArgument(pathArgument('<file>', 'file to write (created with mode 0644)', { output: true, changedBy: ['--force', '--append'] }))
     .argument('<text...>', 'pieces of text, written back to back (no separators added)')
     .addOption(new Option('--append', 'add to the end of the file (O_APPEND), creating it if missing').conflicts('force'))
     .option('--force', 'replace an existing file (atomically: temp file, then rename)')

@@ -6,6 +6,7 @@ import { markInterrupted } from '../interrupt.js';
 import { machineInfo } from '../bench/machine.js';
 import { native } from '../native.js';
 import { durationOption, numberListOption, numberOption, parseWholeNumber } from '../numbers.js';
+import { resultsOption } from '../path-options.js';
 import { defaultSizes, parseModes, parseTransports, planRun, type IpcOptions } from './plan.js';
 import { servePeer } from './peer.js';
 import { buildReport, formatReport } from './results.js';
@@ -70,7 +71,8 @@ export function ipcCommand(): Command {
     .option('--rounds <n>', 'rounds; the order of transports alternates, figures are medians', numberOption({ min: 1 }), 3)
     .option('--check <how>', 'what the receiver compares: sampled (every page\'s stamp and one full page per message) or full (every byte)', 'sampled')
     .option('--json', 'print the results as one JSON object instead of the table')
-    .option('--output <file>', 'also write the results as JSON to this file (npm run bench:ipc: bench-results/ipc.json)')
+    .addOption(resultsOption('also write the results as JSON to this file (npm run bench:ipc: bench-results/ipc.json)'))
+    .option('--force', 'replace an existing --output file (or a symlink itself, never its target)')
     .addHelpText('after', `
 Each cell runs for --duration with a fresh transport: the sender (this process) and the receiver
 (a second iolab process) run their loops in C, off the JS thread. The receiver checks every

@@ -47,7 +47,8 @@ function wrap(text: string, width = 110): string[] {
 }
 
 function provenance(input: BenchInput): string[] {
-  return [...wrap(describeMachine(input.machine)), ...wrap(describeCommand(input.command)), `file: ${input.file}`];
+  const partial = input.partial ? [`PARTIAL: ${input.partial}; the figures cover what finished`] : [];
+  return [...partial, ...wrap(describeMachine(input.machine)), ...wrap(describeCommand(input.command)), `file: ${input.file}`];
 }
 
 interface Axis { field: string; title: string; log?: 2 | 10; format?: string; values?: number[]; labelExpr?: string }

@@ -1,24 +1,28 @@
 // `iolab report FILE.json... -o report.html`: the command; the work is in build.ts, loaded
 // when a report is made (other commands start without it and the charting library).
 import { Command } from 'commander';
-import { checkOutputPath, oneLineErrors } from '../cli-util.js';
+import { oneLineErrors } from '../cli-util.js';
+import { pathArgument, pathOption } from '../path-options.js';
+import { writeOutputFile } from '../write-target.js';
 
 export function reportCommand(): Command {
   return oneLineErrors(new Command('report')
     .description('one self-contained HTML file with charts of benchmark JSON (bench iops/fio, latency, echo, ipc, api): opens from disk, no network')
-    .argument('<files...>', 'benchmark JSON files (--json or --output of a bench, or fio --output-format=json)')
-    .requiredOption('-o, --output <file>', 'the HTML file to write')
+    .addArgument(pathArgument('<files...>', 'benchmark JSON files (--json or --output of a bench, or fio --output-format=json)',
+      { output: false }))
+    .addOption(pathOption('-o, --output <file>', 'the HTML file to write (- prints it; an existing file only with --force)',
+      { output: true, results: { createFolders: false } }).makeOptionMandatory())
     .option('--force', 'replace an existing file (or a symlink, never its target)')
     .addHelpText('after', `
 Example:
   iolab bench iops --filename /tmp/t.dat --ioengine io_uring,psync --json > iops.json
   iolab bench echo --clients 10,100 --duration 2 --rounds 1 --output echo.json
   iolab report iops.json echo.json -o report.html`)
-    .action(async (files: string[], opts: { output: string; force?: boolean }) => {
-      checkOutputPath(opts.output, '-o', false); // before the charts are rendered
-      const { buildReport, writeReport } = await import('./build.js');
+    .action(async (files: string[], opts: { output: string }) => {
+      const { buildReport } = await import('./build.js');
       const { html, rendered } = await buildReport(files);
-      writeReport(opts.output, html, opts.force === true);
+      writeOutputFile(opts.output, html, '-o');
+      if (opts.output === '-') return;
       const charts = rendered.reduce((n, r) => n + r.charts.length, 0);
       process.stdout.write(`wrote ${opts.output}: ${charts} chart(s) from ${files.length} file(s)\n`);
     }));

@@ -34,7 +34,7 @@ ${svg}
 <figcaption>${escapeHtml(chart.title)} — ${formatCount(chart.marks)} points</figcaption>
 </figure>`).join('\n');
   return `<section id="input-${i}">
-<h2>${escapeHtml(kindTitle[input.kind])}: ${escapeHtml(input.file)}</h2>
+<h2>${escapeHtml(kindTitle[input.kind])}: ${escapeHtml(input.file)}${input.partial ? ` (partial: ${escapeHtml(input.partial)})` : ''}</h2>
 <p class="provenance">${escapeHtml(describeMachine(input.machine))}<br>${escapeHtml(describeCommand(input.command))}</p>
 ${figures || '<p>No figures to chart in this file (every job failed or was unavailable).</p>'}
 ${ratioTables(input.ratios)}

@@ -1,6 +1,7 @@
 // Reads a benchmark's JSON by its shape: bench iops (fio-shaped jobs[], iolab's or fio's own,
-// with --vs-fio's summary and sweeps' one job per point), bench latency, bench echo, bench ipc
-// and bench api.
+// with --vs-fio's summary and sweeps' one job per point; testIOPS mode's engines), bench latency,
+// bench echo, bench ipc and bench api. A run that was interrupted says so (partial), whatever
+// its kind, and so does each figure of a job that was cut short.
 // Readers take what they find and ignore keys they do not know, so a file from an older or a
 // newer iolab still charts.
 import { parseWholeNumber } from '../numbers.js';
@@ -18,6 +19,8 @@ interface Common {
   file: string;
   machine?: Machine;
   command?: string[];
+  /** Why the run's figures cover less than it was asked to run ("interrupted by SIGINT"). */
+  partial?: string;
 }
 
 /** One job of a storage run: one engine at one point, read or write. */
@@ -63,10 +66,23 @@ const num = (v: unknown): number | undefined => {
   return typeof n === 'number' && Number.isFinite(n) ? n : undefined;
 };
 
+/** How each benchmark says it was interrupted: bench api's partial text, bench ipc's partial
+ * object, `interrupted: true` (bench iops, latency, testIOPS mode) with bench echo's signal. */
+function partialOf(json: Json): string | undefined {
+  if (typeof json.partial === 'string') return json.partial;
+  if (isObject(json.partial)) return `interrupted by ${String(json.partial.interruptedBy ?? 'a signal')}`;
+  if (json.interrupted === true) return `interrupted${typeof json.signal === 'string' ? ` by ${json.signal}` : ''}`;
+  return undefined;
+}
+
 function common(file: string, json: Json): Common {
   const command = Array.isArray(json.command) ? json.command.map(String) : typeof json.command === 'string' ? [json.command] : undefined;
-  return { file, machine: isObject(json.machine) ? (json.machine as Machine) : undefined, command };
+  const partial = partialOf(json);
+  return { file, machine: isObject(json.machine) ? (json.machine as Machine) : undefined, command, ...(partial ? { partial } : {}) };
 }
+
+/** A job's figures cover less than it was to run (iolab's mark on a job Ctrl-C stopped). */
+const cutShort = (job: Json) => isObject(job.iolab) && (job.iolab as Json).interrupted === true;
 
 /** A size option as fio writes it ("4k", "4096"); undefined when absent or unreadable. */
 function sizeOption(v: unknown): number | undefined {
@@ -106,7 +122,7 @@ function storagePoints(json: Json): StoragePoint[] {
   for (const job of (json.jobs as unknown[]).filter(isObject)) {
     if (num(job.error) || job.unavailable) continue;
     const o = jobOptions(job, global);
-    const engine = String(o.ioengine ?? job.jobname ?? 'job');
+    const engine = `${String(o.ioengine ?? job.jobname ?? 'job')}${cutShort(job) ? ' (partial)' : ''}`;
     for (const direction of ['read', 'write'] as const) {
       const d = job[direction];
       if (!isObject(d) || !((num(d.iops) ?? 0) > 0)) continue;
@@ -177,6 +193,26 @@ function readStorageSummary(file: string, json: Json): StorageInput {
     }
   }
   return { kind: 'storage', ...common(file, json), points, ratios };
+}
+
+/** testIOPS mode's rw names (bench iops FILE -m=MODE). */
+const testIopsModes: Record<string, string> = { rRD: 'randread', sRD: 'read', rWR: 'randwrite', sWR: 'write' };
+
+/** bench iops -m=MODE: one IOPS figure per engine at the mode's rw, 4 KiB and QD 64 unless the
+ * JSON says otherwise. */
+function readTestIops(file: string, json: Json): StorageInput {
+  const rw = testIopsModes[String(json.mode)] ?? String(json.mode);
+  const points: StoragePoint[] = [];
+  for (const e of (json.engines as unknown[]).filter(isObject)) {
+    const iops = num(e.iops);
+    if (e.unavailable || !iops) continue;
+    const bs = num(e.bs) ?? 4096;
+    points.push({
+      engine: `${String(e.engine)}${e.partial ? ' (partial)' : ''}`, source: 'iolab', rw, bs, iodepth: num(e.iodepth) ?? 64, numjobs: 1,
+      direction: rw.endsWith('write') ? 'write' : 'read', iops, bwBytes: iops * bs, percentiles: [],
+    });
+  }
+  return { kind: 'storage', ...common(file, json), points, ratios: [] };
 }
 
 function readStorage(file: string, json: Json): StorageInput {
@@ -281,6 +317,9 @@ export function readBenchJson(file: string, value: unknown): BenchInput | undefi
   if (!isObject(value)) return undefined;
   if (Array.isArray(value.jobs)) return readStorage(file, value);
   if (Array.isArray(value.vs_fio)) return readStorageSummary(file, value);
+  if (typeof value.mode === 'string' && Array.isArray(value.engines) && value.engines.some((e) => isObject(e) && 'iops' in e)) {
+    return readTestIops(file, value);
+  }
   if (isObject(value.medians) && (Array.isArray(value.samples) || Array.isArray(value.engines))) return readEcho(file, value);
   if (Array.isArray(value.engines) && value.engines.some((e) => isObject(e) && (isObject(e.read) || isObject(e.write)))) {
     return readLatency(file, value);
