@@ -143,6 +143,11 @@ export interface NativeAddon {
    * missing or short, runs, verifies. Rejects with an errno error (code/errno/syscall/path, and
    * offset for an I/O), or code ERR_IOLAB_BENCH (refused input) / ERR_IOLAB_VERIFY (wrong data). */
   benchRun(job: BenchJob, onProgress?: (progress: BenchProgress) => void): Promise<BenchResult>;
+  /** Runs the jobs at the same time (fio's jobs between two stonewalls): each file laid out
+   * first, one after another, then every job's threads together. One result per entry
+   * (job.entry, default the job's index): the jobs of an entry summed, as fio's group_reporting.
+   * The process CPU of the run is split between the jobs by their threads. */
+  benchRunGroup(jobs: BenchJob[], onProgress?: (progress: BenchProgress) => void): Promise<BenchResult[]>;
   /** The statistics the runner reports for exactly these samples (ns), through the same histogram. */
   benchHistogram(samples: number[]): BenchHistogram;
   /** After another program (fio) wrote into an iolab file on iolab's behalf: records the file

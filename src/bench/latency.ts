@@ -84,7 +84,8 @@ Example:
       const engines = enginesToRun(opts);
       const inSize = statSync(opts.infile).size;  // ENOENT etc. propagate as one line
       if (inSize < opts.bs) throw new UserError(`'${opts.infile}' is smaller than one block (${inSize} bytes < ${opts.bs})`);
-      const common = { bs: opts.bs, iodepth: 1, numjobs: 1, numberIos: opts.count, direct: opts.direct, invalidate: true };
+      // --count I/Os, however small the file: counted on past its end, pass after pass
+      const common = { bs: opts.bs, iodepth: 1, numjobs: 1, numberIos: opts.count, numberIosWraps: true, direct: opts.direct, invalidate: true };
       const readJob: BenchJob = { ...common, filename: opts.infile, engine: '', rw: 'read', size: inSize - (inSize % opts.bs) };
       const writeJob: BenchJob = { ...common, filename: opts.outfile, engine: '', rw: 'write', size: opts.count * opts.bs, force: opts.force };
       checkDirectAlignment(opts, [opts.infile, opts.outfile]);
