@@ -124,6 +124,13 @@ export interface NativeAddon {
   /** PR_SET_PDEATHSIG(SIGKILL) for this process; killed at once when its parent is no longer
    * parentPid (it died before the call). native/parent_death.cc, used by src/parent-death.ts. */
   dieWithParent(parentPid: number): void;
+  /** Starts file (looked up on PATH) with args, stdin /dev/null, stdout and stderr as pipes
+   * whose read ends (CLOEXEC) the caller owns; PR_SET_PDEATHSIG(SIGKILL) is set in the child
+   * between fork and exec, so it dies with this process. Wait for it with waitChild. */
+  spawnDyingWithParent(file: string, args: string[]): { pid: number; stdout: number; stderr: number };
+  /** Waits (off the JS thread) for a child spawnDyingWithParent started: its exit and its CPU
+   * time from wait4 (every thread of it). */
+  waitChild(pid: number): Promise<{ exitCode: number | null; signal: string | null; usrSec: number; sysSec: number }>;
 
   // ---- io_uring Ring (native/ring_js.cc over ring_core, ring_op) ----
   /** The Ring class; use it through src/ring.ts, which types it. */
