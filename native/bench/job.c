@@ -115,21 +115,28 @@ static void merge_dir(struct dir_stats *into, const struct dir_stats *from) {
   samples_merge(&into->iops, &from->iops);
 }
 
+/* What a job's threads and the jobs of a group_reporting result merge alike: the first error
+ * and reason, I/O counts and latencies, depths, the longest runtime, the earliest start. */
+static void merge_measured(struct job_result *into, const struct job_error *error, int unavailable, const char *reason,
+                           const struct dir_stats *dir, const struct depth_stats *depth, uint64_t runtime_ns,
+                           uint64_t start_unix_ms) {
+  if (error->kind != JOB_OK && into->error.kind == JOB_OK) into->error = *error;
+  if (unavailable && !into->unavailable) {
+    into->unavailable = 1;
+    memcpy(into->reason, reason, sizeof(into->reason));
+  }
+  for (int d = 0; d < 2; d++) merge_dir(&into->dir[d], &dir[d]);
+  depth_merge(&into->depth, depth);
+  if (runtime_ns > into->runtime_ns) into->runtime_ns = runtime_ns;
+  if (start_unix_ms != 0 && (into->start_unix_ms == 0 || start_unix_ms < into->start_unix_ms)) into->start_unix_ms = start_unix_ms;
+}
+
 /* share: this job's part of the process CPU of the window (its threads / all threads running). */
 static void merge_workers(struct job_result *res, struct worker *ws, unsigned n, const struct job_shared *sh,
                           double share) {
   for (unsigned i = 0; i < n; i++) {
     struct worker *w = &ws[i];
-    if (w->error.kind != JOB_OK && res->error.kind == JOB_OK) res->error = w->error;
-    if (w->unavailable && !res->unavailable) {
-      res->unavailable = 1;
-      memcpy(res->reason, w->reason, sizeof(res->reason));
-    }
-    for (int d = 0; d < 2; d++) merge_dir(&res->dir[d], &w->dir[d]);
-    depth_merge(&res->depth, &w->depth);
-    if (w->runtime_ns > res->runtime_ns) res->runtime_ns = w->runtime_ns;
-    if (w->start_unix_ms != 0 && (res->start_unix_ms == 0 || w->start_unix_ms < res->start_unix_ms))
-      res->start_unix_ms = w->start_unix_ms;
+    merge_measured(res, &w->error, w->unavailable, w->reason, w->dir, &w->depth, w->runtime_ns, w->start_unix_ms);
     res->verified_blocks += w->verified;
     res->async |= w->async;
     res->interrupted |= w->interrupted;
@@ -146,17 +153,9 @@ static void merge_workers(struct job_result *res, struct worker *ws, unsigned n,
 }
 
 void job_result_merge(struct job_result *into, const struct job_result *from) {
-  if (from->error.kind != JOB_OK && into->error.kind == JOB_OK) into->error = from->error;
-  if (from->unavailable && !into->unavailable) {
-    into->unavailable = 1;
-    memcpy(into->reason, from->reason, sizeof(into->reason));
-  }
-  for (int d = 0; d < 2; d++) merge_dir(&into->dir[d], &from->dir[d]);
-  depth_merge(&into->depth, &from->depth);
-  if (from->runtime_ns > into->runtime_ns) into->runtime_ns = from->runtime_ns;
+  merge_measured(into, &from->error, from->unavailable, from->reason, from->dir, &from->depth, from->runtime_ns,
+                 from->start_unix_ms);
   if (from->elapsed_ns > into->elapsed_ns) into->elapsed_ns = from->elapsed_ns;
-  if (from->start_unix_ms != 0 && (into->start_unix_ms == 0 || from->start_unix_ms < into->start_unix_ms))
-    into->start_unix_ms = from->start_unix_ms;
   into->usr_sec += from->usr_sec;
   into->sys_sec += from->sys_sec;
   into->ctx += from->ctx;

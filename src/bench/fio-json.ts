@@ -152,7 +152,8 @@ export function fioJob({ job, result: r, error, point, members }: JobEntry) {
       ...(why ? { error_message: why } : {}), ...(r?.unavailable ? { unavailable: r.unavailable } : {}),
     };
   }
-  const threads = members ?? 1;
+  // the threads the result's CPU is shared by: its jobs, and a --sweep numjobs point's threads
+  const threads = (members ?? 1) * (job.numjobs ?? 1);
   const cpuSecs = (r.elapsedNs / 1e9) * threads;
   const groupBwKiB = (d: BenchDirection) => (r.runtimeNs > 0 ? d.bytes / 1024 / (r.runtimeNs / 1e9) : 0);
   return {

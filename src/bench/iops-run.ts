@@ -90,7 +90,7 @@ function printTable(plan: IopsRun, phase: number, entries: StepEntry[]): void {
     const label = entryLabel(job, point, members);
     if (error) rows.push([label, `error: ${error}`]);
     else if (result?.unavailable) rows.push([label, `unavailable: ${result.unavailable}`]);
-    else if (result) rows.push(...resultRows(label, result, members));
+    else if (result) rows.push(...resultRows(label, result, members * (job.numjobs ?? 1)));
   }
   const jobs = plan.phases[phase];
   for (const job of jobs) {
