@@ -35,6 +35,16 @@ function fioRunUnder(iolab: number): number | undefined {
   });
 }
 
+/** Starts a --vs-fio run of seconds per side, tagged, and waits until fio's run is under way. */
+async function untilFioRuns(name: string, seconds: number) {
+  const tag = newProcessTag();
+  const [cmd, argv] = iolabArgv(['bench', 'iops', '--filename', file(name), '--size', '1m', '--ioengine', 'psync',
+    '--runtime', String(seconds), '--time_based', '--vs-fio', '--repeat', '1']);
+  const child = execa(cmd, argv, { reject: false, env: { ...process.env, [processTagVariable]: tag } });
+  const fioPid = await waitFor('fio under iolab', () => fioRunUnder(child.pid as number), 30_000);
+  return { tag, child, fioPid };
+}
+
 describe.runIf(fio)('--vs-fio', { timeout: 300_000 }, () => {
   it('gives fio the job file as written: its comments, ${VAR}, aliases and groups are fio\'s to read', async () => {
     const job = file('vs.fio');
@@ -68,13 +78,8 @@ rw=write
   });
 
   it('SIGKILL while fio runs: fio, a child of iolab itself (no shell), dies with it', async () => {
-    const tag = newProcessTag();
-    const [cmd, argv] = iolabArgv(['bench', 'iops', '--filename', file('kill.dat'), '--size', '1m', '--ioengine', 'psync',
-      '--runtime', '6', '--time_based', '--vs-fio', '--repeat', '1']);
-    const child = execa(cmd, argv, { reject: false, env: { ...process.env, [processTagVariable]: tag } });
-    const iolab = child.pid as number;
-    const fioPid = await waitFor('fio under iolab', () => fioRunUnder(iolab), 30_000);
-    expect(childrenOf(iolab).map(comm).filter((c) => c !== 'fio')).not.toContain('bash');
+    const { tag, child, fioPid } = await untilFioRuns('kill.dat', 6);
+    expect(childrenOf(child.pid as number).map(comm).filter((c) => c !== 'fio')).not.toContain('bash');
     child.kill('SIGKILL');
     await child;
     // fio's own run would go on for 6 s: it is gone well before (the signal comes once the
@@ -84,12 +89,7 @@ rw=write
   });
 
   it('Ctrl-C while fio runs: fio stops too, iolab prints what it has, marked partial, and exits 130', async () => {
-    const tag = newProcessTag();
-    const [cmd, argv] = iolabArgv(['bench', 'iops', '--filename', file('int.dat'), '--size', '1m', '--ioengine', 'psync',
-      '--runtime', '4', '--time_based', '--vs-fio', '--repeat', '1']);
-    const child = execa(cmd, argv, { reject: false, env: { ...process.env, [processTagVariable]: tag } });
-    const iolab = child.pid as number;
-    await waitFor('fio under iolab', () => fioRunUnder(iolab), 30_000);
+    const { tag, child } = await untilFioRuns('int.dat', 4);
     const stopped = Date.now();
     child.kill('SIGINT');
     const r = await child;
