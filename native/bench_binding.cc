@@ -1,9 +1,11 @@
-// The storage benchmark's only Node-aware file: turns a JS job description into a job_spec
-// (engine options read through the engine's own option table), runs job_run
-// (native/bench/job.c) on an AsyncProgressWorker, and turns job_result into JS.
+// The storage benchmark's only Node-aware file: turns JS job descriptions into job_specs
+// (engine options read through the engine's own option table), runs them at the same time with
+// job_run_group (native/bench/job.c) on an AsyncProgressWorker, and turns job_results into JS.
+#include <algorithm>
 #include <cmath>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "args.h"
 #include "errors.h"
@@ -83,28 +85,38 @@ Napi::Array CountsToJs(Napi::Env env, const uint64_t* counts) {
   return a;
 }
 
+// One job's spec and what its pointers point at, kept alive while the job runs.
+struct ParsedJob {
+  job_spec spec{};
+  std::string filename;
+  std::unique_ptr<char[]> engine_options;
+  Napi::ObjectReference stop_ref;  // keeps the stop flag's memory alive while the job runs
+  uint32_t entry = 0;              // the result it is reported in (fio's group_reporting)
+};
+
 class BenchWorker : public Napi::AsyncProgressWorker<Progress> {
  public:
-  BenchWorker(Napi::Env env, Napi::Function on_progress)
-      : Napi::AsyncProgressWorker<Progress>(env), deferred_(Napi::Promise::Deferred::New(env)),
-        result_(new job_result()) {
+  BenchWorker(Napi::Env env, Napi::Function on_progress, bool single)
+      : Napi::AsyncProgressWorker<Progress>(env), deferred_(Napi::Promise::Deferred::New(env)), single_(single) {
     if (!on_progress.IsEmpty()) on_progress_ = Napi::Persistent(on_progress);
     LiveInc(Live::kNativeJobs);
   }
   ~BenchWorker() override = default;
 
-  job_spec spec{};
-  std::string filename;
-  std::unique_ptr<char[]> engine_options;
-  Napi::ObjectReference stop_ref;  // keeps the stop flag's memory alive while the job runs
+  std::vector<ParsedJob> jobs;
   Napi::Promise Promise() { return deferred_.Promise(); }
 
  protected:
   void Execute(const ExecutionProgress& progress) override {
-    spec.filename = filename.c_str();
-    spec.engine_options = engine_options.get();
+    specs_.resize(jobs.size());
+    for (size_t i = 0; i < jobs.size(); i++) {
+      specs_[i] = jobs[i].spec;
+      specs_[i].filename = jobs[i].filename.c_str();
+      specs_[i].engine_options = jobs[i].engine_options.get();
+    }
+    results_.reset(new job_result[jobs.size()]());
     progress_ = &progress;
-    job_run(&spec, result_.get(), &BenchWorker::OnNativeProgress, this);
+    job_run_group(specs_.data(), unsigned(specs_.size()), results_.get(), &BenchWorker::OnNativeProgress, this);
     progress_ = nullptr;
   }
 
@@ -123,11 +135,39 @@ class BenchWorker : public Napi::AsyncProgressWorker<Progress> {
   void OnOK() override {
     Napi::Env env = Env();
     LiveDec(Live::kNativeJobs);
-    const job_result& r = *result_;
-    if (r.error.kind != JOB_OK) {
-      deferred_.Reject(ErrorValue(env, r.error));
+    for (size_t i = 0; i < jobs.size(); i++) {
+      if (results_[i].error.kind != JOB_OK) {
+        deferred_.Reject(ErrorValue(env, results_[i].error, jobs[i].filename));
+        return;
+      }
+    }
+    // each entry: its first job's result, the others of the entry merged into it
+    uint32_t entries = 0;
+    for (const ParsedJob& j : jobs) entries = std::max(entries, j.entry + 1);
+    std::vector<int> first(entries, -1);
+    for (size_t i = 0; i < jobs.size(); i++) {
+      int& f = first[jobs[i].entry];
+      if (f < 0) f = int(i);
+      else job_result_merge(&results_[f], &results_[i]);
+    }
+    if (single_) {
+      deferred_.Resolve(ResultToJs(env, results_[0], specs_[0]));
       return;
     }
+    Napi::Array out = Napi::Array::New(env, entries);
+    for (uint32_t e = 0; e < entries; e++) {
+      out.Set(e, first[e] < 0 ? env.Undefined() : Napi::Value(ResultToJs(env, results_[first[e]], specs_[first[e]])));
+    }
+    deferred_.Resolve(out);
+  }
+
+  void OnError(const Napi::Error& e) override {
+    LiveDec(Live::kNativeJobs);
+    deferred_.Reject(e.Value());
+  }
+
+ private:
+  static Napi::Object ResultToJs(Napi::Env env, const job_result& r, const job_spec& spec) {
     Napi::Object o = Napi::Object::New(env);
     o.Set("engine", spec.ops->name);
     if (r.unavailable) o.Set("unavailable", std::string(r.reason));
@@ -138,6 +178,7 @@ class BenchWorker : public Napi::AsyncProgressWorker<Progress> {
     o.Set("laidOutBytes", double(r.laid_out_bytes));
     o.Set("runtimeNs", double(r.runtime_ns));
     o.Set("elapsedNs", double(r.elapsed_ns));
+    o.Set("startUnixMs", double(r.start_unix_ms));
     o.Set("usrSec", r.usr_sec);
     o.Set("sysSec", r.sys_sec);
     o.Set("ctx", double(r.ctx));
@@ -151,15 +192,9 @@ class BenchWorker : public Napi::AsyncProgressWorker<Progress> {
     depth.Set("submit", CountsToJs(env, r.depth.submit));
     depth.Set("complete", CountsToJs(env, r.depth.complete));
     o.Set("depth", depth);
-    deferred_.Resolve(o);
+    return o;
   }
 
-  void OnError(const Napi::Error& e) override {
-    LiveDec(Live::kNativeJobs);
-    deferred_.Reject(e.Value());
-  }
-
- private:
   static void OnNativeProgress(void* arg, job_phase phase, uint64_t ios, uint64_t bytes, uint64_t elapsed_ns) {
     auto* self = static_cast<BenchWorker*>(arg);
     if (self->progress_ == nullptr || self->on_progress_.IsEmpty()) return;
@@ -167,7 +202,7 @@ class BenchWorker : public Napi::AsyncProgressWorker<Progress> {
     self->progress_->Send(&p, 1);
   }
 
-  Napi::Value ErrorValue(Napi::Env env, const job_error& e) {
+  static Napi::Value ErrorValue(Napi::Env env, const job_error& e, const std::string& filename) {
     if (e.kind == JOB_ERRNO) {
       Napi::Error err = ErrnoError(env, e.err, e.syscall, filename.c_str());
       if (e.offset != UINT64_MAX) {
@@ -185,17 +220,16 @@ class BenchWorker : public Napi::AsyncProgressWorker<Progress> {
 
   Napi::Promise::Deferred deferred_;
   Napi::FunctionReference on_progress_;
-  std::unique_ptr<job_result> result_;
+  bool single_;
+  std::vector<job_spec> specs_;
+  std::unique_ptr<job_result[]> results_;
   const ExecutionProgress* progress_ = nullptr;
 };
 
 rw_mode ParseRw(Napi::Env env, const std::string& rw) {
-  if (rw == "read") return RW_READ;
-  if (rw == "write") return RW_WRITE;
-  if (rw == "randread") return RW_RANDREAD;
-  if (rw == "randwrite") return RW_RANDWRITE;
-  if (rw == "randrw") return RW_RANDRW;
-  if (rw == "readwrite" || rw == "rw") return RW_READWRITE;
+  static const std::pair<const char*, rw_mode> kModes[] = {{"read", RW_READ}, {"write", RW_WRITE}, {"randread", RW_RANDREAD},
+      {"randwrite", RW_RANDWRITE}, {"randrw", RW_RANDRW}, {"readwrite", RW_READWRITE}, {"rw", RW_READWRITE}};
+  for (const auto& [name, mode] : kModes) if (rw == name) return mode;
   ThrowTypeError(env, "ERR_INVALID_ARG_VALUE", "unknown rw '" + rw + "'");
 }
 
@@ -215,30 +249,25 @@ std::unique_ptr<char[]> EngineOptions(Napi::Env env, const engine_ops* ops, Napi
   return opts;
 }
 
-// benchRun(job, onProgress?) -> Promise<result>
-Napi::Value BenchRun(const Napi::CallbackInfo& info) {
-  Napi::Env env = info.Env();
-  if (!info[0].IsObject()) ThrowTypeError(env, "ERR_INVALID_ARG_TYPE", "job must be an object");
-  OptionsArg job(env, info[0], "job");
-  Napi::Function on_progress;
-  if (info.Length() > 1 && !info[1].IsUndefined()) {
-    if (!info[1].IsFunction()) ThrowTypeError(env, "ERR_INVALID_ARG_TYPE", "onProgress must be a function");
-    on_progress = info[1].As<Napi::Function>();
-  }
-  std::string filename = StringArg(env, job.Get("filename"), "job.filename");
-  std::string engine = StringArg(env, job.Get("engine"), "job.engine");
+// One JS job description -> its spec (what[i] names it in errors: "job" or "jobs[2]").
+void ParseJob(Napi::Env env, Napi::Value value, const std::string& what, uint32_t entry_default, ParsedJob* out) {
+  if (!value.IsObject()) ThrowTypeError(env, "ERR_INVALID_ARG_TYPE", what + " must be an object");
+  OptionsArg job(env, value, what.c_str());
+  std::string filename = StringArg(env, job.Get("filename"), (what + ".filename").c_str());
+  std::string engine = StringArg(env, job.Get("engine"), (what + ".engine").c_str());
   const engine_ops* ops = engine_find(engine.c_str());
   if (ops == nullptr) ThrowTypeError(env, "ERR_INVALID_ARG_VALUE", "unknown ioengine '" + engine + "'");
   job_spec s{};
   s.ops = ops;
-  s.rw = ParseRw(env, StringArg(env, job.Get("rw"), "job.rw"));
+  s.rw = ParseRw(env, StringArg(env, job.Get("rw"), (what + ".rw").c_str()));
   s.rwmixread = unsigned(job.Integer("rwmixread", 0, 100, 50));
   s.bs = unsigned(job.Integer("bs", 1, 1 << 30, 4096));
   s.iodepth = unsigned(job.Integer("iodepth", 1, 65536, 1));
   if (ops->max_depth != 0 && s.iodepth > ops->max_depth)
-    ThrowRangeError(env, "ERR_OUT_OF_RANGE", "job.iodepth " + std::to_string(s.iodepth) + " is above " +
+    ThrowRangeError(env, "ERR_OUT_OF_RANGE", what + ".iodepth " + std::to_string(s.iodepth) + " is above " +
                                                  ops->max_depth_why + ": " + std::to_string(ops->max_depth));
   s.numjobs = unsigned(job.Integer("numjobs", 1, 1024, 1));
+  s.clone = unsigned(job.Integer("clone", 0, 1 << 20, 0));
   s.iodepth_batch = unsigned(job.Integer("iodepthBatch", 1, 65536, 1));
   s.iodepth_batch_complete_min = unsigned(job.Integer("iodepthBatchCompleteMin", 0, 65536, 1));
   s.iodepth_batch_complete_max = unsigned(job.Integer("iodepthBatchCompleteMax", 0, 65536, 0));
@@ -257,9 +286,11 @@ Napi::Value BenchRun(const Napi::CallbackInfo& info) {
   s.refill_buffers = job.Bool("refillBuffers", false);
   s.norandommap = job.Bool("norandommap", false);
   s.size_is_default = job.Bool("sizeIsDefault", false);
-  if (s.size == 0) ThrowRangeError(env, "ERR_OUT_OF_RANGE", "job.size must be > 0");
+  s.number_ios_wraps = job.Bool("numberIosWraps", false);
+  uint32_t entry = uint32_t(job.Integer("entry", 0, 1023, entry_default));
+  if (s.size == 0) ThrowRangeError(env, "ERR_OUT_OF_RANGE", what + ".size must be > 0");
   if (s.time_based && s.runtime_ns == 0)
-    ThrowRangeError(env, "ERR_OUT_OF_RANGE", "job.timeBased needs job.runtimeMs > 0");
+    ThrowRangeError(env, "ERR_OUT_OF_RANGE", what + ".timeBased needs " + what + ".runtimeMs > 0");
   if (s.verify && s.bs % 8 != 0) ThrowRangeError(env, "ERR_OUT_OF_RANGE", "verify needs bs to be a multiple of 8");
   std::unique_ptr<char[]> engine_options = EngineOptions(env, ops, Napi::Value(env, job.Get("engineOptions")));
   Napi::Value stop(env, job.Get("stop"));
@@ -267,20 +298,50 @@ Napi::Value BenchRun(const Napi::CallbackInfo& info) {
   if (!stop.IsUndefined()) {
     if (!stop.IsTypedArray() || stop.As<Napi::TypedArray>().TypedArrayType() != napi_int32_array ||
         stop.As<Napi::TypedArray>().ElementLength() < 1)
-      ThrowTypeError(env, "ERR_INVALID_ARG_TYPE", "job.stop must be an Int32Array (set [0] to 1 to stop the job)");
+      ThrowTypeError(env, "ERR_INVALID_ARG_TYPE", what + ".stop must be an Int32Array (set [0] to 1 to stop the job)");
     stop_flag = stop.As<Napi::Int32Array>().Data();
   }
+  out->spec = s;
+  out->spec.stop = stop_flag;
+  out->filename = filename;
+  out->engine_options = std::move(engine_options);
+  out->entry = entry;
+  if (stop_flag != nullptr) out->stop_ref = Napi::Persistent(stop.As<Napi::Object>());
+}
 
-  auto* worker = new BenchWorker(env, on_progress);
-  worker->spec = s;
-  worker->spec.stop = stop_flag;
-  worker->filename = filename;
-  worker->engine_options = std::move(engine_options);
-  if (stop_flag != nullptr) worker->stop_ref = Napi::Persistent(stop.As<Napi::Object>());
+Napi::Function ProgressArg(const Napi::CallbackInfo& info) {
+  if (info.Length() > 1 && !info[1].IsUndefined()) {
+    if (!info[1].IsFunction()) ThrowTypeError(info.Env(), "ERR_INVALID_ARG_TYPE", "onProgress must be a function");
+    return info[1].As<Napi::Function>();
+  }
+  return Napi::Function();
+}
+
+// benchRun(job, onProgress?) -> Promise<result>, and benchRunGroup(jobs, onProgress?) ->
+// Promise<result[]>: the jobs at the same time, a result per entry (jobs[i].entry, default i),
+// the jobs of one entry merged into one result, as fio's group_reporting sums them.
+Napi::Value Run(const Napi::CallbackInfo& info, bool single) {
+  Napi::Env env = info.Env();
+  std::vector<ParsedJob> jobs(1);
+  if (single) {
+    ParseJob(env, info[0], "job", 0, &jobs[0]);
+    jobs[0].entry = 0;
+  } else {
+    if (!info[0].IsArray() || info[0].As<Napi::Array>().Length() == 0 || info[0].As<Napi::Array>().Length() > 1024)
+      ThrowTypeError(env, "ERR_INVALID_ARG_TYPE", "jobs must be an array of 1 to 1024 jobs");
+    Napi::Array list = info[0].As<Napi::Array>();
+    jobs.resize(list.Length());
+    for (uint32_t i = 0; i < list.Length(); i++) ParseJob(env, list.Get(i), "jobs[" + std::to_string(i) + "]", i, &jobs[i]);
+  }
+  auto* worker = new BenchWorker(env, ProgressArg(info), single);
+  worker->jobs = std::move(jobs);
   Napi::Promise promise = worker->Promise();
   worker->Queue();
   return promise;
 }
+
+Napi::Value BenchRun(const Napi::CallbackInfo& info) { return Run(info, true); }
+Napi::Value BenchRunGroup(const Napi::CallbackInfo& info) { return Run(info, false); }
 
 // The engine table as JS: names, flags, depth limit and option tables (the CLI builds its
 // engine options and help from it).
@@ -343,6 +404,7 @@ Napi::Value BenchMarkWritten(const Napi::CallbackInfo& info) {
 
 void Init(Napi::Env env, Napi::Object exports) {
   exports.Set("benchRun", Napi::Function::New(env, BenchRun));
+  exports.Set("benchRunGroup", Napi::Function::New(env, BenchRunGroup));
   exports.Set("benchMarkWritten", Napi::Function::New(env, BenchMarkWritten));
   exports.Set("benchHistogram", Napi::Function::New(env, BenchHistogram));
   exports.Set("benchEngines", EnginesToJs(env));

@@ -54,7 +54,10 @@ export interface BenchJob {
   runtimeMs?: number;
   timeBased?: boolean;
   rampMs?: number;
+  /** Stop after this many I/Os: as fio's number_ios, at most one pass over the size, and not
+   * for a time_based job (numberIosWraps: counted on, pass after pass). */
   numberIos?: number;
+  numberIosWraps?: boolean;
   direct?: boolean;
   invalidate?: boolean;
   /** fio's fadvise_hint: 0 none, 1 (default) as rw implies, 2 sequential, 3 random. */
@@ -77,6 +80,10 @@ export interface BenchJob {
   stop?: Int32Array;
   /** Tests only: bytes per layout pwrite, to force short writes. */
   layoutWriteCap?: number;
+  /** fio's subjob number: the clones of one job (numjobs) draw other random offsets. */
+  clone?: number;
+  /** benchRunGroup: the result this job is reported in (jobs of one entry are summed). */
+  entry?: number;
 }
 
 export interface BenchEngineOption {
@@ -155,6 +162,8 @@ export interface BenchResult {
   runtimeNs: number;
   /** From the first job thread's loop start to the last one's end. */
   elapsedNs: number;
+  /** When the measured time began (after the ramp), ms since the epoch: fio's job_start. */
+  startUnixMs: number;
   /** The process's CPU while the job ran (helper threads included), context switches, faults. */
   usrSec: number;
   sysSec: number;

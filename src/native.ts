@@ -131,6 +131,13 @@ export interface NativeAddon {
   /** PR_SET_PDEATHSIG(SIGKILL) for this process; killed at once when its parent is no longer
    * parentPid (it died before the call). native/parent_death.cc, used by src/parent-death.ts. */
   dieWithParent(parentPid: number): void;
+  /** Starts file (looked up on PATH) with args, stdin /dev/null, stdout and stderr as pipes
+   * whose read ends (CLOEXEC) the caller owns; PR_SET_PDEATHSIG(SIGKILL) is set in the child
+   * between fork and exec, so it dies with this process. Wait for it with waitChild. */
+  spawnDyingWithParent(file: string, args: string[]): { pid: number; stdout: number; stderr: number };
+  /** Waits (off the JS thread) for a child spawnDyingWithParent started: its exit and its CPU
+   * time from wait4 (every thread of it). */
+  waitChild(pid: number): Promise<{ exitCode: number | null; signal: string | null; usrSec: number; sysSec: number }>;
 
   // ---- io_uring Ring (native/ring/: js.cc over core, op) ----
   /** The Ring class; use it through src/ring/ring.ts, which types it. */
@@ -150,6 +157,11 @@ export interface NativeAddon {
    * missing or short, runs, verifies. Rejects with an errno error (code/errno/syscall/path, and
    * offset for an I/O), or code ERR_IOLAB_BENCH (refused input) / ERR_IOLAB_VERIFY (wrong data). */
   benchRun(job: BenchJob, onProgress?: (progress: BenchProgress) => void): Promise<BenchResult>;
+  /** Runs the jobs at the same time (fio's jobs between two stonewalls): each file laid out
+   * first, one after another, then every job's threads together. One result per entry
+   * (job.entry, default the job's index): the jobs of an entry summed, as fio's group_reporting.
+   * The process CPU of the run is split between the jobs by their threads. */
+  benchRunGroup(jobs: BenchJob[], onProgress?: (progress: BenchProgress) => void): Promise<BenchResult[]>;
   /** The statistics the runner reports for exactly these samples (ns), through the same histogram. */
   benchHistogram(samples: number[]): BenchHistogram;
   /** After another program (fio) wrote into an iolab file on iolab's behalf: records the file

@@ -1,6 +1,7 @@
 // The one number parser for every numeric option of every command: decimal whole numbers and,
-// where the option is a size, fio's binary suffixes (k, m, g, t; "4k" = 4096, "128M", "1GiB").
-// Nothing else: no hex, no exponents, no signs, no fractions. Limits belong to the option.
+// where the option is a size, fio's binary suffixes (k, m, g, t, with or without b: "4k" = "4kb"
+// = 4096, "128M"). "4KiB" is refused: fio reads it as 4000 bytes. Nothing else: no hex, no
+// exponents, no signs, no fractions. Limits belong to the option.
 import { InvalidArgumentError } from 'commander';
 
 export interface NumberRule {
@@ -26,7 +27,16 @@ export function describeRule(rule: NumberRule): string {
 
 /** The value, or an Error whose message says what was expected ("expected ..., got '0x50'"). */
 export function parseWholeNumber(text: string, rule: NumberRule = {}): number {
-  const m = (rule.size ? /^(\d+)([kmgt]?)(?:i?b)?$/i : /^(\d+)()$/).exec(text.trim());
+  const binary = rule.size ? /^(\d+)(([kmgt])ib)$/i.exec(text.trim()) : null;
+  if (binary) {
+    // fio (kb_base=1024) reads 4KiB as 4000 bytes, which few who write it mean: refused, not read either way
+    const [, n, suffix, unit] = binary;
+    const k = unit.toLowerCase();
+    const power = Object.keys(units).indexOf(k);
+    throw new RangeError(`'${text}': fio reads ${suffix} as a power of 1000 (${n}${suffix} = ${Number(n) * 1000 ** power} bytes), ` +
+      `so iolab does not take it; write ${n}${k} for ${Number(n) * units[k]} bytes, or ${Number(n) * 1000 ** power}`);
+  }
+  const m = (rule.size ? /^(\d+)([kmgt]?)b?$/i : /^(\d+)()$/).exec(text.trim());
   const value = m ? Number(m[1]) * units[m[2].toLowerCase()] : NaN;
   const min = rule.min ?? 0;
   const max = rule.max ?? Number.MAX_SAFE_INTEGER;

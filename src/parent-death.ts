@@ -1,8 +1,10 @@
 // Children that must not outlive iolab (echo servers, the load generator in its namespace,
-// bench ipc's receiver) die with the process that started them, even when that one is
-// SIGKILLed. The parent starts them with childEnv(); the child calls dieWithParentIfAsked()
-// as it starts, which sets PR_SET_PDEATHSIG (native/parent_death.cc): Node has no spawn option
-// for it, and a child polling its parent would leave it serving for a while.
+// bench ipc's receiver, fio for --vs-fio) die with the process that started them, even when
+// that one is SIGKILLed. An iolab child is started with childEnv() and calls
+// dieWithParentIfAsked() as it starts, which sets PR_SET_PDEATHSIG (native/parent_death.cc):
+// Node has no spawn option for it, and a child polling its parent would leave it serving for a
+// while. A foreign program is started by runDyingWithParent, which sets it between fork and exec.
+import { Socket } from 'node:net';
 import { native } from './native.js';
 
 export const parentPidVariable = 'IOLAB_PARENT_PID';
@@ -21,4 +23,45 @@ export function dieWithParentIfAsked(): void {
   delete process.env[parentPidVariable];
   const parent = Number(value);
   if (Number.isInteger(parent) && parent > 0) native.dieWithParent(parent);
+}
+
+/** What a foreign program run by runDyingWithParent did. */
+export interface ForeignRun {
+  exitCode: number | null;
+  signal: string | null;
+  stdout: string;
+  stderr: string;
+  /** Its CPU time, user + system, every thread of it (wait4). */
+  cpuSec: number;
+}
+
+async function readAll(fd: number): Promise<string> {
+  const stream = new Socket({ fd, readable: true, writable: false });
+  const chunks: Buffer[] = [];
+  for await (const chunk of stream) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+/**
+ * Runs a program iolab did not write (fio) to its end, with no shell between: it dies with this
+ * process (PR_SET_PDEATHSIG, set in the child between fork and exec), and `stop` sends it SIGINT
+ * (fio then ends its jobs and prints what they did).
+ */
+export async function runDyingWithParent(file: string, args: string[], stop?: AbortSignal): Promise<ForeignRun> {
+  const child = native.spawnDyingWithParent(file, args);
+  const onStop = () => {
+    try {
+      process.kill(child.pid, 'SIGINT');
+    } catch {
+      // it has exited already
+    }
+  };
+  stop?.addEventListener('abort', onStop);
+  if (stop?.aborted) onStop();
+  try {
+    const [stdout, stderr, status] = await Promise.all([readAll(child.stdout), readAll(child.stderr), native.waitChild(child.pid)]);
+    return { exitCode: status.exitCode, signal: status.signal, stdout, stderr, cpuSec: status.usrSec + status.sysSec };
+  } finally {
+    stop?.removeEventListener('abort', onStop);
+  }
 }

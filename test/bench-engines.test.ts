@@ -67,7 +67,7 @@ describe('runner', () => {
     [{ fixedbufs: true }], [{ registerfiles: true }], [{ sqthread_poll: true }],
     [{ fixedbufs: true, registerfiles: true, sqthread_poll: true }],
   ])('runs io_uring with its options %o', async ([options], ctx) => {
-    const r = await run(ctx, job('io_uring', 'randrw', true, { engineOptions: options, numberIos: 300 }));
+    const r = await run(ctx, job('io_uring', 'randrw', true, { engineOptions: options, numberIos: 300, size: 2 << 20 }));
     expect(r.read.ios + r.write.ios).toBe(300);
     expect(r.write.clat.n).toBe(r.write.ios);
   });
@@ -107,10 +107,21 @@ describe('runner', () => {
     }
   });
 
+  it('counts number_ios and size after the ramp, as fio; number_ios does not end a time_based job', async () => {
+    const ramped = await native.benchRun(job('psync', 'read', false, { verify: false, rampMs: 300, numberIos: 100 }));
+    expect(ramped.read.ios, 'number_ios after a ramp that read the file many times over').toBe(100);
+    const sized = await native.benchRun(job('psync', 'randread', false, { verify: false, rampMs: 300 }));
+    expect(sized.read.ios, 'the size (256 blocks) after the ramp').toBe(256);
+    const capped = await native.benchRun(job('psync', 'read', false, { verify: false, numberIos: 1000 }));
+    expect(capped.read.ios, 'number_ios past the size: the size ends the job first').toBe(256);
+    const timed = await native.benchRun(job('psync', 'read', false, { verify: false, numberIos: 10, timeBased: true, runtimeMs: 200 }));
+    expect(timed.read.ios, 'a time_based job runs its runtime').toBeGreaterThan(10);
+  });
+
   it("reaps as fio does: one completion per reap by default, min..max with fio's iodepth_batch_complete_min/_max", async (ctx) => {
     // a cached buffered read completes inside the submit, so a full queue always has 8 waiting
     for (const engine of ['io_uring', 'libaio']) {
-      const opts = { iodepth: 8, numberIos: 400, verify: false, invalidate: false };
+      const opts = { iodepth: 8, numberIos: 400, verify: false, invalidate: false, size: 2 << 20 };
       const one = await run(ctx, job(engine, 'randread', false, opts));
       const reaps = one.depth.complete.reduce((a, b) => a + b, 0);
       expect(reaps, `${engine}: one reap per I/O`).toBe(400);
@@ -144,6 +155,25 @@ describe('runner', () => {
     const err = await native.benchRun({ ...job('psync', 'read', false), filename: dir.path }).catch((e) => e);
     expect(err.code).toBe('EISDIR');
     expect(err.path).toBe(dir.path);
+  });
+});
+
+describe('jobs at the same time', () => {
+  it('runs each job of a group at once, a result each; jobs of one entry are summed, as fio\'s group_reporting', async () => {
+    const timed = { verify: false, timeBased: true, runtimeMs: 600 };
+    const [a, b] = await native.benchRunGroup([job('psync', 'read', false, { ...timed, filename: join(dir.path, 'ga.dat') }),
+      job('psync', 'write', false, { ...timed, filename: join(dir.path, 'gb.dat') })]);
+    expect([a.read.ios > 0, a.write.ios, b.read.ios, b.write.ios > 0]).toEqual([true, 0, 0, true]);
+    const end = (r: BenchResult) => r.startUnixMs + r.runtimeNs / 1e6;
+    expect(Math.min(end(a), end(b)) - Math.max(a.startUnixMs, b.startUnixMs), 'their 600 ms overlap').toBeGreaterThan(400);
+    expect(Math.abs(a.startUnixMs - Date.now())).toBeLessThan(60_000);
+    // the process's CPU over the group, split between the jobs by their threads
+    expect(a.usrSec + a.sysSec).toBeCloseTo(b.usrSec + b.sysSec, 6);
+    const counted = { verify: false, numberIos: 50 };
+    const summed = await native.benchRunGroup([job('psync', 'randread', false, { ...counted, entry: 0, clone: 0 }),
+      job('psync', 'randread', false, { ...counted, entry: 0, clone: 1 }), job('psync', 'read', false, { ...counted, entry: 1 })]);
+    expect(summed.map((r) => r.read.ios)).toEqual([100, 50]);
+    expect(summed[0].read.clat.n).toBe(100);
   });
 });
 

@@ -6,7 +6,6 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { execa } from 'execa';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { BenchJob } from '../src/native.js';
 import { fioArgs } from '../src/bench/fio-runner.js';
 import { cliPath, runCli } from './support/cli.js';
 import { shortTempDir } from './support/temp.js';
@@ -135,10 +134,29 @@ describe.concurrent('the same job as fio', { timeout: 120_000 }, () => {
       await theirs('--iodepth_batch_complete_min=8', '--iodepth_batch_complete_max=8')];
     expect([c.iodepth_complete['8'], d.iodepth_complete['8']]).toEqual([100, 100]);
     expect(c['job options']).toMatchObject({ iodepth_batch_complete_min: '8', iodepth_batch_complete_max: '8' });
-    const plain: BenchJob = { filename: f, engine: 'io_uring', rw: 'randread', bs: 4096, iodepth: 8, size: 1 << 22 };
-    expect(fioArgs(plain).filter((x) => x.includes('batch_complete'))).toEqual([]);
-    expect(fioArgs({ ...plain, iodepthBatchCompleteMin: 0, iodepthBatchCompleteMax: 8 }).filter((x) => x.includes('batch_complete')))
-      .toEqual(['--iodepth_batch_complete_min=0', '--iodepth_batch_complete_max=8']);
+  });
+});
+
+describe('what --vs-fio gives fio', () => {
+  const typed = (name: string, value?: string) => ({ name, value, where: `--${name}` });
+  const section = (name: string, options: ReturnType<typeof typed>[]) => ({ name, global: name === 'global', options, where: '' });
+
+  it('the options as the user typed them, not iolab\'s reading; an engine list becomes the run\'s engine', () => {
+    const commandLine = { global: section('global', [typed('filename', 'x.dat'), typed('ioengine', 'psync,io_uring'), typed('bs', '4k'),
+      typed('iodepth_batch_complete', '0')]), jobs: [] };
+    expect(fioArgs(commandLine, undefined, { engine: 'io_uring', plain: { size: 1 << 20 } })).toEqual(['--output-format=json', '--thread',
+      '--filename=x.dat', '--ioengine=io_uring', '--bs=4k', '--iodepth_batch_complete=0', '--size=1048576', '--name=iolab']);
+    // iolab's default of every engine: the run's engine goes first, where nothing of the user's is overridden
+    const bare = { global: section('global', [typed('filename', 'x.dat'), typed('size', '1m')]), jobs: [] };
+    expect(fioArgs(bare, undefined, { engine: 'libaio', point: { iodepth: '4' }, plain: { size: 1 << 20 } })).toEqual(['--output-format=json',
+      '--thread', '--ioengine=libaio', '--filename=x.dat', '--size=1m', '--iodepth=4', '--name=iolab']);
+  });
+
+  it('a job file as it is, after the command line\'s jobs; a preset in fio\'s words, before the options that override it; no --force', () => {
+    const commandLine = { global: section('global', [typed('preset', 'iops'), typed('bs', '8k'), typed('force')]),
+      jobs: [section('a', [typed('name', 'a'), typed('size', '1m')])] };
+    expect(fioArgs(commandLine, 'jobs.fio', {})).toEqual(['--output-format=json', '--thread', '--rw=randread', '--bs=4096', '--iodepth=32',
+      '--bs=8k', '--name=a', '--size=1m', 'jobs.fio']);
   });
 });
 
@@ -196,9 +214,15 @@ describe.concurrent('--sweep', { timeout: 120_000 }, () => {
     const doc = JSON.parse(r.stdout);
     expect(doc.vs_fio.engines.map((e: any) => [e.engine, e.point.rw])).toEqual([['psync', 'randread'], ['psync', 'read']]);
     for (const e of doc.vs_fio.engines) {
-      expect(e.fio_iops).toBeGreaterThan(0);
-      expect(e.ratio).toBeGreaterThan(0);
-      expect(e.cpu_ratio).toBeGreaterThan(0);
+      // fio ran the point iolab ran: its own JSON says so
+      expect(e.fio_global_options).toMatchObject({ rw: e.point.rw, ioengine: 'psync', size: '4m', runtime: '300ms' });
+      expect(e.fio_jobs).toBe(1);
+      // the same job on the same cached file: within 10x either way (a different job, such as a
+      // cold file against a cached one, is 20x and more)
+      expect(e.ratio).toBeGreaterThan(0.1);
+      expect(e.ratio).toBeLessThan(10);
+      expect(e.cpu_ratio).toBeGreaterThan(0.1);
+      expect(e.cpu_ratio).toBeLessThan(10);
     }
     expect(doc.jobs.map((j: any) => j['job options'].rw)).toEqual(['randread', 'read']);
   });

@@ -41,7 +41,8 @@ describe('storage USDT probes', { timeout: 120_000 }, () => {
         });
         tracer.then(() => reject(new Error(`bpftrace ended: ${seen}`)), reject);
       });
-      const run = await runCli(['bench', 'iops', '--filename', join(dir.path, `${engine}.dat`), '--size', '4m',
+      // 40 MiB: room for the 3,000 blocks of 12k (number_ios ends at the size, as fio's)
+      const run = await runCli(['bench', 'iops', '--filename', join(dir.path, `${engine}.dat`), '--size', '40m',
         '--ioengine', engine, '--iodepth', '8', '--rw', 'randread', '--bs', '12k', '--number_ios', '3000']);
       expect(run.exitCode).toBe(0);
       tracer.kill('SIGINT');

@@ -15,10 +15,20 @@ describe('parseWholeNumber', () => {
     }));
   });
 
-  it('reads sizes with k/m/g/t as fio does (binary), with or without iB/B', () => {
-    fc.assert(fc.property(fc.nat({ max: 4096 }), fc.constantFrom(...units), fc.constantFrom('', 'b', 'iB', 'B'), (n, [u, scale], tail) => {
+  it('reads sizes with k/m/g/t as fio does (binary), with or without B', () => {
+    fc.assert(fc.property(fc.nat({ max: 4096 }), fc.constantFrom(...units), fc.constantFrom('', 'b', 'B'), (n, [u, scale], tail) => {
       expect(parseWholeNumber(`${n}${u}${u === '' ? '' : tail}`, { size: true })).toBe(n * scale);
     }));
+  });
+
+  it('refuses KiB, MiB, GiB, TiB with the reason: fio (kb_base=1024) reads them as powers of 1000', () => {
+    fc.assert(fc.property(fc.nat({ max: 4096 }), fc.constantFrom(...units.filter(([u]) => u !== '')), fc.constantFrom('iB', 'ib', 'IB'),
+      (n, [u, scale], tail) => {
+        const power = Math.round(Math.log2(scale) / 10);
+        expect(() => parseWholeNumber(`${n}${u}${tail}`, { size: true })).toThrow(
+          `'${n}${u}${tail}': fio reads ${u}${tail} as a power of 1000 (${n}${u}${tail} = ${n * 1000 ** power} bytes), so iolab does ` +
+          `not take it; write ${n}${u.toLowerCase()} for ${n * scale} bytes, or ${n * 1000 ** power}`);
+      }));
   });
 
   it('refuses anything that is not a decimal whole number: hex, exponents, signs, fractions, words', () => {

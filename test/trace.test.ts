@@ -98,14 +98,15 @@ describe.skipIf(skip !== undefined)(`iolab trace${skip ? ` (skipped: ${skip})` :
 
   it('counts the 3,000 io_uring reads of bench iops --number_ios 3000; the layout shows as pwrite64', async () => {
     const file = join(tmp.path, 'uring.dat');
-    const r = await runCli(['trace', '--json', '--', 'bench', 'iops', '--filename', file, '--size', '8m',
+    // 12 MiB: room for 3,000 blocks (number_ios ends at the size, as fio's)
+    const r = await runCli(['trace', '--json', '--', 'bench', 'iops', '--filename', file, '--size', '12m',
       '--ioengine', 'io_uring', '--number_ios', '3000'], { timeout: 90_000 });
     expect(r.exitCode, String(r.stderr)).toBe(0);
     const t = traceJson(String(r.stdout));
     const reads = t.ops.filter((o) => /^READ/.test(o.opcode)).reduce((n, o) => n + o.count, 0);
     expect(reads).toBe(3000);
     const layout = t.syscalls.find((s) => s.syscall === 'pwrite64');
-    expect(layout?.resultSum).toBe(8 << 20);
+    expect(layout?.resultSum).toBe(12 << 20);
     expect(usdtCount(t, 'io_issue')).toBe(3000);
     expect(usdtCount(t, 'io_complete')).toBe(3000);
     expectNothingAttached(t.pid);

@@ -85,6 +85,7 @@ static void *worker_main(void *arg) {
 }
 
 static void free_workers(struct worker *ws, unsigned n) {
+  if (ws == NULL) return;
   for (unsigned i = 0; i < n; i++) {
     free(ws[i].dir);
     free(ws[i].written);
@@ -104,58 +105,89 @@ static void init_dir(struct dir_stats *d) {
 
 static double tv_sec(struct timeval tv) { return (double)tv.tv_sec + (double)tv.tv_usec / 1e6; }
 
-static void merge_workers(struct job_result *res, struct worker *ws, unsigned n, const struct job_shared *sh) {
+static void merge_dir(struct dir_stats *into, const struct dir_stats *from) {
+  into->ios += from->ios;
+  into->bytes += from->bytes;
+  hist_merge(&into->slat, &from->slat);
+  hist_merge(&into->clat, &from->clat);
+  hist_merge(&into->lat, &from->lat);
+  samples_merge(&into->bw_kib, &from->bw_kib);
+  samples_merge(&into->iops, &from->iops);
+}
+
+/* What a job's threads and the jobs of a group_reporting result merge alike: the first error
+ * and reason, I/O counts and latencies, depths, the longest runtime, the earliest start. */
+static void merge_measured(struct job_result *into, const struct job_error *error, int unavailable, const char *reason,
+                           const struct dir_stats *dir, const struct depth_stats *depth, uint64_t runtime_ns,
+                           uint64_t start_unix_ms) {
+  if (error->kind != JOB_OK && into->error.kind == JOB_OK) into->error = *error;
+  if (unavailable && !into->unavailable) {
+    into->unavailable = 1;
+    memcpy(into->reason, reason, sizeof(into->reason));
+  }
+  for (int d = 0; d < 2; d++) merge_dir(&into->dir[d], &dir[d]);
+  depth_merge(&into->depth, depth);
+  if (runtime_ns > into->runtime_ns) into->runtime_ns = runtime_ns;
+  if (start_unix_ms != 0 && (into->start_unix_ms == 0 || start_unix_ms < into->start_unix_ms)) into->start_unix_ms = start_unix_ms;
+}
+
+/* share: this job's part of the process CPU of the window (its threads / all threads running). */
+static void merge_workers(struct job_result *res, struct worker *ws, unsigned n, const struct job_shared *sh,
+                          double share) {
   for (unsigned i = 0; i < n; i++) {
     struct worker *w = &ws[i];
-    if (w->error.kind != JOB_OK && res->error.kind == JOB_OK) res->error = w->error;
-    if (w->unavailable && !res->unavailable) {
-      res->unavailable = 1;
-      memcpy(res->reason, w->reason, sizeof(res->reason));
-    }
-    for (int d = 0; d < 2; d++) {
-      res->dir[d].ios += w->dir[d].ios;
-      res->dir[d].bytes += w->dir[d].bytes;
-      hist_merge(&res->dir[d].slat, &w->dir[d].slat);
-      hist_merge(&res->dir[d].clat, &w->dir[d].clat);
-      hist_merge(&res->dir[d].lat, &w->dir[d].lat);
-      samples_merge(&res->dir[d].bw_kib, &w->dir[d].bw_kib);
-      samples_merge(&res->dir[d].iops, &w->dir[d].iops);
-    }
-    depth_merge(&res->depth, &w->depth);
-    if (w->runtime_ns > res->runtime_ns) res->runtime_ns = w->runtime_ns;
+    merge_measured(res, &w->error, w->unavailable, w->reason, w->dir, &w->depth, w->runtime_ns, w->start_unix_ms);
     res->verified_blocks += w->verified;
     res->async |= w->async;
     res->interrupted |= w->interrupted;
   }
   if (sh->cpu_started) {
     const struct rusage *a = &sh->cpu_from, *b = &sh->cpu_to;
-    res->usr_sec = tv_sec(b->ru_utime) - tv_sec(a->ru_utime);
-    res->sys_sec = tv_sec(b->ru_stime) - tv_sec(a->ru_stime);
-    res->ctx = (uint64_t)((b->ru_nvcsw + b->ru_nivcsw) - (a->ru_nvcsw + a->ru_nivcsw));
-    res->majf = (uint64_t)(b->ru_majflt - a->ru_majflt);
-    res->minf = (uint64_t)(b->ru_minflt - a->ru_minflt);
+    res->usr_sec = (tv_sec(b->ru_utime) - tv_sec(a->ru_utime)) * share;
+    res->sys_sec = (tv_sec(b->ru_stime) - tv_sec(a->ru_stime)) * share;
+    res->ctx = (uint64_t)((double)((b->ru_nvcsw + b->ru_nivcsw) - (a->ru_nvcsw + a->ru_nivcsw)) * share);
+    res->majf = (uint64_t)((double)(b->ru_majflt - a->ru_majflt) * share);
+    res->minf = (uint64_t)((double)(b->ru_minflt - a->ru_minflt) * share);
     res->elapsed_ns = sh->ended_ns - sh->started_ns;
   }
 }
 
-static void poll_progress(struct worker *ws, unsigned n, unsigned i, uint64_t start, job_progress_fn progress,
-                          void *arg) {
-  for (;;) {
-    struct timespec until;
-    clock_gettime(CLOCK_REALTIME, &until);
-    until.tv_nsec += 200000000;
-    if (until.tv_nsec >= 1000000000) {
-      until.tv_sec++;
-      until.tv_nsec -= 1000000000;
-    }
-    if (pthread_timedjoin_np(ws[i].thread, NULL, &until) == 0) return;
-    if (progress != NULL) {
-      uint64_t ios = 0, bytes = 0;
-      for (unsigned j = 0; j < n; j++) {
-        ios += __atomic_load_n(&ws[j].ios_done, __ATOMIC_RELAXED);
-        bytes += __atomic_load_n(&ws[j].bytes_done, __ATOMIC_RELAXED);
+void job_result_merge(struct job_result *into, const struct job_result *from) {
+  merge_measured(into, &from->error, from->unavailable, from->reason, from->dir, &from->depth, from->runtime_ns,
+                 from->start_unix_ms);
+  if (from->elapsed_ns > into->elapsed_ns) into->elapsed_ns = from->elapsed_ns;
+  into->usr_sec += from->usr_sec;
+  into->sys_sec += from->sys_sec;
+  into->ctx += from->ctx;
+  into->majf += from->majf;
+  into->minf += from->minf;
+  into->verified_blocks += from->verified_blocks;
+  into->laid_out_bytes += from->laid_out_bytes;
+  into->async |= from->async;
+  into->interrupted |= from->interrupted;
+  into->layout_removed |= from->layout_removed;
+}
+
+/* Waits for every worker, reporting progress (all of them summed) about every 200 ms. */
+static void poll_progress(struct worker **all, unsigned n, uint64_t start, job_progress_fn progress, void *arg) {
+  for (unsigned i = 0; i < n; i++) {
+    for (;;) {
+      struct timespec until;
+      clock_gettime(CLOCK_REALTIME, &until);
+      until.tv_nsec += 200000000;
+      if (until.tv_nsec >= 1000000000) {
+        until.tv_sec++;
+        until.tv_nsec -= 1000000000;
       }
-      progress(arg, (enum job_phase)__atomic_load_n(&ws[0].phase, __ATOMIC_RELAXED), ios, bytes, now_ns() - start);
+      if (pthread_timedjoin_np(all[i]->thread, NULL, &until) == 0) break;
+      if (progress != NULL) {
+        uint64_t ios = 0, bytes = 0;
+        for (unsigned j = 0; j < n; j++) {
+          ios += __atomic_load_n(&all[j]->ios_done, __ATOMIC_RELAXED);
+          bytes += __atomic_load_n(&all[j]->bytes_done, __ATOMIC_RELAXED);
+        }
+        progress(arg, (enum job_phase)__atomic_load_n(&all[0]->phase, __ATOMIC_RELAXED), ios, bytes, now_ns() - start);
+      }
     }
   }
 }
@@ -168,63 +200,97 @@ static int job_errno(struct job_result *res, int err, const char *syscall) {
   return -1;
 }
 
-int job_run(const struct job_spec *spec, struct job_result *res, job_progress_fn progress, void *arg) {
-  memset(res, 0, sizeof(*res));
-  for (int d = 0; d < 2; d++) init_dir(&res->dir[d]);
-  uint64_t size = spec->size;
-  int laid = layout_prepare(spec, &size, res, progress, arg);
-  if (laid == -2) {
-    res->interrupted = 1;
-    return 0;
+static int init_workers(const struct job_spec *spec, struct job_shared *shared, uint64_t size, struct worker *ws) {
+  for (unsigned i = 0; i < spec->numjobs; i++) {
+    struct worker *w = &ws[i];
+    unsigned n = i + spec->clone;
+    w->spec = spec;
+    w->shared = shared;
+    w->index = i;
+    w->size = size;
+    w->nblocks = size / spec->bs;
+    w->rand_state = (spec->randseed + 1) * 0x9e3779b97f4a7c15ULL + n * 0x632be59bd9b4e019ULL + 1;
+    w->fill_state = (w->rand_state ^ 0x5851f42d4c957f2dULL) | 1;
+    w->dir = malloc(2 * sizeof(*w->dir));
+    if (w->dir == NULL) return -1;
+    for (int d = 0; d < 2; d++) init_dir(&w->dir[d]);
+    if (randmap_init(w) < 0) return -1;
+    if (spec->verify && job_writes(spec->rw)) {
+      w->written = calloc((size_t)(w->nblocks + 7) / 8, 1);
+      if (w->written == NULL) return -1;
+    }
   }
-  if (laid < 0) return -1;
-  res->size = size;
+  return 0;
+}
 
-  int stop_all = 0;
+int job_run(const struct job_spec *spec, struct job_result *res, job_progress_fn progress, void *arg) {
+  return job_run_group(spec, 1, res, progress, arg);
+}
+
+int job_run_group(const struct job_spec *specs, unsigned n, struct job_result *results, job_progress_fn progress,
+                  void *arg) {
+  for (unsigned j = 0; j < n; j++) {
+    memset(&results[j], 0, sizeof(results[j]));
+    for (int d = 0; d < 2; d++) init_dir(&results[j].dir[d]);
+  }
+  /* each file laid out before any job starts, one after another: a job never reads a file
+   * another job of the group is still laying out */
+  for (unsigned j = 0; j < n; j++) {
+    uint64_t size = specs[j].size;
+    int laid = layout_prepare(&specs[j], &size, &results[j], progress, arg);
+    if (laid == -2) {
+      for (unsigned k = 0; k < n; k++) results[k].interrupted = 1;
+      return 0;
+    }
+    if (laid < 0) return -1;
+    results[j].size = size;
+  }
+
+  int stop_all = 0, ret = 0;
+  unsigned total = 0;
   struct job_shared shared;
   memset(&shared, 0, sizeof(shared));
   shared.abort = &stop_all;
   pthread_mutex_init(&shared.lock, NULL);
-  struct worker *ws = calloc(spec->numjobs, sizeof(*ws));
-  if (ws == NULL) goto nomem;
-  for (unsigned i = 0; i < spec->numjobs; i++) {
-    struct worker *w = &ws[i];
-    w->spec = spec;
-    w->shared = &shared;
-    w->index = i;
-    w->size = size;
-    w->nblocks = size / spec->bs;
-    w->rand_state = (spec->randseed + 1) * 0x9e3779b97f4a7c15ULL + i * 0x632be59bd9b4e019ULL + 1;
-    w->fill_state = (w->rand_state ^ 0x5851f42d4c957f2dULL) | 1;
-    w->dir = malloc(2 * sizeof(*w->dir));
-    if (w->dir == NULL) goto nomem;
-    for (int d = 0; d < 2; d++) init_dir(&w->dir[d]);
-    if (randmap_init(w) < 0) goto nomem;
-    if (spec->verify && job_writes(spec->rw)) {
-      w->written = calloc((size_t)(w->nblocks + 7) / 8, 1);
-      if (w->written == NULL) goto nomem;
+  struct worker **ws = calloc(n, sizeof(*ws));
+  if (ws == NULL) {
+    pthread_mutex_destroy(&shared.lock);
+    return job_errno(&results[0], ENOMEM, "malloc");
+  }
+  for (unsigned j = 0; j < n; j++) total += specs[j].numjobs;
+  struct worker **all = calloc(total, sizeof(*all));
+  for (unsigned j = 0, k = 0; all != NULL && j < n; j++) {
+    ws[j] = calloc(specs[j].numjobs, sizeof(*ws[j]));
+    if (ws[j] == NULL || init_workers(&specs[j], &shared, results[j].size, ws[j]) < 0) {
+      ret = job_errno(&results[j], ENOMEM, "malloc");
+      goto out;
     }
+    for (unsigned i = 0; i < specs[j].numjobs; i++) all[k++] = &ws[j][i];
+  }
+  if (all == NULL) {
+    ret = job_errno(&results[0], ENOMEM, "malloc");
+    goto out;
   }
   uint64_t start = now_ns();
-  for (unsigned i = 0; i < spec->numjobs; i++) {
-    int err = pthread_create(&ws[i].thread, NULL, worker_main, &ws[i]);
+  for (unsigned k = 0; k < total; k++) {
+    int err = pthread_create(&all[k]->thread, NULL, worker_main, all[k]);
     if (err != 0) {
       __atomic_store_n(&stop_all, 1, __ATOMIC_RELAXED);  /* let the started ones end quickly */
-      for (unsigned j = 0; j < i; j++) pthread_join(ws[j].thread, NULL);
-      free_workers(ws, spec->numjobs);
-      pthread_mutex_destroy(&shared.lock);
-      return job_errno(res, err, "pthread_create");
+      for (unsigned i = 0; i < k; i++) pthread_join(all[i]->thread, NULL);
+      ret = job_errno(&results[0], err, "pthread_create");
+      goto out;
     }
   }
-  for (unsigned i = 0; i < spec->numjobs; i++) poll_progress(ws, spec->numjobs, i, start, progress, arg);
-  merge_workers(res, ws, spec->numjobs, &shared);
-  free_workers(ws, spec->numjobs);
+  poll_progress(all, total, start, progress, arg);
+  for (unsigned j = 0; j < n; j++) {
+    merge_workers(&results[j], ws[j], specs[j].numjobs, &shared, (double)specs[j].numjobs / (double)total);
+    if (job_writes(specs[j].rw) && results[j].owned) layout_mark_written(specs[j].filename, specs[j].verify);
+    if (results[j].error.kind != JOB_OK) ret = -1;
+  }
+out:
+  for (unsigned j = 0; j < n; j++) free_workers(ws[j], specs[j].numjobs);
+  free(ws);
+  free(all);
   pthread_mutex_destroy(&shared.lock);
-  if (job_writes(spec->rw) && res->owned) layout_mark_written(spec->filename, spec->verify);
-  return res->error.kind == JOB_OK ? 0 : -1;
-
-nomem:
-  if (ws != NULL) free_workers(ws, spec->numjobs);
-  pthread_mutex_destroy(&shared.lock);
-  return job_errno(res, ENOMEM, "malloc");
+  return ret;
 }

@@ -1,5 +1,6 @@
-/* One benchmark job: lay out the file, run numjobs threads of one engine over it, merge their
- * statistics. Knows no engine (engine.h is the only contract). Plain C. */
+/* Benchmark jobs: lay out each job's file, run numjobs threads of one engine over it, merge their
+ * statistics; several jobs at the same time, as fio runs the jobs between two stonewalls. Knows
+ * no engine (engine.h is the only contract). Plain C. */
 #ifndef IOLAB_BENCH_JOB_H
 #define IOLAB_BENCH_JOB_H
 
@@ -30,13 +31,15 @@ struct job_spec {
   uint64_t runtime_ns;    /* 0: bounded by size / number_ios only */
   int time_based;         /* keep going (wrapping around) until runtime */
   uint64_t ramp_ns;       /* run this long before recording */
-  uint64_t number_ios;    /* 0: no limit */
+  uint64_t number_ios;    /* 0: no limit; as fio, at most the size's I/Os, none for time_based */
+  int number_ios_wraps;   /* number_ios counts on past the size, pass after pass (bench latency's count) */
   int direct, invalidate, verify, force;
   int refill_buffers;     /* fio's refill_buffers: fresh random data before every write */
   int norandommap;        /* fio's norandommap: random blocks drawn with replacement, no map */
   int size_is_default;    /* no size was asked for: a foreign file or a block device is used whole */
   enum fadvise_hint fadvise_hint;
   uint64_t randseed;      /* fio's randseed: the random offsets and rw mix (the verify pattern has its own PATTERN_KEY) */
+  unsigned clone;         /* fio's subjob number: the clones of one job (numjobs) draw other offsets */
   const int *stop;        /* another thread sets *stop to end the job early (interrupted) */
   uint32_t layout_write_cap;  /* tests only: bytes per layout pwrite, to force short writes (0: none) */
 };
@@ -81,8 +84,10 @@ struct job_result {
   struct depth_stats depth;
   uint64_t runtime_ns;   /* measured time (after ramp), longest job */
   uint64_t elapsed_ns;   /* from the first thread's start to the last one's end */
+  uint64_t start_unix_ms;  /* CLOCK_REALTIME when the measured time began (after ramp): fio's job_start */
   /* the process's CPU, context switches and faults while the job threads ran their I/O loops:
-   * counts helper threads (POSIX AIO, SQPOLL, io-wq) that per-thread figures miss */
+   * counts helper threads (POSIX AIO, SQPOLL, io-wq) that per-thread figures miss. Jobs run at
+   * the same time share one window, split between them by their number of threads. */
   double usr_sec, sys_sec;
   uint64_t ctx, majf, minf;
   uint64_t verified_blocks;
@@ -101,6 +106,14 @@ typedef void (*job_progress_fn)(void *arg, enum job_phase phase, uint64_t ios, u
 /* Runs the job. Returns 0 (result filled, maybe unavailable) or -1 (result->error set). */
 int job_run(const struct job_spec *spec, struct job_result *result, job_progress_fn progress,
             void *arg);
+/* Runs n jobs at the same time: their files are laid out first, one after another (fio's
+ * create_serialize), then every job's threads start together. results[i] is specs[i]'s.
+ * Returns 0, or -1 when a result has its error set (a failed layout runs none of them). */
+int job_run_group(const struct job_spec *specs, unsigned n, struct job_result *results,
+                  job_progress_fn progress, void *arg);
+/* Adds what from measured into into (fio's group_reporting): counts, histograms, samples and
+ * CPU summed, the longest runtime, the earliest start. */
+void job_result_merge(struct job_result *into, const struct job_result *from);
 
 /* layout.c: prepares the file: creates and lays it out when missing or short, enforces
  * ownership (see layout.c). 0, -1 (error set) or -2 (stopped; what this run created is gone,

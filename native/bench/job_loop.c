@@ -136,6 +136,13 @@ static unsigned reap_max(const struct job_spec *s, unsigned inflight) {
   return max < min ? min : max;
 }
 
+/* The ramp ends: from now on the I/Os count, toward number_ios or size too. */
+static void ramp_over(struct worker *w, uint64_t now, uint64_t *issued) {
+  if (w->phase != PHASE_RAMP || now < w->measure_from) return;
+  w->phase = PHASE_RUN;
+  *issued = 0;
+}
+
 /* The measured loop: keep depth I/Os in flight, commit every iodepth_batch, reap what completed.
  * An engine that answers BUSY gets the same I/O again once the runner has committed and reaped. */
 int run_loop(struct worker *w, const struct engine_ops *ops, struct engine_ctx *ctx) {
@@ -152,16 +159,23 @@ int run_loop(struct worker *w, const struct engine_ops *ops, struct engine_ctx *
   /* a stack in fio's order: the highest slot goes first, reaped units are reused last-in first-out
    * (posixaio's wake-up rule depends on which slots are in flight, as fio's does) */
   for (unsigned i = 0; i < depth; i++) free_list[i] = &ctx->io_us[i];
-  uint64_t budget = s->number_ios ? s->number_ios : s->time_based ? UINT64_MAX : w->nblocks;
+  /* as fio: a time_based job runs for its runtime (number_ios does not end it), any other ends
+   * after its size, or after number_ios I/Os when that comes first; both counted after the ramp,
+   * which runs for its time whatever the size */
+  uint64_t budget = s->time_based ? UINT64_MAX : w->nblocks;
+  if (!s->time_based && s->number_ios != 0 && (s->number_ios < budget || s->number_ios_wraps)) budget = s->number_ios;
   uint64_t issued = 0, start = now_ns(), now = start;
   w->measure_from = start + s->ramp_ns;
+  struct timespec wall;
+  clock_gettime(CLOCK_REALTIME, &wall);
+  w->start_unix_ms = ((uint64_t)wall.tv_sec * 1000000000ull + (uint64_t)wall.tv_nsec + s->ramp_ns) / 1000000ull;
   uint64_t deadline = s->runtime_ns ? w->measure_from + s->runtime_ns : UINT64_MAX;
   uint64_t last = start;
   struct io_u *retry = NULL;  /* refused with BUSY, offered again after a reap */
   int failed = 0, stop = 0, commit_failed = 0;
   w->phase = s->ramp_ns ? PHASE_RAMP : PHASE_RUN;
   for (;;) {
-    if (w->phase == PHASE_RAMP && now >= w->measure_from) w->phase = PHASE_RUN;
+    ramp_over(w, now, &issued);
     nqueued = 0;
     while (!stop && !failed && (retry != NULL || nfree > 0)) {
       if (job_stopped(w)) {
@@ -171,7 +185,7 @@ int run_loop(struct worker *w, const struct engine_ops *ops, struct engine_ctx *
       }
       struct io_u *io = retry;
       if (io == NULL) {
-        if (issued >= budget || now >= deadline) {
+        if (w->phase != PHASE_RAMP && (issued >= budget || now >= deadline)) {
           stop = 1;
           break;
         }
@@ -186,7 +200,7 @@ int run_loop(struct worker *w, const struct engine_ops *ops, struct engine_ctx *
       if (r == FIO_Q_COMPLETED) {
         now = now_ns();
         last = now;
-        if (w->phase == PHASE_RAMP && now >= w->measure_from) w->phase = PHASE_RUN;
+        ramp_over(w, now, &issued);
         depth_mark_level(&w->depth, 1, 1);
         depth_mark_submit(&w->depth, 1);
         depth_mark_complete(&w->depth, 1);

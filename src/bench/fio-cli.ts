@@ -1,15 +1,23 @@
 // fio's command line for `bench iops`: fio takes `-opt=value` as well as `--opt=value`, and its
-// boolean options bare (`-thread`) or with 0/1 (`-time_based=1`). This turns such an argv into
-// the spelling commander parses, and refuses fio's options that iolab doesn't run by name, so a
-// fio user's own command line either runs as written or says which option is the reason.
+// boolean options bare (`-thread`) or with 0/1 (`-time_based=1`). As in fio, the job options
+// before the first `--name` are global (for every job, a job file's too) and each `--name`
+// starts a job that takes the options after it. This splits such an argv: the job options go
+// to fio-jobs.ts as written, iolab's own run options (--json, --vs-fio...) and the job file to
+// commander. fio options iolab doesn't run are refused by name, so a fio user's own command
+// line either runs as written or says which option is the reason.
 import { Command, type Option } from 'commander';
 import { UserError } from '../cli-util.js';
 import { FIO_OPTION_NAMES } from './fio-names.js';
+import { FIO_ALIASES, FIO_INVERSES } from './fio-values.js';
+import type { FioOptionText, FioSectionText } from './fio-jobfile.js';
 
 /** fio options that change the system rather than the job: named apart in the refusal. */
 const systemSettings: Record<string, string> = {
   ioscheduler: 'it switches the device\'s I/O scheduler, a system setting',
 };
+
+/** iolab's options about how a run is done and shown, not about the job: never job options. */
+export const RUN_OPTIONS: ReadonlySet<string> = new Set(['json', 'output', 'output-format', 'vs-fio', 'repeat', 'mode', 'sweep', 'help']);
 
 /** The one line that refuses a fio option iolab doesn't run (`-ioscheduler=noop`). */
 export function refuseFioOption(name: string, spelled: string, where = ''): never {
@@ -19,7 +27,7 @@ export function refuseFioOption(name: string, spelled: string, where = ''): neve
 }
 
 export function isFioOption(name: string): boolean {
-  return FIO_OPTION_NAMES.has(name);
+  return FIO_OPTION_NAMES.has(name) || name in FIO_ALIASES;
 }
 
 /** An option of cmd by a long name (without dashes): commander keeps the first of two long
@@ -28,14 +36,36 @@ export function findLong(cmd: Command, name: string): Option | undefined {
   return cmd.options.find((o) => o.long === `--${name}` || o.short === `--${name}`);
 }
 
+/** The command's job option a name written in a job or on a command line means, through fio's
+ * aliases and inverse options; undefined when it is no job option of iolab's. */
+export function jobOption(cmd: Command, name: string): Option | undefined {
+  const own = FIO_INVERSES[name]?.option ?? name;
+  const option = findLong(cmd, own) ?? findLong(cmd, FIO_ALIASES[own] ?? own);
+  return option && !RUN_OPTIONS.has(option.long?.slice(2) ?? '') ? option : undefined;
+}
+
 /** Options a fio user writes bare or as 0/1 whose commander form takes no value (--time_based). */
 export const isFlag = (o: Option) => !o.required && !o.optional;
 /** Options that take fio's 0|1 as an optional value (--direct [0|1]). */
 export const isZeroOne = (o: Option) => o.optional && /\[0\|1\]/.test(o.flags);
 
-/** argv as fio spells it -> argv as commander parses it. Short options of iolab (-m, -h) and
- * everything after `--` pass through untouched. */
-export function fioArgv(cmd: Command, argv: string[]): string[] {
+/** The job options of a command line as written, fio's way: globals (before the first --name)
+ * and a job per --name. */
+export interface FioCommandLine {
+  global: FioSectionText;
+  jobs: FioSectionText[];
+}
+
+/**
+ * Splits argv (fio's spellings or commander's) into the job options, as fio reads them, and the
+ * rest for commander: iolab's run options, the job file, short options (-m, -h) and everything
+ * after `--`. A fio option iolab doesn't run is refused by name; an unknown word goes on to
+ * commander, which refuses it.
+ */
+export function splitFioArgv(cmd: Command, argv: string[]): { commander: string[]; fio: FioCommandLine } {
+  const global: FioSectionText = { name: 'global', global: true, options: [], where: 'the command line' };
+  const fio: FioCommandLine = { global, jobs: [] };
+  let section = global;
   const out: string[] = [];
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i];
@@ -45,33 +75,44 @@ export function fioArgv(cmd: Command, argv: string[]): string[] {
     }
     // -ioengine=libaio, -thread: one dash before a long name is fio's spelling of two
     const m = /^--?([A-Za-z][\w-]+)(?:=([\s\S]*))?$/.exec(arg);
-    if (!m) {
-      out.push(arg);
+    const option = m ? jobOption(cmd, m[1]) : undefined;
+    if (!m || !option) {
+      if (m && !findLong(cmd, m[1]) && isFioOption(m[1])) refuseFioOption(m[1], arg.split('=')[0]);
+      // -mrRD is iolab's short -m with its value; a run option goes as typed
+      const short = m && !arg.startsWith('--') && !findLong(cmd, m[1]) && cmd.options.some((o) => o.short === `-${m[1][0]}`);
+      out.push(!m || arg.startsWith('--') || short ? arg : `-${arg}`);
       continue;
     }
-    const [, name, value] = m;
-    const option = findLong(cmd, name);
-    if (!option) {
-      if (isFioOption(name)) refuseFioOption(name, arg.split('=')[0]);
-      // -mrRD is iolab's short -m with its value; any other unknown word is refused by commander
-      const short = !arg.startsWith('--') && cmd.options.some((o) => o.short === `-${name[0]}`);
-      out.push(arg.startsWith('--') || short ? arg : `-${arg}`);
-      continue;
+    const [, name] = m;
+    let value = m[2];
+    const spelled = arg.split('=')[0];
+    // a value in the next word, as commander takes it: always for an option that needs one, and
+    // for one that may have one (--direct 1, --verify md5) unless the word is an option itself
+    if (value === undefined && i + 1 < argv.length) {
+      const next = argv[i + 1];
+      if (option.required || (option.optional && !next.startsWith('-'))) {
+        value = next;
+        i++;
+      }
     }
-    if (isFlag(option)) {
-      // fio's booleans: -time_based, -time_based=1; =0 is the default, so it leaves the flag off
-      if (value === undefined || value === '1') out.push(`--${name}`);
-      else if (value !== '0') throw new UserError(`--${name}: expected 0 or 1, got '${value}'`);
-    } else {
-      out.push(value === undefined ? `--${name}` : `--${name}=${value}`);
+    if (name === 'name') {
+      if (value === undefined || value === '') throw new UserError(`${spelled}: needs the job's name (${spelled}=NAME)`);
+      section = { name: value, global: false, options: [], where: `${spelled}=${value}` };
+      fio.jobs.push(section);
     }
+    const text: FioOptionText = { name, value, where: spelled };
+    section.options.push(text);
   }
-  return out;
+  return { commander: out, fio };
 }
 
-/** A commander Command whose options may be spelled as fio spells them. */
+/** A commander Command whose job options are read as fio reads them (fioCommandLine). */
 export class FioStyleCommand extends Command {
+  fioCommandLine: FioCommandLine = { global: { name: 'global', global: true, options: [], where: 'the command line' }, jobs: [] };
+
   override parseOptions(argv: string[]) {
-    return super.parseOptions(fioArgv(this, argv));
+    const { commander, fio } = splitFioArgv(this, argv);
+    this.fioCommandLine = fio;
+    return super.parseOptions(commander);
   }
 }

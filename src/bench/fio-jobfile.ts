@@ -1,78 +1,83 @@
-// fio job files for `iolab bench iops job.fio`: fio's INI format, [global] and job sections,
-// `;` and `#` comment lines, `option` or `option=value` lines. Every option is checked by the same
-// parser as on the command line; an unknown one is refused with the file, line and name, and a
-// file that is not a job file (a data file given as the positional) is refused as one.
-import type { Command } from 'commander';
+// fio job files for `iolab bench iops job.fio`, read as fio 3.33 reads them: [global] sections
+// (any section whose name starts with "global") and job sections, each line cut at its first
+// ';' and then its first '#', `option` or `option=value` lines, `include FILE` (its lines as if
+// written there). The text is read here; fio-jobs.ts gives the options their values. A file
+// that is not a job file (a data file given as the positional) is refused as one.
+import { existsSync } from 'node:fs';
+import { dirname, isAbsolute, join } from 'node:path';
 import { UserError } from '../cli-util.js';
 import { readInputFile } from '../input-file.js';
-import { findLong, isFioOption, isFlag, isZeroOne, refuseFioOption } from './fio-cli.js';
+import { stripJobFileLine } from './fio-values.js';
 
-export interface JobSection {
-  /** The section's name: fio's job name. */
+/** One option as written: its name as typed, its text (undefined for a bare `option` line), and
+ * where it was (file:line, or the command-line word), for the error that names it. */
+export interface FioOptionText {
   name: string;
-  /** Options as commander keys them (attribute names), values parsed. */
-  options: Record<string, unknown>;
+  value?: string;
+  where: string;
 }
 
-/** iolab's own command-line options that a job file can't carry: how a run prints, not the job. */
-const commandLineOnly = new Set(['json', 'output', 'output-format', 'vs-fio', 'repeat', 'mode', 'sweep']);
-
-/** fio's job-file-only options iolab accepts: the file's jobs already run one after another. */
-export const JOB_ORDER_OPTIONS = ['stonewall', 'new_group', 'wait_for_previous'];
-
-function parseValue(cmd: Command, key: string, value: string | undefined, where: string): [string, unknown] {
-  const option = findLong(cmd, key);
-  if (!option || commandLineOnly.has(key)) {
-    if (option) throw new UserError(`${where}: '${key}' is an iolab command-line option, not a job option`);
-    if (isFioOption(key)) refuseFioOption(key, `'${key}'`, `${where}: `);
-    throw new UserError(`${where}: unknown option '${key}'`);
-  }
-  const attr = option.attributeName();
-  if (isFlag(option)) {
-    if (value === undefined || value === '1') return [attr, true];
-    if (value === '0') return [attr, undefined];
-    throw new UserError(`${where}: ${key}: expected 0 or 1, got '${value}'`);
-  }
-  const text = value ?? (isZeroOne(option) ? '1' : undefined);
-  if (text === undefined) throw new UserError(`${where}: ${key} needs a value (${key}=...)`);
-  try {
-    return [attr, option.parseArg ? option.parseArg(text, undefined) : text];
-  } catch (err) {
-    throw new UserError(`${where}: ${key}: ${(err as Error).message}`);
-  }
+/** A section of a job file, or a job of the command line (`--name=...` and the options after). */
+export interface FioSectionText {
+  name: string;
+  global: boolean;
+  options: FioOptionText[];
+  where: string;
 }
 
-/** The job sections of a fio job file, [global] options folded into the jobs that follow it. */
-export function readJobFile(path: string, cmd: Command): JobSection[] {
-  const text = readInputFile(path, 'a fio job file');
-  const notJobFile = (why: string) => new UserError(`'${path}' is not a fio job file (${why}); ` +
+/** The bytes of a job file: the one place a job file is opened. */
+export function openJobFile(path: string): Buffer {
+  return readInputFile(path, 'a fio job file'); // a FIFO or a folder refused in one line, never waited on
+}
+
+function notJobFile(path: string, why: string): UserError {
+  return new UserError(`'${path}' is not a fio job file (${why}); ` +
     'the file to benchmark is --filename, and testIOPS mode takes it with -m=rRD|sRD|rWR|sWR');
-  if (text.includes(0)) throw notJobFile('it holds binary data');
-  const jobs: JobSection[] = [];
-  let global: Record<string, unknown> = {};
-  let current: Record<string, unknown> | undefined;
-  const lines = text.toString('utf8').split('\n');
-  for (let i = 0; i < lines.length; i++) {
-    const line = lines[i].trim();
+}
+
+/** The lines of a file with where each came from, `include` lines replaced by the included
+ * file's lines (a relative name is looked up beside the including file when it is not found
+ * where iolab runs, as fio does). */
+function jobFileLines(path: string, depth = 0): { text: string; where: string; line: number }[] {
+  const bytes = openJobFile(path);
+  if (bytes.includes(0)) throw notJobFile(path, 'it holds binary data');
+  const out: { text: string; where: string; line: number }[] = [];
+  bytes.toString('utf8').split('\n').forEach((raw, i) => {
     const where = `${path}:${i + 1}`;
-    if (line === '' || line.startsWith(';') || line.startsWith('#')) continue;
-    const section = /^\[([^\]]+)\]$/.exec(line);
+    const line = stripJobFileLine(raw);
+    const include = /^include\s+(.+)$/.exec(line);
+    if (!include) {
+      out.push({ text: line, where, line: i + 1 });
+      return;
+    }
+    if (depth > 8) throw new UserError(`${where}: include nests more than 8 files deep`);
+    let name = include[1].trim();
+    if (!isAbsolute(name) && !existsSync(name)) name = join(dirname(path), name);
+    for (const l of jobFileLines(name, depth + 1)) {
+      if (l.text.startsWith('[')) throw new UserError(`${l.where}: an included file holds no [sections] (fio's rule)`);
+      out.push(l);
+    }
+  });
+  return out;
+}
+
+/** The sections of a fio job file in their order, each with its option lines as written. */
+export function readJobFile(path: string): FioSectionText[] {
+  const sections: FioSectionText[] = [];
+  const lines = jobFileLines(path);
+  for (const { text, where, line } of lines) {
+    if (text === '') continue;
+    const section = /^\[(.+)\]$/.exec(text);
     if (section) {
-      if (section[1] === 'global') {
-        current = global = { ...global };
-      } else {
-        current = { ...global, name: section[1] };
-        jobs.push({ name: section[1], options: current });
-      }
+      sections.push({ name: section[1], global: section[1].startsWith('global'), options: [], where });
       continue;
     }
-    const option = /^([A-Za-z_][\w-]*)\s*(?:=\s*(.*))?$/.exec(line);
-    if (!option) throw notJobFile(`line ${i + 1} is neither a [section] nor an option`);
-    if (current === undefined) throw notJobFile(`line ${i + 1} holds an option before any [section]`);
-    if (JOB_ORDER_OPTIONS.includes(option[1])) continue;
-    const [attr, value] = parseValue(cmd, option[1], option[2]?.trim(), where);
-    current[attr] = value;
+    const option = /^([A-Za-z_][\w-]*)\s*(?:=\s*(.*))?$/.exec(text);
+    if (!option) throw notJobFile(path, `line ${line} is neither a [section] nor an option`);
+    const current = sections[sections.length - 1];
+    if (current === undefined) throw notJobFile(path, `line ${line} holds an option before any [section]`);
+    current.options.push({ name: option[1], value: option[2]?.trim(), where });
   }
-  if (jobs.length === 0) throw notJobFile('it has no job section');
-  return jobs;
+  if (!sections.some((s) => !s.global)) throw notJobFile(path, 'it has no job section');
+  return sections;
 }

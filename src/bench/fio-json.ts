@@ -4,7 +4,6 @@
 import { readFileSync } from 'node:fs';
 import { native, type BenchDirection, type BenchHistogram, type BenchResult } from '../native.js';
 import { jobLabel, type IopsJob } from './iops-plan.js';
-import { measuredFioOptions } from './fio-runner.js';
 import type { MachineInfo } from './machine.js';
 
 const percentileKeys = native.benchPercentileList.map((p) => p.toFixed(6));
@@ -77,11 +76,23 @@ function latencyBuckets(r: BenchResult) {
 
 const emptyDepth = [0, 0, 0, 0, 0, 0, 0];
 
+/** The options beyond rw/bs/depth/size that change what a job measures, as fio names them, each
+ * shown with its value, defaults too, so a reader sees the job that ran. */
+function measuredFioOptions(job: IopsJob): Record<string, string> {
+  const o: Record<string, string> = {
+    norandommap: job.norandommap ? '1' : '0',
+    randrepeat: job.randrepeat === false ? '0' : '1',
+    refill_buffers: job.refillBuffers ? '1' : '0',
+  };
+  if (job.randrepeat !== false && job.randseed !== undefined) o.randseed = String(job.randseed);
+  return o;
+}
+
 /** The options of a job as fio's "job options" lists them: fio's names, string values. */
 export function jobOptions(job: IopsJob, point?: Record<string, string>): Record<string, string> {
   const o: Record<string, string> = {
     name: job.name ?? job.engine, filename: job.filename, ioengine: job.engine, rw: job.rw, bs: String(job.bs),
-    iodepth: String(job.iodepth), numjobs: String(job.numjobs ?? 1), size: String(job.size),
+    iodepth: String(job.iodepth), numjobs: String(job.clones ?? job.numjobs ?? 1), size: String(job.size),
     direct: job.direct ? '1' : '0', invalidate: job.invalidate === false ? '0' : '1',
     fadvise_hint: String(job.fadviseHint ?? 1),
   };
@@ -115,13 +126,19 @@ export interface JobEntry {
   error?: string;
   /** A sweep point: its options, fio's names and string values. */
   point?: Record<string, string>;
+  /** The jobs the result sums (fio's group_reporting); 1 by default. */
+  members?: number;
 }
 
 /** One fio-style jobs[] entry. */
-export function fioJob({ job, result: r, error, point }: JobEntry) {
-  const name = jobLabel(job.engine, point, job.name);
+export function fioJob({ job, result: r, error, point, members }: JobEntry) {
+  // fio's jobname is the job's name; iolab's own command line names none, so the engine does
+  const name = job.name ?? jobLabel(job.engine, point);
   const ran = r !== undefined && error === undefined && !r.unavailable;
-  const base = { jobname: name, groupid: 0, error: ran ? 0 : 1, eta: 0, elapsed: 0, 'job options': jobOptions(r?.size ? { ...job, size: r.size } : job, point) };
+  const base = {
+    jobname: name, groupid: job.groupid ?? 0, job_start: r?.startUnixMs ?? 0, error: ran ? 0 : 1, eta: 0, elapsed: 0,
+    'job options': jobOptions(r?.size ? { ...job, size: r.size } : job, point),
+  };
   if (!ran || r === undefined) {
     // every key a fio reader looks for is there, with zeros: an engine that did not run
     const why = error ?? (r?.unavailable ? undefined : 'did not run');
@@ -135,7 +152,8 @@ export function fioJob({ job, result: r, error, point }: JobEntry) {
       ...(why ? { error_message: why } : {}), ...(r?.unavailable ? { unavailable: r.unavailable } : {}),
     };
   }
-  const threads = job.numjobs ?? 1;
+  // the threads the result's CPU is shared by: its jobs, and a --sweep numjobs point's threads
+  const threads = (members ?? 1) * (job.numjobs ?? 1);
   const cpuSecs = (r.elapsedNs / 1e9) * threads;
   const groupBwKiB = (d: BenchDirection) => (r.runtimeNs > 0 ? d.bytes / 1024 / (r.runtimeNs / 1e9) : 0);
   return {
@@ -190,14 +208,17 @@ export function diskUtil(from: DiskSample | undefined, to: DiskSample | undefine
   }];
 }
 
-/** The whole document: fio's top-level keys, then iolab's machine and command line. */
-export function fioDocument(startedMs: number, jobs: unknown[], disk: unknown[], extra: { machine: MachineInfo; command: string[] } & Record<string, unknown>) {
+/** The whole document: fio's top-level keys ("global options" when the run has any, as fio),
+ * then iolab's machine and command line. */
+export function fioDocument(startedMs: number, jobs: unknown[], disk: unknown[], extra: { machine: MachineInfo; command: string[] } & Record<string, unknown>,
+  globalOptions: Record<string, string> = {}) {
   const version = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')).version as string;
   return {
     'fio version': `iolab-${version}`,
     timestamp: Math.floor(startedMs / 1000),
     timestamp_ms: startedMs,
     time: ctime(new Date(startedMs)),
+    ...(Object.keys(globalOptions).length > 0 ? { 'global options': globalOptions } : {}),
     jobs,
     disk_util: disk,
     ...extra,

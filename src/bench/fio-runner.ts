@@ -1,9 +1,16 @@
-// Runs the same job in fio (fio --output-format=json) for --vs-fio, and reads its figures. fio
-// keeps its defaults for latency recording (slat, clat and lat per I/O), as iolab records them.
-import { execFile } from 'node:child_process';
-import type { IopsJob } from './iops-plan.js';
+// fio for --vs-fio: the user's own job, as the user wrote it (the job file, the command line's
+// job options as typed), never iolab's reading of it, so a job iolab misreads cannot be misread
+// for fio too. iolab adds only what its own run decided where the user said nothing: the engine
+// of an engine list, a sweep point, and on iolab's plain command line a job name and the size.
+// fio runs with no shell between (src/parent-death.ts: it dies with iolab), and its CPU time,
+// every thread of it, comes from wait4.
+import { runDyingWithParent } from '../parent-death.js';
+import type { FioCommandLine } from './fio-cli.js';
+import type { FioOptionText, FioSectionText } from './fio-jobfile.js';
+import { presets } from './iops-job.js';
 
 export interface FioFigures {
+  /** IOPS of all of fio's jobs together. */
   iops: number;
   /** CPU microseconds per I/O: the fio process's CPU (all its threads), per I/O. */
   cpuPerIoUs: number;
@@ -11,72 +18,75 @@ export interface FioFigures {
   clatP50: number;
   clatP99: number;
   clatP999: number;
-  /** fio's job entry as it printed it. */
+  /** fio's first job entry as it printed it. */
   job: Record<string, unknown>;
-}
-
-/** Runs file with args to its end: exit code (null when killed or not started) and its output. */
-function run(file: string, args: string[]): Promise<{ exitCode: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    execFile(file, args, { maxBuffer: 64 << 20 }, (err, stdout, stderr) => {
-      const code = err === null ? 0 : typeof err.code === 'number' ? err.code : null;
-      resolve({ exitCode: code, stdout, stderr });
-    });
-  });
+  /** fio's whole JSON document. */
+  doc: { jobs: Record<string, any>[]; 'global options'?: Record<string, string> };
 }
 
 /** Is fio on PATH? Resolves to its version line, or undefined. */
 export async function fioVersion(): Promise<string | undefined> {
   try {
-    const r = await run('fio', ['--version']);
+    const r = await runDyingWithParent('fio', ['--version']);
     return r.exitCode === 0 ? r.stdout.trim() : undefined;
   } catch {
     return undefined;
   }
 }
 
-function fioTime(ms: number): string {
-  return ms % 1000 === 0 ? `${ms / 1000}s` : `${ms}ms`;
+/** What fio is given beside the user's own job: the options iolab's run set that the user did not. */
+export interface FioRunChoices {
+  /** The engine of this run, when it came from a list (or from iolab's default of every engine). */
+  engine?: string;
+  /** The sweep point of this run (fio's names and values). */
+  point?: Record<string, string>;
+  /** iolab's plain command line: fio needs a job name and a size. */
+  plain?: { size: number };
 }
 
-/** The options beyond rw/bs/depth/size that change what a job measures, as fio names them, each
- * given explicitly: fio gets them on its command line and both JSONs' job options show them, so
- * the two sides cannot run different jobs by default again. */
-export function measuredFioOptions(job: IopsJob): Record<string, string> {
-  const o: Record<string, string> = {
-    norandommap: job.norandommap ? '1' : '0',
-    randrepeat: job.randrepeat === false ? '0' : '1',
-    refill_buffers: job.refillBuffers ? '1' : '0',
-  };
-  if (job.randrepeat !== false && job.randseed !== undefined) o.randseed = String(job.randseed);
-  return o;
+const word = (o: FioOptionText) => (o.value === undefined ? `--${o.name}` : `--${o.name}=${o.value}`);
+const isEngineList = (o: FioOptionText) => o.name === 'ioengine' && o.value !== undefined && (o.value.includes(',') || o.value.trim() === 'all');
+
+/** A preset in fio's words (its engine list is the run's engine), first in its part of the
+ * command line so that the user's own options override it, as they do in iolab. */
+function presetWords(section: FioSectionText): string[] {
+  const name = section.options.find((o) => o.name === 'preset')?.value;
+  const p = name !== undefined ? presets[name] : undefined;
+  if (!p) return [];
+  const o: Record<string, unknown> = { rw: p.rw, bs: p.bs, iodepth: p.iodepth, rwmixread: p.rwmixread,
+    direct: p.direct === undefined ? undefined : Number(p.direct) };
+  return Object.entries(o).filter(([, v]) => v !== undefined).map(([k, v]) => `--${k}=${String(v)}`);
 }
 
-/** fio's command line for one of our jobs (group_reporting: numjobs add up, as ours do). */
-export function fioArgs(job: IopsJob): string[] {
-  const args = [
-    `--name=${job.name ?? 'iolab'}`, `--filename=${job.filename}`, `--ioengine=${job.engine}`, `--rw=${job.rw}`,
-    `--bs=${job.bs}`, `--iodepth=${job.iodepth}`, `--numjobs=${job.numjobs ?? 1}`, `--size=${job.size}`,
-    `--direct=${job.direct ? 1 : 0}`, `--invalidate=${job.invalidate ? 1 : 0}`, '--group_reporting',
-    '--output-format=json', '--thread',
-  ];
-  const hint = job.fadviseHint ?? 1;
-  args.push(`--fadvise_hint=${hint === 2 ? 'sequential' : hint === 3 ? 'random' : hint}`);
-  if (job.iodepthBatch && job.iodepthBatch > 1) args.push(`--iodepth_batch_submit=${job.iodepthBatch}`);
-  if (job.iodepthBatchCompleteMin !== undefined && job.iodepthBatchCompleteMin !== 1) {
-    args.push(`--iodepth_batch_complete_min=${job.iodepthBatchCompleteMin}`);
-  }
-  if (job.iodepthBatchCompleteMax) args.push(`--iodepth_batch_complete_max=${job.iodepthBatchCompleteMax}`);
-  if (job.runtimeMs) args.push(`--runtime=${fioTime(job.runtimeMs)}`);
-  if (job.timeBased) args.push('--time_based');
-  if (job.rampMs) args.push(`--ramp_time=${fioTime(job.rampMs)}`);
-  if (job.numberIos) args.push(`--number_ios=${job.numberIos}`);
-  if (job.rw === 'randrw' || job.rw === 'readwrite') args.push(`--rwmixread=${job.rwmixread ?? 50}`);
-  for (const [k, v] of Object.entries(measuredFioOptions(job))) args.push(`--${k}=${v}`);
-  // the engines' options carry fio's names; fio takes an engine's options after --ioengine
-  for (const [name, value] of Object.entries(job.engineOptions ?? {})) {
-    const n = typeof value === 'boolean' ? Number(value) : value;
-    if (n !== 0) args.push(`--${name}${n === 1 ? '' : `=${n}`}`);
+/** A part of the command line in fio's words: the preset spelled out, iolab's --force left out
+ * (fio has no such option: it writes where it is told). */
+function sectionWords(section: FioSectionText, engine: (o: FioOptionText) => string): string[] {
+  const own = section.options.filter((o) => o.name !== 'preset' && o.name !== 'force').map(engine);
+  const name = own[0]?.startsWith('--name=') ? [own.shift() as string] : [];
+  return [...name, ...presetWords(section), ...own];
+}
+
+/**
+ * fio's argv for the user's job: the command line's job options as typed (an engine list
+ * replaced by this run's engine), the job file, and this run's sweep point after each job's
+ * options. iolab's defaults that differ from fio's go first, where any option of the user's
+ * overrides them: --thread (iolab's jobs are threads).
+ */
+export function fioArgs(commandLine: FioCommandLine, jobFile: string | undefined, choices: FioRunChoices): string[] {
+  const engine = (o: FioOptionText) => (isEngineList(o) ? `--ioengine=${choices.engine}` : word(o));
+  const point = Object.entries(choices.point ?? {}).map(([k, v]) => `--${k}=${v}`);
+  const typed = [commandLine.global, ...commandLine.jobs].some((s) => s.options.some((o) => o.name === 'ioengine'));
+  const args = ['--output-format=json', '--thread'];
+  if (choices.engine !== undefined && !typed) args.push(`--ioengine=${choices.engine}`);
+  args.push(...sectionWords(commandLine.global, engine));
+  if (choices.plain) {
+    if (!commandLine.global.options.some((o) => o.name === 'size')) args.push(`--size=${choices.plain.size}`);
+    args.push(...point, '--name=iolab');
+  } else if (jobFile === undefined) {
+    for (const job of commandLine.jobs) args.push(...sectionWords(job, engine), ...point);
+  } else {
+    for (const job of commandLine.jobs) args.push(...sectionWords(job, engine));
+    args.push(jobFile);
   }
   return args;
 }
@@ -86,38 +96,26 @@ function pct(clat: Record<string, unknown> | undefined, key: string): number {
   return p?.[key] ?? NaN;
 }
 
-/** Runs fio for the job and returns its combined read+write figures. */
-/** The shell's `times` after fio ran: "0m0.001s 0m0.002s" (the shell), then fio's user and system
- * CPU, all of its threads (AIO helpers and io-wq workers too), in seconds. */
-function childCpuSeconds(stderr: string): number | undefined {
-  const last = stderr.trim().split('\n').pop() ?? '';
-  const m = /^(\d+)m([\d.]+)s (\d+)m([\d.]+)s$/.exec(last.trim());
-  return m ? Number(m[1]) * 60 + Number(m[2]) + Number(m[3]) * 60 + Number(m[4]) : undefined;
-}
-
-export async function runFio(job: IopsJob): Promise<FioFigures> {
-  // fio runs as a child of a shell that prints its children's CPU: fio's own usr_cpu/sys_cpu count
-  // only its job thread (RUSAGE_THREAD), while iolab counts its whole process over the job
-  const r = await run('bash', ['-c', 'fio "$@"; code=$?; times >&2; exit $code', 'fio', ...fioArgs(job)]);
-  const out = String(r.stdout);
-  const start = out.indexOf('{');
+/** Runs fio with args (fioArgs) and returns its figures, all of its jobs together. */
+export async function runFio(args: string[], stop?: AbortSignal): Promise<FioFigures> {
+  const r = await runDyingWithParent('fio', args, stop);
+  const start = r.stdout.indexOf('{');
   if (r.exitCode !== 0 || start < 0) {
-    const why = String(r.stderr).trim().split('\n').slice(0, -2).pop() || `exit code ${r.exitCode}`;
-    throw new Error(`fio failed for ${job.engine}: ${why}`);
+    const why = r.stderr.trim().split('\n').pop() || (r.signal ? `killed by ${r.signal}` : `exit code ${r.exitCode}`);
+    throw new Error(`fio failed: ${why}`);
   }
-  const parsed = JSON.parse(out.slice(start)) as { jobs: Record<string, any>[] };
-  const j = parsed.jobs[0];
-  const dirs = [j.read, j.write].filter((d) => d && d.total_ios > 0);
-  const main = dirs[0] ?? j.read;
+  const doc = JSON.parse(r.stdout.slice(start)) as FioFigures['doc'];
+  const dirs = doc.jobs.flatMap((j) => [j.read, j.write]).filter((d) => d && d.total_ios > 0);
+  const main = dirs[0] ?? doc.jobs[0].read;
   const ios = dirs.reduce((s, d) => s + d.total_ios, 0);
-  const cpuSec = childCpuSeconds(String(r.stderr)) ?? ((j.usr_cpu + j.sys_cpu) / 100) * (j.job_runtime / 1000);
   return {
     iops: dirs.reduce((s, d) => s + d.iops, 0),
-    cpuPerIoUs: ios > 0 ? (cpuSec * 1e6) / ios : NaN,
+    cpuPerIoUs: ios > 0 ? (r.cpuSec * 1e6) / ios : NaN,
     bwBytes: dirs.reduce((s, d) => s + d.bw_bytes, 0),
     clatP50: pct(main.clat_ns, '50.000000'),
     clatP99: pct(main.clat_ns, '99.000000'),
     clatP999: pct(main.clat_ns, '99.900000'),
-    job: j,
+    job: doc.jobs[0],
+    doc,
   };
 }

@@ -1,27 +1,61 @@
-// A `bench iops` plan and what its two runners (iops-run.ts, vs-fio.ts) share: the jobs of
-// each sweep point and engine, the title line, the JSON output, the note on a stopped layout.
+// A `bench iops` plan: fio's jobs (fio-jobs.ts) as runs. The jobs between two stonewalls run at
+// the same time, one step; the steps run one after another. iolab's own lists (--ioengine with
+// several engines, --sweep points) are variants: the whole job list runs once per variant, each
+// run in groups of its own. fio's group_reporting decides which jobs of a group one result sums.
+// Shared by the two runners (iops-run.ts, vs-fio.ts): the titles, the JSON output, the note on a
+// stopped layout.
+import { existsSync } from 'node:fs';
 import type { BenchJob, BenchResult } from '../native.js';
-import { printJson, writeJsonFile } from '../cli-util.js';
+import { printJson, UserError, writeJsonFile } from '../cli-util.js';
 import { checkJob } from './storage-job.js';
 import { sweepPoints, type SweepAxis } from './sweep.js';
+import { ENGINES } from './engines.js';
+import type { FioJobList } from './fio-jobs.js';
+import { jobEngines, jobFromOptions, type IopsJob, type IopsOptions } from './iops-job.js';
 
-/** A bench iops job: the native job, fio's `name` for it, and the fio options it was given that
- * change nothing iolab measures (thread, group_reporting), shown in its job options. */
-export interface IopsJob extends BenchJob {
-  name?: string;
-  /** fio's randrepeat (default 1); randrepeat=0 runs with a randseed drawn for the run. */
-  randrepeat?: boolean;
-  accepted?: Record<string, string>;
+export type { IopsJob } from './iops-job.js';
+
+/** A job of a step, and the result (entry) of the step it is reported in. */
+export interface PlannedJob {
+  job: IopsJob;
+  /** A sweep point: its options, fio's names and string values. */
+  point?: Record<string, string>;
+  entry: number;
+}
+
+/** Jobs that run at the same time: one phase of the job list (between stonewalls), one variant. */
+export interface Step {
+  phase: number;
+  jobs: PlannedJob[];
+}
+
+/** One run of the whole job list: with one engine of a list, at one sweep point. */
+export interface Variant {
+  engine?: string;
+  point?: Record<string, string>;
+  steps: Step[];
 }
 
 export interface IopsRun {
-  base: IopsJob;
-  engines: string[];
+  variants: Variant[];
+  /** Each phase's jobs as written (clone 0 of each), for the titles. */
+  phases: IopsJob[][];
   sweep: SweepAxis[];
   json: boolean;
   output?: string;
   vsFio: boolean;
   repeat: number;
+  /** fio's "global options" of the run. */
+  globalOptions: Record<string, string>;
+}
+
+export interface RunOptions {
+  json?: boolean;
+  outputFormat?: string;
+  output?: string;
+  vsFio?: boolean;
+  repeat?: number;
+  sweep?: SweepAxis[];
 }
 
 /** 268435456 -> "256MiB", 8192 -> "8KiB": the title's size. */
@@ -35,22 +69,8 @@ export function describeJob(job: IopsJob, sweep: SweepAxis[] = []): string {
   const mix = job.rw === 'randrw' || job.rw === 'readwrite' ? ` rwmixread=${job.rwmixread}` : '';
   const swept = sweep.map((a) => ` sweep ${a.key}=${a.values.join(',')}`).join('');
   const name = job.name !== undefined ? `${job.name}: ` : '';
-  return `${name}${job.rw}${mix} bs=${job.bs} iodepth=${job.iodepth} numjobs=${job.numjobs} ` +
+  return `${name}${job.rw}${mix} bs=${job.bs} iodepth=${job.iodepth} numjobs=${job.clones ?? job.numjobs ?? 1} ` +
     `size=${sizeText(job.size)} direct=${job.direct ? 1 : 0}${time}${job.verify ? ' verify' : ''}${swept}`;
-}
-
-/** The jobs of a plan: each sweep point (or the one plain point) with each engine. */
-export interface PlannedJob {
-  job: IopsJob;
-  point?: Record<string, string>;
-}
-
-export function planJobs(plan: IopsRun): PlannedJob[] {
-  const points = sweepPoints(plan.sweep);
-  return points.flatMap((p) => plan.engines.map((engine) => ({
-    job: { ...plan.base, ...p.set, engine },
-    point: plan.sweep.length ? p.options : undefined,
-  })));
 }
 
 /** Says on stderr what an interrupted layout left behind. */
@@ -65,16 +85,80 @@ export function outputJson(plan: { json?: boolean; output?: string }, doc: unkno
   if (plan.json) printJson(doc);
 }
 
-/** Every job of the plan, checked before any I/O. */
-export function checkedJobs(plan: IopsRun): PlannedJob[] {
-  const jobs = planJobs(plan);
-  for (const { job } of jobs) checkJob(job);
-  return jobs;
-}
-
 /** "io_uring iodepth=4": an engine, and the sweep point when there is one; a named job's name
- * first ("test io_uring"), as fio's jobname. */
+ * first ("test io_uring"), as the table's rows name it. */
 export function jobLabel(engine: string, point?: Record<string, string>, name?: string): string {
   const label = point ? `${engine} ${Object.entries(point).map(([k, v]) => `${k}=${v}`).join(' ')}` : engine;
   return name !== undefined ? `${name} ${label}` : label;
+}
+
+/** The engines of a list every job shares (a variant each), or none when each job has one. */
+function variantEngines(jobs: { job: IopsJob; engines: string[] }[]): (string | undefined)[] {
+  const lists = jobs.filter((j) => j.engines.length > 1);
+  if (lists.length === 0) return [undefined];
+  const same = jobs.every((j) => j.engines.join() === lists[0].engines.join());
+  if (!same) {
+    throw new UserError(`ioengine ${lists[0].engines.join(',')} runs the jobs once per engine, so every job takes that list ` +
+      `(${jobs.map((j) => `${j.job.name ?? 'the job'}: ${j.engines.join(',')}`).join('; ')})`);
+  }
+  return lists[0].engines;
+}
+
+/** fio's reporting rule: a job with group_reporting is summed into the result before it when
+ * that one is of its group; any other job has a result of its own. */
+function assignEntries(jobs: IopsJob[]): number[] {
+  let entry = -1;
+  return jobs.map((job, i) => {
+    if (i === 0 || !job.groupReporting || jobs[i - 1].groupid !== job.groupid) entry++;
+    return entry;
+  });
+}
+
+/** The plan of a job list: every job checked before any I/O. */
+export function planRun(list: FioJobList, run: RunOptions): IopsRun {
+  const sweep = run.sweep ?? [];
+  const jobs = list.jobs.map((fio) => {
+    const opts = fio.options as IopsOptions;
+    if (fio.filenames.length > 1) {
+      throw new UserError(`filename=${String(opts.filename)} names ${fio.filenames.length} files (fio's ':' list): iolab runs a job ` +
+        'over one file, so give each file a job of its own');
+    }
+    const filename = fio.filenames[0] ?? opts.filename;
+    if (!filename) throw new UserError('--filename (or --name) is required (iolab creates and lays it out when missing)');
+    // iolab's own command line has a default size; a fio job has none, as in fio
+    if (list.fioJob && opts.size === undefined && !existsSync(filename)) {
+      throw new UserError(`${fio.name}: no size for '${filename}', which does not exist yet (fio refuses it too: ` +
+        '"you need to specify size="); give size=');
+    }
+    const engines = jobEngines(opts, list.fioJob, ENGINES);
+    const job = jobFromOptions(opts, filename, engines, sweep);
+    return { fio, engines, job: { ...job, name: list.fioJob ? fio.name : undefined, clone: fio.clone, groupid: fio.groupid } };
+  });
+  const phases: (typeof jobs)[] = [];
+  for (const j of jobs) {
+    if (phases.length === 0 || j.fio.stonewall) phases.push([]);
+    phases[phases.length - 1].push(j);
+  }
+  const groups = Math.max(...jobs.map((j) => j.fio.groupid)) + 1;
+  const variants: Variant[] = [];
+  const engines = variantEngines(jobs);
+  for (const point of sweepPoints(sweep)) {
+    for (const engine of engines) {
+      const offset = variants.length * groups;
+      const steps = phases.map((phase, p) => {
+        const planned = phase.map(({ job, engines }) => ({
+          ...job, ...point.set, engine: engine ?? engines[0], groupid: (job.groupid ?? 0) + offset,
+        } as IopsJob));
+        const entries = assignEntries(planned);
+        return { phase: p, jobs: planned.map((job, i) => ({ job, point: sweep.length ? point.options : undefined, entry: entries[i] })) };
+      });
+      variants.push({ engine, point: sweep.length ? point.options : undefined, steps });
+    }
+  }
+  for (const v of variants) for (const s of v.steps) for (const { job } of s.jobs) checkJob(job);
+  return {
+    variants, sweep, phases: phases.map((p) => p.filter((j) => j.fio.clone === 0).map((j) => j.job)),
+    json: run.json === true || run.outputFormat === 'json', output: run.output, vsFio: run.vsFio === true,
+    repeat: run.repeat ?? 3, globalOptions: list.globalOptions,
+  };
 }

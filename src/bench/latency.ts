@@ -96,7 +96,8 @@ Example:
       if (!opts.infile) throw new UserError('--infile is required (the file to read)');
       if (!opts.outfile) throw new UserError('--outfile is required (the file to write)');
       const engines = enginesToRun(opts);
-      const common = { bs: opts.bs, iodepth: 1, numjobs: 1, numberIos: opts.count, direct: opts.direct, invalidate: true };
+      // --count I/Os, however small the file: counted on past its end, pass after pass
+      const common = { bs: opts.bs, iodepth: 1, numjobs: 1, numberIos: opts.count, numberIosWraps: true, direct: opts.direct, invalidate: true };
       const readJob: BenchJob = { ...common, filename: opts.infile, engine: '', rw: 'read', ...inputSize(opts.infile, opts.bs) };
       const writeJob: BenchJob = { ...common, filename: opts.outfile, engine: '', rw: 'write', size: opts.count * opts.bs, force: opts.force };
       checkDirectAlignment(opts, [opts.infile, opts.outfile]);

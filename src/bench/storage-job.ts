@@ -92,10 +92,22 @@ export interface ProgressOptions {
 
 /** Runs one job natively; while it runs, a one-line progress bar with IOPS and ETA on stderr. */
 export async function runJob(job: BenchJob, progress: ProgressOptions): Promise<BenchResult> {
+  return withProgress([job], progress, (stop, onProgress) => native.benchRun({ ...job, stop }, onProgress));
+}
+
+/** Runs jobs at the same time (one result per job's entry), with the progress bar of them all. */
+export async function runJobGroup(jobs: BenchJob[], progress: ProgressOptions): Promise<BenchResult[]> {
+  return withProgress(jobs, progress, (stop, onProgress) => native.benchRunGroup(jobs.map((j) => ({ ...j, stop })), onProgress));
+}
+
+async function withProgress<T>(jobs: BenchJob[], progress: ProgressOptions,
+  start: (stop: Int32Array, onProgress?: (p: BenchProgress) => void) => Promise<T>): Promise<T> {
   const draw = progress.show && process.stderr.isTTY === true;
   let lastIos = 0;
   let lastMs = 0;
+  const job = jobs[0];
   const total = job.timeBased || job.runtimeMs ? (job.rampMs ?? 0) + (job.runtimeMs ?? 0) : undefined;
+  const layoutBytes = jobs.reduce((sum, j) => sum + j.size, 0);
   const onProgress = draw ? (p: BenchProgress) => {
     const iops = p.elapsedMs > lastMs ? ((p.ios - lastIos) * 1000) / (p.elapsedMs - lastMs) : 0;
     lastIos = p.ios;
@@ -103,13 +115,13 @@ export async function runJob(job: BenchJob, progress: ProgressOptions): Promise<
     let fraction: number;
     let eta: number;
     if (p.phase === 'layout') {
-      fraction = Math.min(1, p.bytes / job.size);
-      eta = p.bytes > 0 ? ((job.size - p.bytes) * p.elapsedMs) / p.bytes : 0;
+      fraction = Math.min(1, p.bytes / layoutBytes);
+      eta = p.bytes > 0 ? ((layoutBytes - p.bytes) * p.elapsedMs) / p.bytes : 0;
     } else if (total !== undefined) {
       fraction = Math.min(1, p.elapsedMs / total);
       eta = Math.max(0, total - p.elapsedMs);
     } else {
-      const want = (job.numberIos ?? job.size / job.bs) * (job.numjobs ?? 1);
+      const want = jobs.reduce((sum, j) => sum + (j.numberIos ?? j.size / j.bs) * (j.numjobs ?? 1), 0);
       fraction = Math.min(1, p.ios / want);
       eta = iops > 0 ? ((want - p.ios) * 1000) / iops : 0;
     }
@@ -127,15 +139,9 @@ export async function runJob(job: BenchJob, progress: ProgressOptions): Promise<
   if (signal.aborted) onAbort();
   signal.addEventListener('abort', onAbort);
   try {
-    return await native.benchRun({ ...job, stop }, onProgress);
+    return await start(stop, onProgress);
   } finally {
     signal.removeEventListener('abort', onAbort);
     if (draw) process.stderr.write('\r\x1b[K');
   }
-}
-
-/** IOPS of a result, both directions together. */
-export function resultIops(r: BenchResult): number {
-  const secs = r.runtimeNs / 1e9;
-  return secs > 0 ? (r.read.ios + r.write.ios) / secs : 0;
 }

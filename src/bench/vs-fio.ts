@@ -1,38 +1,61 @@
-// `bench iops --vs-fio`: each job (engine, or engine x sweep point) in iolab and in fio,
-// alternating who goes first, --repeat rounds; medians of IOPS and of CPU time per I/O, and
-// their ratios iolab/fio. fio keeps its latency recording on, as iolab records every I/O.
+// `bench iops --vs-fio`: each run of the job list (an engine of a list, a sweep point) in iolab
+// and in fio, alternating who goes first, --repeat rounds; medians of IOPS (all jobs together)
+// and of CPU time per I/O, and their ratios iolab/fio. fio is given the user's own job file or
+// command line (fio-runner.ts), never iolab's reading of it.
 import { native, type BenchResult } from '../native.js';
 import { commandLine, UserError } from '../cli-util.js';
 import { interruption, markInterrupted } from '../interrupt.js';
 import { formatCount, formatNs, median, ratio, table } from '../format.js';
 import { machineInfo } from './machine.js';
-import { runJob } from './storage-job.js';
 import { engineInfo } from './engines.js';
 import { cpuPerIoUs, diskSample, diskUtil, fioDocument, fioJob } from './fio-json.js';
-import { fioVersion, runFio, type FioFigures } from './fio-runner.js';
+import { fioArgs, fioVersion, runFio, type FioFigures } from './fio-runner.js';
 import { formatCpuPerIo, resultIops } from './storage-table.js';
-import { describeJob, jobLabel, outputJson, reportInterruptedLayout, type IopsJob, type IopsRun, type PlannedJob } from './iops-plan.js';
+import { describeJob, jobLabel, outputJson, type IopsRun, type Variant } from './iops-plan.js';
+import { runStep, type StepEntry } from './iops-run.js';
+import type { FioCommandLine } from './fio-cli.js';
+
+/** One round of iolab's side: every step of the run, and the figures of all its jobs together. */
+interface IolabRound {
+  entries: StepEntry[];
+  iops: number;
+  cpuPerIoUs: number;
+  clatP99: number;
+}
 
 interface Pair {
-  job: IopsJob;
-  point?: Record<string, string>;
+  variant: Variant;
   label: string;
-  iolab: BenchResult[];
+  iolab: IolabRound[];
   fio: FioFigures[];
   unavailable?: string;
   partial?: boolean;
 }
 
+function iolabRound(entries: StepEntry[]): IolabRound {
+  const results = entries.map((e) => e.result).filter((r): r is BenchResult => r !== undefined && !r.unavailable);
+  const ios = results.reduce((s, r) => s + r.read.ios + r.write.ios, 0);
+  const cpuUs = results.reduce((s, r) => s + (cpuPerIoUs(r) || 0) * (r.read.ios + r.write.ios), 0);
+  const first = results[0];
+  return {
+    entries,
+    iops: results.reduce((s, r) => s + resultIops(r), 0),
+    cpuPerIoUs: ios > 0 ? cpuUs / ios : NaN,
+    clatP99: first ? (first.read.ios ? first.read : first.write).clat.percentiles[12] : NaN,
+  };
+}
+
 function summarize(p: Pair) {
-  if (p.unavailable) return { engine: p.job.engine, point: p.point, unavailable: p.unavailable };
-  const iolabIops = median(p.iolab.map(resultIops));
+  const engine = p.variant.engine ?? p.variant.steps[0].jobs[0].job.engine;
+  if (p.unavailable) return { engine, point: p.variant.point, unavailable: p.unavailable };
+  const iolabIops = median(p.iolab.map((r) => r.iops));
   const fioIops = median(p.fio.map((f) => f.iops));
-  const iolabCpu = median(p.iolab.map(cpuPerIoUs));
+  const iolabCpu = median(p.iolab.map((r) => r.cpuPerIoUs));
   const fioCpu = median(p.fio.map((f) => f.cpuPerIoUs));
   return {
-    engine: p.job.engine,
-    point: p.point,
-    rounds: p.iolab.map((r, i) => ({ iolab_iops: resultIops(r), fio_iops: p.fio[i]?.iops, iolab_cpu_us_per_io: cpuPerIoUs(r),
+    engine,
+    point: p.variant.point,
+    rounds: p.iolab.map((r, i) => ({ iolab_iops: r.iops, fio_iops: p.fio[i]?.iops, iolab_cpu_us_per_io: r.cpuPerIoUs,
       fio_cpu_us_per_io: p.fio[i]?.cpuPerIoUs })),
     iolab_iops: iolabIops,
     fio_iops: fioIops,
@@ -40,51 +63,82 @@ function summarize(p: Pair) {
     iolab_cpu_us_per_io: iolabCpu,
     fio_cpu_us_per_io: fioCpu,
     cpu_ratio: fioCpu > 0 ? iolabCpu / fioCpu : NaN,
-    iolab_clat_p99_ns: median(p.iolab.map((r) => (r.read.ios ? r.read : r.write).clat.percentiles[12])),
+    iolab_clat_p99_ns: median(p.iolab.map((r) => r.clatP99)),
     fio_clat_p99_ns: median(p.fio.map((f) => f.clatP99)),
-    // what fio was told, as its JSON lists it: the same job as iolab's "job options" above
+    // what fio was told, as its JSON lists it: the user's own options
+    fio_global_options: p.fio[0]?.doc['global options'],
     fio_job_options: p.fio[0]?.job['job options'],
+    fio_jobs: p.fio[0]?.doc.jobs.length,
     ...(p.partial ? { partial: true } : {}),
   };
 }
 
-export async function runVsFio(plan: IopsRun, jobs: PlannedJob[]): Promise<void> {
+/** What fio needs to be told that the user did not say, and cannot be told at all. */
+function checkVsFio(plan: IopsRun, jobFile: string | undefined, user: FioCommandLine): void {
+  const jobs = plan.variants.flatMap((v) => v.steps.flatMap((s) => s.jobs.map((j) => j.job)));
+  if (jobs.some((j) => j.verify)) throw new UserError('--vs-fio runs fio on the same file, which overwrites the verify pattern: drop --verify');
+  const testOnly = jobs.find((j) => engineInfo(j.engine)?.testOnly);
+  if (testOnly) throw new UserError(`--vs-fio: fio has no engine ${testOnly.engine} (a test-only engine)`);
+  if (jobFile !== undefined && plan.sweep.length > 0) {
+    throw new UserError('--vs-fio --sweep needs the job on the command line: fio gives a job file\'s own options precedence over the command line\'s');
+  }
+  const listOnCommandLine = [user.global, ...user.jobs].some((s) => s.options.some((o) => o.name === 'ioengine' && /,|^\s*all\s*$/.test(o.value ?? '')));
+  if (jobFile !== undefined && plan.variants.some((v) => v.engine !== undefined) && !listOnCommandLine) {
+    throw new UserError(`--vs-fio: fio reads one ioengine per job, and '${jobFile}' gives a list`);
+  }
+}
+
+export async function runVsFio(plan: IopsRun, user: { jobFile?: string; commandLine: FioCommandLine }): Promise<void> {
   const version = await fioVersion();
   if (!version) throw new UserError('--vs-fio needs fio on PATH (apt-get install fio)');
-  const { base } = plan;
-  if (base.verify) throw new UserError('--vs-fio runs fio on the same file, which overwrites the verify pattern: drop --verify');
-  const testOnly = plan.engines.find((e) => engineInfo(e)?.testOnly);
-  if (testOnly) throw new UserError(`--vs-fio: fio has no engine ${testOnly} (a test-only engine)`);
+  checkVsFio(plan, user.jobFile, user.commandLine);
   const signal = interruption();
-  const machine = machineInfo(base.filename);
+  const first = plan.variants[0].steps[0].jobs[0].job;
+  const machine = machineInfo(first.filename);
   const started = Date.now();
   const disk0 = diskSample(machine.fileSystem?.device);
-  const writes = base.rw !== 'read' && base.rw !== 'randread';
-  const pairs: Pair[] = jobs.map(({ job, point }) => ({
-    job, point, iolab: [], fio: [],
-    label: jobLabel(job.engine, point, job.name),
+  const plain = first.name === undefined;
+  const jobs = plan.variants[0].steps.flatMap((s) => s.jobs.map((j) => j.job));
+  const writes = jobs.some((j) => j.rw !== 'read' && j.rw !== 'randread');
+  const pairs: Pair[] = plan.variants.map((variant) => ({
+    variant, iolab: [], fio: [], label: jobLabel(variant.engine ?? variant.steps[0].jobs[0].job.engine, variant.point),
   }));
   rounds: for (let round = 0; round < plan.repeat; round++) {
     for (const p of pairs) {
       if (p.unavailable) continue;
       const ours = async () => {
-        const r = await runJob(p.job, { show: !plan.json, label: `${p.label} iolab ${round + 1}/${plan.repeat}` });
-        if (r.unavailable) p.unavailable = r.unavailable;
-        else if (r.interrupted) {
-          reportInterruptedLayout(p.job, r);
-          if (r.read.ios + r.write.ios > 0) p.iolab.push(r);
+        const entries: StepEntry[] = [];
+        for (const step of p.variant.steps) {
+          if (signal.aborted) break;
+          entries.push(...await runStep(step, !plan.json));
+        }
+        const failed = entries.find((e) => e.error);
+        if (failed?.error) throw new Error(failed.error);
+        const unavailable = entries.find((e) => e.result?.unavailable)?.result?.unavailable;
+        if (unavailable) p.unavailable = unavailable;
+        else if (entries.some((e) => e.result?.interrupted)) {
+          if (entries.some((e) => (e.result?.read.ios ?? 0) + (e.result?.write.ios ?? 0) > 0)) p.iolab.push(iolabRound(entries));
           p.partial = true;
-        } else p.iolab.push(r);
+        } else p.iolab.push(iolabRound(entries));
       };
       const theirs = async () => {
         if (p.unavailable || signal.aborted) return;
-        // the size iolab's run addressed (a whole foreign file or device without --size): fio's too
-        const f = await runFio({ ...p.job, size: p.iolab.find((r) => r.size > 0)?.size ?? p.job.size });
-        if (writes) native.benchMarkWritten(p.job.filename);  // fio wrote into iolab's file on its behalf
-        if (signal.aborted) p.partial = true;
+        // on iolab's plain command line fio gets the size iolab's run addressed (a whole foreign file or device)
+        const size = p.iolab.flatMap((r) => r.entries).find((e) => e.result?.size)?.result?.size ?? first.size;
+        const args = fioArgs(user.commandLine, user.jobFile, { engine: p.variant.engine, point: p.variant.point,
+          plain: plain ? { size } : undefined });
+        let f: FioFigures | undefined;
+        try {
+          f = await runFio(args, signal);
+        } catch (err) {
+          if (!signal.aborted) throw err;  // stopped by Ctrl-C: fio's run is partial
+        }
+        // fio wrote into iolab's files on its behalf
+        if (writes) for (const j of jobs) native.benchMarkWritten(j.filename);
+        if (signal.aborted || f === undefined) p.partial = true;
         else p.fio.push(f);
       };
-      // the first run of a round lays the file out; later rounds alternate who goes first
+      // the first run of a round lays the files out; later rounds alternate who goes first
       if (round % 2 === 0) {
         await ours();
         await theirs();
@@ -97,17 +151,22 @@ export async function runVsFio(plan: IopsRun, jobs: PlannedJob[]): Promise<void>
   }
   const summary = pairs.map(summarize);
   const interrupted = signal.aborted;
-  const entries = pairs.map((p) => {
-    const mid = p.iolab.length ? [...p.iolab].sort((a, b) => resultIops(a) - resultIops(b))[p.iolab.length >> 1] : undefined;
-    return fioJob({ job: p.job, point: p.point, result: p.unavailable ? { unavailable: p.unavailable } as BenchResult : mid });
+  const entries = pairs.flatMap((p) => {
+    const mid = p.iolab.length ? [...p.iolab].sort((a, b) => a.iops - b.iops)[p.iolab.length >> 1] : undefined;
+    if (p.unavailable || !mid) {
+      return p.variant.steps.flatMap((s) => s.jobs.filter((j, i) => s.jobs.findIndex((k) => k.entry === j.entry) === i)
+        .map((j) => fioJob({ job: j.job, point: j.point, result: p.unavailable ? { unavailable: p.unavailable } as BenchResult : undefined })));
+    }
+    return mid.entries.map(fioJob);
   });
   const doc = fioDocument(started, entries, diskUtil(disk0, diskSample(machine.fileSystem?.device)), {
     machine, command: commandLine(), vs_fio: { fio: version, repeat: plan.repeat, engines: summary },
     ...(interrupted ? { interrupted: true } : {}),
-  });
+  }, plan.globalOptions);
   outputJson(plan, doc);
   if (!plan.json) {
-    process.stdout.write(`iolab bench iops --vs-fio (${version}, median of ${plan.repeat} rounds): ${describeJob(base, plan.sweep)} file=${base.filename}\n`);
+    const titles = plan.phases.flat().map((j) => `${describeJob(j, plan.sweep)} file=${j.filename}`).join('; ');
+    process.stdout.write(`iolab bench iops --vs-fio (${version}, median of ${plan.repeat} rounds): ${titles}\n`);
     const rows = summary.map((s, i) => {
       const label = `${pairs[i].label}${pairs[i].partial ? ' (partial)' : ''}`;
       if ('unavailable' in s && s.unavailable) return [label, `unavailable: ${s.unavailable}`];

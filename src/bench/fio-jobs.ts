@@ -1,0 +1,153 @@
+// The jobs of a `bench iops` run as fio 3.33 forms them from its command line and job file: the
+// command line's options before the first --name are the defaults of every job, each --name is
+// a job, then the job file: its [global] sections change the defaults for the sections after
+// them, each job section starts from those defaults. Each job with numjobs=N is N jobs (fio's
+// clones, 0..N-1), each with its own file NAME.N.0 when no filename is given. groupid counts
+// stonewall and new_group as fio does (a job that has either starts a new group after a group
+// with jobs); a stonewall job also waits for every job before it.
+import type { Command } from 'commander';
+import { UserError } from '../cli-util.js';
+import { isFlag, isZeroOne, jobOption, refuseFioOption, isFioOption, findLong } from './fio-cli.js';
+import type { FioCommandLine } from './fio-cli.js';
+import type { FioOptionText, FioSectionText } from './fio-jobfile.js';
+import { FIO_ALIASES, FIO_INVERSES, splitFilenames, stripJobFileLine, substituteValue } from './fio-values.js';
+
+/** One fio job: a section of the job file or a --name of the command line, one clone of it. */
+export interface FioJob {
+  /** fio's jobname: the name option when the section sets one, else the section's name. */
+  name: string;
+  /** The section's name, which names the job's file when it has none (SECTION.CLONE.0). */
+  section: string;
+  /** fio's subjob number: 0 for the job itself, 1..numjobs-1 for its clones. */
+  clone: number;
+  /** The job's options, keyed as commander keys them, values parsed. */
+  options: Record<string, unknown>;
+  /** The files the job's filename names (fio's ':' list), or its default file. */
+  filenames: string[];
+  groupid: number;
+  /** Waits for every job before it (fio's stonewall): the jobs before it form one run. */
+  stonewall: boolean;
+}
+
+export interface FioJobList {
+  jobs: FioJob[];
+  /** fio's "global options": what the command line before any --name and the [global]
+   * sections set, fio's option names, the values as written (after ${VAR} and $ncpus...). */
+  globalOptions: Record<string, string>;
+  /** The run is a fio job (a job file, or a command line with --name): fio's defaults hold
+   * where iolab's plain command line has its own (ioengine). */
+  fioJob: boolean;
+}
+
+type Values = Record<string, unknown>;
+
+/** An option text's value, parsed by the command's own option; fio's inverse options turned
+ * around. Returns [commander key, value] (value undefined: the flag is off). */
+function parseOptionText(cmd: Command, text: FioOptionText, fromFile: boolean): [string, unknown] {
+  const where = fromFile ? `${text.where}: ` : '';
+  const spelled = fromFile ? `'${text.name}'` : text.where;
+  const option = jobOption(cmd, text.name);
+  if (!option) {
+    if (findLong(cmd, text.name)) throw new UserError(`${where}'${text.name}' is an iolab command-line option, not a job option`);
+    if (isFioOption(text.name)) refuseFioOption(text.name, spelled, where);
+    throw new UserError(`${where}unknown option '${text.name}'`);
+  }
+  const key = option.attributeName();
+  const label = fromFile ? text.name : text.where;
+  let value = text.value;
+  if (value !== undefined && fromFile) value = substituteValue(text.name, value);
+  const inverse = FIO_INVERSES[text.name];
+  if (inverse && value !== undefined) value = inverse.value(value);
+  if (isFlag(option)) {
+    if (value === undefined || value === '1') return [key, true];
+    if (value === '0') return [key, undefined];
+    throw new UserError(`${where}${label}: expected 0 or 1, got '${text.value}'`);
+  }
+  if (value === undefined) {
+    if (!option.optional) throw new UserError(`${where}${label} needs a value (${text.name}=...)`);
+    if (!isZeroOne(option)) return [key, option.presetArg ?? true];  // --verify alone
+    value = inverse ? inverse.value('1') : '1';
+  }
+  if (key === 'filename') return [key, value];
+  try {
+    return [key, option.parseArg ? option.parseArg(value, undefined) : value];
+  } catch (err) {
+    if (fromFile) throw new UserError(`${where}${label}: ${(err as Error).message}`);
+    // on the command line, commander's words for a value its option refuses, as every command has them
+    if ((err as { code?: string }).code === 'commander.invalidArgument') {
+      throw new UserError(`option '${option.flags}' argument '${value}' is invalid. ${(err as Error).message}`);
+    }
+    throw err;
+  }
+}
+
+/** The canonical fio name and text of an option as fio's JSON lists it ("global options"). */
+function dumped(text: FioOptionText, fromFile: boolean): [string, string] | undefined {
+  if (text.value === undefined) return undefined;
+  const name = FIO_ALIASES[text.name] ?? text.name;
+  return [name, fromFile ? substituteValue(text.name, text.value) : text.value];
+}
+
+function applyAll(cmd: Command, into: Values, section: FioSectionText, fromFile: boolean): void {
+  for (const text of section.options) {
+    const [key, value] = parseOptionText(cmd, text, fromFile);
+    if (value === undefined) delete into[key];
+    else into[key] = value;
+  }
+}
+
+/**
+ * The jobs of the command line (its globals and --name jobs) and of the job file's sections, in
+ * fio's order and with fio's precedence; numjobs made into clones; groupids counted.
+ */
+export function fioJobList(cmd: Command, commandLine: FioCommandLine, fileSections: FioSectionText[] | undefined): FioJobList {
+  const defaults: Values = {};
+  const globalOptions: Record<string, string> = {};
+  const dump = (section: FioSectionText, fromFile: boolean) => {
+    for (const text of section.options) {
+      const d = dumped(text, fromFile);
+      if (d) globalOptions[d[0]] = d[1];
+    }
+  };
+  applyAll(cmd, defaults, commandLine.global, false);
+  dump(commandLine.global, false);
+  const sections: { section: FioSectionText; values: Values }[] = [];
+  for (const job of commandLine.jobs) {
+    const values = { ...defaults };
+    applyAll(cmd, values, job, false);
+    sections.push({ section: job, values });
+  }
+  for (const s of fileSections ?? []) {
+    if (s.global) {
+      applyAll(cmd, defaults, s, true);
+      dump(s, true);
+      continue;
+    }
+    const values = { ...defaults, name: undefined };
+    applyAll(cmd, values, s, true);
+    sections.push({ section: s, values });
+  }
+  const fioJob = fileSections !== undefined || commandLine.jobs.length > 0;
+  if (!fioJob) sections.push({ section: { name: '', global: false, options: [], where: 'the command line' }, values: defaults });
+  const jobs: FioJob[] = [];
+  let groupid = 0;
+  let jobsInGroup = 0;
+  for (const { section, values } of sections) {
+    const stonewall = values.stonewall === true;
+    if ((stonewall || values.new_group === true) && jobsInGroup > 0) {
+      groupid++;
+      jobsInGroup = 0;
+    }
+    const numjobs = (values.numjobs as number | undefined) ?? 1;
+    const given = typeof values.filename === 'string' ? splitFilenames(stripJobFileLine(values.filename)) : [];
+    const name = typeof values.name === 'string' && values.name !== '' ? values.name : section.name;
+    for (let clone = 0; clone < numjobs; clone++) {
+      // fio's clones share a named file; without one each has its own, named after the section
+      const filenames = given.length > 0 ? given : section.name !== '' ? [`${section.name}.${clone}.0`] : [];
+      jobs.push({ name, section: section.name, clone, options: values, filenames, groupid,
+        stonewall: stonewall && clone === 0 });
+      jobsInGroup++;
+    }
+  }
+  return { jobs, globalOptions, fioJob };
+}

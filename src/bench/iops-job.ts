@@ -1,0 +1,135 @@
+// One `bench iops` job from its options: fio's names (commander's keys), the presets, iolab's
+// defaults (fio's, except where docs/storage.md says why not), and the fio options it was given
+// that change nothing iolab measures (thread), shown in its job options.
+import { randomInt } from 'node:crypto';
+import type { BenchJob } from '../native.js';
+import { checkDepth, engineOptionsFrom } from './engines.js';
+import type { RwMode } from './storage-job.js';
+import type { SweepAxis } from './sweep.js';
+
+interface Preset {
+  rw?: RwMode;
+  bs?: number;
+  iodepth?: number;
+  rwmixread?: number;
+  direct?: boolean;
+  ioengine?: string[];
+}
+
+/** fio profiles for latency, IOPS, throughput and mixed load, and a large sequential write. */
+export const presets: Record<string, Preset> = {
+  latency: { rw: 'randread', bs: 4096, iodepth: 1 },
+  iops: { rw: 'randread', bs: 4096, iodepth: 32 },
+  throughput: { rw: 'read', bs: 128 * 1024, iodepth: 32 },
+  mixed: { rw: 'randrw', rwmixread: 70, bs: 4096, iodepth: 32 },
+  bigwrite: { rw: 'write', bs: 1 << 20, iodepth: 16, direct: true, ioengine: ['libaio', 'psync'] },
+};
+
+const DEFAULT_SIZE = 256 * 2 ** 20;
+
+/** A job's options as commander keys them (fio's names), values parsed. */
+export interface IopsOptions extends Record<string, unknown> {
+  filename?: string;
+  ioengine?: string[];
+  rw?: RwMode;
+  rwmixread?: number;
+  bs?: number;
+  iodepth?: number;
+  iodepth_batch?: number;  // --iodepth_batch_submit or --iodepth_batch
+  iodepth_batch_complete?: number;  // --iodepth_batch_complete_min or --iodepth_batch_complete
+  iodepth_batch_complete_max?: number;
+  numjobs?: number;
+  size?: number;
+  runtime?: number;
+  time_based?: boolean;
+  ramp_time?: number;
+  number_ios?: number;
+  direct?: boolean;
+  invalidate?: boolean;
+  fadvise_hint?: number;
+  verify?: boolean | string;
+  force?: boolean;
+  preset?: string;
+  name?: string;
+  thread?: boolean;
+  group_reporting?: boolean;
+  stonewall?: boolean;
+  new_group?: boolean;
+  norandommap?: boolean;
+  randrepeat?: boolean;
+  randseed?: number;
+  refill_buffers?: boolean;
+}
+
+/** A bench iops job: the native job, and what fio's JSON says of it beside the native options. */
+export interface IopsJob extends BenchJob {
+  /** fio's jobname; undefined on iolab's plain command line, whose rows are named by engine. */
+  name?: string;
+  /** The job's numjobs: each of its clones runs as a job of its own (numjobs 1, clone 0..N-1). */
+  clones?: number;
+  groupid?: number;
+  groupReporting?: boolean;
+  /** fio's randrepeat (default 1); randrepeat=0 runs with a randseed drawn for the run. */
+  randrepeat?: boolean;
+  /** fio options accepted as given that change nothing iolab measures (thread). */
+  accepted?: Record<string, string>;
+}
+
+/** fio options a job may carry that change nothing iolab measures: iolab's jobs are threads.
+ * Shown in the job options as given. */
+function acceptedOptions(opts: IopsOptions): Record<string, string> {
+  const o: Record<string, string> = {};
+  if (opts.thread !== undefined) o.thread = opts.thread ? '1' : '0';
+  if (opts.group_reporting !== undefined) o.group_reporting = opts.group_reporting ? '1' : '0';
+  return o;
+}
+
+/** The job of these options over filename (its engine set per run: '' here). */
+export function jobFromOptions(opts: IopsOptions, filename: string, engines: string[], sweep: SweepAxis[]): IopsJob {
+  const preset = opts.preset ? presets[opts.preset] : {};
+  const verify = opts.verify !== undefined && opts.verify !== false && opts.verify !== '0';
+  const iodepth = opts.iodepth ?? preset.iodepth ?? 1;
+  checkDepth(iodepth, engines);
+  for (const axis of sweep) if (axis.key === 'iodepth') for (const d of axis.values) checkDepth(d as number, engines);
+  return {
+    filename,
+    engine: '',
+    rw: opts.rw ?? preset.rw ?? 'read',
+    rwmixread: opts.rwmixread ?? preset.rwmixread ?? 50,
+    bs: opts.bs ?? preset.bs ?? 4096,
+    iodepth,
+    iodepthBatch: opts.iodepth_batch ?? 1,
+    iodepthBatchCompleteMin: opts.iodepth_batch_complete ?? 1,
+    iodepthBatchCompleteMax: opts.iodepth_batch_complete_max ?? 0,
+    numjobs: 1,
+    clones: opts.numjobs ?? 1,
+    size: opts.size ?? DEFAULT_SIZE,
+    sizeIsDefault: opts.size === undefined,
+    runtimeMs: opts.runtime,
+    timeBased: opts.time_based ?? false,
+    rampMs: opts.ramp_time,
+    numberIos: opts.number_ios,
+    direct: opts.direct ?? preset.direct ?? false,
+    invalidate: opts.invalidate ?? true,
+    fadviseHint: opts.fadvise_hint ?? 1,
+    engineOptions: engineOptionsFrom(opts, engines),
+    verify,
+    force: opts.force ?? false,
+    norandommap: opts.norandommap ?? false,
+    refillBuffers: opts.refill_buffers ?? false,
+    randrepeat: opts.randrepeat ?? true,
+    // --randrepeat=0: every run reads at other random offsets than the last (a new random seed
+    // each run), as fio does
+    randseed: opts.randrepeat === false ? randomInt(2 ** 47) : opts.randseed,
+    name: opts.name,
+    groupReporting: opts.group_reporting ?? false,
+    accepted: acceptedOptions(opts),
+  };
+}
+
+/** The engines a job runs: its ioengine (or its preset's); without one, fio's psync for a fio
+ * job (a job file, or a command line with --name) and every engine on iolab's own command line. */
+export function jobEngines(opts: IopsOptions, fioJob: boolean, all: string[]): string[] {
+  const preset = opts.preset ? presets[opts.preset] : {};
+  return opts.ioengine ?? preset.ioengine ?? (fioJob ? ['psync'] : [...all]);
+}

@@ -1,0 +1,84 @@
+// fio, differentially: every job file of test/fixtures/fio-corpus/ (written for this project in
+// the shapes of fio's examples) and a corpus of command lines, run by fio 3.33 and by iolab with
+// tiny sizes and 1 s runtimes, compared field by field (test/support/fio-diff.ts): job names,
+// groupids and count, rw/bs/iodepth, which jobs did I/O, the files created with their sizes,
+// which jobs ran at the same time, fio's "global options", the exit status. Where fio runs a case
+// iolab does not, iolab refuses it by name, in one line, leaving nothing. The closing table of
+// fio vs iolab is printed at the end. IOLAB_FIO_CORPUS=full adds every engine x rw x depth as
+// command lines (a longer run).
+import { afterAll, describe, expect, it } from 'vitest';
+import { execa } from 'execa';
+import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { projectRoot } from '../src/native.js';
+import { table } from '../src/format.js';
+import { checkLeaksAfterAll } from './support/leaks.js';
+import { shortTempDir } from './support/temp.js';
+import { differences, runFioCase, runIolabCase, summaryRow, type DiffCase } from './support/fio-diff.js';
+
+const fio = await execa('fio', ['--version'], { reject: false }).catch(() => ({ exitCode: 1, stdout: '' }));
+const fioVersion = fio.exitCode === 0 ? String(fio.stdout).trim() : undefined;
+const dir = shortTempDir('iolab-fiodiff-');
+checkLeaksAfterAll(dir);
+
+const corpusDir = join(projectRoot, 'test/fixtures/fio-corpus');
+const fileCases: DiffCase[] = readdirSync(corpusDir).filter((f) => f.endsWith('.fio')).sort().map((f) => {
+  const path = join(corpusDir, f);
+  const refuses = /^;\s*iolab refuses:\s*(.+)$/m.exec(readFileSync(path, 'utf8'))?.[1];
+  return { name: f, jobFile: path, args: [], refuses: refuses ? new RegExp(refuses.trim()) : undefined };
+});
+
+// a job file for the command line's precedence: its job's bs wins over the command line's
+const precedence = join(dir.path, 'precedence.fio');
+writeFileSync(precedence, '[own-bs]\nbs=8k\nsize=64k\n\n[command-line-bs]\nsize=64k\n');
+
+const commandLineCases: DiffCase[] = [
+  { name: 'two --name, the first without a size', args: ['--name=a', '--name=b', '--size=64k'] },
+  { name: 'globals before two --name jobs', args: ['--size=64k', '--name=a', '--rw=write', '--name=b', '--rw=read'] },
+  { name: '--bs before a job file', args: ['--bs=16k'], jobFile: precedence },
+  { name: 'numjobs summed by group_reporting', args: ['--name=x', '--rw=randread', '--bs=4k', '--size=256k', '--numjobs=2', '--group_reporting'] },
+  { name: 'numjobs on the command line', args: ['--name=a', '--size=128k', '--numjobs=2'] },
+  { name: 'a classic one-dash line', args: ('-ioengine=libaio -bs=16k -direct=1 -thread -rw=read -size=1M -filename=classic.img ' +
+    '-name=test -iodepth=1 -time_based -runtime=1 -numjobs=2 -group_reporting').split(' ') },
+  { name: 'ramp_time with number_ios', args: ['--name=ramp', '--size=4m', '--ramp_time=500ms', '--number_ios=300'] },
+  { name: 'a writer and a reader at once', args: ['--filename=cl.dat', '--size=1m', '--runtime=1', '--time_based',
+    '--name=w', '--rw=write', '--name=r', '--rw=read'] },
+];
+
+/** IOLAB_FIO_CORPUS=full: every engine with every rw at depths 1 and 4, each as a command line. */
+const fullCases: DiffCase[] = process.env.IOLAB_FIO_CORPUS !== 'full' ? [] :
+  ['psync', 'sync', 'io_uring', 'libaio', 'posixaio', 'mmap'].flatMap((engine) =>
+    ['read', 'write', 'randread', 'randwrite', 'randrw', 'rw'].flatMap((rw) => [1, 4].map((depth) => ({
+      name: `${engine} ${rw} iodepth=${depth}`,
+      args: [`--name=${engine}-${rw}`, `--ioengine=${engine}`, `--rw=${rw}`, `--iodepth=${depth}`, '--bs=8k', '--size=256k', '--numjobs=2'],
+    }))));
+
+const rows: string[][] = [];
+afterAll(() => {
+  if (rows.length === 0) return;
+  process.stdout.write(`\nfio vs iolab over ${rows.length} cases (${fioVersion}):\n` +
+    table(['case', 'fio', 'iolab', 'verdict'], rows));
+});
+
+let serial = 0;
+async function check(c: DiffCase): Promise<void> {
+  const caseDir = join(dir.path, `case${serial++}`);
+  mkdirSync(caseDir);
+  const theirs = await runFioCase(c, caseDir);
+  const ours = await runIolabCase(c, caseDir);
+  const diffs = differences(c, theirs, ours);
+  rows.push(summaryRow(c, theirs, ours, diffs));
+  expect(diffs, `${c.name}: iolab vs fio`).toEqual([]);
+}
+
+describe.runIf(fioVersion)('fio vs iolab', { timeout: 120_000 }, () => {
+  it.for(fileCases)('job file $name', async (c) => check(c));
+  it.for(commandLineCases)('command line: $name', async (c) => check(c));
+  it.for(fullCases)('full corpus: $name', async (c) => check(c));
+});
+
+if (!fioVersion) {
+  describe('fio vs iolab', () => {
+    it.skip('needs fio on PATH (apt-get install fio)', () => {});
+  });
+}

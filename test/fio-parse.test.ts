@@ -1,0 +1,118 @@
+// How iolab reads fio's text, rule by rule, through the bench iops command's own parser: lines
+// cut at ';' and '#', ${VAR} and fio's words, whole-number arithmetic as bc does it, filename
+// lists, the job list's precedence, groupids and clones, and every option of fio's table either
+// run or refused by name (none ignored).
+import { describe, expect, it } from 'vitest';
+import fc from 'fast-check';
+import { iopsCommand } from '../src/bench/iops.js';
+import { FIO_OPTION_NAMES } from '../src/bench/fio-names.js';
+import { FIO_ALIASES, splitFilenames, stripJobFileLine, substituteValue, wholeArithmetic } from '../src/bench/fio-values.js';
+import { fioJobList } from '../src/bench/fio-jobs.js';
+import { splitFioArgv } from '../src/bench/fio-cli.js';
+import type { FioSectionText } from '../src/bench/fio-jobfile.js';
+import { native } from '../src/native.js';
+
+const cmd = iopsCommand();
+const section = (name: string, lines: string[]): FioSectionText => ({
+  name, global: name.startsWith('global'), where: `job.fio:1`,
+  options: lines.map((l, i) => {
+    const [k, ...v] = l.split('=');
+    return { name: k, value: v.length ? v.join('=') : undefined, where: `job.fio:${i + 2}` };
+  }),
+});
+const noCommandLine = { global: section('global', []), jobs: [] };
+
+describe('a job file\'s text', () => {
+  it('is cut at its first ; and then its first #, wherever they are, and trimmed', () => {
+    expect(stripJobFileLine('filename=data.bin ; the data file')).toBe('filename=data.bin');
+    expect(stripJobFileLine('  numjobs=2 ; 2 simultaneous threads')).toBe('numjobs=2');
+    expect(stripJobFileLine('bs=4k;x#y')).toBe('bs=4k');
+    expect(stripJobFileLine('size=1m# comment ; more')).toBe('size=1m');
+    fc.assert(fc.property(fc.string(), (s) => {
+      const out = stripJobFileLine(s);
+      expect(out).not.toMatch(/[;#]/);
+      expect(s.includes(out)).toBe(true);
+    }));
+  });
+
+  it('takes ${VAR} from the environment, nothing when unset, and fio\'s $pagesize, $mb_memory, $ncpus', () => {
+    expect(substituteValue('filename', '${A}/${B}x', { A: 'dir' })).toBe('dir/x');
+    expect(substituteValue('bs', '$pagesize')).toBe(String(native.constants.PAGE_SIZE));
+    expect(Number(substituteValue('size', '$mb_memory'))).toBeGreaterThan(0);
+    expect(substituteValue('size', '$pagesize*4+1')).toBe(String(native.constants.PAGE_SIZE * 4 + 1));
+    expect(substituteValue('numjobs', '$ncpus/$ncpus')).toBe('1');
+    // arithmetic only when one of fio's words was used, as fio hands only those to bc
+    expect(substituteValue('filename', 'a-b*c')).toBe('a-b*c');
+    expect(() => substituteValue('size', '$pagesize*4k')).toThrow(/size=\$pagesize\*4k: fio hands '\d+\*4k' to bc/);
+  });
+
+  it('computes whole-number arithmetic as bc does with scale 0: precedence, parentheses, division truncated', () => {
+    expect(wholeArithmetic('7/2')).toBe(3);
+    expect(wholeArithmetic('-7/2')).toBe(-3);
+    expect(wholeArithmetic('2+3*4')).toBe(14);
+    expect(wholeArithmetic('(2+3)*4')).toBe(20);
+    expect(wholeArithmetic('1/0')).toBeUndefined();
+    expect(wholeArithmetic('4k')).toBeUndefined();
+    fc.assert(fc.property(fc.nat(1000), fc.nat(1000), fc.integer({ min: 1, max: 1000 }), (a, b, c) => {
+      expect(wholeArithmetic(`${a} + ${b} * ${c}`)).toBe(a + b * c);
+      expect(wholeArithmetic(`(${a}+${b})/${c}`)).toBe(Math.trunc((a + b) / c));
+    }));
+  });
+
+  it('splits a filename list at each colon not escaped with a backslash, skipping empty names, as fio', () => {
+    expect(splitFilenames('a:b')).toEqual(['a', 'b']);
+    expect(splitFilenames('a\\:b')).toEqual(['a:b']);
+    expect(splitFilenames('::a::b:')).toEqual(['a', 'b']);
+    expect(splitFilenames('/dev/a:/tmp/b\\:c')).toEqual(['/dev/a', '/tmp/b:c']);
+  });
+});
+
+describe('the job list', () => {
+  it('gives the command line\'s globals to every job, then the job file\'s [global] and its sections, each over the one before', () => {
+    const { fio } = splitFioArgv(cmd, ['--bs=16k', '--size=1m', '--name=cl', '--rw=write']);
+    const list = fioJobList(cmd, fio, [section('a', ['bs=8k']), section('global', ['size=2m']), section('b', [])]);
+    expect(list.jobs.map((j) => [j.name, j.options.bs, j.options.size, j.options.rw])).toEqual([
+      ['cl', 16384, 1 << 20, 'write'], ['a', 8192, 1 << 20, undefined], ['b', 16384, 2 << 20, undefined]]);
+    expect(list.globalOptions).toEqual({ bs: '16k', size: '2m' });
+    expect(list.fioJob).toBe(true);
+  });
+
+  it('counts groups at stonewall and new_group after a group with jobs; clones share their job\'s group and files', () => {
+    const list = fioJobList(cmd, noCommandLine, [section('a', ['stonewall', 'numjobs=2']), section('b', ['new_group']),
+      section('c', []), section('d', ['wait_for_previous', 'filename=x:y\\:z', 'numjobs=2'])]);
+    expect(list.jobs.map((j) => [j.name, j.clone, j.groupid, j.stonewall, j.filenames.join('|')])).toEqual([
+      ['a', 0, 0, true, 'a.0.0'], ['a', 1, 0, false, 'a.1.0'], ['b', 0, 1, false, 'b.0.0'], ['c', 0, 1, false, 'c.0.0'],
+      ['d', 0, 2, true, 'x|y:z'], ['d', 1, 2, false, 'x|y:z']]);
+  });
+
+  it('reads fio\'s aliases as their options, and a section\'s name= as its jobname (its file keeps the section\'s)', () => {
+    const list = fioJobList(cmd, noCommandLine, [section('s', ['readwrite=randrw', 'rwmixwrite=20', 'blocksize=2k', 'timeout=3',
+      'iodepth_batch_submit=4', 'iodepth_batch_complete=2', 'buffered=0', 'name=renamed'])]);
+    expect(list.jobs[0]).toMatchObject({ name: 'renamed', filenames: ['s.0.0'] });
+    expect(list.jobs[0].options).toMatchObject({ rw: 'randrw', rwmixread: 80, bs: 2048, runtime: 3000, iodepth_batch: 4,
+      iodepth_batch_complete: 2, direct: true });
+  });
+
+  it('runs or refuses by name every option of fio\'s table and every alias: none is taken and ignored', () => {
+    const runs: string[] = [];
+    for (const name of [...FIO_OPTION_NAMES, ...Object.keys(FIO_ALIASES)].sort()) {
+      try {
+        fioJobList(cmd, noCommandLine, [section('j', [`${name}=1`])]);
+        runs.push(name);
+      } catch (err) {
+        const message = (err as Error).message;
+        if (!message.startsWith(`job.fio:2: '${name}': `) || !message.includes('a fio option iolab doesn\'t run')) runs.push(name);
+      }
+    }
+    // each of these is run (or refused with its own reason, such as a value it does not take)
+    expect(runs).toEqual(['blocksize', 'bs', 'buffered', 'direct', 'fadvise_hint', 'filename', 'fixedbufs', 'group_reporting', 'invalidate',
+      'iodepth', 'iodepth_batch', 'iodepth_batch_complete', 'iodepth_batch_complete_max', 'iodepth_batch_complete_min',
+      'iodepth_batch_submit', 'ioengine', 'name', 'new_group', 'norandommap', 'number_ios', 'numjobs', 'ramp_time', 'randrepeat',
+      'randseed', 'readwrite', 'refill_buffers', 'registerfiles', 'runtime', 'rw', 'rwmixread', 'rwmixwrite', 'size',
+      'sqthread_poll', 'stonewall', 'thread', 'time_based', 'timeout', 'verify', 'wait_for_previous']);
+  });
+
+  it('refuses an option fio does not know by file, line and name', () => {
+    expect(() => fioJobList(cmd, noCommandLine, [section('j', ['frobnicate=3'])])).toThrow(/^job\.fio:2: unknown option 'frobnicate'$/);
+  });
+});

@@ -1,0 +1,62 @@
+// A program iolab did not write (fio) runs as iolab's own child, with no shell between: its
+// output and exit come back whole (more than a pipe holds), its CPU time is its own (wait4), a
+// stop signal reaches it, and it dies when iolab dies, even by SIGKILL (PR_SET_PDEATHSIG, set
+// between fork and exec).
+import { describe, expect, it } from 'vitest';
+import { execa } from 'execa';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { projectRoot } from '../src/native.js';
+import { runDyingWithParent } from '../src/parent-death.js';
+import { checkLeaksAfterAll } from './support/leaks.js';
+import { childrenOf, waitFor } from './support/procs.js';
+import { shortTempDir } from './support/temp.js';
+
+const dir = shortTempDir('iolab-pdeath-');
+checkLeaksAfterAll(dir);
+
+describe('runDyingWithParent', () => {
+  it('returns the whole output, the exit code and the CPU time of the program itself', async () => {
+    const r = await runDyingWithParent('sh', ['-c', 'head -c 300000 /dev/zero | tr "\\0" x; echo done >&2; exit 3']);
+    expect([r.exitCode, r.signal, r.stdout.length, r.stderr]).toEqual([3, null, 300000, 'done\n']);
+    const busy = await runDyingWithParent('sh', ['-c', 'i=0; while [ $i -lt 200000 ]; do i=$((i+1)); done']);
+    expect(busy.cpuSec).toBeGreaterThan(0.01);
+    await expect(runDyingWithParent('no-such-program-iolab', [])).rejects.toMatchObject({ code: 'ENOENT' });
+  });
+
+  it('gives the program the default signal dispositions (Node ignores SIGPIPE) and sends SIGINT on stop', async () => {
+    const r = await runDyingWithParent('sh', ['-c', 'grep -E "^Sig(Ign|Blk)" /proc/self/status']);
+    expect(r.stdout).toMatch(/^SigBlk:\s+0+\nSigIgn:\s+0+\n$/);
+    const stop = new AbortController();
+    setTimeout(() => stop.abort(), 100);
+    const t0 = Date.now();
+    const slept = await runDyingWithParent('sleep', ['30'], stop.signal);
+    expect([slept.exitCode, slept.signal]).toEqual([null, 'SIGINT']);
+    expect(Date.now() - t0).toBeLessThan(10_000);
+  });
+
+  it('the program dies with the process that started it, even by SIGKILL', { timeout: 60_000 }, async () => {
+    // a Node process (the compiled package's module) starts `sleep 60` and says its pid
+    const script = join(dir.path, 'starter.mjs');
+    writeFileSync(script, `import { runDyingWithParent } from ${JSON.stringify(join(projectRoot, 'dist/parent-death.js'))};\n` +
+      'runDyingWithParent("sleep", ["60"]);\n');
+    const starter = execa(process.execPath, [script], { reject: false });
+    // (a child found between fork and exec is still called node)
+    const sleeper = await waitFor('sleep under the starter', () => childrenOf(starter.pid as number).find((pid) => {
+      try {
+        return readFileSync(`/proc/${pid}/comm`, 'utf8').trim() === 'sleep';
+      } catch {
+        return false;
+      }
+    }), 20_000);
+    starter.kill('SIGKILL');
+    await starter;
+    await waitFor('sleep to die with its parent', () => {
+      try {
+        return readFileSync(`/proc/${sleeper}/stat`, 'utf8').split(') ')[1]?.startsWith('Z') === true;
+      } catch {
+        return true;
+      }
+    }, 2000);
+  });
+});

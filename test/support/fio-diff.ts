@@ -1,0 +1,202 @@
+// The differential test's two runs and their comparison: one case (a job file of the corpus, or
+// a command line) run by fio and by iolab, each in a folder of its own, read back the same way:
+// the jobs (name, groupid, rw, bs, iodepth, I/Os, when each ran), fio's "global options", the
+// files left in the folder, the exit status. fio 3.33's JSON has no job_start, so its jobs'
+// times come from its own IOPS logs (--write_iops_log with --log_unix_epoch, every 100 ms).
+import { execa } from 'execa';
+import { mkdirSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { runCliText } from './cli.js';
+
+export interface DiffCase {
+  name: string;
+  /** A job file's path (the corpus), given after the command line's options. */
+  jobFile?: string;
+  /** Options before the job file (or the whole job, for a command-line case), as fio takes them. */
+  args: string[];
+  env?: Record<string, string>;
+  /** iolab refuses this case by name, with a line matching this, where fio runs it. */
+  refuses?: RegExp;
+}
+
+export interface DiffJob {
+  name: string;
+  groupid: number;
+  rw: string;
+  bs: number;
+  iodepth: number;
+  ios: number;
+  /** Its job options list time_based or verify (fio's JSON leaves out time_based, a bare word). */
+  timeBased: boolean;
+  verify: boolean;
+  /** When the job's measured I/O ran, ms since the epoch (undefined: too short to tell). */
+  from?: number;
+  to?: number;
+}
+
+export interface Outcome {
+  exitCode: number;
+  stderr: string;
+  jobs: DiffJob[];
+  globalOptions: Record<string, string>;
+  /** "name size" of each file the run left in its folder. */
+  files: string[];
+}
+
+/** A size as fio writes it: k, m, g (1024s, with or without b); KiB... (1000s, kb_base=1024). */
+export function fioSize(text: string | undefined, fallback: number): number {
+  if (text === undefined) return fallback;
+  const m = /^(\d+)\s*([kmgt]?)(i?)b?$/i.exec(text.trim());
+  if (!m) return NaN;
+  const power = ' kmgt'.indexOf(m[2].toLowerCase() || ' ');
+  return Number(m[1]) * (m[3] ? 1000 : 1024) ** power;
+}
+
+const rwNames: Record<string, string> = { rw: 'readwrite', readwrite: 'readwrite' };
+
+function jobsOf(doc: any): DiffJob[] {
+  const global = (doc['global options'] ?? {}) as Record<string, string>;
+  return (doc.jobs as any[]).map((j) => {
+    const o = { ...global, ...(j['job options'] ?? {}) } as Record<string, string>;
+    const rw = (o.rw ?? 'read').split(':')[0];
+    return {
+      name: j.jobname, groupid: j.groupid, rw: rwNames[rw] ?? rw, bs: fioSize(o.bs, 4096), iodepth: Number(o.iodepth ?? 1),
+      ios: (j.read?.total_ios ?? 0) + (j.write?.total_ios ?? 0), timeBased: 'time_based' in o, verify: 'verify' in o,
+    };
+  });
+}
+
+/** The files a run left, but fio's verify state (verify_state_save, fio's own bookkeeping). */
+function filesIn(dir: string): string[] {
+  return readdirSync(dir).filter((f) => !f.endsWith('-verify.state')).sort().map((f) => `${f} ${statSync(join(dir, f)).size}`);
+}
+
+/** The case's environment: the corpus file's `; env: A=b C=d` line, then its own. */
+function caseEnv(c: DiffCase): Record<string, string> {
+  const env: Record<string, string> = { ...c.env };
+  if (c.jobFile) {
+    const line = /^;\s*env:\s*(.+)$/m.exec(readFileSync(c.jobFile, 'utf8'))?.[1];
+    for (const pair of line?.split(/\s+/) ?? []) {
+      const [k, v] = pair.split('=');
+      env[k] = v;
+    }
+  }
+  return env;
+}
+
+/** The JSON a run printed (fio prints a line or two before it when a job fails). */
+function jsonOf(stdout: string): any | undefined {
+  const start = stdout.indexOf('{');
+  try {
+    return start >= 0 ? JSON.parse(stdout.slice(start)) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+const logOptions = ['write_iops_log', 'log_avg_msec', 'log_unix_epoch'];
+
+export async function runFioCase(c: DiffCase, dir: string): Promise<Outcome> {
+  const cwd = join(dir, 'fio');
+  const logs = join(dir, 'fio-logs');
+  mkdirSync(cwd);
+  mkdirSync(logs);
+  const args = ['--output-format=json', `--write_iops_log=${join(logs, 'job')}`, '--log_avg_msec=100', '--log_unix_epoch=1',
+    ...c.args, ...(c.jobFile ? [c.jobFile] : [])];
+  const r = await execa('fio', args, { cwd, env: caseEnv(c), reject: false });
+  const doc = jsonOf(String(r.stdout));
+  const jobs = doc ? jobsOf(doc) : [];
+  // the IOPS log of job N (1-based, the JSON's order without group_reporting): its 100 ms windows
+  const perJob = doc && jobs.length === readdirSync(logs).length;
+  jobs.forEach((job, i) => {
+    if (!perJob) return;
+    const times = readFileSync(join(logs, `job_iops.${i + 1}.log`), 'utf8').trim().split('\n')
+      .filter((l) => l !== '').map((l) => Number(l.split(',')[0]));
+    if (times.length >= 2) {
+      job.from = times[0] - 100;
+      job.to = times[times.length - 1];
+    }
+  });
+  const globalOptions = { ...(doc?.['global options'] ?? {}) };
+  for (const k of logOptions) delete globalOptions[k];
+  return { exitCode: r.exitCode ?? -1, stderr: String(r.stderr), jobs, globalOptions, files: filesIn(cwd) };
+}
+
+export async function runIolabCase(c: DiffCase, dir: string): Promise<Outcome> {
+  const cwd = join(dir, 'iolab');
+  mkdirSync(cwd);
+  const r = await runCliText(['bench', 'iops', ...c.args, ...(c.jobFile ? [c.jobFile] : []), '--json'],
+    { cwd, env: caseEnv(c) });
+  const doc = jsonOf(r.stdout);
+  const jobs = doc ? jobsOf(doc) : [];
+  jobs.forEach((job, i) => {
+    const j = doc.jobs[i];
+    if (j.job_start > 0 && j.job_runtime >= 200) {
+      job.from = j.job_start;
+      job.to = j.job_start + j.job_runtime;
+    }
+  });
+  return { exitCode: r.exitCode ?? -1, stderr: r.stderr, jobs, globalOptions: doc?.['global options'] ?? {}, files: filesIn(cwd) };
+}
+
+/** Do two jobs' measured times overlap by more than a third of a second? */
+const overlap = (a: DiffJob, b: DiffJob) => Math.min(a.to!, b.to!) - Math.max(a.from!, b.from!) > 300;
+
+/** Which pairs of jobs ran at the same time, where both runs tell: "0+1" for each pair that did. */
+function overlaps(jobs: DiffJob[], known: (i: number) => boolean): string[] {
+  const out: string[] = [];
+  for (let i = 0; i < jobs.length; i++) {
+    for (let k = i + 1; k < jobs.length; k++) {
+      if (known(i) && known(k)) out.push(`${i}+${k}: ${overlap(jobs[i], jobs[k]) ? 'together' : 'apart'}`);
+    }
+  }
+  return out;
+}
+
+/** How iolab's outcome differs from fio's for the case: nothing when it means what fio means. */
+export function differences(c: DiffCase, fio: Outcome, iolab: Outcome): string[] {
+  const d: string[] = [];
+  if (c.refuses) {
+    // iolab refuses by name, whether fio runs the case or refuses it too
+    const lines = iolab.stderr.trim().split('\n');
+    if (iolab.exitCode === 0 || lines.length !== 1 || !lines[0].startsWith('iolab: ') || !c.refuses.test(lines[0])) {
+      d.push(`iolab should refuse by name (${c.refuses}), got exit ${iolab.exitCode}: ${iolab.stderr.trim()}`);
+    }
+    if (iolab.files.length > 0) d.push(`iolab's refusal left files: ${iolab.files.join(', ')}`);
+    return d;
+  }
+  if ((fio.exitCode === 0) !== (iolab.exitCode === 0)) {
+    d.push(`exit status: fio ${fio.exitCode}, iolab ${iolab.exitCode} (${iolab.stderr.trim() || fio.stderr.trim()})`);
+  }
+  if (fio.exitCode !== 0) {
+    if (iolab.exitCode !== 0 && !/^iolab: [^\n]+\n?$/.test(iolab.stderr)) d.push(`iolab's refusal is not one line: ${iolab.stderr}`);
+    return d;
+  }
+  const same = (what: string, a: unknown, b: unknown) => {
+    if (JSON.stringify(a) !== JSON.stringify(b)) d.push(`${what}: fio ${JSON.stringify(a)}, iolab ${JSON.stringify(b)}`);
+  };
+  same('job count', fio.jobs.length, iolab.jobs.length);
+  same('job names', fio.jobs.map((j) => j.name), iolab.jobs.map((j) => j.name));
+  same('groupids', fio.jobs.map((j) => j.groupid), iolab.jobs.map((j) => j.groupid));
+  same('rw, bs, iodepth', fio.jobs.map((j) => [j.rw, j.bs, j.iodepth]), iolab.jobs.map((j) => [j.rw, j.bs, j.iodepth]));
+  same('jobs that did I/O', fio.jobs.map((j) => j.ios > 0), iolab.jobs.map((j) => j.ios > 0));
+  // a job bounded by its size or number_ios does as many I/Os in both (fio counts a verify's
+  // reads as the job's, iolab checks its pattern on its own: not compared)
+  const bounded = (jobs: DiffJob[]) => jobs.map((j, i) => (iolab.jobs[i]?.timeBased || iolab.jobs[i]?.verify ? '-' : j.ios));
+  same('I/Os of jobs bounded by size or number_ios', bounded(fio.jobs), bounded(iolab.jobs));
+  const sorted = (o: Record<string, string>) => Object.fromEntries(Object.entries(o).sort(([a], [b]) => a.localeCompare(b)));
+  same('global options', sorted(fio.globalOptions), sorted(iolab.globalOptions));
+  same('files', fio.files, iolab.files);
+  if (fio.jobs.length === iolab.jobs.length) {
+    const known = (i: number) => fio.jobs[i].from !== undefined && iolab.jobs[i].from !== undefined;
+    same('jobs at the same time', overlaps(fio.jobs, known), overlaps(iolab.jobs, known));
+  }
+  return d;
+}
+
+/** One row of the closing table: what each side did with the case. */
+export function summaryRow(c: DiffCase, fio: Outcome, iolab: Outcome, diffs: string[]): string[] {
+  const side = (o: Outcome) => o.exitCode !== 0 ? `refused (exit ${o.exitCode})` :
+    `${o.jobs.length} jobs, groups ${[...new Set(o.jobs.map((j) => j.groupid))].join(',')}, ${o.files.length} files`;
+  return [c.name, side(fio), side(iolab), diffs.length === 0 ? (c.refuses ? 'refused by name' : 'same') : 'DIFFERS'];
+}
