@@ -3,6 +3,8 @@
 // internal: the commands, the benchmark, echo and IPC bindings, the raw addon.
 export { Ring, RingClosedError, isIoUringUnavailable, BufferRing, RingStream } from './ring.js';
 export type { RingOptions, RingFeatures, RingStats, RingAddress, ReadvRequest, RecvHandlers, RecvMultishotOptions } from './ring.js';
+export { Channel } from './ring/channel.js';
+export type { ChannelOptions, ChannelMessage } from './ring/channel.js';
 export {
   readv,
   writev,
