@@ -250,14 +250,15 @@ napi_value Release(napi_env env, napi_callback_info info) {
   return nullptr;
 }
 
-// prepareSleep(wantMessage, pendingBytes) -> true: sleep, the other side will send a byte.
+// prepareSleep(wantMessage, wantRoom, pendingBytes) -> true: sleep, the other side will send a byte.
 napi_value PrepareSleep(napi_env env, napi_callback_info info) {
-  RawArgs<2> args(env, info);
+  RawArgs<3> args(env, info);
   End* end = OpenEnd(env, args.self);
   bool want_message = BoolArg(env, args[0], "wantMessage");
-  uint64_t pending = SizeArg(env, args[1], "pendingBytes");
+  bool want_room = BoolArg(env, args[1], "wantRoom");
+  uint64_t pending = SizeArg(env, args[2], "pendingBytes");
   napi_value result;
-  napi_get_boolean(env, channel_prepare_sleep(&end->ring, want_message, pending) != 0, &result);
+  napi_get_boolean(env, channel_prepare_sleep(&end->ring, want_message, want_room, pending) != 0, &result);
   return result;
 }
 

@@ -292,9 +292,9 @@ export interface NativeChannelEnd {
   next(): number;
   /** Releases the message handed out, if any. */
   release(): void;
-  /** Sets this side's waiting flags and looks again: true when it should sleep (receive on
-   * socket). */
-  prepareSleep(wantMessage: boolean, pendingBytes: number): boolean;
+  /** Sets this side's waiting flags (for a message; for room for a message of pendingBytes)
+   * and looks again: true when it should sleep (receive on socket). */
+  prepareSleep(wantMessage: boolean, wantRoom: boolean, pendingBytes: number): boolean;
   /** Clears this side's waiting flags after a wake-up. */
   woken(): void;
   /** Whether a message is there that next() has not handed out. */

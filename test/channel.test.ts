@@ -129,6 +129,18 @@ describe('Channel within one process', () => {
     await Promise.all([x.close(), y.close()]);
   });
 
+  it('an empty message that waits for room is sent once room comes', async () => {
+    const [x, y] = await pair(4096);
+    x.trySend(Buffer.alloc(x.maxMessageBytes));
+    x.trySend(Buffer.alloc(x.maxMessageBytes));
+    const sent = x.send(new Uint8Array(0)); // 8 bytes of record, none of payload
+    expect((await y.receive())!.length).toBe(x.maxMessageBytes);
+    expect((await y.receive())!.length).toBe(x.maxMessageBytes);
+    await sent;
+    expect((await y.receive())!.length).toBe(0);
+    await Promise.all([x.close(), y.close()]);
+  });
+
   it('a side already asleep for messages that starts waiting for room is woken when room comes', async () => {
     const [x, y] = await pair(4096);
     x.on('message', () => {}); // x sleeps for messages from here on

@@ -201,16 +201,16 @@ int64_t channel_next(struct channel_end *e) {
   return result;
 }
 
-int channel_prepare_sleep(struct channel_end *e, int want_message, uint64_t pending_bytes) {
+int channel_prepare_sleep(struct channel_end *e, int want_message, int want_room, uint64_t pending_bytes) {
   struct channel_direction *in = in_dir(e), *out = out_dir(e);
   if (want_message) __atomic_store_n(&in->reader_waiting, 1, __ATOMIC_RELAXED);
-  if (pending_bytes > 0) __atomic_store_n(&out->writer_waiting, 1, __ATOMIC_RELAXED);
+  if (want_room) __atomic_store_n(&out->writer_waiting, 1, __ATOMIC_RELAXED);
   __atomic_thread_fence(__ATOMIC_SEQ_CST);
   int ready = 0;
   if (want_message && (__atomic_load_n(&in->head, __ATOMIC_ACQUIRE) != e->in_tail ||
                        __atomic_load_n(&in->closed, __ATOMIC_ACQUIRE)))
     ready = 1;
-  if (pending_bytes > 0 && has_room(e, room_needed(e, pending_bytes), 1)) ready = 1;
+  if (want_room && has_room(e, room_needed(e, pending_bytes), 1)) ready = 1;
   if (__atomic_load_n(&in->closed, __ATOMIC_ACQUIRE)) ready = 1; /* nothing more will come: say so */
   if (ready) channel_woken(e);
   return !ready;

@@ -73,10 +73,10 @@ int64_t channel_next(struct channel_end *e);
 /* Releases the message handed out, if any (the reader is done with it). */
 void channel_release(struct channel_end *e);
 /* Before sleeping: sets the waiting flags for what is wanted (a message; room for a message of
- * pending_bytes, 0 for none) and looks again. 1: sleep (the other side will send a byte);
+ * pending_bytes, which may be 0) and looks again. 1: sleep (the other side will send a byte);
  * 0: something wanted is there already (the flags are cleared). A sleeping side waits for a
  * byte on its socket (any byte: look again; end of file: the other side is gone). */
-int channel_prepare_sleep(struct channel_end *e, int want_message, uint64_t pending_bytes);
+int channel_prepare_sleep(struct channel_end *e, int want_message, int want_room, uint64_t pending_bytes);
 /* After waking: clears this side's waiting flags. */
 void channel_woken(struct channel_end *e);
 /* Marks this side closed and wakes the other side. */

@@ -264,11 +264,11 @@ export class Channel extends EventEmitter {
       this.#deliver();
       if (this.#closed) return;
       const wantMessage = this.#receiver !== undefined || (this.#listeners > 0 && !this.#paused);
-      const pending = this.#sends.length > 0 ? this.#sends[0].bytes : 0;
+      const wantRoom = this.#sends.length > 0;
       // after the socket's end there is nothing to wait for: #take and #flushSends end it all
-      if ((!wantMessage && pending === 0) || this.#peerEnded !== undefined) return;
+      if ((!wantMessage && !wantRoom) || this.#peerEnded !== undefined) return;
       // also when asleep already: a new reason to wait needs its flag set, or no wake-up comes for it
-      if (this.#end.prepareSleep(wantMessage, pending)) {
+      if (this.#end.prepareSleep(wantMessage, wantRoom, wantRoom ? this.#sends[0].bytes : 0)) {
         if (!this.#sleeping) this.#sleep();
         return;
       }
