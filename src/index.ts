@@ -4,7 +4,7 @@
 export { Ring, RingClosedError, isIoUringUnavailable, BufferRing, RingStream } from './ring.js';
 export type { RingOptions, RingFeatures, RingStats, RingAddress, ReadvRequest, RecvHandlers, RecvMultishotOptions } from './ring.js';
 export { Channel } from './ring/channel.js';
-export type { ChannelOptions, ChannelMessage } from './ring/channel.js';
+export type { ChannelOptions, ChannelMessage, ChannelEvents } from './ring/channel.js';
 export {
   readv,
   writev,

@@ -98,6 +98,23 @@ describe('Channel within one process', () => {
     await Promise.all([x.close(), y.close()]);
   });
 
+  it("on/once/off: 'message', 'error' and 'close' only; a once listener runs once and can be removed by its function", async () => {
+    const [x, y] = await pair(4096);
+    const on = y.on.bind(y) as (event: string, listener: unknown) => void;
+    expect(() => on('data', () => {})).toThrow(expect.objectContaining({ name: 'TypeError', code: 'ERR_INVALID_ARG_VALUE' }));
+    expect(() => on('message', 'f')).toThrow(expect.objectContaining({ code: 'ERR_INVALID_ARG_TYPE' }));
+    const got: string[] = [];
+    const removed = () => got.push('removed');
+    y.once('message', removed);
+    y.off('message', removed); // never called: off finds the once wrapper by the function
+    y.once('message', (view) => got.push(`once ${Buffer.from(view).toString()}`));
+    y.on('message', (view) => got.push(Buffer.from(view).toString()));
+    for (const word of ['a', 'b']) x.trySend(Buffer.from(word));
+    while (got.length < 3) await new Promise((r) => setImmediate(r));
+    expect(got).toEqual(['once a', 'a', 'b']);
+    await Promise.all([x.close(), y.close()]);
+  });
+
   it('a view is valid until the next receive, and close() detaches every view', async () => {
     const [x, y] = await pair(4096);
     x.trySend(Buffer.from('first'));

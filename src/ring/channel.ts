@@ -4,27 +4,17 @@
 // waits sleeps in a Ring recv on its copy of the socket: the other side sends it a byte only
 // when it finds it asleep, and the socket's end, without the closed flag in the region, says
 // the other side's process or thread is gone.
-import { EventEmitter } from 'node:events';
-import { native, type NativeChannelEnd } from '../native.js';
-import { Ring } from '../ring.js';
+import type { NativeChannelEnd } from '../native.js';
+import type { Ring } from '../ring.js';
+import { channelError, createEnd, joinEnd, type ChannelOptions } from './channel-setup.js';
 
-export interface ChannelOptions {
-  /** Bytes of each direction's ring: a power of two from 4 KiB to 1 GiB (default 4 MiB). A
-   * message is at most half of it, less 8 bytes (`channel.maxMessageBytes`). */
-  capacity?: number;
-}
+export type { ChannelOptions };
 
-/** What the creating side sends with the fds: the region's magic, as a check of the socket. */
-const hello = 'iolabch1';
-const defaultCapacity = 4 << 20;
 /** Messages 'message' listeners get in one go before the event loop has a turn. */
 const burst = 1024;
 /** Wake-up bytes read at once (each is one wake-up; any number means "look again"). */
 const wakeBytes = 64;
 
-function channelError(code: string, message: string): Error & { code: string } {
-  return Object.assign(new Error(message), { code });
-}
 const closedError = () => channelError('ERR_CHANNEL_CLOSED', 'the channel is closed');
 const closedByPeer = () => channelError('ERR_CHANNEL_CLOSED', 'the other side closed the channel');
 const peerGone = () => channelError('ERR_CHANNEL_PEER_GONE', 'the other side of the channel is gone: its process or thread ended without closing it');
@@ -46,78 +36,31 @@ function byteLength(message: ChannelMessage): number {
   return n;
 }
 
-function checkOptions(options: unknown): number {
-  if (options === undefined || options === null) return defaultCapacity;
-  if (typeof options !== 'object') {
-    throw Object.assign(new TypeError(`The "options" argument must be of type object. Received type ${typeof options}`), { code: 'ERR_INVALID_ARG_TYPE' });
-  }
-  return (options as ChannelOptions).capacity ?? defaultCapacity;
+/** The events of a Channel and their listeners. */
+export interface ChannelEvents {
+  /** A message, as a view of the ring valid while the listener runs. */
+  message: (message: Uint8Array) => void;
+  /** Why the channel ended, when it ended with an error. */
+  error: (err: Error) => void;
+  /** The channel is closed and its memory freed. */
+  close: () => void;
 }
-
-/** The creator's hello and the memfd it carries, or ERR_CHANNEL_PROTOCOL. */
-async function receiveHello(ring: Ring, socket: number): Promise<number> {
-  const got = Buffer.alloc(hello.length);
-  let fds: number[] = [];
-  for (let have = 0; have < got.length;) {
-    const r = await ring.recvmsg(socket, [got.subarray(have)], { maxFds: 1 });
-    if (r.fds.length > 0) fds = r.fds;
-    if (r.eof || r.fdsTruncated) {
-      await ring.closeFds(fds);
-      throw channelError('ERR_CHANNEL_PROTOCOL', r.eof ? 'the other side closed the socket before it passed a channel' : 'the other side passed more fds than a channel does');
-    }
-    have += r.bytes;
-  }
-  if (got.toString('latin1') !== hello || fds.length !== 1) {
-    await ring.closeFds(fds);
-    throw channelError('ERR_CHANNEL_PROTOCOL', 'what came over the socket is not a channel (the other side did not create one)');
-  }
-  return fds[0];
-}
-
-export interface Channel {
-  on(event: 'message', listener: (message: Uint8Array) => void): this;
-  on(event: 'error', listener: (err: Error) => void): this;
-  on(event: 'close', listener: () => void): this;
-  once(event: 'message', listener: (message: Uint8Array) => void): this;
-  once(event: 'error', listener: (err: Error) => void): this;
-  once(event: 'close', listener: () => void): this;
-  off(event: 'message', listener: (message: Uint8Array) => void): this;
-  off(event: 'error', listener: (err: Error) => void): this;
-  off(event: 'close', listener: () => void): this;
-}
+type Listener = (arg?: never) => void;
+const events = ['message', 'error', 'close'];
 
 /** One side of a shared-memory channel. */
-export class Channel extends EventEmitter {
+export class Channel {
   /** Creates a channel and passes it over `socket`, a connected Unix stream socket (the caller
    * keeps its fd: the channel uses a copy). The other side calls Channel.join. */
   static async create(socket: number, options?: ChannelOptions): Promise<Channel> {
-    const capacity = checkOptions(options);
-    const ring = new Ring({ entries: 8 });
-    let end: NativeChannelEnd | undefined;
-    try {
-      end = native.channelCreate(socket, capacity);
-      await ring.sendmsg(end.socket, [Buffer.from(hello)], { fds: [end.memfd] });
-      end.passed();
-    } catch (err) {
-      end?.free();
-      await ring.close();
-      throw err;
-    }
+    const { end, ring } = await createEnd(socket, options);
     return new Channel(end, ring);
   }
 
   /** Joins the channel the other side creates over `socket` (a connected Unix stream socket;
    * the caller keeps its fd). Resolves once the other side's region is mapped here. */
   static async join(socket: number): Promise<Channel> {
-    const ring = new Ring({ entries: 8 });
-    let end: NativeChannelEnd;
-    try {
-      const memfd = await receiveHello(ring, socket);
-      end = native.channelJoin(socket, memfd);
-    } catch (err) {
-      await ring.close();
-      throw err;
-    }
+    const { end, ring } = await joinEnd(socket);
     return new Channel(end, ring);
   }
 
@@ -128,7 +71,7 @@ export class Channel extends EventEmitter {
   readonly #wakes = Buffer.alloc(wakeBytes);
   readonly #sends: PendingSend[] = [];
   #receiver?: { resolve(message: Uint8Array | null): void; reject(err: Error): void };
-  #listeners = 0;
+  readonly #handlers: Record<keyof ChannelEvents, Listener[]> = { message: [], error: [], close: [] };
   #paused = false;
   #sleeping = false;
   /** Set once the socket ended: why sends fail from then on (received messages still come),
@@ -140,17 +83,55 @@ export class Channel extends EventEmitter {
   #endError?: Error;
 
   private constructor(end: NativeChannelEnd, ring: Ring) {
-    super();
     this.#end = end;
     this.#ring = ring;
     this.#bytes = new Uint8Array(end.region);
     this.#words = new Uint32Array(end.region);
-    super.on('newListener', (event: string | symbol) => {
-      if (event === 'message' && this.#listeners++ === 0) queueMicrotask(() => this.#service());
-    });
-    super.on('removeListener', (event: string | symbol) => {
-      if (event === 'message' && --this.#listeners === 0) this.#stopFlowing();
-    });
+  }
+
+  /** Adds a listener: 'message' (each message, while there are such listeners receive() is
+   * refused), 'error' (the error the channel ended with), 'close'. */
+  on<E extends keyof ChannelEvents>(event: E, listener: ChannelEvents[E]): this {
+    if (!events.includes(event)) {
+      throw Object.assign(new TypeError(`The "event" argument must be one of 'message', 'error', 'close'. Received ${String(event)}`), { code: 'ERR_INVALID_ARG_VALUE' });
+    }
+    if (typeof listener !== 'function') {
+      throw Object.assign(new TypeError(`The "listener" argument must be of type function. Received type ${typeof listener}`), { code: 'ERR_INVALID_ARG_TYPE' });
+    }
+    this.#handlers[event].push(listener as Listener);
+    if (event === 'message' && this.#handlers.message.length === 1) queueMicrotask(() => this.#service());
+    return this;
+  }
+
+  /** Adds a listener called once. */
+  once<E extends keyof ChannelEvents>(event: E, listener: ChannelEvents[E]): this {
+    const once = ((arg?: never) => {
+      this.off(event, once as ChannelEvents[E]);
+      (listener as Listener)(arg);
+    }) as Listener & { listener?: unknown };
+    once.listener = listener;
+    return this.on(event, once as ChannelEvents[E]);
+  }
+
+  /** Removes a listener (the last one added, if it was added twice). */
+  off<E extends keyof ChannelEvents>(event: E, listener: ChannelEvents[E]): this {
+    const list = this.#handlers[event];
+    if (list === undefined) return this;
+    let at = list.length - 1;
+    while (at >= 0 && list[at] !== listener && (list[at] as { listener?: unknown }).listener !== listener) at--;
+    if (at >= 0) list.splice(at, 1);
+    if (event === 'message' && at >= 0 && list.length === 0) this.#stopFlowing();
+    return this;
+  }
+
+  #emit<E extends keyof ChannelEvents>(event: E, ...arg: Parameters<ChannelEvents[E]>): void {
+    const list = this.#handlers[event];
+    if (list.length === 1) (list[0] as (...a: unknown[]) => void)(...arg);
+    else for (const l of list.slice()) (l as (...a: unknown[]) => void)(...arg);
+  }
+
+  get #listeners(): number {
+    return this.#handlers.message.length;
   }
 
   /** Bytes of each direction's ring. */
@@ -223,7 +204,7 @@ export class Channel extends EventEmitter {
 
   /** Tells the other side (its receives end once it has read what was sent), fails waiting
    * sends with ERR_CHANNEL_CLOSED, ends a waiting receive with null, detaches every view of
-   * the ring and frees the ring, its eventfds and the socket copy. Idempotent. */
+   * the rings and frees them and the socket copy. Idempotent. */
   close(): Promise<void> {
     this.#shutdown();
     return this.#closing!;
@@ -240,10 +221,12 @@ export class Channel extends EventEmitter {
     if (this.#closed) return null;
     const at = this.#end.next();
     if (at > 0) return this.#bytes.subarray(at, at + this.#words[(at - 8) >>> 2]);
-    if (at === 0 && (this.#peerEnded === undefined || this.#end.peerClosed())) return undefined;
-    // the other side closed and all was read (-1), is gone and all was read (0), or wrote over the ring (-2)
+    if (at === 0 && this.#peerEnded === undefined) return undefined;
+    // the other side closed and all was read (-1), its socket ended and all was read (0: gone,
+    // unless it closed), or it wrote over the ring (-2)
+    const gone = at === 0 && (this.#peerEnded as { code?: string }).code === 'ERR_CHANNEL_PEER_GONE';
     this.#shutdown(at === -2 ? channelError('ERR_CHANNEL_PROTOCOL', 'the ring holds a record no channel writes: the other side wrote over it')
-      : at === 0 ? this.#peerEnded : undefined);
+      : gone ? this.#peerEnded : undefined);
     return null;
   }
 
@@ -313,7 +296,7 @@ export class Channel extends EventEmitter {
     for (let n = 0; n < burst; n++) {
       const got = this.#take();
       if (got === undefined || got === null) return;
-      this.emit('message', got);
+      this.#emit('message', got);
       if (this.#closed || this.#listeners === 0) return;
     }
     // more may be there: let the event loop run first
@@ -375,9 +358,11 @@ export class Channel extends EventEmitter {
     if (r !== undefined) this.#settleEnded(r);
     this.#closing = this.#ring.close().then(() => {
       this.#end.free();
-      this.emit('close');
+      this.#emit('close');
     });
-    // as a stream does: 'error' when listened for, and always for a channel with 'message' listeners
-    if (error !== undefined && (this.#listeners > 0 || this.listenerCount('error') > 0)) this.emit('error', error);
+    if (error === undefined) return;
+    // as an EventEmitter does: to 'error' listeners; unheard, with 'message' listeners, thrown
+    if (this.#handlers.error.length > 0) this.#emit('error', error);
+    else if (this.#listeners > 0) throw error;
   }
 }
