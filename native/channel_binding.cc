@@ -211,6 +211,12 @@ napi_value Join(napi_env env, napi_callback_info info) {
 
 // ---- the end's methods ----
 
+napi_value Boolean(napi_env env, bool value) {
+  napi_value result;
+  napi_get_boolean(env, value, &result);
+  return result;
+}
+
 napi_value Send(napi_env env, napi_callback_info info) {
   RawArgs<1> args(env, info);
   End* end = OpenEnd(env, args.self);
@@ -219,9 +225,7 @@ napi_value Send(napi_env env, napi_callback_info info) {
   if (ViewOf(env, args[0], &view)) {
     if (view.length > max) ThrowArgRange(env, "message", "at most " + std::to_string(max) + " bytes (half the channel's capacity, less 8)", std::to_string(view.length) + " bytes");
     struct iovec iov = {view.data, view.length};
-    napi_value result;
-    napi_get_boolean(env, channel_send(&end->ring, &iov, 1, view.length) != 0, &result);
-    return result;
+    return Boolean(env, channel_send(&end->ring, &iov, 1, view.length) != 0);
   }
   bool is_array = false;
   napi_is_array(env, args[0], &is_array);
@@ -231,9 +235,7 @@ napi_value Send(napi_env env, napi_callback_info info) {
   if (end->freed) ThrowClosed(env);
   uint64_t total = iov.total();
   if (total > max) ThrowArgRange(env, "message", "at most " + std::to_string(max) + " bytes (half the channel's capacity, less 8)", std::to_string(total) + " bytes");
-  napi_value result;
-  napi_get_boolean(env, channel_send(&end->ring, iov.data(), int(iov.size()), total) != 0, &result);
-  return result;
+  return Boolean(env, channel_send(&end->ring, iov.data(), int(iov.size()), total) != 0);
 }
 
 napi_value Next(napi_env env, napi_callback_info info) {
@@ -244,12 +246,6 @@ napi_value Next(napi_env env, napi_callback_info info) {
   return result;
 }
 
-napi_value Release(napi_env env, napi_callback_info info) {
-  RawArgs<1> args(env, info);
-  channel_release(&OpenEnd(env, args.self)->ring);
-  return nullptr;
-}
-
 // prepareSleep(wantMessage, wantRoom, pendingBytes) -> true: sleep, the other side will send a byte.
 napi_value PrepareSleep(napi_env env, napi_callback_info info) {
   RawArgs<3> args(env, info);
@@ -257,9 +253,7 @@ napi_value PrepareSleep(napi_env env, napi_callback_info info) {
   bool want_message = BoolArg(env, args[0], "wantMessage");
   bool want_room = BoolArg(env, args[1], "wantRoom");
   uint64_t pending = SizeArg(env, args[2], "pendingBytes");
-  napi_value result;
-  napi_get_boolean(env, channel_prepare_sleep(&end->ring, want_message, want_room, pending) != 0, &result);
-  return result;
+  return Boolean(env, channel_prepare_sleep(&end->ring, want_message, want_room, pending) != 0);
 }
 
 napi_value Woken(napi_env env, napi_callback_info info) {
@@ -270,16 +264,12 @@ napi_value Woken(napi_env env, napi_callback_info info) {
 
 napi_value PeerClosed(napi_env env, napi_callback_info info) {
   RawArgs<1> args(env, info);
-  napi_value result;
-  napi_get_boolean(env, channel_peer_closed(&OpenEnd(env, args.self)->ring) != 0, &result);
-  return result;
+  return Boolean(env, channel_peer_closed(&OpenEnd(env, args.self)->ring) != 0);
 }
 
 napi_value HasUnread(napi_env env, napi_callback_info info) {
   RawArgs<1> args(env, info);
-  napi_value result;
-  napi_get_boolean(env, channel_unread(&OpenEnd(env, args.self)->ring) != 0, &result);
-  return result;
+  return Boolean(env, channel_unread(&OpenEnd(env, args.self)->ring) != 0);
 }
 
 // markClosed(): tells the other side (the closed flag, and a byte to wake it). Idempotent.
@@ -342,7 +332,6 @@ void Init(Napi::Env env, Napi::Object exports) {
   const napi_property_descriptor members[] = {
       {"send", nullptr, RawCallback<Send>, nullptr, nullptr, nullptr, napi_default_method, nullptr},
       {"next", nullptr, RawCallback<Next>, nullptr, nullptr, nullptr, napi_default_method, nullptr},
-      {"release", nullptr, RawCallback<Release>, nullptr, nullptr, nullptr, napi_default_method, nullptr},
       {"prepareSleep", nullptr, RawCallback<PrepareSleep>, nullptr, nullptr, nullptr, napi_default_method, nullptr},
       {"woken", nullptr, RawCallback<Woken>, nullptr, nullptr, nullptr, napi_default_method, nullptr},
       {"peerClosed", nullptr, RawCallback<PeerClosed>, nullptr, nullptr, nullptr, napi_default_method, nullptr},

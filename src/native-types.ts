@@ -290,8 +290,6 @@ export interface NativeChannelEnd {
    * (> 0; its length is the u32 8 bytes before it), 0 when none is there, -1 when the other
    * side closed and every message was read, -2 when the ring holds what no writer makes. */
   next(): number;
-  /** Releases the message handed out, if any. */
-  release(): void;
   /** Sets this side's waiting flags (for a message; for room for a message of pendingBytes)
    * and looks again: true when it should sleep (receive on socket). */
   prepareSleep(wantMessage: boolean, wantRoom: boolean, pendingBytes: number): boolean;

@@ -27,6 +27,19 @@ let dir: { path: string; cleanup: () => void };
 beforeAll(() => { dir = shortTempDir('iolab-bench-api-'); });
 afterAll(() => dir.cleanup());
 
+/** `iolab bench api ...args`, SIGINTed once its stderr says `after`; its result. */
+async function interruptedAfter(args: string[], after: string, env: Record<string, string>) {
+  const [file, argv] = iolabArgv(['bench', 'api', ...args]);
+  const child = execa(file, argv, { reject: false, env });
+  let stderr = '';
+  await new Promise<void>((resolve) => child.stderr?.on('data', (chunk: Buffer) => {
+    stderr += chunk.toString();
+    if (stderr.includes(after)) resolve();
+  }));
+  child.kill('SIGINT');
+  return child;
+}
+
 describe('iolab bench api', () => {
   it('--json prints one object with a row per contender', async () => {
     const out = join(dir.path, 'api.json');
@@ -76,15 +89,7 @@ describe('iolab bench api', () => {
   it('Ctrl-C: the rounds that finished as a partial table, the temp file removed, exit 130', async () => {
     const tmpdir = join(dir.path, 'tmp');
     mkdirSync(tmpdir);
-    const [file, argv] = iolabArgv(['bench', 'api', '--rounds', '100', '--duration', '50', '--size', '256k', '--only', 'iolab.readv,fs.readvSync']);
-    const child = execa(file, argv, { reject: false, env: { TMPDIR: tmpdir } });
-    let stderr = '';
-    await new Promise<void>((resolve) => child.stderr?.on('data', (chunk: Buffer) => {
-      stderr += chunk.toString();
-      if (stderr.includes('round 2/100 done')) resolve();
-    }));
-    child.kill('SIGINT');
-    const run = await child;
+    const run = await interruptedAfter(['--rounds', '100', '--duration', '50', '--size', '256k', '--only', 'iolab.readv,fs.readvSync'], 'round 2/100 done', { TMPDIR: tmpdir });
     expect(run.exitCode).toBe(130);
     expect(run.stdout).toMatch(/^partial: interrupted by SIGINT; the rows hold the rounds that finished$/m);
     expect(run.stdout).toMatch(/^iolab\.readv\s+1\s+[\d,]+/m);
@@ -125,17 +130,7 @@ describe('iolab bench api', () => {
 
   it('Ctrl-C in the channel group: the finished rounds, marked partial, its peers gone, exit 130', async () => {
     const tag = newProcessTag();
-    const [file, argv] = iolabArgv(['bench', 'api', '--groups', 'channel', '--rounds', '100', '--duration', '20']);
-    const child = execa(file, argv, { reject: false, env: { [processTagVariable]: tag } });
-    await new Promise<void>((resolve) => {
-      let stderr = '';
-      child.stderr?.on('data', (chunk: Buffer) => {
-        stderr += chunk.toString();
-        if (stderr.includes('round 1/100 done')) resolve();
-      });
-    });
-    child.kill('SIGINT');
-    const run = await child;
+    const run = await interruptedAfter(['--groups', 'channel', '--rounds', '100', '--duration', '20'], 'round 1/100 done', { [processTagVariable]: tag });
     expect(run.exitCode).toBe(130);
     expect(run.stdout).toMatch(/^partial: interrupted by SIGINT; the rows hold the rounds that finished$/m);
     expect(run.stdout).toMatch(/^channel\s+64 B\s+[\d,]+/m);
