@@ -15,6 +15,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { nodeBin, supportedLines } from './node-lines.mjs';
+import { channelChecks } from './package-checks/channel.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const lineArg = process.argv.indexOf('--node');
@@ -125,6 +126,7 @@ export { features, bytes, r };
       writeFileSync(join(project, 'consumer.mjs'), consumerMjs);
       const mjs = run(join(bin, 'node'), ['consumer.mjs'], { cwd: project, env });
       check(`${label}: a plain .mjs reads with ring.readv and passes an fd with sendmsg/recvmsg`, mjs.status === 0 && mjs.out.includes('consumer ok'), mjs.out);
+      channelChecks({ project, node: join(bin, 'node'), env, run, check, label });
       writeFileSync(join(project, 'consumer.ts'), consumerTs);
       writeFileSync(join(project, 'tsconfig.json'), JSON.stringify({ compilerOptions: { module: 'nodenext', moduleResolution: 'nodenext', target: 'es2022', strict: true, noEmit: true, types: [] }, files: ['consumer.ts'] }));
       const types = run(process.execPath, [tsc, '-p', project], { cwd: project });
