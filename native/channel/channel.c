@@ -123,6 +123,7 @@ int channel_send(struct channel_end *e, const struct iovec *iov, int n, uint64_t
   put_record_header(at, (uint32_t)total, CHANNEL_KIND_MESSAGE);
   at += CHANNEL_RECORD_HEADER;
   for (int i = 0; i < n; i++) {
+    if (iov[i].iov_len == 0) continue; /* an empty view's base may be NULL, which memcpy may not take */
     memcpy(at, iov[i].iov_base, iov[i].iov_len);
     at += iov[i].iov_len;
   }
