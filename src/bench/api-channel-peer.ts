@@ -95,7 +95,7 @@ export function frameReader(take: (message: Uint8Array) => void): (chunk: Buffer
 }
 
 /** Joins the channel, says ready, then serves runs until told to quit. */
-export async function servePeer(control: Control, channelSocket: number, sources: { net?: number; port?: MessagePort; ipc?: boolean }): Promise<void> {
+export async function servePeer(control: Control, channelSocket: number, sources: { net?: number; port?: MessagePort }): Promise<void> {
   const receiver = new Receiver();
   const channel = await Channel.join(channelSocket);
   channel.on('message', receiver.take);
