@@ -146,6 +146,9 @@ describe('iolab bench api', () => {
     const bad = await runCli(['bench', 'api', '--rounds', '0']);
     expect(bad.stderr).toBe("iolab: option '--rounds <n>' argument '0' is invalid. expected a whole number >= 1, got '0'");
     expect(bad.exitCode).not.toBe(0);
+    const group = await runCli(['bench', 'api', '--groups', 'read,nope']);
+    expect(group.stderr).toBe("iolab: option '--groups <list>' argument 'read,nope' is invalid. expected groups of read, fd, channel, got 'read,nope'");
+    expect(group.exitCode).not.toBe(0);
     const none = await runCli(['bench', 'api', '--only', 'nothing', '--size', '64k', '--output', join(dir.path, 'c.json')]);
     expect(none.stderr).toMatch(/^iolab: --only: no contender named 'nothing' \(known: iolab\.readv, .*\)$/);
     expect(none.exitCode).toBe(1);
