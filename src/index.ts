@@ -3,6 +3,8 @@
 // internal: the commands, the benchmark, echo and IPC bindings, the raw addon.
 export { Ring, RingClosedError, isIoUringUnavailable, BufferRing, RingStream } from './ring/index.js';
 export type { RingOptions, RingFeatures, RingStats, RingAddress, ReadvRequest, RecvHandlers, RecvMultishotOptions } from './ring/index.js';
+export { Channel } from './ring/channel.js';
+export type { ChannelOptions, ChannelMessage, ChannelEvents } from './ring/channel.js';
 export {
   readvSync,
   writevSync,

@@ -279,3 +279,39 @@ export interface EchoLoadHandle {
 }
 
 /** The addon file this process loads (the sanitized build under IOLAB_ASAN=1). */
+
+/** One side of a shared-memory channel (native/channel_binding.cc over native/channel/): what
+ * src/ring/channel.ts moves messages with. */
+export interface NativeChannelEnd {
+  /** The whole region (header and both rings) as an ArrayBuffer; detached by free(). */
+  readonly region: ArrayBuffer;
+  /** This side's copy of the socket: a byte arriving on it wakes this side, its end says the
+   * other side is gone (receive on it to wait). */
+  readonly socket: number;
+  /** The creator's memfd, to pass to the joining side (closed by passed()). */
+  readonly memfd: number;
+  readonly capacity: number;
+  readonly maxMessageBytes: number;
+  /** Copies one message (a view, or an Array of views sent as one) in: false when it does not
+   * fit now (nothing written). RangeError above maxMessageBytes. */
+  send(message: unknown): boolean;
+  /** Releases the message handed out before, then the next one's payload offset in region
+   * (> 0; its length is the u32 8 bytes before it), 0 when none is there, -1 when the other
+   * side closed and every message was read, -2 when the ring holds what no writer makes. */
+  next(): number;
+  /** Sets this side's waiting flags (for a message; for room for a message of pendingBytes)
+   * and looks again: true when it should sleep (receive on socket). */
+  prepareSleep(wantMessage: boolean, wantRoom: boolean, pendingBytes: number): boolean;
+  /** Clears this side's waiting flags after a wake-up. */
+  woken(): void;
+  /** Whether a message is there that next() has not handed out. */
+  hasUnread(): boolean;
+  /** Whether the other side has marked the channel closed. */
+  peerClosed(): boolean;
+  /** Marks this side closed and wakes the other. */
+  markClosed(): void;
+  /** Unmaps (the region detached first) and closes the fds. */
+  free(): void;
+  /** The creator's memfd was passed: its copy here is closed. */
+  passed(): void;
+}

@@ -19,6 +19,7 @@ import type {
   EchoServerHandle,
   EchoLoadOptions,
   EchoLoadHandle,
+  NativeChannelEnd,
 } from './native-types.js';
 export type * from './native-types.js';
 
@@ -203,6 +204,15 @@ export interface NativeAddon {
   /** The C floor of bench api's fd-message loop (native/ipc/fdmsg.c), off the JS thread:
    * sendmsg(1 byte + passedFd) + recvmsg + close of the received fd, for about durationMs. */
   benchFdMessages(passedFd: number, durationMs: number): Promise<{ messages: number; seconds: number }>;
+
+  // ---- the shared-memory channel (native/channel_binding.cc, native/channel/) ----
+  /** A new sealed memfd region of two rings of `capacity` bytes (a power of two, 4 KiB to
+   * 1 GiB): the creating side's end, over its own copy of `socket` (a Unix stream socket;
+   * TypeError ERR_INVALID_ARG_VALUE for any other fd). */
+  channelCreate(socket: number, capacity: number): NativeChannelEnd;
+  /** The joining side's end over the memfd the creator passed, which it adopts (closed once
+   * mapped, or at once when it is not a channel's: ERR_CHANNEL_PROTOCOL). */
+  channelJoin(socket: number, memfd: number): NativeChannelEnd;
 }
 
 /** The flag bits `constants` names: MSG_* (recv/send flags), SOCK_*, O_* (as fs.constants). */

@@ -13,6 +13,7 @@ import { openFdCount, settledLiveObjects, zeroLiveObjects } from './support/leak
 import { shortTempDir } from './support/temp.js';
 import { iolabArgv, runCli } from './support/cli.js';
 import { createRequire } from 'node:module';
+import { newProcessTag, processesTagged, processTagVariable } from './support/procs.js';
 
 /** Whether usocket (a devDependency with a native part) loads under this Node. */
 const usocketLoads = (() => {
@@ -31,6 +32,19 @@ let dir: { path: string; cleanup: () => void };
 beforeAll(() => { dir = shortTempDir('iolab-bench-api-'); });
 afterAll(() => dir.cleanup());
 
+/** `iolab bench api ...args`, SIGINTed once its stderr says `after`; its result. */
+async function interruptedAfter(args: string[], after: string, env: Record<string, string>) {
+  const [file, argv] = iolabArgv(['bench', 'api', ...args]);
+  const child = execa(file, argv, { reject: false, env });
+  let stderr = '';
+  await new Promise<void>((resolve) => child.stderr?.on('data', (chunk: Buffer) => {
+    stderr += chunk.toString();
+    if (stderr.includes(after)) resolve();
+  }));
+  child.kill('SIGINT');
+  return child;
+}
+
 describe('iolab bench api', () => {
   it('--json prints one object with a row per contender', async () => {
     const out = join(dir.path, 'api.json');
@@ -38,10 +52,12 @@ describe('iolab bench api', () => {
     expect(run.stderr).toBe('');
     expect(run.exitCode).toBe(0);
     const report = JSON.parse(String(run.stdout));
-    expect(report.rows.map((r: { contender: string; inflight: number }) => `${r.contender}@${r.inflight}`)).toEqual([
+    const channelRows = (size: number) => ['channel', 'channel.worker', 'process.send', 'net.unix', 'MessagePort', 'memcpy'].map((c) => `${c}/${size}`);
+    expect(report.rows.map((r: { contender: string; inflight: number; messageBytes?: number }) =>
+      r.messageBytes === undefined ? `${r.contender}@${r.inflight}` : `${r.contender}/${r.messageBytes}`)).toEqual([
       'iolab.readvSync@1', 'fs.readvSync@1', 'ring.readv@1', 'fs.promises.readv@1', 'fs.read@1',
       'ring.readv@32', 'fs.promises.readv@32', 'fs.read@32', 'ring.readvBatch@32', 'ring.sendmsg@32', 'ring.sendmsgBatch@32', 'c.sendmsg@1',
-      'iolab.sendmsg@1', 'usocket@32',
+      'iolab.sendmsg@1', 'usocket@32', ...channelRows(64), ...channelRows(1 << 20),
     ]);
     for (const row of report.rows) {
       // usocket is a native addon built for the Node that installed it: under another Node line
@@ -78,19 +94,52 @@ describe('iolab bench api', () => {
   it('Ctrl-C: the rounds that finished as a partial table, the temp file removed, exit 130', async () => {
     const tmpdir = join(dir.path, 'tmp');
     mkdirSync(tmpdir);
-    const [file, argv] = iolabArgv(['bench', 'api', '--rounds', '100', '--duration', '50', '--size', '256k', '--only', 'iolab.readvSync,fs.readvSync']);
-    const child = execa(file, argv, { reject: false, env: { TMPDIR: tmpdir } });
-    let stderr = '';
-    await new Promise<void>((resolve) => child.stderr?.on('data', (chunk: Buffer) => {
-      stderr += chunk.toString();
-      if (stderr.includes('round 2/100 done')) resolve();
-    }));
-    child.kill('SIGINT');
-    const run = await child;
+    const run = await interruptedAfter(['--rounds', '100', '--duration', '50', '--size', '256k', '--only', 'iolab.readvSync,fs.readvSync'], 'round 2/100 done', { TMPDIR: tmpdir });
     expect(run.exitCode).toBe(130);
     expect(run.stdout).toMatch(/^partial: interrupted by SIGINT; the rows hold the rounds that finished$/m);
     expect(run.stdout).toMatch(/^iolab\.readvSync\s+1\s+[\d,]+/m);
     expect(readdirSync(tmpdir).filter((n) => n.startsWith('iolab-'))).toEqual([]); // the page-cached test file is gone (tsx keeps its cache there)
+  });
+
+  it('the channel group: the channel beside process.send, net.unix, MessagePort and memcpy at 64 B and 1 MiB, with the goals; its peers gone after', async () => {
+    const tag = newProcessTag();
+    const run = await runCli(['bench', 'api', '--groups', 'channel', '--rounds', '1', '--duration', '20', '--json'], { env: { [processTagVariable]: tag } });
+    expect(run.stderr).toBe('');
+    expect(run.exitCode).toBe(0);
+    const report = JSON.parse(String(run.stdout));
+    expect(report.rows).toHaveLength(12);
+    for (const row of report.rows) {
+      expect([64, 1 << 20]).toContain(row.messageBytes);
+      expect(row.opsPerSec).toBeGreaterThan(0);
+      expect(row.bytesPerSec).toBe(row.opsPerSec * row.messageBytes);
+    }
+    expect(Object.keys(report.rounds)).toContain('channel/1m');
+    const goals = Object.fromEntries(report.ratios.filter((r: { goal?: number }) => r.goal).map((r: { name: string; goal: number }) => [r.name, r.goal]));
+    expect(goals).toEqual({ 'channel/64 / process.send/64': 10, 'channel/64 / net.unix/64': 3, 'channel/1m / memcpy/1m': 0.5 });
+    expect(processesTagged(tag)).toEqual([]); // the receiving process ended with the run
+    const table = await runCli(['bench', 'api', '--groups', 'channel', '--rounds', '1', '--duration', '10', '--only', 'channel/64,net.unix']);
+    expect(table.exitCode).toBe(0);
+    expect(table.stdout).toMatch(/^contender\s+message\s+messages\/s \(median\)\s+min\s+max\s+JS-thread CPU\/msg\s+bytes\/s$/m);
+    expect(table.stdout).toMatch(/^channel\s+64 B\s+[\d,]+\s+[\d,]+\s+[\d,]+\s+[\d.]+(ns|us)\s+[\d.]+ [kMG]?B\/s$/m);
+    expect(table.stdout).toMatch(/^net\.unix\s+1 MiB\s+[\d,]+/m);
+    expect(table.stdout).toMatch(/^channel\/64 \/ net\.unix\/64 = \d+\.\d\dx {2}\(goal >= 3\.0x: (met|not met)\)$/m);
+  });
+
+  it.each(['channel/64', 'channel.worker/1m', 'process.send/64', 'net.unix/1m', 'MessagePort/64'])(
+    'the channel group checks every message: one wrong byte on the %s row fails the run with one line', async (only) => {
+      const run = await runCli(['bench', 'api', '--groups', 'channel', '--rounds', '1', '--duration', '10', '--only', only], { env: { IOLAB_API_FAULT: '3' } });
+      const [contender, size] = only.split('/');
+      expect(run.stderr).toMatch(new RegExp(`^iolab: ${contender.replace('.', '\\.')} at ${size === '64' ? '64 B' : '1 MiB'} delivered wrong bytes: message 3 differs at byte \\d+: expected 0x[0-9a-f]+, got 0x[0-9a-f]+$`));
+      expect(run.exitCode).toBe(1);
+    });
+
+  it('Ctrl-C in the channel group: the finished rounds, marked partial, its peers gone, exit 130', async () => {
+    const tag = newProcessTag();
+    const run = await interruptedAfter(['--groups', 'channel', '--rounds', '100', '--duration', '20'], 'round 1/100 done', { [processTagVariable]: tag });
+    expect(run.exitCode).toBe(130);
+    expect(run.stdout).toMatch(/^partial: interrupted by SIGINT; the rows hold the rounds that finished$/m);
+    expect(run.stdout).toMatch(/^channel\s+64 B\s+[\d,]+/m);
+    expect(processesTagged(tag)).toEqual([]);
   });
 
   it('prints a table, and refuses bad input with one line', async () => {
@@ -102,6 +151,9 @@ describe('iolab bench api', () => {
     const bad = await runCli(['bench', 'api', '--rounds', '0']);
     expect(bad.stderr).toBe("iolab: option '--rounds <n>' argument '0' is invalid. expected a whole number >= 1, got '0'");
     expect(bad.exitCode).not.toBe(0);
+    const group = await runCli(['bench', 'api', '--groups', 'read,nope']);
+    expect(group.stderr).toBe("iolab: option '--groups <list>' argument 'read,nope' is invalid. expected groups of read, fd, channel, got 'read,nope'");
+    expect(group.exitCode).not.toBe(0);
     const none = await runCli(['bench', 'api', '--only', 'nothing', '--size', '64k', '--output', join(dir.path, 'c.json')]);
     expect(none.stderr).toMatch(/^iolab: --only: no contender named 'nothing' \(known: iolab\.readvSync, .*\)$/);
     expect(none.exitCode).toBe(1);

@@ -57,7 +57,10 @@ describe('iolab report', () => {
       .reduce((n, g) => n + Object.values(g).reduce((k, m) => k + Object.keys(m).length, 0), 0);
     expect(cpuPoints).toBe(4);
     expect(marks.get(`f${at('echo')}-echo-cpu`)).toBe(cpuPoints);
-    expect(marks.get(`f${at('api')}-api`)).toBe(load('api').rows.filter((r: Json) => r.opsPerSec > 0).length);
+    expect(marks.get(`f${at('api')}-api`)).toBe(load('api').rows.filter((r: Json) => r.opsPerSec > 0 && r.messageBytes === undefined).length);
+    // the channel group's rows, one bar per contender and message size
+    expect(marks.get(`f${at('api')}-api-channel`)).toBe(load('api').rows.filter((r: Json) => r.opsPerSec > 0 && r.messageBytes !== undefined).length);
+    expect(marks.get(`f${at('api')}-api-channel`)).toBe(12);
     // bench latency: p50, p99, p99.9 of reads and of writes, per engine
     const latency = load('latency');
     expect(latency.engines.map((e: Json) => e.engine)).toEqual(['sync', 'io_uring']);

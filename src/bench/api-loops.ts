@@ -10,9 +10,21 @@ export interface Measured {
 export interface Contender {
   contender: string;
   inflight: number;
+  /** The channel group's contenders: the size of each message (ops are messages). */
+  messageBytes?: number;
   /** Why it cannot run here (e.g. a peer module that does not load); run() is never called. */
   unavailable?: string;
   run(durationMs: number): Promise<Measured>;
+}
+
+/** A message size as a row's name says it: 64, 4k, 1m. */
+function sizeName(bytes: number): string {
+  return bytes % (1 << 20) === 0 ? `${bytes >> 20}m` : bytes % 1024 === 0 ? `${bytes >> 10}k` : String(bytes);
+}
+
+/** A row's name: contender@in-flight, or contender/size for the channel group's message sizes. */
+export function rowKey(c: { contender: string; inflight: number; messageBytes?: number }): string {
+  return c.messageBytes === undefined ? `${c.contender}@${c.inflight}` : `${c.contender}/${sizeName(c.messageBytes)}`;
 }
 
 export function syncLoop(durationMs: number, op: (i: number) => void): Measured {

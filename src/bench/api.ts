@@ -1,30 +1,40 @@
-// `iolab bench api`: what the JS-facing APIs cost per op, measured in one run on a page-cached
-// file with 4 KiB random reads, contenders alternated over rounds, medians and ratios printed.
-//   sync:   iolab readv (native.readv) vs fs.readvSync
-//   async:  ring.readv vs fs.promises FileHandle.readv vs callback fs.read, 1 and 32 in flight;
-//           ring.readvBatch: 32 reads per call, one Promise for them
-//   fds:    messages carrying one fd each: ring.sendmsg/recvmsg (batched), the sync loop,
-//           npm's usocket, and the same loop in C (api-fd.ts)
+// `iolab bench api`: what the JS-facing APIs cost per op, measured in one run, contenders
+// alternated over rounds, medians and ratios printed. Three groups (--groups):
+//   read:     4 KiB random reads of a page-cached file. sync: iolab readv (native.readv) vs
+//             fs.readvSync; async: ring.readv vs fs.promises FileHandle.readv vs callback fs.read,
+//             1 and 32 in flight; ring.readvBatch: 32 reads per call, one Promise for them
+//   fd:       messages carrying one fd each: ring.sendmsg/recvmsg (batched), the sync loop,
+//             npm's usocket, and the same loop in C (api-fd.ts)
+//   channel:  messages to another process or thread: iolab's shared-memory channel vs
+//             process.send, a framed node:net Unix socket, a MessagePort, and memcpy (api-channel.ts)
 // The loops run in JS on purpose: this benchmark measures the JS API, not the kernel.
-import { Command } from 'commander';
+import { Command, InvalidArgumentError } from 'commander';
+import { fileURLToPath } from 'node:url';
 import fs from 'node:fs';
 import { tmpdir } from 'node:os';
 import { Ring } from '../ring/index.js';
 import { commandLine, emitReport, oneLineErrors, UserError } from '../cli-util.js';
 import { numberOption } from '../numbers.js';
 import { pathOption, resultsOption } from '../path-options.js';
-import { formatCount, formatNs, median, table } from '../format.js';
+import { formatBytes, formatCount, formatNs, formatRate, median, table } from '../format.js';
 import { interruptedBy, interruption, markInterrupted } from '../interrupt.js';
 import { machineInfo } from './machine.js';
-import type { Contender } from './api-loops.js';
+import { rowKey as key, type Contender } from './api-loops.js';
 import { blockSize, prepareFile, randomOffsets, readContenders } from './api-read.js';
 import { fdContenders } from './api-fd.js';
+import { channelContenderNames, channelContenders, channelRatioPairs } from './api-channel.js';
+import { servePeer } from './api-channel-peer.js';
+import { dieWithParentIfAsked } from '../parent-death.js';
 
 export interface ApiRow {
   contender: string;
   inflight: number;
+  /** The channel group's rows: the size of each message (ops are messages). */
+  messageBytes?: number;
   /** Median over the rounds; null when the contender could not run (see unavailable). */
   opsPerSec: number | null;
+  /** The channel group's rows: opsPerSec x messageBytes. */
+  bytesPerSec?: number;
   /** CPU time of the JS thread per op (median, ns): steadier than ops/s on a busy machine. Work
    * done on other threads (c.sendmsg's loop, libuv's pool for fs.*) is not in it. */
   jsCpuNsPerOp?: number;
@@ -39,12 +49,16 @@ export interface ApiRatio {
   goal?: number;
 }
 
+export const apiGroups = ['read', 'fd', 'channel'];
+
 export interface ApiOptions {
   rounds: number;
   durationMs: number;
   fileSize: number;
   file?: string;
   only?: string[];
+  /** Of apiGroups; all when omitted. */
+  groups?: string[];
 }
 
 export interface ApiReport {
@@ -55,29 +69,67 @@ export interface ApiReport {
   partial?: string;
 }
 
-const key = (c: { contender: string; inflight: number }) => `${c.contender}@${c.inflight}`;
-
 /** CPU time this (the JS) thread has run, in ns: the scheduler's own count. */
 function jsThreadCpuNs(): number {
   return Number(fs.readFileSync(`/proc/self/task/${process.pid}/schedstat`, 'utf8').split(' ')[0]);
 }
 
+/** The groups' contenders and how to undo their setup. */
+async function setUpGroups(options: ApiOptions): Promise<{ list: Contender[]; cleanup: () => Promise<void> }> {
+  const groups = options.groups ?? apiGroups;
+  const list: Contender[] = [];
+  const undo: (() => unknown)[] = [];
+  const cleanup = async () => {
+    for (const step of undo.reverse()) await step();
+  };
+  try {
+    if (groups.includes('read') || groups.includes('fd')) {
+      const ring = new Ring({ entries: 256 });
+      undo.push(() => ring.close());
+      if (groups.includes('read')) {
+        const file = prepareFile(options);
+        undo.push(() => file.cleanup());
+        const fd = fs.openSync(file.path, 'r');
+        undo.push(() => fs.closeSync(fd));
+        const handle = await fs.promises.open(file.path, 'r');
+        undo.push(() => handle.close());
+        list.push(...readContenders(fd, handle, ring, randomOffsets(file.blocks)));
+      }
+      if (groups.includes('fd')) {
+        // a file to pass: any open file does; this module's own
+        const fdSource = fs.openSync(fileURLToPath(import.meta.url), 'r');
+        undo.push(() => fs.closeSync(fdSource));
+        const fdBench = fdContenders(ring, fdSource);
+        undo.push(() => fdBench.cleanup());
+        list.push(...fdBench.list);
+      }
+    }
+    // its peers take a second or two to start: not for an --only that names none of its rows
+    const named = (o: string) => channelContenderNames.includes(o.split('/')[0]);
+    if (groups.includes('channel') && (options.only === undefined || options.only.some(named))) {
+      const channel = await channelContenders();
+      undo.push(() => channel.cleanup());
+      list.push(...channel.list);
+    }
+  } catch (err) {
+    await cleanup();
+    throw err;
+  }
+  return { list, cleanup };
+}
+
 /** Runs every contender `rounds` times, alternating their order, and returns the medians. */
 export async function runApiBench(options: ApiOptions, progress?: (line: string) => void): Promise<ApiReport> {
-  const file = prepareFile(options);
-  const fd = fs.openSync(file.path, 'r');
-  const handle = await fs.promises.open(file.path, 'r');
-  const ring = new Ring({ entries: 256 });
-  const fdSource = fs.openSync(file.path, 'r');
-  const fdBench = fdContenders(ring, fdSource);
   const signal = interruption();
+  const setup = await setUpGroups(options);
   try {
-    let all: Contender[] = [...readContenders(fd, handle, ring, randomOffsets(file.blocks)), ...fdBench.list];
+    let all = setup.list;
     if (options.only) {
       const unknown = options.only.filter((o) => !all.some((c) => c.contender === o || key(c) === o));
       if (unknown.length > 0) {
+        const known = [...all.map((c) => c.contender), ...((options.groups ?? apiGroups).includes('channel') ? channelContenderNames : [])];
         throw new UserError(`--only: no contender named ${unknown.map((o) => `'${o}'`).join(', ')} (known: ` +
-          `${[...new Set(all.map((c) => c.contender))].join(', ')}; name@N picks one in-flight count, e.g. ring.readv@32)`);
+          `${[...new Set(known)].join(', ')}; name@N picks one in-flight count, e.g. ring.readv@32, name/size one message size, e.g. channel/64)`);
       }
       all = all.filter((c) => options.only!.some((o) => c.contender === o || key(c) === o));
     }
@@ -106,24 +158,21 @@ export async function runApiBench(options: ApiOptions, progress?: (line: string)
     }
     const rows: ApiRow[] = all.map((c) => {
       const s = samples[key(c)];
-      if (c.unavailable !== undefined) return { contender: c.contender, inflight: c.inflight, opsPerSec: null, unavailable: c.unavailable };
-      if (!s) return { contender: c.contender, inflight: c.inflight, opsPerSec: null };
-      return { contender: c.contender, inflight: c.inflight, opsPerSec: Math.round(median(s)), jsCpuNsPerOp: Math.round(median(cpuSamples[key(c)])) };
+      const row = { contender: c.contender, inflight: c.inflight, ...(c.messageBytes === undefined ? {} : { messageBytes: c.messageBytes }) };
+      if (c.unavailable !== undefined) return { ...row, opsPerSec: null, unavailable: c.unavailable };
+      if (!s) return { ...row, opsPerSec: null };
+      const opsPerSec = Math.round(median(s));
+      return { ...row, opsPerSec, ...(c.messageBytes === undefined ? {} : { bytesPerSec: opsPerSec * c.messageBytes }),
+        jsCpuNsPerOp: Math.round(median(cpuSamples[key(c)])) };
     });
     const by = interruptedBy();
     return { rows, ratios: ratios(rows), rounds: samples, ...(signal.aborted ? { partial: `interrupted by ${by ?? 'a signal'}` } : {}) };
   } finally {
-    await ring.close();
-    fdBench.cleanup();
-    fs.closeSync(fdSource);
-    await handle.close();
-    fs.closeSync(fd);
-    file.cleanup();
+    await setup.cleanup();
   }
 }
 
 function ratios(rows: ApiRow[]): ApiRatio[] {
-  const get = (c: string, n: number) => rows.find((r) => r.contender === c && r.inflight === n)?.opsPerSec;
   const pairs: [string, number, string, number, number?][] = [
     ['iolab.readvSync', 1, 'fs.readvSync', 1, 1.0],
     ['ring.readv', 1, 'fs.promises.readv', 1],
@@ -141,26 +190,39 @@ function ratios(rows: ApiRow[]): ApiRatio[] {
     ['ring.sendmsg', 32, 'usocket', 32, 2.0],
     ['ring.sendmsgBatch', 32, 'usocket', 32, 2.0],
   ];
+  const named: [string, string, number?][] = pairs.map(([a, an, b, bn, goal]) => [`${a}@${an}`, `${b}@${bn}`, goal]);
+  const byKey = new Map(rows.map((r) => [key(r), r.opsPerSec]));
   const out: ApiRatio[] = [];
-  for (const [a, an, b, bn, goal] of pairs) {
-    const x = get(a, an), y = get(b, bn);
+  for (const [of, over, goal] of [...named, ...channelRatioPairs]) {
+    const x = byKey.get(of), y = byKey.get(over);
     if (x === undefined || x === null || y === undefined || y === null || y === 0) continue;
-    out.push({ name: `${a}@${an} / ${b}@${bn}`, of: `${a}@${an}`, over: `${b}@${bn}`, ratio: Math.round((x / y) * 100) / 100, ...(goal ? { goal } : {}) });
+    out.push({ name: `${of} / ${over}`, of, over, ratio: Math.round((x / y) * 100) / 100, ...(goal ? { goal } : {}) });
   }
   return out;
 }
 
 export function formatApiReport(report: ApiReport, options: ApiOptions): string[] {
-  const lines = [`bench api: 4 KiB random reads from a page-cached file; ${options.rounds} rounds of ${options.durationMs} ms, alternating; medians`, ''];
+  const groups = options.groups ?? apiGroups;
+  const what = [groups.includes('read') ? '4 KiB random reads from a page-cached file' : '', groups.includes('fd') ? 'fd messages' : '',
+    groups.includes('channel') ? 'messages to another process or thread' : ''].filter((w) => w !== '').join(', ');
+  const lines = [`bench api: ${what}; ${options.rounds} rounds of ${options.durationMs} ms, alternating; medians`, ''];
   if (report.partial) lines.push(`partial: ${report.partial}; the rows hold the rounds that finished`, '');
-  const head = ['contender', 'in flight', 'ops/s (median)', 'min', 'max', 'JS-thread CPU/op'];
-  const body = report.rows.map((r) => {
+  const cells = (r: ApiRow, rate: (n: number) => string) => {
     const s = report.rounds[key(r)];
-    if (r.opsPerSec === null || !s) return [r.contender, String(r.inflight), 'unavailable', '', '', ''];
-    return [r.contender, String(r.inflight), formatCount(r.opsPerSec), formatCount(Math.min(...s)), formatCount(Math.max(...s)),
-      r.jsCpuNsPerOp === undefined ? '' : formatNs(r.jsCpuNsPerOp)];
-  });
-  lines.push(...table(head, body).trimEnd().split('\n'), '');
+    if (r.opsPerSec === null || !s) return ['unavailable', '', '', ''];
+    return [rate(r.opsPerSec), rate(Math.min(...s)), rate(Math.max(...s)), r.jsCpuNsPerOp === undefined ? '' : formatNs(r.jsCpuNsPerOp)];
+  };
+  const ops = report.rows.filter((r) => r.messageBytes === undefined);
+  if (ops.length > 0) {
+    const body = ops.map((r) => [r.contender, String(r.inflight), ...cells(r, formatCount)]);
+    lines.push(...table(['contender', 'in flight', 'ops/s (median)', 'min', 'max', 'JS-thread CPU/op'], body).trimEnd().split('\n'), '');
+  }
+  const messages = report.rows.filter((r) => r.messageBytes !== undefined);
+  if (messages.length > 0) {
+    const body = messages.map((r) => [r.contender, formatBytes(r.messageBytes!), ...cells(r, formatCount),
+      r.bytesPerSec === undefined ? '' : formatRate(r.bytesPerSec)]);
+    lines.push(...table(['contender', 'message', 'messages/s (median)', 'min', 'max', 'JS-thread CPU/msg', 'bytes/s'], body).trimEnd().split('\n'), '');
+  }
   for (const r of report.rows) if (r.unavailable) lines.push(`${r.contender}: ${r.unavailable}`);
   if (report.rows.some((r) => r.unavailable)) lines.push('');
   for (const r of report.ratios) {
@@ -172,14 +234,39 @@ export function formatApiReport(report: ApiReport, options: ApiOptions): string[
   return lines;
 }
 
+function peerCommand(): Command {
+  return new Command('peer')
+    .description('the receiving process of bench api\'s channel group (started by bench api itself)')
+    .requiredOption('--channel-fd <fd>', 'the channel socket bench api passed', numberOption({ min: 0 }))
+    .requiredOption('--net-fd <fd>', 'the net.unix socket bench api passed', numberOption({ min: 0 }))
+    .action(async (opts: { channelFd: number; netFd: number }) => {
+      dieWithParentIfAsked();
+      // a terminal's Ctrl-C reaches the process group: bench api ends this process in order
+      process.on('SIGINT', () => {});
+      await servePeer({ on: (listener) => process.on('message', listener), send: (reply) => process.send!(reply) },
+        opts.channelFd, { net: opts.netFd });
+      process.disconnect();
+    });
+}
+
+function groupsOption(value: string): string[] {
+  const groups = value.split(',').map((g) => g.trim()).filter((g) => g !== '');
+  const unknown = groups.filter((g) => !apiGroups.includes(g));
+  if (groups.length === 0 || unknown.length > 0) {
+    throw new InvalidArgumentError(`expected groups of ${apiGroups.join(', ')}, got '${value}'`);
+  }
+  return groups;
+}
+
 export function apiCommand(): Command {
-  return oneLineErrors(new Command('api')
-    .description('the JS API cost per op: iolab readv vs fs.readvSync, ring.readv vs fs.promises / fs.read, fd messages via the Ring vs sync')
+  const cmd = new Command('api')
+    .description('the JS API cost per op: iolab readv vs fs.readvSync, ring.readv vs fs.promises / fs.read, fd messages via the Ring vs sync, the shared-memory channel vs process.send / net / MessagePort')
     .option('--rounds <n>', 'rounds (contenders alternate within each)', numberOption({ min: 1 }), 5)
     .option('--duration <ms>', 'time per contender per round, in milliseconds', numberOption({ min: 1 }), 300)
     .option('--size <bytes>', 'size of the temporary test file (4k/1m/1g suffixes)', numberOption({ min: blockSize, size: true }), 64 << 20)
     .addOption(pathOption('--file <path>', 'read this file instead of a temporary one', { output: false }))
-    .option('--only <list>', 'comma-separated contenders to run (e.g. ring.readv,fs.read or ring.readv@32)')
+    .option('--groups <list>', `comma-separated groups to run: ${apiGroups.join(', ')} (default: all)`, groupsOption)
+    .option('--only <list>', 'comma-separated contenders to run (e.g. ring.readv,fs.read, ring.readv@32 or channel/64)')
     .option('--json', 'print the results as one JSON object instead of the table: {"rows":[{"contender","inflight","opsPerSec"}],"ratios":[...]}')
     .addOption(resultsOption('also write the results as JSON to this file (npm run bench:api: bench-results/api.json)'))
     .option('--force', 'replace an existing --output file (or a symlink itself, never its target)')
@@ -191,13 +278,19 @@ ring.sendmsgBatch (the same, 32 per sendmsgBatch/recvmsgBatch/closeFds call), io
 (sync loop) and usocket (npm's fd-passing stream, 32 in flight; "unavailable" where it does
 not load): 1-byte messages carrying one fd each, sent, received and closed; c.sendmsg is the
 same loop in C off the JS thread, the floor the kernel sets on this machine.
+The channel group (rows contender/size, 64 B and 1 MiB messages, each checked by the
+receiver): channel (iolab's shared-memory channel to a child process), channel.worker (to a
+worker thread), process.send (Node's IPC to the child), net.unix (a node:net Unix socket to
+the child, messages framed by their length), MessagePort (to the worker), memcpy (one copy
+in C: the limit).
 Every contender runs once per round; each round starts one contender later.
 
-Example:
-  $ iolab bench api --rounds 3 --duration 200`)
-    .action(async (opts: { rounds: number; duration: number; size: number; file?: string; only?: string; output?: string; json?: boolean }) => {
+Examples:
+  $ iolab bench api --rounds 3 --duration 200
+  $ iolab bench api --groups channel    (npm run bench:channel)`)
+    .action(async (opts: { rounds: number; duration: number; size: number; file?: string; groups?: string[]; only?: string; output?: string; json?: boolean }) => {
       const options: ApiOptions = {
-        rounds: opts.rounds, durationMs: opts.duration, fileSize: opts.size, file: opts.file,
+        rounds: opts.rounds, durationMs: opts.duration, fileSize: opts.size, file: opts.file, groups: opts.groups,
         only: opts.only?.split(',').map((s) => s.trim()).filter((s) => s !== ''),
       };
       const report = await runApiBench(options, opts.json ? undefined : (l) => process.stderr.write(`${l}\n`));
@@ -206,5 +299,7 @@ Example:
         date: new Date().toISOString(), machine: machineInfo(options.file ?? tmpdir()), command: commandLine() };
       if (report.partial) markInterrupted();
       emitReport(opts, json, formatApiReport(report, options).join('\n') + '\n');
-    }));
+    });
+  cmd.addCommand(peerCommand(), { hidden: true });
+  return oneLineErrors(cmd);
 }

@@ -1,7 +1,8 @@
 // The charts of a report, as Vega-Lite specs: what each input shows (IOPS and p99 against the
 // swept option, completion-latency percentile curves, bench latency's percentiles per engine and
 // direction, echo req/s against clients, IPC bytes/s
-// against message size with the memcpy line, bench api ops/s). Every chart has axis titles
+// against message size with the memcpy line, bench api ops/s and its channel group's messages/s).
+// Every chart has axis titles
 // with units, a legend, and the machine and command that produced its figures.
 import { formatBytes } from '../format.js';
 import type { ApiInput, BenchInput, EchoInput, IpcInput, LatencyInput, Machine, StorageInput, StoragePoint } from './inputs.js';
@@ -205,23 +206,41 @@ function ipcCharts(input: IpcInput, n: number): Chart[] {
       { title: 'line', domain: ['transport', 'memcpy (ceiling)'] }) }];
 }
 
-function apiCharts(input: ApiInput, n: number): Chart[] {
-  if (input.rows.length === 0) return [];
-  const values = input.rows.map((r) => ({ contender: `${r.contender} @${r.inflight}`, y: r.opsPerSec, series: r.contender }));
-  return [{ id: `f${n}-api`, title: 'bench api ops/s per contender', markType: 'rect', marks: values.length,
+/** One horizontal bar per row: bench api's charts. */
+function barChart(input: ApiInput, id: string, title: string, text: string, values: { contender: string; y: number; series: string }[],
+  yTitle: string, x: Record<string, unknown>): Chart {
+  return { id, title, markType: 'rect', marks: values.length,
     spec: {
       width: 560, height: Math.max(120, values.length * 22),
-      title: { text: 'What the JS-facing APIs cost: operations/s per contender (@ in flight)', subtitle: provenance(input), anchor: 'start',
-        subtitleFontSize: 10, subtitleColor: '#555' },
+      title: { text, subtitle: provenance(input), anchor: 'start', subtitleFontSize: 10, subtitleColor: '#555' },
       data: { values },
       mark: { type: 'bar' },
       encoding: {
-        y: { field: 'contender', type: 'nominal', sort: null, axis: { title: 'contender @ operations in flight' } },
-        x: { field: 'y', type: 'quantitative', axis: { title: 'operations/s (median of rounds)', format: '~s', grid: true } },
+        y: { field: 'contender', type: 'nominal', sort: null, axis: { title: yTitle } },
+        x: { field: 'y', type: 'quantitative', ...x },
         color: { field: 'series', type: 'nominal', legend: { title: 'contender' } },
       },
       config: { font: 'sans-serif', view: { stroke: '#ddd' } },
-    } }];
+    } };
+}
+
+function apiCharts(input: ApiInput, n: number): Chart[] {
+  const charts: Chart[] = [];
+  const ops = input.rows.filter((r) => r.messageBytes === undefined);
+  if (ops.length > 0) {
+    charts.push(barChart(input, `f${n}-api`, 'bench api ops/s per contender', 'What the JS-facing APIs cost: operations/s per contender (@ in flight)',
+      ops.map((r) => ({ contender: `${r.contender} @${r.inflight}`, y: r.opsPerSec, series: r.contender })),
+      'contender @ operations in flight', { axis: { title: 'operations/s (median of rounds)', format: '~s', grid: true } }));
+  }
+  // the channel group: messages/s from 64 B (millions) to memcpy's 1 MiB (thousands): a log scale
+  const messages = input.rows.filter((r) => r.messageBytes !== undefined);
+  if (messages.length > 0) {
+    charts.push(barChart(input, `f${n}-api-channel`, 'bench api messages/s per contender and size',
+      'Messages to another process or thread: messages/s per contender and message size',
+      messages.map((r) => ({ contender: `${r.contender} ${formatBytes(r.messageBytes!)}`, y: r.opsPerSec, series: r.contender })),
+      'contender, message size', { scale: { type: 'log' }, axis: { title: 'messages/s (median of rounds, log scale)', format: '~s', grid: true } }));
+  }
+  return charts;
 }
 
 /** The charts of one input (n: its place in the report, for unique ids). */

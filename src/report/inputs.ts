@@ -49,7 +49,7 @@ export interface EchoCpuPoint { server: string; generator: string; clients: numb
 export interface EchoInput extends Common { kind: 'echo'; lengthBytes?: number; points: EchoPoint[]; cpu: EchoCpuPoint[]; ratios: Ratio[] }
 export interface IpcRow { transport: string; mode?: string; messageBytes: number; bytesPerSec: number; p99Ns?: number }
 export interface IpcInput extends Common { kind: 'ipc'; rows: IpcRow[]; memcpy: { messageBytes: number; bytesPerSec: number }[]; ratios: Ratio[] }
-export interface ApiRow { contender: string; inflight: number; opsPerSec: number }
+export interface ApiRow { contender: string; inflight: number; opsPerSec: number; messageBytes?: number }
 export interface ApiInput extends Common { kind: 'api'; rows: ApiRow[]; ratios: Ratio[] }
 
 /** One engine's latency at one percentile, one direction (bench latency). */
@@ -304,7 +304,8 @@ function readIpc(file: string, json: Json): IpcInput {
 
 function readApi(file: string, json: Json): ApiInput {
   const rows = (json.rows as unknown[]).filter(isObject)
-    .map((r) => ({ contender: String(r.contender), inflight: num(r.inflight) ?? 1, opsPerSec: num(r.opsPerSec) ?? NaN }))
+    .map((r) => ({ contender: String(r.contender), inflight: num(r.inflight) ?? 1, opsPerSec: num(r.opsPerSec) ?? NaN,
+      ...(num(r.messageBytes) !== undefined ? { messageBytes: num(r.messageBytes) } : {}) }))
     .filter((r) => r.opsPerSec > 0);
   const ratios = (Array.isArray(json.ratios) ? json.ratios : []).filter(isObject).filter((r) => num(r.ratio) !== undefined)
     .map((r) => ({ table: 'bench api ratios', name: String(r.name), value: num(r.ratio)!,

@@ -1,0 +1,239 @@
+/* The shared-memory channel's rings (channel.h has the layout and the ordering rules). */
+#include "channel.h"
+
+#include <stddef.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+struct channel_direction {
+  _Alignas(64) uint64_t head;         /* bytes published, written by the writer */
+  _Alignas(64) uint64_t tail;         /* bytes released, written by the reader */
+  _Alignas(64) uint32_t reader_waiting; /* the reader sleeps: wake it when head moves */
+  uint32_t writer_waiting;            /* the writer sleeps: wake it when tail moves */
+  uint32_t closed;                    /* the writer closed the channel */
+};
+
+struct channel_header {
+  char magic[8];
+  uint32_t version;
+  uint32_t header_bytes;
+  uint64_t capacity;
+  _Alignas(64) struct channel_direction dir[2]; /* [d]: side d writes, side 1-d reads */
+};
+
+/* The offsets channel.h and docs/channel.md promise a peer written in another language. */
+_Static_assert(offsetof(struct channel_header, capacity) == 16, "capacity at 16");
+_Static_assert(offsetof(struct channel_header, dir) == 64, "directions from 64");
+_Static_assert(sizeof(struct channel_direction) == 192, "a direction takes 192 bytes");
+_Static_assert(offsetof(struct channel_direction, tail) == 64, "tail at +64");
+_Static_assert(offsetof(struct channel_direction, reader_waiting) == 128, "flags at +128");
+_Static_assert(offsetof(struct channel_direction, closed) == 136, "closed at +136");
+_Static_assert(sizeof(struct channel_header) <= CHANNEL_HEADER_BYTES, "the header fits its page");
+
+static uint64_t align8(uint64_t n) { return (n + 7) & ~(uint64_t)7; }
+
+uint64_t channel_region_bytes(uint64_t capacity) { return CHANNEL_HEADER_BYTES + 2 * capacity; }
+
+uint64_t channel_max_message(uint64_t capacity) { return capacity / 2 - CHANNEL_RECORD_HEADER; }
+
+void channel_init(void *region, uint64_t capacity) {
+  struct channel_header *h = region;
+  memcpy(h->magic, CHANNEL_MAGIC, 8);
+  h->version = CHANNEL_VERSION;
+  h->header_bytes = CHANNEL_HEADER_BYTES;
+  h->capacity = capacity;
+}
+
+const char *channel_check(const void *region, uint64_t size) {
+  const struct channel_header *h = region;
+  if (size < CHANNEL_HEADER_BYTES || memcmp(h->magic, CHANNEL_MAGIC, 8) != 0) return "it does not start with the channel's magic";
+  if (h->version != CHANNEL_VERSION || h->header_bytes != CHANNEL_HEADER_BYTES) return "its version is not this one's";
+  uint64_t c = h->capacity;
+  if (c < CHANNEL_MIN_CAPACITY || c > CHANNEL_MAX_CAPACITY || (c & (c - 1)) != 0) return "its capacity is not a power of two in range";
+  if (size != channel_region_bytes(c)) return "its size does not match its capacity";
+  return NULL;
+}
+
+static struct channel_direction *out_dir(struct channel_end *e) { return &e->header->dir[e->side]; }
+static struct channel_direction *in_dir(struct channel_end *e) { return &e->header->dir[1 - e->side]; }
+static const struct channel_direction *in_dir_const(const struct channel_end *e) { return &e->header->dir[1 - e->side]; }
+static unsigned char *ring_of(struct channel_end *e, int side) {
+  return e->base + CHANNEL_HEADER_BYTES + (uint64_t)side * e->capacity;
+}
+
+void channel_attach(struct channel_end *e, void *region, int side, int wake_socket) {
+  memset(e, 0, sizeof *e);
+  e->header = region;
+  e->base = region;
+  e->capacity = e->header->capacity;
+  e->side = side;
+  e->wake_socket = wake_socket;
+  /* a side joins a region the other may have written to already */
+  e->out_head = e->out_tail_seen = __atomic_load_n(&out_dir(e)->head, __ATOMIC_ACQUIRE);
+  e->in_tail = e->in_head_seen = __atomic_load_n(&in_dir(e)->tail, __ATOMIC_ACQUIRE);
+}
+
+static void wake(struct channel_end *e) {
+  /* Never blocks: a full socket already holds wake-ups the other side has not read; a closed
+   * one means it is gone, which its own end of the socket tells it. */
+  ssize_t n = send(e->wake_socket, "w", 1, MSG_DONTWAIT | MSG_NOSIGNAL);
+  (void)n;
+}
+
+/* After publishing an index: the other side may have gone to sleep waiting for it. */
+static void wake_if_waiting(struct channel_end *e, uint32_t *flag) {
+  __atomic_thread_fence(__ATOMIC_SEQ_CST);
+  if (__atomic_load_n(flag, __ATOMIC_RELAXED) && __atomic_exchange_n(flag, 0, __ATOMIC_RELAXED)) wake(e);
+}
+
+/* The bytes a message of `total` needs at head: its record, plus the padding to the ring's
+ * end when the record would not fit before it. */
+static uint64_t room_needed(const struct channel_end *e, uint64_t total) {
+  uint64_t record = CHANNEL_RECORD_HEADER + align8(total);
+  uint64_t to_end = e->capacity - (e->out_head & (e->capacity - 1));
+  return record <= to_end ? record : to_end + record;
+}
+
+static int has_room(struct channel_end *e, uint64_t need, int look_again) {
+  if (e->capacity - (e->out_head - e->out_tail_seen) >= need) return 1;
+  if (!look_again) return 0;
+  e->out_tail_seen = __atomic_load_n(&out_dir(e)->tail, __ATOMIC_ACQUIRE);
+  return e->capacity - (e->out_head - e->out_tail_seen) >= need;
+}
+
+static void put_record_header(unsigned char *at, uint32_t length, uint32_t kind) {
+  memcpy(at, &length, 4);
+  memcpy(at + 4, &kind, 4);
+}
+
+int channel_send(struct channel_end *e, const struct iovec *iov, int n, uint64_t total) {
+  uint64_t need = room_needed(e, total);
+  if (!has_room(e, need, 1)) return 0;
+  unsigned char *ring = ring_of(e, e->side);
+  uint64_t mask = e->capacity - 1;
+  uint64_t record = CHANNEL_RECORD_HEADER + align8(total);
+  uint64_t pos = e->out_head;
+  if (need != record) { /* pad to the end, start again at 0 */
+    uint64_t to_end = e->capacity - (pos & mask);
+    put_record_header(ring + (pos & mask), (uint32_t)(to_end - CHANNEL_RECORD_HEADER), CHANNEL_KIND_PADDING);
+    pos += to_end;
+  }
+  unsigned char *at = ring + (pos & mask);
+  put_record_header(at, (uint32_t)total, CHANNEL_KIND_MESSAGE);
+  at += CHANNEL_RECORD_HEADER;
+  for (int i = 0; i < n; i++) {
+    if (iov[i].iov_len == 0) continue; /* an empty view's base may be NULL, which memcpy may not take */
+    memcpy(at, iov[i].iov_base, iov[i].iov_len);
+    at += iov[i].iov_len;
+  }
+  e->out_head = pos + record;
+  __atomic_store_n(&out_dir(e)->head, e->out_head, __ATOMIC_RELEASE);
+  wake_if_waiting(e, &out_dir(e)->reader_waiting);
+  return 1;
+}
+
+/* Publishes the reader's tail up to what it has let go of. A writer waiting for room is woken
+ * once half the ring is free (or all that was seen of it was read): woken for every message
+ * freed, it would write one message per wake-up while the reader, woken as often, reads one. */
+static void publish_tail(struct channel_end *e) {
+  struct channel_direction *d = in_dir(e);
+  if (__atomic_load_n(&d->tail, __ATOMIC_RELAXED) == e->in_tail) return;
+  __atomic_store_n(&d->tail, e->in_tail, __ATOMIC_RELEASE);
+  if (e->in_head_seen - e->in_tail <= e->capacity / 2) wake_if_waiting(e, &d->writer_waiting);
+}
+
+void channel_release(struct channel_end *e) {
+  if (e->holding) {
+    e->in_tail = e->held_end;
+    e->holding = 0;
+  }
+  publish_tail(e);
+}
+
+int64_t channel_next(struct channel_end *e) {
+  struct channel_direction *d = in_dir(e);
+  const unsigned char *ring = ring_of(e, 1 - e->side);
+  uint64_t mask = e->capacity - 1;
+  if (e->holding) {
+    e->in_tail = e->held_end;
+    e->holding = 0;
+  }
+  int64_t result;
+  for (;;) {
+    if (e->in_tail == e->in_head_seen) {
+      e->in_head_seen = __atomic_load_n(&d->head, __ATOMIC_ACQUIRE);
+      if (e->in_tail == e->in_head_seen) {
+        if (!__atomic_load_n(&d->closed, __ATOMIC_ACQUIRE)) {
+          result = CHANNEL_EMPTY;
+          break;
+        }
+        /* closed after its last publish: read head again, or its last messages would be lost */
+        e->in_head_seen = __atomic_load_n(&d->head, __ATOMIC_ACQUIRE);
+        if (e->in_tail == e->in_head_seen) {
+          result = CHANNEL_ENDED;
+          break;
+        }
+      }
+    }
+    uint64_t available = e->in_head_seen - e->in_tail;
+    uint64_t offset = e->in_tail & mask;
+    uint32_t length, kind;
+    memcpy(&length, ring + offset, 4);
+    memcpy(&kind, ring + offset + 4, 4);
+    uint64_t record = CHANNEL_RECORD_HEADER + align8(length);
+    /* a record the writer cannot have made: never hand out a view past what it published */
+    if (available > e->capacity || record > available || offset + record > e->capacity ||
+        (kind != CHANNEL_KIND_MESSAGE && kind != CHANNEL_KIND_PADDING) ||
+        (kind == CHANNEL_KIND_PADDING && offset + record != e->capacity)) {
+      result = CHANNEL_CORRUPT;
+      break;
+    }
+    if (kind == CHANNEL_KIND_PADDING) {
+      e->in_tail += record;
+      continue;
+    }
+    e->held_end = e->in_tail + record;
+    e->holding = 1;
+    result = (int64_t)(CHANNEL_HEADER_BYTES + (uint64_t)(1 - e->side) * e->capacity + offset + CHANNEL_RECORD_HEADER);
+    break;
+  }
+  publish_tail(e);
+  return result;
+}
+
+int channel_prepare_sleep(struct channel_end *e, int want_message, int want_room, uint64_t pending_bytes) {
+  struct channel_direction *in = in_dir(e), *out = out_dir(e);
+  if (want_message) __atomic_store_n(&in->reader_waiting, 1, __ATOMIC_RELAXED);
+  if (want_room) __atomic_store_n(&out->writer_waiting, 1, __ATOMIC_RELAXED);
+  __atomic_thread_fence(__ATOMIC_SEQ_CST);
+  int ready = 0;
+  if (want_message && (__atomic_load_n(&in->head, __ATOMIC_ACQUIRE) != e->in_tail ||
+                       __atomic_load_n(&in->closed, __ATOMIC_ACQUIRE)))
+    ready = 1;
+  if (want_room && has_room(e, room_needed(e, pending_bytes), 1)) ready = 1;
+  if (__atomic_load_n(&in->closed, __ATOMIC_ACQUIRE)) ready = 1; /* nothing more will come: say so */
+  if (ready) channel_woken(e);
+  return !ready;
+}
+
+void channel_woken(struct channel_end *e) {
+  __atomic_store_n(&in_dir(e)->reader_waiting, 0, __ATOMIC_RELAXED);
+  __atomic_store_n(&out_dir(e)->writer_waiting, 0, __ATOMIC_RELAXED);
+}
+
+void channel_close(struct channel_end *e) {
+  if (e->holding) channel_release(e);
+  __atomic_store_n(&out_dir(e)->closed, 1, __ATOMIC_RELEASE);
+  __atomic_thread_fence(__ATOMIC_SEQ_CST);
+  wake(e);
+}
+
+int channel_unread(struct channel_end *e) {
+  uint64_t from = e->holding ? e->held_end : e->in_tail;
+  return __atomic_load_n(&in_dir(e)->head, __ATOMIC_ACQUIRE) != from;
+}
+
+int channel_peer_closed(const struct channel_end *e) {
+  return (int)__atomic_load_n(&in_dir_const(e)->closed, __ATOMIC_ACQUIRE);
+}

@@ -1,0 +1,365 @@
+// The shared-memory channel's binding (native/channel/: the rings): makes or joins a region,
+// and gives src/ring/channel.ts one object per side whose methods move messages. The waiting
+// itself is JS's: a Ring recv on this side's copy of the socket, where the other side sends a
+// byte to wake it.
+//
+// An end owns its fds (counted in liveObjects().ownedFds) and its mapping (mappings). The
+// mapping is also JS's ArrayBuffer, over which the received views are made: close() detaches
+// it before unmapping, so a view kept past close() is empty, never a fault. The end holds the
+// ArrayBuffer strongly, so an end collected without close() leaves the unmapping to the
+// ArrayBuffer's own finalizer, once no view is left.
+#include <errno.h>
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <string>
+
+#include "args.h"
+#include "errors.h"
+#include "live_objects.h"
+#include "registry.h"
+
+extern "C" {
+#include "channel/channel.h"
+}
+
+namespace iolab {
+namespace {
+
+// The mapping, shared by the end and its ArrayBuffer: unmapped once by whichever lets go
+// first with a reason (close(), or the ArrayBuffer's finalizer), freed when both have let go.
+// Both run on the end's JS thread.
+struct Region {
+  void* addr;
+  size_t bytes;
+  bool mapped = true;
+  int refs = 2;
+};
+
+void Unmap(Region* r) {
+  if (!r->mapped) return;
+  r->mapped = false;
+  munmap(r->addr, r->bytes);
+  LiveDec(Live::kMappings);
+}
+
+void Unref(Region* r) {
+  if (--r->refs == 0) delete r;
+}
+
+void FinalizeRegionBuffer(napi_env, void*, void* hint) {
+  Region* r = static_cast<Region*>(hint);
+  Unmap(r);
+  Unref(r);
+}
+
+struct End {
+  End(OwnedFd memfd_, OwnedFd socket_) : memfd(std::move(memfd_)), socket(std::move(socket_)) {}
+  channel_end ring{};
+  Region* region = nullptr;
+  napi_ref buffer = nullptr;  // the region's ArrayBuffer, held strongly
+  OwnedFd memfd;              // the creator's, until it has been passed
+  OwnedFd socket;             // this side's copy of the socket: wakes go out on it and come in
+  bool freed = false;
+};
+
+// Closes an fd the end owns (OwnedFd has no assignment: a move out of it closes it here).
+void CloseOwned(OwnedFd& fd) { OwnedFd gone(std::move(fd)); }
+
+[[noreturn]] void ThrowClosed(napi_env env) {
+  ThrowError(Napi::Env(env), "ERR_CHANNEL_CLOSED", "the channel is closed");
+}
+
+End* Unwrap(napi_env env, napi_value self) {
+  void* data = nullptr;
+  if (napi_unwrap(env, self, &data) != napi_ok || data == nullptr) ThrowTypeError(env, "ERR_INVALID_THIS", "not a channel end");
+  return static_cast<End*>(data);
+}
+
+End* OpenEnd(napi_env env, napi_value self) {
+  End* end = Unwrap(env, self);
+  if (end->freed) ThrowClosed(env);
+  return end;
+}
+
+// Unmaps (the ArrayBuffer detached first: from then on JS cannot reach the pages) and closes
+// the fds. Does not mark the channel closed: an end collected or torn down without close() is
+// one whose other side should hear that it is gone, not that it closed.
+void Free(napi_env env, End* end) {
+  if (end->freed) return;
+  end->freed = true;
+  napi_value buffer;
+  if (env != nullptr && napi_get_reference_value(env, end->buffer, &buffer) == napi_ok && buffer != nullptr)
+    napi_detach_arraybuffer(env, buffer);
+  Unmap(end->region);
+  CloseOwned(end->memfd);
+  CloseOwned(end->socket);
+}
+
+void FinalizeEnd(napi_env env, void* data, void*) {
+  End* end = static_cast<End*>(data);
+  if (!end->freed) {
+    // The pages stay mapped for views that may still exist; their ArrayBuffer unmaps them.
+    end->freed = true;
+    CloseOwned(end->memfd);
+    CloseOwned(end->socket);
+  }
+  napi_delete_reference(env, end->buffer);
+  Unref(end->region);
+  delete end;
+}
+
+// The end class of this env: channelCreate's and channelJoin's data, a reference made by Init.
+napi_value EndClass(napi_env env, void* data) {
+  napi_value ctor;
+  NAPI_THROW_IF_FAILED(env, napi_get_reference_value(env, static_cast<napi_ref>(data), &ctor), nullptr);
+  return ctor;
+}
+
+// Maps memfd's region read-write and wraps it as a new end object of this side. With
+// capacity_to_init, a fresh region is laid out; otherwise the one found is checked.
+napi_value MakeEnd(napi_env env, napi_value ctor, int side, OwnedFd memfd, uint64_t bytes, OwnedFd socket,
+                   uint64_t capacity_to_init) {
+  void* addr = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, memfd.get(), 0);
+  if (addr == MAP_FAILED) ThrowErrno(env, errno, "mmap");
+  LiveInc(Live::kMappings);
+  Region* region = new Region{addr, size_t(bytes)};
+  if (capacity_to_init != 0) {
+    channel_init(addr, capacity_to_init);
+  } else if (const char* problem = channel_check(addr, bytes)) {
+    Unmap(region);
+    delete region;
+    ThrowError(env, "ERR_CHANNEL_PROTOCOL", std::string("the shared memory the other side passed is not a channel's: ") + problem);
+  }
+  // the joining side needs its memfd no longer: the mapping keeps the region
+  End* end = new End(side == 0 ? std::move(memfd) : OwnedFd(), std::move(socket));
+  end->region = region;
+  channel_attach(&end->ring, addr, side, end->socket.get());
+  napi_value object = nullptr, buffer = nullptr;
+  napi_status status = napi_new_instance(env, ctor, 0, nullptr, &object);
+  if (status == napi_ok) status = napi_wrap(env, object, end, FinalizeEnd, nullptr, nullptr);
+  if (status != napi_ok) {
+    Unmap(region);
+    delete region;
+    delete end;
+    NAPI_THROW_IF_FAILED(env, status, nullptr);
+  }
+  // From here FinalizeEnd owns `end` and one reference to the region; the ArrayBuffer the other.
+  status = napi_create_external_arraybuffer(env, addr, bytes, FinalizeRegionBuffer, region, &buffer);
+  if (status != napi_ok) {
+    region->refs--;  // no ArrayBuffer holds it
+    Free(nullptr, end);
+    NAPI_THROW_IF_FAILED(env, status, nullptr);
+  }
+  napi_create_reference(env, buffer, 1, &end->buffer);
+  return object;
+}
+
+// A close-on-exec copy of fd, after checking it is a Unix stream socket: the channel's own,
+// so the caller may close theirs.
+OwnedFd SocketCopy(napi_env env, napi_value value) {
+  int fd = FdArg(env, value, "socket");
+  int type = 0, domain = 0;
+  socklen_t len = sizeof type;
+  if (getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &len) != 0) ThrowErrno(env, errno, "getsockopt");
+  len = sizeof domain;
+  if (getsockopt(fd, SOL_SOCKET, SO_DOMAIN, &domain, &len) != 0) ThrowErrno(env, errno, "getsockopt");
+  if (type != SOCK_STREAM || domain != AF_UNIX)
+    ThrowTypeError(env, "ERR_INVALID_ARG_VALUE", "The \"socket\" argument must be a Unix stream socket (socketpair('stream'), or one connected or accepted). Received fd " + std::to_string(fd));
+  int copy = fcntl(fd, F_DUPFD_CLOEXEC, 0);
+  if (copy < 0) ThrowErrno(env, errno, "fcntl");
+  return OwnedFd(copy);
+}
+
+// channelCreate(socket, capacity) -> a new region and this side's end (side 0).
+napi_value Create(napi_env env, napi_callback_info info) {
+  RawArgs<2> args(env, info);
+  uint64_t capacity = uint64_t(IntegerArg(env, args[1], "options.capacity", CHANNEL_MIN_CAPACITY, CHANNEL_MAX_CAPACITY));
+  if ((capacity & (capacity - 1)) != 0)
+    ThrowArgRange(env, "options.capacity", "a power of two", std::to_string(capacity));
+  OwnedFd socket = SocketCopy(env, args[0]);
+  uint64_t bytes = channel_region_bytes(capacity);
+  OwnedFd memfd(memfd_create("iolab-channel", MFD_CLOEXEC | MFD_ALLOW_SEALING));
+  if (memfd.get() < 0) ThrowErrno(env, errno, "memfd_create");
+  if (ftruncate(memfd.get(), off_t(bytes)) != 0) ThrowErrno(env, errno, "ftruncate");
+  // a region the other side's process could shrink under its mapping would kill it (SIGBUS)
+  if (fcntl(memfd.get(), F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) != 0) ThrowErrno(env, errno, "fcntl");
+  return MakeEnd(env, EndClass(env, args.data), 0, std::move(memfd), bytes, std::move(socket), capacity);
+}
+
+// channelJoin(socket, memfd) -> the joining side's end (side 1). Adopts memfd whatever happens:
+// it is closed once mapped, or at once when joining fails.
+napi_value Join(napi_env env, napi_callback_info info) {
+  RawArgs<2> args(env, info);
+  int fd = -1;
+  IsFd(env, args[1], &fd);
+  OwnedFd memfd(fd);
+  if (fd < 0) FdArg(env, args[1], "memfd");  // throws its TypeError/RangeError
+  OwnedFd socket = SocketCopy(env, args[0]);
+  struct stat st;
+  if (fstat(memfd.get(), &st) != 0) ThrowErrno(env, errno, "fstat");
+  int seals = fcntl(memfd.get(), F_GET_SEALS);
+  if (seals < 0 || !(seals & F_SEAL_SHRINK))
+    ThrowError(env, "ERR_CHANNEL_PROTOCOL", "the shared memory the other side passed is not sealed against shrinking");
+  if (uint64_t(st.st_size) < CHANNEL_HEADER_BYTES || uint64_t(st.st_size) > channel_region_bytes(CHANNEL_MAX_CAPACITY))
+    ThrowError(env, "ERR_CHANNEL_PROTOCOL", "the shared memory the other side passed has not a channel's size");
+  return MakeEnd(env, EndClass(env, args.data), 1, std::move(memfd), uint64_t(st.st_size), std::move(socket), 0);
+}
+
+// ---- the end's methods ----
+
+napi_value Boolean(napi_env env, bool value) {
+  napi_value result;
+  napi_get_boolean(env, value, &result);
+  return result;
+}
+
+napi_value Send(napi_env env, napi_callback_info info) {
+  RawArgs<1> args(env, info);
+  End* end = OpenEnd(env, args.self);
+  uint64_t max = channel_max_message(end->ring.capacity);
+  View view;
+  if (ViewOf(env, args[0], &view)) {
+    if (view.length > max) ThrowArgRange(env, "message", "at most " + std::to_string(max) + " bytes (half the channel's capacity, less 8)", std::to_string(view.length) + " bytes");
+    struct iovec iov = {view.data, view.length};
+    return Boolean(env, channel_send(&end->ring, &iov, 1, view.length) != 0);
+  }
+  bool is_array = false;
+  napi_is_array(env, args[0], &is_array);
+  if (!is_array) ThrowArgType(env, "message", "an ArrayBufferView or an Array of them", args[0]);
+  IovecArray iov = IovecsArg(env, args[0], "message");
+  // reading the list may have run JS that closed the channel
+  if (end->freed) ThrowClosed(env);
+  uint64_t total = iov.total();
+  if (total > max) ThrowArgRange(env, "message", "at most " + std::to_string(max) + " bytes (half the channel's capacity, less 8)", std::to_string(total) + " bytes");
+  return Boolean(env, channel_send(&end->ring, iov.data(), int(iov.size()), total) != 0);
+}
+
+napi_value Next(napi_env env, napi_callback_info info) {
+  RawArgs<1> args(env, info);
+  End* end = OpenEnd(env, args.self);
+  napi_value result;
+  napi_create_double(env, double(channel_next(&end->ring)), &result);
+  return result;
+}
+
+// prepareSleep(wantMessage, wantRoom, pendingBytes) -> true: sleep, the other side will send a byte.
+napi_value PrepareSleep(napi_env env, napi_callback_info info) {
+  RawArgs<3> args(env, info);
+  End* end = OpenEnd(env, args.self);
+  bool want_message = BoolArg(env, args[0], "wantMessage");
+  bool want_room = BoolArg(env, args[1], "wantRoom");
+  uint64_t pending = SizeArg(env, args[2], "pendingBytes");
+  return Boolean(env, channel_prepare_sleep(&end->ring, want_message, want_room, pending) != 0);
+}
+
+napi_value Woken(napi_env env, napi_callback_info info) {
+  RawArgs<1> args(env, info);
+  channel_woken(&OpenEnd(env, args.self)->ring);
+  return nullptr;
+}
+
+napi_value PeerClosed(napi_env env, napi_callback_info info) {
+  RawArgs<1> args(env, info);
+  return Boolean(env, channel_peer_closed(&OpenEnd(env, args.self)->ring) != 0);
+}
+
+napi_value HasUnread(napi_env env, napi_callback_info info) {
+  RawArgs<1> args(env, info);
+  return Boolean(env, channel_unread(&OpenEnd(env, args.self)->ring) != 0);
+}
+
+// markClosed(): tells the other side (the closed flag, and a byte to wake it). Idempotent.
+napi_value MarkClosed(napi_env env, napi_callback_info info) {
+  RawArgs<1> args(env, info);
+  End* end = Unwrap(env, args.self);
+  if (!end->freed) channel_close(&end->ring);
+  return nullptr;
+}
+
+// free(): unmaps and closes the fds. Idempotent.
+napi_value FreeMethod(napi_env env, napi_callback_info info) {
+  RawArgs<1> args(env, info);
+  Free(env, Unwrap(env, args.self));
+  return nullptr;
+}
+
+// passed(): the creator's memfd has been sent; its copy here is closed.
+napi_value Passed(napi_env env, napi_callback_info info) {
+  RawArgs<1> args(env, info);
+  CloseOwned(Unwrap(env, args.self)->memfd);
+  return nullptr;
+}
+
+napi_value RegionGetter(napi_env env, napi_callback_info info) {
+  RawArgs<1> args(env, info);
+  napi_value buffer;
+  NAPI_THROW_IF_FAILED(env, napi_get_reference_value(env, Unwrap(env, args.self)->buffer, &buffer), nullptr);
+  return buffer;
+}
+
+// The creator's memfd, to pass to the other side (still this end's).
+napi_value Memfd(napi_env env, napi_callback_info info) {
+  RawArgs<1> args(env, info);
+  return Napi::Number::New(env, OpenEnd(env, args.self)->memfd.get());
+}
+
+// This side's copy of the socket: a Ring recv on it is how this side sleeps.
+napi_value SocketFd(napi_env env, napi_callback_info info) {
+  RawArgs<1> args(env, info);
+  return Napi::Number::New(env, OpenEnd(env, args.self)->socket.get());
+}
+
+napi_value Capacity(napi_env env, napi_callback_info info) {
+  RawArgs<1> args(env, info);
+  return Napi::Number::New(env, double(Unwrap(env, args.self)->ring.capacity));
+}
+
+napi_value MaxMessage(napi_env env, napi_callback_info info) {
+  RawArgs<1> args(env, info);
+  return Napi::Number::New(env, double(channel_max_message(Unwrap(env, args.self)->ring.capacity)));
+}
+
+napi_value Construct(napi_env env, napi_callback_info info) {
+  RawArgs<1> args(env, info);
+  return args.self;
+}
+
+void Init(Napi::Env env, Napi::Object exports) {
+  const napi_property_descriptor members[] = {
+      {"send", nullptr, RawCallback<Send>, nullptr, nullptr, nullptr, napi_default_method, nullptr},
+      {"next", nullptr, RawCallback<Next>, nullptr, nullptr, nullptr, napi_default_method, nullptr},
+      {"prepareSleep", nullptr, RawCallback<PrepareSleep>, nullptr, nullptr, nullptr, napi_default_method, nullptr},
+      {"woken", nullptr, RawCallback<Woken>, nullptr, nullptr, nullptr, napi_default_method, nullptr},
+      {"peerClosed", nullptr, RawCallback<PeerClosed>, nullptr, nullptr, nullptr, napi_default_method, nullptr},
+      {"hasUnread", nullptr, RawCallback<HasUnread>, nullptr, nullptr, nullptr, napi_default_method, nullptr},
+      {"markClosed", nullptr, RawCallback<MarkClosed>, nullptr, nullptr, nullptr, napi_default_method, nullptr},
+      {"free", nullptr, RawCallback<FreeMethod>, nullptr, nullptr, nullptr, napi_default_method, nullptr},
+      {"passed", nullptr, RawCallback<Passed>, nullptr, nullptr, nullptr, napi_default_method, nullptr},
+      {"region", nullptr, nullptr, RawCallback<RegionGetter>, nullptr, nullptr, napi_default, nullptr},
+      {"memfd", nullptr, nullptr, RawCallback<Memfd>, nullptr, nullptr, napi_default, nullptr},
+      {"socket", nullptr, nullptr, RawCallback<SocketFd>, nullptr, nullptr, napi_default, nullptr},
+      {"capacity", nullptr, nullptr, RawCallback<Capacity>, nullptr, nullptr, napi_default, nullptr},
+      {"maxMessageBytes", nullptr, nullptr, RawCallback<MaxMessage>, nullptr, nullptr, napi_default, nullptr},
+  };
+  napi_value ctor;
+  NAPI_THROW_IF_FAILED_VOID(env, napi_define_class(env, "ChannelEnd", NAPI_AUTO_LENGTH, RawCallback<Construct>, nullptr,
+                                                   sizeof members / sizeof members[0], members, &ctor));
+  // held for the env's life (Node-API deletes it when the env goes away)
+  napi_ref ctor_ref;
+  NAPI_THROW_IF_FAILED_VOID(env, napi_create_reference(env, ctor, 1, &ctor_ref));
+  napi_value fn;
+  NAPI_THROW_IF_FAILED_VOID(env, napi_create_function(env, "channelCreate", NAPI_AUTO_LENGTH, RawCallback<Create>, ctor_ref, &fn));
+  exports.Set("channelCreate", Napi::Value(env, fn));
+  NAPI_THROW_IF_FAILED_VOID(env, napi_create_function(env, "channelJoin", NAPI_AUTO_LENGTH, RawCallback<Join>, ctor_ref, &fn));
+  exports.Set("channelJoin", Napi::Value(env, fn));
+}
+
+}  // namespace
+
+IOLAB_FEATURE(channel, Init);
+
+}  // namespace iolab

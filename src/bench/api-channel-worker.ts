@@ -1,0 +1,11 @@
+// bench api's channel group, in a worker thread: the receiver of the MessagePort row and of the
+// channel's worker row (api-channel-peer.ts). workerData: the worker's end of a channel socket
+// and the MessagePort the data come on; control on parentPort.
+import { parentPort, workerData, type MessagePort } from 'node:worker_threads';
+import { servePeer, type PeerReply } from './api-channel-peer.js';
+
+const { channelSocket, port } = workerData as { channelSocket: number; port: MessagePort };
+await servePeer({
+  on: (listener) => parentPort!.on('message', listener),
+  send: (reply: PeerReply) => parentPort!.postMessage(reply),
+}, channelSocket, { port });

@@ -1,0 +1,248 @@
+// bench api's channel group: messages from this process's JS to another's, through
+//   channel         iolab's shared-memory channel (src/ring/channel.ts), to a child process
+//   channel.worker  the same, to a worker thread
+//   process.send    Node's IPC to the same child (serialization 'advanced': bytes as bytes)
+//   net.unix        a node:net Unix stream socket to the same child, each message framed by its length
+//   MessagePort     a worker's MessagePort (postMessage copies the message)
+//   memcpy          one copy of the message in C: the limit for moving it once
+// at 64 B and 1 MiB. Every receiver checks every message (api-messages.ts) and the run fails
+// on a wrong one. Each sender may be ahead by at most one channel's capacity: the channel by
+// its ring, process.send and MessagePort by a window, net.unix by the socket and 'drain'.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
+import net from 'node:net';
+import { dirname, join } from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { MessageChannel, Worker, type MessagePort } from 'node:worker_threads';
+import { UserError } from '../cli-util.js';
+import { formatBytes } from '../format.js';
+import { Channel, close, socketpair } from '../index.js';
+import { native, projectRoot } from '../native.js';
+import { childEnv } from '../parent-death.js';
+import { iolabArgv } from '../spawn-iolab.js';
+import type { PeerReply, PeerRequest } from './api-channel-peer.js';
+import type { Contender } from './api-loops.js';
+import { comparedByte, messageBuffer, stamp } from './api-messages.js';
+
+export const channelSizes = [64, 1 << 20];
+/** The group's contenders (rows contender/size). */
+export const channelContenderNames = ['channel', 'channel.worker', 'process.send', 'net.unix', 'MessagePort', 'memcpy'];
+
+/** The group's ratios (row names: contender/size), with the goals set for the channel. */
+export const channelRatioPairs: [string, string, number?][] = [
+  ['channel/64', 'process.send/64', 10],
+  ['channel/64', 'net.unix/64', 3],
+  ['channel/64', 'MessagePort/64'],
+  ['channel.worker/64', 'MessagePort/64'],
+  ['channel/1m', 'memcpy/1m', 0.5],
+  ['channel/1m', 'process.send/1m'],
+  ['channel/1m', 'net.unix/1m'],
+  ['channel.worker/1m', 'MessagePort/1m'],
+];
+/** Each direction's ring: 7 messages of 1 MiB, or 116,508 of 64 B, in flight. */
+const channelCapacity = 8 << 20;
+
+/** Replies of one peer, in order; a peer that ends fails what waits and what will. */
+class Replies {
+  #queue: PeerReply[] = [];
+  #waiting: { resolve(r: PeerReply): void; reject(e: Error): void }[] = [];
+  #failure: Error | undefined;
+  put = (reply: PeerReply): void => {
+    const w = this.#waiting.shift();
+    if (w) w.resolve(reply);
+    else this.#queue.push(reply);
+  };
+  fail(err: Error): void {
+    this.#failure ??= err;
+    for (const w of this.#waiting.splice(0)) w.reject(err);
+  }
+  next(): Promise<PeerReply> {
+    const r = this.#queue.shift();
+    if (r) return Promise.resolve(r);
+    if (this.#failure) return Promise.reject(this.#failure);
+    return new Promise((resolve, reject) => this.#waiting.push({ resolve, reject }));
+  }
+}
+
+interface Peer {
+  replies: Replies;
+  request(r: PeerRequest): void;
+  stop(): Promise<void>;
+}
+
+/** `iolab bench api peer`, with Node's IPC at fd 3 and the channel and net sockets at 4 and 5. */
+function startChildPeer(channelEnd: number, netEnd: number): Peer & { child: ChildProcess } {
+  const [file, argv] = iolabArgv(['bench', 'api', 'peer', '--channel-fd', '4', '--net-fd', '5']);
+  const child = spawn(file, argv, { stdio: ['ignore', 'ignore', 'pipe', 'ipc', channelEnd, netEnd], serialization: 'advanced', env: childEnv() });
+  const replies = new Replies();
+  let said = '';
+  child.stderr!.on('data', (d: Buffer) => (said += d.toString()));
+  child.on('message', (m) => replies.put(m as PeerReply));
+  const exited = once(child, 'exit').then(([code, signal]) => {
+    const how = signal ? `was killed by ${signal}` : `exited with ${code}`;
+    const last = said.trim().split('\n').pop();
+    replies.fail(new UserError(`the channel group's receiving process (pid ${child.pid}) ${how}${last ? `: ${last}` : ''}`));
+  });
+  child.on('error', (err) => replies.fail(err));
+  return {
+    child, replies,
+    request: (r) => child.send(r),
+    async stop() {
+      if (child.exitCode === null && child.signalCode === null && child.connected) child.send({ quit: true });
+      const timer = setTimeout(() => child.kill('SIGKILL'), 2000);
+      await exited;
+      clearTimeout(timer);
+    },
+  };
+}
+
+// The worker runs api-channel-worker.ts: compiled beside this file in the package; in the
+// checkout, the source through tsx, registered in the worker first as scripts/iolab-ts.mjs does
+// (a worker does not take --import from execArgv on every Node line).
+const here = fileURLToPath(import.meta.url);
+const workerFile = join(dirname(here), `api-channel-worker.${here.endsWith('.ts') ? 'ts' : 'js'}`);
+function workerEntry(): string | URL {
+  if (!here.endsWith('.ts')) return workerFile;
+  const tsx = pathToFileURL(join(projectRoot, 'node_modules/tsx/dist/esm/api/index.mjs')).href;
+  return `import(${JSON.stringify(tsx)}).then((m) => m.register()).then(() => import(${JSON.stringify(pathToFileURL(workerFile).href)}))`;
+}
+
+function startWorkerPeer(channelEnd: number, port: MessagePort): Peer & { worker: Worker } {
+  const worker = new Worker(workerEntry(), { eval: here.endsWith('.ts'), workerData: { channelSocket: channelEnd, port }, transferList: [port] });
+  const replies = new Replies();
+  worker.on('message', (m) => replies.put(m as PeerReply));
+  worker.on('error', (err) => replies.fail(err));
+  const exited = once(worker, 'exit').then(() => replies.fail(new UserError("the channel group's receiving worker ended")));
+  return {
+    worker, replies,
+    request: (r) => worker.postMessage(r),
+    async stop() {
+      worker.postMessage({ quit: true });
+      const timer = setTimeout(() => void worker.terminate(), 2000);
+      await exited;
+      clearTimeout(timer);
+    },
+  };
+}
+
+/** The tests' knob: IOLAB_API_FAULT=<n> makes every sender change one byte of its message n,
+ * inside what the receiver compares (the run must fail). */
+const faultMessage = process.env.IOLAB_API_FAULT === undefined ? -1 : Number(process.env.IOLAB_API_FAULT);
+
+/** How a sender hands one message on: undefined when done with it, a Promise to wait for room. */
+type SendOne = (message: Buffer, seq: number) => Promise<unknown> | undefined;
+
+/** One run: the peer readies for `run` at `size`, then messages go for about durationMs, an empty
+ * one ends them, and the peer's count and check come back. */
+async function stream(peer: Peer, run: string, size: number, durationMs: number, send: SendOne, end: () => unknown,
+  ackEvery?: number): Promise<{ ops: number; seconds: number }> {
+  const message = messageBuffer(size);
+  peer.request({ run, size, ackEvery });
+  await peer.replies.next();
+  const start = performance.now();
+  const until = start + durationMs;
+  let seq = 0;
+  for (;;) {
+    stamp(message, seq);
+    const fault = seq === faultMessage ? comparedByte(size, seq) : -1;
+    if (fault >= 0) message[fault] ^= 0xff;
+    const wait = send(message, seq++);
+    if (wait !== undefined) await wait;
+    if (fault >= 0) message[fault] ^= 0xff;
+    if ((seq & 15) === 0 && performance.now() >= until) break;
+  }
+  await end();
+  const reply = await peer.replies.next();
+  const seconds = (performance.now() - start) / 1000;
+  if (!('done' in reply)) throw new UserError(`${run}: the receiver answered out of turn`);
+  if (reply.error !== undefined) throw new UserError(`${run} at ${formatBytes(size)} delivered wrong bytes: ${reply.error}`);
+  if (reply.done !== seq) throw new UserError(`${run} at ${formatBytes(size)}: ${seq} messages sent, ${reply.done} received`);
+  return { ops: seq, seconds };
+}
+
+const channelSend = (channel: Channel): SendOne => (m) => (channel.trySend(m) ? undefined : channel.send(m));
+const empty = new Uint8Array(0);
+
+/** The group's contenders, their peers started (a child process and a worker) and joined. */
+export async function channelContenders(): Promise<{ list: Contender[]; cleanup: () => Promise<void> }> {
+  const [childChannel, childChannelEnd] = socketpair('stream');
+  const [childNet, childNetEnd] = socketpair('stream');
+  const [workerChannel, workerChannelEnd] = socketpair('stream');
+  const ports = new MessageChannel();
+  const child = startChildPeer(childChannelEnd, childNetEnd);
+  const worker = startWorkerPeer(workerChannelEnd, ports.port2);
+  const socket = new net.Socket({ fd: childNet, readable: false, writable: true });
+  socket.on('error', (err) => child.replies.fail(err));
+  const channels: Channel[] = [];
+  const cleanup = async () => {
+    await Promise.all([child.stop(), worker.stop()]);
+    await Promise.all(channels.map((c) => c.close()));
+    socket.destroy();
+    ports.port1.close();
+    for (const fd of [childChannel, workerChannel]) close(fd);
+  };
+  try {
+    close(childChannelEnd);
+    close(childNetEnd);
+    channels.push(await Channel.create(childChannel, { capacity: channelCapacity }));
+    channels.push(await Channel.create(workerChannel, { capacity: channelCapacity }));
+    await Promise.all([child.replies.next(), worker.replies.next()]); // both joined
+    close(workerChannelEnd);
+  } catch (err) {
+    await cleanup();
+    throw err;
+  }
+  const [toChild, toWorker] = channels;
+
+  // process.send and MessagePort wait once a channel's capacity is in flight.
+  let acked = 0;
+  let ackWaiter: (() => void) | undefined;
+  ports.port1.on('message', (count: number) => {
+    acked = count;
+    ackWaiter?.();
+  });
+  const list: Contender[] = [];
+  for (const size of channelSizes) {
+    const window = Math.max(1, Math.floor(channelCapacity / (size + 8)));
+    const ackEvery = Math.max(1, Math.floor(window / 4));
+    const rows: [string, (ms: number) => Promise<{ ops: number; seconds: number }>][] = [
+      ['channel', (ms) => stream(child, 'channel', size, ms, channelSend(toChild), () => toChild.send(empty))],
+      ['channel.worker', (ms) => stream(worker, 'channel.worker', size, ms, channelSend(toWorker), () => toWorker.send(empty))],
+      ['process.send', (ms) => stream(child, 'process.send', size, ms, (m, seq) => {
+        if (seq % window !== window - 1) {
+          child.child.send(m);
+          return undefined;
+        }
+        return new Promise((resolve) => child.child.send(m, resolve)); // written out: the queue is bounded
+      }, () => child.child.send(empty))],
+      ['net.unix', (ms) => stream(child, 'net.unix', size, ms, (m) => {
+        const frame = Buffer.allocUnsafe(4 + m.length); // the socket keeps it until written
+        frame.writeUInt32LE(m.length, 0);
+        frame.set(m, 4);
+        return socket.write(frame) ? undefined : once(socket, 'drain');
+      }, () => socket.write(Buffer.alloc(4)))],
+      ['MessagePort', (ms) => {
+        acked = 0;
+        return stream(worker, 'MessagePort', size, ms, (m, seq) => {
+          ports.port1.postMessage(m);
+          if (seq + 1 - acked < window) return undefined;
+          return new Promise<void>((resolve) => {
+            ackWaiter = () => {
+              if (seq + 1 - acked < window) {
+                ackWaiter = undefined;
+                resolve();
+              }
+            };
+          });
+        }, () => ports.port1.postMessage(empty), ackEvery);
+      }],
+      ['memcpy', async (ms) => {
+        const r = await native.ipcMemcpy({ messageBytes: size, durationMs: ms }).done;
+        return { ops: r.messages, seconds: r.elapsedNs / 1e9 };
+      }],
+    ];
+    for (const [contender, run] of rows) list.push({ contender, inflight: 1, messageBytes: size, run });
+  }
+  return { list, cleanup };
+}

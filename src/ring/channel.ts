@@ -1,0 +1,368 @@
+// A shared-memory channel between two processes or threads (docs/channel.md): one side creates a
+// sealed memfd holding a ring per direction and passes it over a Unix stream socket; the other
+// joins. Messages are copied into the ring by C (native/channel/) and read in place. A side that
+// waits sleeps in a Ring recv on its copy of the socket: the other side sends it a byte only
+// when it finds it asleep, and the socket's end, without the closed flag in the region, says
+// the other side's process or thread is gone.
+import type { NativeChannelEnd } from '../native.js';
+import type { Ring } from './ring.js';
+import { channelError, createEnd, joinEnd, type ChannelOptions } from './channel-setup.js';
+
+export type { ChannelOptions };
+
+/** Messages 'message' listeners get in one go before the event loop has a turn. */
+const burst = 1024;
+/** Wake-up bytes read at once (each is one wake-up; any number means "look again"). */
+const wakeBytes = 64;
+
+const closedError = () => channelError('ERR_CHANNEL_CLOSED', 'the channel is closed');
+const closedByPeer = () => channelError('ERR_CHANNEL_CLOSED', 'the other side closed the channel');
+const peerGone = () => channelError('ERR_CHANNEL_PEER_GONE', 'the other side of the channel is gone: its process or thread ended without closing it');
+
+/** A message: one view, or views sent together as one message. */
+export type ChannelMessage = ArrayBufferView | readonly ArrayBufferView[];
+
+interface PendingSend {
+  message: ChannelMessage;
+  bytes: number;
+  resolve(): void;
+  reject(err: Error): void;
+}
+
+function byteLength(message: ChannelMessage): number {
+  if (!Array.isArray(message)) return (message as ArrayBufferView).byteLength ?? 0;
+  let n = 0;
+  for (const view of message as ArrayBufferView[]) n += view?.byteLength ?? 0;
+  return n;
+}
+
+/** The events of a Channel and their listeners. */
+export interface ChannelEvents {
+  /** A message, as a view of the ring valid while the listener runs. */
+  message: (message: Uint8Array) => void;
+  /** Why the channel ended, when it ended with an error. */
+  error: (err: Error) => void;
+  /** The channel is closed and its memory freed. */
+  close: () => void;
+}
+type Listener = (arg?: never) => void;
+const events = ['message', 'error', 'close'];
+
+/** One side of a shared-memory channel. */
+export class Channel {
+  /** Creates a channel and passes it over `socket`, a connected Unix stream socket (the caller
+   * keeps its fd: the channel uses a copy). The other side calls Channel.join. */
+  static async create(socket: number, options?: ChannelOptions): Promise<Channel> {
+    const { end, ring } = await createEnd(socket, options);
+    return new Channel(end, ring);
+  }
+
+  /** Joins the channel the other side creates over `socket` (a connected Unix stream socket;
+   * the caller keeps its fd). Resolves once the other side's region is mapped here. */
+  static async join(socket: number): Promise<Channel> {
+    const { end, ring } = await joinEnd(socket);
+    return new Channel(end, ring);
+  }
+
+  readonly #end: NativeChannelEnd;
+  readonly #ring: Ring;
+  readonly #bytes: Uint8Array;
+  readonly #words: Uint32Array;
+  readonly #wakes = Buffer.alloc(wakeBytes);
+  readonly #sends: PendingSend[] = [];
+  #receiver?: { resolve(message: Uint8Array | null): void; reject(err: Error): void };
+  readonly #handlers: Record<keyof ChannelEvents, Listener[]> = { message: [], error: [], close: [] };
+  #paused = false;
+  #sleeping = false;
+  /** Set once the socket ended: why sends fail from then on (received messages still come),
+   * and this side sleeps no more. */
+  #peerEnded?: Error;
+  #closed = false;
+  #closing?: Promise<void>;
+  /** Why the channel ended, for the next receive() when none was waiting then. */
+  #endError?: Error;
+
+  private constructor(end: NativeChannelEnd, ring: Ring) {
+    this.#end = end;
+    this.#ring = ring;
+    this.#bytes = new Uint8Array(end.region);
+    this.#words = new Uint32Array(end.region);
+  }
+
+  /** Adds a listener: 'message' (each message, while there are such listeners receive() is
+   * refused), 'error' (the error the channel ended with), 'close'. */
+  on<E extends keyof ChannelEvents>(event: E, listener: ChannelEvents[E]): this {
+    if (!events.includes(event)) {
+      throw Object.assign(new TypeError(`The "event" argument must be one of 'message', 'error', 'close'. Received ${String(event)}`), { code: 'ERR_INVALID_ARG_VALUE' });
+    }
+    if (typeof listener !== 'function') {
+      throw Object.assign(new TypeError(`The "listener" argument must be of type function. Received type ${typeof listener}`), { code: 'ERR_INVALID_ARG_TYPE' });
+    }
+    this.#handlers[event].push(listener as Listener);
+    if (event === 'message' && this.#handlers.message.length === 1) queueMicrotask(() => this.#service());
+    return this;
+  }
+
+  /** Adds a listener called once. */
+  once<E extends keyof ChannelEvents>(event: E, listener: ChannelEvents[E]): this {
+    const once = ((arg?: never) => {
+      this.off(event, once as ChannelEvents[E]);
+      (listener as Listener)(arg);
+    }) as Listener & { listener?: unknown };
+    once.listener = listener;
+    return this.on(event, once as ChannelEvents[E]);
+  }
+
+  /** Removes a listener (the last one added, if it was added twice). */
+  off<E extends keyof ChannelEvents>(event: E, listener: ChannelEvents[E]): this {
+    const list = this.#handlers[event];
+    if (list === undefined) return this;
+    let at = list.length - 1;
+    while (at >= 0 && list[at] !== listener && (list[at] as { listener?: unknown }).listener !== listener) at--;
+    if (at >= 0) list.splice(at, 1);
+    if (event === 'message' && at >= 0 && list.length === 0) this.#stopFlowing();
+    return this;
+  }
+
+  #emit<E extends keyof ChannelEvents>(event: E, ...arg: Parameters<ChannelEvents[E]>): void {
+    const list = this.#handlers[event];
+    if (list.length === 1) (list[0] as (...a: unknown[]) => void)(...arg);
+    else for (const l of list.slice()) (l as (...a: unknown[]) => void)(...arg);
+  }
+
+  get #listeners(): number {
+    return this.#handlers.message.length;
+  }
+
+  /** Bytes of each direction's ring. */
+  get capacity(): number {
+    return this.#end.capacity;
+  }
+  /** The largest message: half the capacity, less 8 bytes. */
+  get maxMessageBytes(): number {
+    return this.#end.maxMessageBytes;
+  }
+  /** True once closed (by close(), or at the end of what the other side sent). */
+  get closed(): boolean {
+    return this.#closed;
+  }
+
+  /** Copies the message into the ring now: true; false when it does not fit now or sends are
+   * waiting for room (nothing copied: `await send()` waits). */
+  trySend(message: ChannelMessage): boolean {
+    this.#checkSend();
+    if (this.#sends.length > 0) return false;
+    return this.#end.send(message);
+  }
+
+  /** Copies the message into the ring; when it is full, waits for room first (the message's
+   * buffers are read then: leave them unchanged until this resolves). In order with every
+   * other send. */
+  send(message: ChannelMessage): Promise<void> {
+    try {
+      if (this.trySend(message)) return Promise.resolve();
+    } catch (err) {
+      return Promise.reject(err);
+    }
+    return new Promise((resolve, reject) => {
+      this.#sends.push({ message, bytes: byteLength(message), resolve, reject });
+      this.#service();
+    });
+  }
+
+  /** The next message, as a view of the ring (no copy), valid until the next receive() or
+   * close(): copy what you keep. null once the other side has closed and every message was
+   * received. Rejects with ERR_CHANNEL_PEER_GONE when the other side ended without closing
+   * (after the messages it sent before). */
+  receive(): Promise<Uint8Array | null> {
+    if (this.#listeners > 0) return Promise.reject(channelError('ERR_CHANNEL_BUSY', "the channel gives its messages to its 'message' listeners"));
+    if (this.#receiver !== undefined) return Promise.reject(channelError('ERR_CHANNEL_BUSY', 'a receive() is already waiting: ask for the next message once the last one came'));
+    const got = this.#take();
+    if (got !== undefined && got !== null) return Promise.resolve(got);
+    return new Promise((resolve, reject) => {
+      if (got === null) {
+        this.#settleEnded({ resolve, reject });
+        return;
+      }
+      this.#receiver = { resolve, reject };
+      this.#service();
+    });
+  }
+
+  /** Each message as receive() gives it (a view valid until the next one is asked for); ends
+   * when the other side closes. Leaving the loop early leaves the channel open. */
+  [Symbol.asyncIterator](): AsyncIterableIterator<Uint8Array> {
+    const done = { done: true, value: undefined } as const;
+    return {
+      next: () => this.receive().then((value) => (value === null ? done : { done: false, value })),
+      return: () => Promise.resolve(done),
+      [Symbol.asyncIterator]() {
+        return this;
+      },
+    };
+  }
+
+  /** Tells the other side (its receives end once it has read what was sent), fails waiting
+   * sends with ERR_CHANNEL_CLOSED, ends a waiting receive with null, detaches every view of
+   * the rings and frees them and the socket copy. Idempotent. */
+  close(): Promise<void> {
+    this.#shutdown();
+    return this.#closing!;
+  }
+
+  #checkSend(): void {
+    if (this.#closed) throw this.#peerEnded ?? closedError();
+    if (this.#peerEnded !== undefined) throw this.#peerEnded;
+  }
+
+  /** The next message (a view); null when the channel has ended (now or before: #shutdown
+   * settled a waiting receive); undefined when none is there yet. */
+  #take(): Uint8Array | null | undefined {
+    if (this.#closed) return null;
+    const at = this.#end.next();
+    if (at > 0) return this.#bytes.subarray(at, at + this.#words[(at - 8) >>> 2]);
+    if (at === 0 && this.#peerEnded === undefined) return undefined;
+    // the other side closed and all was read (-1), its socket ended and all was read (0: gone,
+    // unless it closed), or it wrote over the ring (-2)
+    const gone = at === 0 && (this.#peerEnded as { code?: string }).code === 'ERR_CHANNEL_PEER_GONE';
+    this.#shutdown(at === -2 ? channelError('ERR_CHANNEL_PROTOCOL', 'the ring holds a record no channel writes: the other side wrote over it')
+      : gone ? this.#peerEnded : undefined);
+    return null;
+  }
+
+  /** Settles a receive after the end: with the error the channel ended with, once; else null. */
+  #settleEnded(r: { resolve(message: null): void; reject(err: Error): void }): void {
+    const err = this.#endError;
+    this.#endError = undefined;
+    if (err !== undefined) r.reject(err);
+    else r.resolve(null);
+  }
+
+  /** Moves what can move (waiting sends, a waiting receive, 'message' listeners), then sleeps
+   * when something still waits. */
+  #service(): void {
+    for (;;) {
+      if (this.#closed) return;
+      this.#flushSends();
+      this.#deliver();
+      if (this.#closed) return;
+      const wantMessage = this.#receiver !== undefined || (this.#listeners > 0 && !this.#paused);
+      const wantRoom = this.#sends.length > 0;
+      // after the socket's end there is nothing to wait for: #take and #flushSends end it all
+      if ((!wantMessage && !wantRoom) || this.#peerEnded !== undefined) return;
+      // also when asleep already: a new reason to wait needs its flag set, or no wake-up comes for it
+      if (this.#end.prepareSleep(wantMessage, wantRoom, wantRoom ? this.#sends[0].bytes : 0)) {
+        if (!this.#sleeping) this.#sleep();
+        return;
+      }
+    }
+  }
+
+  #flushSends(): void {
+    if (this.#peerEnded !== undefined || this.#end.peerClosed()) {
+      this.#failSends(this.#peerEnded ?? closedByPeer());
+      return;
+    }
+    while (this.#sends.length > 0) {
+      const s = this.#sends[0];
+      let sent: boolean;
+      try {
+        sent = this.#end.send(s.message);
+      } catch (err) {
+        this.#sends.shift();
+        s.reject(err as Error);
+        continue;
+      }
+      if (!sent) return;
+      this.#sends.shift();
+      s.resolve();
+    }
+  }
+
+  #failSends(err: Error): void {
+    for (const s of this.#sends.splice(0)) s.reject(err);
+  }
+
+  #deliver(): void {
+    if (this.#receiver !== undefined) {
+      const got = this.#take(); // null: the end, which settled the receive
+      if (got === undefined || got === null) return;
+      const r = this.#receiver;
+      this.#receiver = undefined;
+      r.resolve(got);
+      return;
+    }
+    if (this.#listeners === 0 || this.#paused) return;
+    for (let n = 0; n < burst; n++) {
+      const got = this.#take();
+      if (got === undefined || got === null) return;
+      this.#emit('message', got);
+      if (this.#closed || this.#listeners === 0) return;
+    }
+    // more may be there: let the event loop run first
+    this.#paused = true;
+    setImmediate(() => {
+      this.#paused = false;
+      this.#service();
+    });
+  }
+
+  #sleep(): void {
+    this.#sleeping = true;
+    this.#ring.recv(this.#end.socket, this.#wakes).then(this.#woken, this.#wakeFailed);
+  }
+
+  readonly #woken = (bytes: number) => {
+    this.#sleeping = false;
+    if (this.#closed) return;
+    this.#end.woken();
+    if (bytes === 0) this.#onSocketEnd();
+    else this.#service();
+  };
+
+  readonly #wakeFailed = (err: Error & { code?: string }) => {
+    this.#sleeping = false;
+    if (this.#closed) return;
+    if (err.code === 'ECANCELED') this.#service(); // a listener came back meanwhile
+    // the other side's process ended with wake-ups it had not read: the socket's end as well
+    else if (err.code === 'ECONNRESET') this.#onSocketEnd();
+    else this.#shutdown(err);
+  };
+
+  /** The last 'message' listener went: nothing should keep the process waiting for messages. */
+  #stopFlowing(): void {
+    if (this.#sleeping && this.#receiver === undefined && this.#sends.length === 0) {
+      this.#ring.cancelFd(this.#end.socket).catch(() => {});
+    }
+  }
+
+  /** The other side's socket closed: it closed the channel (its flag set), or it is gone. */
+  #onSocketEnd(): void {
+    if (this.#closed || this.#peerEnded !== undefined) return;
+    this.#peerEnded = this.#end.peerClosed() ? closedByPeer() : peerGone();
+    this.#service(); // waiting sends fail; a waiting receive or listeners get what is left, then the end
+    // nobody receives and nothing is left to: the channel ends now
+    if (!this.#closed && this.#receiver === undefined && this.#listeners === 0 && !this.#end.hasUnread()) this.#take();
+  }
+
+  /** Ends the channel: error is why (none: closed by either side). A waiting receive gets the
+   * error (or null); else the next receive() does. */
+  #shutdown(error?: Error): void {
+    if (this.#closed) return;
+    this.#closed = true;
+    this.#endError = error;
+    this.#end.markClosed();
+    this.#failSends(error ?? this.#peerEnded ?? closedError());
+    const r = this.#receiver;
+    this.#receiver = undefined;
+    if (r !== undefined) this.#settleEnded(r);
+    this.#closing = this.#ring.close().then(() => {
+      this.#end.free();
+      this.#emit('close');
+    });
+    if (error === undefined) return;
+    // as an EventEmitter does: to 'error' listeners; unheard, with 'message' listeners, thrown
+    if (this.#handlers.error.length > 0) this.#emit('error', error);
+    else if (this.#listeners > 0) throw error;
+  }
+}

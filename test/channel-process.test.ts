@@ -1,0 +1,142 @@
+// The shared-memory channel between real processes: a Node child that echoes every message
+// (ordering under load, every byte checked both ways), a slow reader (the writer waits, memory
+// stays bounded), a child killed mid-stream (the survivor gets ERR_CHANNEL_PEER_GONE after what
+// was sent before, whether it was receiving or waiting to send; nothing hangs), and a Python peer
+// that knows only the documented layout.
+import { describe, expect, it } from 'vitest';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { Channel, close, socketpair } from '../src/index.js';
+import { projectRoot } from '../src/native.js';
+import { checkLeaksAfterAll } from './support/leaks.js';
+import { shortTempDir } from './support/temp.js';
+import { newProcessTag, processTagVariable } from './support/procs.js';
+
+const tmp = shortTempDir('iolab-channel-proc-');
+checkLeaksAfterAll(tmp);
+
+// The children use the package's compiled API (dist/, built by the global setup).
+const index = pathToFileURL(join(projectRoot, 'dist', 'index.js')).href;
+const nodePeer = join(projectRoot, 'test/fixtures/channel-peer.mjs');
+
+/** A child with one end of a fresh socketpair as its fd 3, and this side's channel over the
+ * other (created here; the child joins). */
+async function withChild(argv: string[], capacity: number): Promise<{ child: ChildProcess; channel: Channel; exited: Promise<unknown[]> }> {
+  const [mine, theirs] = socketpair('stream');
+  const child = spawn(argv[0], argv.slice(1), { stdio: ['ignore', 'pipe', 'inherit', theirs], env: { ...process.env, [processTagVariable]: newProcessTag() } });
+  const exited = once(child, 'exit');
+  close(theirs);
+  try {
+    return { child, channel: await Channel.create(mine, { capacity }), exited };
+  } finally {
+    close(mine);
+  }
+}
+
+/** Message i of a test stream (the Node peer's 'stream' mode makes the same). */
+function streamMessage(i: number): Buffer {
+  const m = Buffer.alloc(1 + ((i * 7919) % 1000));
+  for (let k = 0; k < m.length; k++) m[k] = (i * 131 + k * 7) & 0xff;
+  return m;
+}
+
+describe('Channel between processes', () => {
+  it('a Node child echoes 20,000 messages of random sizes through a 16 KiB ring while both sides send at once, every byte checked', async () => {
+    const { channel, exited } = await withChild([process.execPath, nodePeer, index, 'echo'], 16384);
+    const sizes = Array.from({ length: 20000 }, (_, i) => (i % 501 === 0 ? channel.maxMessageBytes : Math.floor(Math.random() * 2000)));
+    const writer = (async () => {
+      for (let i = 0; i < sizes.length; i++) {
+        const m = Buffer.alloc(sizes[i]);
+        for (let k = 0; k < m.length; k++) m[k] = (i + k) & 0xff;
+        if (!channel.trySend(m)) await channel.send(m);
+      }
+    })();
+    for (let i = 0; i < sizes.length; i++) {
+      const back = (await channel.receive())!;
+      expect(back.length).toBe(sizes[i]);
+      for (let k = 0; k < back.length; k++) if (back[k] !== ((i + k) & 0xff)) expect.fail(`message ${i} differs at byte ${k}`);
+    }
+    await writer;
+    await channel.close();
+    expect((await exited)[0]).toBe(0); // the child's loop ended with our close, and it closed its side
+  });
+
+  it('a slow reader: the writer waits for room and never has more than the ring in flight; its memory stays put', async () => {
+    const { channel, child, exited } = await withChild([process.execPath, nodePeer, index, 'slow', '1'], 65536);
+    const message = Buffer.alloc(4000, 7);
+    const perRing = Math.floor(channel.capacity / (message.length + 8));
+    let acked = 0;
+    let waits = 0;
+    let most = 0;
+    channel.on('message', (view) => (acked = Buffer.from(view).readUInt32LE(0))); // the reader's counts
+    const rssBefore = process.memoryUsage().rss;
+    for (let sent = 0; sent < 2000; sent++) {
+      if (!channel.trySend(message)) {
+        waits++;
+        await channel.send(message);
+      }
+      most = Math.max(most, sent + 1 - acked);
+    }
+    expect(waits).toBeGreaterThan(100);
+    // in flight: what the ring holds, plus the reader's last 16 it has not counted back yet
+    expect(most).toBeLessThanOrEqual(perRing + 16 + 1);
+    expect(process.memoryUsage().rss - rssBefore).toBeLessThan(32 << 20);
+    await channel.close();
+    child.kill('SIGKILL');
+    await exited;
+  });
+
+  it('a child killed mid-stream: what it sent before comes whole and in order, then ERR_CHANNEL_PEER_GONE; nothing hangs', async () => {
+    const { channel, child, exited } = await withChild([process.execPath, nodePeer, index, 'stream'], 32768);
+    let i = 0;
+    const error = await (async () => {
+      try {
+        for (;;) {
+          const view = await channel.receive();
+          if (view === null) return new Error('the stream ended without an error');
+          expect(Buffer.compare(view, streamMessage(i))).toBe(0);
+          if (++i === 5000) child.kill('SIGKILL');
+        }
+      } catch (err) {
+        return err as Error & { code?: string };
+      }
+    })();
+    expect(error).toMatchObject({ code: 'ERR_CHANNEL_PEER_GONE' });
+    expect(i).toBeGreaterThanOrEqual(5000);
+    expect(channel.closed).toBe(true);
+    await channel.close();
+    await exited;
+  });
+
+  it('a child killed while this side waits to send (it never reads): the send fails with ERR_CHANNEL_PEER_GONE', async () => {
+    const { channel, child, exited } = await withChild([process.execPath, nodePeer, index, 'hold'], 4096);
+    await once(child.stdout!, 'data'); // joined
+    while (channel.trySend(Buffer.alloc(1000)));
+    const blocked = expect(channel.send(Buffer.alloc(1000))).rejects.toMatchObject({ code: 'ERR_CHANNEL_PEER_GONE' });
+    const errors: Error[] = [];
+    channel.on('error', (err) => errors.push(err));
+    child.kill('SIGKILL');
+    await blocked;
+    expect(() => channel.trySend(Buffer.alloc(1))).toThrow(expect.objectContaining({ code: 'ERR_CHANNEL_PEER_GONE' }));
+    await channel.close();
+    await exited;
+    expect(errors.map((e) => (e as Error & { code: string }).code)).toEqual(['ERR_CHANNEL_PEER_GONE']);
+  });
+
+  it('a Python peer that knows only the documented layout reads every message and writes each back reversed', async () => {
+    const count = 3000;
+    const { channel, exited } = await withChild(['python3', join(projectRoot, 'test/fixtures/channel-peer.py'), String(count)], 8192);
+    const writer = (async () => {
+      for (let i = 0; i < count; i++) await channel.send(streamMessage(i));
+    })();
+    for (let i = 0; i < count; i++) {
+      const back = (await channel.receive())!;
+      expect(Buffer.compare(back, streamMessage(i).reverse())).toBe(0);
+    }
+    await writer;
+    expect(await channel.receive()).toBeNull(); // it closed its side, as the layout says
+    expect((await exited)[0]).toBe(0);
+  });
+});

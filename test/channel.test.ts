@@ -1,0 +1,308 @@
+// The shared-memory channel (src/ring/channel.ts over native/channel/) within one process: both
+// sides in this thread, or one in a worker thread. Messages whole and in order across the ring's
+// wrap, every byte checked; the views and their lifetime; backpressure; closing from either side;
+// bad arguments and a socket that carries no channel. test/channel-process.test.ts has the
+// child processes, the dead peer and the foreign (Python) peer.
+import { describe, expect, it } from 'vitest';
+import { randomBytes } from 'node:crypto';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { Worker } from 'node:worker_threads';
+import { Channel, close, socketpair, memfdCreate, sendmsg, liveObjects } from '../src/index.js';
+import { projectRoot } from '../src/native.js';
+import { checkLeaksAfterAll } from './support/leaks.js';
+import { shortTempDir } from './support/temp.js';
+
+const tmp = shortTempDir('iolab-channel-');
+checkLeaksAfterAll(tmp);
+
+/** Both sides of a fresh channel, the socketpair's own fds closed (each side has its copy). */
+async function pair(capacity?: number): Promise<[Channel, Channel]> {
+  const [a, b] = socketpair('stream');
+  try {
+    return await Promise.all([Channel.create(a, capacity === undefined ? undefined : { capacity }), Channel.join(b)]);
+  } finally {
+    close(a);
+    close(b);
+  }
+}
+
+/** Message i of a test stream: its size drawn from sizes, its bytes from i. */
+function message(i: number, size: number): Buffer {
+  const m = Buffer.alloc(size);
+  for (let k = 0; k < size; k++) m[k] = (i * 131 + k * 7) & 0xff;
+  return m;
+}
+
+describe('Channel within one process', () => {
+  it('carries messages whole and in order, a list of buffers as one message, an empty one too', async () => {
+    const [x, y] = await pair();
+    expect(x.capacity).toBe(4 << 20);
+    expect(x.maxMessageBytes).toBe((2 << 20) - 8);
+    expect(x.trySend(Buffer.from('one'))).toBe(true);
+    await x.send([Buffer.from('two '), new Uint8Array([0x70, 0x61, 0x72, 0x74, 0x73]), new DataView(new ArrayBuffer(0))]);
+    await x.send(new Uint8Array(0));
+    expect(Buffer.from((await y.receive())!).toString()).toBe('one');
+    expect(Buffer.from((await y.receive())!).toString()).toBe('two parts');
+    expect((await y.receive())!.length).toBe(0);
+    // and the other way
+    y.trySend(Buffer.from('back'));
+    expect(Buffer.from((await x.receive())!).toString()).toBe('back');
+    await x.close();
+    expect(await y.receive()).toBeNull();
+    expect(y.closed).toBe(true);
+    await y.close();
+  });
+
+  it('across many wraps of a small ring: 5,000 messages of random sizes, every byte checked, the writer waiting for room', async () => {
+    const [x, y] = await pair(4096);
+    const sizes = Array.from({ length: 5000 }, (_, i) => (i % 97 === 0 ? x.maxMessageBytes : randomBytes(2).readUInt16LE() % 700));
+    let waited = 0;
+    const writer = (async () => {
+      for (let i = 0; i < sizes.length; i++) {
+        const m = message(i, sizes[i]);
+        if (!x.trySend(m)) {
+          waited++;
+          await x.send(m);
+        }
+      }
+      await x.close();
+    })();
+    let i = 0;
+    for await (const view of y) {
+      expect(view.length).toBe(sizes[i]);
+      expect(Buffer.compare(view, message(i, sizes[i]))).toBe(0);
+      i++;
+    }
+    await writer;
+    expect(i).toBe(sizes.length);
+    expect(waited).toBeGreaterThan(0);
+  });
+
+  it("'message' listeners get every message as a view valid while they run; removing the last lets the process idle", async () => {
+    const [x, y] = await pair(8192);
+    const got: string[] = [];
+    const listener = (view: Uint8Array) => got.push(Buffer.from(view).toString());
+    y.on('message', listener);
+    for (let i = 0; i < 300; i++) await x.send(Buffer.from(`m${i}`));
+    while (got.length < 300) await new Promise((r) => setImmediate(r));
+    expect(got).toEqual(Array.from({ length: 300 }, (_, i) => `m${i}`));
+    await expect(y.receive()).rejects.toMatchObject({ code: 'ERR_CHANNEL_BUSY' });
+    expect(liveObjects().ringOps).toBe(1); // y asleep: its Ring's recv keeps the process alive
+    y.off('message', listener);
+    // nothing waits now: the recv was cancelled, so the process could end
+    await new Promise((r) => setTimeout(r, 50));
+    expect(liveObjects().ringOps).toBe(0);
+    x.trySend(Buffer.from('later'));
+    expect(Buffer.from((await y.receive())!).toString()).toBe('later');
+    await Promise.all([x.close(), y.close()]);
+  });
+
+  it("on/once/off: 'message', 'error' and 'close' only; a once listener runs once and can be removed by its function", async () => {
+    const [x, y] = await pair(4096);
+    const on = y.on.bind(y) as (event: string, listener: unknown) => void;
+    expect(() => on('data', () => {})).toThrow(expect.objectContaining({ name: 'TypeError', code: 'ERR_INVALID_ARG_VALUE' }));
+    expect(() => on('message', 'f')).toThrow(expect.objectContaining({ code: 'ERR_INVALID_ARG_TYPE' }));
+    const got: string[] = [];
+    const removed = () => got.push('removed');
+    y.once('message', removed);
+    y.off('message', removed); // never called: off finds the once wrapper by the function
+    y.once('message', (view) => got.push(`once ${Buffer.from(view).toString()}`));
+    y.on('message', (view) => got.push(Buffer.from(view).toString()));
+    for (const word of ['a', 'b']) x.trySend(Buffer.from(word));
+    while (got.length < 3) await new Promise((r) => setImmediate(r));
+    expect(got).toEqual(['once a', 'a', 'b']);
+    await Promise.all([x.close(), y.close()]);
+  });
+
+  it('a view is valid until the next receive, and close() detaches every view', async () => {
+    const [x, y] = await pair(4096);
+    x.trySend(Buffer.from('first'));
+    const first = (await y.receive())!;
+    expect(Buffer.from(first).toString()).toBe('first');
+    expect(first.buffer.byteLength).toBe(4096 + 2 * 4096); // a view into the mapped region: no copy
+    await y.close();
+    expect(first.length).toBe(0);
+    expect(first.buffer.byteLength).toBe(0);
+    await x.close();
+  });
+
+  it('send waits for room and resolves in order once the reader frees it; nothing is copied while it waits', async () => {
+    const [x, y] = await pair(4096);
+    // two of the largest fill a fresh ring (each is half of it)
+    expect(x.trySend(Buffer.alloc(x.maxMessageBytes, 1))).toBe(true);
+    expect(x.trySend(Buffer.alloc(x.maxMessageBytes, 2))).toBe(true);
+    const pending = [x.send(Buffer.alloc(x.maxMessageBytes, 3)), x.send(Buffer.from('after'))];
+    expect(x.trySend(Buffer.from('x'))).toBe(false); // sends wait: no overtaking
+    let settled = 0;
+    for (const p of pending) void p.then(() => settled++);
+    await new Promise((r) => setTimeout(r, 30));
+    expect(settled).toBe(0);
+    expect((await y.receive())![0]).toBe(1);
+    expect((await y.receive())![0]).toBe(2);
+    expect((await y.receive())![0]).toBe(3);
+    expect(Buffer.from((await y.receive())!).toString()).toBe('after');
+    await Promise.all(pending);
+    await Promise.all([x.close(), y.close()]);
+  });
+
+  it('an empty message that waits for room is sent once room comes', async () => {
+    const [x, y] = await pair(4096);
+    x.trySend(Buffer.alloc(x.maxMessageBytes));
+    x.trySend(Buffer.alloc(x.maxMessageBytes));
+    const sent = x.send(new Uint8Array(0)); // 8 bytes of record, none of payload
+    expect((await y.receive())!.length).toBe(x.maxMessageBytes);
+    expect((await y.receive())!.length).toBe(x.maxMessageBytes);
+    await sent;
+    expect((await y.receive())!.length).toBe(0);
+    await Promise.all([x.close(), y.close()]);
+  });
+
+  it('a side already asleep for messages that starts waiting for room is woken when room comes', async () => {
+    const [x, y] = await pair(4096);
+    x.on('message', () => {}); // x sleeps for messages from here on
+    await new Promise((r) => setTimeout(r, 20));
+    while (x.trySend(Buffer.alloc(1000)));
+    const last = Buffer.alloc(1000, 9);
+    const sent = x.send(last); // waits: 4 of 1,008 bytes fill the ring
+    for (let i = 0; i < 4; i++) await y.receive(); // room, and no message back to wake x with
+    await sent;
+    expect(Buffer.compare((await y.receive())!, last)).toBe(0);
+    await Promise.all([x.close(), y.close()]);
+  });
+
+  it('close() ends waiting sends with ERR_CHANNEL_CLOSED and a waiting receive with null; later calls say closed', async () => {
+    const [x, y] = await pair(4096);
+    x.trySend(Buffer.alloc(x.maxMessageBytes));
+    x.trySend(Buffer.alloc(x.maxMessageBytes));
+    const waiting = expect(x.send(Buffer.alloc(x.maxMessageBytes))).rejects.toMatchObject({ code: 'ERR_CHANNEL_CLOSED', message: 'the channel is closed' });
+    const receiving = x.receive();
+    await x.close();
+    await waiting;
+    expect(await receiving).toBeNull();
+    expect(() => x.trySend(Buffer.from('x'))).toThrow(expect.objectContaining({ code: 'ERR_CHANNEL_CLOSED' }));
+    await expect(x.send(Buffer.from('x'))).rejects.toMatchObject({ code: 'ERR_CHANNEL_CLOSED' });
+    expect(await x.receive()).toBeNull();
+    await x.close(); // idempotent
+    // the other side reads what was sent before the close, then the end; its sends now fail
+    expect((await y.receive())!.length).toBe(y.maxMessageBytes);
+    expect((await y.receive())!.length).toBe(y.maxMessageBytes);
+    expect(await y.receive()).toBeNull();
+    expect(() => y.trySend(Buffer.from('x'))).toThrow(expect.objectContaining({ code: 'ERR_CHANNEL_CLOSED' }));
+    await y.close();
+  });
+
+  it("the other side's close ends a waiting receive and a waiting send on this side", async () => {
+    const [x, y] = await pair(4096);
+    const receiving = y.receive();
+    y.trySend(Buffer.alloc(y.maxMessageBytes));
+    y.trySend(Buffer.alloc(y.maxMessageBytes));
+    const sending = expect(y.send(Buffer.alloc(y.maxMessageBytes))).rejects.toMatchObject({ code: 'ERR_CHANNEL_CLOSED', message: 'the other side closed the channel' });
+    const closed = new Promise<void>((r) => y.once('close', () => r()));
+    await x.close();
+    expect(await receiving).toBeNull();
+    await sending;
+    await closed;
+    expect(y.closed).toBe(true);
+  });
+
+  it('refuses bad arguments with Node-style errors, creating nothing', async () => {
+    const [a, b] = socketpair('stream');
+    const [s1, s2] = socketpair('seqpacket');
+    const before = liveObjects();
+    await expect(Channel.create(a, { capacity: 5000 })).rejects.toMatchObject({ name: 'RangeError', code: 'ERR_OUT_OF_RANGE', message: /options\.capacity.*power of two/ });
+    await expect(Channel.create(a, { capacity: 1024 })).rejects.toMatchObject({ code: 'ERR_OUT_OF_RANGE' });
+    await expect(Channel.create(a, 'big' as never)).rejects.toMatchObject({ code: 'ERR_INVALID_ARG_TYPE' });
+    await expect(Channel.create(s1)).rejects.toMatchObject({ name: 'TypeError', code: 'ERR_INVALID_ARG_VALUE', message: /Unix stream socket/ });
+    const memfd = memfdCreate('not-a-socket');
+    await expect(Channel.create(memfd)).rejects.toMatchObject({ code: 'ENOTSOCK', syscall: 'getsockopt' });
+    await expect(Channel.create(-1)).rejects.toMatchObject({ code: 'ERR_OUT_OF_RANGE' });
+    const [x, y] = await pair(4096);
+    expect(() => x.trySend('text' as never)).toThrow(expect.objectContaining({ code: 'ERR_INVALID_ARG_TYPE' }));
+    expect(() => x.trySend(Buffer.alloc(x.maxMessageBytes + 1))).toThrow(expect.objectContaining({ name: 'RangeError', code: 'ERR_OUT_OF_RANGE' }));
+    await expect(x.send([Buffer.alloc(x.maxMessageBytes), Buffer.alloc(1)])).rejects.toMatchObject({ code: 'ERR_OUT_OF_RANGE' });
+    await Promise.all([x.close(), y.close()]);
+    expect(liveObjects()).toEqual(before);
+    for (const fd of [a, b, s1, s2, memfd]) close(fd);
+  });
+
+  it('join: a socket that carries no channel, or one closed before it did, fails with ERR_CHANNEL_PROTOCOL', async () => {
+    const [a, b] = socketpair('stream');
+    sendmsg(a, [Buffer.from('hello, not a channel')]);
+    await expect(Channel.join(b)).rejects.toMatchObject({ code: 'ERR_CHANNEL_PROTOCOL', message: /not a channel/ });
+    const [c, d] = socketpair('stream');
+    const memfd = memfdCreate('unsealed');
+    sendmsg(c, [Buffer.from('iolabch1')], { fds: [memfd] });
+    await expect(Channel.join(d)).rejects.toMatchObject({ code: 'ERR_CHANNEL_PROTOCOL', message: /not sealed/ });
+    close(c);
+    await expect(Channel.join(d)).rejects.toMatchObject({ code: 'ERR_CHANNEL_PROTOCOL', message: /closed the socket before/ });
+    for (const fd of [a, b, d, memfd]) close(fd);
+  });
+});
+
+describe('Channel with a worker thread', () => {
+  // The worker uses the package's compiled API (dist/, built by the global setup).
+  const index = pathToFileURL(join(projectRoot, 'dist', 'index.js')).href;
+
+  function startWorker(body: string, socket: number): Worker & { exited: Promise<number> } {
+    const worker = new Worker(`
+      const { workerData, parentPort } = require('node:worker_threads');
+      import(${JSON.stringify(index)}).then(async ({ Channel, close }) => { ${body} })
+        .catch((e) => parentPort.postMessage({ error: String(e && e.stack || e) }));
+    `, { eval: true, workerData: { socket } });
+    const exited = new Promise<number>((resolve) => worker.once('exit', resolve));
+    return Object.assign(worker, { exited });
+  }
+
+  it('a worker joins over an fd number and echoes 2,000 messages back, each byte checked on both sides', async () => {
+    const [a, b] = socketpair('stream');
+    const worker = startWorker(`
+      const channel = await Channel.join(workerData.socket);
+      close(workerData.socket); // the worker's now: the channel keeps its own copy
+      let n = 0;
+      for await (const view of channel) {
+        for (let k = 0; k < view.length; k++) if (view[k] !== ((n * 131 + k * 7) & 0xff)) throw new Error('byte ' + k + ' of message ' + n);
+        await channel.send(view); // copied into the other ring before the next receive
+        n++;
+      }
+      parentPort.postMessage({ received: n });
+    `, b);
+    const x = await Channel.create(a, { capacity: 16384 });
+    close(a);
+    const sizes = Array.from({ length: 2000 }, (_, i) => (i * 37) % 3000);
+    const writer = (async () => {
+      for (let i = 0; i < sizes.length; i++) await x.send(message(i, sizes[i]));
+    })();
+    for (let i = 0; i < sizes.length; i++) {
+      const back = (await x.receive())!;
+      expect(Buffer.compare(back, message(i, sizes[i]))).toBe(0);
+    }
+    await writer;
+    const reply = new Promise((resolve) => worker.once('message', resolve));
+    await x.close();
+    expect(await reply).toEqual({ received: sizes.length });
+    expect(await worker.exited).toBe(0);
+  });
+
+  it('a worker that is terminated mid-stream: the other side gets ERR_CHANNEL_PEER_GONE, nothing hangs', async () => {
+    const [a, b] = socketpair('stream');
+    const worker = startWorker(`
+      const channel = await Channel.join(workerData.socket);
+      close(workerData.socket);
+      parentPort.postMessage({ joined: true });
+      await new Promise(() => {}); // never reads
+    `, b);
+    const x = await Channel.create(a, { capacity: 4096 });
+    close(a);
+    await new Promise((resolve) => worker.once('message', resolve));
+    x.trySend(Buffer.alloc(x.maxMessageBytes));
+    x.trySend(Buffer.alloc(x.maxMessageBytes));
+    const blocked = expect(x.send(Buffer.alloc(x.maxMessageBytes))).rejects.toMatchObject({ code: 'ERR_CHANNEL_PEER_GONE' });
+    const receiving = expect(x.receive()).rejects.toMatchObject({ code: 'ERR_CHANNEL_PEER_GONE', message: /ended without closing it/ });
+    await worker.terminate();
+    await blocked;
+    await receiving;
+    expect(x.closed).toBe(true);
+    await x.close();
+  });
+});
