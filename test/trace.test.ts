@@ -125,9 +125,9 @@ describe.skipIf(skip !== undefined)(`iolab trace${skip ? ` (skipped: ${skip})` :
     expectNothingAttached(t.pid);
   }, 90_000);
 
-  it('follows the processes the command forks: bench echo\'s uring server, its multishot accept and recv CQEs', async () => {
+  it('follows the processes the command forks: bench echo\'s io_uring server, its multishot accept and recv CQEs', async () => {
     const r = await runCli(['trace', '--json', '--', 'bench', 'echo', '--clients', '4', '--duration', '1', '--rounds', '1',
-      '--engines', 'uring', '--generators', 'epoll'], { timeout: 90_000 });
+      '--servers', 'io_uring', '--generators', 'epoll'], { timeout: 90_000 });
     expect(r.exitCode, String(r.stderr)).toBe(0);
     const t = traceJson(String(r.stdout));
     expect(usdtCount(t, 'echo_accept')).toBe(4);

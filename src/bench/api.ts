@@ -13,7 +13,7 @@ import { fileURLToPath } from 'node:url';
 import fs from 'node:fs';
 import { tmpdir } from 'node:os';
 import { Ring } from '../ring/index.js';
-import { commandLine, emitReport, oneLineErrors, UserError } from '../cli-util.js';
+import { commandLine, emitResults, oneLineErrors, UserError } from '../cli-util.js';
 import { numberOption } from '../numbers.js';
 import { pathOption, resultsOption } from '../path-options.js';
 import { formatBytes, formatCount, formatNs, formatRate, median, table } from '../format.js';
@@ -298,7 +298,7 @@ Examples:
         ...(report.partial ? { partial: report.partial } : {}),
         date: new Date().toISOString(), machine: machineInfo(options.file ?? tmpdir()), command: commandLine() };
       if (report.partial) markInterrupted();
-      emitReport(opts, json, formatApiReport(report, options).join('\n') + '\n');
+      emitResults(opts, json, formatApiReport(report, options).join('\n') + '\n');
     });
   cmd.addCommand(peerCommand(), { hidden: true });
   return oneLineErrors(cmd);
