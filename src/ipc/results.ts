@@ -70,17 +70,17 @@ export function buildReport(plan: IpcPlan, run: IpcRun): IpcReport {
   return report;
 }
 
-/** What shared memory buys over copying through a socket, per size: shm-ring's throughput over
+/** What shared memory buys over copying through a socket, per size: shm-queue's throughput over
  * stream-copy's, and its pingpong p50 over stream-copy's (below 1 is faster). */
 function headlineRatios(rows: IpcRow[]): Record<string, Record<string, number>> {
   const find = (t: string, mode: IpcMode, size: number) => rows.find((r) => r.transport === t && r.mode === mode && r.messageBytes === size);
   const out: Record<string, Record<string, number>> = {};
   for (const r of rows) {
-    if (r.transport !== 'shm-ring') continue;
+    if (r.transport !== 'shm-queue') continue;
     const base = find('stream-copy', r.mode, r.messageBytes);
     if (!base) continue;
-    if (r.mode === 'throughput') (out['shm-ring/stream-copy throughput'] ??= {})[r.messageBytes] = r.bytesPerSec / base.bytesPerSec;
-    else if (r.p50Ns && base.p50Ns) (out['shm-ring/stream-copy pingpong p50'] ??= {})[r.messageBytes] = r.p50Ns / base.p50Ns;
+    if (r.mode === 'throughput') (out['shm-queue/stream-copy throughput'] ??= {})[r.messageBytes] = r.bytesPerSec / base.bytesPerSec;
+    else if (r.p50Ns && base.p50Ns) (out['shm-queue/stream-copy pingpong p50'] ??= {})[r.messageBytes] = r.p50Ns / base.p50Ns;
   }
   return out;
 }
