@@ -9,7 +9,7 @@ import { durationOption, numberListOption, numberOption, parseWholeNumber } from
 import { resultsOption } from '../path-options.js';
 import { defaultSizes, parseModes, parseTransports, planRun, type IpcOptions } from './plan.js';
 import { servePeer } from './peer.js';
-import { buildReport, formatReport } from './results.js';
+import { buildResults, formatResults } from './results.js';
 import { runPlan, stderrProgress } from './run.js';
 import { transportNames } from './transports.js';
 
@@ -47,9 +47,9 @@ async function runCommand(opts: CommandOptions): Promise<void> {
   };
   const plan = planRun(options);
   const run = await runPlan(plan, stderrProgress(options.rounds));
-  const report = buildReport(plan, run);
-  const json = { ...report, machine: machineInfo(), command: commandLine(), date: new Date().toISOString() };
-  emitResults(opts, json, formatReport(report));
+  const results = buildResults(plan, run);
+  const json = { ...results, machine: machineInfo(), command: commandLine(), date: new Date().toISOString() };
+  emitResults(opts, json, formatResults(results));
   if (run.interruptedBy) markInterrupted();
 }
 
