@@ -26,9 +26,10 @@ export function knownName<T extends string>(value: string, known: readonly T[], 
   return name as T;
 }
 
-/** A comma-separated list of `known` names (old spellings mapped, each name once). */
+/** A comma-separated list of `known` names (old spellings mapped, each name once); not empty. */
 export function knownNames<T extends string>(list: string, known: readonly T[], aliases: Aliases, what: string): T[] {
   const names = list.split(',').map((s) => s.trim()).filter((s) => s !== '');
+  if (names.length === 0) throw new UserError(`expected a comma-separated list of ${what}s (known: ${known.join(', ')})`);
   return [...new Set(names.map((n) => knownName(n, known, aliases, what)))];
 }
 

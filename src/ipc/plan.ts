@@ -47,7 +47,6 @@ export interface IpcPlan {
 
 /** "--transports stream-copy,shm-queue" -> the names (old spellings mapped), each one the addon has. */
 export function parseTransports(value: string): string[] {
-  if (value.split(',').every((s) => s.trim() === '')) throw new UserError(`--transports: expected a comma-separated list of ${transportNames.join(', ')}`);
   try {
     return knownNames(value, transportNames, transportAliases, 'transport');
   } catch (err) {
