@@ -49,7 +49,8 @@ export interface EchoBenchReport {
   signal?: string;
 }
 
-const ratioPairs: [string, string][] = [['uring', 'epoll'], ['uring', 'node'], ['epoll', 'node'], ['ring', 'node']];
+// duplex/ring: what node:stream costs on the Ring; duplex/node: RingSocket against net.Socket
+const ratioPairs: [string, string][] = [['uring', 'epoll'], ['uring', 'node'], ['epoll', 'node'], ['ring', 'node'], ['duplex', 'ring'], ['duplex', 'node']];
 
 function pairRatios<T>(cells: ByClients<Record<string, T>>, value: (c: T) => number | undefined): ByClients<Record<string, number>> {
   const out: ByClients<Record<string, number>> = {};

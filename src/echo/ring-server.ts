@@ -6,10 +6,10 @@
 // (one send at a time, short sends continued); a peer that does not read pauses its own
 // receiving once 64 KiB wait to go out, and what still arrives meanwhile goes out as copies.
 // Written on iolab's public API only (test/echo-public-api.test.ts holds it to that).
-import { setTimeout as sleep } from 'node:timers/promises';
-import { close, Ring, RingClosedError, type RingStream } from '../index.js';
+import { close, Ring, type RingStream } from '../index.js';
 import { listenTcp } from './listen.js';
-import { nextAcceptPauseMs, type EchoServer, type EchoServerOptions, type EchoServerStats } from './types.js';
+import { ringAcceptLoops } from './ring-accept.js';
+import type { EchoServer, EchoServerOptions, EchoServerStats } from './types.js';
 
 const BUFFER_SIZE = 4096;
 const BUFFER_COUNT = 8192; // power of two, <= 32768; 32 MiB
@@ -45,8 +45,7 @@ export async function startRingServer(options: EchoServerOptions): Promise<EchoS
   };
   const open = new Map<number, Conn>();
   let tick = 0; // advanced by the idle check: cheaper than a clock read per chunk
-  let stopping = false;
-  const stopped$ = new AbortController(); // ends an accept loop's pause at once on stop
+  const stopped$ = new AbortController(); // stops the accept loops (and ends a pause at once)
 
   const closeConn = (fd: number) => {
     if (open.delete(fd)) close(fd);
@@ -84,35 +83,21 @@ export async function startRingServer(options: EchoServerOptions): Promise<EchoS
     open.set(fd, conn);
   }
 
-  async function acceptLoop(): Promise<void> {
-    let pauseMs = 0;
-    while (!stopping) {
-      let fd: number;
-      try {
-        fd = await ring.accept(listen.fd);
-        pauseMs = 0;
-      } catch (err) {
-        if (stopping || err instanceof RingClosedError) return;
-        // EMFILE and the like would fail again at once: wait, longer while it keeps failing.
-        pauseMs = nextAcceptPauseMs(pauseMs);
-        stats.acceptPauses++;
-        await sleep(pauseMs, undefined, { signal: stopped$.signal }).catch(() => {});
-        continue;
-      }
-      if (stopping || (options.maxConns && open.size >= options.maxConns)) {
-        close(fd); // accepted, then closed at once
-        if (!stopping) stats.refused++;
-        continue;
-      }
-      try {
-        serve(fd);
-      } catch {
-        close(fd); // the Ring closed meanwhile
-        continue;
-      }
-      stats.connections++;
-      stats.peakConnections = Math.max(stats.peakConnections, open.size);
+  // Accepted beyond maxConns: closed at once. Serving fails only once the Ring closed.
+  function accept(fd: number): void {
+    if (options.maxConns && open.size >= options.maxConns) {
+      close(fd);
+      stats.refused++;
+      return;
     }
+    try {
+      serve(fd);
+    } catch {
+      close(fd);
+      return;
+    }
+    stats.connections++;
+    stats.peakConnections = Math.max(stats.peakConnections, open.size);
   }
 
   // Idle connections: no chunk came and nothing queued went out for the timeout. The cancel
@@ -139,7 +124,7 @@ export async function startRingServer(options: EchoServerOptions): Promise<EchoS
     }, tickMs)
     : undefined;
 
-  const acceptors = Array.from({ length: ACCEPTS_IN_FLIGHT }, acceptLoop);
+  const acceptors = ringAcceptLoops(ring, listen.fd, ACCEPTS_IN_FLIGHT, stats, stopped$.signal, accept);
   let resolveClosed!: (s: EchoServerStats) => void;
   const closed = new Promise<EchoServerStats>((r) => (resolveClosed = r));
   let stopped: Promise<EchoServerStats> | undefined;
@@ -148,7 +133,6 @@ export async function startRingServer(options: EchoServerOptions): Promise<EchoS
     closed,
     stop() {
       stopped ??= (async () => {
-        stopping = true;
         stopped$.abort();
         clearInterval(idleTimer);
         await ring.close(); // every stream ends (RingClosedError), every accept rejects

@@ -1,5 +1,6 @@
 // The echo server engines: one table entry each.
 import { native } from '../native.js';
+import { startDuplexServer } from './duplex-server.js';
 import { startNodeServer } from './node-server.js';
 import { startRingServer } from './ring-server.js';
 import type { EchoEngineEntry, EchoServer, EchoServerOptions } from './types.js';
@@ -24,6 +25,7 @@ export const echoServers = {
   epoll: { summary: 'C, epoll', start: nativeServer('epoll') },
   node: { summary: 'the net module', start: startNodeServer },
   ring: { summary: "TypeScript on iolab's Ring", start: startRingServer },
+  duplex: { summary: "node:stream sockets (RingSocket) on iolab's Ring", start: startDuplexServer },
 } satisfies Record<string, EchoEngineEntry>;
 
 export type EchoEngine = keyof typeof echoServers;
