@@ -60,7 +60,7 @@ export class RingSocket extends Duplex {
       data: (id, length) => {
         // Copied and released before push(): push() may run the consumer's code, and a
         // consumer (node:http's parser, a Buffer.concat later) may keep the chunk for good.
-        const chunk = Buffer.allocUnsafe(length);
+        const chunk = chunkBuffer(length);
         try {
           chunk.set(pool.view(id).subarray(0, length));
         } finally {
@@ -257,6 +257,25 @@ export class RingSocket extends Duplex {
     this.#peer ??= nameOf(getpeername, this.fd, this.destroyed);
     return typeof this.#peer === 'object' ? this.#peer : undefined;
   }
+}
+
+// Chunks are cut from shared slabs, as Buffer.allocUnsafe cuts small Buffers from its pool: an
+// allocation of its own per chunk costs several times the copy (docs/api.md has the figures).
+// A chunk kept keeps its slab alive.
+const SLAB_SIZE = 64 << 10;
+let slab = Buffer.allocUnsafeSlow(SLAB_SIZE);
+let slabUsed = 0;
+
+/** A Buffer of `length` bytes to copy a chunk into. */
+function chunkBuffer(length: number): Buffer {
+  if (length > SLAB_SIZE >> 1) return Buffer.allocUnsafeSlow(length);
+  if (slabUsed + length > SLAB_SIZE) {
+    slab = Buffer.allocUnsafeSlow(SLAB_SIZE);
+    slabUsed = 0;
+  }
+  const chunk = slab.subarray(slabUsed, slabUsed + length);
+  slabUsed = (slabUsed + length + 7) & ~7; // 8-byte aligned, as Buffer's pool
+  return chunk;
 }
 
 /** The name of the fd's socket or its peer; '' when it has none (or after destroy). */
