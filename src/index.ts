@@ -2,7 +2,7 @@
 // here), written down once; docs/api.md is its reference. Everything else in the package is
 // internal: the commands, the benchmark, echo and IPC bindings, the raw addon.
 export { Ring, RingClosedError, isIoUringUnavailable, BufferRing, RingStream, RingSocket } from './ring/index.js';
-export type { RingOptions, RingFeatures, RingStats, RingAddress, ReadvRequest, RecvHandlers, RecvMultishotOptions, RingSocketOptions } from './ring/index.js';
+export type { RingOptions, RingFeatures, RingStats, RingAddress, ReadvRequest, RecvHandlers, RecvMultishotOptions, RingSocketOptions, RingSocketConstructor } from './ring/index.js';
 export { Channel } from './ring/channel.js';
 export type { ChannelOptions, ChannelMessage, ChannelEvents } from './ring/channel.js';
 export {

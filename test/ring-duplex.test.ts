@@ -11,10 +11,12 @@ import https from 'node:https';
 import net from 'node:net';
 import { join } from 'node:path';
 import { once } from 'node:events';
+import { Duplex } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import tls from 'node:tls';
 import { bind, getsockname, getsockopt, listen, socket, type AddressInfo } from '../src/index.js';
-import { RingSocket, type BufferRing, type Ring } from '../src/ring/index.js';
+import { RingSocket as PublicRingSocket, type BufferRing, type Ring } from '../src/ring/index.js';
+import { RingSocketDuplex as RingSocket } from '../src/ring/duplex.js';
 import { ringTestSetup } from './support/ring.js';
 import { waitFor } from './support/echo.js';
 
@@ -100,6 +102,8 @@ describe('RingSocket', () => {
       expect(sockets.length).toBeGreaterThan(0);
       expect(sockets.length).toBeLessThanOrEqual(4); // the connections were kept alive
       expect(sockets[0].remoteAddress).toBe('127.0.0.1');
+      expect(RingSocket).toBe(PublicRingSocket); // the export is the class, a node:stream Duplex
+      expect(sockets[0]).toBeInstanceOf(Duplex);
       expect(sockets[0].localPort).toBe(listening.port);
       expect(sockets.reduce((n, s) => n + s.bytesRead, 0)).toBeGreaterThan(1000 * 50);
     } finally {

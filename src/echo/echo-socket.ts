@@ -1,11 +1,11 @@
 // What the echo servers on node:stream sockets do per connection (node-server.ts on net.Socket,
 // duplex-server.ts on RingSocket): the echo a Node user would write, with backpressure.
-import type { Duplex } from 'node:stream';
 import type { EchoServerStats } from './types.js';
 
-/** A Duplex with net.Socket's idle timeout (net.Socket, RingSocket). */
-export interface EchoSocket extends Duplex {
+/** A stream socket with net.Socket's idle timeout and destroy (net.Socket, RingSocket). */
+export interface EchoSocket extends NodeJS.ReadWriteStream {
   setTimeout(ms: number, callback?: () => void): this;
+  destroy(): this;
 }
 
 /** Echoes every chunk back, pausing reading while a write waits (backpressure); answers the

@@ -1,33 +1,20 @@
-// RingSocket: a node:stream Duplex over a connected socket on a Ring, with enough of
-// net.Socket's surface that code written for sockets (node:http, stream.pipeline, tls) runs on
-// it. Reading is a RingStream (one multishot recv into a shared BufferRing); writing is one
-// Ring send per _write, or one sendmsg per _writev. See docs/api.md.
+// RingSocket's implementation: a node:stream Duplex over a connected socket on a Ring, with
+// enough of net.Socket's surface that code written for sockets (node:http, stream.pipeline,
+// tls) runs on it. Reading is a RingStream (one multishot recv into a shared BufferRing);
+// writing is one Ring send per _write, or one sendmsg per _writev. Its public face and type are
+// socket.ts's. See docs/api.md.
 import { Duplex, type DuplexOptions } from 'node:stream';
 import type { AddressInfo } from '../native.js';
 import { close, getpeername, getsockname, setsockopt, shutdown } from '../syscalls.js';
 import type { BufferRing, Ring, RingStream } from './ring.js';
-
-export interface RingSocketOptions {
-  /** The buffer ring the chunks arrive in (one may serve every socket of the Ring). */
-  bufferRing: BufferRing;
-  /** Keep the writable side open after the peer's EOF (net.Socket's option). Default false:
-   * the socket ends its side too once everything written is sent. */
-  allowHalfOpen?: boolean;
-  /** destroy() closes the fd. Default true; false when the caller owns it. */
-  closeFd?: boolean;
-  /** The readable side's highWaterMark in bytes (Node's default otherwise): past it, receiving
-   * pauses until the consumer reads. */
-  readableHighWaterMark?: number;
-  /** The writable side's highWaterMark in bytes (Node's default otherwise). */
-  writableHighWaterMark?: number;
-}
+import type { RingSocketOptions } from './socket.js';
 
 type Callback = (err?: Error | null) => void;
 
 /** A node:stream Duplex over a connected stream socket `fd`, receiving and sending through
  * `ring`. Each chunk is copied out of the buffer ring and the buffer released at once, so a
  * consumer may keep chunks and the pool never waits on one. */
-export class RingSocket extends Duplex {
+export class RingSocketDuplex extends Duplex {
   /** The socket. */
   readonly fd: number;
   readonly #ring: Ring;
