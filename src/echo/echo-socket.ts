@@ -8,9 +8,14 @@ export interface EchoSocket extends NodeJS.ReadWriteStream {
   destroy(): this;
 }
 
-/** Echoes every chunk back, pausing reading while a write waits (backpressure); answers the
- * peer's EOF with its own once everything is sent; a reset or an idle timeout destroys it. */
-export function echoSocket(socket: EchoSocket, stats: EchoServerStats, idleTimeoutMs: number | undefined): void {
+/** Counts a new connection in stats and in `open` (until it closes), then echoes on it: every
+ * chunk back, pausing reading while a write waits (backpressure); the peer's EOF answered with
+ * its own once everything is sent; a reset or an idle timeout destroys it. */
+export function serveEchoSocket<S extends EchoSocket>(socket: S, open: Set<S>, stats: EchoServerStats, idleTimeoutMs: number | undefined): void {
+  stats.connections++;
+  open.add(socket);
+  stats.peakConnections = Math.max(stats.peakConnections, open.size);
+  socket.on('close', () => open.delete(socket));
   socket.on('data', (chunk: Buffer) => {
     stats.bytesEchoed += chunk.length;
     if (!socket.write(chunk)) socket.pause();

@@ -1,7 +1,7 @@
 // The `node` engine: the echo server a Node user would write with the net module, with
 // backpressure (pause reading while a write is queued; echo-socket.ts) and TCP_NODELAY.
 import { createServer, type Socket } from 'node:net';
-import { echoSocket } from './echo-socket.js';
+import { serveEchoSocket } from './echo-socket.js';
 import type { EchoServer, EchoServerOptions, EchoServerStats } from './types.js';
 
 export async function startNodeServer(options: EchoServerOptions): Promise<EchoServer> {
@@ -16,11 +16,7 @@ export async function startNodeServer(options: EchoServerOptions): Promise<EchoS
       socket.destroy(); // accepted, then closed at once
       return;
     }
-    stats.connections++;
-    sockets.add(socket);
-    stats.peakConnections = Math.max(stats.peakConnections, sockets.size);
-    socket.on('close', () => sockets.delete(socket));
-    echoSocket(socket, stats, options.idleTimeoutMs);
+    serveEchoSocket(socket, sockets, stats, options.idleTimeoutMs);
   });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);

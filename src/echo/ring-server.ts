@@ -6,14 +6,10 @@
 // (one send at a time, short sends continued); a peer that does not read pauses its own
 // receiving once 64 KiB wait to go out, and what still arrives meanwhile goes out as copies.
 // Written on iolab's public API only (test/echo-public-api.test.ts holds it to that).
-import { close, Ring, type RingStream } from '../index.js';
-import { listenTcp } from './listen.js';
-import { ringAcceptLoops } from './ring-accept.js';
+import { close, type RingStream } from '../index.js';
+import { BUFFER_COUNT, BUFFER_SIZE, openRingListener, ringSetupWord, serveOnRing } from './ring-listener.js';
 import type { EchoServer, EchoServerOptions, EchoServerStats } from './types.js';
 
-const BUFFER_SIZE = 4096;
-const BUFFER_COUNT = 8192; // power of two, <= 32768; 32 MiB
-const ACCEPTS_IN_FLIGHT = 4;
 const HOLD_BYTES = 64 << 10; // the stream's pause threshold (recvMultishot's default pauseAt)
 const CHECK_BYTES = 16 << 10;
 
@@ -29,23 +25,14 @@ interface Conn {
 }
 
 export async function startRingServer(options: EchoServerOptions): Promise<EchoServer> {
-  const ring = new Ring({ entries: 4096, cqEntries: 16384 });
-  let listen: { fd: number; port: number };
-  let pool: ReturnType<Ring['setupBufRing']>;
-  try {
-    pool = ring.setupBufRing({ count: BUFFER_COUNT, size: BUFFER_SIZE });
-    listen = listenTcp(options.host, options.port, 4096);
-  } catch (err) {
-    await ring.close();
-    throw err;
-  }
+  const listener = await openRingListener(options);
+  const { ring, pool } = listener;
   const stats: EchoServerStats = {
     connections: 0, refused: 0, bytesEchoed: 0, peakConnections: 0, idleClosed: 0, acceptPauses: 0,
-    setup: `Ring (${ring.features.deferTaskrun ? 'DEFER_TASKRUN' : ring.features.coopTaskrun ? 'COOP_TASKRUN' : 'plain'}), multishot recv into ${BUFFER_COUNT} x ${BUFFER_SIZE} B provided buffers, sends from them`,
+    setup: `Ring (${ringSetupWord(ring)}), multishot recv into ${BUFFER_COUNT} x ${BUFFER_SIZE} B provided buffers, sends from them`,
   };
   const open = new Map<number, Conn>();
   let tick = 0; // advanced by the idle check: cheaper than a clock read per chunk
-  const stopped$ = new AbortController(); // stops the accept loops (and ends a pause at once)
 
   const closeConn = (fd: number) => {
     if (open.delete(fd)) close(fd);
@@ -124,25 +111,11 @@ export async function startRingServer(options: EchoServerOptions): Promise<EchoS
     }, tickMs)
     : undefined;
 
-  const acceptors = ringAcceptLoops(ring, listen.fd, ACCEPTS_IN_FLIGHT, stats, stopped$.signal, accept);
-  let resolveClosed!: (s: EchoServerStats) => void;
-  const closed = new Promise<EchoServerStats>((r) => (resolveClosed = r));
-  let stopped: Promise<EchoServerStats> | undefined;
-  return {
-    port: listen.port,
-    closed,
-    stop() {
-      stopped ??= (async () => {
-        stopped$.abort();
-        clearInterval(idleTimer);
-        await ring.close(); // every stream ends (RingClosedError), every accept rejects
-        await Promise.allSettled(acceptors);
-        for (const fd of [...open.keys()]) closeConn(fd);
-        close(listen.fd);
-        resolveClosed(stats);
-        return stats;
-      })();
-      return stopped;
+  return serveOnRing(listener, stats, {
+    serve: accept,
+    beforeRingClose: () => clearInterval(idleTimer),
+    afterRingClose: () => {
+      for (const fd of [...open.keys()]) closeConn(fd); // their streams ended with the Ring
     },
-  };
+  });
 }
