@@ -14,7 +14,7 @@ import { once } from 'node:events';
 import { Duplex } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import tls from 'node:tls';
-import { bind, getsockname, getsockopt, listen, socket, type AddressInfo } from '../src/index.js';
+import { bind, getsockname, getsockopt, listen, socket, socketpair, type AddressInfo } from '../src/index.js';
 import { RingSocket as PublicRingSocket, type BufferRing, type Ring } from '../src/ring/index.js';
 import { RingSocketDuplex as RingSocket } from '../src/ring/duplex.js';
 import { ringTestSetup } from './support/ring.js';
@@ -149,6 +149,27 @@ c.close()
     await waitFor(() => s.closed, 5000, 'closed');
     expect(() => fs.fstatSync(fd)).toThrow(/EBADF/); // destroy closed the fd
     expect(heldCount(pool)).toBe(0);
+  });
+
+  it('_writev: more chunks at once than one sendmsg takes (IOV_MAX) all arrive, in order', async () => {
+    const ring = newRing();
+    const pool = ring.setupBufRing({ count: 8, size: 4096 });
+    const [mine, theirs] = socketpair('stream');
+    const s = new RingSocket(ring, mine, { bufferRing: pool });
+    const peer = new net.Socket({ fd: theirs, readable: true, writable: true });
+    const parts: Buffer[] = [];
+    peer.on('data', (c: Buffer) => parts.push(c));
+    const chunks = Array.from({ length: 3000 }, (_, i) => Buffer.from(`${i},`));
+    s.cork();
+    for (const c of chunks) s.write(c);
+    s.uncork(); // one _writev of 3000 chunks
+    s.end();
+    await once(peer, 'end');
+    expect(Buffer.concat(parts).equals(Buffer.concat(chunks))).toBe(true);
+    expect(s.bytesWritten).toBe(Buffer.concat(chunks).length);
+    peer.destroy();
+    s.destroy();
+    await once(s, 'close');
   });
 
   it('backpressure: a consumer that does not read pauses receiving; the pool stays free for other sockets; nothing is lost', async () => {

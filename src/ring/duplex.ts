@@ -4,7 +4,7 @@
 // writing is one Ring send per _write, or one sendmsg per _writev. Its public face and type are
 // socket.ts's. See docs/api.md.
 import { Duplex, type DuplexOptions } from 'node:stream';
-import type { AddressInfo } from '../native.js';
+import { constants, type AddressInfo } from '../native.js';
 import { close, getpeername, getsockname, setsockopt, shutdown } from '../syscalls.js';
 import type { BufferRing, Ring, RingStream } from './ring.js';
 import type { RingSocketOptions } from './socket.js';
@@ -85,9 +85,9 @@ export class RingSocketDuplex extends Duplex {
     this.#send(buffers, total, callback);
   }
 
-  // One send (IORING_OP_SEND, or SENDMSG for several buffers) at a time; a short one goes on
-  // from where it stopped. Writable calls _write/_writev again only after the callback, so the
-  // bytes leave in the order they were written.
+  // One send (IORING_OP_SEND, or SENDMSG for several buffers, IOV_MAX at most) at a time; a
+  // short one goes on from where it stopped. Writable calls _write/_writev again only after the
+  // callback, so the bytes leave in the order they were written.
   #send(buffers: Buffer[], total: number, callback: Callback): void {
     if (total === 0) {
       callback();
@@ -95,7 +95,8 @@ export class RingSocketDuplex extends Duplex {
     }
     let op: Promise<number>;
     try {
-      op = buffers.length === 1 ? this.#ring.send(this.fd, buffers[0]) : this.#ring.sendmsg(this.fd, buffers);
+      const some = buffers.length > constants.IOV_MAX ? buffers.slice(0, constants.IOV_MAX) : buffers;
+      op = some.length === 1 ? this.#ring.send(this.fd, some[0]) : this.#ring.sendmsg(this.fd, some);
     } catch (err) {
       callback(err as Error); // the Ring is closed
       return;
@@ -104,7 +105,7 @@ export class RingSocketDuplex extends Duplex {
       this.#sending = undefined;
       this.#bytesWritten += n;
       this.#timer?.refresh();
-      if (n === total) return callback();
+      if (n === total || this.destroyed) return callback(); // destroyed: its fd is closing
       this.#send(rest(buffers, n), total - n, callback);
     }, (err: Error) => {
       this.#sending = undefined;
