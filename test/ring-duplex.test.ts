@@ -321,6 +321,10 @@ c.close()
     await new Promise<void>((resolve) => s.setTimeout(100, resolve));
     expect(Date.now() - started).toBeGreaterThanOrEqual(95);
     expect(s.destroyed).toBe(false); // the listener decides
+    // activity arms it again, as net.Socket's
+    const again = once(s, 'timeout');
+    s.write('x');
+    await again;
     s.destroy();
     await once(s, 'close');
   });

@@ -191,10 +191,8 @@ export class RingSocketDuplex extends Duplex {
       else this.once('timeout', callback);
     }
     if (ms > 0 && !this.destroyed) {
-      this.#timer = setTimeout(() => {
-        this.#timer = undefined;
-        this.emit('timeout');
-      }, ms);
+      // kept after it fires: activity (refresh()) arms it again, as net.Socket's
+      this.#timer = setTimeout(() => this.emit('timeout'), ms);
       this.#timer.unref();
     }
     return this;
