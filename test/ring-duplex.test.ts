@@ -14,7 +14,7 @@ import { once } from 'node:events';
 import { Duplex } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import tls from 'node:tls';
-import { bind, getsockname, getsockopt, listen, socket, socketpair, type AddressInfo } from '../src/index.js';
+import { bind, getsockname, getsockopt, listen, socket, socketpair, writevSync, type AddressInfo } from '../src/index.js';
 import { RingSocket as PublicRingSocket, type BufferRing, type Ring } from '../src/ring/index.js';
 import { RingSocketDuplex as RingSocket } from '../src/ring/duplex.js';
 import { ringTestSetup } from './support/ring.js';
@@ -170,6 +170,36 @@ c.close()
     peer.destroy();
     s.destroy();
     await once(s, 'close');
+  });
+
+  it('RingStream.pause()/resume(): nothing comes while paused, also when it was starved (ENOBUFS) as it paused; every byte once resumed', async () => {
+    const ring = newRing();
+    const pool = ring.setupBufRing({ count: 2, size: 64 });
+    const [mine, theirs] = track(socketpair('stream'));
+    const held: number[] = [];
+    const got: Buffer[] = [];
+    let keep = true;
+    const stream = ring.recvMultishot(mine, pool, {
+      data(id, length) {
+        got.push(Buffer.from(pool.view(id).subarray(0, length)));
+        if (keep) held.push(id);
+        else pool.release(id);
+      },
+      end() {},
+    });
+    const data = randomBytes(4096);
+    writevSync(theirs, [data]);
+    await waitFor(() => ring.stats.recvNoBuffers > 0, 5000, 'the pool ran dry'); // starved, both buffers held
+    stream.pause();
+    keep = false;
+    for (const id of held.splice(0)) pool.release(id); // buffers back: a held stream takes no wake-up
+    const before = Buffer.concat(got).length;
+    await sleep(200);
+    expect(Buffer.concat(got).length).toBe(before);
+    stream.resume();
+    await waitFor(() => Buffer.concat(got).length === data.length, 5000, 'every byte');
+    expect(Buffer.concat(got).equals(data)).toBe(true);
+    await stream.close();
   });
 
   it('backpressure: a consumer that does not read pauses receiving; the pool stays free for other sockets; nothing is lost', async () => {
