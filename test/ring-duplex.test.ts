@@ -202,6 +202,31 @@ c.close()
     await stream.close();
   });
 
+  it('RingStream.pause() with its recv armed: nothing comes until resume(), then every byte', async () => {
+    const ring = newRing();
+    const pool = ring.setupBufRing({ count: 64, size: 4096 });
+    const [mine, theirs] = track(socketpair('stream'));
+    const got: Buffer[] = [];
+    const stream = ring.recvMultishot(mine, pool, {
+      data(id, length) {
+        got.push(Buffer.from(pool.view(id).subarray(0, length)));
+        pool.release(id);
+      },
+      end() {},
+    });
+    await ring.nop(); // armed in the kernel
+    stream.pause(); // its recv cancelled
+    await sleep(50);
+    const data = randomBytes(8192);
+    writevSync(theirs, [data]);
+    await sleep(200);
+    expect(got.length).toBe(0);
+    stream.resume();
+    await waitFor(() => Buffer.concat(got).length === data.length, 5000, 'every byte');
+    expect(Buffer.concat(got).equals(data)).toBe(true);
+    await stream.close();
+  });
+
   it('backpressure: a consumer that does not read pauses receiving; the pool stays free for other sockets; nothing is lost', async () => {
     const ring = newRing();
     const pool = ring.setupBufRing({ count: 16, size: 4096 });
