@@ -30,6 +30,12 @@ function heldCount(pool: BufferRing): number {
   return n;
 }
 
+/** Once every socket closed (its fd too), every buffer of the pool is back. */
+async function expectAllClosed(sockets: RingSocket[], pool: BufferRing): Promise<void> {
+  await waitFor(() => sockets.every((s) => s.closed), 10_000, 'every RingSocket closed');
+  expect(heldCount(pool)).toBe(0);
+}
+
 /** A listening TCP socket on 127.0.0.1 (closed after the test) and its port. */
 function listenLocal(): { fd: number; port: number } {
   const fd = track(socket('inet', 'stream'));
@@ -53,6 +59,34 @@ function acceptSockets(ring: Ring, listenFd: number, pool: BufferRing, onSocket:
   })();
 }
 
+/** Serves each connection accepted with the Ring on `server` (node:http or node:https): the
+ * sockets made so far. */
+function serveOnRing(ring: Ring, listenFd: number, pool: BufferRing, server: http.Server): RingSocket[] {
+  const sockets: RingSocket[] = [];
+  acceptSockets(ring, listenFd, pool, (s) => {
+    sockets.push(s);
+    server.emit('connection', s);
+  });
+  return sockets;
+}
+
+/** POSTs body through `client` (node:http or node:https); the response, its body, and whether
+ * the client found the server's certificate good (TLS). */
+async function post(client: typeof http | typeof https, options: https.RequestOptions, body: Buffer) {
+  let authorized: boolean | undefined;
+  const res = await new Promise<http.IncomingMessage>((resolve, reject) => {
+    const req = client.request({ host: '127.0.0.1', method: 'POST', headers: { 'content-length': body.length }, ...options }, (r) => {
+      authorized = (r.socket as tls.TLSSocket).authorized;
+      resolve(r);
+    });
+    req.on('error', reject);
+    req.end(body);
+  });
+  const parts: Buffer[] = [];
+  for await (const c of res) parts.push(c as Buffer);
+  return { res, body: Buffer.concat(parts), authorized };
+}
+
 /** The body the server answers request `i` with: its size varies from 0 to past 4 pool buffers. */
 function responseBody(i: number): Buffer {
   const size = (i * 7919) % 20_000;
@@ -66,7 +100,6 @@ describe('RingSocket', () => {
     const ring = newRing();
     const pool = ring.setupBufRing({ count: 64, size: 4096 });
     const listening = listenLocal();
-    const sockets: RingSocket[] = [];
     let requests = 0;
     const server = http.createServer((req, res) => {
       const hash = createHash('sha256');
@@ -78,24 +111,15 @@ describe('RingSocket', () => {
         res.end(responseBody(i));
       });
     });
-    acceptSockets(ring, listening.fd, pool, (s) => {
-      sockets.push(s);
-      server.emit('connection', s);
-    });
+    const sockets = serveOnRing(ring, listening.fd, pool, server);
     const agent = new http.Agent({ keepAlive: true, maxSockets: 4 });
     try {
       const one = async (i: number) => {
         const body = randomBytes((i * 104_729) % 12_000); // up to 3 pool buffers
-        const res = await new Promise<http.IncomingMessage>((resolve, reject) => {
-          const req = http.request({ host: '127.0.0.1', port: listening.port, path: `/${i}`, method: 'POST', agent, headers: { 'content-length': body.length } }, resolve);
-          req.on('error', reject);
-          req.end(body);
-        });
-        const parts: Buffer[] = [];
-        for await (const c of res) parts.push(c as Buffer);
-        expect(res.statusCode).toBe(200);
-        expect(res.headers['x-request-sha256']).toBe(createHash('sha256').update(body).digest('hex'));
-        expect(Buffer.concat(parts).equals(responseBody(i))).toBe(true);
+        const got = await post(http, { port: listening.port, path: `/${i}`, agent }, body);
+        expect(got.res.statusCode).toBe(200);
+        expect(got.res.headers['x-request-sha256']).toBe(createHash('sha256').update(body).digest('hex'));
+        expect(got.body.equals(responseBody(i))).toBe(true);
       };
       for (let i = 0; i < 1000; i += 8) await Promise.all(Array.from({ length: Math.min(8, 1000 - i) }, (_, k) => one(i + k)));
       expect(requests).toBe(1000);
@@ -110,8 +134,7 @@ describe('RingSocket', () => {
       agent.destroy();
     }
     // The client closed: every server-side socket ends, closes its fd and gives its buffers back.
-    await waitFor(() => sockets.every((s) => s.closed), 10_000, 'every RingSocket closed');
-    expect(heldCount(pool)).toBe(0);
+    await expectAllClosed(sockets, pool);
   });
 
   it('stream.pipeline: a file through the socket to a Python echo peer and back, byte-exact', async () => {
@@ -266,8 +289,7 @@ c.close()
     expect(peerDone).toBe(true);
     otherPeer.destroy();
     slowPeer.destroy();
-    await waitFor(() => accepted.every((s) => s.closed), 5000, 'closed');
-    expect(heldCount(pool)).toBe(0);
+    await expectAllClosed(accepted, pool);
   });
 
   it("the peer's reset: 'error' (ECONNRESET) then 'close', as net.Socket; the fd closed", async () => {
@@ -331,35 +353,20 @@ c.close()
       req.on('data', (c: Buffer) => parts.push(c));
       req.on('end', () => res.end(createHash('sha256').update(Buffer.concat(parts)).digest('hex')));
     });
-    const sockets: RingSocket[] = [];
-    acceptSockets(ring, listening.fd, pool, (s) => {
-      sockets.push(s);
-      server.emit('connection', s);
-    });
+    const sockets = serveOnRing(ring, listening.fd, pool, server);
     const agent = new https.Agent({ keepAlive: true, maxSockets: 1, ca: fs.readFileSync(cert), servername: 'localhost' });
     try {
       for (const size of [0, 100, 5000, 100_000]) {
         const body = randomBytes(size);
-        let authorized = false;
-        const res = await new Promise<http.IncomingMessage>((resolve, reject) => {
-          const req = https.request({ host: '127.0.0.1', port: listening.port, method: 'POST', agent, servername: 'localhost', headers: { 'content-length': size } }, (r) => {
-            authorized = (r.socket as tls.TLSSocket).authorized;
-            resolve(r);
-          });
-          req.on('error', reject);
-          req.end(body);
-        });
-        let text = '';
-        for await (const c of res) text += String(c);
-        expect(text).toBe(createHash('sha256').update(body).digest('hex'));
-        expect(authorized).toBe(true); // the client checked the server's certificate
+        const got = await post(https, { port: listening.port, agent, servername: 'localhost' }, body);
+        expect(String(got.body)).toBe(createHash('sha256').update(body).digest('hex'));
+        expect(got.authorized).toBe(true); // the client checked the server's certificate
       }
       expect(sockets.length).toBe(1);
     } finally {
       agent.destroy();
     }
-    await waitFor(() => sockets.every((s) => s.closed), 5000, 'closed');
-    expect(heldCount(pool)).toBe(0);
+    await expectAllClosed(sockets, pool);
   });
 
   it('setTimeout emits timeout after idling, as net.Socket; setNoDelay/setKeepAlive set the socket options', async () => {
