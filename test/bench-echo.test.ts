@@ -322,7 +322,7 @@ describe('bench echo --netns, refused', () => {
   it('an unknown server, and --engines with --servers: one line, exit 1', async () => {
     const r = await runCli(['bench', 'echo', '--servers', 'epoll,uringx']);
     expect({ exitCode: r.exitCode, stdout: r.stdout, stderr: r.stderr }).toEqual({
-      exitCode: 1, stdout: '', stderr: "iolab: unknown server 'uringx' (known: io_uring, epoll, node, ring)" });
+      exitCode: 1, stdout: '', stderr: "iolab: unknown server 'uringx' (known: io_uring, epoll, node, ring, duplex)" });
     const both = await runCli(['bench', 'echo', '--servers', 'epoll', '--engines', 'epoll']);
     expect({ exitCode: both.exitCode, stdout: both.stdout, stderr: both.stderr }).toEqual({
       exitCode: 1, stdout: '', stderr: 'iolab: --engines is the old name of --servers: give one of them' });

@@ -35,7 +35,7 @@ describe('echo server --server: the old spellings still work', () => {
   it('an unknown server, and both spellings at once, are one line each', async () => {
     const r = await runCliText(['echo', 'server', '--server', 'iouring', '--port', '0']);
     expect(r).toEqual({ exitCode: 1, stdout: '',
-      stderr: "iolab: option '--server <name>' argument 'iouring' is invalid. unknown server 'iouring' (known: io_uring, epoll, node, ring)" });
+      stderr: "iolab: option '--server <name>' argument 'iouring' is invalid. unknown server 'iouring' (known: io_uring, epoll, node, ring, duplex)" });
     const both = await runCliText(['echo', 'server', '--engine', 'epoll', '--server', 'epoll', '--port', '0']);
     expect(both).toEqual({ exitCode: 1, stdout: '', stderr: 'iolab: --engine is the old name of --server: give one of them' });
   });
