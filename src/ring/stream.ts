@@ -18,6 +18,10 @@ export interface NativeStreamMethods {
   streamQueued(stream: number): number;
 }
 
+/** A Buffer where the program has Node's types (@types/node), a Uint8Array where it has none:
+ * the package's types need none. */
+export type NodeBuffer = typeof globalThis extends { Buffer: { alloc(size: number): infer B } } ? B : Uint8Array;
+
 /** What a stream calls: `data` for each chunk, `end` once when receiving is over. */
 export interface RecvHandlers {
   /** `length` bytes arrived in buffer `id` of the buffer ring: JS holds it from now until it
@@ -192,9 +196,9 @@ export class BufferRing {
   }
 
   /** The chunk as a Buffer of `length` bytes over buffer `id` (no copy; one small object). */
-  bytes(id: number, length: number): Buffer {
+  bytes(id: number, length: number): NodeBuffer {
     this.#check(id);
-    return Buffer.from(this.#memory, id * this.size, Math.min(length, this.size));
+    return Buffer.from(this.#memory, id * this.size, Math.min(length, this.size)) as NodeBuffer;
   }
 
   /** Gives buffer `id` back to the kernel. Throws ERR_RING_BUFFER_RETURNED unless JS holds it. */
