@@ -2,8 +2,8 @@
 // kernel and rejects it with an AbortError as fs.promises does; `{ timeout }` links a
 // LINK_TIMEOUT and rejects with ETIMEDOUT; both on batches (the whole batch); async methods
 // reject and never throw (bad arguments, a closed Ring); `await using` / Symbol.asyncDispose;
-// connect to IPv6 and to a name through dns.lookup, its errors carrying address and port; the
-// classes made only by the Ring refuse `new`.
+// connect to IPv6, its errors carrying address and port (a name through dns.lookup:
+// ring.test.ts); the classes made only by the Ring refuse `new`.
 import { describe, expect, it } from 'vitest';
 import { execFileSync, spawnSync } from 'node:child_process';
 import { getEventListeners } from 'node:events';
