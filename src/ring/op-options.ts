@@ -55,38 +55,71 @@ export function readOpOptions(options: unknown): { signal: AbortSignal | undefin
 
 let lastTicket = 0;
 
+// The ops of one Ring under one signal share a ticket and one abort listener, which goes when the
+// last of them settles: a long-lived signal over many ops at once gathers one listener per Ring
+// (no MaxListenersExceededWarning), and one over ops in turn none.
+interface SignalUse {
+  ticket: number;
+  pending: number;
+  onAbort: () => void;
+}
+const uses = new WeakMap<Armable, WeakMap<AbortSignal, SignalUse>>();
+
+function useSignal(ring: Armable, signal: AbortSignal): SignalUse {
+  let bySignal = uses.get(ring);
+  if (bySignal === undefined) uses.set(ring, (bySignal = new WeakMap()));
+  let use = bySignal.get(signal);
+  if (use === undefined) {
+    const ticket = ++lastTicket;
+    use = { ticket, pending: 0, onAbort: () => ring.cancelOps(ticket) };
+    signal.addEventListener('abort', use.onAbort, { once: true });
+    bySignal.set(signal, use);
+  }
+  use.pending++;
+  return use;
+}
+
+function doneWithSignal(ring: Armable, signal: AbortSignal, use: SignalUse): void {
+  if (--use.pending > 0) return;
+  signal.removeEventListener('abort', use.onAbort);
+  uses.get(ring)?.delete(signal);
+}
+
 /** `call` (one native method call, its arguments computed before: no user code may run
  * between armOp and the method) with `options`' signal and timeout: an aborted signal
- * rejects at once; else the addon is armed, the method called, and the signal's listener kept
- * until the Promise settles (so a long-lived signal gathers no listeners). An op that the kernel
+ * rejects at once; else the addon is armed and the method called. An op that the kernel
  * cancelled after the abort (ECANCELED) rejects with an AbortError; one it had done by then
  * keeps its result. Never throws: whatever the call throws rejects. */
 export function withOptions<T>(ring: Armable, options: unknown, call: () => Promise<T>): Promise<T> {
   let armed = false;
+  let use: SignalUse | undefined;
+  let signal: AbortSignal | undefined;
   try {
-    const { signal, timeout } = readOpOptions(options);
+    const read = readOpOptions(options);
+    signal = read.signal;
     if (signal?.aborted) return Promise.reject(abortError(signal));
-    const ticket = signal === undefined ? 0 : ++lastTicket;
-    if (ticket === 0 && timeout === 0) return call();
-    ring.armOp(ticket, timeout);
+    if (signal === undefined && read.timeout === 0) return call();
+    use = signal === undefined ? undefined : useSignal(ring, signal);
+    ring.armOp(use?.ticket ?? 0, read.timeout);
     armed = true;
     const promise = call();
     armed = false;
-    if (signal === undefined) return promise;
-    const onAbort = () => ring.cancelOps(ticket);
-    signal.addEventListener('abort', onAbort, { once: true });
+    if (signal === undefined || use === undefined) return promise;
+    const s = signal;
+    const u = use;
     return promise.then(
       (value) => {
-        signal.removeEventListener('abort', onAbort);
+        doneWithSignal(ring, s, u);
         return value;
       },
       (err: unknown) => {
-        signal.removeEventListener('abort', onAbort);
-        throw signal.aborted && (err as { code?: unknown } | null)?.code === 'ECANCELED' ? abortError(signal) : err;
+        doneWithSignal(ring, s, u);
+        throw s.aborted && (err as { code?: unknown } | null)?.code === 'ECANCELED' ? abortError(s) : err;
       },
     );
   } catch (err) {
     if (armed) ring.armOp(0, 0); // the call threw before its method took the control
+    if (signal !== undefined && use !== undefined) doneWithSignal(ring, signal, use);
     return Promise.reject(err);
   }
 }
