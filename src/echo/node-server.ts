@@ -1,4 +1,4 @@
-// The `node` engine: the echo server a Node user would write with the net module, with
+// The `node` server: the echo server a Node user would write with the net module, with
 // backpressure (pause reading while a write is queued) and TCP_NODELAY.
 import { createServer, type Socket } from 'node:net';
 import type { EchoServer, EchoServerOptions, EchoServerStats } from './types.js';

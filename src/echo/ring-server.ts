@@ -1,4 +1,4 @@
-// The `ring` engine: an echo server written in TypeScript on iolab's Ring, as the C uring
+// The `ring` server: an echo server written in TypeScript on iolab's Ring, as the C io_uring
 // server is built: each connection is a stream (ring.recvMultishot) receiving into one
 // provided-buffer ring, and every chunk goes straight back out of the buffer it arrived in
 // (stream.send), which returns to the ring once sent. No Promise per chunk or per send: the
