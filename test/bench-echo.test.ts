@@ -133,6 +133,37 @@ describe('bench echo', () => {
     }
   }, 60_000);
 
+  it("the TypeScript servers' rows side by side: node, ring and duplex (node:stream on the Ring), with duplex/ring and duplex/node ratios", async () => {
+    const tmp = shortTempDir('iolab-bench-echo-');
+    const out = join(tmp.path, 'echo.json');
+    let r: Awaited<ReturnType<typeof runCli>>;
+    let json;
+    try {
+      r = await runCli(['bench', 'echo', '--clients', '10', '--duration', '1', '--rounds', '1', '--servers', 'node,ring,duplex', '--generators', 'epoll', '--output', out]);
+      expect(r.exitCode, String(r.stderr)).toBe(0);
+      json = JSON.parse(readFileSync(out, 'utf8'));
+    } finally {
+      tmp.cleanup();
+    }
+    expect(json).toMatchObject({ servers: ['node', 'ring', 'duplex'], errors: 0 });
+    const cells = json.byGenerator.epoll['10'];
+    for (const e of ['node', 'ring', 'duplex']) {
+      expect(cells[e].reqPerSec).toBeGreaterThan(0);
+      expect(cells[e].serverUsPerReq).toBeGreaterThan(0);
+    }
+    const ratios = json.usPerReqRatios.epoll['10'];
+    expect(ratios['duplex/ring']).toBeCloseTo(cells.duplex.serverUsPerReq / cells.ring.serverUsPerReq, 9);
+    expect(ratios['duplex/node']).toBeCloseTo(cells.duplex.serverUsPerReq / cells.node.serverUsPerReq, 9);
+    expect(Object.keys(ratios)).toEqual(['ring/node', 'duplex/ring', 'duplex/node']);
+    const table = String(r.stdout);
+    expect(table).toMatch(/^server\s+clients\s+generator\s+server us\/req/m);
+    for (const e of ['node', 'ring', 'duplex']) {
+      const c = cells[e];
+      expect(table).toMatch(new RegExp(`^${e}\\s+10\\s+epoll\\s+${c.serverUsPerReq.toFixed(2)}\\s+${c.generatorUsPerReq.toFixed(2)}\\s+${Math.round(c.reqPerSec)}\\s`, 'm'));
+    }
+    expect(table).toContain(`epoll generator, 10 clients: ring/node ${ratios['ring/node'].toFixed(2)}x, duplex/ring ${ratios['duplex/ring'].toFixed(2)}x, duplex/node ${ratios['duplex/node'].toFixed(2)}x`);
+  }, 60_000);
+
   it('SIGINT during the second run: prints the finished row and the partial one, kills and reaps its servers, exit 130', async () => {
     const signal = 'SIGINT';
     const bench = startBench(['--clients', '10', '--duration', '4', '--rounds', '2', '--servers', 'epoll,io_uring', '--generators', 'epoll']);

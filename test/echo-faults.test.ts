@@ -94,7 +94,7 @@ describe.each(echoServerNames)('echo server --server %s: faults', (server) => {
 
       // The server vanishes during a run: errors, a non-zero exit, no hang.
       // Both generators meet this: the io_uring one for the io_uring-based servers.
-      const client = server === 'io_uring' || server === 'ring' ? 'io_uring' : 'epoll';
+      const client = server === 'io_uring' || server === 'ring' || server === 'duplex' ? 'io_uring' : 'epoll';
       const bench = runCli(['echo', 'bench', '-a', `127.0.0.1:${port}`, '-c', '10', '-t', '4', '--client', client]);
       // Its 10 clients and the idle one: the server must vanish mid-run, not before the connects.
       await waitFor(() => establishedTo(port) >= 11, 20_000, 'the generator connected');

@@ -10,7 +10,7 @@ const tmp = shortTempDir('iolab-eusage-');
 
 describe('echo server --buffers', () => {
   it('is refused for a server without a buffer pool, in one line, before listening', async () => {
-    for (const server of ['epoll', 'node', 'ring']) {
+    for (const server of ['epoll', 'node', 'ring', 'duplex']) {
       // a timeout so that a server which ignores the option and listens does not hang the test
       const r = await runCliText(['echo', 'server', '--server', server, '--port', '0', '--buffers', '16'], { timeout: 20_000 });
       expect(r).toEqual({ exitCode: 1, stdout: '',

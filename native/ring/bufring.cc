@@ -110,7 +110,7 @@ void RingStreams::Release(BufRing* pool, unsigned id) { ReturnBuffer(pool, id); 
 // armed again (not every starved stream: with thousands waiting, all but one would get ENOBUFS
 // again; not a paused one, which would keep the wake-up and leave the buffer unused).
 void RingStreams::WakeStarved(BufRing* pool) {
-  auto it = std::find_if(starved_.begin(), starved_.end(), [pool](RingStream* s) { return s->pool == pool && !s->paused; });
+  auto it = std::find_if(starved_.begin(), starved_.end(), [pool](RingStream* s) { return s->pool == pool && !s->paused && !s->held; });
   if (it == starved_.end()) return;
   RingStream* s = *it;
   starved_.erase(it);

@@ -70,6 +70,7 @@ struct RingStream {
   bool cancel_due = false;       // its cancel waits for an SQE, or for the recv to leave the backlog
   bool recv_ended = false;       // EOF, an error or cancel: receiving is over for good
   bool paused = false;           // too much queued to send: recv cancelled until it drains
+  bool held = false;             // JS paused receiving (stream.pause()): recv cancelled until resume()
   bool starved = false;          // ENOBUFS: in the starved list, rearmed when a buffer comes back
   bool closing = false;          // close() asked: finished once nothing is in flight
   bool finished = false;         // nothing left: its slot is free once the rule allows (core.h)
@@ -102,6 +103,7 @@ class RingStreams : public RingPart {
   // The bytes are copied; EFAULT (nothing queued) when the view faults.
   int Write(RingStream* s, const char* data, size_t length);
   bool Close(RingStream* s);  // true: finished at once (no kClosed comes)
+  void Hold(RingStream* s, bool on);  // JS pauses (true) or resumes (false) receiving
 
   // The core's side (RingPart).
   void BeforeFlush() override;                  // recv cancels that could not be queued when asked

@@ -337,6 +337,7 @@ static const Method kMethods[] = {
     METHOD("streamWrite", StreamWrite, true),
     METHOD("streamClose", StreamClose, true),
     METHOD("streamQueued", StreamQueued, true),
+    METHOD("streamHold", StreamHold, true),
     METHOD("armOp", ArmOp, true),
     METHOD("cancelOps", CancelOps, true),
     METHOD("submit", Submit, true),

@@ -149,7 +149,7 @@ void RingStreams::BeforeFlush() {
 }
 
 void RingStreams::MaybeRearm(RingStream* s) {
-  if (closing_ || s->closing || s->recv != nullptr || s->recv_ended || s->paused || s->starved) return;
+  if (closing_ || s->closing || s->recv != nullptr || s->recv_ended || s->paused || s->held || s->starved) return;
   ArmRecv(s);
 }
 
@@ -187,7 +187,8 @@ void RingStreams::OnRecv(RingStream* s, int res, unsigned flags) {
       starved_.push_back(s);
     }
   } else if (res == -ECANCELED && by_us && !s->closing) {
-    // Paused: armed again once its sends drained (MaybeRearm below does nothing meanwhile).
+    // Paused (by its sends or by JS): armed again once its sends drained and JS resumed it
+    // (MaybeRearm below does nothing meanwhile).
   } else {
     // EOF (0) or an error (a cancel by cancelFd: ECANCELED); JS hears it once, unless it
     // asked for the end itself (close()).
@@ -294,6 +295,22 @@ int RingStreams::Write(RingStream* s, const char* data, size_t length) {
   op->length = unsigned(length);
   QueueSend(s, op);
   return 0;
+}
+
+// ---- pause and resume by JS (a reader that wants no more for now) ----
+
+// Chunks the kernel took before the cancel landed still come to JS; nothing is lost, as with
+// the pause for queued sends above.
+void RingStreams::Hold(RingStream* s, bool on) {
+  core_->Admit();
+  if (s->held == on) return;
+  s->held = on;
+  if (on) {
+    CancelRecv(s);
+  } else {
+    if (s->starved && s->pool->in_kernel > 0 && !s->paused) Unstarve(s);  // a buffer is there now
+    MaybeRearm(s);
+  }
 }
 
 // ---- closing ----

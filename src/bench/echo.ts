@@ -50,7 +50,8 @@ export interface EchoBenchResults {
   signal?: string;
 }
 
-const ratioPairs: [string, string][] = [['io_uring', 'epoll'], ['io_uring', 'node'], ['epoll', 'node'], ['ring', 'node']];
+// duplex/ring: what node:stream costs on the Ring; duplex/node: RingSocket against net.Socket
+const ratioPairs: [string, string][] = [['io_uring', 'epoll'], ['io_uring', 'node'], ['epoll', 'node'], ['ring', 'node'], ['duplex', 'ring'], ['duplex', 'node']];
 
 function pairRatios<T>(cells: ByClients<Record<string, T>>, value: (c: T) => number | undefined): ByClients<Record<string, number>> {
   const out: ByClients<Record<string, number>> = {};

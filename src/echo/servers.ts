@@ -1,5 +1,6 @@
 // The echo servers: one table entry each (old spellings of their names: src/aliases.ts).
 import { native } from '../native.js';
+import { startDuplexServer } from './duplex-server.js';
 import { startNodeServer } from './node-server.js';
 import { startRingServer } from './ring-server.js';
 import type { EchoServerEntry, EchoServer, EchoServerOptions } from './types.js';
@@ -25,6 +26,7 @@ export const echoServers = {
   epoll: { summary: 'C, epoll', start: nativeServer('epoll') },
   node: { summary: 'the net module', start: startNodeServer },
   ring: { summary: "TypeScript on iolab's Ring", start: startRingServer },
+  duplex: { summary: "node:stream sockets (RingSocket) on iolab's Ring", start: startDuplexServer },
 } satisfies Record<string, EchoServerEntry>;
 
 export type EchoServerName = keyof typeof echoServers;
