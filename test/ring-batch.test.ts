@@ -145,17 +145,17 @@ describe('batches', () => {
     await withRing({}, async (ring) => {
       const [a, b] = native.socketpair('stream');
       const any = ring as unknown as Record<string, (...args: unknown[]) => unknown>;
-      expect(() => any.sendmsgBatch(a, 'x')).toThrow(expect.objectContaining({ code: 'ERR_INVALID_ARG_TYPE' }));
-      expect(() => any.sendmsgBatch(a, [{ buffers: [Buffer.from('m')] }, { buffers: 'x' }])).toThrow(expect.objectContaining({ code: 'ERR_INVALID_ARG_TYPE' }));
-      expect(() => any.sendmsgBatch(a, [{ buffers: [Buffer.from('m')], fds: [-1] }])).toThrow(expect.objectContaining({ name: 'RangeError', message: expect.stringContaining('messages[0].fds[0]') }));
-      expect(() => any.sendmsgBatch(a, [{ buffers: [], fds: [a] }])).toThrow(expect.objectContaining({ code: 'ERR_INVALID_ARG_VALUE' })); // a stream needs a payload byte
-      expect(() => any.recvmsgBatch(b, [[Buffer.alloc(1)], ['x']])).toThrow(expect.objectContaining({ code: 'ERR_INVALID_ARG_TYPE' }));
-      expect(() => any.recvmsgBatch(b, [[Buffer.alloc(1)]], { maxFds: 254 })).toThrow(RangeError);
-      expect(() => any.closeFds([1.5])).toThrow(expect.objectContaining({ message: expect.stringContaining('fds[0]') }));
-      expect(() => any.closeFds(new Int32Array([3, -1]))).toThrow(expect.objectContaining({ name: 'RangeError', message: expect.stringContaining('fds[1]') }));
+      await expect(any.sendmsgBatch(a, 'x')).rejects.toThrow(expect.objectContaining({ code: 'ERR_INVALID_ARG_TYPE' }));
+      await expect(any.sendmsgBatch(a, [{ buffers: [Buffer.from('m')] }, { buffers: 'x' }])).rejects.toThrow(expect.objectContaining({ code: 'ERR_INVALID_ARG_TYPE' }));
+      await expect(any.sendmsgBatch(a, [{ buffers: [Buffer.from('m')], fds: [-1] }])).rejects.toThrow(expect.objectContaining({ name: 'RangeError', message: expect.stringContaining('messages[0].fds[0]') }));
+      await expect(any.sendmsgBatch(a, [{ buffers: [], fds: [a] }])).rejects.toThrow(expect.objectContaining({ code: 'ERR_INVALID_ARG_VALUE' })); // a stream needs a payload byte
+      await expect(any.recvmsgBatch(b, [[Buffer.alloc(1)], ['x']])).rejects.toThrow(expect.objectContaining({ code: 'ERR_INVALID_ARG_TYPE' }));
+      await expect(any.recvmsgBatch(b, [[Buffer.alloc(1)]], { maxFds: 254 })).rejects.toThrow(RangeError);
+      await expect(any.closeFds([1.5])).rejects.toThrow(expect.objectContaining({ message: expect.stringContaining('fds[0]') }));
+      await expect(any.closeFds(new Int32Array([3, -1]))).rejects.toThrow(expect.objectContaining({ name: 'RangeError', message: expect.stringContaining('fds[1]') }));
       // the element named in full, though the names are put together only for the error
-      expect(() => any.sendmsgBatch(a, [{ buffers: [Buffer.from('m')] }, { buffers: [Buffer.from('m'), 7] }])).toThrow(expect.objectContaining({ code: 'ERR_INVALID_ARG_TYPE', message: expect.stringContaining('messages[1].buffers[1]') }));
-      expect(() => any.recvmsgBatch(b, [[Buffer.alloc(1)], [Buffer.alloc(1), 'x']])).toThrow(expect.objectContaining({ message: expect.stringContaining('buffers[1][1]') }));
+      await expect(any.sendmsgBatch(a, [{ buffers: [Buffer.from('m')] }, { buffers: [Buffer.from('m'), 7] }])).rejects.toThrow(expect.objectContaining({ code: 'ERR_INVALID_ARG_TYPE', message: expect.stringContaining('messages[1].buffers[1]') }));
+      await expect(any.recvmsgBatch(b, [[Buffer.alloc(1)], [Buffer.alloc(1), 'x']])).rejects.toThrow(expect.objectContaining({ message: expect.stringContaining('buffers[1][1]') }));
       expect(await ring.sendmsgBatch(a, [])).toEqual([]);
       expect(native.liveObjects()).toMatchObject({ ringOps: 0, heldBuffers: 0, ownedFds: 0 });
       native.close(a);
@@ -268,15 +268,15 @@ describe('readvBatch', () => {
       const fd = file();
       const any = ring as unknown as Record<string, (...args: unknown[]) => unknown>;
       const b = () => [Buffer.alloc(4)];
-      expect(() => any.readvBatch(fd, 'x')).toThrow(expect.objectContaining({ code: 'ERR_INVALID_ARG_TYPE', message: expect.stringContaining('requests') }));
-      expect(() => any.readvBatch(fd, [{ buffers: b() }, 7])).toThrow(expect.objectContaining({ code: 'ERR_INVALID_ARG_TYPE', message: expect.stringContaining('requests[1]') }));
-      expect(() => any.readvBatch(fd, [{ buffers: b() }, { buffers: 'x' }])).toThrow(expect.objectContaining({ code: 'ERR_INVALID_ARG_TYPE' }));
-      expect(() => any.readvBatch(fd, [{ buffers: b() }, { buffers: [Buffer.alloc(1), 'x'] }])).toThrow(expect.objectContaining({ code: 'ERR_INVALID_ARG_TYPE', message: expect.stringContaining('requests[1].buffers[1]') }));
+      await expect(any.readvBatch(fd, 'x')).rejects.toThrow(expect.objectContaining({ code: 'ERR_INVALID_ARG_TYPE', message: expect.stringContaining('requests') }));
+      await expect(any.readvBatch(fd, [{ buffers: b() }, 7])).rejects.toThrow(expect.objectContaining({ code: 'ERR_INVALID_ARG_TYPE', message: expect.stringContaining('requests[1]') }));
+      await expect(any.readvBatch(fd, [{ buffers: b() }, { buffers: 'x' }])).rejects.toThrow(expect.objectContaining({ code: 'ERR_INVALID_ARG_TYPE' }));
+      await expect(any.readvBatch(fd, [{ buffers: b() }, { buffers: [Buffer.alloc(1), 'x'] }])).rejects.toThrow(expect.objectContaining({ code: 'ERR_INVALID_ARG_TYPE', message: expect.stringContaining('requests[1].buffers[1]') }));
       for (const position of [-2, 1.5, NaN, 2 ** 53]) {
-        expect(() => any.readvBatch(fd, [{ buffers: b(), position: 0 }, { buffers: b(), position }])).toThrow(expect.objectContaining({ code: 'ERR_OUT_OF_RANGE', message: expect.stringContaining('requests[1].position') }));
+        await expect(any.readvBatch(fd, [{ buffers: b(), position: 0 }, { buffers: b(), position }])).rejects.toThrow(expect.objectContaining({ code: 'ERR_OUT_OF_RANGE', message: expect.stringContaining('requests[1].position') }));
       }
-      expect(() => any.readvBatch(fd, [{ buffers: b(), position: '1' }])).toThrow(expect.objectContaining({ code: 'ERR_INVALID_ARG_TYPE', message: expect.stringContaining('requests[0].position') }));
-      expect(() => any.readvBatch(-1, [{ buffers: b() }])).toThrow(expect.objectContaining({ code: 'ERR_OUT_OF_RANGE' }));
+      await expect(any.readvBatch(fd, [{ buffers: b(), position: '1' }])).rejects.toThrow(expect.objectContaining({ code: 'ERR_INVALID_ARG_TYPE', message: expect.stringContaining('requests[0].position') }));
+      await expect(any.readvBatch(-1, [{ buffers: b() }])).rejects.toThrow(expect.objectContaining({ code: 'ERR_OUT_OF_RANGE' }));
       expect(native.liveObjects()).toMatchObject({ ringOps: 0, heldBuffers: 0 });
       // a getter run while the batch is read detaches the next request's buffer: it reads nothing
       const victim = Buffer.alloc(4096);
@@ -297,7 +297,7 @@ describe('readvBatch', () => {
     expect(await done).toEqual([64, 64]);
     await expect(waiting).rejects.toBeInstanceOf(RingClosedError);
     await closed;
-    expect(() => ring.readvBatch(fd, [])).toThrow(RingClosedError);
+    await expect(ring.readvBatch(fd, [])).rejects.toThrow(RingClosedError);
     expect(native.liveObjects()).toMatchObject({ ringOps: 0, heldBuffers: 0 });
     for (const f of [a, b, fd]) native.close(f);
   });

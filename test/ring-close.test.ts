@@ -27,7 +27,7 @@ describe('close and cancellation', () => {
       expect(reason).toBeInstanceOf(RingClosedError);
       expect(reason.code).toBe('ERR_RING_CLOSED');
     }
-    expect(() => ring.nop()).toThrow(RingClosedError);
+    await expect(ring.nop()).rejects.toThrow(RingClosedError);
     await ring.close(); // idempotent
     expect(ring.stats.cancelOps).toBe(0); // one IORING_ASYNC_CANCEL_ANY took them all
     expect(native.liveObjects()).toMatchObject({ ringOps: 0, heldBuffers: 0 });

@@ -152,7 +152,7 @@ describe('Ring in a worker thread', () => {
     const pending = ring.nop();
     await ring.close();
     await pending.catch(() => {});
-    expect(() => ring.nop()).toThrow(RingClosedError);
+    await expect(ring.nop()).rejects.toThrow(RingClosedError);
   });
 
   it('a worker terminated with ops in flight, where CANCEL_ANY is refused: each op is cancelled, nothing is left', async () => {

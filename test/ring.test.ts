@@ -114,25 +114,26 @@ describe('Ring ops', () => {
     const err = await ring.write(fd, Buffer.from('y'), 0).catch((e) => e);
     expect(err).toMatchObject({ code: 'EBADF', syscall: 'write', errno: -9 });
     expect(err.message).toBe('EBADF: bad file descriptor, write');
-    expect(() => ring.read(-1, Buffer.alloc(1))).toThrow(expect.objectContaining({ code: 'ERR_OUT_OF_RANGE' }));
-    expect(() => ring.read(fd, 'x' as unknown as Buffer)).toThrow(expect.objectContaining({ code: 'ERR_INVALID_ARG_TYPE' }));
-    expect(() => ring.readv(fd, Buffer.alloc(1) as unknown as Buffer[])).toThrow(TypeError);
-    expect(() => ring.read(fd, Buffer.alloc(1), -2)).toThrow(RangeError);
-    expect(() => ring.readv(fd, Array.from({ length: native.constants.IOV_MAX + 1 }, () => Buffer.alloc(1)))).toThrow(expect.objectContaining({ code: 'ERR_OUT_OF_RANGE' }));
+    await expect(ring.read(-1, Buffer.alloc(1))).rejects.toThrow(expect.objectContaining({ code: 'ERR_OUT_OF_RANGE' }));
+    await expect(ring.read(fd, 'x' as unknown as Buffer)).rejects.toThrow(expect.objectContaining({ code: 'ERR_INVALID_ARG_TYPE' }));
+    await expect(ring.readv(fd, Buffer.alloc(1) as unknown as Buffer[])).rejects.toThrow(TypeError);
+    await expect(ring.read(fd, Buffer.alloc(1), -2)).rejects.toThrow(RangeError);
+    await expect(ring.readv(fd, Array.from({ length: native.constants.IOV_MAX + 1 }, () => Buffer.alloc(1)))).rejects.toThrow(expect.objectContaining({ code: 'ERR_OUT_OF_RANGE' }));
     // one argument module: the Ring's checks say what the sync calls say, word for word
-    const message = (f: () => unknown) => { try { f(); } catch (e) { return (e as Error).message; } return 'no error'; };
+    // (the Ring's methods reject with it: async methods never throw)
+    const message = async (f: () => unknown) => { try { await f(); } catch (e) { return (e as Error).message; } return 'no error'; };
     const any = ring as unknown as Record<string, (...a: unknown[]) => unknown>;
     const sync = native as unknown as Record<string, (...a: unknown[]) => unknown>;
-    expect(message(() => any.readv('3', [Buffer.alloc(1)]))).toBe(message(() => sync.readv('3', [Buffer.alloc(1)])));
-    expect(message(() => any.readv(-1, [Buffer.alloc(1)]))).toBe(message(() => sync.readv(-1, [Buffer.alloc(1)])));
-    expect(message(() => any.readv(fd, [Buffer.alloc(1), 'x']))).toBe(message(() => sync.readv(fd, [Buffer.alloc(1), 'x'])));
-    expect(message(() => any.readv(fd, ['x']))).toBe(message(() => sync.readv(fd, ['x']))); // one buffer: the short path
-    expect(message(() => any.writev(fd, [null]))).toBe(message(() => sync.writev(fd, [null])));
-    expect(message(() => any.readv(fd, [Buffer.alloc(1)], -2))).toBe(message(() => sync.readv(fd, [Buffer.alloc(1)], -2)).replace('an integer >= 0', '-1 or an integer >= 0'));
-    expect(message(() => any.sendmsg(fd, [], { fds: [1.5] }))).toBe(message(() => sync.sendmsg(fd, [], { fds: [1.5] })));
-    expect(message(() => any.recvmsg(fd, [], { maxFds: 300 }))).toBe(message(() => sync.recvmsg(fd, [], { maxFds: 300 })));
-    expect(message(() => any.sendmsg(fd, [], { credentials: 1 }))).toBe(message(() => sync.sendmsg(fd, [], { credentials: 1 })));
-    expect(message(() => any.readv(fd, [Buffer.alloc(1), 'x']))).toBe(`The "buffers[1]" argument must be an ArrayBufferView (Buffer, TypedArray or DataView). Received type string ('x')`);
+    expect(await message(() => any.readv('3', [Buffer.alloc(1)]))).toBe(await message(() => sync.readv('3', [Buffer.alloc(1)])));
+    expect(await message(() => any.readv(-1, [Buffer.alloc(1)]))).toBe(await message(() => sync.readv(-1, [Buffer.alloc(1)])));
+    expect(await message(() => any.readv(fd, [Buffer.alloc(1), 'x']))).toBe(await message(() => sync.readv(fd, [Buffer.alloc(1), 'x'])));
+    expect(await message(() => any.readv(fd, ['x']))).toBe(await message(() => sync.readv(fd, ['x']))); // one buffer: the short path
+    expect(await message(() => any.writev(fd, [null]))).toBe(await message(() => sync.writev(fd, [null])));
+    expect(await message(() => any.readv(fd, [Buffer.alloc(1)], -2))).toBe((await message(() => sync.readv(fd, [Buffer.alloc(1)], -2))).replace('an integer >= 0', '-1 or an integer >= 0'));
+    expect(await message(() => any.sendmsg(fd, [], { fds: [1.5] }))).toBe(await message(() => sync.sendmsg(fd, [], { fds: [1.5] })));
+    expect(await message(() => any.recvmsg(fd, [], { maxFds: 300 }))).toBe(await message(() => sync.recvmsg(fd, [], { maxFds: 300 })));
+    expect(await message(() => any.sendmsg(fd, [], { credentials: 1 }))).toBe(await message(() => sync.sendmsg(fd, [], { credentials: 1 })));
+    expect(await message(() => any.readv(fd, [Buffer.alloc(1), 'x']))).toBe(`The "buffers[1]" argument must be an ArrayBufferView (Buffer, TypedArray or DataView). Received type string ('x')`);
     expect(native.liveObjects().heldBuffers).toBe(0);
     expect(native.liveObjects().heldBuffers).toBe(0);
   });
@@ -216,12 +217,14 @@ describe('Ring ops', () => {
     expect(echo.toString()).toBe('ping');
     await ring.closeFd(untrack(tcp));
     await new Promise((res) => srv.close(res));
-    expect(() => ring.connect(tcp, { host: 'example.com', port: 1 })).toThrow(expect.objectContaining({ code: 'ERR_INVALID_ARG_VALUE' }));
+    // a name goes through dns.lookup first, as node:net's connect: its error is the lookup's
+    await expect(ring.connect(track(await ring.socket('inet')), { host: 'no-such-host.invalid', port: 1 })).rejects.toMatchObject({ code: 'ENOTFOUND', syscall: 'getaddrinfo' });
+    const unix = track(await ring.socket('unix'));
     // Unix addresses get the sync connect's checks: UNIX_PATH_MAX bytes for a path, UNIX_ABSTRACT_MAX for an abstract name.
     const long = join(tempDir().path, 'x'.repeat(120));
-    expect(() => ring.connect(tcp, long)).toThrow(expect.objectContaining({ code: 'ENAMETOOLONG', syscall: 'connect', path: long }));
-    expect(() => ring.connect(tcp, '')).toThrow(expect.objectContaining({ code: 'ERR_INVALID_ARG_VALUE' }));
-    expect(() => ring.connect(tcp, '\0' + 'a'.repeat(native.constants.UNIX_ABSTRACT_MAX))).toThrow(expect.objectContaining({ code: 'ENAMETOOLONG' }));
+    await expect(ring.connect(unix, long)).rejects.toThrow(expect.objectContaining({ code: 'ENAMETOOLONG', syscall: 'connect', path: long }));
+    await expect(ring.connect(unix, '')).rejects.toThrow(expect.objectContaining({ code: 'ERR_INVALID_ARG_VALUE' }));
+    await expect(ring.connect(unix, '\0' + 'a'.repeat(native.constants.UNIX_ABSTRACT_MAX))).rejects.toThrow(expect.objectContaining({ code: 'ENAMETOOLONG' }));
   });
 
   it('closeFd closes the fd', async () => {

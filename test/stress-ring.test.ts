@@ -77,7 +77,10 @@ describe('Ring stress (fast-check)', () => {
             const op = ops[i];
             const settle = <T>(p: () => Promise<T>, check: (value: T) => void): void => {
               if (closed) {
-                expect(p).toThrow(RingClosedError); // a closed Ring refuses new ops at once
+                // a closed Ring refuses new ops at once, with a rejected Promise (never a throw)
+                let refused: Promise<T> | undefined;
+                expect(() => { refused = p(); }).not.toThrow();
+                checks.push(refused!.then(() => { throw new Error('an op on a closed Ring resolved'); }, (err) => { expect(err).toBeInstanceOf(RingClosedError); }));
                 return;
               }
               // cancelled: only by close(), which must have been called by then

@@ -67,21 +67,48 @@ void RingCancel::Resume() {
     any_due_ = false;
   }
   if (each_due_) CancelEach();
+  if (wanted_due_) {
+    wanted_due_ = false;
+    for (Op* op = in_kernel_; op != nullptr; op = op->next) {
+      if (!op->cancel_wanted || op->cancel_sent) continue;
+      if (!CancelOne(op)) {
+        wanted_due_ = true;
+        break;
+      }
+    }
+  }
   if (*unsubmitted_ > 0) Submit();
+}
+
+// One ASYNC_CANCEL by op's user_data; false when no SQE is free.
+bool RingCancel::CancelOne(Op* op) {
+  struct io_uring_sqe* sqe = FreeSqe();
+  if (sqe == nullptr) return false;
+  io_uring_prep_cancel64(sqe, reinterpret_cast<uintptr_t>(op), 0);
+  io_uring_sqe_set_data(sqe, &cancel_one_tag);
+  (*unsubmitted_)++;
+  op->cancel_sent = true;
+  op->cancel_wanted = false;
+  return true;
 }
 
 void RingCancel::CancelEach() {
   for (Op* op = in_kernel_; op != nullptr; op = op->next) {
     if (op->cancel_sent) continue;
-    struct io_uring_sqe* sqe = FreeSqe();
-    if (sqe == nullptr) return;  // still due: Resume() goes on from here
-    io_uring_prep_cancel64(sqe, reinterpret_cast<uintptr_t>(op), 0);
-    io_uring_sqe_set_data(sqe, &cancel_one_tag);
-    (*unsubmitted_)++;
-    op->cancel_sent = true;
+    if (!CancelOne(op)) return;  // still due: Resume() goes on from here
     stats_->cancel_ops++;
   }
   each_due_ = false;
+}
+
+void RingCancel::CancelTicket(uint64_t ticket) {
+  for (Op* op = in_kernel_; op != nullptr; op = op->next) {
+    if (op->ticket != ticket || op->cancel_sent) continue;
+    if (!CancelOne(op)) {
+      op->cancel_wanted = true;
+      wanted_due_ = true;
+    }
+  }
 }
 
 bool RingCancel::OnCqe(void* data, int res) {

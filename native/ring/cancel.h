@@ -1,4 +1,5 @@
-// Cancelling what a Ring has in the kernel (close() and env teardown): one ASYNC_CANCEL with
+// Cancelling what a Ring has in the kernel: one op (an AbortSignal, by its user_data), and all
+// of them (close() and env teardown): one ASYNC_CANCEL with
 // IORING_ASYNC_CANCEL_ANY, or, where the kernel refuses that flag (EINVAL: kernels before
 // 5.19), one cancel per op by its user_data. A cancel that finds no free SQE submits what is
 // queued to make room; what still cannot be queued stays due and Resume() goes on later.
@@ -24,9 +25,11 @@ class RingCancel {
 
   // Cancels every tracked op (again, for ops the kernel was busy with last time).
   void CancelAll();
+  // An AbortSignal fired: an ASYNC_CANCEL by user_data for each op of `ticket` in the kernel.
+  void CancelTicket(uint64_t ticket);
   // Queues the cancels still due (no SQE was free when they were asked for).
   void Resume();
-  bool due() const { return any_due_ || each_due_; }
+  bool due() const { return any_due_ || each_due_ || wanted_due_; }
   // A CQE of one of these cancels is handled here (true); an op's CQE is not (false).
   bool OnCqe(void* data, int res);
 
@@ -39,6 +42,7 @@ class RingCancel {
   struct io_uring_sqe* FreeSqe();
   void Submit();
   void CancelEach();
+  bool CancelOne(Op* op);
 
   struct io_uring* ring_;
   unsigned* unsubmitted_;
@@ -49,6 +53,7 @@ class RingCancel {
   bool any_refused_ = false;
   bool any_due_ = false;
   bool each_due_ = false;
+  bool wanted_due_ = false;  // ops of CancelTicket that found no SQE (Op::cancel_wanted)
 };
 
 }  // namespace iolab

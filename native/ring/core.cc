@@ -121,6 +121,9 @@ Op* OpPool::Acquire(const OpClass* cls) {
   }
   op->cls = cls;
   op->next = op->prev = nullptr;
+  op->cancel_wanted = op->link_pending = op->timed_out = op->parked = false;
+  op->ticket = 0;
+  op->timeout_ns = 0;
   return op;
 }
 
@@ -182,6 +185,12 @@ void RingCore::OpDone() {
 
 void RingCore::Queue(Op* op) {
   AddInFlight(1);
+  // What the method's caller asked (a signal, a timeout): for the ops with a Promise and the
+  // batches' members, never a stream's (which a method with no control may queue)
+  if (op->cls->pool != kStreamPool) {
+    op->ticket = control_.ticket;
+    op->timeout_ns = control_.timeout_ns;
+  }
   QueueSqe(op);
 }
 
@@ -194,10 +203,23 @@ void RingCore::QueueSqe(Op* op) {
 }
 
 bool RingCore::PrepSqe(Op* op) {
+  // An op with a timeout and its LINK_TIMEOUT go in together (a link does not span submits).
+  bool linked = op->timeout_ns > 0;
+  if (linked && io_uring_sq_space_left(&ring_) < 2) return false;
   struct io_uring_sqe* sqe = io_uring_get_sqe(&ring_);
   if (sqe == nullptr) return false;
   op->cls->prepare(sqe, op);
   io_uring_sqe_set_data(sqe, op);
+  if (linked) {
+    sqe->flags |= IOSQE_IO_LINK;
+    op->timeout.tv_sec = op->timeout_ns / 1000000000;
+    op->timeout.tv_nsec = op->timeout_ns % 1000000000;
+    struct io_uring_sqe* timer = io_uring_get_sqe(&ring_);
+    io_uring_prep_link_timeout(timer, &op->timeout, 0);
+    timer->user_data = LinkTag(op);
+    op->link_pending = true;
+    unsubmitted_++;
+  }
   DTRACE_PROBE4(iolab, ring_queue, op, sqe->opcode, sqe->fd, op->cls->bytes(op));
   cancel_.Track(op);
   unsubmitted_++;
@@ -254,13 +276,32 @@ struct io_uring_sqe* RingCore::FreeSqe() {
 void RingCore::OnPrepare(uv_prepare_t* handle) {
   RingCore* core = static_cast<RingCore*>(handle->data);
   if (core->torn_down_) return;
-  if (core->closing_ && core->cancel_.due()) core->cancel_.Resume();  // no SQE was free before
+  if (core->cancel_.due()) core->cancel_.Resume();  // no SQE was free before
   if (core->unsubmitted_ > 0 || !core->backlog_.empty()) core->Flush();
   if (core->torn_down_) return;  // a reap in the flush ran JS that closed the Ring
   // What the parts could not queue when asked (a stream's recv cancel that found no SQE, or
   // its recv still in the backlog: the flush has moved the backlog into the SQ).
   for (auto& part : core->parts_) part.second->BeforeFlush();
   if (core->unsubmitted_ > 0) core->Flush();
+}
+
+// ---- one op cancelled (an AbortSignal) ----
+
+// The ops of `ticket`: those waiting for room in the SQ are settled now (ECANCELED, never sent);
+// those the kernel has get an ASYNC_CANCEL by user_data. An op done already is left as it is.
+void RingCore::CancelTicket(uint64_t ticket) {
+  if (closed() || ticket == 0) return;
+  std::vector<Op*> waiting;
+  for (auto it = backlog_.begin(); it != backlog_.end();) {
+    if ((*it)->ticket == ticket) {
+      waiting.push_back(*it);
+      it = backlog_.erase(it);
+    } else {
+      ++it;
+    }
+  }
+  cancel_.CancelTicket(ticket);
+  for (Op* op : waiting) OnCqe(op, -ECANCELED, 0);
 }
 
 // ---- parts ----

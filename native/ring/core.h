@@ -75,6 +75,13 @@ class RingPart {
 Napi::Error RingClosedError(napi_env env);
 void SetRingClosedErrorClass(napi_env env, napi_value ctor);
 
+// What a method's caller asked for the ops the method queues (src/ring/ring.ts sets it just
+// before the call, armOp): the ticket of its AbortSignal (0: none) and a timeout in ns (0: none).
+struct OpControl {
+  uint64_t ticket = 0;
+  int64_t timeout_ns = 0;
+};
+
 class RingCore {
  public:
   // Throws (Napi::Error) when io_uring cannot be set up.
@@ -98,6 +105,17 @@ class RingCore {
   void Defer(DeferredFn fn, void* object, intptr_t value = 0);
   // Throws RingClosedError once close() has begun (the one check before anything is queued).
   void Admit() const;
+  // The control of the method on top of the stack (each method's frame sets its own and puts
+  // back the one below when it returns, so a getter's nested call cannot take it); returns the
+  // one it replaces.
+  OpControl SwapControl(OpControl control) {
+    OpControl before = control_;
+    control_ = control;
+    return before;
+  }
+  bool has_timeout() const { return control_.timeout_ns > 0; }
+  // The AbortSignal of `ticket` fired: cancel its ops (RingCancel::CancelTicket).
+  void CancelTicket(uint64_t ticket);
 
   // ---- records ----
   Op* AcquireOp(const OpClass* cls);
@@ -164,7 +182,10 @@ class RingCore {
   void Reap();
   size_t StashCqes(const std::vector<Op*>& mine);
   void SettleStashed();
+  // Any CQE: a cancel's, a LINK_TIMEOUT's (LinkTag) or an op's.
+  void OnAnyCqe(void* data, int res, unsigned flags);
   void OnCqe(Op* op, int res, unsigned flags);
+  static uint64_t LinkTag(Op* op) { return uint64_t(reinterpret_cast<uintptr_t>(op)) | 1; }
   void OpDone();
   void Hold(bool strong);
   void FinishClose();
@@ -214,6 +235,7 @@ class RingCore {
   RingHandle* handle_ = nullptr;
   RingStats stats_;
   RingCancel cancel_;
+  OpControl control_;
   std::vector<std::pair<const void*, RingPart*>> parts_;
 };
 

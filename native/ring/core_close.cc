@@ -126,7 +126,7 @@ void RingCore::CleanupBlocking() {
       int res = cqe->res;
       unsigned flags = cqe->flags;
       io_uring_cqe_seen(&ring_, cqe);
-      if (!cancel_.OnCqe(data, res)) OnCqe(static_cast<Op*>(data), res, flags);
+      OnAnyCqe(data, res, flags);
       if (cancel_.due()) cancel_.Resume();
       continue;
     }

@@ -85,8 +85,7 @@ void RingCore::Reap() {
     }
     io_uring_cq_advance(&ring_, n);
     stats_.cqes_reaped += n;
-    for (unsigned i = 0; i < n; i++)
-      if (!cancel_.OnCqe(done[i].op, done[i].res)) OnCqe(done[i].op, done[i].res, done[i].flags);
+    for (unsigned i = 0; i < n; i++) OnAnyCqe(done[i].op, done[i].res, done[i].flags);
     if (closing_ && cancel_.due()) cancel_.Resume();
   }
   // What the parts gathered (the streams' chunks and ends), handed to JS once per reap.
@@ -97,9 +96,37 @@ void RingCore::Reap() {
   }
 }
 
+// The cancels' own CQEs are the cancel layer's. A LINK_TIMEOUT's (its op's address | 1; op
+// records are 8-aligned) comes before or after its op's, in either order: -ETIME when it fired
+// (the kernel then cancels the op: ECANCELED), -ECANCELED when the op finished first. The op is
+// settled once both came, so its record is never reused while the kernel may still name it.
+void RingCore::OnAnyCqe(void* data, int res, unsigned flags) {
+  if (cancel_.OnCqe(data, res)) return;
+  uintptr_t bits = reinterpret_cast<uintptr_t>(data);
+  if ((bits & 1) == 0) {
+    OnCqe(static_cast<Op*>(data), res, flags);
+    return;
+  }
+  Op* op = reinterpret_cast<Op*>(bits & ~uintptr_t(1));
+  op->link_pending = false;
+  if (res == -ETIME) op->timed_out = true;
+  if (op->parked) {
+    op->parked = false;
+    OnCqe(op, op->parked_res, op->parked_flags);
+  }
+}
+
 // One CQE (or -ECANCELED for an op given up before it reached the kernel), through the op's
 // table: its kind says whether it goes on, goes to the kernel again, or is done and settled.
 void RingCore::OnCqe(Op* op, int res, unsigned flags) {
+  if (op->link_pending) {  // its timeout's CQE is still to come
+    cancel_.Untrack(op);
+    op->parked = true;
+    op->parked_res = res;
+    op->parked_flags = flags;
+    return;
+  }
+  if (op->timed_out && (res == -ECANCELED || res == -EINTR)) res = -ETIMEDOUT;
   Next next = op->cls->complete(this, op, res, flags);
   if (next == Next::kMore) return;
   cancel_.Untrack(op);

@@ -63,8 +63,7 @@ void RingCore::SettleStashed() {
   while (!stash_.empty()) {
     std::vector<Stashed> batch;
     batch.swap(stash_);
-    for (const Stashed& d : batch)
-      if (!cancel_.OnCqe(d.data, d.res)) OnCqe(static_cast<Op*>(d.data), d.res, d.flags);
+    for (const Stashed& d : batch) OnAnyCqe(d.data, d.res, d.flags);
     batch.clear();
     if (stash_.empty()) stash_.swap(batch);  // keeps its capacity
   }

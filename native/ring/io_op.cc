@@ -162,6 +162,8 @@ bool IoClear(napi_env env, IoOp* op) {
   op->iov.clear();
   op->bounce.clear();
   op->path.clear();
+  op->host.clear();
+  op->port = -1;
   for (int fd : op->owned_fds) CloseOwned(fd);
   op->owned_fds.clear();
   if (op->eof_fd >= 0) CloseOwned(op->eof_fd);

@@ -49,7 +49,9 @@ struct IoOp : Op {
   struct msghdr msg {};
   struct sockaddr_storage addr {};
   socklen_t addrlen = 0;
-  std::string path;                 // connect: the address, for errors
+  std::string path;                 // connect: the address as errors show it
+  std::string host;                 // connect to an IP address: its host and port, which its
+  int port = -1;                    // errors carry as node:net's (`address`, `port`), not `path`
   int fault = 0;                    // EFAULT: a view it copies from could not be read, or one it reads into lies in a read-only mapping (refused)
 };
 

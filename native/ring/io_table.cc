@@ -154,6 +154,12 @@ bool OpCopiesOut(const IoOp* op) { return kRows[size_t(op->code)].copies_out; }
 
 napi_value OpError(napi_env env, IoOp* op, int res, bool closing) {
   if (closing && (res == -ECANCELED || res == -EINTR)) return RingClosedError(env).Value();
+  if (op->port >= 0) {  // an IP address: as node:net's errors
+    Napi::Error error = ErrnoErrorNaming(env, -res, op->syscall, op->path);
+    error.Value().Set("address", Napi::String::New(env, op->host));
+    error.Value().Set("port", Napi::Number::New(env, op->port));
+    return error.Value();
+  }
   return ErrnoError(env, -res, op->syscall, op->path.empty() ? nullptr : op->path.c_str()).Value();
 }
 

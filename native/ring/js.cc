@@ -2,10 +2,9 @@
 // (args.h), fills an op record (io_op.h) and hands it to the core, which prepares its SQE
 // (now, or later when the SQ has room) and returns its Promise. Raw napi callbacks: the class
 // is made with napi_define_class and each object wraps a RingJs.
-#include <arpa/inet.h>
-#include <netinet/in.h>
 #include <string.h>
 
+#include <algorithm>
 #include <type_traits>
 #include <vector>
 
@@ -147,47 +146,22 @@ static napi_value FdOnly(napi_env env, napi_callback_info info) {
   return Queue(core, AcquireSingle(core, code, fd));
 }
 
-// A TCP address { host, port }: host numeric IPv4/IPv6 or localhost (default 127.0.0.1).
-static void TcpAddress(napi_env env, napi_value value, IoOp* op) {
-  OptionsArg a(env, value, "address");
-  napi_value hv = a.Get("host");
-  std::string host = Napi::Value(env, hv).IsUndefined() ? "127.0.0.1" : StringArg(env, hv, "address.host");
-  int port = int(IntegerArg(env, a.Get("port"), "address.port", 0, 65535));
-  if (host == "localhost") host = "127.0.0.1";
-  op->path = host + ":" + std::to_string(port);
-  auto* in4 = reinterpret_cast<struct sockaddr_in*>(&op->addr);
-  auto* in6 = reinterpret_cast<struct sockaddr_in6*>(&op->addr);
-  if (inet_pton(AF_INET, host.c_str(), &in4->sin_addr) == 1) {
-    in4->sin_family = AF_INET;
-    in4->sin_port = htons(uint16_t(port));
-    op->addrlen = sizeof(*in4);
-  } else if (inet_pton(AF_INET6, host.c_str(), &in6->sin6_addr) == 1) {
-    in6->sin6_family = AF_INET6;
-    in6->sin6_port = htons(uint16_t(port));
-    op->addrlen = sizeof(*in6);
-  } else {
-    ThrowArgValue(env, "address.host", "must be a numeric IPv4/IPv6 address or localhost", hv);
-  }
-}
-
-// connect(fd, address): a Unix socket path ('\0'-prefixed: abstract) or { host, port } (TCP).
+// connect(fd, address): a Unix socket path ('\0'-prefixed: abstract) or { host, port } with a
+// numeric IPv4/IPv6 host (src/ring/ring.ts looks names up first), the sync connect's checks
+// (sys/socket_address.h).
 static napi_value Connect(napi_env env, napi_callback_info info) {
   Call<2> call(env, info);
   RingCore* core = call.Open(env);
   int fd = FdArg(env, call[0]);
   SingleOp* op = AcquireSingle(core, OpCode::kConnect, fd);
   return Queue(core, op, [&] {
-    memset(&op->addr, 0, sizeof(op->addr));
-    Napi::Value address(env, call[1]);
-    if (address.IsString()) {
-      UnixAddress a = AddressArg(env, address, "connect");  // the sync connect's checks
-      op->path = a.text;
-      memcpy(&op->addr, &a.addr, sizeof(a.addr));
-      op->addrlen = a.length;
-    } else if (address.IsObject()) {
-      TcpAddress(env, address, op);
-    } else {
-      ThrowArgType(env, "address", "a socket path (string) or { host, port }", address);
+    SocketAddress a = SocketAddressArg(env, call[1], fd, AddressUse::kConnect, "connect");
+    memcpy(&op->addr, &a.storage, sizeof(a.storage));
+    op->addrlen = a.length;
+    op->path = a.display;
+    if (a.family() != AF_UNIX) {
+      op->host = a.host;
+      op->port = a.port;
     }
   });
 }
@@ -215,6 +189,30 @@ static napi_value Socket(napi_env env, napi_callback_info info) {
   op->offset = uint64_t(domain);
   op->flags = unsigned(type);
   return Queue(core, op);
+}
+
+// armOp(ticket, timeoutMs): the next method called queues its ops with this control (OpControl):
+// cancelOps(ticket) cancels them; a timeout > 0 links a LINK_TIMEOUT to each. Plain numbers
+// from src/ring/ring.ts, read without running JS.
+static napi_value ArmOp(napi_env env, napi_callback_info info) {
+  Call<2> call(env, info);
+  double ticket = 0, timeout_ms = 0;
+  napi_get_value_double(env, call[0], &ticket);
+  napi_get_value_double(env, call[1], &timeout_ms);
+  call.ring->armed.ticket = ticket > 0 ? uint64_t(ticket) : 0;
+  // at least 1 ns: a timeout the caller asked for is never none
+  call.ring->armed.timeout_ns = timeout_ms > 0 ? std::max<int64_t>(1, int64_t(timeout_ms * 1e6)) : 0;
+  return nullptr;
+}
+
+// cancelOps(ticket): its AbortSignal fired. Nothing on a closed Ring (close() cancels all).
+static napi_value CancelOps(napi_env env, napi_callback_info info) {
+  Call<1> call(env, info);
+  double ticket = 0;
+  napi_get_value_double(env, call[0], &ticket);
+  if (call.ring->handle.core == nullptr || ticket <= 0) return nullptr;
+  call.Open(env)->CancelTicket(uint64_t(ticket));
+  return nullptr;
 }
 
 static napi_value Submit(napi_env env, napi_callback_info info) {
@@ -340,6 +338,8 @@ static const Method kMethods[] = {
     METHOD("streamClose", StreamClose, true),
     METHOD("streamQueued", StreamQueued, true),
     METHOD("streamHold", StreamHold, true),
+    METHOD("armOp", ArmOp, true),
+    METHOD("cancelOps", CancelOps, true),
     METHOD("submit", Submit, true),
     METHOD("close", Close, true),
 };

@@ -14,6 +14,7 @@
 #include "errors.h"
 #include "io_op.h"
 #include "sys/unix_msg.h"
+#include "sys/socket_address.h"
 
 namespace iolab {
 
@@ -24,6 +25,7 @@ struct RingJs {
   RingHandle handle;
   unsigned flags = 0, sq_entries = 0, cq_entries = 0;
   int refs = 1;  // the object, plus one per method function
+  OpControl armed;  // armOp's, for the next method called (Call::Open takes it)
 };
 
 // A method call: its arguments and the Ring it was called on.
@@ -39,24 +41,31 @@ struct Call : RawArgs<N> {
     ring = static_cast<RingJs*>(data);
   }
   ~Call() {
-    if (guarded_ != nullptr) guarded_->Exit();
+    if (guarded_ == nullptr) return;
+    guarded_->SwapControl(below_);
+    guarded_->Exit();
   }
   Call(const Call&) = delete;
   Call& operator=(const Call&) = delete;
   // The core, its re-entrancy guard held until the method returns (core.h): reading the
   // arguments may run JS that closes the Ring, and the core then stays as it is until this call
   // is done. RingClosedError when the core is gone already; one that is closing refuses at
-  // Admit(), before anything is queued.
+  // Admit(), before anything is queued. The control armOp set (a signal, a timeout) is this
+  // call's, for the ops it queues, and no other's.
   RingCore* Open(napi_env env) {
+    OpControl control = ring->armed;
+    ring->armed = OpControl{};
     RingCore* core = ring->handle.core;
     if (core == nullptr) throw RingClosedError(env);
     core->Enter();
     guarded_ = core;
+    below_ = core->SwapControl(control);
     return core;
   }
 
  private:
   RingCore* guarded_ = nullptr;
+  OpControl below_;
 };
 
 // A position (>= 0) on an fd that has none to seek (a pipe, a socket, a FIFO): ESPIPE, as

@@ -284,7 +284,7 @@ static bool ThroughPageCache(int fd) {
 // Promise<Int32Array>: the first `count` positions (all by default), viewCounts undefined when
 // each request has one view; a position of -1 is the file position. The views Array is held once for the batch, as
 // recvmsgBatchFlat holds its own. When every position is explicit, fd is not O_DIRECT and the
-// SQ has room for the batch, the reads go straight into the
+// SQ has room for the batch (and no timeout asks for linked SQEs), the reads go straight into the
 // views (kReadvDirect) and are submitted before the call returns (QueueGroupNow): no bounce
 // memory, no copy when they settle.
 napi_value ReadvBatchFlat(napi_env env, napi_callback_info info) {
@@ -319,7 +319,7 @@ napi_value ReadvBatchFlat(napi_env env, napi_callback_info info) {
   }
   bool positioned = std::any_of(positions.begin(), positions.end(), [](double p) { return p >= 0; });
   bool direct = n > 0 && std::all_of(positions.begin(), positions.end(), [](double p) { return p >= 0; }) &&
-                core->CanSubmitNow(n) && ThroughPageCache(fd);
+                !core->has_timeout() && core->CanSubmitNow(n) && ThroughPageCache(fd);
   Filling batch(core);
   OpGroup* group = batch.get();
   group->reads = true;

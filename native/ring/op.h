@@ -57,6 +57,18 @@ struct Op {
   Op* prev = nullptr;
   bool in_kernel = false;
   bool cancel_sent = false;
+  // What the call that queued it asked (OpControl, core.h): the AbortSignal's ticket that
+  // cancels it (0: none), and a timeout: a LINK_TIMEOUT SQE after its own (0: none), whose
+  // timespec the kernel reads at submit.
+  bool cancel_wanted = false;  // aborted while no SQE was free: the cancel layer queues it later
+  bool link_pending = false;   // its LINK_TIMEOUT's CQE has not come yet
+  bool timed_out = false;      // that CQE said the timeout fired (-ETIME)
+  bool parked = false;         // its own CQE came first: kept until the timeout's comes
+  int parked_res = 0;
+  unsigned parked_flags = 0;
+  uint64_t ticket = 0;
+  int64_t timeout_ns = 0;
+  struct __kernel_timespec timeout {};
   virtual ~Op() = default;
 };
 

@@ -19,6 +19,10 @@ export interface NativeStreamMethods {
   streamHold(stream: number, paused: boolean): void;
 }
 
+/** A Buffer where the program has Node's types (@types/node), a Uint8Array where it has none:
+ * the package's types need none. */
+export type NodeBuffer = typeof globalThis extends { Buffer: { alloc(size: number): infer B } } ? B : Uint8Array;
+
 /** What a stream calls: `data` for each chunk, `end` once when receiving is over. */
 export interface RecvHandlers {
   /** `length` bytes arrived in buffer `id` of the buffer ring: JS holds it from now until it
@@ -49,6 +53,20 @@ interface StreamTable {
 }
 const tables = new WeakMap<object, StreamTable>();
 let deliver: (s: RingStream, type: number, a: number, b: number) => void;
+// Only ring.ts makes these (through makeBufferRing and makeRingStream): their constructors take
+// this token, and throw ERR_ILLEGAL_CONSTRUCTOR without it, as Node's internal classes do.
+const internal = Symbol('iolab.internal');
+function illegalConstructor(): TypeError {
+  return Object.assign(new TypeError('Illegal constructor'), { code: 'ERR_ILLEGAL_CONSTRUCTOR' });
+}
+type BufferRingArgs = [ring: NativeStreamMethods & object, count: number, size: number, closedError: () => Error];
+type RingStreamArgs = [ring: NativeStreamMethods & object, fd: number, pool: BufferRing, handlers: RecvHandlers, options: RecvMultishotOptions | undefined, closedError: () => Error];
+let newBufferRing: (args: BufferRingArgs) => BufferRing;
+let newRingStream: (args: RingStreamArgs) => RingStream;
+/** ring.setupBufRing's BufferRing. */
+export const makeBufferRing = (...args: BufferRingArgs): BufferRing => newBufferRing(args);
+/** ring.recvMultishot's RingStream. */
+export const makeRingStream = (...args: RingStreamArgs): RingStream => newRingStream(args);
 let heldOf: (pool: BufferRing) => Uint8Array;
 let ringOf: (pool: BufferRing) => NativeStreamMethods;
 
@@ -134,10 +152,12 @@ export class BufferRing {
   static {
     heldOf = (pool) => pool.#held;
     ringOf = (pool) => pool.#ring;
+    newBufferRing = (args) => new BufferRing(internal, ...args);
   }
 
-  /** @internal Made by ring.setupBufRing(). */
-  constructor(ring: NativeStreamMethods & object, count: number, size: number, closedError: () => Error) {
+  /** Made by ring.setupBufRing() only. */
+  private constructor(token: symbol, ...[ring, count, size, closedError]: BufferRingArgs) {
+    if (token !== internal) throw illegalConstructor();
     const [id, memory] = ring.setupBufRing(count, size);
     this.#ring = ring;
     this.#table = streamTable(ring, closedError);
@@ -176,11 +196,10 @@ export class BufferRing {
     return v;
   }
 
-  /** The chunk as a Buffer of `length` bytes over buffer `id` (no copy; one small object).
-   * Typed as Uint8Array so the package's types need no @types/node. */
-  bytes(id: number, length: number): Uint8Array {
+  /** The chunk as a Buffer of `length` bytes over buffer `id` (no copy; one small object). */
+  bytes(id: number, length: number): NodeBuffer {
     this.#check(id);
-    return Buffer.from(this.#memory, id * this.size, Math.min(length, this.size));
+    return Buffer.from(this.#memory, id * this.size, Math.min(length, this.size)) as NodeBuffer;
   }
 
   /** Gives buffer `id` back to the kernel. Throws ERR_RING_BUFFER_RETURNED unless JS holds it. */
@@ -207,7 +226,11 @@ export class RingStream {
   #closing: Promise<void> | undefined;
   #settle: ((err: Error | null) => void) | undefined;
 
+  /** `await using stream = ring.recvMultishot(...)` closes it on leaving the block: close(). */
+  declare readonly [Symbol.asyncDispose]: () => Promise<void>;
+
   static {
+    newRingStream = (args) => new RingStream(internal, ...args);
     // A stream keeps its place in the table after it is closed: the addon gives its slot to
     // another stream only once every event of it gathered so far was handed out here.
     deliver = (s, type, a, b) => {
@@ -223,8 +246,9 @@ export class RingStream {
     };
   }
 
-  /** @internal Made by ring.recvMultishot(). */
-  constructor(ring: NativeStreamMethods & object, fd: number, pool: BufferRing, handlers: RecvHandlers, options: RecvMultishotOptions | undefined, closedError: () => Error) {
+  /** Made by ring.recvMultishot() only. */
+  private constructor(token: symbol, ...[ring, fd, pool, handlers, options, closedError]: RingStreamArgs) {
+    if (token !== internal) throw illegalConstructor();
     if (!(pool instanceof BufferRing) || ringOf(pool) !== ring) {
       throw Object.assign(new TypeError('The "bufferRing" argument must be a BufferRing of this Ring'), { code: 'ERR_INVALID_ARG_TYPE' });
     }
@@ -316,3 +340,8 @@ export class RingStream {
     this.#settle?.(res === 0 || res === END_CLOSED ? null : errnoError(res, 'send'));
   }
 }
+Object.defineProperty(RingStream.prototype, Symbol.asyncDispose ?? Symbol.for('nodejs.asyncDispose'), {
+  value: function (this: RingStream) { return this.close(); },
+  writable: true,
+  configurable: true,
+});

@@ -150,13 +150,28 @@ function writeFileCommand(w: World, s: WriteSpec): void {
   writeFile(w, { ...s, call, position: s.position === 5 ? 4000 : s.position }, 'a command');
 }
 
-/** Once the Ring is closing, its methods throw RingClosedError (docs/ring.md). */
+/** Once the Ring is closing, its async methods reject with RingClosedError and its sync ones
+ * throw it (docs/api.md). */
 function closedRingThrows(w: World): void {
   if (w.closing === undefined) return;
-  const calls: [string, () => unknown][] = [
+  const rejecting: [string, () => Promise<unknown>][] = [
     ['nop', () => w.ring.nop()],
     ['read', () => w.ring.read(w.file.ringFd, Buffer.alloc(4), 0)],
     ['readvBatch', () => w.ring.readvBatch(w.file.ringFd, [{ buffers: [Buffer.alloc(4)], position: 0 }])],
+  ];
+  for (const [name, call] of rejecting) {
+    let p: Promise<unknown>;
+    try {
+      p = call();
+    } catch (e) {
+      w.fail(`${name} on a closed Ring threw ${(e as Error).stack}`);
+      continue;
+    }
+    w.track(`${name} on a closed Ring`, p, () => w.fail(`${name} on a closed Ring resolved`), (e) => {
+      if (!(e instanceof RingClosedError)) w.fail(`${name} on a closed Ring rejected with ${e.stack}`);
+    });
+  }
+  const calls: [string, () => unknown][] = [
     ['recvMultishot', () => w.ring.recvMultishot(w.sockets[0].ringFd, w.pools[0], { data() {}, end() {} })],
   ];
   for (const [name, call] of calls) {

@@ -38,13 +38,16 @@ export interface Points {
 
 export type Entry = (c: Context, p: Points) => unknown;
 
+/** A method's `{ signal, timeout }` (read by src/ring/op-options.ts before the addon is armed). */
+const control = (p: Points, name = 'control') => p.object(name, { signal: new AbortController().signal, timeout: 10_000 });
+
 export const ringCalls: Record<string, Entry> = {
-  nop: (c) => c.ring.nop(),
+  nop: (c, p) => c.ring.nop(control(p)),
   read: (c) => c.ring.read(c.b, c.buf(4)),
   write: (c) => c.ring.write(c.b, c.buf(4)),
-  readv: (c, p) => c.ring.readv(c.b, p.list('buffers', [c.buf(2), c.buf(2)])),
+  readv: (c, p) => c.ring.readv(c.b, p.list('buffers', [c.buf(2), c.buf(2)]), undefined, control(p)),
   writev: (c, p) => c.ring.writev(c.b, p.list('buffers', [c.buf(2), c.buf(2)])),
-  fsync: (c, p) => c.ring.fsync(c.file, p.object('options', { datasync: true })),
+  fsync: (c, p) => c.ring.fsync(c.file, p.object('options', { datasync: true, signal: new AbortController().signal, timeout: 10_000 })),
   sendmsg: (c, p) => c.ring.sendmsg(c.s, p.list('buffers', [c.buf(2), c.buf(2)]), p.object('options', { fds: p.list('options.fds', [c.file]), credentials: false })),
   recvmsg: (c, p) => {
     p.result('result');
@@ -58,11 +61,11 @@ export const ringCalls: Record<string, Entry> = {
   readvBatch: (c, p) => c.ring.readvBatch(c.file, p.list('requests', [
     p.object('requests[0]', { buffers: p.list('requests[0].buffers', [c.buf(2), c.buf(2)]), position: 0 }),
     p.object('requests[1]', { buffers: [c.buf(4)], position: 8 }),
-  ])),
+  ]), control(p)),
   closeFds: (c, p) => c.ring.closeFds(p.list('fds', [c.dup(), c.dup()])),
   accept: (c) => c.ring.accept(c.listener),
   connect: (c, p) => c.ring.connect(c.client, p.object('address', { host: '127.0.0.1', port: c.port })),
-  recv: (c) => c.ring.recv(c.b, c.buf(4)),
+  recv: (c, p) => c.ring.recv(c.b, c.buf(4), undefined, control(p)),
   send: (c) => c.ring.send(c.b, c.buf(4)),
   closeFd: (c) => c.ring.closeFd(c.dup()),
   socket: (c) => c.ring.socket('unix', 'stream'),
