@@ -1,7 +1,7 @@
 /* The stream core: a socket read by one multishot recv into a provided-buffer ring, its recv's
  * lifecycle (armed, cancelled, ended), pausing while too much waits to be sent, and starvation:
  * the streams whose recv ended ENOBUFS, and which of them a buffer coming back wakes. Plain C, no
- * Node headers; used by the C echo server (native/echo/uring_server.c) and the Ring's streams
+ * Node headers; used by the C echo server (native/echo/uring_conn.c) and the Ring's streams
  * (native/ring/stream.cc). It never submits and never calls its owner's JS: it decides, and its
  * owner's stream_ops queue the SQEs (stream_prep_recv fills a recv's).
  *
