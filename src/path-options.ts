@@ -59,15 +59,25 @@ export interface GivenPath {
   key?: string;
 }
 
+/** A command whose parser takes some options out of commander's hands (bench iops: fio's job
+ * options): the values given to one, undefined for a bare flag. */
+export interface OptionsGivenElsewhere {
+  givenElsewhere(option: Option): (string | undefined)[];
+}
+
 /** The paths a parsed command was given, in the order its options and arguments are defined. */
 export function givenPaths(cmd: Command): GivenPath[] {
   const given: GivenPath[] = [];
   const values = cmd.opts();
+  // a command that reads some options itself (bench iops: fio's job options) says what they were
+  const alsoGiven = (cmd as Command & Partial<OptionsGivenElsewhere>).givenElsewhere;
   for (const option of cmd.options) {
     const mark = marks.get(option);
+    if (mark === undefined || mark === 'not a path') continue;
     const value = values[option.attributeName()];
-    if (mark === undefined || mark === 'not a path' || typeof value !== 'string') continue;
-    given.push({ option: option.short ?? option.long ?? option.flags, path: value, mark, key: option.attributeName() });
+    const spelled = option.short ?? option.long ?? option.flags;
+    if (typeof value === 'string') given.push({ option: spelled, path: value, mark, key: option.attributeName() });
+    for (const path of alsoGiven?.call(cmd, option) ?? []) if (path !== undefined) given.push({ option: spelled, path, mark });
   }
   cmd.registeredArguments.forEach((argument, i) => {
     const mark = marks.get(argument);

@@ -7,7 +7,7 @@
 import { lstatSync, realpathSync, statSync } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
 import type { Command } from 'commander';
-import { givenPaths, type GivenPath, type PathMark } from './path-options.js';
+import { givenPaths, type GivenPath, type OptionsGivenElsewhere, type PathMark } from './path-options.js';
 import { UserError } from './user-error.js';
 import { showText } from './show-bytes.js';
 import { checkOutputPath } from './write-target.js';
@@ -73,9 +73,12 @@ export function noteRunFile(path: string, option: string, output: boolean, resul
 /** Whether the flags that let the command change an existing file were given. */
 function changeAllowed(cmd: Command, mark: PathMark): boolean {
   const values = cmd.opts();
+  const elsewhere = (cmd as Command & Partial<OptionsGivenElsewhere>).givenElsewhere;
   return (mark.changedBy ?? ['--force']).some((flag) => {
     const option = cmd.options.find((o) => o.long === flag);
-    return option !== undefined && values[option.attributeName()] === true;
+    if (option === undefined) return false;
+    return values[option.attributeName()] === true ||
+      (elsewhere?.call(cmd, option) ?? []).some((v) => v === undefined || !['0', 'false'].includes(v.trim()));
   });
 }
 

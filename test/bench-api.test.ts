@@ -167,7 +167,7 @@ describe('bench api --file', () => {
     chmodSync(f, 0o444);
     const before = { ...pick(statSync(f)), bytes: readFileSync(f).toString('base64') };
     const log = join(dir.path, 'strace.log');
-    const [node, argv] = iolabArgv(['bench', 'api', '--file', f, '--rounds', '1', '--duration', '5', '--only', 'iolab.readv,ring.readv', '--json']);
+    const [node, argv] = iolabArgv(['bench', 'api', '--file', f, '--rounds', '1', '--duration', '5', '--only', 'iolab.readvSync,ring.readv', '--json']);
     const run = await execa('strace', ['-f', '-qq', '-e', 'trace=openat', '-o', log, node, ...argv], { reject: false, cwd: projectRoot });
     expect(run.exitCode).toBe(0);
     const report = JSON.parse(String(run.stdout));
@@ -197,7 +197,7 @@ describe('bench api --file', () => {
       [missing, `${missing}: no such file`],
     ]) {
       // the timeout only ends a run that waits on the FIFO: a fixed iolab never meets it
-      const r = await runCli(['bench', 'api', '--file', file, '--rounds', '1', '--duration', '5', '--only', 'iolab.readv'], { timeout: 20_000 });
+      const r = await runCli(['bench', 'api', '--file', file, '--rounds', '1', '--duration', '5', '--only', 'iolab.readvSync'], { timeout: 20_000 });
       expect({ exitCode: r.exitCode, stdout: String(r.stdout), stderr: String(r.stderr) }, file).toEqual({ exitCode: 1, stdout: '', stderr: `iolab: ${line}` });
     }
     expect(statSync(fifo).isFIFO()).toBe(true);

@@ -25,6 +25,14 @@ function iolabNetworkState(): { netns: string[]; links: string[] } {
   return { netns: netns.sort(), links: links.sort() };
 }
 
+/** What a run (its pid) left behind: its namespaces (named with the owning pid, so another
+ * suite's runs on this machine at the same time don't count), and links that were not there
+ * before. */
+function networkLeftBy(pid: number | undefined, before: { links: string[] }): { netns: string[]; links: string[] } {
+  const now = iolabNetworkState();
+  return { netns: now.netns.filter((n) => n.startsWith(`iolab-${pid}-`)), links: now.links.filter((l) => !before.links.includes(l)) };
+}
+
 /** The TCP port pid listens on (its one listening socket), from /proc/<pid>/net/tcp. */
 function listeningPortOf(pid: number): number {
   for (const line of readFileSync(`/proc/${pid}/net/tcp`, 'utf8').split('\n').slice(1)) {
@@ -199,7 +207,7 @@ describe.skipIf(!isRoot || !hasIp)('bench echo --netns (root, iproute2)', () => 
     expect(json).toMatchObject({ netns: true, errors: 0, link: { serverAddress: '10.201.0.1', clientAddress: '10.201.0.2', mtu: 1500 } });
     expect(json.link.serverNamespace).toMatch(new RegExp(`^iolab-${child.pid}-[0-9a-f]{8}-server$`)); // the owning pid (see the SIGKILL test)
     expect(json.samples.every((s: { responses: number }) => s.responses > 0)).toBe(true);
-    expect(iolabNetworkState()).toEqual(before);
+    expect(networkLeftBy(child.pid, before)).toEqual({ netns: [], links: [] });
   }, 60_000);
 
   it('Ctrl-C mid-run: partial row, exit 130, namespaces and link removed', async () => {
@@ -212,7 +220,7 @@ describe.skipIf(!isRoot || !hasIp)('bench echo --netns (root, iproute2)', () => 
     expect(r.exitCode).toBe(130);
     expect(String(r.stdout)).toMatch(/^epoll \(partial\)\s+10\s+epoll\s+[\d.]+/m);
     expect(processesTagged(bench.tag)).toEqual([]);
-    expect(iolabNetworkState()).toEqual(before);
+    expect(networkLeftBy(bench.child.pid, before)).toEqual({ netns: [], links: [] });
   }, 60_000);
 
   it('a server killed mid-run: errors, exit 1, namespaces and link removed', async () => {
@@ -226,7 +234,7 @@ describe.skipIf(!isRoot || !hasIp)('bench echo --netns (root, iproute2)', () => 
     expect(r.exitCode).toBe(1);
     expect(String(r.stdout)).toMatch(/errors: \d+ \(see --json\)/);
     expect(processesTagged(bench.tag)).toEqual([]);
-    expect(iolabNetworkState()).toEqual(before);
+    expect(networkLeftBy(bench.child.pid, before)).toEqual({ netns: [], links: [] });
   }, 60_000);
 
   it('SIGKILL mid-run: server and generator die with it; the next --netns run removes its namespaces', async () => {
@@ -246,18 +254,20 @@ describe.skipIf(!isRoot || !hasIp)('bench echo --netns (root, iproute2)', () => 
 
   it.skipIf(!hasNetem)('--netem delay=200us,rate=10gbit shapes the link and says so', async () => {
     const before = iolabNetworkState();
-    const r = await runCli(['bench', 'echo', ...quick, '--engines', 'epoll', '--netns', '--netem', 'delay=200us,rate=10gbit', '--json']);
+    const child = runCli(['bench', 'echo', ...quick, '--engines', 'epoll', '--netns', '--netem', 'delay=200us,rate=10gbit', '--json']);
+    const r = await child;
     expect(r.exitCode).toBe(0);
     expect(JSON.parse(String(r.stdout)).link.netem).toEqual({ delay: '200us', rate: '10gbit' });
-    expect(iolabNetworkState()).toEqual(before);
+    expect(networkLeftBy(child.pid, before)).toEqual({ netns: [], links: [] });
   }, 60_000);
 
   it.skipIf(hasNetem)('--netem on a kernel without netem: one line, exit 2, nothing left behind', async () => {
     const before = iolabNetworkState();
-    const r = await runCli(['bench', 'echo', ...quick, '--engines', 'epoll', '--netns', '--netem', 'delay=200us,rate=10gbit']);
+    const child = runCli(['bench', 'echo', ...quick, '--engines', 'epoll', '--netns', '--netem', 'delay=200us,rate=10gbit']);
+    const r = await child;
     expect({ exitCode: r.exitCode, stdout: r.stdout, stderr: r.stderr }).toEqual({
       exitCode: 2, stdout: '', stderr: 'iolab: --netem: tc could not add netem: this kernel has no netem qdisc (sch_netem)' });
-    expect(iolabNetworkState()).toEqual(before);
+    expect(networkLeftBy(child.pid, before)).toEqual({ netns: [], links: [] });
   });
 
   it('without iproute2 on PATH: one line, exit 2', async () => {

@@ -39,8 +39,15 @@ describe('a device under /dev that does not exist', () => {
       `ioengine=libaio\niodepth=16\nverify=crc32c\nfilename=${dev}\n`);
     const r = await runCliText(['bench', 'iops', job, '--number_ios', '16']);
     expect(r.exitCode).toBe(1);
-    expect(r.stderr).toBe(`iolab: --filename: '${dev}' does not exist, and iolab creates no file in /dev (devtmpfs); ` +
-      'name a device that exists (fio, too, refuses a missing one without size=)');
+    // the job has no size=, which fio's own reading refuses first, as fio does
+    expect(r.stderr).toBe(`iolab: write-and-verify: no size for '${dev}', which does not exist yet ` +
+      '(fio refuses it too: "you need to specify size="); give size=');
+    expect(existsSync(dev)).toBe(false);
+    // with a size, the rule of /dev refuses it
+    writeFileSync(job, `[write-and-verify]\nrw=randwrite\nbs=4k\nsize=1m\nfilename=${dev}\n`);
+    const sized = await runCliText(['bench', 'iops', job, '--number_ios', '16']);
+    expect(sized.exitCode).toBe(1);
+    expect(sized.stderr).toMatch(new RegExp(`^iolab: .*'${dev}' does not exist, and iolab creates no file in /dev`));
     expect(existsSync(dev)).toBe(false);
   });
 });

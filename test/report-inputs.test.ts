@@ -76,7 +76,7 @@ describe('report: bench iops runs', () => {
 describe('report: the same file twice', () => {
   it('is refused, by its name or another path to it, before anything is read or written', async () => {
     const json = at('twice.json');
-    writeFileSync(json, JSON.stringify({ rows: [{ contender: 'iolab.readv', inflight: 1, opsPerSec: 1000 }], ratios: [] }));
+    writeFileSync(json, JSON.stringify({ rows: [{ contender: 'iolab.readvSync', inflight: 1, opsPerSec: 1000 }], ratios: [] }));
     const link = at('twice-link.json');
     linkSync(json, link);
     const page = at('twice.html');

@@ -61,7 +61,7 @@ const recipes: Record<string, Recipe> = {
   gen: { argv: (p) => ['gen', p['<file>']!, '--size', '4k'] },
   'bench api': {
     input: '--file', existing: ['--file'], optional: ['--output'],
-    argv: (p, c) => ['bench', 'api', '--only', 'iolab.readv', '--file', p['--file']!,
+    argv: (p, c) => ['bench', 'api', '--only', 'iolab.readvSync', '--file', p['--file']!,
       ...(long(c) ? ['--rounds', '40', '--duration', '20'] : ['--rounds', '1', '--duration', '5']), ...opt('--output', p['--output'])],
   },
   'bench iops': {
@@ -89,7 +89,7 @@ const recipes: Record<string, Recipe> = {
 };
 
 const userContent: Record<'json' | 'jobfile' | 'data', () => string | Buffer> = {
-  json: () => JSON.stringify({ rows: [{ contender: 'iolab.readv', inflight: 1, opsPerSec: 1000 }], ratios: [] }),
+  json: () => JSON.stringify({ rows: [{ contender: 'iolab.readvSync', inflight: 1, opsPerSec: 1000 }], ratios: [] }),
   jobfile: () => '; a job of the user\'s\n[user-job]\nioengine=psync\n',
   data: () => randomBytes(1 << 20),
 };

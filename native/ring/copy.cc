@@ -11,6 +11,7 @@
 #include <atomic>
 
 #include "live_objects.h"
+#include "sys/mappings.h"
 
 namespace iolab {
 
@@ -42,6 +43,10 @@ int CopyToView(void* view, const void* from, size_t n) {
   }
   memcpy(view, from, n);
   return 0;
+}
+
+int ReadOnlyView(const void* view, size_t n) {
+  return n > 0 && MayFault() && InReadOnlyMapping(view, n) ? EFAULT : 0;
 }
 
 int CopyFromView(void* to, const void* view, size_t n) {

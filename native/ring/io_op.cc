@@ -20,6 +20,7 @@ static void AddBytes(napi_env env, IoOp* op, napi_value view, View bytes, bool i
   size_t at = op->bounce.size();
   op->bounce.resize(at + bytes.length);
   if (!is_read && CopyFromView(op->bounce.data() + at, bytes.data, bytes.length) != 0) op->fault = EFAULT;
+  if (is_read && op->fault == 0) op->fault = ReadOnlyView(bytes.data, bytes.length);
   op->lengths.push_back(bytes.length);
   if (is_read && hold) {
     napi_ref ref;
@@ -94,7 +95,7 @@ void OpToBounce(IoOp* op) {
 }
 
 bool OpDirectWantsRetry(const IoOp* op, int res) {
-  if (res == -EAGAIN) return true;
+  if (res == -EAGAIN || res == -EOPNOTSUPP) return true;
   if (res <= 0) return false;
   size_t total = 0;
   for (size_t n : op->lengths) total += n;

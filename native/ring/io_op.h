@@ -50,7 +50,7 @@ struct IoOp : Op {
   struct sockaddr_storage addr {};
   socklen_t addrlen = 0;
   std::string path;                 // connect: the address, for errors
-  int fault = 0;                    // EFAULT: a view it copies from could not be read (refused)
+  int fault = 0;                    // EFAULT: a view it copies from could not be read, or one it reads into lies in a read-only mapping (refused)
 };
 
 // Sets what every op of `code` starts with (its syscall's name from the table).
@@ -65,7 +65,8 @@ size_t IoBytes(const Op* op);
 // ---- filling a record (may throw an argument error; the caller then gives the record back) ----
 
 // One view: a read holds it (copied into at completion); a write copies its bytes now (a view
-// that faults leaves `fault` set: the op is refused with it, as the sync call throws it).
+// that faults leaves `fault` set: the op is refused with it, as the sync call throws it; so does
+// a read into a read-only mapping, before anything is read).
 void OpAddView(napi_env env, IoOp* op, napi_value view, bool is_read, const char* name = "buffer");
 // A list of views (the sync readv/writev's checks: at most IOV_MAX, each an ArrayBufferView),
 // one iovec each over the bounce memory.
@@ -86,7 +87,8 @@ void OpSetDirect(napi_env env, IoOp* op, const napi_value* elements, uint32_t fi
 // its batch's Array when it settles): before the kernel took it, or to run again.
 void OpToBounce(IoOp* op);
 // A direct read's CQE result that asks for it to run again through bounce memory: EAGAIN (not
-// all of it was in the page cache) or short (some of it was; the sync call would block for the
+// all of it was in the page cache), EOPNOTSUPP (a file that cannot be read without waiting, e.g.
+// a memfd or tmpfs: RWF_NOWAIT refused) or short (some of it was; the sync call would block for the
 // rest, or it is the end of the file, which the second read finds too).
 bool OpDirectWantsRetry(const IoOp* op, int res);
 

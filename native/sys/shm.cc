@@ -17,6 +17,7 @@
 #include "args.h"
 #include "errors.h"
 #include "live_objects.h"
+#include "mappings.h"
 #include "registry.h"
 
 namespace iolab {
@@ -154,6 +155,7 @@ struct Mapping {
   size_t length;
   napi_env env;
   bool mapped;
+  bool writable;
 };
 
 // Our mappings by address, so munmap() recognises the buffers mmap() made (and nothing else).
@@ -170,6 +172,16 @@ static bool Unmap(Mapping* m) {
   munmap(m->addr, m->length);
   LiveDec(Live::kMappings);
   return true;
+}
+
+bool InReadOnlyMapping(const void* view, size_t n) {
+  auto from = reinterpret_cast<uintptr_t>(view);
+  std::lock_guard<std::mutex> lock(registry_mutex);
+  for (const auto& [addr, m] : *registry) {
+    auto at = reinterpret_cast<uintptr_t>(addr);
+    if (!m->writable && from < at + m->length && at < from + n) return true;
+  }
+  return false;
 }
 
 static void Finalize(Napi::Env, void*, Mapping* m) {
@@ -206,7 +218,7 @@ static Napi::Value Mmap(const Napi::CallbackInfo& info) {
   void* addr = mmap(nullptr, size_t(length), prot, MAP_SHARED, fd, off_t(offset));
   if (addr == MAP_FAILED) ThrowErrno(env, errno, "mmap");
 
-  Mapping* m = new Mapping{addr, size_t(length), env, true};
+  Mapping* m = new Mapping{addr, size_t(length), env, true, write};
   {
     std::lock_guard<std::mutex> lock(registry_mutex);
     (*registry)[addr] = m;

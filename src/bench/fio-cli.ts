@@ -8,7 +8,7 @@
 import { Command, type Option } from 'commander';
 import { UserError } from '../cli-util.js';
 import { FIO_OPTION_NAMES } from './fio-names.js';
-import { FIO_ALIASES, FIO_INVERSES } from './fio-values.js';
+import { FIO_ALIASES, FIO_INVERSES, fioOptionName, splitFilenames } from './fio-values.js';
 import type { FioOptionText, FioSectionText } from './fio-jobfile.js';
 
 /** fio options that change the system rather than the job: named apart in the refusal. */
@@ -114,5 +114,15 @@ export class FioStyleCommand extends Command {
     const { commander, fio } = splitFioArgv(this, argv);
     this.fioCommandLine = fio;
     return super.parseOptions(commander);
+  }
+
+  /** The values a job option was given on the command line (each name of a filename list;
+   * undefined for a bare flag), so that the program's check of a run's paths and of --force
+   * sees them before the action (src/path-options.ts). */
+  givenElsewhere(option: Option): (string | undefined)[] {
+    const name = option.long?.replace(/^--/, '');
+    const texts = [this.fioCommandLine.global, ...this.fioCommandLine.jobs].flatMap((s) => s.options);
+    return texts.filter((t) => fioOptionName(t.name) === name)
+      .flatMap((t) => (name === 'filename' && t.value !== undefined ? splitFilenames(t.value) : [t.value]));
   }
 }

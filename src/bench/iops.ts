@@ -45,7 +45,7 @@ export function iopsCommand(): Command {
     .addOption(pathOption('--filename <path>', 'file (or block device, read only) to test; created and laid out when missing ' +
       '(default: <name>.0.0)', { output: true }))
     .option('--name <job>', 'starts a job, as fio\'s: the options after it are that job\'s (those before the first --name every job\'s); names it in the table and the JSON')
-    .option('--ioengine <list>', `engine, comma list or 'all' (${ENGINES.join(', ')}); default all, and fio's psync for a job file or a --name job`, parseEngines)
+    .option('--ioengine <list>', `engine, comma list or 'all' (${ENGINES.join(', ')}); default all; psync, fio's default, for the sections of a .fio and for --name jobs`, parseEngines)
     .option('--rw <mode>', 'read, write, randread, randwrite, randrw, readwrite (default read)', parseRw)
     .option('--rwmixread <pct>', 'percent of reads in randrw/readwrite (default 50)', numberOption({ min: 0, max: 100 }))
     .option('--bs <size>', 'block size, e.g. 4k (default 4k)', numberOption({ min: 1, max: 2 ** 30, size: true }))

@@ -54,11 +54,12 @@ export class CaseRunner<C extends object, T> {
     });
   }
 
-  /** Ends the child (it has no work left). */
+  /** Ends the child (it has no work left), once its pipes are closed too ('close', not 'exit':
+   * a test file's fd count is checked right after). */
   async stop(): Promise<void> {
     const child = this.#child;
     if (child === undefined) return;
-    const gone = new Promise((r) => child.once('exit', r));
+    const gone = new Promise((r) => child.once('close', r));
     child.kill();
     await gone;
   }

@@ -215,6 +215,10 @@ export function readvBatch(world: World, target: Duct | 'file', spec: BatchSpec,
     done();
     const results = (e as { results?: (number | Error)[] }).results;
     if (Array.isArray(results)) settle(results);
+    // a position on a socket or pipe: the whole batch refused before anything was read
+    else if (codeOf(e) === 'ESPIPE' && duct !== undefined && positions.some((q) => typeof q === 'number' && q >= 0)) return;
+    // a view in a read-only mapping: the whole batch refused before anything was read
+    else if (codeOf(e) === 'EFAULT' && spec.memory === 'readOnlyMapped') return;
     else if (!world.expectedError(e, duct, cancels)) world.fail(`${label} rejected: ${e.stack}`);
   });
 }

@@ -1,0 +1,10 @@
+// What the Ring asks of iolab's own mappings (native/sys/shm.cc's mmap).
+#pragma once
+#include <stddef.h>
+
+namespace iolab {
+
+// Whether [view, view + n) overlaps a read-only mapping made by iolab's mmap (any thread's).
+bool InReadOnlyMapping(const void* view, size_t n);
+
+}  // namespace iolab
