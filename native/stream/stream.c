@@ -140,8 +140,8 @@ enum stream_recv_end stream_recv_end(struct stream *s, int res) {
       s->starved = true;
       if (!s->paused && !s->pool->stopped) list(s);
     }
-  } else if (res == -ECANCELED && by_us && s->paused) {
-    /* Paused: armed again once the sends drained. */
+  } else if (res == -ECANCELED && by_us) {
+    /* Cancelled for a pause: armed again once the sends drained (now, if they already have). */
   } else {
     s->ended = true;
     return STREAM_ENDED;
