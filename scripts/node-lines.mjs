@@ -14,10 +14,28 @@ export const supportedLines = [20, 22, 24, 26];
 // machine's own, as on this project's machines)
 const releases = { 22: '22.23.5', 24: '24.22.3', 26: '26.12.1' };
 
+/** A folder of PATH whose `node` is of `line` (the machine's own Node 20 when another line runs
+ * this, as the sanitized suite on Node 24 does). */
+function nodeOnPath(line) {
+  for (const dir of (process.env.PATH ?? '').split(':').filter(Boolean)) {
+    const node = join(dir, 'node');
+    if (!existsSync(node)) continue;
+    try {
+      const v = execFileSync(node, ['--version'], { encoding: 'utf8' }).trim();
+      if (Number(v.replace(/^v/, '').split('.')[0]) === line) return dir;
+    } catch {
+      // not a runnable node
+    }
+  }
+  return undefined;
+}
+
 /** The bin folder of Node `line` (fetched and unpacked on first use). */
 export function nodeBin(line) {
   if (Number(process.versions.node.split('.')[0]) === line) return dirname(process.execPath);
   const version = releases[line];
+  const onPath = version ? undefined : nodeOnPath(line);
+  if (onPath) return onPath;
   if (!version) {
     throw new Error(supportedLines.includes(line)
       ? `Node ${line} has no release >= engines' minimum in the registry: run this under Node ${line} itself`

@@ -11,10 +11,10 @@ export function printJson(value: unknown): void {
   process.stdout.write(JSON.stringify(value) + '\n');
 }
 
-/** A benchmark's report as its --json/--output flags ask: on stdout either the JSON or the table,
+/** A benchmark's results as its --json/--output flags ask: on stdout either the JSON or the table,
  * then the JSON written to --output ("written: FILE" after the table). Printed first, so a file
  * that cannot be written at the end (checked before the run: src/run-files.ts) loses no figures. */
-export function emitReport(opts: { json?: boolean; output?: string }, json: unknown, table: string): void {
+export function emitResults(opts: { json?: boolean; output?: string }, json: unknown, table: string): void {
   if (opts.json) printJson(json);
   else process.stdout.write(table);
   if (!opts.output) return;

@@ -1,8 +1,8 @@
 // iolab's public API: what `import ... from 'iolab'` gives (the package's exports map points
 // here), written down once; docs/api.md is its reference. Everything else in the package is
 // internal: the commands, the benchmark, echo and IPC bindings, the raw addon.
-export { Ring, RingClosedError, isIoUringUnavailable, BufferRing, RingStream } from './ring/index.js';
-export type { RingOptions, RingFeatures, RingStats, RingAddress, ReadvRequest, RecvHandlers, RecvMultishotOptions } from './ring/index.js';
+export { Ring, RingClosedError, isIoUringUnavailable, BufferRing, RingStream, RingSocket } from './ring/index.js';
+export type { RingOptions, RingFeatures, RingStats, RingAddress, ReadvRequest, RecvHandlers, RecvMultishotOptions, RingSocketOptions, RingSocketConstructor } from './ring/index.js';
 export { Channel } from './ring/channel.js';
 export type { ChannelOptions, ChannelMessage, ChannelEvents } from './ring/channel.js';
 export {
@@ -14,6 +14,7 @@ export {
   listen,
   accept,
   connect,
+  shutdown,
   getsockname,
   getpeername,
   setsockopt,

@@ -297,7 +297,7 @@ export interface NativeChannelEnd {
   send(message: unknown): boolean;
   /** Releases the message handed out before, then the next one's payload offset in region
    * (> 0; its length is the u32 8 bytes before it), 0 when none is there, -1 when the other
-   * side closed and every message was read, -2 when the ring holds what no writer makes. */
+   * side closed and every message was read, -2 when the queue holds what no writer makes. */
   next(): number;
   /** Sets this side's waiting flags (for a message; for room for a message of pendingBytes)
    * and looks again: true when it should sleep (receive on socket). */

@@ -83,6 +83,7 @@ export interface NativeAddon {
   /** accept4(2) with SOCK_CLOEXEC; the new fd belongs to the caller. */
   accept(fd: number): number;
   connect(fd: number, address: SocketAddress): void;
+  shutdown(fd: number, how: 'read' | 'write' | 'both'): void;
   getsockname(fd: number): string | AddressInfo;
   getpeername(fd: number): string | AddressInfo;
   setsockopt<K extends keyof SocketOptions>(fd: number, option: K, value: SocketOptions[K]): void;

@@ -32,6 +32,8 @@ export const accept: (fd: number) => number = native.accept;
 /** connect(2) to a Unix socket path or an IP { host, port } (numeric host: a name needs
  * dns.lookup first). Errors carry `path`, or `address` and `port` as node:net's. */
 export const connect: (fd: number, address: SocketAddress) => void = native.connect;
+/** shutdown(2): 'write' (SHUT_WR: the peer reads EOF, this side still receives), 'read' or 'both'. */
+export const shutdown: (fd: number, how: 'read' | 'write' | 'both') => void = native.shutdown;
 /** getsockname(2): a Unix socket's path ('' when it has none), or { address, family, port }. */
 export const getsockname: (fd: number) => string | AddressInfo = native.getsockname;
 /** getpeername(2): the connected peer's path, or { address, family, port }. */

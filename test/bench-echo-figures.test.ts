@@ -2,7 +2,7 @@
 // answered (a run that answered none has no cost per request, and 0 would read as the best).
 import { describe, expect, it } from 'vitest';
 import { sampleOf, type EchoBenchOptions } from '../src/bench/echo-run.js';
-import { buildEchoReport } from '../src/bench/echo.js';
+import { buildEchoResults } from '../src/bench/echo.js';
 import type { EchoLoadResult } from '../src/native-types.js';
 
 const result = (responses: number): EchoLoadResult => ({
@@ -11,20 +11,20 @@ const result = (responses: number): EchoLoadResult => ({
   elapsedNs: 1e9, cpuNs: 2e8, serverCpuNs: 4e8, latencyNs: { p50: 1e5, p99: 2e5, p999: 3e5, max: 4e5 },
 });
 
-const options: EchoBenchOptions = { clients: [10], durationSec: 1, rounds: 2, length: 512, engines: ['uring'], generators: ['epoll'], netns: false };
+const options: EchoBenchOptions = { clients: [10], durationSec: 1, rounds: 2, length: 512, servers: ['io_uring'], generators: ['epoll'], netns: false };
 
 describe('bench echo: CPU per request', () => {
   it('is CPU over the window / the responses counted in it', () => {
-    const s = sampleOf(10, 0, 'uring', 'epoll', result(100_000));
+    const s = sampleOf(10, 0, 'io_uring', 'epoll', result(100_000));
     expect(s.serverUsPerReq).toBeCloseTo(4, 9);
     expect(s.generatorUsPerReq).toBeCloseTo(2, 9);
   });
 
   it('is absent, not 0, for a run that answered nothing; the cell has no median of it then', () => {
-    const none = sampleOf(10, 1, 'uring', 'epoll', result(0));
+    const none = sampleOf(10, 1, 'io_uring', 'epoll', result(0));
     expect(none).not.toHaveProperty('serverUsPerReq');
     expect(none).not.toHaveProperty('generatorUsPerReq');
-    const report = buildEchoReport(options, { samples: [sampleOf(10, 0, 'uring', 'epoll', result(100_000)), none] });
-    expect(report.byGenerator.epoll['10'].uring).toEqual({ reqPerSec: 50_000 });
+    const results = buildEchoResults(options, { samples: [sampleOf(10, 0, 'io_uring', 'epoll', result(100_000)), none] });
+    expect(results.byGenerator.epoll['10'].io_uring).toEqual({ reqPerSec: 50_000 });
   });
 });

@@ -14,7 +14,7 @@ import { checkLeaksAfterAll } from './support/leaks.js';
 
 const isRoot = process.getuid?.() === 0;
 const hasIp = spawnSync('ip', ['netns', 'list']).status === 0;
-const run = ['bench', 'echo', '--clients', '10', '--duration', '1', '--rounds', '1', '--engines', 'uring,epoll', '--generators', 'epoll'];
+const run = ['bench', 'echo', '--clients', '10', '--duration', '1', '--rounds', '1', '--servers', 'io_uring,epoll', '--generators', 'epoll'];
 
 interface EchoSample { contender: string; errors: number; partial?: boolean }
 
@@ -77,9 +77,9 @@ describe('bench echo: SIGINT to the process group', { timeout: 240_000 }, () => 
     expect(reported).toBeGreaterThanOrEqual(delays.length - 4);
     expect(partial).toBeGreaterThan(0);
     // the table: the round that finished, then the interruption said (SIGINT as the next server starts)
-    const table = await interruptGroup(run, /^round 1 10 clients uring .*req\/s$/m);
+    const table = await interruptGroup(run, /^round 1 10 clients io_uring .*req\/s$/m);
     expect(table.exitCode).toBe(130);
-    expect(table.stdout).toMatch(/^uring\s+10\s+epoll\s/m);
+    expect(table.stdout).toMatch(/^io_uring\s+10\s+epoll\s/m);
     expect(table.stdout).toMatch(/^interrupted \(SIGINT\): partial/m);
   });
 

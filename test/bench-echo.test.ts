@@ -70,14 +70,16 @@ function startBench(args: string[], env: Record<string, string> = {}) {
 }
 
 describe('bench echo', () => {
-  it('--json: samples over the measured time, the machine and the command line; --output writes the same', async () => {
+  it('--json: samples over the measured time, the machine and the command line; --output writes the same (old spellings: --engines, uring)', async () => {
     const tmp = shortTempDir('iolab-bench-echo-');
     try {
       const out = join(tmp.path, 'echo.json');
       const r = await runCli(['bench', 'echo', ...quick, '--engines', 'epoll,uring', '--json', '--output', out]);
       expect(r.exitCode).toBe(0);
       const json = JSON.parse(String(r.stdout));
-      expect(json).toMatchObject({ netns: false, interrupted: false, errors: 0, engines: ['epoll', 'uring'], command: ['iolab', 'bench', 'echo', ...quick, '--engines', 'epoll,uring', '--json', '--output', out] });
+      expect(json).toMatchObject({ netns: false, interrupted: false, errors: 0, servers: ['epoll', 'io_uring'], command: ['iolab', 'bench', 'echo', ...quick, '--engines', 'epoll,uring', '--json', '--output', out] });
+      expect(json).not.toHaveProperty('engines');
+      expect(json.samples.map((s: { contender: string }) => s.contender).sort()).toEqual(['epoll', 'io_uring']);
       expect(json.machine).toMatchObject({ kernel: expect.any(String), cores: expect.any(Number) });
       expect(json.samples).toHaveLength(2);
       for (const s of json.samples) {
@@ -92,11 +94,11 @@ describe('bench echo', () => {
     }
   });
 
-  it('CPU per request: server and generator us/req per engine under each generator, over the window the responses are counted in; the ratios printed are of server us/req', async () => {
+  it('CPU per request: server and generator us/req per server under each generator, over the window the responses are counted in; the ratios printed are of server us/req', async () => {
     const tmp = shortTempDir('iolab-bench-echo-');
     try {
       const out = join(tmp.path, 'echo.json');
-      const r = await runCli(['bench', 'echo', '--clients', '10', '--duration', '1', '--rounds', '1', '--engines', 'epoll,uring',
+      const r = await runCli(['bench', 'echo', '--clients', '10', '--duration', '1', '--rounds', '1', '--servers', 'epoll,io_uring',
         '--generators', 'epoll,threads', '--output', out]);
       expect(r.exitCode, String(r.stderr)).toBe(0);
       const json = JSON.parse(readFileSync(out, 'utf8'));
@@ -114,29 +116,60 @@ describe('bench echo', () => {
       const table = String(r.stdout);
       for (const g of ['epoll', 'threads']) {
         const cells = json.byGenerator[g]['10'];
-        const usRatio = cells.uring.serverUsPerReq / cells.epoll.serverUsPerReq;
-        expect(json.usPerReqRatios[g]['10']['uring/epoll']).toBeCloseTo(usRatio, 9);
-        expect(json.reqPerSecRatios[g]['10']['uring/epoll']).toBeCloseTo(cells.uring.reqPerSec / cells.epoll.reqPerSec, 9);
-        expect(table).toContain(`${g} generator, 10 clients: uring/epoll ${usRatio.toFixed(2)}x`);
-        for (const e of ['epoll', 'uring']) {
+        const usRatio = cells.io_uring.serverUsPerReq / cells.epoll.serverUsPerReq;
+        expect(json.usPerReqRatios[g]['10']['io_uring/epoll']).toBeCloseTo(usRatio, 9);
+        expect(json.reqPerSecRatios[g]['10']['io_uring/epoll']).toBeCloseTo(cells.io_uring.reqPerSec / cells.epoll.reqPerSec, 9);
+        expect(table).toContain(`${g} generator, 10 clients: io_uring/epoll ${usRatio.toFixed(2)}x`);
+        for (const e of ['epoll', 'io_uring']) {
           expect(table).toMatch(new RegExp(`^${e}\\s+10\\s+${g}\\s+${cells[e].serverUsPerReq.toFixed(2)}\\s+${cells[e].generatorUsPerReq.toFixed(2)}\\s+${Math.round(cells[e].reqPerSec)}\\s`, 'm'));
         }
       }
       expect(table).toContain('server us/req ratios (lower is better');
-      // what older reports held: req/s under the first generator, and the two generators compared on the epoll server
-      expect(json.medians['10']).toEqual({ epoll: json.byGenerator.epoll['10'].epoll.reqPerSec, uring: json.byGenerator.epoll['10'].uring.reqPerSec });
+      // what older results held: req/s under the first generator, and the two generators compared on the epoll server
+      expect(json.medians['10']).toEqual({ epoll: json.byGenerator.epoll['10'].epoll.reqPerSec, io_uring: json.byGenerator.epoll['10'].io_uring.reqPerSec });
       expect(json.ratios['10']['generator/thread-per-conn']).toBeCloseTo(json.byGenerator.epoll['10'].epoll.reqPerSec / json.byGenerator.threads['10'].epoll.reqPerSec, 9);
     } finally {
       tmp.cleanup();
     }
   }, 60_000);
 
+  it("the TypeScript servers' rows side by side: node, ring and duplex (node:stream on the Ring), with duplex/ring and duplex/node ratios", async () => {
+    const tmp = shortTempDir('iolab-bench-echo-');
+    const out = join(tmp.path, 'echo.json');
+    let r: Awaited<ReturnType<typeof runCli>>;
+    let json;
+    try {
+      r = await runCli(['bench', 'echo', '--clients', '10', '--duration', '1', '--rounds', '1', '--servers', 'node,ring,duplex', '--generators', 'epoll', '--output', out]);
+      expect(r.exitCode, String(r.stderr)).toBe(0);
+      json = JSON.parse(readFileSync(out, 'utf8'));
+    } finally {
+      tmp.cleanup();
+    }
+    expect(json).toMatchObject({ servers: ['node', 'ring', 'duplex'], errors: 0 });
+    const cells = json.byGenerator.epoll['10'];
+    for (const e of ['node', 'ring', 'duplex']) {
+      expect(cells[e].reqPerSec).toBeGreaterThan(0);
+      expect(cells[e].serverUsPerReq).toBeGreaterThan(0);
+    }
+    const ratios = json.usPerReqRatios.epoll['10'];
+    expect(ratios['duplex/ring']).toBeCloseTo(cells.duplex.serverUsPerReq / cells.ring.serverUsPerReq, 9);
+    expect(ratios['duplex/node']).toBeCloseTo(cells.duplex.serverUsPerReq / cells.node.serverUsPerReq, 9);
+    expect(Object.keys(ratios)).toEqual(['ring/node', 'duplex/ring', 'duplex/node']);
+    const table = String(r.stdout);
+    expect(table).toMatch(/^server\s+clients\s+generator\s+server us\/req/m);
+    for (const e of ['node', 'ring', 'duplex']) {
+      const c = cells[e];
+      expect(table).toMatch(new RegExp(`^${e}\\s+10\\s+epoll\\s+${c.serverUsPerReq.toFixed(2)}\\s+${c.generatorUsPerReq.toFixed(2)}\\s+${Math.round(c.reqPerSec)}\\s`, 'm'));
+    }
+    expect(table).toContain(`epoll generator, 10 clients: ring/node ${ratios['ring/node'].toFixed(2)}x, duplex/ring ${ratios['duplex/ring'].toFixed(2)}x, duplex/node ${ratios['duplex/node'].toFixed(2)}x`);
+  }, 60_000);
+
   it('SIGINT during the second run: prints the finished row and the partial one, kills and reaps its servers, exit 130', async () => {
     const signal = 'SIGINT';
-    const bench = startBench(['--clients', '10', '--duration', '4', '--rounds', '2', '--engines', 'epoll,uring', '--generators', 'epoll']);
+    const bench = startBench(['--clients', '10', '--duration', '4', '--rounds', '2', '--servers', 'epoll,io_uring', '--generators', 'epoll']);
     await waitFor('the first run to finish', () => /round 1 10 clients epoll/.test(bench.stderrSoFar()), 20_000);
-    const server = await waitFor('the second server', () => processesTagged(bench.tag).find((p) => p.cmdline.includes('--engine uring')), 10_000);
-    // uring's connections are direct descriptors, no fds of the server: count them on its port.
+    const server = await waitFor('the second server', () => processesTagged(bench.tag).find((p) => p.cmdline.includes('--server io_uring')), 10_000);
+    // the io_uring server's connections are direct descriptors, no fds of the server: count them on its port.
     const connected = () => { try { return establishedTo(listeningPortOf(server.pid)) >= 10; } catch { return false; } }; // not listening yet
     await waitFor('its 10 clients', connected, 20_000);
     await new Promise((r) => setTimeout(r, 500));
@@ -147,7 +180,7 @@ describe('bench echo', () => {
     expect(r.exitCode).toBe(130);
     const out = String(r.stdout);
     expect(out).toMatch(/^epoll\s+10\s+epoll\s+[\d.]+/m);
-    expect(out).toMatch(/^uring \(partial\)\s+10\s+epoll\s+[\d.]+ .*\*$/m);
+    expect(out).toMatch(/^io_uring \(partial\)\s+10\s+epoll\s+[\d.]+ .*\*$/m);
     expect(out).toContain(`interrupted (${signal}): partial`);
     expect(processesTagged(bench.tag)).toEqual([]); // every server it started is gone
   }, 40_000);
@@ -156,7 +189,7 @@ describe('bench echo', () => {
     // IOLAB_ECHO_LOAD_HOLD holds the generator 5 s with its clients connected before the window
     // opens; meanwhile this test loads the server for 1 s with clients of its own. The server's
     // CPU in the JSON must fit in what it used from the end of that load until it exited.
-    const bench = startBench(['--clients', '10', '--duration', '1', '--rounds', '1', '--engines', 'epoll', '--generators', 'epoll', '--json'],
+    const bench = startBench(['--clients', '10', '--duration', '1', '--rounds', '1', '--servers', 'epoll', '--generators', 'epoll', '--json'],
       { IOLAB_ECHO_LOAD_HOLD: '5000' });
     const server = await waitFor('the server', () => processesTagged(bench.tag).find((p) => p.cmdline.includes('echo server')), 20_000);
     const sockets = socketCountOf(server.pid);
@@ -180,7 +213,7 @@ describe('bench echo', () => {
   }, 60_000);
 
   it('SIGKILL of bench echo: its echo server dies with it', async () => {
-    const bench = startBench(['--clients', '10', '--duration', '20', '--rounds', '1', '--engines', 'epoll', '--generators', 'epoll']);
+    const bench = startBench(['--clients', '10', '--duration', '20', '--rounds', '1', '--servers', 'epoll', '--generators', 'epoll']);
     const server = await waitFor('the server', () => processesTagged(bench.tag).find((p) => p.cmdline.includes('echo server')), 20_000);
     const sockets = socketCountOf(server.pid);
     await waitFor('its 10 clients (it is listening and serving)', () => socketCountOf(server.pid) >= sockets + 10, 20_000);
@@ -199,7 +232,7 @@ async function generatorConnected(tag: string, clients: number): Promise<void> {
 describe.skipIf(!isRoot || !hasIp)('bench echo --netns (root, iproute2)', () => {
   it('runs server and generator in two namespaces over a veth pair and removes both', async () => {
     const before = iolabNetworkState();
-    const child = runCli(['bench', 'echo', ...quick, '--engines', 'uring', '--netns', '--json']);
+    const child = runCli(['bench', 'echo', ...quick, '--servers', 'io_uring', '--netns', '--json']);
     const r = await child;
     expect(r.stderr).toBe('');
     expect(r.exitCode).toBe(0);
@@ -212,7 +245,7 @@ describe.skipIf(!isRoot || !hasIp)('bench echo --netns (root, iproute2)', () => 
 
   it('Ctrl-C mid-run: partial row, exit 130, namespaces and link removed', async () => {
     const before = iolabNetworkState();
-    const bench = startBench(['--clients', '10', '--duration', '10', '--rounds', '1', '--engines', 'epoll', '--generators', 'epoll', '--netns']);
+    const bench = startBench(['--clients', '10', '--duration', '10', '--rounds', '1', '--servers', 'epoll', '--generators', 'epoll', '--netns']);
     await generatorConnected(bench.tag, 10);
     await new Promise((r) => setTimeout(r, 500));
     bench.child.kill('SIGINT');
@@ -225,7 +258,7 @@ describe.skipIf(!isRoot || !hasIp)('bench echo --netns (root, iproute2)', () => 
 
   it('a server killed mid-run: errors, exit 1, namespaces and link removed', async () => {
     const before = iolabNetworkState();
-    const bench = startBench(['--clients', '10', '--duration', '3', '--rounds', '1', '--engines', 'epoll', '--generators', 'epoll', '--netns']);
+    const bench = startBench(['--clients', '10', '--duration', '3', '--rounds', '1', '--servers', 'epoll', '--generators', 'epoll', '--netns']);
     const server = await waitFor('the server', () => processesTagged(bench.tag).find((p) => p.cmdline.includes('echo server')), 20_000);
     await generatorConnected(bench.tag, 10);
     await new Promise((r) => setTimeout(r, 300));
@@ -239,7 +272,7 @@ describe.skipIf(!isRoot || !hasIp)('bench echo --netns (root, iproute2)', () => 
 
   it('SIGKILL mid-run: server and generator die with it; the next --netns run removes its namespaces', async () => {
     const before = iolabNetworkState();
-    const bench = startBench(['--clients', '10', '--duration', '20', '--rounds', '1', '--engines', 'epoll', '--generators', 'epoll', '--netns']);
+    const bench = startBench(['--clients', '10', '--duration', '20', '--rounds', '1', '--servers', 'epoll', '--generators', 'epoll', '--netns']);
     await generatorConnected(bench.tag, 10);
     const ours = iolabNetworkState().netns.filter((n) => !before.netns.includes(n));
     expect(ours).toHaveLength(2);
@@ -247,14 +280,14 @@ describe.skipIf(!isRoot || !hasIp)('bench echo --netns (root, iproute2)', () => 
     await bench.child;
     await waitFor('every process it started to be gone', () => processesTagged(bench.tag).length === 0, 10_000);
     expect(iolabNetworkState().netns).toEqual(expect.arrayContaining(ours)); // nothing removes them at SIGKILL
-    const next = await runCli(['bench', 'echo', ...quick, '--engines', 'epoll', '--netns', '--json']);
+    const next = await runCli(['bench', 'echo', ...quick, '--servers', 'epoll', '--netns', '--json']);
     expect(next.exitCode).toBe(0);
     expect(iolabNetworkState().netns.filter((n) => ours.includes(n))).toEqual([]);
   }, 90_000);
 
   it.skipIf(!hasNetem)('--netem delay=200us,rate=10gbit shapes the link and says so', async () => {
     const before = iolabNetworkState();
-    const child = runCli(['bench', 'echo', ...quick, '--engines', 'epoll', '--netns', '--netem', 'delay=200us,rate=10gbit', '--json']);
+    const child = runCli(['bench', 'echo', ...quick, '--servers', 'epoll', '--netns', '--netem', 'delay=200us,rate=10gbit', '--json']);
     const r = await child;
     expect(r.exitCode).toBe(0);
     expect(JSON.parse(String(r.stdout)).link.netem).toEqual({ delay: '200us', rate: '10gbit' });
@@ -263,7 +296,7 @@ describe.skipIf(!isRoot || !hasIp)('bench echo --netns (root, iproute2)', () => 
 
   it.skipIf(hasNetem)('--netem on a kernel without netem: one line, exit 2, nothing left behind', async () => {
     const before = iolabNetworkState();
-    const child = runCli(['bench', 'echo', ...quick, '--engines', 'epoll', '--netns', '--netem', 'delay=200us,rate=10gbit']);
+    const child = runCli(['bench', 'echo', ...quick, '--servers', 'epoll', '--netns', '--netem', 'delay=200us,rate=10gbit']);
     const r = await child;
     expect({ exitCode: r.exitCode, stdout: r.stdout, stderr: r.stderr }).toEqual({
       exitCode: 2, stdout: '', stderr: 'iolab: --netem: tc could not add netem: this kernel has no netem qdisc (sch_netem)' });
@@ -286,10 +319,19 @@ describe('bench echo --netns, refused', () => {
       exitCode: 2, stdout: '', stderr: 'iolab: --netns needs root (it creates network namespaces and a veth pair)' });
   });
 
+  it('an unknown server, and --engines with --servers: one line, exit 1', async () => {
+    const r = await runCli(['bench', 'echo', '--servers', 'epoll,uringx']);
+    expect({ exitCode: r.exitCode, stdout: r.stdout, stderr: r.stderr }).toEqual({
+      exitCode: 1, stdout: '', stderr: "iolab: unknown server 'uringx' (known: io_uring, epoll, node, ring)" });
+    const both = await runCli(['bench', 'echo', '--servers', 'epoll', '--engines', 'epoll']);
+    expect({ exitCode: both.exitCode, stdout: both.stdout, stderr: both.stderr }).toEqual({
+      exitCode: 1, stdout: '', stderr: 'iolab: --engines is the old name of --servers: give one of them' });
+  });
+
   it('an unknown generator: one line naming the known ones, exit 1', async () => {
     const r = await runCli(['bench', 'echo', '--generators', 'epoll,threadz']);
     expect({ exitCode: r.exitCode, stdout: r.stdout, stderr: r.stderr }).toEqual({
-      exitCode: 1, stdout: '', stderr: "iolab: unknown generator 'threadz' (known: epoll, threads, uring)" });
+      exitCode: 1, stdout: '', stderr: "iolab: unknown generator 'threadz' (known: epoll, threads, io_uring)" });
   });
 
   it('--netem without --netns, and a bad --netem: usage errors, one line, exit 1 as every other', async () => {
@@ -331,7 +373,7 @@ describe('bench echo: the open-file limit', () => {
   });
 
   it('a soft limit below the client count and a hard one above it: runs, server and generator each holding every client', async () => {
-    const [file, argv] = iolabArgv(['bench', 'echo', '--clients', '300', '--duration', '1', '--rounds', '1', '--engines', 'epoll', '--generators', 'epoll', '--json']);
+    const [file, argv] = iolabArgv(['bench', 'echo', '--clients', '300', '--duration', '1', '--rounds', '1', '--servers', 'epoll', '--generators', 'epoll', '--json']);
     const r = await execa('prlimit', ['--nofile=128:4096', '--', file, ...argv], { cwd: projectRoot, reject: false });
     expect(r.exitCode, String(r.stderr)).toBe(0);
     const [s] = JSON.parse(String(r.stdout)).samples;

@@ -26,7 +26,7 @@ describe('bench ipc: what a round trip times', { timeout: 60_000 }, () => {
     // IOLAB_IPC_SENDER_CHECK_PAUSE makes the sender's check of each reply take 100 ms more: a
     // round trip of 4 KiB that still took that long would have the check in it (three of them:
     // --duration 1ms runs a cell's least).
-    const r = await runCliText(['bench', 'ipc', '--transports', 'stream-copy,shm-ring', '--sizes', '4k', '--mode', 'pingpong',
+    const r = await runCliText(['bench', 'ipc', '--transports', 'stream-copy,shm-queue', '--sizes', '4k', '--mode', 'pingpong',
       '--duration', '1ms', '--rounds', '1', '--json'], { env: { IOLAB_IPC_SENDER_CHECK_PAUSE: '100' } });
     expect(r.stderr).not.toMatch(/iolab:/);
     expect(r.exitCode).toBe(0);

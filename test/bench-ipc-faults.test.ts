@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { execa } from 'execa';
 import { readdirSync } from 'node:fs';
 import { native } from '../src/native.js';
+import { transportNames } from '../src/ipc/transports.js';
 import { iolabArgv, runCliText } from './support/cli.js';
 import { buildSeccompRefuser, shortTempDir } from './support/temp.js';
 import { newProcessTag, processesTagged, processTagVariable, waitFor } from './support/procs.js';
@@ -17,7 +18,7 @@ const iolabLines = (stderr: string) => stderr.split('\n').filter((l) => l.starts
 /** Starts a long run whose processes carry a fresh tag; resolves once round 1 has finished. */
 async function startLongRun(extra: string[] = []) {
   const tag = newProcessTag();
-  const [file, argv] = iolabArgv(['bench', 'ipc', '--sizes', '64,4k', '--transports', 'stream-copy,shm-ring,dgram-copy',
+  const [file, argv] = iolabArgv(['bench', 'ipc', '--sizes', '64,4k', '--transports', 'stream-copy,shm-queue,dgram-copy',
     '--duration', '20ms', '--rounds', '1000', ...extra]);
   // its own process group, so a test can signal the group as a terminal's Ctrl-C does
   const child = execa(file, argv, { reject: false, detached: true, env: { [processTagVariable]: tag } });
@@ -28,7 +29,7 @@ async function startLongRun(extra: string[] = []) {
 }
 
 describe('bench ipc: a transport that delivers wrong bytes fails the run', { timeout: 120_000 }, () => {
-  for (const transport of native.ipcTransports) {
+  for (const transport of transportNames) {
     it(`${transport}, both modes`, async () => {
       for (const mode of ['throughput', 'pingpong']) {
         const r = await runCliText(['bench', 'ipc', '--transports', transport, '--sizes', '4k', '--mode', mode, '--duration', '20ms', '--rounds', '1'],
@@ -44,7 +45,7 @@ describe('bench ipc: a transport that delivers wrong bytes fails the run', { tim
   }
 
   it('a stale message (the previous one\'s stamps) is named as such', async () => {
-    for (const [transport, mode] of [['shm-ring', 'throughput'], ['fd-per-message', 'pingpong']]) {
+    for (const [transport, mode] of [['shm-queue', 'throughput'], ['fd-per-message', 'pingpong']]) {
       const r = await runCliText(['bench', 'ipc', '--transports', transport, '--sizes', '64k', '--mode', mode, '--duration', '20ms', '--rounds', '1'],
         { env: { IOLAB_IPC_FAULT: 'stale:2' } });
       expect(r.exitCode).toBe(1);
@@ -53,22 +54,23 @@ describe('bench ipc: a transport that delivers wrong bytes fails the run', { tim
     }
   });
 
-  it('shm-ring with one slot (a message over half its 8 MiB budget): every byte right, a stale one caught', async () => {
+  it('shm-queue with one slot (a message over half its 8 MiB budget): every byte right, a stale one caught (asked for by its old name, shm-ring)', async () => {
     const args = ['bench', 'ipc', '--transports', 'shm-ring', '--sizes', '5m', '--mode', 'throughput', '--duration', '20ms', '--rounds', '1'];
     const good = await runCliText([...args, '--check', 'full', '--json']);
     expect(good.exitCode).toBe(0);
     expect((JSON.parse(good.stdout) as { rows: { messages: number }[] }).rows[0].messages).toBeGreaterThan(2);
+    expect((JSON.parse(good.stdout) as { rows: { transport: string }[] }).rows[0].transport).toBe('shm-queue');
     const stale = await runCliText(args, { env: { IOLAB_IPC_FAULT: 'stale:2' } });
     expect(stale.exitCode).toBe(1);
-    expect(stale.stderr).toMatch(/^iolab: shm-ring delivered wrong bytes: message 2 \(5242880 bytes\) differs at byte 3 \(the stamp there is message 1's\)/);
+    expect(stale.stderr).toMatch(/^iolab: shm-queue delivered wrong bytes: message 2 \(5242880 bytes\) differs at byte 3 \(the stamp there is message 1's\)/);
   });
 
-  it('in the sampled page of a large shm-ring message, and without the knob the same run passes', async () => {
-    const args = ['bench', 'ipc', '--transports', 'shm-ring', '--sizes', '1m', '--mode', 'throughput', '--duration', '20ms', '--rounds', '1'];
+  it('in the sampled page of a large shm-queue message, and without the knob the same run passes', async () => {
+    const args = ['bench', 'ipc', '--transports', 'shm-queue', '--sizes', '1m', '--mode', 'throughput', '--duration', '20ms', '--rounds', '1'];
     const bad = await runCliText(args, { env: { IOLAB_IPC_FAULT: '5' } });
     expect(bad.exitCode).toBe(1);
     // message 5 of 256 pages: the page compared in full is page 5, its middle is byte 5*4096+2048
-    expect(bad.stderr).toMatch(/^iolab: shm-ring delivered wrong bytes: message 5 \(1048576 bytes\) differs at byte 22528: /);
+    expect(bad.stderr).toMatch(/^iolab: shm-queue delivered wrong bytes: message 5 \(1048576 bytes\) differs at byte 22528: /);
     const good = await runCliText(args);
     expect(good.exitCode).toBe(0);
   });
@@ -100,7 +102,7 @@ describe('bench ipc: bad input is one line, a non-zero exit, nothing started', {
   });
 
   it('an unknown transport, mode or check', async () => {
-    await bad(['--transports', 'carrier-pigeon'], /^iolab: --transports: unknown transport 'carrier-pigeon' \(known: stream-copy, .*uring-stream\)$/);
+    await bad(['--transports', 'carrier-pigeon'], /^iolab: --transports: unknown transport 'carrier-pigeon' \(known: stream-copy, .*io_uring-stream\)$/);
     await bad(['--mode', 'sideways'], /^iolab: --mode: expected throughput, pingpong or both, got 'sideways'$/);
     await bad(['--check', 'some'], /^iolab: --check: expected sampled or full, got 'some'$/);
   });
@@ -129,7 +131,7 @@ describe('bench ipc: interrupted and broken runs', { timeout: 120_000 }, () => {
     const r = await child;
     expect(r.exitCode).toBe(130);
     expect(r.stdout).toMatch(/^bench ipc: .*, PARTIAL: interrupted by SIGINT after \d+ of 14000 cells$/m);
-    expect(r.stdout).toMatch(/^shm-ring +64 B +[\d,]+ +[\d.]+ [kMG]?B\/s +[\d.]+x$/m);
+    expect(r.stdout).toMatch(/^shm-queue +64 B +[\d,]+ +[\d.]+ [kMG]?B\/s +[\d.]+x$/m);
     expect(processesTagged(tag)).toEqual([]);
     expect(devShm()).toEqual(before);
   });
@@ -160,16 +162,16 @@ describe('bench ipc with io_uring refused', { timeout: 60_000 }, () => {
     return execa(refuse, ['EPERM', file, ...argv], { reject: false });
   };
 
-  it('says unavailable for uring-stream and runs the rest', async () => {
-    const r = await refused('--transports', 'stream-copy,uring-stream');
+  it('says unavailable for io_uring-stream and runs the rest', async () => {
+    const r = await refused('--transports', 'stream-copy,io_uring-stream');
     expect(r.exitCode).toBe(0);
     expect(r.stdout).toMatch(/^stream-copy +4 KiB /m);
-    expect(r.stdout).toMatch(/^uring-stream +unavailable: io_uring_setup refused: Operation not permitted$/m);
+    expect(r.stdout).toMatch(/^io_uring-stream +unavailable: io_uring_setup refused: Operation not permitted$/m);
   });
 
-  it('is one line when uring-stream is all that was asked for', async () => {
+  it('is one line when io_uring-stream is all that was asked for (by its old name, uring-stream)', async () => {
     const r = await refused('--transports', 'uring-stream');
     expect(r.exitCode).toBe(1);
-    expect(r.stderr).toBe('iolab: uring-stream is unavailable: io_uring_setup refused: Operation not permitted');
+    expect(r.stderr).toBe('iolab: io_uring-stream is unavailable: io_uring_setup refused: Operation not permitted');
   });
 });

@@ -2,6 +2,7 @@
 // and the JSON, and leaves nothing behind (fds, native jobs, the receiving process).
 import { describe, expect, it } from 'vitest';
 import { native } from '../src/native.js';
+import { transportNames } from '../src/ipc/transports.js';
 import { planRun } from '../src/ipc/plan.js';
 import { runPlan } from '../src/ipc/run.js';
 import { runCliText } from './support/cli.js';
@@ -30,7 +31,7 @@ describe('bench ipc', { timeout: 120_000 }, () => {
     expect(report.check).toBe('sampled');
     expect(report.machine.kernel).toBeTruthy();
     expect(report.command.slice(0, 3)).toEqual(['iolab', 'bench', 'ipc']);
-    for (const transport of native.ipcTransports) {
+    for (const transport of transportNames) {
       for (const mode of ['throughput', 'pingpong']) {
         for (const size of sizes) {
           const row = report.rows.find((x) => x.transport === transport && x.mode === mode && x.messageBytes === size);
@@ -67,26 +68,26 @@ describe('bench ipc', { timeout: 120_000 }, () => {
     expect(r.exitCode).toBe(0);
     const report = JSON.parse(r.stdout) as Report;
     expect(report.check).toBe('full');
-    expect(report.rows.length).toBe(native.ipcTransports.length * 2 * 2);
+    expect(report.rows.length).toBe(transportNames.length * 2 * 2);
   });
 
   it('prints the table: memcpy first at each size, every transport\'s ratio to it, skipped cells with the reason', async () => {
-    const r = await runCliText(['bench', 'ipc', '--sizes', '4k,1m', '--duration', '20ms', '--rounds', '2', '--transports', 'stream-copy,dgram-copy,shm-ring']);
+    const r = await runCliText(['bench', 'ipc', '--sizes', '4k,1m', '--duration', '20ms', '--rounds', '2', '--transports', 'stream-copy,dgram-copy,shm-queue']);
     expect(r.exitCode).toBe(0);
     expect(r.stderr).toMatch(/^round 1\/2 done in [\d.]+ s\nround 2\/2 done in [\d.]+ s$/);
     const lines = r.stdout.split('\n');
     expect(lines[0]).toMatch(/median of 2 alternated round\(s\), 20 ms per cell, every message checked \(sampled\)$/);
     const at = (t: string, size: string) => lines.filter((l) => l.startsWith(`${t} `) && l.includes(` ${size} `));
     expect(at('memcpy', '4 KiB')[0]).toMatch(/1\.00x$/);
-    for (const t of ['stream-copy', 'dgram-copy', 'shm-ring']) expect(at(t, '4 KiB')[0]).toMatch(/ \d+\.\d\dx$/);
+    for (const t of ['stream-copy', 'dgram-copy', 'shm-queue']) expect(at(t, '4 KiB')[0]).toMatch(/ \d+\.\d\dx$/);
     expect(lines).toContain('dgram-copy   1 MiB: skipped, a dgram-copy message can be at most ' +
       `${native.ipcLargestMessage('dgram-copy').toLocaleString('en-US')} bytes here (the socket's send buffer)`);
-    expect(r.stdout).toMatch(/^shm-ring\/stream-copy throughput: 4 KiB [\d.]+x, 1 MiB [\d.]+x$/m);
+    expect(r.stdout).toMatch(/^shm-queue\/stream-copy throughput: 4 KiB [\d.]+x, 1 MiB [\d.]+x$/m);
     expect(r.stdout).toMatch(/pingpong \(a message there and back\)\ntransport +size +round trips\/s +p50 +p99 +p99\.9\n/);
   });
 
   it('runs in this process with no fd, native job or process left behind', async () => {
-    const plan = planRun({ transports: [...native.ipcTransports], sizes: [64, 8192], modes: ['throughput', 'pingpong'],
+    const plan = planRun({ transports: [...transportNames], sizes: [64, 8192], modes: ['throughput', 'pingpong'],
       durationMs: 10, rounds: 2, checkFull: false });
     let ticks = 0;
     const timer = setInterval(() => ticks++, 5); // the loops run off the JS thread

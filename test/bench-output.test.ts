@@ -178,7 +178,7 @@ describe('--output of every benchmark', () => {
     const line = `iolab: --output: cannot write '${folder}': it is a folder; name a file`;
     for (const args of [
       ['bench', 'iops', '--filename', at('every.dat'), '--size', '1m', '--number_ios', '16', '--ioengine', 'psync'],
-      ['bench', 'echo', '--clients', '2', '--duration', '1', '--rounds', '1', '--engines', 'epoll', '--generators', 'epoll'],
+      ['bench', 'echo', '--clients', '2', '--duration', '1', '--rounds', '1', '--servers', 'epoll', '--generators', 'epoll'],
       ['bench', 'api', '--rounds', '1', '--duration', '5', '--size', '64k'],
     ]) {
       expect(await runCliText([...args, '--output', folder]), args[1]).toEqual({ exitCode: 1, stdout: '', stderr: line });

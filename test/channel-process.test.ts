@@ -80,7 +80,7 @@ describe('Channel between processes', () => {
       most = Math.max(most, sent + 1 - acked);
     }
     expect(waits).toBeGreaterThan(100);
-    // in flight: what the ring holds, plus the reader's last 16 it has not counted back yet
+    // in flight: what the queue holds, plus the reader's last 16 it has not counted back yet
     expect(most).toBeLessThanOrEqual(perRing + 16 + 1);
     expect(process.memoryUsage().rss - rssBefore).toBeLessThan(32 << 20);
     await channel.close();

@@ -1,6 +1,6 @@
 // fdpass against peers written in C the way textbook examples are (test/fixtures/textbook-*.c,
 // compiled here with cc): a C sender's shared-memory fd shown by `iolab fdpass recv`, an iolab
-// sender's object printed by a C receiver's printf("%s"), dgram and stream, plain and --uring;
+// sender's object printed by a C receiver's printf("%s"), dgram and stream, plain and --io-uring;
 // and a C sender that keeps shrinking its object right after sending, which must never make
 // the receiver die of SIGBUS.
 import { describe, expect, it } from 'vitest';
@@ -21,7 +21,7 @@ checkLeaksAfterAll(tmp, () => {
 });
 let unique = 0;
 const sockPath = () => join(tmp.path, `p${unique++}.sock`);
-const variants = [['dgram', []], ['stream', []], ['dgram', ['--uring']], ['stream', ['--uring']]] as const;
+const variants = [['dgram', []], ['stream', []], ['dgram', ['--io-uring']], ['stream', ['--io-uring']]] as const;
 
 /** Starts the C receiver and resolves once it is bound (wrapped: a returned ResultPromise
  * would be awaited to its end). */
@@ -67,7 +67,7 @@ describe('iolab fdpass send to a C receiver (recvmsg, mmap, printf("%s"))', () =
 });
 
 describe('a C sender that shrinks its object right after sending', () => {
-  it.each([['dgram', []], ['stream', ['--uring']]] as const)('%s %j: the receiver reads with pread and never dies of SIGBUS', async (type, extra) => {
+  it.each([['dgram', []], ['stream', ['--io-uring']]] as const)('%s %j: the receiver reads with pread and never dies of SIGBUS', async (type, extra) => {
     const socket = sockPath();
     const count = 4;
     const { child } = await startCli(['fdpass', 'recv', '--socket', socket, '--type', type, '--count', String(count), '--timeout', '300', ...extra],

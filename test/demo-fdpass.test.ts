@@ -88,7 +88,7 @@ describe('fdpass: receiver and sender as two processes', () => {
     expect(existsSync(`${socket}.lock`)).toBe(false);
   });
 
-  it.each([[['--type', 'dgram'], 65536], [['--type', 'stream', '--uring'], 1048576]])(
+  it.each([[['--type', 'dgram'], 65536], [['--type', 'stream', '--io-uring'], 1048576]])(
     '%j --memfd: a sealed memfd, of which the receiver maps at most 64 KiB (and says so)', async (args, size) => {
       const socket = sockPath();
       const receiver = await startReceiver(['--socket', socket, '--timeout', receiverWait, ...args]);

@@ -75,10 +75,10 @@ describe('iolab readv', () => {
     expect({ stdout: r.stdout, stderr: r.stderr, exitCode: r.exitCode }).toEqual({ stdout: '', stderr: message, exitCode: 1 });
   });
 
-  it('a FIFO is refused at once (no writer needed), plain and --uring; a socket too; devices are read without waiting', async () => {
+  it('a FIFO is refused at once (no writer needed), plain and --io-uring; a socket too; devices are read without waiting', async () => {
     const fifo = at('fifo');
     await execa('mkfifo', [fifo]);
-    for (const variant of [[], ['--uring']]) {
+    for (const variant of [[], ['--io-uring']]) {
       const r = await cli(['readv', fifo, ...variant], { timeoutMs: 10_000 });
       expect({ stderr: r.stderr, exitCode: r.exitCode }).toEqual({
         stderr: `iolab: ${fifo} is a FIFO (named pipe), not a regular file: a read would wait for a writer, maybe forever; ` +
@@ -95,7 +95,7 @@ describe('iolab readv', () => {
     } finally {
       native.close(bound);
     }
-    for (const variant of [[], ['--uring']]) {
+    for (const variant of [[], ['--io-uring']]) {
       expect((await cli(['readv', '/dev/zero', '--sizes', '2', ...variant])).stdout).toBe('Read 2 bytes:\nbuf1: \\0\\0');
       expect((await cli(['readv', '/dev/null', '--sizes', '2', ...variant])).stdout).toBe('Read 0 bytes:\nbuf1: ');
     }
@@ -154,7 +154,7 @@ describe('iolab writev', () => {
     symlinkSync(target, link);
     const refused = `iolab: refusing to write through symlink '${link}' -> '${target}' ` +
       '(use --force to replace the link with a new file; its target is never written)';
-    for (const extra of [[], ['--append'], ['--uring', '--append']]) {
+    for (const extra of [[], ['--append'], ['--io-uring', '--append']]) {
       expect(await cli(['writev', link, 'through?', ...extra])).toEqual({ stdout: '', stderr: refused, exitCode: 1 });
     }
     expect(readFileSync(target, 'utf8')).toBe('the target');

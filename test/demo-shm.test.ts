@@ -31,7 +31,7 @@ describe('iolab shm', () => {
 
     const r = await cli(['shm', 'read', name]);
     expect(r).toEqual({ stdout: 'shared by two processes: tabs\\tand "quotes", é €', stderr: '', exitCode: 0 });
-    for (const variant of [[], ['--uring']]) {
+    for (const variant of [[], ['--io-uring']]) {
       const json = await cli(['shm', 'read', name, '--length', '8', '--json', ...variant]);
       expect(JSON.parse(json.stdout)).toEqual({ name, size: 4096, read: 8, end: 'limit', bytes: 8, text: 'shared b', base64: Buffer.from('shared b').toString('base64') });
     }
@@ -39,13 +39,13 @@ describe('iolab shm', () => {
     // An existing object is rewritten only with --force; every byte past the new text is zero again.
     const again = await cli(['shm', 'write', name.slice(1), 'short']);
     expect(again).toEqual({ stdout: '', stderr: `iolab: shared-memory object ${name} exists; left untouched (use --force to overwrite it)`, exitCode: 1 });
-    const w2 = await cli(['shm', 'write', name.slice(1), 'short', '--size', '8k', '--json', '--force', '--uring']);
+    const w2 = await cli(['shm', 'write', name.slice(1), 'short', '--size', '8k', '--json', '--force', '--io-uring']);
     expect(JSON.parse(w2.stdout)).toEqual({ name, bytes: 5, size: 8192, created: false });
     const after = readFileSync(`/dev/shm${name}`);
     expect(after.length).toBe(8192);
     expect(after.subarray(0, 5).toString()).toBe('short');
     expect(after.subarray(5).every((b) => b === 0)).toBe(true);
-    expect((await cli(['shm', 'read', name, '--uring'])).stdout).toBe('short');
+    expect((await cli(['shm', 'read', name, '--io-uring'])).stdout).toBe('short');
 
     const u = await cli(['shm', 'unlink', name]);
     expect(u).toEqual({ stdout: `unlinked ${name}`, stderr: '', exitCode: 0 });
@@ -118,7 +118,7 @@ describe('iolab shm', () => {
     await new Promise<void>((resolve) => racer.stdout!.once('data', () => resolve()));
     try {
       for (let i = 0; i < 6; i++) {
-        const r = await cli(['shm', 'read', name, ...(i % 2 ? ['--uring'] : [])]);
+        const r = await cli(['shm', 'read', name, ...(i % 2 ? ['--io-uring'] : [])]);
         expect({ exitCode: r.exitCode, stderr: r.stderr }).toEqual({ exitCode: 0, stderr: '' });
         expect(r.stdout).toMatch(/^x*$/); // empty, cut short, or all of the text: never a fault
       }

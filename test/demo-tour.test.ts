@@ -15,7 +15,7 @@ describe('iolab tour', () => {
     expect(r.stderr).toBe('');
     expect(r.exitCode).toBe(0);
     const out = r.stdout;
-    const dir = /^iolab tour: each demo run as separate processes in a temp folder \((\/\S+); the --uring variants in its uring\/ folder\)$/m.exec(out)?.[1];
+    const dir = /^iolab tour: each demo run as separate processes in a temp folder \((\/\S+); the --io-uring variants in its io_uring\/ folder\)$/m.exec(out)?.[1];
     expect(dir).toBeDefined();
 
     // readv of readv.c: the same 224 bytes the readv command prints on its own.
@@ -62,9 +62,9 @@ describe('iolab tour', () => {
         `# the receiver removed ${socket} and its lock file on exit`,
       ].join('\n')));
     }
-    // 5 plain demos (11 commands), then all 5 again with --uring (11 commands)
-    expect(out).toContain('$ iolab readv readv.c --uring\n' + alone.stdout + '\n');
-    expect(out).toMatch(/^\$ iolab shm read \/iolab-tour-\d+-uring --uring\nwritten by one process, read by another$/m);
+    // 5 plain demos (11 commands), then all 5 again with --io-uring (11 commands)
+    expect(out).toContain('$ iolab readv readv.c --io-uring\n' + alone.stdout + '\n');
+    expect(out).toMatch(/^\$ iolab shm read \/iolab-tour-\d+-io_uring --io-uring\nwritten by one process, read by another$/m);
     expect(out.trimEnd().split('\n').at(-1)).toBe('tour done: 10 demos, 22 commands, temp folder removed');
 
     // Everything it created is gone: its temp folder and its shm object.

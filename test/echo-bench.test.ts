@@ -78,7 +78,7 @@ describe('echo bench: the window ends for every thread before any connection clo
   // its connections as soon as its own window ended would have the server's teardown of them
   // counted in that window. Here one connection's echo is held 1.5 s (within the 2 s grace), so
   // its thread's window ends 0.5 s after the other's: the other's connection must close after.
-  it.each(['epoll', 'uring', 'threads'])('--client %s: the fast connection closes after the slow echo went out', async (mode) => {
+  it.each(['epoll', 'io_uring', 'threads'])('--client %s: the fast connection closes after the slow echo went out', async (mode) => {
     const events: string[] = [];
     let accepted = 0;
     const srv = createServer((s) => {

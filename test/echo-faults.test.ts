@@ -4,7 +4,7 @@ import { createServer, type Socket } from 'node:net';
 import { randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { runCli, startCli } from './support/cli.js';
-import { echoEngines } from '../src/echo/servers.js';
+import { echoServerNames } from '../src/echo/servers.js';
 import { closed, connectTo, echoOnce, establishedTo, fdCountOf, startEchoServerCli, waitFor } from './support/echo.js';
 
 describe('echo bench: bad input', () => {
@@ -34,7 +34,7 @@ describe('echo bench: bad input', () => {
     await new Promise<void>((r) => probe.listen(0, '127.0.0.1', r));
     const port = (probe.address() as { port: number }).port;
     await new Promise((r) => probe.close(r));
-    for (const client of ['epoll', 'uring', 'threads']) {
+    for (const client of ['epoll', 'io_uring', 'threads']) {
       const r = await runCli(['echo', 'bench', '-a', `127.0.0.1:${port}`, '-c', '3', '-t', '1', '--client', client]);
       expect(r.exitCode).toBe(1);
       expect(r.stdout).toBe('');
@@ -43,24 +43,24 @@ describe('echo bench: bad input', () => {
   });
 });
 
-describe.each(echoEngines)('echo server --engine %s: faults', (engine) => {
+describe.each(echoServerNames)('echo server --server %s: faults', (server) => {
   it('says in one line that the port is in use', async () => {
     const taken = createServer();
     await new Promise<void>((r) => taken.listen(0, '127.0.0.1', r));
     const port = (taken.address() as { port: number }).port;
     try {
-      const r = await runCli(['echo', 'server', '--engine', engine, '--port', String(port)]);
+      const r = await runCli(['echo', 'server', '--server', server, '--port', String(port)]);
       expect(r.exitCode).toBe(1);
       expect(r.stdout).toBe('');
       expect(String(r.stderr).split('\n')).toHaveLength(1);
-      expect(r.stderr).toMatch(new RegExp(`^iolab: cannot listen \\(engine ${engine}\\): .*EADDRINUSE.*${port}`));
+      expect(r.stderr).toMatch(new RegExp(`^iolab: cannot listen \\(server ${server}\\): .*EADDRINUSE.*${port}`));
     } finally {
       await new Promise((r) => taken.close(r));
     }
   });
 
   it('survives a 1 MiB burst, a half-close, a reset and an idle client; the generator sees the server vanish', async () => {
-    const { child, port } = await startEchoServerCli(engine);
+    const { child, port } = await startEchoServerCli(server);
     let idle: Socket | undefined;
     try {
       idle = await connectTo(port); // connects and sends nothing, for the whole test
@@ -94,7 +94,7 @@ describe.each(echoEngines)('echo server --engine %s: faults', (engine) => {
 
       // The server vanishes during a run: errors, a non-zero exit, no hang.
       // Both generators meet this: the io_uring one for the io_uring-based servers.
-      const client = engine === 'uring' || engine === 'ring' ? 'uring' : 'epoll';
+      const client = server === 'io_uring' || server === 'ring' || server === 'duplex' ? 'io_uring' : 'epoll';
       const bench = runCli(['echo', 'bench', '-a', `127.0.0.1:${port}`, '-c', '10', '-t', '4', '--client', client]);
       // Its 10 clients and the idle one: the server must vanish mid-run, not before the connects.
       await waitFor(() => establishedTo(port) >= 11, 20_000, 'the generator connected');
@@ -113,7 +113,7 @@ describe.each(echoEngines)('echo server --engine %s: faults', (engine) => {
   }, 60_000);
 
   it('accepts and cleanly closes connections over --max-conns (5,000 at once, 100 allowed)', async () => {
-    const { child, port } = await startEchoServerCli(engine, ['--max-conns', '100']);
+    const { child, port } = await startEchoServerCli(server, ['--max-conns', '100']);
     const sockets: Socket[] = [];
     try {
       let refused = 0;
@@ -154,9 +154,9 @@ describe.each(echoEngines)('echo server --engine %s: faults', (engine) => {
 
 describe('echo server --json', () => {
   it('prints a listening object and, on SIGINT, what it served', async () => {
-    const { child, firstLine } = await startCli(['echo', 'server', '--engine', 'epoll', '--port', '0', '--json'], /listening/);
+    const { child, firstLine } = await startCli(['echo', 'server', '--server', 'epoll', '--port', '0', '--json'], /listening/);
     const ready = JSON.parse(firstLine);
-    expect(ready).toMatchObject({ event: 'listening', engine: 'epoll', host: '127.0.0.1' });
+    expect(ready).toMatchObject({ event: 'listening', server: 'epoll', host: '127.0.0.1' });
     const s = await connectTo(ready.port);
     await echoOnce(s, [Buffer.from('abc')], 3);
     s.end();

@@ -45,8 +45,8 @@ function iolabModulesLoaded(entry: string): [string, string][] {
 const servers = readdirSync(echoDir).filter((name) => name.endsWith('-server.ts'));
 
 describe("src/echo's TypeScript servers", () => {
-  it('are there to check (the node and ring engines at least)', () => {
-    expect(servers).toEqual(expect.arrayContaining(['node-server.ts', 'ring-server.ts']));
+  it('are there to check (the node, ring and duplex engines at least)', () => {
+    expect(servers).toEqual(expect.arrayContaining(['node-server.ts', 'ring-server.ts', 'duplex-server.ts']));
   });
 
   it.each(servers)('%s loads nothing of iolab but its public API (src/index.ts)', (name) => {

@@ -6,21 +6,21 @@ import { execa } from 'execa';
 import { describe, expect, it } from 'vitest';
 import { iolabArgv, runCli } from './support/cli.js';
 import { projectRoot } from '../src/native.js';
-import { echoEngines } from '../src/echo/servers.js';
+import { echoServerNames } from '../src/echo/servers.js';
 import { closed, connectTo, echoOnce, establishedTo, fdCountOf, msUntilExit, processCpuTicks, startEchoServerCli, waitFor } from './support/echo.js';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-describe.each(echoEngines)('echo server --engine %s under stress', (engine) => {
+describe.each(echoServerNames)('echo server --server %s under stress', (server) => {
   it.each(['SIGINT', 'SIGTERM'] as const)('stops within 1 s of %s under 200 clients of 4 KiB messages, exit 0, with what it served', async (signal) => {
-    const { child, port } = await startEchoServerCli(engine);
+    const { child, port } = await startEchoServerCli(server);
     try {
-      await sleep(200); // the engine's own fds (its thread's ring or epoll set) are open
+      await sleep(200); // the server's own fds (its thread's ring or epoll set) are open
       const baseline = fdCountOf(child.pid!);
       const bench = runCli(['echo', 'bench', '-a', `127.0.0.1:${port}`, '-c', '200', '-l', '4096', '-t', '10']);
-      // Full load: all 200 connections accepted (one fd each; uring's direct descriptors are no
+      // Full load: all 200 connections accepted (one fd each; the io_uring server's direct descriptors are no
       // fds of the process, so there: all 200 established), then half a second of messages.
-      const connected = () => (engine === 'uring' ? establishedTo(port) >= 200 : fdCountOf(child.pid!) >= baseline + 200);
+      const connected = () => (server === 'io_uring' ? establishedTo(port) >= 200 : fdCountOf(child.pid!) >= baseline + 200);
       await waitFor(connected, 20_000, '200 connections accepted');
       await sleep(500);
       const exited = msUntilExit(child);
@@ -38,15 +38,15 @@ describe.each(echoEngines)('echo server --engine %s under stress', (engine) => {
       expect(responses).toBeGreaterThan(0);
       expect(Number(m![2])).toBeGreaterThanOrEqual(responses * 4096);
       expect(ms).toBeLessThan(1000);
-      process.stderr.write(`${engine}: stopped ${ms.toFixed(0)} ms after ${signal} under load\n`);
+      process.stderr.write(`${server}: stopped ${ms.toFixed(0)} ms after ${signal} under load\n`);
     } finally {
       child.kill('SIGKILL');
     }
   }, 30_000);
 
-  it('keeps echoing for a fresh client while 2 peers that never read hold their backlog (uring: a 16-buffer pool), and stops promptly', async () => {
-    // --buffers sizes the uring server's provided-buffer pool; the other engines refuse it
-    const { child, port } = await startEchoServerCli(engine, engine === 'uring' ? ['--buffers', '16', '--json'] : ['--json']);
+  it('keeps echoing for a fresh client while 2 peers that never read hold their backlog (io_uring: a 16-buffer pool), and stops promptly', async () => {
+    // --buffers sizes the io_uring server's provided-buffer pool; the other servers refuse it
+    const { child, port } = await startEchoServerCli(server, server === 'io_uring' ? ['--buffers', '16', '--json'] : ['--json']);
     const stuck: Socket[] = [];
     try {
       for (let i = 0; i < 2; i++) {
@@ -70,8 +70,8 @@ describe.each(echoEngines)('echo server --engine %s under stress', (engine) => {
       expect(r.exitCode).toBe(0);
       const stopped = JSON.parse(String(r.stdout).trim().split('\n').pop()!);
       expect(stopped).toMatchObject({ event: 'stopped', signal: 'SIGINT', connections: 3 });
-      // uring: the peers that never read did fill their backlog (the pressure was there).
-      if (engine === 'uring') expect(stopped.recvPauses).toBeGreaterThan(0);
+      // io_uring: the peers that never read did fill their backlog (the pressure was there).
+      if (server === 'io_uring') expect(stopped.recvPauses).toBeGreaterThan(0);
     } finally {
       for (const s of stuck) s.destroy();
       child.kill('SIGKILL');
@@ -79,7 +79,7 @@ describe.each(echoEngines)('echo server --engine %s under stress', (engine) => {
   }, 30_000);
 
   it('--idle-timeout 1 closes a silent peer and one that never reads, and keeps an active one', async () => {
-    const { child, port } = await startEchoServerCli(engine, ['--idle-timeout', '1']);
+    const { child, port } = await startEchoServerCli(server, ['--idle-timeout', '1']);
     const sockets: Socket[] = [];
     try {
       const silent = await connectTo(port);
@@ -119,10 +119,10 @@ describe.each(echoEngines)('echo server --engine %s under stress', (engine) => {
   }, 30_000);
 
   // The limit is in force from the start (io_uring takes RLIMIT_NOFILE when the accept is armed,
-  // so lowering it later would not reach the uring server). 128, not 64: loading the CLI
+  // so lowering it later would not reach the io_uring server). 128, not 64: loading the CLI
   // through tsx needs up to ~60 fds, and 64 left it too few on some runs.
   it('at the open-file limit (128) with 160 clients connecting: < 5% CPU, and accepting resumes once fds free up', async () => {
-    const [file, argv] = iolabArgv(['echo', 'server', '--engine', engine, '--port', '0', '--json']);
+    const [file, argv] = iolabArgv(['echo', 'server', '--server', server, '--port', '0', '--json']);
     const child = execa('prlimit', ['--nofile=128:128', file, ...argv], { reject: false, cwd: projectRoot, buffer: true });
     const sockets: Socket[] = [];
     try {
@@ -161,8 +161,8 @@ describe.each(echoEngines)('echo server --engine %s under stress', (engine) => {
       const stopped = JSON.parse(String(r.stdout).trim().split('\n').pop()!);
       expect(stopped).toMatchObject({ event: 'stopped' });
       // node: libuv accepts and closes what it cannot keep (a reserve fd), so it never pauses.
-      if (engine !== 'node') expect(stopped.acceptPauses).toBeGreaterThan(0);
-      process.stderr.write(`${engine}: CPU at the fd limit ${(cpu * 100).toFixed(1)}%\n`);
+      if (server !== 'node') expect(stopped.acceptPauses).toBeGreaterThan(0);
+      process.stderr.write(`${server}: CPU at the fd limit ${(cpu * 100).toFixed(1)}%\n`);
     } finally {
       for (const s of sockets) s.destroy();
       child.kill('SIGKILL');

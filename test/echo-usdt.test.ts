@@ -22,8 +22,8 @@ describe('echo USDT probes', { timeout: 120_000 }, () => {
     expect(probes.sort()).toEqual([['echo_accept', 1], ['echo_close', 1]]);
   });
 
-  it.runIf(bpftrace && root).each(['uring', 'epoll'])('fire once per connection accepted and closed by the %s server, with its fd', async (engine) => {
-    const { child, port } = await startEchoServerCli(engine, ['--max-conns', '3']);
+  it.runIf(bpftrace && root).each(['io_uring', 'epoll'])('fire once per connection accepted and closed by the %s server, with its fd', async (server) => {
+    const { child, port } = await startEchoServerCli(server, ['--max-conns', '3']);
     try {
       // Only this server's process: other test files run echo servers too.
       const pid = child.pid!;

@@ -9,6 +9,7 @@ import { execa } from 'execa';
 import { randomBytes } from 'node:crypto';
 import { existsSync, linkSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { readBenchJson } from '../src/report/inputs.js';
 import { iolabArgv, runCliText } from './support/cli.js';
 import { waitFor } from './support/procs.js';
 import { checkLeaksAfterAll } from './support/leaks.js';
@@ -115,6 +116,23 @@ describe('report: bench echo JSON from before the generators were keyed', () => 
     const html = readFileSync(page, 'utf8');
     expect(html).toContain('<figure class="chart" id="f0-echo" data-mark-type="symbol" data-marks="4">');
     expect(html).toMatch(/<caption>echo req\/s ratios<\/caption>[\s\S]*generator\/thread-per-conn at 100 clients/);
+    // its servers under their names of today: uring is io_uring
+    expect(html).toMatch(/io_uring\/epoll at 100 clients/);
+    expect(html).not.toMatch(/(?<!io_)uring\/epoll/);
     expect(html).not.toContain('us/req');
   }, 60_000);
+});
+
+describe('report: the keys and names of bench echo and bench ipc JSON, old and new', () => {
+  it('reads the servers under `servers` (today) or `engines` (before), old server and transport names as today\'s', () => {
+    const medians = { 100: { io_uring: 185859, epoll: 143407 } };
+    const today = readBenchJson('echo.json', { servers: ['io_uring', 'epoll'], medians, ratios: {} });
+    const before = readBenchJson('old.json', { engines: ['uring', 'epoll'], medians: { 100: { uring: 185859, epoll: 143407 } }, ratios: {} });
+    for (const input of [today, before]) {
+      expect(input).toMatchObject({ kind: 'echo', points: [{ server: 'io_uring', clients: 100, reqPerSec: 185859 }, { server: 'epoll', clients: 100, reqPerSec: 143407 }] });
+    }
+    const ipc = readBenchJson('ipc.json', { rows: [{ transport: 'shm-ring', mode: 'throughput', messageBytes: 64, bytesPerSec: 1e9 },
+      { transport: 'uring-stream', mode: 'throughput', messageBytes: 64, bytesPerSec: 1e8 }], memcpyBytesPerSec: { 64: 2e9 } });
+    expect(ipc).toMatchObject({ kind: 'ipc', rows: [{ transport: 'shm-queue' }, { transport: 'io_uring-stream' }] });
+  });
 });

@@ -78,8 +78,8 @@ async function traceLongIops(name: string) {
 }
 
 describe.skipIf(skip !== undefined)(`iolab trace${skip ? ` (skipped: ${skip})` : ''}`, () => {
-  it('counts the one READV of readv --uring, inline; --json: stdout is the JSON alone, the command\'s output on stderr', async () => {
-    const r = await runCli(['trace', '--json', '--', 'readv', 'readv.c', '--uring'], { timeout: 60_000 });
+  it('counts the one READV of readv --io-uring, inline; --json: stdout is the JSON alone, the command\'s output on stderr', async () => {
+    const r = await runCli(['trace', '--json', '--', 'readv', 'readv.c', '--io-uring'], { timeout: 60_000 });
     expect(r.stderr).not.toMatch(/^iolab:/m);
     expect(r.exitCode).toBe(0);
     expect(String(r.stderr)).toMatch(/^Read \d+ bytes:\nbuf1: /m);
@@ -125,9 +125,9 @@ describe.skipIf(skip !== undefined)(`iolab trace${skip ? ` (skipped: ${skip})` :
     expectNothingAttached(t.pid);
   }, 90_000);
 
-  it('follows the processes the command forks: bench echo\'s uring server, its multishot accept and recv CQEs', async () => {
+  it('follows the processes the command forks: bench echo\'s io_uring server, its multishot accept and recv CQEs', async () => {
     const r = await runCli(['trace', '--json', '--', 'bench', 'echo', '--clients', '4', '--duration', '1', '--rounds', '1',
-      '--engines', 'uring', '--generators', 'epoll'], { timeout: 90_000 });
+      '--servers', 'io_uring', '--generators', 'epoll'], { timeout: 90_000 });
     expect(r.exitCode, String(r.stderr)).toBe(0);
     const t = traceJson(String(r.stdout));
     expect(usdtCount(t, 'echo_accept')).toBe(4);
@@ -142,7 +142,7 @@ describe.skipIf(skip !== undefined)(`iolab trace${skip ? ` (skipped: ${skip})` :
   }, 90_000);
 
   it('a failing command: its error passes through, its exit status is kept, the trace still prints', async () => {
-    const r = await runCli(['trace', '--json', '--', 'readv', join(tmp.path, 'missing.txt'), '--uring'], { timeout: 60_000 });
+    const r = await runCli(['trace', '--json', '--', 'readv', join(tmp.path, 'missing.txt'), '--io-uring'], { timeout: 60_000 });
     expect(r.exitCode).toBe(1);
     expect(String(r.stderr)).toMatch(/^iolab: .*missing\.txt/m);
     const t = traceJson(String(r.stdout));

@@ -77,7 +77,7 @@ const recipes: Record<string, Recipe> = {
   },
   'bench echo': {
     optional: ['--output'],
-    argv: (p, c) => ['bench', 'echo', '--clients', '2', '--duration', '1', '--rounds', long(c) ? '2' : '1', '--engines', 'epoll',
+    argv: (p, c) => ['bench', 'echo', '--clients', '2', '--duration', '1', '--rounds', long(c) ? '2' : '1', '--servers', 'epoll',
       '--generators', 'epoll', ...opt('--output', p['--output'])],
   },
   'bench ipc': {

@@ -102,6 +102,7 @@ class RingStreams : public RingPart {
   // The bytes are copied; EFAULT (nothing queued) when the view faults.
   int Write(RingStream* s, const char* data, size_t length);
   bool Close(RingStream* s);  // true: finished at once (no kClosed comes)
+  void Hold(RingStream* s, bool on);  // JS pauses (true) or resumes (false) receiving
 
   // The core's side (RingPart).
   void BeforeFlush() override;                  // recv cancels that could not be queued when asked

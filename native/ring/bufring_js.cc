@@ -124,6 +124,15 @@ napi_value StreamClose(napi_env env, napi_callback_info info) {
   return Napi::Boolean::New(env, RingStreams::Of(core)->Close(StreamArg(env, core, call[0])));
 }
 
+// streamHold(token, on): JS pauses (true) or resumes (false) the stream's receiving.
+napi_value StreamHold(napi_env env, napi_callback_info info) {
+  Call<2> call(env, info);
+  RingCore* core = call.Open(env);
+  RingStream* s = StreamArg(env, core, call[0]);
+  RingStreams::Of(core)->Hold(s, BoolArg(env, call[1], "paused"));
+  return nullptr;
+}
+
 // streamQueued(token): bytes queued to send and not yet sent.
 napi_value StreamQueued(napi_env env, napi_callback_info info) {
   Call<1> call(env, info);

@@ -339,6 +339,7 @@ static const Method kMethods[] = {
     METHOD("streamWrite", StreamWrite, true),
     METHOD("streamClose", StreamClose, true),
     METHOD("streamQueued", StreamQueued, true),
+    METHOD("streamHold", StreamHold, true),
     METHOD("submit", Submit, true),
     METHOD("close", Close, true),
 };

@@ -122,5 +122,6 @@ napi_value StreamSend(napi_env env, napi_callback_info info);
 napi_value StreamWrite(napi_env env, napi_callback_info info);
 napi_value StreamClose(napi_env env, napi_callback_info info);
 napi_value StreamQueued(napi_env env, napi_callback_info info);
+napi_value StreamHold(napi_env env, napi_callback_info info);
 
 }  // namespace iolab

@@ -275,6 +275,15 @@ int RingStreams::Write(RingStream* s, const char* data, size_t length) {
   return 0;
 }
 
+// ---- pause and resume by JS (a reader that wants no more for now) ----
+
+// Chunks the kernel took before the cancel landed still come to JS; nothing is lost, as with
+// the pause for queued sends above.
+void RingStreams::Hold(RingStream* s, bool on) {
+  core_->Admit();
+  stream_hold(&s->core, on);
+}
+
 // ---- closing ----
 
 bool RingStreams::Close(RingStream* s) {

@@ -116,7 +116,7 @@ void stream_prep_recv(struct io_uring_sqe *sqe, const struct stream *s, int fd) 
 }
 
 void stream_maybe_arm(struct stream *s) {
-  if (s->armed || s->closing || s->ended || s->paused || s->starved || s->pool->stopped) return;
+  if (s->armed || s->closing || s->ended || s->paused || s->held || s->starved || s->pool->stopped) return;
   s->armed = true;
   s->cancel_sent = false;
   s->pool->ops->arm(s);
@@ -138,16 +138,25 @@ enum stream_recv_end stream_recv_end(struct stream *s, int res) {
     /* A buffer that came back before this CQE was handled woke nobody for this stream. */
     if (s->pool->in_kernel == 0 || s->pool->stopped) {
       s->starved = true;
-      if (!s->paused && !s->pool->stopped) list(s);
+      if (!s->paused && !s->held && !s->pool->stopped) list(s);
     }
   } else if (res == -ECANCELED && by_us) {
-    /* Cancelled for a pause: armed again once the sends drained (now, if they already have). */
+    /* Cancelled for a pause or a hold: armed again once it is over (now, if it already is). */
   } else {
     s->ended = true;
     return STREAM_ENDED;
   }
   stream_maybe_arm(s);
   return STREAM_GOES_ON;
+}
+
+/* Neither paused nor held any more: a stream that waited for a buffer takes one now if the pool
+ * has one, or waits its turn. */
+static void unblocked(struct stream *s) {
+  if (s->paused || s->held) return;
+  if (s->starved && (s->pool->in_kernel > 0 || s->pool->stopped)) s->starved = false;
+  else if (s->starved) list(s);
+  stream_maybe_arm(s);
 }
 
 bool stream_set_queued(struct stream *s, size_t queued) {
@@ -159,12 +168,17 @@ bool stream_set_queued(struct stream *s, size_t queued) {
   }
   if (s->paused && queued <= s->resume_at) {
     s->paused = false;
-    /* Starved while paused: it takes a buffer now if the pool has one, or waits its turn. */
-    if (s->starved && (s->pool->in_kernel > 0 || s->pool->stopped)) s->starved = false;
-    else if (s->starved) list(s);
-    stream_maybe_arm(s);
+    unblocked(s);
   }
   return false;
+}
+
+void stream_hold(struct stream *s, bool on) {
+  if (s->held == on) return;
+  s->held = on;
+  if (!on) return unblocked(s);
+  unlist(s); /* still starved: it waits its turn again when released */
+  cancel(s);
 }
 
 void stream_end(struct stream *s) {

@@ -18,7 +18,7 @@
  * competes for the buffers), and it keeps a wake that went to a stream with nothing to read
  * (a kernel that cannot tell a socket's queue is empty) from leaving the others waiting. A paused
  * stream is not woken: it would keep the wake and leave the buffer unused; it takes a buffer
- * when it resumes. */
+ * when it resumes (so does a held one, when released). */
 #pragma once
 #include <liburing.h>
 #include <stdbool.h>
@@ -59,6 +59,7 @@ struct stream {
   bool cancel_sent;  /* ... and its cancel asked for */
   bool ended;        /* EOF, an error or the owner's end: receiving is over for good */
   bool paused;       /* too much waits to be sent: recv cancelled until it drains */
+  bool held;         /* the owner paused receiving (a reader that wants no more): until released */
   bool starved;      /* its recv ended ENOBUFS and is not armed again yet */
   bool closing;      /* the owner closes it: nothing is armed again */
   size_t queued;     /* bytes waiting to be sent, as the owner last told */
@@ -96,11 +97,13 @@ void stream_prep_recv(struct io_uring_sqe *sqe, const struct stream *s, int fd);
 enum stream_recv_end stream_recv_end(struct stream *s, int res);
 /* The owner's count of bytes waiting to be sent: pauses (true: paused now) or resumes. */
 bool stream_set_queued(struct stream *s, size_t queued);
+/* The owner pauses (on) or resumes (off) receiving: the recv is cancelled, armed again after. */
+void stream_hold(struct stream *s, bool on);
 /* Receiving is over (an error on the send side): the recv is cancelled, never armed again. */
 void stream_end(struct stream *s);
 /* The owner closes it: nothing is armed again, the recv is cancelled. */
 void stream_close(struct stream *s);
-/* Arms the recv if nothing holds it back (closing, ended, paused, starved, armed, stopped). */
+/* Arms the recv if nothing holds it back (closing, ended, paused, held, starved, armed, stopped). */
 void stream_maybe_arm(struct stream *s);
 
 #ifdef __cplusplus

@@ -132,6 +132,16 @@ static Napi::Value Connect(const Napi::CallbackInfo& info) {
   ThrowSocketAddressErrno(env, err, "connect", a);
 }
 
+// shutdown(fd, how): 'write' (SHUT_WR: the peer reads EOF), 'read' or 'both'.
+static Napi::Value Shutdown(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  int fd = FdArg(env, info[0]);
+  static const Choice hows[] = {{"read", SHUT_RD}, {"write", SHUT_WR}, {"both", SHUT_RDWR}, {nullptr, 0}};
+  int how = ChoiceArg(env, info[1], "how", hows);
+  if (shutdown(fd, how) < 0) ThrowErrno(env, errno, "shutdown");
+  return env.Undefined();
+}
+
 // getsockname(fd) / getpeername(fd): a Unix path, or { address, family, port }.
 template <int (*get)(int, sockaddr*, socklen_t*)>
 static napi_value SocketName(napi_env env, napi_callback_info info) {
@@ -325,6 +335,7 @@ static void Init(Napi::Env env, Napi::Object exports) {
   exports.Set("listen", Napi::Function::New(env, Listen, "listen"));
   exports.Set("accept", Napi::Function::New(env, Accept, "accept"));
   exports.Set("connect", Napi::Function::New(env, Connect, "connect"));
+  exports.Set("shutdown", Napi::Function::New(env, Shutdown, "shutdown"));
   const struct { const char* name; napi_callback cb; } raw[] = {
       {"sendmsg", RawCallback<SendMsg<false>>}, {"sendmsgWith", RawCallback<SendMsg<true>>},
       {"recvmsg", RawCallback<RecvMsg<false>>}, {"recvmsgWith", RawCallback<RecvMsg<true>>},

@@ -13,7 +13,7 @@ import { fileURLToPath } from 'node:url';
 import fs from 'node:fs';
 import { tmpdir } from 'node:os';
 import { Ring } from '../ring/index.js';
-import { commandLine, emitReport, oneLineErrors, UserError } from '../cli-util.js';
+import { commandLine, emitResults, oneLineErrors, UserError } from '../cli-util.js';
 import { numberOption } from '../numbers.js';
 import { pathOption, resultsOption } from '../path-options.js';
 import { formatBytes, formatCount, formatNs, formatRate, median, table } from '../format.js';
@@ -61,7 +61,7 @@ export interface ApiOptions {
   groups?: string[];
 }
 
-export interface ApiReport {
+export interface ApiResults {
   rows: ApiRow[];
   ratios: ApiRatio[];
   rounds: Record<string, number[]>;
@@ -119,7 +119,7 @@ async function setUpGroups(options: ApiOptions): Promise<{ list: Contender[]; cl
 }
 
 /** Runs every contender `rounds` times, alternating their order, and returns the medians. */
-export async function runApiBench(options: ApiOptions, progress?: (line: string) => void): Promise<ApiReport> {
+export async function runApiBench(options: ApiOptions, progress?: (line: string) => void): Promise<ApiResults> {
   const signal = interruption();
   const setup = await setUpGroups(options);
   try {
@@ -201,35 +201,35 @@ function ratios(rows: ApiRow[]): ApiRatio[] {
   return out;
 }
 
-export function formatApiReport(report: ApiReport, options: ApiOptions): string[] {
+export function formatApiResults(results: ApiResults, options: ApiOptions): string[] {
   const groups = options.groups ?? apiGroups;
   const what = [groups.includes('read') ? '4 KiB random reads from a page-cached file' : '', groups.includes('fd') ? 'fd messages' : '',
     groups.includes('channel') ? 'messages to another process or thread' : ''].filter((w) => w !== '').join(', ');
   const lines = [`bench api: ${what}; ${options.rounds} rounds of ${options.durationMs} ms, alternating; medians`, ''];
-  if (report.partial) lines.push(`partial: ${report.partial}; the rows hold the rounds that finished`, '');
+  if (results.partial) lines.push(`partial: ${results.partial}; the rows hold the rounds that finished`, '');
   const cells = (r: ApiRow, rate: (n: number) => string) => {
-    const s = report.rounds[key(r)];
+    const s = results.rounds[key(r)];
     if (r.opsPerSec === null || !s) return ['unavailable', '', '', ''];
     return [rate(r.opsPerSec), rate(Math.min(...s)), rate(Math.max(...s)), r.jsCpuNsPerOp === undefined ? '' : formatNs(r.jsCpuNsPerOp)];
   };
-  const ops = report.rows.filter((r) => r.messageBytes === undefined);
+  const ops = results.rows.filter((r) => r.messageBytes === undefined);
   if (ops.length > 0) {
     const body = ops.map((r) => [r.contender, String(r.inflight), ...cells(r, formatCount)]);
     lines.push(...table(['contender', 'in flight', 'ops/s (median)', 'min', 'max', 'JS-thread CPU/op'], body).trimEnd().split('\n'), '');
   }
-  const messages = report.rows.filter((r) => r.messageBytes !== undefined);
+  const messages = results.rows.filter((r) => r.messageBytes !== undefined);
   if (messages.length > 0) {
     const body = messages.map((r) => [r.contender, formatBytes(r.messageBytes!), ...cells(r, formatCount),
       r.bytesPerSec === undefined ? '' : formatRate(r.bytesPerSec)]);
     lines.push(...table(['contender', 'message', 'messages/s (median)', 'min', 'max', 'JS-thread CPU/msg', 'bytes/s'], body).trimEnd().split('\n'), '');
   }
-  for (const r of report.rows) if (r.unavailable) lines.push(`${r.contender}: ${r.unavailable}`);
-  if (report.rows.some((r) => r.unavailable)) lines.push('');
-  for (const r of report.ratios) {
+  for (const r of results.rows) if (r.unavailable) lines.push(`${r.contender}: ${r.unavailable}`);
+  if (results.rows.some((r) => r.unavailable)) lines.push('');
+  for (const r of results.ratios) {
     const goal = r.goal === undefined ? '' : `  (goal >= ${r.goal.toFixed(1)}x: ${r.ratio >= r.goal ? 'met' : 'not met'})`;
     lines.push(`${r.name} = ${r.ratio.toFixed(2)}x${goal}`);
   }
-  const fdRow = report.rows.find((r) => r.contender === 'ring.sendmsg');
+  const fdRow = results.rows.find((r) => r.contender === 'ring.sendmsg');
   if (fdRow?.opsPerSec) lines.push(`ring.sendmsg messages/s = ${formatCount(fdRow.opsPerSec)}  (goal >= 330,000: ${fdRow.opsPerSec >= 330_000 ? 'met' : 'not met'})`);
   return lines;
 }
@@ -293,12 +293,12 @@ Examples:
         rounds: opts.rounds, durationMs: opts.duration, fileSize: opts.size, file: opts.file, groups: opts.groups,
         only: opts.only?.split(',').map((s) => s.trim()).filter((s) => s !== ''),
       };
-      const report = await runApiBench(options, opts.json ? undefined : (l) => process.stderr.write(`${l}\n`));
-      const json = { rows: report.rows, ratios: report.ratios, rounds: report.rounds, options,
-        ...(report.partial ? { partial: report.partial } : {}),
+      const results = await runApiBench(options, opts.json ? undefined : (l) => process.stderr.write(`${l}\n`));
+      const json = { rows: results.rows, ratios: results.ratios, rounds: results.rounds, options,
+        ...(results.partial ? { partial: results.partial } : {}),
         date: new Date().toISOString(), machine: machineInfo(options.file ?? tmpdir()), command: commandLine() };
-      if (report.partial) markInterrupted();
-      emitReport(opts, json, formatApiReport(report, options).join('\n') + '\n');
+      if (results.partial) markInterrupted();
+      emitResults(opts, json, formatApiResults(results, options).join('\n') + '\n');
     });
   cmd.addCommand(peerCommand(), { hidden: true });
   return oneLineErrors(cmd);

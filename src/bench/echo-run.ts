@@ -1,5 +1,5 @@
-// The runs of bench echo: each server engine in its own process under each load generator
-// asked for (the event-driven one, the thread-per-connection one), engines rotating within each
+// The runs of bench echo: each server in its own process under each load generator
+// asked for (the event-driven one, the thread-per-connection one), servers rotating within each
 // round. On loopback the generator runs in this process; with
 // --netns the server and the generator are children in two namespaces. Ctrl-C (SIGINT/SIGTERM)
 // stops the run in progress (its sample is kept, marked partial), kills and reaps the server,
@@ -12,22 +12,18 @@ import type { EchoLoadResult } from '../native.js';
 import { interruptedBy, interruption } from '../interrupt.js';
 import { childEnv } from '../parent-death.js';
 import { iolabArgv } from '../spawn-iolab.js';
-import { perSecond, runLoad, totalErrors } from '../echo/load.js';
-import type { EchoEngine } from '../echo/servers.js';
+import { perSecond, runLoad, totalErrors, type GeneratorMode } from '../echo/load.js';
+import type { EchoServerName } from '../echo/servers.js';
 import { createNetns, type Netem, type NetnsLink } from './netns.js';
 
-/** The load generators, by echo bench's --client names: event-driven on epoll (the default),
- * a thread per connection, event-driven on io_uring. */
-export const generatorModes = ['epoll', 'threads', 'uring'] as const;
-export type GeneratorMode = (typeof generatorModes)[number];
 
 export interface EchoBenchOptions {
   clients: number[];
   durationSec: number;
   rounds: number;
   length: number;
-  engines: EchoEngine[];
-  /** The load generators every engine runs under, each in turn (echo bench's --client modes). */
+  servers: EchoServerName[];
+  /** The load generators every server runs under, each in turn (echo bench's --client modes). */
   generators: GeneratorMode[];
   /** Server and generator in two network namespaces joined by a veth pair. */
   netns: boolean;
@@ -37,7 +33,7 @@ export interface EchoBenchOptions {
 export interface EchoSample {
   clients: number;
   round: number;
-  /** The server engine. */
+  /** The server. */
   contender: string;
   /** The load generator it ran under. Older reports had none (the epoll one) and the
    * contenders 'generator' and 'thread-per-conn' for the two generators on the epoll server. */
@@ -95,12 +91,12 @@ function howItEnded(code: number | null, signal: NodeJS.Signals | null): string 
   return code !== null ? `exited with status ${code}` : `was killed by ${signal ?? 'a signal'}`;
 }
 
-/** Starts `iolab echo server --engine X --port 0 --json` and waits for its listening line;
+/** Starts `iolab echo server --server X --port 0 --json` and waits for its listening line;
  * undefined when the run was interrupted before it listened. A child is in this process's group
  * from fork until it makes its own (setsid, before exec): a Ctrl-C in that moment reaches it too,
  * and its death by SIGINT is the run's interruption, not a failure of the server. */
-function spawnServer(hosts: Hosts, engine: EchoEngine, signal: AbortSignal): Promise<ServerProcess | undefined> {
-  const [file, argv] = hosts.serverArgv(['echo', 'server', '--engine', engine, '--host', hosts.serverHost, '--port', '0', '--json']);
+function spawnServer(hosts: Hosts, server: EchoServerName, signal: AbortSignal): Promise<ServerProcess | undefined> {
+  const [file, argv] = hosts.serverArgv(['echo', 'server', '--server', server, '--host', hosts.serverHost, '--port', '0', '--json']);
   const child = spawn(file, argv, childOptions());
   const exited = new Promise<void>((r) => child.once('exit', () => r()));
   return new Promise((resolve, reject) => {
@@ -112,8 +108,8 @@ function spawnServer(hosts: Hosts, engine: EchoEngine, signal: AbortSignal): Pro
       const line = out.split('\n').find((l) => l.includes('"listening"'));
       if (line) resolve({ child, port: JSON.parse(line).port, exited });
     });
-    child.once('error', (e) => reject(new UserError(`cannot start the echo server (${engine}): ${e.message}`)));
-    const failed = (code: number | null, killedBy: NodeJS.Signals | null) => new UserError(`echo server (${engine}) ` +
+    child.once('error', (e) => reject(new UserError(`cannot start the echo server (${server}): ${e.message}`)));
+    const failed = (code: number | null, killedBy: NodeJS.Signals | null) => new UserError(`echo server (${server}) ` +
       `${howItEnded(code, killedBy)} before listening${err.trim() ? `: ${err.trim().split('\n').pop()}` : ' (it printed no error)'}`);
     child.once('exit', (code, killedBy) => {
       if (signal.aborted) return resolve(undefined);
@@ -220,32 +216,32 @@ export async function runEchoBench(o: EchoBenchOptions, log: (line: string) => v
   const signal = interruption();
   const hosts = o.netns ? namespaces(o) : loopback(o);
   const run: EchoBenchRun = { samples: [], ...(hosts.link ? { link: hosts.link } : {}) };
-  const servers = new Set<ServerProcess>();
-  const start = async (engine: EchoEngine) => {
-    const s = await spawnServer(hosts, engine, signal);
-    if (s) servers.add(s);
+  const running = new Set<ServerProcess>();
+  const start = async (name: EchoServerName) => {
+    const s = await spawnServer(hosts, name, signal);
+    if (s) running.add(s);
     return s;
   };
   const stop = async (s: ServerProcess) => {
-    servers.delete(s);
+    running.delete(s);
     return stopServer(s);
   };
   try {
     rounds: for (let round = 1; round <= o.rounds; round++) {
       for (const clients of o.clients) {
         for (const generator of rotate(o.generators, round - 1)) {
-          for (const engine of rotate(o.engines, round - 1)) {
+          for (const name of rotate(o.servers, round - 1)) {
             if (signal.aborted) break rounds;
-            const server = await start(engine);
+            const server = await start(name);
             if (!server) break rounds;
             const r = signal.aborted ? undefined : await hosts.generate(server.port, clients, generator, signal, server.child.pid);
             if (!r) {
               await stop(server);
               break rounds;
             }
-            const sample = sampleOf(clients, round, engine, generator, r);
+            const sample = sampleOf(clients, round, name, generator, r);
             run.samples.push(sample);
-            const what = `round ${round} ${clients} clients ${engine} (${generator} generator)`;
+            const what = `round ${round} ${clients} clients ${name} (${generator} generator)`;
             log(`${what}: server ${us(sample.serverUsPerReq)} us/req, generator ${us(sample.generatorUsPerReq)} us/req, ` +
               `${Math.round(sample.reqPerSec)} req/s${sample.partial ? ' (partial)' : ''}${sample.errors ? `, errors ${JSON.stringify(r.errors)}` : ''}`);
             if (!(await stop(server))) {
@@ -258,7 +254,7 @@ export async function runEchoBench(o: EchoBenchOptions, log: (line: string) => v
       }
     }
   } finally {
-    await Promise.all([...servers].map(stopServer));
+    await Promise.all([...running].map(stopServer));
     hosts.remove();
   }
   if (signal.aborted) run.interruptedBy = interruptedBy() ?? 'a signal';

@@ -1,18 +1,19 @@
-// `iolab bench echo`: the options, the report (CPU per request and req/s: medians, ratios) and its table. The runs
+// `iolab bench echo`: the options, the results (CPU per request and req/s: medians, ratios) and their table. The runs
 // themselves are in echo-run.ts, the two-namespace setup in netns.ts.
 import { Command } from 'commander';
-import { commandLine, emitReport, oneLineErrors, UserError } from '../cli-util.js';
+import { commandLine, emitResults, oneLineErrors, UserError } from '../cli-util.js';
 import { median, ratio, table } from '../format.js';
 import { markInterrupted } from '../interrupt.js';
 import { numberListOption, numberOption } from '../numbers.js';
 import { resultsOption } from '../path-options.js';
-import { raiseOpenFileLimitFor } from '../echo/load.js';
-import { echoEngines, type EchoEngine } from '../echo/servers.js';
+import { generatorModes, raiseOpenFileLimitFor, type GeneratorMode } from '../echo/load.js';
+import { echoServerNames, type EchoServerName } from '../echo/servers.js';
+import { generatorAliases, knownNames, optionAlias, serverAliases } from '../aliases.js';
 import { machineInfo } from './machine.js';
-import { generatorModes, runEchoBench, us, type EchoBenchOptions, type EchoBenchRun, type EchoSample, type GeneratorMode } from './echo-run.js';
+import { runEchoBench, us, type EchoBenchOptions, type EchoBenchRun, type EchoSample } from './echo-run.js';
 import { checkNetnsAllowed, parseNetem, type NetnsLink } from './netns.js';
 
-/** Medians over the rounds of one engine at one client count under one generator. */
+/** Medians over the rounds of one server at one client count under one generator. */
 export interface EchoCell {
   /** CPU time per response (us): the server process's, the generator's threads'. */
   serverUsPerReq?: number;
@@ -22,24 +23,24 @@ export interface EchoCell {
 
 type ByClients<T> = Record<string, T>;
 
-export interface EchoBenchReport {
+export interface EchoBenchResults {
   length: number;
   duration: number;
   rounds: number;
-  engines: EchoEngine[];
+  servers: EchoServerName[];
   generators: GeneratorMode[];
   netns: boolean;
   link?: NetnsLink;
   samples: EchoSample[];
-  /** generator -> clients -> engine -> medians */
+  /** generator -> clients -> server -> medians */
   byGenerator: Record<string, ByClients<Record<string, EchoCell>>>;
-  /** generator -> clients -> 'uring/epoll'...: server us/req of the first over the second's
+  /** generator -> clients -> 'io_uring/epoll'...: server us/req of the first over the second's
    * (lower is better: 0.5 = the first spends half the CPU per request). */
   usPerReqRatios: Record<string, ByClients<Record<string, number>>>;
   /** generator -> clients -> pair: req/s of the first over the second's. */
   reqPerSecRatios: Record<string, ByClients<Record<string, number>>>;
-  /** clients -> engine -> median req/s, and clients -> pair -> req/s ratio, under the first
-   * generator: what reports before the generators were keyed held; ratios adds
+  /** clients -> server -> median req/s, and clients -> pair -> req/s ratio, under the first
+   * generator: what results before the generators were keyed held; ratios adds
    * 'generator/thread-per-conn' where both ran: the epoll server's req/s under the epoll
    * generator over its req/s under the thread-per-connection one. */
   medians: ByClients<Record<string, number>>;
@@ -49,7 +50,8 @@ export interface EchoBenchReport {
   signal?: string;
 }
 
-const ratioPairs: [string, string][] = [['uring', 'epoll'], ['uring', 'node'], ['epoll', 'node'], ['ring', 'node']];
+// duplex/ring: what node:stream costs on the Ring; duplex/node: RingSocket against net.Socket
+const ratioPairs: [string, string][] = [['io_uring', 'epoll'], ['io_uring', 'node'], ['epoll', 'node'], ['ring', 'node'], ['duplex', 'ring'], ['duplex', 'node']];
 
 function pairRatios<T>(cells: ByClients<Record<string, T>>, value: (c: T) => number | undefined): ByClients<Record<string, number>> {
   const out: ByClients<Record<string, number>> = {};
@@ -63,8 +65,8 @@ function pairRatios<T>(cells: ByClients<Record<string, T>>, value: (c: T) => num
   return out;
 }
 
-export function buildEchoReport(o: EchoBenchOptions, run: EchoBenchRun): EchoBenchReport {
-  const byGenerator: EchoBenchReport['byGenerator'] = {};
+export function buildEchoResults(o: EchoBenchOptions, run: EchoBenchRun): EchoBenchResults {
+  const byGenerator: EchoBenchResults['byGenerator'] = {};
   for (const s of run.samples) {
     const cells = (byGenerator[s.generator] ??= {});
     const row = (cells[String(s.clients)] ??= {});
@@ -80,24 +82,24 @@ export function buildEchoReport(o: EchoBenchOptions, run: EchoBenchRun): EchoBen
     row[s.contender] = { ...(server !== undefined ? { serverUsPerReq: server } : {}),
       ...(generator !== undefined ? { generatorUsPerReq: generator } : {}), reqPerSec: median(mine.map((x) => x.reqPerSec)) };
   }
-  const usPerReqRatios: EchoBenchReport['usPerReqRatios'] = {};
-  const reqPerSecRatios: EchoBenchReport['reqPerSecRatios'] = {};
+  const usPerReqRatios: EchoBenchResults['usPerReqRatios'] = {};
+  const reqPerSecRatios: EchoBenchResults['reqPerSecRatios'] = {};
   for (const [g, cells] of Object.entries(byGenerator)) {
     usPerReqRatios[g] = pairRatios(cells, (c) => c.serverUsPerReq);
     reqPerSecRatios[g] = pairRatios(cells, (c) => c.reqPerSec);
   }
   const first = byGenerator[o.generators[0]] ?? {};
-  const medians: EchoBenchReport['medians'] = {};
+  const medians: EchoBenchResults['medians'] = {};
   for (const [clients, m] of Object.entries(first)) {
     medians[clients] = Object.fromEntries(Object.entries(m).map(([e, c]) => [e, c.reqPerSec]));
   }
-  const ratios: EchoBenchReport['ratios'] = structuredClone(reqPerSecRatios[o.generators[0]] ?? {});
+  const ratios: EchoBenchResults['ratios'] = structuredClone(reqPerSecRatios[o.generators[0]] ?? {});
   for (const [clients, m] of Object.entries(byGenerator.epoll ?? {})) {
     const other = byGenerator.threads?.[clients]?.epoll;
     if (m.epoll && other?.reqPerSec) (ratios[clients] ??= {})['generator/thread-per-conn'] = m.epoll.reqPerSec / other.reqPerSec;
   }
   return {
-    length: o.length, duration: o.durationSec, rounds: o.rounds, engines: o.engines, generators: o.generators, netns: o.netns,
+    length: o.length, duration: o.durationSec, rounds: o.rounds, servers: o.servers, generators: o.generators, netns: o.netns,
     ...(run.link ? { link: run.link } : {}),
     samples: run.samples, byGenerator, usPerReqRatios, reqPerSecRatios, medians, ratios,
     errors: run.samples.reduce((n, s) => n + s.errors, 0),
@@ -105,7 +107,7 @@ export function buildEchoReport(o: EchoBenchOptions, run: EchoBenchRun): EchoBen
   };
 }
 
-export function formatEchoReport(r: EchoBenchReport): string {
+export function formatEchoResults(r: EchoBenchResults): string {
   const where = r.link
     ? `two network namespaces over a veth pair (mtu ${r.link.mtu}${r.link.netem ? `, netem ${Object.entries(r.link.netem).map(([k, v]) => `${k} ${v}`).join(' ')}` : ''})`
     : 'loopback';
@@ -113,10 +115,10 @@ export function formatEchoReport(r: EchoBenchReport): string {
   const rows: string[][] = [];
   for (const [generator, cells] of Object.entries(r.byGenerator)) {
     for (const [clients, m] of Object.entries(cells)) {
-      for (const [engine, c] of Object.entries(m)) {
-        const mine = r.samples.filter((s) => s.generator === generator && String(s.clients) === clients && s.contender === engine);
+      for (const [server, c] of Object.entries(m)) {
+        const mine = r.samples.filter((s) => s.generator === generator && String(s.clients) === clients && s.contender === server);
         const partial = mine.some((s) => s.partial);
-        rows.push([`${engine}${partial ? ' (partial)' : ''}`, clients, generator, us(c.serverUsPerReq), us(c.generatorUsPerReq),
+        rows.push([`${server}${partial ? ' (partial)' : ''}`, clients, generator, us(c.serverUsPerReq), us(c.generatorUsPerReq),
           String(Math.round(c.reqPerSec)), mine.map((s) => `${us(s.serverUsPerReq)}${s.partial ? '*' : ''}`).join(' ')]);
       }
     }
@@ -143,7 +145,7 @@ interface CommandOptions {
   duration: number;
   rounds: number;
   length: number;
-  engines: string;
+  servers: string;
   generators: string;
   netns?: boolean;
   netem?: string;
@@ -152,46 +154,41 @@ interface CommandOptions {
 }
 
 function optionsFrom(opts: CommandOptions): EchoBenchOptions {
-  const engines = [...new Set(opts.engines.split(',').map((s) => s.trim()))] as EchoEngine[];
-  for (const e of engines) {
-    if (!echoEngines.includes(e)) throw new UserError(`unknown engine '${e}' (known: ${echoEngines.join(', ')})`);
-  }
+  const servers = knownNames(opts.servers, echoServerNames, serverAliases, 'server');
   if (opts.netem !== undefined && !opts.netns) throw new UserError('--netem needs --netns (it shapes the veth link between the namespaces)');
   const netem = opts.netem !== undefined ? parseNetem(opts.netem) : undefined;
   if (opts.netns) checkNetnsAllowed();
-  const generators = [...new Set(opts.generators.split(',').map((s) => s.trim()))] as GeneratorMode[];
-  for (const g of generators) {
-    if (!generatorModes.includes(g)) throw new UserError(`unknown generator '${g}' (known: ${generatorModes.join(', ')})`);
-  }
+  const generators: GeneratorMode[] = knownNames(opts.generators, generatorModes, generatorAliases, 'generator');
   // before any server starts: they inherit the raised limit
   raiseOpenFileLimitFor(Math.max(...opts.clients), '--clients');
   return {
-    clients: opts.clients, durationSec: opts.duration, rounds: opts.rounds, length: opts.length, engines, generators,
+    clients: opts.clients, durationSec: opts.duration, rounds: opts.rounds, length: opts.length, servers, generators,
     netns: opts.netns ?? false, ...(netem ? { netem } : {}),
   };
 }
 
 export function benchEchoCommand(): Command {
-  return oneLineErrors(new Command('echo')
-    .description('echo servers under the load generators: CPU per request (server and generator) and req/s per engine, medians and ratios (uring/epoll, uring/node, epoll/node, ring/node)')
+  const cmd = new Command('echo')
+    .description('echo servers under the load generators: CPU per request (server and generator) and req/s per server, medians and ratios (io_uring/epoll, io_uring/node, epoll/node, ring/node)')
     .option('--clients <list>', 'client counts to run (the open-file limit is raised to fit, within the hard limit)', numberListOption({ min: 1 }), [100, 1000, 5000])
     .option('--duration <sec>', 'seconds per run', numberOption({ min: 1 }), 5)
-    .option('--rounds <n>', 'rounds (engines alternate within each)', numberOption({ min: 1 }), 3)
+    .option('--rounds <n>', 'rounds (servers alternate within each)', numberOption({ min: 1 }), 3)
     .option('--length <bytes>', 'message length', numberOption({ min: 1, max: 64 << 20, size: true }), 512)
-    .option('--engines <list>', `engines, comma-separated (${echoEngines.join(',')})`, echoEngines.join(','))
-    .option('--generators <list>', 'load generators every engine runs under, comma-separated: epoll (event-driven), threads (a thread per connection), uring', 'epoll,threads')
+    .option('--servers <list>', `echo servers, comma-separated (${echoServerNames.join(',')})`, echoServerNames.join(','))
+    .option('--generators <list>', 'load generators every server runs under, comma-separated: epoll (event-driven), threads (a thread per connection), io_uring', 'epoll,threads')
     .option('--netns', 'root: the server and the generator in two network namespaces joined by a veth pair (two hosts on one machine), removed again on every exit')
     .option('--netem <settings>', 'with --netns: tc netem on both ends of the veth, e.g. delay=200us,rate=10gbit (keys: delay, jitter, rate, loss)')
-    .option('--json', 'print the report as JSON instead of the table')
-    .addOption(resultsOption('also write the report as JSON to this file (npm run bench:echo: bench-results/echo.json)'))
+    .option('--json', 'print the results as JSON instead of the table')
+    .addOption(resultsOption('also write the results as JSON to this file (npm run bench:echo: bench-results/echo.json)'))
     .option('--force', 'replace an existing --output file (or a symlink itself, never its target)')
     .action(async (opts: CommandOptions) => {
       const options = optionsFrom(opts);
       const run = await runEchoBench(options, (line) => { if (!opts.json) process.stderr.write(`${line}\n`); });
-      const report = buildEchoReport(options, run);
-      const json = { ...report, machine: machineInfo(), command: commandLine(), date: new Date().toISOString() };
-      emitReport(opts, json, formatEchoReport(report));
+      const results = buildEchoResults(options, run);
+      const json = { ...results, machine: machineInfo(), command: commandLine(), date: new Date().toISOString() };
+      emitResults(opts, json, formatEchoResults(results));
       if (run.interruptedBy) markInterrupted();
-      else if (report.errors) process.exitCode = 1;
-    }));
+      else if (results.errors) process.exitCode = 1;
+    });
+  return oneLineErrors(optionAlias(cmd, '--engines <list>', '--servers'));
 }

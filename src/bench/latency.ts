@@ -3,7 +3,7 @@
 import { Command } from 'commander';
 import { statSync } from 'node:fs';
 import type { BenchJob, BenchResult } from '../native.js';
-import { commandLine, emitReport, UserError } from '../cli-util.js';
+import { commandLine, emitResults, UserError } from '../cli-util.js';
 import { interruption, markInterrupted } from '../interrupt.js';
 import { machineInfo } from './machine.js';
 import { checkJob, logicalBlockSize, runJob } from './storage-job.js';
@@ -132,6 +132,6 @@ Example:
       };
       const title = `iolab bench latency: ${opts.count} reads of ${opts.infile}, ${opts.count} writes to ${opts.outfile}, ` +
         `bs ${opts.bs}, QD 1, ${opts.direct ? 'O_DIRECT' : 'page cache'} (lat = submit to completion)\n`;
-      emitReport(opts, doc, title + table(['engine', 'read mean', 'read p50', 'read p99', 'write mean', 'write p50', 'write p99'], rows));
+      emitResults(opts, doc, title + table(['engine', 'read mean', 'read p50', 'read p99', 'write mean', 'write p50', 'write p99'], rows));
     });
 }

@@ -8,7 +8,7 @@ import { oneLineErrors, printJson } from '../cli-util.js';
 import { defaultSocketPath, type FdpassType } from './fdpass-common.js';
 import { formatReceiverEvent, runReceiver } from './fdpass-receiver.js';
 import { defaultMessage, defaultObjectSize, formatSend, refusalNote, runSender } from './fdpass-sender.js';
-import { uringOption, withDemoIo } from './io.js';
+import { ioUringOption, keepOldUringFlag, withDemoIo } from './io.js';
 import { durationOption, numberOption } from '../numbers.js';
 import { pathOption } from '../path-options.js';
 
@@ -39,7 +39,7 @@ peer (shm_open, mmap, printf("%s")) reads it too, and the receiver takes an fd f
     .option('--timeout <time>', 'give up (exit 1) when a message does not come within this time: 10, 500ms, 2s (default: wait forever)', durationOption())
     .option('--allow-any-user', 'accept senders of any uid (default: only this user\'s)')
     .option('--json', 'print one JSON object per event')
-    .addOption(uringOption('accept, recvmsg and pread (IORING_OP_ACCEPT/RECVMSG/READV)'))
+    .addOption(ioUringOption('accept, recvmsg and pread (IORING_OP_ACCEPT/RECVMSG/READV)'))
     .addHelpText('after', `
 A lock file beside the socket (PATH.lock, flock) keeps a second receiver off a path in use;
 a stale socket file at the path is replaced; any other file there is left alone (error).
@@ -47,8 +47,8 @@ Both files are removed on exit, also on Ctrl-C / SIGTERM. Senders of another uid
 (SCM_CREDENTIALS on dgram, SO_PEERCRED on stream) are refused with a line on stderr.
 A passed file is mapped (read-only) only when it is sealed against shrinking; any other is
 read with pread, so a sender that shrinks it cannot make the receiver die of SIGBUS.`)
-    .action(async (opts: { socket?: string; type: FdpassType; count: number; timeout?: number; allowAnyUser?: boolean; json?: boolean; uring?: boolean }) => {
-      await withDemoIo(opts.uring, (io) => runReceiver({
+    .action(async (opts: { socket?: string; type: FdpassType; count: number; timeout?: number; allowAnyUser?: boolean; json?: boolean; ioUring?: boolean }) => {
+      await withDemoIo(opts.ioUring, (io) => runReceiver({
         socket: opts.socket ?? defaultSocketPath(),
         type: opts.type,
         count: opts.count,
@@ -75,15 +75,15 @@ read with pread, so a sender that shrinks it cannot make the receiver die of SIG
       numberOption({ min: 1, size: true }), defaultObjectSize)
     .option('--memfd', 'send a memfd sealed against shrinking, growing and writing (F_SEAL_SHRINK|F_SEAL_GROW|F_SEAL_WRITE) instead')
     .option('--json', 'print the result as one JSON object')
-    .addOption(uringOption('sendmsg (IORING_OP_SENDMSG) and the memfd write (IORING_OP_WRITEV)'))
-    .action(async (opts: { socket?: string; type: FdpassType; message: string; size: number; memfd?: boolean; json?: boolean; uring?: boolean }) => {
+    .addOption(ioUringOption('sendmsg (IORING_OP_SENDMSG) and the memfd write (IORING_OP_WRITEV)'))
+    .action(async (opts: { socket?: string; type: FdpassType; message: string; size: number; memfd?: boolean; json?: boolean; ioUring?: boolean }) => {
       const options = { socket: opts.socket ?? defaultSocketPath(), type: opts.type, message: opts.message, size: opts.size, memfd: opts.memfd };
-      const result = await withDemoIo(opts.uring, (io) => runSender(options, io));
+      const result = await withDemoIo(opts.ioUring, (io) => runSender(options, io));
       if (opts.json) printJson(result);
       else process.stdout.write(formatSend(result).join('\n') + '\n');
       const note = refusalNote(result);
       if (note) process.stderr.write(`${note}\n`);
     });
 
-  return oneLineErrors(fdpass);
+  return oneLineErrors(keepOldUringFlag(fdpass));
 }

@@ -1,8 +1,9 @@
 // The demos' I/O calls behind one interface, in two implementations: the plain syscalls, and
 // io_uring through a Ring (IORING_OP_READV / WRITEV / ACCEPT / RECVMSG / SENDMSG). A demo takes
-// a DemoIo and never knows which one it got, so `--uring` prints exactly what the plain variant
+// a DemoIo and never knows which one it got, so `--io-uring` prints exactly what the plain variant
 // prints.
-import { Option } from 'commander';
+import { Option, type Command } from 'commander';
+import { optionAlias } from '../aliases.js';
 import { UserError } from '../cli-util.js';
 import { native, type RecvResult } from '../native.js';
 import { recvmsg, sendmsg } from '../syscalls.js';
@@ -104,20 +105,27 @@ export function ringIo(ring: RingInstance): DemoIo {
   };
 }
 
-/** The `--uring` option of every demo that has an io_uring variant. */
-export function uringOption(what: string): Option {
-  return new Option('--uring', `do the ${what} through io_uring (a Ring) instead of the plain syscalls; same output`);
+/** The `--io-uring` option of every demo that has an io_uring variant. */
+export function ioUringOption(what: string): Option {
+  return new Option('--io-uring', `do the ${what} through io_uring (a Ring) instead of the plain syscalls; same output`);
 }
 
-/** Runs `body` with the plain calls, or (uring) with a Ring opened for it and closed after.
+/** `--uring`, the old name of --io-uring, kept (hidden) on `cmd` and every command below it that has it. */
+export function keepOldUringFlag(cmd: Command): Command {
+  if (cmd.options.some((o) => o.long === '--io-uring')) optionAlias(cmd, '--uring', '--io-uring');
+  for (const sub of cmd.commands) keepOldUringFlag(sub);
+  return cmd;
+}
+
+/** Runs `body` with the plain calls, or (ioUring) with a Ring opened for it and closed after.
  * A kernel or sandbox that refuses io_uring becomes one line for the user. */
-export async function withDemoIo<T>(uring: boolean | undefined, body: (io: DemoIo) => Promise<T>): Promise<T> {
-  if (!uring) return body(plainIo);
+export async function withDemoIo<T>(ioUring: boolean | undefined, body: (io: DemoIo) => Promise<T>): Promise<T> {
+  if (!ioUring) return body(plainIo);
   let ring: RingInstance;
   try {
     ring = new Ring({ entries: 64 });
   } catch (err) {
-    if (isIoUringUnavailable(err)) throw new UserError(`${err.message}; use the command without --uring`);
+    if (isIoUringUnavailable(err)) throw new UserError(`${err.message}; use the command without --io-uring`);
     throw err;
   }
   try {

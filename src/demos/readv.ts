@@ -6,7 +6,7 @@ import { Command } from 'commander';
 import { oneLineErrors, printJson, UserError } from '../cli-util.js';
 import { iovMax } from './common.js';
 import { showBytes } from '../show-bytes.js';
-import { plainIo, uringOption, withDemoIo, type DemoIo } from './io.js';
+import { plainIo, ioUringOption, keepOldUringFlag, withDemoIo, type DemoIo } from './io.js';
 import { numberOption, numberListOption, plural } from '../numbers.js';
 import { pathArgument } from '../path-options.js';
 
@@ -102,14 +102,14 @@ export function readvJson(result: ReadvResult) {
 }
 
 export function readvCommand(): Command {
-  return oneLineErrors(new Command('readv')
+  return oneLineErrors(keepOldUringFlag(new Command('readv')
     .description('scatter-read the start of a file into several buffers with one readv(2) call')
     .addArgument(pathArgument('<file>', 'file to read (e.g. readv.c)', { output: false }))
     .option('--sizes <list>', 'buffer sizes in bytes, comma-separated (4k suffixes allowed)', numberListOption({ min: 1, size: true }), defaultSizes)
     .option('--offset <bytes>', 'read from this file offset with preadv(2) instead of the current position',
       numberOption({ min: 0, size: true }))
     .option('--json', 'print the result as one JSON object')
-    .addOption(uringOption('read (IORING_OP_READV)'))
+    .addOption(ioUringOption('read (IORING_OP_READV)'))
     .addHelpText('after', `
 Prints "Read N bytes:" and one line per buffer with only the bytes that landed in it.
 Bytes are shown safely: printable text as is, \\n \\t \\r \\0 and \\\\ escaped, any other
@@ -120,9 +120,9 @@ Example:
   Read 24 bytes:
   buf1: /* readv
   buf2: .c: scatter-read`)
-    .action(async (file: string, opts: { sizes: number[]; offset?: number; json?: boolean; uring?: boolean }) => {
-      const result = await withDemoIo(opts.uring, (io) => runReadv(file, opts.sizes, opts.offset, io));
+    .action(async (file: string, opts: { sizes: number[]; offset?: number; json?: boolean; ioUring?: boolean }) => {
+      const result = await withDemoIo(opts.ioUring, (io) => runReadv(file, opts.sizes, opts.offset, io));
       if (opts.json) printJson(readvJson(result));
       else process.stdout.write(formatReadv(result).join('\n') + '\n');
-    }));
+    })));
 }

@@ -10,7 +10,7 @@ import { oneLineErrors, printJson, UserError } from '../cli-util.js';
 import { numberOption, plural } from '../numbers.js';
 import { shmName, writeAllVectored } from './common.js';
 import { showBytes } from '../show-bytes.js';
-import { plainIo, uringOption, withDemoIo, type DemoIo } from './io.js';
+import { plainIo, ioUringOption, keepOldUringFlag, withDemoIo, type DemoIo } from './io.js';
 import { checkObjectSize, describeFd, readText, type TextRead } from './memory-objects.js';
 import { notRegularFile } from '../write-target.js';
 
@@ -141,9 +141,9 @@ Example (two processes):
     .option('--size <bytes>', 'object size (default: the text rounded up to 4 KiB)', numberOption({ min: 1, size: true }))
     .option('--force', 'overwrite an object that exists already (whoever made it)')
     .option('--json', 'print the result as one JSON object')
-    .addOption(uringOption('write (IORING_OP_WRITEV)'))
-    .action(async (name: string, text: string, opts: { size?: number; force?: boolean; json?: boolean; uring?: boolean }) => {
-      const result = await withDemoIo(opts.uring, (io) => shmWrite(name, text, opts, io));
+    .addOption(ioUringOption('write (IORING_OP_WRITEV)'))
+    .action(async (name: string, text: string, opts: { size?: number; force?: boolean; json?: boolean; ioUring?: boolean }) => {
+      const result = await withDemoIo(opts.ioUring, (io) => shmWrite(name, text, opts, io));
       if (opts.json) printJson(result);
       else process.stdout.write(formatShmWrite(result).join('\n') + '\n');
     });
@@ -153,12 +153,12 @@ Example (two processes):
     .argument('<name>', 'object name, e.g. /demo')
     .option('--length <bytes>', 'read at most this many bytes (default: up to the first NUL or the end)', numberOption({ min: 1, size: true }))
     .option('--json', 'print the result as one JSON object')
-    .addOption(uringOption('reads (IORING_OP_READV)'))
+    .addOption(ioUringOption('reads (IORING_OP_READV)'))
     .addHelpText('after', `
 The text is shown as readv shows bytes: printable text as is, \\n \\t \\r \\0 and \\\\
 escaped, any other byte as \\xHH. --json adds the exact bytes in base64.`)
-    .action(async (name: string, opts: { length?: number; json?: boolean; uring?: boolean }) => {
-      const { name: shown, size, read } = await withDemoIo(opts.uring, (io) => shmRead(name, opts, io));
+    .action(async (name: string, opts: { length?: number; json?: boolean; ioUring?: boolean }) => {
+      const { name: shown, size, read } = await withDemoIo(opts.ioUring, (io) => shmRead(name, opts, io));
       if (opts.json) {
         printJson({ name: shown, size, read: read.bytes, end: read.end, bytes: read.text.byteLength, text: showBytes(read.text),
           base64: Buffer.from(read.text).toString('base64') });
@@ -178,5 +178,5 @@ escaped, any other byte as \\xHH. --json adds the exact bytes in base64.`)
       else process.stdout.write(`unlinked ${showName(name)}\n`);
     });
 
-  return oneLineErrors(shm);
+  return oneLineErrors(keepOldUringFlag(shm));
 }

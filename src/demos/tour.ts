@@ -1,6 +1,6 @@
 // `iolab tour`: every demo end to end, each command a separate process of this CLI run in a
 // temp folder, printed step by step as a transcript a user can replay. The demos that have a
-// `--uring` variant run again with it. Removes everything it created.
+// `--io-uring` variant run again with it. Removes everything it created.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -40,7 +40,7 @@ export interface TourStep {
 interface TourContext {
   /** The folder the step's commands run in. */
   dir: string;
-  /** ['--uring'] for the io_uring variant of a demo, else []. */
+  /** ['--io-uring'] for the io_uring variant of a demo, else []. */
   variantArgs: string[];
   /** Every child the tour started and has not seen exit (a signal to the tour stops them). */
   running: Set<ChildProcess>;
@@ -51,8 +51,8 @@ interface TourContext {
 /** One demo of the tour: runs its commands in ctx.dir and returns what they showed. */
 interface TourDemo {
   title: string;
-  /** True when the demo's commands take --uring: the tour runs them a second time with it. */
-  hasUringVariant: boolean;
+  /** True when the demo's commands take --io-uring: the tour runs them a second time with it. */
+  hasIoUringVariant: boolean;
   run(ctx: TourContext): Promise<Omit<TourStep, 'title'>>;
 }
 
@@ -98,7 +98,7 @@ async function runAll(ctx: TourContext, list: { argv: string[]; expectedExit?: n
 
 const readvDemo: TourDemo = {
   title: 'readv: one readv(2) scatters the start of readv.c into buffers of 32, 64 and 128 bytes',
-  hasUringVariant: true,
+  hasIoUringVariant: true,
   async run(ctx) {
     copyFileSync(join(projectRoot, 'readv.c'), join(ctx.dir, 'readv.c'));
     return { commands: await runAll(ctx, [{ argv: ['readv', 'readv.c', ...ctx.variantArgs] }]), notes: [] };
@@ -107,7 +107,7 @@ const readvDemo: TourDemo = {
 
 const writevDemo: TourDemo = {
   title: 'writev: one writev(2) gathers three pieces into a new file; readv reads them back',
-  hasUringVariant: true,
+  hasIoUringVariant: true,
   async run(ctx) {
     const commands = await runAll(ctx, [
       { argv: ['writev', 'notes.txt', 'gathered ', 'by one ', 'writev call', '--newline', ...ctx.variantArgs] },
@@ -122,9 +122,9 @@ const writevDemo: TourDemo = {
 
 const shmDemo: TourDemo = {
   title: 'shm: one process writes a POSIX shared-memory object with pwrite, another reads it with pread',
-  hasUringVariant: true,
+  hasIoUringVariant: true,
   async run(ctx) {
-    const name = `/iolab-tour-${process.pid}${ctx.variantArgs.length > 0 ? '-uring' : ''}`;
+    const name = `/iolab-tour-${process.pid}${ctx.variantArgs.length > 0 ? '-io_uring' : ''}`;
     try {
       const commands = await runAll(ctx, [
         { argv: ['shm', 'write', name, 'written by one process, read by another', ...ctx.variantArgs] },
@@ -142,7 +142,7 @@ function fdpassDemo(type: 'dgram' | 'stream', object: 'shm' | 'memfd'): TourDemo
   const what = object === 'shm' ? 'the fd of a shared-memory object (read with pread)' : 'the fd of a sealed memfd (mapped)';
   return {
     title: `fdpass (${type}): a sender process passes ${what} to a receiver over a Unix socket`,
-    hasUringVariant: true,
+    hasIoUringVariant: true,
     async run(ctx) {
       const socket = `fdpass-${type}.sock`;
       let resolveListening!: () => void;
@@ -194,10 +194,10 @@ export interface Tour {
 }
 
 /** The variant's folder inside the tour's folder ('' for the plain variant). */
-const uringFolder = 'uring';
+const ioUringFolder = 'io_uring';
 
 /**
- * Runs every demo, then the --uring variants (in the folder's uring/ subfolder, so their files
+ * Runs every demo, then the --io-uring variants (in the folder's io_uring/ subfolder, so their files
  * start fresh). Up to `stepsAtOnce` steps run at once; `onStep` sees each finished step in order.
  */
 export async function runTour(on: { start?: (dir: string) => void; step?: (step: TourStep) => void } = {}): Promise<Tour> {
@@ -210,12 +210,12 @@ export async function runTour(on: { start?: (dir: string) => void; step?: (step:
       // Ctrl-C / SIGTERM: stop the demos' processes; each demo then cleans up after itself.
       signal.addEventListener('abort', () => { for (const child of running) child.kill('SIGTERM'); });
       const refusal = await ioUringRefusal();
-      if (refusal === undefined) mkdirSync(join(dir, uringFolder));
+      if (refusal === undefined) mkdirSync(join(dir, ioUringFolder));
       const plain = tourDemos.map((d) => () => runStep(d, { dir, variantArgs: [], running, signal }));
-      const uring = refusal !== undefined ? [async () => ({ title: 'the --uring variants', commands: [], notes: [`skipped: ${refusal}`] })]
-        : tourDemos.filter((d) => d.hasUringVariant).map((d) => () =>
-          runStep(d, { dir: join(dir, uringFolder), variantArgs: ['--uring'], running, signal }));
-      await runInOrder([...plain, ...uring], signal, (step) => {
+      const ioUring = refusal !== undefined ? [async () => ({ title: 'the --io-uring variants', commands: [], notes: [`skipped: ${refusal}`] })]
+        : tourDemos.filter((d) => d.hasIoUringVariant).map((d) => () =>
+          runStep(d, { dir: join(dir, ioUringFolder), variantArgs: ['--io-uring'], running, signal }));
+      await runInOrder([...plain, ...ioUring], signal, (step) => {
         if (signal.aborted) return; // a step the signal cut short is not shown
         steps.push(step);
         on.step?.(step);
@@ -261,7 +261,7 @@ function exitLine(c: CommandRun): string[] {
 }
 
 export function tourHeader(dir: string): string {
-  return `iolab tour: each demo run as separate processes in a temp folder (${dir}; the --uring variants in its ${uringFolder}/ folder)`;
+  return `iolab tour: each demo run as separate processes in a temp folder (${dir}; the --io-uring variants in its ${ioUringFolder}/ folder)`;
 }
 
 export function formatStep(step: TourStep): string[] {
@@ -294,7 +294,7 @@ export function tourVerdict(tour: Tour): string {
 
 export function tourCommand(): Command {
   return oneLineErrors(new Command('tour')
-    .description('run every demo end to end (each command a separate process), plain and --uring, and show what each printed')
+    .description('run every demo end to end (each command a separate process), plain and --io-uring, and show what each printed')
     .option('--json', 'print the whole transcript as one JSON object at the end')
     .action(async (opts: { json?: boolean }) => {
       const print = (lines: string[]) => { if (!opts.json) process.stdout.write(lines.join('\n') + '\n'); };

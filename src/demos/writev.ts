@@ -13,7 +13,7 @@ import { showText } from '../show-bytes.js';
 import { native } from '../native.js';
 import { checkWriteTarget, notRegularFile, symlinkRefused } from '../write-target.js';
 import { removeStaleTempFiles, tempNameFor } from '../temp-files.js';
-import { plainIo, uringOption, withDemoIo, type DemoIo } from './io.js';
+import { plainIo, ioUringOption, keepOldUringFlag, withDemoIo, type DemoIo } from './io.js';
 import { plural } from '../numbers.js';
 import { pathArgument } from '../path-options.js';
 
@@ -98,7 +98,7 @@ export function formatWritev(result: WritevResult): string[] {
 }
 
 export function writevCommand(): Command {
-  return oneLineErrors(new Command('writev')
+  return oneLineErrors(keepOldUringFlag(new Command('writev')
     .description('gather-write pieces of text into a file with one writev(2) call')
     .addArgument(pathArgument('<file>', 'file to write (created with mode 0644)', { output: true, changedBy: ['--force', '--append'] }))
     .argument('<text...>', 'pieces of text, written back to back (no separators added)')
@@ -106,7 +106,7 @@ export function writevCommand(): Command {
     .option('--force', 'replace an existing file (atomically: temp file, then rename)')
     .option('--newline', 'end with a newline (one more piece, "\\n")')
     .option('--json', 'print the result as one JSON object')
-    .addOption(uringOption('write (IORING_OP_WRITEV)'))
+    .addOption(ioUringOption('write (IORING_OP_WRITEV)'))
     .addHelpText('after', `
 Without --append or --force an existing file is left untouched and the command fails.
 A symbolic link is refused, also with --append; --force replaces the link itself with a
@@ -116,11 +116,11 @@ A device, FIFO or socket is refused whatever the flags: writev writes only regul
 Example:
   $ iolab writev notes.txt 'hello, ' 'vectored ' 'world' --newline
   writev 22 bytes to notes.txt`)
-    .action(async (file: string, texts: string[], opts: { append?: boolean; force?: boolean; newline?: boolean; json?: boolean; uring?: boolean }) => {
+    .action(async (file: string, texts: string[], opts: { append?: boolean; force?: boolean; newline?: boolean; json?: boolean; ioUring?: boolean }) => {
       const mode: WriteMode = opts.append ? 'append' : opts.force ? 'replace' : 'create';
       const pieces = opts.newline ? [...texts, '\n'] : texts;
-      const result = await withDemoIo(opts.uring, (io) => runWritev(file, pieces, mode, io));
+      const result = await withDemoIo(opts.ioUring, (io) => runWritev(file, pieces, mode, io));
       if (opts.json) printJson(result);
       else process.stdout.write(formatWritev(result).join('\n') + '\n');
-    }));
+    })));
 }

@@ -1,18 +1,19 @@
-// `iolab echo server` (one engine on HOST:PORT until SIGINT/SIGTERM) and `iolab echo bench`
+// `iolab echo server` (one server on HOST:PORT until SIGINT/SIGTERM) and `iolab echo bench`
 // (the load generator, rust_echo_bench's flags and output).
 import { Command, Option } from 'commander';
 import { oneLineErrors, printJson, UserError } from '../cli-util.js';
 import { isErrnoException, type EchoServerStats, type EchoUringFeature } from '../native.js';
 import { formatAddress, parseAddress, resolveHost } from './address.js';
-import { checkOpenFileLimit, formatLoad, lostEveryConnection, noConnection, runLoad, totalErrors, type LoadOptions } from './load.js';
+import { checkOpenFileLimit, formatLoad, generatorModes, lostEveryConnection, noConnection, runLoad, totalErrors, type GeneratorMode, type LoadOptions } from './load.js';
 import { interruptedBy, interruption, markInterrupted } from '../interrupt.js';
-import { echoEngines, echoServers, startEchoServer, type EchoEngine } from './servers.js';
+import { echoServerNames, echoServers, startEchoServer, type EchoServerName } from './servers.js';
+import { generatorAliases, knownNameOption, optionAlias, serverAliases } from '../aliases.js';
 import type { EchoServer } from './types.js';
 import { durationOption, numberOption } from '../numbers.js';
 import { dieWithParentIfAsked } from '../parent-death.js';
 
 interface ServerOptions {
-  engine: EchoEngine;
+  server: EchoServerName;
   host: string;
   port: number;
   maxConns?: number;
@@ -24,7 +25,7 @@ interface ServerOptions {
 
 const uringFeatures: EchoUringFeature[] = ['noSqArray', 'registeredRingFd', 'directDescriptors', 'recvBundle', 'incrementalBuffers'];
 
-/** IOLAB_ECHO_URING_OFF=directDescriptors,noSqArray: features the uring server is not to try, as
+/** IOLAB_ECHO_URING_OFF=directDescriptors,noSqArray: features the io_uring server is not to try, as
  * if the kernel refused them. For the tests of each fallback and for A/B runs, not for users. */
 function uringFeaturesOff(): EchoUringFeature[] | undefined {
   const raw = process.env.IOLAB_ECHO_URING_OFF;
@@ -36,20 +37,21 @@ function uringFeaturesOff(): EchoUringFeature[] | undefined {
 }
 
 function serverCommand(): Command {
-  return new Command('server')
+  const cmd = new Command('server')
     .description('run an echo server until SIGINT/SIGTERM, then print connections served and bytes echoed')
-    .addOption(new Option('--engine <engine>', echoEngines.map((e) => `${e} (${echoServers[e].summary})`).join(', ')).choices(echoEngines).default('uring'))
+    .addOption(new Option('--server <name>', echoServerNames.map((e) => `${e} (${echoServers[e].summary})`).join(', '))
+      .argParser(knownNameOption(echoServerNames, serverAliases, 'server')).default('io_uring'))
     .option('--host <host>', 'address to listen on', '127.0.0.1')
     .option('--port <port>', 'port to listen on (0: any free port)', numberOption({ min: 0, max: 65535 }), 9999)
     .option('--max-conns <n>', 'accept at most n connections at once; more are accepted and closed at once', numberOption({ min: 1 }))
     .option('--idle-timeout <time>', 'close a connection that moved no byte (in or out) for this long, e.g. 30 (seconds) or 500ms: peers that went quiet or stopped reading (default: never)', durationOption())
-    .option('--buffers <n>', 'uring: provided buffers in the shared pool, a power of two up to 32768 (default 4096; small pools are for tests and diagnosis)', numberOption({ min: 1, max: 32768 }))
+    .option('--buffers <n>', 'io_uring: provided buffers in the shared pool, a power of two up to 32768 (default 4096; small pools are for tests and diagnosis)', numberOption({ min: 1, max: 32768 }))
     .option('--json', 'print JSON lines instead of text')
     .action(async (opts: ServerOptions) => {
       dieWithParentIfAsked(); // started by bench echo: end with it
-      // Only the uring server has a shared pool: elsewhere the option would silently do nothing.
-      if (opts.buffers !== undefined && opts.engine !== 'uring') {
-        throw new UserError(`--buffers sizes the io_uring server's buffer pool (--engine uring); --engine ${opts.engine} has none`);
+      // Only the io_uring server has a shared pool: elsewhere the option would silently do nothing.
+      if (opts.buffers !== undefined && opts.server !== 'io_uring') {
+        throw new UserError(`--buffers sizes the io_uring server's buffer pool (--server io_uring); --server ${opts.server} has none`);
       }
       if (opts.buffers !== undefined && (opts.buffers & (opts.buffers - 1)) !== 0) {
         throw new UserError(`--buffers must be a power of two up to 32768, got ${opts.buffers}`);
@@ -57,12 +59,12 @@ function serverCommand(): Command {
       const host = await resolveHost(opts.host);
       let server: EchoServer;
       try {
-        server = await startEchoServer(opts.engine, {
+        server = await startEchoServer(opts.server, {
           host, port: opts.port, maxConns: opts.maxConns, buffers: opts.buffers,
-          idleTimeoutMs: opts.idleTimeout, ...(opts.engine === 'uring' ? { uringFeaturesOff: uringFeaturesOff() } : {}),
+          idleTimeoutMs: opts.idleTimeout, ...(opts.server === 'io_uring' ? { uringFeaturesOff: uringFeaturesOff() } : {}),
         });
       } catch (err) {
-        throw explainServerError(err, opts.engine);
+        throw explainServerError(err, opts.server);
       }
       // The handlers go in before `listening` is printed: whoever waits for that line may
       // signal at once. process.on, not once: a second signal while stopping must not kill
@@ -76,16 +78,16 @@ function serverCommand(): Command {
       process.on('SIGINT', () => onSignal('SIGINT'));
       process.on('SIGTERM', () => onSignal('SIGTERM'));
       const address = formatAddress(host, server.port);
-      if (opts.json) printJson({ event: 'listening', engine: opts.engine, host, port: server.port });
-      else process.stdout.write(`listening on ${address} (engine ${opts.engine})\n`);
+      if (opts.json) printJson({ event: 'listening', server: opts.server, host, port: server.port });
+      else process.stdout.write(`listening on ${address} (server ${opts.server})\n`);
       let stats: EchoServerStats;
       try {
         stats = await server.closed;
       } catch (err) {
-        throw explainServerError(err, opts.engine);
+        throw explainServerError(err, opts.server);
       }
       if (opts.json) {
-        printJson({ event: 'stopped', engine: opts.engine, signal, ...stats });
+        printJson({ event: 'stopped', server: opts.server, signal, ...stats });
       } else {
         const refused = stats.refused ? `, refused ${stats.refused} over --max-conns` : '';
         const idle = stats.idleClosed ? `, closed ${stats.idleClosed} idle` : '';
@@ -93,14 +95,15 @@ function serverCommand(): Command {
         process.stdout.write(`stopped (${signal}): served ${stats.connections} connections${refused}${idle}, echoed ${stats.bytesEchoed} bytes\n`);
       }
     });
+  return optionAlias(cmd, '--engine <name>', '--server');
 }
 
-function explainServerError(err: unknown, engine: EchoEngine): unknown {
+function explainServerError(err: unknown, server: EchoServerName): unknown {
   if (isErrnoException(err) && err.syscall === 'io_uring_queue_init' && ['EPERM', 'ENOSYS', 'EACCES'].includes(err.code)) {
-    return new UserError(`io_uring is unavailable here (${err.code}); use --engine epoll`);
+    return new UserError(`io_uring is unavailable here (${err.code}); use --server epoll`);
   }
   if (isErrnoException(err) && err.code === 'EADDRINUSE') {
-    return new UserError(`cannot listen (engine ${engine}): ${err.message}`);
+    return new UserError(`cannot listen (server ${server}): ${err.message}`);
   }
   return err;
 }
@@ -113,10 +116,11 @@ function benchCommand(): Command {
     .option('-t, --duration <sec>', 'seconds to run', numberOption({ min: 1 }), 60)
     .option('-l, --length <bytes>', 'message length in bytes', numberOption({ min: 1, size: true }), 512)
     .option('--threads <n>', 'generator threads', numberOption({ min: 1 }), 4)
-    .addOption(new Option('--client <kind>', 'epoll: the generator; uring: the generator on io_uring; threads: one blocking thread per connection (reference)').choices(['epoll', 'uring', 'threads']).default('epoll'))
+    .addOption(new Option('--client <kind>', 'epoll: the generator; io_uring: the generator on io_uring; threads: one blocking thread per connection (reference)')
+      .argParser(knownNameOption(generatorModes, generatorAliases, 'generator')).default('epoll'))
     .option('--json', 'print one JSON object instead of text')
-    .addOption(new Option('--cpu-pid <pid>', 'also report this process\'s CPU time over the window (serverCpuNs; bench echo --netns passes its server)').argParser(numberOption({ min: 1 })).hideHelp())
-    .action(async (opts: { address: string; number: number; duration: number; length: number; threads: number; client: 'epoll' | 'uring' | 'threads'; json?: boolean; cpuPid?: number }) => {
+    .addOption(new Option('--cpu-pid <pid>', 'also measure this process\'s CPU time over the window (serverCpuNs; bench echo --netns passes its server)').argParser(numberOption({ min: 1 })).hideHelp())
+    .action(async (opts: { address: string; number: number; duration: number; length: number; threads: number; client: GeneratorMode; json?: boolean; cpuPid?: number }) => {
       dieWithParentIfAsked(); // started by bench echo --netns: end with it
       const parsed = parseAddress(opts.address);
       if (opts.length > 64 * 1024 * 1024) throw new UserError(`--length must be at most 64 MiB, got ${opts.length}`);

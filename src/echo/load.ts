@@ -3,6 +3,11 @@ import { getSystemErrorMap } from 'node:util';
 import { native, type EchoLoadResult } from '../native.js';
 import { UserError } from '../cli-util.js';
 
+/** The load generators, by `iolab echo bench --client`'s names: event-driven on epoll (the
+ * default), a thread per connection, event-driven on io_uring (old spelling: src/aliases.ts). */
+export const generatorModes = ['epoll', 'threads', 'io_uring'] as const;
+export type GeneratorMode = (typeof generatorModes)[number];
+
 export interface LoadOptions {
   host: string;
   port: number;
@@ -10,7 +15,7 @@ export interface LoadOptions {
   length: number;
   durationSec: number;
   threads?: number;
-  mode?: 'epoll' | 'uring' | 'threads';
+  mode?: GeneratorMode;
   /** The server's pid, when its CPU over the window is wanted (result.serverCpuNs). */
   cpuPid?: number;
 }
@@ -59,7 +64,7 @@ export async function runLoad(o: LoadOptions, stop?: AbortSignal): Promise<EchoL
     length: o.length,
     durationMs: o.durationSec * 1000,
     threads: o.threads ?? 4,
-    mode: o.mode ?? 'epoll',
+    mode: o.mode === 'io_uring' ? 'uring' : o.mode ?? 'epoll', // the addon's name for it
     ...(o.cpuPid !== undefined ? { cpuPid: o.cpuPid } : {}),
   });
   const onStop = () => handle.stop();

@@ -1,6 +1,7 @@
-// The `node` engine: the echo server a Node user would write with the net module, with
-// backpressure (pause reading while a write is queued) and TCP_NODELAY.
+// The `node` server: the echo server a Node user would write with the net module, with
+// backpressure (pause reading while a write is queued; echo-socket.ts) and TCP_NODELAY.
 import { createServer, type Socket } from 'node:net';
+import { serveEchoSocket } from './echo-socket.js';
 import type { EchoServer, EchoServerOptions, EchoServerStats } from './types.js';
 
 export async function startNodeServer(options: EchoServerOptions): Promise<EchoServer> {
@@ -15,25 +16,7 @@ export async function startNodeServer(options: EchoServerOptions): Promise<EchoS
       socket.destroy(); // accepted, then closed at once
       return;
     }
-    stats.connections++;
-    sockets.add(socket);
-    stats.peakConnections = Math.max(stats.peakConnections, sockets.size);
-    socket.on('data', (chunk: Buffer) => {
-      stats.bytesEchoed += chunk.length;
-      if (!socket.write(chunk)) socket.pause();
-    });
-    socket.on('drain', () => socket.resume());
-    socket.on('end', () => socket.end()); // half-close: finish echoing, then close our side
-    socket.on('error', () => socket.destroy()); // resets are the peer's business
-    socket.on('close', () => sockets.delete(socket));
-    if (options.idleTimeoutMs) {
-      // Node's socket timeout counts reads and completed writes: a peer that stopped reading
-      // leaves a write pending and times out like one that went quiet.
-      socket.setTimeout(options.idleTimeoutMs, () => {
-        stats.idleClosed++;
-        socket.destroy();
-      });
-    }
+    serveEchoSocket(socket, sockets, stats, options.idleTimeoutMs);
   });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);

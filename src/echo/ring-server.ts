@@ -1,4 +1,4 @@
-// The `ring` engine: an echo server written in TypeScript on iolab's Ring, as the C uring
+// The `ring` server: an echo server written in TypeScript on iolab's Ring, as the C io_uring
 // server is built: each connection is a stream (ring.recvMultishot) receiving into one
 // provided-buffer ring, and every chunk goes straight back out of the buffer it arrived in
 // (stream.send), which returns to the ring once sent. No Promise per chunk or per send: the
@@ -6,14 +6,10 @@
 // (one send at a time, short sends continued); a peer that does not read pauses its own
 // receiving once 64 KiB wait to go out, and what still arrives meanwhile goes out as copies.
 // Written on iolab's public API only (test/echo-public-api.test.ts holds it to that).
-import { setTimeout as sleep } from 'node:timers/promises';
-import { close, Ring, RingClosedError, type RingStream } from '../index.js';
-import { listenTcp } from './listen.js';
-import { nextAcceptPauseMs, type EchoServer, type EchoServerOptions, type EchoServerStats } from './types.js';
+import { close, type RingStream } from '../index.js';
+import { BUFFER_COUNT, BUFFER_SIZE, openRingListener, ringSetupWord, serveOnRing } from './ring-listener.js';
+import type { EchoServer, EchoServerOptions, EchoServerStats } from './types.js';
 
-const BUFFER_SIZE = 4096;
-const BUFFER_COUNT = 8192; // power of two, <= 32768; 32 MiB
-const ACCEPTS_IN_FLIGHT = 4;
 const HOLD_BYTES = 64 << 10; // the stream's pause threshold (recvMultishot's default pauseAt)
 const CHECK_BYTES = 16 << 10;
 
@@ -29,24 +25,14 @@ interface Conn {
 }
 
 export async function startRingServer(options: EchoServerOptions): Promise<EchoServer> {
-  const ring = new Ring({ entries: 4096, cqEntries: 16384 });
-  let listen: { fd: number; port: number };
-  let pool: ReturnType<Ring['setupBufRing']>;
-  try {
-    pool = ring.setupBufRing({ count: BUFFER_COUNT, size: BUFFER_SIZE });
-    listen = listenTcp(options.host, options.port, 4096);
-  } catch (err) {
-    await ring.close();
-    throw err;
-  }
+  const listener = await openRingListener(options);
+  const { ring, pool } = listener;
   const stats: EchoServerStats = {
     connections: 0, refused: 0, bytesEchoed: 0, peakConnections: 0, idleClosed: 0, acceptPauses: 0,
-    setup: `Ring (${ring.features.deferTaskrun ? 'DEFER_TASKRUN' : ring.features.coopTaskrun ? 'COOP_TASKRUN' : 'plain'}), multishot recv into ${BUFFER_COUNT} x ${BUFFER_SIZE} B provided buffers, sends from them`,
+    setup: `Ring (${ringSetupWord(ring)}), multishot recv into ${BUFFER_COUNT} x ${BUFFER_SIZE} B provided buffers, sends from them`,
   };
   const open = new Map<number, Conn>();
   let tick = 0; // advanced by the idle check: cheaper than a clock read per chunk
-  let stopping = false;
-  const stopped$ = new AbortController(); // ends an accept loop's pause at once on stop
 
   const closeConn = (fd: number) => {
     if (open.delete(fd)) close(fd);
@@ -84,35 +70,21 @@ export async function startRingServer(options: EchoServerOptions): Promise<EchoS
     open.set(fd, conn);
   }
 
-  async function acceptLoop(): Promise<void> {
-    let pauseMs = 0;
-    while (!stopping) {
-      let fd: number;
-      try {
-        fd = await ring.accept(listen.fd);
-        pauseMs = 0;
-      } catch (err) {
-        if (stopping || err instanceof RingClosedError) return;
-        // EMFILE and the like would fail again at once: wait, longer while it keeps failing.
-        pauseMs = nextAcceptPauseMs(pauseMs);
-        stats.acceptPauses++;
-        await sleep(pauseMs, undefined, { signal: stopped$.signal }).catch(() => {});
-        continue;
-      }
-      if (stopping || (options.maxConns && open.size >= options.maxConns)) {
-        close(fd); // accepted, then closed at once
-        if (!stopping) stats.refused++;
-        continue;
-      }
-      try {
-        serve(fd);
-      } catch {
-        close(fd); // the Ring closed meanwhile
-        continue;
-      }
-      stats.connections++;
-      stats.peakConnections = Math.max(stats.peakConnections, open.size);
+  // Accepted beyond maxConns: closed at once. Serving fails only once the Ring closed.
+  function accept(fd: number): void {
+    if (options.maxConns && open.size >= options.maxConns) {
+      close(fd);
+      stats.refused++;
+      return;
     }
+    try {
+      serve(fd);
+    } catch {
+      close(fd);
+      return;
+    }
+    stats.connections++;
+    stats.peakConnections = Math.max(stats.peakConnections, open.size);
   }
 
   // Idle connections: no chunk came and nothing queued went out for the timeout. The cancel
@@ -139,26 +111,11 @@ export async function startRingServer(options: EchoServerOptions): Promise<EchoS
     }, tickMs)
     : undefined;
 
-  const acceptors = Array.from({ length: ACCEPTS_IN_FLIGHT }, acceptLoop);
-  let resolveClosed!: (s: EchoServerStats) => void;
-  const closed = new Promise<EchoServerStats>((r) => (resolveClosed = r));
-  let stopped: Promise<EchoServerStats> | undefined;
-  return {
-    port: listen.port,
-    closed,
-    stop() {
-      stopped ??= (async () => {
-        stopping = true;
-        stopped$.abort();
-        clearInterval(idleTimer);
-        await ring.close(); // every stream ends (RingClosedError), every accept rejects
-        await Promise.allSettled(acceptors);
-        for (const fd of [...open.keys()]) closeConn(fd);
-        close(listen.fd);
-        resolveClosed(stats);
-        return stats;
-      })();
-      return stopped;
+  return serveOnRing(listener, stats, {
+    serve: accept,
+    beforeRingClose: () => clearInterval(idleTimer),
+    afterRingClose: () => {
+      for (const fd of [...open.keys()]) closeConn(fd); // their streams ended with the Ring
     },
-  };
+  });
 }

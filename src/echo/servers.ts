@@ -1,10 +1,12 @@
-// The echo server engines: one table entry each.
+// The echo servers: one table entry each (old spellings of their names: src/aliases.ts).
 import { native } from '../native.js';
+import { startDuplexServer } from './duplex-server.js';
 import { startNodeServer } from './node-server.js';
 import { startRingServer } from './ring-server.js';
-import type { EchoEngineEntry, EchoServer, EchoServerOptions } from './types.js';
+import type { EchoServerEntry, EchoServer, EchoServerOptions } from './types.js';
 
-/** The C servers (native/echo/) run on a thread of their own inside this process. */
+/** The C servers (native/echo/) run on a thread of their own inside this process. The addon
+ * names the io_uring one 'uring'. */
 function nativeServer(engine: 'uring' | 'epoll') {
   return async (options: EchoServerOptions): Promise<EchoServer> => {
     const handle = native.echoStartServer(engine, options);
@@ -20,15 +22,16 @@ function nativeServer(engine: 'uring' | 'epoll') {
 }
 
 export const echoServers = {
-  uring: { summary: 'C, io_uring', start: nativeServer('uring') },
+  io_uring: { summary: 'C, io_uring', start: nativeServer('uring') },
   epoll: { summary: 'C, epoll', start: nativeServer('epoll') },
   node: { summary: 'the net module', start: startNodeServer },
   ring: { summary: "TypeScript on iolab's Ring", start: startRingServer },
-} satisfies Record<string, EchoEngineEntry>;
+  duplex: { summary: "node:stream sockets (RingSocket) on iolab's Ring", start: startDuplexServer },
+} satisfies Record<string, EchoServerEntry>;
 
-export type EchoEngine = keyof typeof echoServers;
-export const echoEngines = Object.keys(echoServers) as EchoEngine[];
+export type EchoServerName = keyof typeof echoServers;
+export const echoServerNames = Object.keys(echoServers) as EchoServerName[];
 
-export function startEchoServer(engine: EchoEngine, options: EchoServerOptions): Promise<EchoServer> {
-  return echoServers[engine].start(options);
+export function startEchoServer(server: EchoServerName, options: EchoServerOptions): Promise<EchoServer> {
+  return echoServers[server].start(options);
 }

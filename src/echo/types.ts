@@ -1,4 +1,4 @@
-// What every echo server engine takes and gives back (the table in servers.ts starts them).
+// What every echo server takes and gives back (the table in servers.ts starts them).
 import type { EchoServerStats, EchoUringFeature } from '../native.js';
 
 export type { EchoServerStats };
@@ -11,9 +11,9 @@ export interface EchoServerOptions {
   maxConns?: number;
   /** Close a connection that moved no byte (in or out) for this long. */
   idleTimeoutMs?: number;
-  /** uring: provided buffers in the pool (a power of two); other engines have no shared pool. */
+  /** io_uring: provided buffers in the pool (a power of two); other servers have no shared pool. */
   buffers?: number;
-  /** uring: features not to try (tests and A/B runs; the CLI reads IOLAB_ECHO_URING_OFF). */
+  /** io_uring: features not to try (tests and A/B runs; the CLI reads IOLAB_ECHO_URING_OFF). */
   uringFeaturesOff?: EchoUringFeature[];
 }
 
@@ -25,8 +25,8 @@ export interface EchoServer {
   closed: Promise<EchoServerStats>;
 }
 
-export interface EchoEngineEntry {
-  /** One phrase for --engine's help. */
+export interface EchoServerEntry {
+  /** One phrase for --server's help. */
   summary: string;
   start(options: EchoServerOptions): Promise<EchoServer>;
 }

@@ -1,7 +1,7 @@
 // `iolab bench ipc`: messages between two processes over each transport, against memcpy in
 // the same run. And its hidden `peer` subcommand, the receiving process it starts.
 import { Command, Option } from 'commander';
-import { commandLine, emitReport, oneLineErrors, UserError } from '../cli-util.js';
+import { commandLine, emitResults, oneLineErrors, UserError } from '../cli-util.js';
 import { markInterrupted } from '../interrupt.js';
 import { machineInfo } from '../bench/machine.js';
 import { native } from '../native.js';
@@ -9,8 +9,9 @@ import { durationOption, numberListOption, numberOption, parseWholeNumber } from
 import { resultsOption } from '../path-options.js';
 import { defaultSizes, parseModes, parseTransports, planRun, type IpcOptions } from './plan.js';
 import { servePeer } from './peer.js';
-import { buildReport, formatReport } from './results.js';
+import { buildResults, formatResults } from './results.js';
 import { runPlan, stderrProgress } from './run.js';
+import { transportNames } from './transports.js';
 
 interface CommandOptions {
   transports: string;
@@ -46,9 +47,9 @@ async function runCommand(opts: CommandOptions): Promise<void> {
   };
   const plan = planRun(options);
   const run = await runPlan(plan, stderrProgress(options.rounds));
-  const report = buildReport(plan, run);
-  const json = { ...report, machine: machineInfo(), command: commandLine(), date: new Date().toISOString() };
-  emitReport(opts, json, formatReport(report));
+  const results = buildResults(plan, run);
+  const json = { ...results, machine: machineInfo(), command: commandLine(), date: new Date().toISOString() };
+  emitResults(opts, json, formatResults(results));
   if (run.interruptedBy) markInterrupted();
 }
 
@@ -60,9 +61,9 @@ function peerCommand(): Command {
 }
 
 export function ipcCommand(): Command {
-  const names = native.ipcTransports.join(',');
+  const names = transportNames.join(',');
   const cmd = new Command('ipc')
-    .description('messages between two processes over each transport (sockets, pipe, a shared-memory ring, an fd per message, io_uring) against memcpy, same run: bytes/s, round-trip percentiles, ratios')
+    .description('messages between two processes over each transport (sockets, pipe, a shared-memory queue, an fd per message, io_uring) against memcpy, same run: bytes/s, round-trip percentiles, ratios')
     .usage('[options]')
     .addOption(new Option('--transports <list>', `transports, comma-separated: ${names}`).default(names, 'all'))
     .option('--sizes <list>', 'message sizes (bytes; k, m, g suffixes)', numberListOption({ min: native.ipcMinMessage, size: true }), defaultSizes)

@@ -24,7 +24,7 @@ export interface Peer {
 /** Starts the receiving process. It ends when the control socket closes, or with this process
  * (PR_SET_PDEATHSIG) however that dies. It stays in this session and process group: a process
  * in a session of its own is scheduled in an autogroup of its own, where a busy machine hands
- * it the CPU far later (small shm-ring round trips went from ~9 us to ~50 us). */
+ * it the CPU far later (small shm-queue round trips went from ~9 us to ~50 us). */
 export function startPeer(): Peer {
   const [control, peerEnd] = native.socketpair('seqpacket');
   let child: ChildProcess;

@@ -6,6 +6,8 @@ import { UserError } from '../cli-util.js';
 import { formatBytes, formatCount } from '../format.js';
 import { formatSize } from '../numbers.js';
 import { native, type IpcMode } from '../native.js';
+import { knownNames, transportAliases } from '../aliases.js';
+import { addonTransport, transportNames } from './transports.js';
 
 export const defaultSizes = [64, 4 << 10, 64 << 10, 1 << 20, 16 << 20, 64 << 20];
 export const ipcModes: readonly IpcMode[] = ['throughput', 'pingpong'];
@@ -43,14 +45,13 @@ export interface IpcPlan {
   cellsPerRound: number;
 }
 
-/** "--transports stream-copy,shm-ring" -> the names, each checked against the addon's table. */
+/** "--transports stream-copy,shm-queue" -> the names (old spellings mapped), each one the addon has. */
 export function parseTransports(value: string): string[] {
-  const names = value.split(',').map((s) => s.trim()).filter((s) => s !== '');
-  if (names.length === 0) throw new UserError(`--transports: expected a comma-separated list of ${native.ipcTransports.join(', ')}`);
-  for (const n of names) {
-    if (!native.ipcTransports.includes(n)) throw new UserError(`--transports: unknown transport '${n}' (known: ${native.ipcTransports.join(', ')})`);
+  try {
+    return knownNames(value, transportNames, transportAliases, 'transport');
+  } catch (err) {
+    throw new UserError(`--transports: ${(err as Error).message}`);
   }
-  return [...new Set(names)];
 }
 
 export function parseModes(value: string): IpcMode[] {
@@ -68,8 +69,8 @@ export function availableMemory(): number {
 
 export function planRun(options: IpcOptions, memory = availableMemory()): IpcPlan {
   const skipped: SkippedCell[] = [];
-  const unavailable = new Map(options.transports.map((t) => [t, native.ipcUnavailable(t)]));
-  const largest = new Map(options.transports.map((t) => [t, native.ipcLargestMessage(t)]));
+  const unavailable = new Map(options.transports.map((t) => [t, native.ipcUnavailable(addonTransport(t))]));
+  const largest = new Map(options.transports.map((t) => [t, native.ipcLargestMessage(addonTransport(t))]));
   const runnable = new Map<number, string[]>();
   let cellsPerRound = 0;
   let biggest = { bytes: 0, who: '' };
@@ -89,7 +90,7 @@ export function planRun(options: IpcOptions, memory = availableMemory()): IpcPla
       }
       here.push(t);
       for (const mode of options.modes) {
-        const need = native.ipcFootprint(t, mode, size);
+        const need = native.ipcFootprint(addonTransport(t), mode, size);
         if (need > biggest.bytes) biggest = { bytes: need, who: `${t} ${mode} at ${formatBytes(size)}` };
       }
     }

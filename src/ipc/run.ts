@@ -7,6 +7,7 @@ import { interruptedBy, interruption } from '../interrupt.js';
 import { native, type IpcCell, type IpcJob, type IpcCellResult, type IpcMode } from '../native.js';
 import { memcpyName, roundCells, type IpcPlan } from './plan.js';
 import { startPeer, type Peer } from './peer.js';
+import { addonTransport, inUserWords } from './transports.js';
 
 /** Each cell runs at least this many messages (round trips), even past its duration. */
 const minMessages = 3;
@@ -53,7 +54,7 @@ async function explain(err: unknown, cell: Cell, round: number, peer: Peer): Pro
     return new UserError(`the receiving process (pid ${peer.pid}) ${how} during ${label(cell)} (round ${round}); ` +
       `the run stopped${said ? `: it said: ${said}` : ''}`);
   }
-  if (e.code === 'ERR_IOLAB_IPC_CHECK') return new UserError(`${e.message} (${cell.mode}, round ${round})`);
+  if (e.code === 'ERR_IOLAB_IPC_CHECK') return new UserError(`${inUserWords(cell.transport, e.message)} (${cell.mode}, round ${round})`);
   return new UserError(`${label(cell)}: ${e.message}`);
 }
 
@@ -74,7 +75,7 @@ export async function runPlan(plan: IpcPlan, progress?: Progress): Promise<IpcRu
         progress?.cell(done, run.cellsPlanned, round, label(cell));
         const spec: IpcCell = { messageBytes: cell.messageBytes, durationMs: options.durationMs, minMessages,
           checkFull: options.checkFull, faultMessage: options.faultMessage, faultStale: options.faultStale };
-        current = cell.transport === memcpyName ? native.ipcMemcpy(spec) : native.ipcSend(peer.control, cell.transport, cell.mode, spec);
+        current = cell.transport === memcpyName ? native.ipcMemcpy(spec) : native.ipcSend(peer.control, addonTransport(cell.transport), cell.mode, spec);
         let r: IpcCellResult;
         try {
           r = await current.done;

@@ -4,6 +4,7 @@
 // its kind, and so does each figure of a job that was cut short.
 // Readers take what they find and ignore keys they do not know, so a file from an older or a
 // newer iolab still charts.
+import { currentName, generatorAliases, serverAliases, transportAliases } from '../aliases.js';
 import { parseWholeNumber } from '../numbers.js';
 
 export interface Machine {
@@ -221,17 +222,25 @@ function readStorage(file: string, json: Json): StorageInput {
   return { kind: 'storage', ...common(file, json), points: [...points, ...extra.fio], ratios: extra.ratios };
 }
 
+/** A server's name, or a pair's ('uring/epoll'), as it is spelt now: results written before the
+ * rename say uring for io_uring. */
+const serverName = (name: string) => name.split('/').map((n) => currentName(serverAliases, n)).join('/');
+
 /** bench echo: medians per client count and contender (servers; the generator's references apart),
- * and where the report has them, the servers' CPU per request under each generator and its ratios. */
+ * and where the results have them, the servers' CPU per request under each generator and its
+ * ratios. Older results list the servers under `engines`. */
 function readEcho(file: string, json: Json): EchoInput {
-  const servers = Array.isArray(json.engines) ? json.engines.map(String) : undefined;
+  const listed = Array.isArray(json.servers) ? json.servers : Array.isArray(json.engines) ? json.engines : undefined;
+  const servers = listed?.map((s) => serverName(String(s)));
   const cpu: EchoCpuPoint[] = [];
   const ratios: Ratio[] = [];
   for (const [generator, byClients] of Object.entries(isObject(json.byGenerator) ? json.byGenerator : {})) {
     for (const [clients, m] of Object.entries(isObject(byClients) ? byClients : {})) {
       for (const [server, cell] of Object.entries(isObject(m) ? m : {})) {
         const us = isObject(cell) ? num(cell.serverUsPerReq) : undefined;
-        if (us !== undefined && num(clients) !== undefined) cpu.push({ server, generator, clients: num(clients)!, serverUsPerReq: us });
+        if (us !== undefined && num(clients) !== undefined) {
+          cpu.push({ server: serverName(server), generator: currentName(generatorAliases, generator), clients: num(clients)!, serverUsPerReq: us });
+        }
       }
     }
   }
@@ -239,7 +248,8 @@ function readEcho(file: string, json: Json): EchoInput {
     for (const [clients, r] of Object.entries(isObject(byClients) ? byClients : {})) {
       for (const [name, v] of Object.entries(isObject(r) ? r : {})) {
         if (num(v) !== undefined) {
-          ratios.push({ table: 'echo server us/req ratios (lower: less CPU per request)', name: `${name} at ${clients} clients, ${generator} generator`, value: num(v)! });
+          ratios.push({ table: 'echo server us/req ratios (lower: less CPU per request)',
+            name: `${serverName(name)} at ${clients} clients, ${currentName(generatorAliases, generator)} generator`, value: num(v)! });
         }
       }
     }
@@ -249,7 +259,7 @@ function readEcho(file: string, json: Json): EchoInput {
     for (const [clients, m] of Object.entries(json.medians as Json)) {
       if (!isObject(m)) continue;
       for (const [server, v] of Object.entries(m)) {
-        if (num(v) !== undefined && num(clients) !== undefined) points.push({ server, clients: num(clients)!, reqPerSec: num(v)! });
+        if (num(v) !== undefined && num(clients) !== undefined) points.push({ server: serverName(server), clients: num(clients)!, reqPerSec: num(v)! });
       }
     }
   }
@@ -257,7 +267,7 @@ function readEcho(file: string, json: Json): EchoInput {
     for (const [clients, r] of Object.entries(json.ratios as Json)) {
       if (!isObject(r)) continue;
       for (const [name, v] of Object.entries(r)) {
-        if (num(v) !== undefined) ratios.push({ table: 'echo req/s ratios', name: `${name} at ${clients} clients`, value: num(v)! });
+        if (num(v) !== undefined) ratios.push({ table: 'echo req/s ratios', name: `${serverName(name)} at ${clients} clients`, value: num(v)! });
       }
     }
   }
@@ -286,7 +296,7 @@ function readLatency(file: string, json: Json): LatencyInput {
 
 function readIpc(file: string, json: Json): IpcInput {
   const rows = (json.rows as unknown[]).filter(isObject).map((r) => ({
-    transport: String(r.transport), mode: r.mode === undefined ? undefined : String(r.mode), messageBytes: num(r.messageBytes) ?? NaN,
+    transport: currentName(transportAliases, String(r.transport)), mode: r.mode === undefined ? undefined : String(r.mode), messageBytes: num(r.messageBytes) ?? NaN,
     bytesPerSec: num(r.bytesPerSec) ?? NaN, p99Ns: num(r.p99Ns),
   })).filter((r) => r.messageBytes > 0 && r.bytesPerSec > 0);
   const memcpy = Object.entries((json.memcpyBytesPerSec ?? {}) as Json)
@@ -321,7 +331,7 @@ export function readBenchJson(file: string, value: unknown): BenchInput | undefi
   if (typeof value.mode === 'string' && Array.isArray(value.engines) && value.engines.some((e) => isObject(e) && 'iops' in e)) {
     return readTestIops(file, value);
   }
-  if (isObject(value.medians) && (Array.isArray(value.samples) || Array.isArray(value.engines))) return readEcho(file, value);
+  if (isObject(value.medians) && (Array.isArray(value.samples) || Array.isArray(value.servers) || Array.isArray(value.engines))) return readEcho(file, value);
   if (Array.isArray(value.engines) && value.engines.some((e) => isObject(e) && (isObject(e.read) || isObject(e.write)))) {
     return readLatency(file, value);
   }

@@ -225,7 +225,7 @@ export class Channel {
     // the other side closed and all was read (-1), its socket ended and all was read (0: gone,
     // unless it closed), or it wrote over the ring (-2)
     const gone = at === 0 && (this.#peerEnded as { code?: string }).code === 'ERR_CHANNEL_PEER_GONE';
-    this.#shutdown(at === -2 ? channelError('ERR_CHANNEL_PROTOCOL', 'the ring holds a record no channel writes: the other side wrote over it')
+    this.#shutdown(at === -2 ? channelError('ERR_CHANNEL_PROTOCOL', 'the queue holds a record no channel writes: the other side wrote over it')
       : gone ? this.#peerEnded : undefined);
     return null;
   }

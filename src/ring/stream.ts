@@ -16,6 +16,7 @@ export interface NativeStreamMethods {
   streamWrite(stream: number, data: ArrayBufferView): void;
   streamClose(stream: number): boolean;
   streamQueued(stream: number): number;
+  streamHold(stream: number, paused: boolean): void;
 }
 
 /** What a stream calls: `data` for each chunk, `end` once when receiving is over. */
@@ -253,6 +254,17 @@ export class RingStream {
   write(data: ArrayBufferView): void {
     if (this.#closed) throw this.#closedErr();
     this.#ring.streamWrite(this.#token, data);
+  }
+
+  /** Stops receiving for now (the recv is cancelled; chunks the kernel took before that still
+   * come to `data`; the rest waits in the socket) until resume(). Sends go on. */
+  pause(): void {
+    if (!this.#closed) this.#ring.streamHold(this.#token, true);
+  }
+
+  /** Receives again after pause(). */
+  resume(): void {
+    if (!this.#closed) this.#ring.streamHold(this.#token, false);
   }
 
   /** Bytes queued to send and not yet sent. */

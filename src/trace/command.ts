@@ -25,7 +25,7 @@ through and the trace follows on stdout; with --json, stdout holds the JSON line
 The addon's USDT probes (provider ${usdtProvider}): ${usdtProbes.map((p) => p.name).join(', ')}.
 
 Examples:
-  iolab trace -- readv readv.c --uring
+  iolab trace -- readv readv.c --io-uring
   iolab trace --json -- bench iops --filename /tmp/t.dat --ioengine io_uring --number_ios 3000`)
     .action(async (args: string[], opts: { json?: boolean }) => {
       if (args[0] === 'trace') throw new UserError('iolab trace cannot trace itself');

@@ -51,7 +51,7 @@ export async function makeBenchInputs(dir: string): Promise<BenchInputs> {
   await json(['bench', 'latency', '--engine', 'sync,io_uring', '--count', '16', '--no-direct', '--infile', dict,
     '--outfile', join(dir, 'latency.dat')], files.latency);
   files.echo = join(dir, 'echo.json');
-  await json(['bench', 'echo', '--clients', '2,8', '--duration', '1', '--rounds', '1', '--engines', 'epoll,uring',
+  await json(['bench', 'echo', '--clients', '2,8', '--duration', '1', '--rounds', '1', '--servers', 'epoll,io_uring',
     '--generators', 'epoll'], files.echo);
   files.api = join(dir, 'api.json');
   await json(['bench', 'api', '--rounds', '1', '--duration', '50', '--size', '4m'], files.api);

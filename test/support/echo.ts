@@ -5,8 +5,8 @@ import { cpuTicks } from '../../src/procfs.js';
 import { startCli } from './cli.js';
 import { waitFor as pollUntil } from './procs.js';
 
-export async function startEchoServerCli(engine: string, extra: string[] = []) {
-  const { child, firstLine } = await startCli(['echo', 'server', '--engine', engine, '--port', '0', ...extra], /listening/);
+export async function startEchoServerCli(server: string, extra: string[] = []) {
+  const { child, firstLine } = await startCli(['echo', 'server', '--server', server, '--port', '0', ...extra], /listening/);
   const port = Number((/"port":(\d+)/.exec(firstLine) ?? /:(\d+) /.exec(firstLine))![1]); // --json or text
   return { child, port, firstLine };
 }

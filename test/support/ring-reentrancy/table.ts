@@ -79,6 +79,11 @@ export const ringCalls: Record<string, Entry> = {
 export const streamCalls: Record<string, Entry> = {
   send: (c) => c.stream.send(c.held, 1),
   write: (c) => c.stream.write(c.buf(3)),
+  pause: (c) => c.stream.pause(),
+  resume: (c) => {
+    c.stream.pause();
+    c.stream.resume();
+  },
   close: (c) => c.stream.close(),
 };
 

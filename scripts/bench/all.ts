@@ -9,9 +9,9 @@ import { mkdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { projectRoot } from '../src/native.js';
-import { iolabArgv } from '../src/spawn-iolab.js';
-import { chromiumPath, launchChromium } from '../test/support/browser.js';
+import { projectRoot } from '../../src/native.js';
+import { iolabArgv } from '../../src/spawn-iolab.js';
+import { chromiumPath, launchChromium } from '../../test/support/browser.js';
 
 const runtime = process.env.BENCH_RUNTIME ?? '1';
 const size = process.env.BENCH_SIZE ?? '256m';

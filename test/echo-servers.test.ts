@@ -1,16 +1,16 @@
-// Every engine, run as a user runs it (`iolab echo server`): byte-exact echo of 1 B..1 MiB
+// Every server, run as a user runs it (`iolab echo server`): byte-exact echo of 1 B..1 MiB
 // over 200 concurrent connections, the generator against it for 1 s, clean shutdown, no fds
 // left behind per connection.
 import { randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import { runCli } from './support/cli.js';
-import { echoEngines } from '../src/echo/servers.js';
+import { echoServerNames } from '../src/echo/servers.js';
 import { closed, connectTo, echoOnce, fdCountOf, startEchoServerCli, waitFor } from './support/echo.js';
 
-describe.each(echoEngines)('echo server --engine %s', (engine) => {
+describe.each(echoServerNames)('echo server --server %s', (server) => {
   it('echoes 1 B..1 MiB byte-exact over 200 concurrent connections, serves the generator, stops cleanly', async () => {
-    const { child, port } = await startEchoServerCli(engine);
+    const { child, port } = await startEchoServerCli(server);
     try {
       // Baseline once the server is fully up (its thread creates its epoll/ring fd after
       // `listening`): one connection served and closed first.

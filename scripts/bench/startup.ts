@@ -7,11 +7,11 @@
 import { spawnSync, execFileSync } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { projectRoot } from '../src/native.js';
-import { median, table } from '../src/format.js';
-import { procStatFields } from '../src/procfs.js';
-import { machineInfo } from '../src/bench/machine.js';
-import { writeJsonFile } from '../src/cli-util.js';
+import { projectRoot } from '../../src/native.js';
+import { median, table } from '../../src/format.js';
+import { procStatFields } from '../../src/procfs.js';
+import { machineInfo } from '../../src/bench/machine.js';
+import { writeJsonFile } from '../../src/cli-util.js';
 
 const rounds = Number(process.env.BENCH_ROUNDS ?? '30');
 const node = process.execPath;

@@ -9,9 +9,9 @@ import { execa } from 'execa';
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { projectRoot } from '../src/native.js';
-import { table } from '../src/format.js';
-import { iolabArgv } from '../src/spawn-iolab.js';
+import { projectRoot } from '../../src/native.js';
+import { table } from '../../src/format.js';
+import { iolabArgv } from '../../src/spawn-iolab.js';
 
 const runtime = process.env.BENCH_RUNTIME ?? '5';
 const rounds = process.env.BENCH_ROUNDS ?? '3';

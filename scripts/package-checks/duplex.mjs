@@ -1,0 +1,117 @@
+// The package test's check of RingSocket, run in a project where the packed iolab is installed
+// (scripts/test-package.mjs runs it once per Node line and install mode): node:http served over
+// RingSockets accepted with the Ring (keep-alive, bodies both ways checked), stream.pipeline
+// through one, every buffer back in the pool and nothing left open; and RingSocket's types
+// checked by tsc against the installed .d.ts, with and without @types/node's stream types.
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+
+const program = `
+import assert from 'node:assert/strict';
+import { createHash } from 'node:crypto';
+import http from 'node:http';
+import { Duplex, PassThrough } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import { Ring, RingSocket, isIoUringUnavailable, socket, bind, listen, getsockname, close, liveObjects } from 'iolab';
+
+let ring;
+try {
+  ring = new Ring();
+} catch (err) {
+  if (isIoUringUnavailable(err)) { console.log('duplex ok (io_uring refused here)'); process.exit(0); }
+  throw err;
+}
+const pool = ring.setupBufRing({ count: 64, size: 4096 });
+const listener = socket('inet', 'stream');
+bind(listener, { host: '127.0.0.1', port: 0 });
+listen(listener);
+const { port } = getsockname(listener);
+const sockets = [];
+const server = http.createServer((req, res) => {
+  const hash = createHash('sha256');
+  req.on('data', (c) => hash.update(c));
+  req.on('end', () => res.end(hash.digest('hex') + ' ' + 'x'.repeat(Number(req.url.slice(1)))));
+});
+const accepting = (async () => {
+  for (;;) {
+    let fd;
+    try { fd = await ring.accept(listener); } catch { return; }
+    const s = new RingSocket(ring, fd, { bufferRing: pool });
+    assert.ok(s instanceof Duplex);
+    sockets.push(s);
+    server.emit('connection', s);
+  }
+})();
+const agent = new http.Agent({ keepAlive: true, maxSockets: 2 });
+for (let i = 0; i < 200; i++) {
+  const body = Buffer.alloc((i * 977) % 10000, i);
+  const res = await new Promise((resolve, reject) => {
+    const req = http.request({ port, method: 'POST', path: '/' + (i * 131) % 9000, agent }, resolve);
+    req.on('error', reject);
+    req.end(body);
+  });
+  let text = '';
+  for await (const c of res) text += c;
+  assert.equal(text, createHash('sha256').update(body).digest('hex') + ' ' + 'x'.repeat((i * 131) % 9000));
+}
+agent.destroy();
+assert.ok(sockets.length <= 2, 'kept alive: ' + sockets.length + ' connections');
+
+// pipeline: a client RingSocket through node:net's echo... of a server RingSocket
+const fd = await ring.socket('inet', 'stream');
+await ring.connect(fd, { host: '127.0.0.1', port });
+const client = new RingSocket(ring, fd, { bufferRing: pool, allowHalfOpen: true });
+const request = Buffer.from('GET /5 HTTP/1.1\\r\\nHost: x\\r\\nConnection: close\\r\\n\\r\\n');
+const out = new PassThrough();
+let reply = '';
+out.on('data', (c) => (reply += c));
+await Promise.all([pipeline(async function* () { yield request; }, client), pipeline(client, out)]);
+assert.match(reply, /^HTTP\\/1\\.1 200 OK\\r\\n[\\s\\S]* x{5}$/);
+
+await new Promise((r) => setTimeout(r, 50));
+for (const s of sockets) assert.equal(s.destroyed, true, 'the server side closed as the client did');
+for (let i = 0; i < pool.count; i++) assert.equal(pool.held(i), false);
+await ring.close();
+await accepting;
+close(listener);
+assert.equal(liveObjects().ringStreams, 0);
+console.log('duplex ok');
+`;
+
+const typed = `
+import { Ring, RingSocket, type RingSocketOptions } from 'iolab';
+declare const ring: Ring;
+const options: RingSocketOptions = { bufferRing: ring.setupBufRing({ count: 8, size: 4096 }), allowHalfOpen: true };
+const s: RingSocket = new RingSocket(ring, 3, options).setNoDelay(true).setTimeout(1000);
+const n: number = s.bytesRead + s.bytesWritten;
+const port: number | undefined = s.remotePort;
+// @ts-expect-error the options name the buffer ring
+new RingSocket(ring, 3, {});
+export { n, port };
+`;
+
+/** With @types/node: a RingSocket is a stream pipeline() takes. */
+const typedWithNode = typed + `
+import { pipeline } from 'node:stream/promises';
+export const piped: Promise<void> = pipeline(s, s);
+s.on('data', (chunk: Buffer) => chunk.length);
+`;
+
+export async function checks({ root, project, node, run, check }) {
+  writeFileSync(join(project, 'duplex.mjs'), program);
+  const r = run(node, ['duplex.mjs'], { timeout: 60_000 });
+  check('node:http over RingSocket (200 requests, keep-alive, bodies checked), pipeline through one, the pool back, nothing open',
+    r.status === 0 && /^duplex ok/.test(r.out.trim()), r.out);
+  const tsc = join(root, 'node_modules', 'typescript', 'bin', 'tsc');
+  const options = { module: 'nodenext', moduleResolution: 'nodenext', target: 'es2022', strict: true, noEmit: true };
+  writeFileSync(join(project, 'duplex.ts'), typed);
+  writeFileSync(join(project, 'tsconfig.duplex.json'), JSON.stringify({ compilerOptions: { ...options, types: [] }, files: ['duplex.ts'] }));
+  const bare = run(process.execPath, [tsc, '-p', join(project, 'tsconfig.duplex.json')]);
+  check("RingSocket's types typecheck without @types/node (wrong ones refused)", bare.status === 0, bare.out);
+  writeFileSync(join(project, 'duplex-node.ts'), typedWithNode);
+  writeFileSync(join(project, 'tsconfig.duplex-node.json'), JSON.stringify({
+    compilerOptions: { ...options, types: ['node'], typeRoots: [join(root, 'node_modules', '@types')] }, files: ['duplex-node.ts'],
+  }));
+  const withNode = run(process.execPath, [tsc, '-p', join(project, 'tsconfig.duplex-node.json')]);
+  check('with @types/node a RingSocket is a stream (pipeline takes it, its events typed)', withNode.status === 0, withNode.out);
+}

@@ -1,0 +1,284 @@
+// RingSocket's implementation: a node:stream Duplex over a connected socket on a Ring, with
+// enough of net.Socket's surface that code written for sockets (node:http, stream.pipeline,
+// tls) runs on it. Reading is a RingStream (one multishot recv into a shared BufferRing);
+// writing is one Ring send per _write, or one sendmsg per _writev. Its public face and type are
+// socket.ts's. See docs/api.md.
+import { Duplex, type DuplexOptions } from 'node:stream';
+import { constants, type AddressInfo } from '../native.js';
+import { close, getpeername, getsockname, setsockopt, shutdown } from '../syscalls.js';
+import type { BufferRing, Ring, RingStream } from './ring.js';
+import type { RingSocketOptions } from './socket.js';
+
+type Callback = (err?: Error | null) => void;
+
+/** A node:stream Duplex over a connected stream socket `fd`, receiving and sending through
+ * `ring`. Each chunk is copied out of the buffer ring and the buffer released at once, so a
+ * consumer may keep chunks and the pool never waits on one. */
+export class RingSocketDuplex extends Duplex {
+  /** The socket. */
+  readonly fd: number;
+  readonly #ring: Ring;
+  readonly #pool: BufferRing;
+  readonly #stream: RingStream;
+  readonly #closeFd: boolean;
+  #bytesRead = 0;
+  #bytesWritten = 0;
+  #paused = false; // the RingStream was paused because push() said the buffer is full
+  #sending: Promise<unknown> | undefined; // the send in flight (one at a time: Writable's order)
+  #timeoutMs = 0;
+  #timer: NodeJS.Timeout | undefined;
+  #peer: AddressInfo | string | undefined;
+  #local: AddressInfo | string | undefined;
+
+  constructor(ring: Ring, fd: number, options: RingSocketOptions) {
+    if (options === null || typeof options !== 'object') {
+      throw Object.assign(new TypeError('The "options" argument must be of type object'), { code: 'ERR_INVALID_ARG_TYPE' });
+    }
+    const duplexOptions: DuplexOptions = { allowHalfOpen: options.allowHalfOpen ?? false, decodeStrings: true };
+    if (options.readableHighWaterMark !== undefined) duplexOptions.readableHighWaterMark = options.readableHighWaterMark;
+    if (options.writableHighWaterMark !== undefined) duplexOptions.writableHighWaterMark = options.writableHighWaterMark;
+    super(duplexOptions);
+    this.fd = fd;
+    this.#ring = ring;
+    this.#pool = options.bufferRing;
+    this.#closeFd = options.closeFd ?? true;
+    const pool = this.#pool;
+    this.#stream = ring.recvMultishot(fd, pool, {
+      data: (id, length) => {
+        // Copied and released before push(): push() may run the consumer's code, and a
+        // consumer (node:http's parser, a Buffer.concat later) may keep the chunk for good.
+        const chunk = chunkBuffer(length);
+        try {
+          chunk.set(pool.view(id).subarray(0, length));
+        } finally {
+          pool.release(id);
+        }
+        this.#bytesRead += length;
+        this.#timer?.refresh();
+        if (!this.push(chunk) && !this.#paused && !this.destroyed) {
+          this.#paused = true;
+          this.#stream.pause();
+        }
+      },
+      end: (err) => {
+        if (err === null) this.push(null);
+        else this.destroy(err);
+      },
+    });
+  }
+
+  override _read(): void {
+    if (this.#paused) {
+      this.#paused = false;
+      this.#stream.resume();
+    }
+  }
+
+  override _write(chunk: Buffer, _encoding: BufferEncoding, callback: Callback): void {
+    this.#send([chunk], chunk.length, callback);
+  }
+
+  override _writev(chunks: { chunk: Buffer }[], callback: Callback): void {
+    const buffers = chunks.map((c) => c.chunk);
+    let total = 0;
+    for (const b of buffers) total += b.length;
+    this.#send(buffers, total, callback);
+  }
+
+  // One send (IORING_OP_SEND, or SENDMSG for several buffers, IOV_MAX at most) at a time; a
+  // short one goes on from where it stopped. Writable calls _write/_writev again only after the
+  // callback, so the bytes leave in the order they were written.
+  #send(buffers: Buffer[], total: number, callback: Callback): void {
+    if (total === 0) {
+      callback();
+      return;
+    }
+    let op: Promise<number>;
+    try {
+      const some = buffers.length > constants.IOV_MAX ? buffers.slice(0, constants.IOV_MAX) : buffers;
+      op = some.length === 1 ? this.#ring.send(this.fd, some[0]) : this.#ring.sendmsg(this.fd, some);
+    } catch (err) {
+      callback(err as Error); // the Ring is closed
+      return;
+    }
+    const sending = op.then((n) => {
+      this.#sending = undefined;
+      this.#bytesWritten += n;
+      this.#timer?.refresh();
+      if (n === total || this.destroyed) return callback(); // destroyed: its fd is closing
+      this.#send(rest(buffers, n), total - n, callback);
+    }, (err: Error) => {
+      this.#sending = undefined;
+      callback(err);
+    });
+    this.#sending = sending;
+  }
+
+  override _final(callback: Callback): void {
+    try {
+      shutdown(this.fd, 'write');
+    } catch (err) {
+      // The peer is gone already (as net.Socket, ENOTCONN is no error here).
+      if ((err as { code?: string }).code !== 'ENOTCONN') return callback(err as Error);
+    }
+    callback();
+  }
+
+  override _destroy(error: Error | null, callback: Callback): void {
+    clearTimeout(this.#timer);
+    this.#timer = undefined;
+    const sending = this.#sending;
+    if (sending !== undefined) {
+      // a send waiting for a peer that does not read would wait for good
+      try {
+        this.#ring.cancelFd(this.fd).catch(() => {});
+      } catch { /* the Ring is closed: its ops are cancelled already */ }
+    }
+    // The fd is closed only once the kernel holds no op of it: a number closed under an op not
+    // yet submitted could be reused by another file meanwhile.
+    Promise.allSettled([this.#stream.close(), sending]).then(() => {
+      if (this.#closeFd) {
+        try {
+          close(this.fd);
+        } catch (err) {
+          error ??= err as Error;
+        }
+      }
+      callback(error);
+    }, callback);
+  }
+
+  /** Ends the writable side, then destroys the socket once that is done (net.Socket's). */
+  destroySoon(): void {
+    if (this.writable) this.end();
+    if (this.writableFinished) this.destroy();
+    else this.once('finish', () => this.destroy());
+  }
+
+  /** Bytes received so far. */
+  get bytesRead(): number {
+    return this.#bytesRead;
+  }
+  /** Bytes sent so far (not counting what waits to be sent). */
+  get bytesWritten(): number {
+    return this.#bytesWritten;
+  }
+
+  /** TCP_NODELAY (ignored on a socket that has none, as net.Socket does for pipes). */
+  setNoDelay(noDelay = true): this {
+    try {
+      setsockopt(this.fd, 'TCP_NODELAY', noDelay);
+    } catch { /* not TCP */ }
+    return this;
+  }
+
+  /** SO_KEEPALIVE; the delay before the first probe stays the system's. */
+  setKeepAlive(enable = false, _initialDelay?: number): this {
+    try {
+      setsockopt(this.fd, 'SO_KEEPALIVE', enable);
+    } catch { /* not a socket with keep-alive */ }
+    return this;
+  }
+
+  /** Emits 'timeout' after `ms` without a byte received or sent (0: never), as net.Socket;
+   * the socket stays open: the listener decides. */
+  setTimeout(ms: number, callback?: () => void): this {
+    this.#timeoutMs = ms;
+    clearTimeout(this.#timer);
+    this.#timer = undefined;
+    if (callback !== undefined) {
+      if (ms === 0) this.removeListener('timeout', callback);
+      else this.once('timeout', callback);
+    }
+    if (ms > 0 && !this.destroyed) {
+      // kept after it fires: activity (refresh()) arms it again, as net.Socket's
+      this.#timer = setTimeout(() => this.emit('timeout'), ms);
+      this.#timer.unref();
+    }
+    return this;
+  }
+
+  /** The idle timeout set by setTimeout(), in ms (0: none). */
+  get timeout(): number {
+    return this.#timeoutMs;
+  }
+
+  /** The local address (getsockname), as net.Socket's address(). */
+  address(): AddressInfo | Record<string, never> {
+    this.#local ??= nameOf(getsockname, this.fd, this.destroyed);
+    return typeof this.#local === 'object' ? this.#local : {};
+  }
+
+  get remoteAddress(): string | undefined {
+    return this.#peerInfo()?.address;
+  }
+  get remotePort(): number | undefined {
+    return this.#peerInfo()?.port;
+  }
+  get remoteFamily(): string | undefined {
+    return this.#peerInfo()?.family;
+  }
+  get localAddress(): string | undefined {
+    const a = this.address();
+    return 'address' in a ? a.address : undefined;
+  }
+  get localPort(): number | undefined {
+    const a = this.address();
+    return 'port' in a ? a.port : undefined;
+  }
+
+  /** Always false: the socket is connected when it is made. */
+  get connecting(): boolean {
+    return false;
+  }
+  /** As net.Socket: 'open', 'readOnly', 'writeOnly' or 'closed'. */
+  get readyState(): 'open' | 'readOnly' | 'writeOnly' | 'closed' {
+    if (this.readable && this.writable) return 'open';
+    if (this.readable) return 'readOnly';
+    if (this.writable) return 'writeOnly';
+    return 'closed';
+  }
+
+  #peerInfo(): AddressInfo | undefined {
+    this.#peer ??= nameOf(getpeername, this.fd, this.destroyed);
+    return typeof this.#peer === 'object' ? this.#peer : undefined;
+  }
+}
+
+// Chunks are cut from shared slabs, as Buffer.allocUnsafe cuts small Buffers from its pool: an
+// allocation of its own per chunk costs several times the copy (docs/api.md has the figures).
+// A chunk kept keeps its slab alive.
+const SLAB_SIZE = 64 << 10;
+let slab = Buffer.allocUnsafeSlow(SLAB_SIZE);
+let slabUsed = 0;
+
+/** A Buffer of `length` bytes to copy a chunk into. */
+function chunkBuffer(length: number): Buffer {
+  if (length > SLAB_SIZE >> 1) return Buffer.allocUnsafeSlow(length);
+  if (slabUsed + length > SLAB_SIZE) {
+    slab = Buffer.allocUnsafeSlow(SLAB_SIZE);
+    slabUsed = 0;
+  }
+  const chunk = slab.subarray(slabUsed, slabUsed + length);
+  slabUsed = (slabUsed + length + 7) & ~7; // 8-byte aligned, as Buffer's pool
+  return chunk;
+}
+
+/** The name of the fd's socket or its peer; '' when it has none (or after destroy). */
+function nameOf(get: (fd: number) => string | AddressInfo, fd: number, destroyed: boolean): AddressInfo | string {
+  if (destroyed) return '';
+  try {
+    return get(fd);
+  } catch {
+    return '';
+  }
+}
+
+/** The buffers past the first `sent` bytes. */
+function rest(buffers: Buffer[], sent: number): Buffer[] {
+  let i = 0;
+  while (sent >= buffers[i].length) sent -= buffers[i++].length;
+  const out = buffers.slice(i);
+  out[0] = out[0].subarray(sent);
+  return out;
+}
