@@ -1,5 +1,6 @@
 /* The uring server's control ops (see uring_server.h): the multishot accept and its pause after
- * a failure, the stop poll, the idle tick. */
+ * a failure, the stop poll, the idle tick. Calls the connections' file (uring_conn.c), never the
+ * loop's. */
 #include <errno.h>
 #include <poll.h>
 #include <sys/socket.h>
@@ -46,7 +47,7 @@ void us_on_idle_tick(struct server *s) {
   if (s->stopping) return;
   for (struct conn *c = s->conns, *next; c; c = next) {
     next = c->next;
-    if (!c->dead && s->now - c->last_active >= s->cfg->idle_timeout_ns) {
+    if (!conn_dead(c) && s->now - c->last_active >= s->cfg->idle_timeout_ns) {
       s->st->idle_closed++;
       us_kill_conn(s, c);
       us_maybe_finish(s, c);
@@ -91,7 +92,7 @@ void us_on_stop(struct server *s) {
   if (s->accept_armed) us_queue_cancel(s, NULL, OP_ACCEPT, false);
   if (s->tick_armed) us_queue_cancel(s, NULL, OP_IDLE_TICK, true);
   if (s->resume_armed) us_queue_cancel(s, NULL, OP_ACCEPT_RESUME, true);
-  while (s->starved) us_unlink_starved(s, s->starved);
+  stream_pool_stop(&s->pool); /* no recv is armed again, no starved one woken */
   /* Each connection's ops then post their last CQE; the loop ends once the in-flight count
    * reaches zero, so no buffer is freed while the kernel may use it. */
   for (struct conn *c = s->conns, *next; c; c = next) {

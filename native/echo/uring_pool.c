@@ -6,7 +6,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -117,63 +116,34 @@ int pool_setup_ring(struct io_uring *ring, unsigned buffers, unsigned off, struc
   return 0;
 }
 
-/* Registers the buffer ring; with `inc`, as IOU_PBUF_RING_INC (liburing 2.3 calls the flags
- * field of struct io_uring_buf_reg `pad`). */
-static int register_ring(struct io_uring *ring, struct buf_pool *p, unsigned flags) {
-  struct io_uring_buf_reg reg;
-  memset(&reg, 0, sizeof(reg));
-  reg.ring_addr = (uint64_t)(uintptr_t)p->br;
-  reg.ring_entries = p->count;
-  reg.bgid = POOL_GROUP;
-  reg.pad = (uint16_t)flags;
-  return io_uring_register_buf_ring(ring, &reg, 0);
-}
-
-int pool_setup(struct io_uring *ring, struct buf_pool *p, unsigned count, unsigned off,
+int pool_setup(struct io_uring *ring, struct stream_pool *p, unsigned count, unsigned off,
                struct echo_server_stats *st) {
   memset(p, 0, sizeof(*p));
-  p->count = count;
-  p->br_bytes = count * sizeof(struct io_uring_buf);
-  void *mem = mmap(NULL, p->br_bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-  if (mem == MAP_FAILED) {
-    st->syscall = "mmap";
-    return -errno;
+  unsigned char *mem = malloc((size_t)count * POOL_BUF_SIZE);
+  if (!mem) {
+    st->syscall = "malloc";
+    return -ENOMEM;
   }
-  p->br = mem;
-  io_uring_buf_ring_init(p->br);
   /* Incremental consumption is probed by registering an INC ring and unregistering it. */
   if (off & (1u << ECHO_URING_PBUF_INC)) {
     feature(st, ECHO_URING_PBUF_INC, ECHO_FEATURE_OFF, 0);
   } else {
-    int r = register_ring(ring, p, IOU_PBUF_RING_INC);
-    if (r == 0) io_uring_unregister_buf_ring(ring, POOL_GROUP);
+    const char *call = NULL;
+    int r = stream_pool_register(ring, p, mem, count, POOL_BUF_SIZE, POOL_GROUP, IOU_PBUF_RING_INC, &call);
+    if (r == 0) stream_pool_unregister(ring, p);
     feature(st, ECHO_URING_PBUF_INC, r == 0 ? ECHO_FEATURE_UNUSED : ECHO_FEATURE_REFUSED, r < 0 ? -r : 0);
   }
-  int ret = register_ring(ring, p, 0);
+  int ret = stream_pool_register(ring, p, mem, count, POOL_BUF_SIZE, POOL_GROUP, 0, &st->syscall);
   if (ret < 0) {
-    st->syscall = "io_uring_register_buf_ring";
-    munmap(p->br, p->br_bytes);
-    p->br = NULL;
-    return ret;
+    free(mem);
+    memset(p, 0, sizeof(*p));
   }
-  p->bufs = malloc((size_t)count * POOL_BUF_SIZE);
-  if (!p->bufs) {
-    st->syscall = "malloc";
-    return -ENOMEM;
-  }
-  for (unsigned i = 0; i < count; i++)
-    io_uring_buf_ring_add(p->br, pool_addr(p, i), POOL_BUF_SIZE, (unsigned short)i,
-                          io_uring_buf_ring_mask(count), (int)i);
-  io_uring_buf_ring_advance(p->br, (int)count);
-  return 0;
+  return ret;
 }
 
 /* After the ring has gone quiet (or is about to be torn down). */
-void pool_teardown(struct io_uring *ring, struct buf_pool *p) {
-  if (p->br) {
-    io_uring_unregister_buf_ring(ring, POOL_GROUP);
-    munmap(p->br, p->br_bytes);
-  }
-  free(p->bufs);
+void pool_teardown(struct io_uring *ring, struct stream_pool *p) {
+  stream_pool_unregister(ring, p);
+  free(p->mem);
   memset(p, 0, sizeof(*p));
 }

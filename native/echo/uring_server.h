@@ -1,5 +1,8 @@
-/* The uring server's state, shared by its two files: uring_server.c (connections: recv, send,
- * close, the loop) and uring_control.c (accept, stop, the timers). Not a public header. */
+/* The uring server's state, shared by its three files, each calling only the ones below it:
+ *   uring_server.c   the loop and the dispatch of each CQE (top);
+ *   uring_control.c  accept, stop, the idle tick;
+ *   uring_conn.c     connections: recv through the stream core (native/stream), sends, close.
+ * Not a public header. */
 #pragma once
 #include <liburing.h>
 #include <stdbool.h>
@@ -7,6 +10,7 @@
 
 #include "backlog.h"
 #include "echo.h"
+#include "stream/stream.h"
 #include "uring_pool.h"
 
 /* OP_AUX: an op of a connection whose CQE only ends it (a cancel, a direct shutdown);
@@ -20,23 +24,24 @@ enum { OP_ACCEPT = 1, OP_RECV, OP_SEND, OP_STOP, OP_AUX, OP_IDLE_TICK, OP_ACCEPT
 #define BACKLOG_RESUME (16u * 1024u) /* ... and the level at which it receives again */
 #define REAP_BATCH 256u
 
+/* A connection: its stream (the core's: recv armed, paused, starved; closing = shutting down)
+ * and its sends. */
 struct conn {
+  struct stream st;
+  struct server *server;
   int fd;
   unsigned inflight;  /* ops of this connection whose last CQE has not come */
-  bool recv_armed, send_busy, cancel_sent, eof, dead, paused, starved;
+  bool send_busy, eof;
   int send_bid;       /* the provided buffer the send in flight reads, or -1: the backlog */
   uint32_t send_len;  /* bytes that send asked for */
   struct backlog backlog;
   uint64_t last_active;
-  struct conn *next_starved;
   struct conn *prev, *next; /* every open connection, so stop can reach them all */
 } __attribute__((aligned(16)));
 
 struct server {
   struct io_uring ring;
-  struct buf_pool pool;
-  unsigned held;      /* provided buffers in connections' hands (a send reads them) */
-  bool returned;      /* a buffer went back since the starved were last woken */
+  struct stream_pool pool;
   const struct echo_server_config *cfg;
   struct echo_server_stats *st;
   uint64_t inflight;  /* every op of the ring whose last CQE has not come */
@@ -46,20 +51,24 @@ struct server {
   uint64_t accept_pause_ns;
   struct __kernel_timespec tick_ts, resume_ts; /* read by the kernel when the timeout is submitted */
   int failed;         /* a submit the kernel kept refusing: the loop ends with this error */
-  struct conn *starved;
   struct conn *conns;
   bool direct;        /* connections' fds are fixed-file slots */
 };
 
-/* uring_server.c */
+static inline bool conn_dead(const struct conn *c) { return c->st.closing; }
+
+/* uring_conn.c */
 struct io_uring_sqe *us_get_sqe(struct server *s);
 /* Cancels the op with user_data `target` (a timeout with TIMEOUT_REMOVE); c: its connection. */
 void us_queue_cancel(struct server *s, struct conn *c, uint64_t target, bool timeout);
 void us_add_conn(struct server *s, int fd);
 void us_kill_conn(struct server *s, struct conn *c);
 void us_maybe_finish(struct server *s, struct conn *c);
-void us_unlink_starved(struct server *s, struct conn *c);
 void us_close_fd(struct server *s, int fd);
+void us_on_recv(struct server *s, struct conn *c, int res, unsigned flags);
+void us_on_send(struct server *s, struct conn *c, int res);
+/* The stream core's ops for the server's pool. */
+extern const struct stream_ops us_stream_ops;
 
 /* uring_control.c */
 void us_queue_accept(struct server *s);

@@ -1,13 +1,12 @@
-// Provided-buffer rings (bufring.h): registration, buffers coming back and the streams waiting
-// for one, the memory freed once the Ring and its ArrayBuffer are both gone. The streams
+// Provided-buffer rings (bufring.h) over the stream core's pool (native/stream/stream.h:
+// registration, buffers coming back and the streams waiting for one), the memory freed once the
+// Ring and its ArrayBuffer are both gone. The streams
 // themselves are stream.cc.
 #include "bufring.h"
 
 #include <errno.h>
 #include <string.h>
 #include <sys/mman.h>
-
-#include <algorithm>
 
 #include "errors.h"
 #include "live_objects.h"
@@ -34,45 +33,28 @@ void RingStreams::SetDispatcher(napi_value fn, napi_value events) {
 
 BufRing* RingStreams::AddBufRing(unsigned count, unsigned size, napi_value* array_buffer) {
   if (next_bgid_ > 65535) ThrowRangeError(env_, "ERR_OUT_OF_RANGE", "a Ring takes at most 65536 buffer rings");
+  size_t mem_bytes = size_t(count) * size;
+  void* mem = mmap(nullptr, mem_bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (mem == MAP_FAILED) ThrowErrno(env_, errno, "mmap");
   BufRing* pool = new BufRing;
-  pool->count = count;
-  pool->size = size;
-  pool->br_bytes = count * sizeof(struct io_uring_buf);
-  pool->mem_bytes = size_t(count) * size;
-  void* br = mmap(nullptr, pool->br_bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-  void* mem = mmap(nullptr, pool->mem_bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-  if (br == MAP_FAILED || mem == MAP_FAILED) {
-    int err = errno;
-    if (br != MAP_FAILED) munmap(br, pool->br_bytes);
-    if (mem != MAP_FAILED) munmap(mem, pool->mem_bytes);
-    delete pool;
-    ThrowErrno(env_, err, "mmap");
-  }
-  pool->br = static_cast<struct io_uring_buf_ring*>(br);
-  pool->mem = static_cast<char*>(mem);
-  pool->bgid = next_bgid_++;
-  io_uring_buf_ring_init(pool->br);
-  struct io_uring_buf_reg reg {};
-  reg.ring_addr = reinterpret_cast<uintptr_t>(pool->br);
-  reg.ring_entries = count;
-  reg.bgid = uint16_t(pool->bgid);
-  int ret = io_uring_register_buf_ring(core_->uring(), &reg, 0);
+  const char* syscall = nullptr;
+  int ret = stream_pool_register(core_->uring(), &pool->core, static_cast<unsigned char*>(mem), count, size,
+                                 next_bgid_, 0, &syscall);
   if (ret < 0) {
-    munmap(br, pool->br_bytes);
-    munmap(mem, pool->mem_bytes);
+    munmap(mem, mem_bytes);
     delete pool;
-    ThrowErrno(env_, -ret, "io_uring_register_buf_ring");
+    ThrowErrno(env_, -ret, syscall);
   }
-  const int mask = io_uring_buf_ring_mask(count);
-  for (unsigned i = 0; i < count; i++) io_uring_buf_ring_add(pool->br, pool->at(i), size, uint16_t(i), mask, int(i));
-  io_uring_buf_ring_advance(pool->br, int(count));
+  next_bgid_++;
+  pool->core.ops = &kStreamOps;
+  pool->core.owner = this;
+  pool->mem_bytes = mem_bytes;
   pool->state.assign(count, kBufInKernel);
-  pool->in_kernel = count;
   pool->refs = 1;  // the registration
   pools_.push_back(pool);
   LiveInc(Live::kBufferRings);
   // JS sees the memory as one ArrayBuffer; the memory stays until it is collected too.
-  if (napi_create_external_arraybuffer(env_, pool->mem, pool->mem_bytes, FinalizeArrayBuffer, pool, array_buffer) == napi_ok) {
+  if (napi_create_external_arraybuffer(env_, mem, mem_bytes, FinalizeArrayBuffer, pool, array_buffer) == napi_ok) {
     pool->refs++;
     napi_create_reference(env_, *array_buffer, 0, &pool->array_buffer);
   } else {
@@ -83,7 +65,7 @@ BufRing* RingStreams::AddBufRing(unsigned count, unsigned size, napi_value* arra
 
 BufRing* RingStreams::FindBufRing(unsigned bgid) const {
   for (BufRing* pool : pools_)
-    if (pool->bgid == bgid) return pool;
+    if (pool->bgid() == bgid) return pool;
   return nullptr;
 }
 
@@ -91,45 +73,18 @@ void RingStreams::FinalizeArrayBuffer(napi_env, void*, void* hint) { Unref(stati
 
 void RingStreams::Unref(BufRing* pool) {
   if (--pool->refs > 0) return;
-  if (pool->mem != nullptr) munmap(pool->mem, pool->mem_bytes);
+  if (pool->core.mem != nullptr) munmap(pool->core.mem, pool->mem_bytes);
   LiveDec(Live::kBufferRings);
   delete pool;
 }
 
+// The stream core wakes a starved stream per its policy (native/stream/stream.h); no JS runs.
 void RingStreams::ReturnBuffer(BufRing* pool, unsigned id) {
   pool->state[id] = kBufInKernel;
-  pool->in_kernel++;
-  io_uring_buf_ring_add(pool->br, pool->at(id), pool->size, uint16_t(id), io_uring_buf_ring_mask(pool->count), 0);
-  io_uring_buf_ring_advance(pool->br, 1);
-  if (!starved_.empty() && !closing_) WakeStarved(pool);
+  stream_pool_return(&pool->core, id);
 }
 
 void RingStreams::Release(BufRing* pool, unsigned id) { ReturnBuffer(pool, id); }
-
-// One buffer came back to pool: the stream that has waited longest for one and can take it is
-// armed again (not every starved stream: with thousands waiting, all but one would get ENOBUFS
-// again; not a paused one, which would keep the wake-up and leave the buffer unused).
-void RingStreams::WakeStarved(BufRing* pool) {
-  auto it = std::find_if(starved_.begin(), starved_.end(), [pool](RingStream* s) { return s->pool == pool && !s->paused && !s->held; });
-  if (it == starved_.end()) return;
-  RingStream* s = *it;
-  starved_.erase(it);
-  s->starved = false;
-  MaybeRearm(s);
-}
-
-void RingStreams::Unstarve(RingStream* s) {
-  if (!s->starved) return;
-  starved_.erase(std::find(starved_.begin(), starved_.end(), s));
-  s->starved = false;
-}
-
-// A paused stream that also waits for a buffer, resuming: it takes one now if the pool has one.
-void RingStreams::Resume(RingStream* s) {
-  s->paused = false;
-  if (s->pool->in_kernel > 0) Unstarve(s);
-  MaybeRearm(s);
-}
 
 // After io_uring_queue_exit: nothing of ours is in the kernel (unless ops_left: env teardown
 // gave up waiting, and then the buffer memory is kept, as the ops' records are).
@@ -147,9 +102,8 @@ void RingStreams::TearDown(bool in_cleanup, bool ops_left) {
   }
   streams_.clear();
   for (BufRing* pool : pools_) {
-    munmap(pool->br, pool->br_bytes);
-    pool->br = nullptr;
-    if (ops_left) pool->mem = nullptr;  // leaked on purpose: the kernel may still write
+    stream_pool_unregister(nullptr, &pool->core);  // the ring is gone: its registration with it
+    if (ops_left) pool->core.mem = nullptr;  // leaked on purpose: the kernel may still write
     if (pool->array_buffer != nullptr) {
       if (!in_cleanup) {
         // Views of it read nothing from here on, and its memory can go once it is collected.

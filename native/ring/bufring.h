@@ -20,6 +20,7 @@
 
 #include "core.h"
 #include "op.h"
+#include "stream/stream.h"
 
 namespace iolab {
 
@@ -37,17 +38,18 @@ enum class StreamEvent : int32_t {
 };
 constexpr int32_t kEndClosed = -(1 << 30);  // ended by ring.close()
 
+// A buffer ring: the stream core's pool (native/stream/stream.h: the ring, its buffers, the
+// starved streams) and what the Ring adds: whose each buffer is, and the memory's lifetime.
 struct BufRing {
-  unsigned bgid = 0, count = 0, size = 0;
-  struct io_uring_buf_ring* br = nullptr;
-  size_t br_bytes = 0;
-  char* mem = nullptr;
+  struct stream_pool core {};
   size_t mem_bytes = 0;
   std::vector<uint8_t> state;  // per buffer: kInKernel, kJs, kSending
-  unsigned in_kernel = 0;      // buffers in the ring, as far as the CQEs reaped so far tell
   napi_ref array_buffer = nullptr;  // weak: detached at teardown when still alive
   int refs = 0;                     // the Ring's registration + the external ArrayBuffer
-  char* at(unsigned id) const { return mem + size_t(id) * size; }
+  unsigned bgid() const { return core.bgid; }
+  unsigned count() const { return core.count; }
+  unsigned size() const { return core.size; }
+  char* at(unsigned id) const { return reinterpret_cast<char*>(stream_pool_addr(&core, id)); }
 };
 enum : uint8_t { kBufInKernel = 0, kBufJs = 1, kBufSending = 2 };
 
@@ -60,25 +62,22 @@ struct StreamOp : Op {
   Bounce copy;                      // stream.write()'s bytes
 };
 
+// A stream: the stream core's (its recv armed, paused, starved, closing) and what the Ring adds:
+// its token, the recv's record, the ordered sends.
 struct RingStream {
+  struct stream core {};
   RingStreams* owner = nullptr;
   int token = 0;
   int fd = -1;
   BufRing* pool = nullptr;
-  StreamOp* recv = nullptr;      // the armed multishot recv, or none
-  bool recv_cancel_sent = false;
+  StreamOp* recv = nullptr;      // the armed multishot recv's record, or none
   bool cancel_due = false;       // its cancel waits for an SQE, or for the recv to leave the backlog
-  bool recv_ended = false;       // EOF, an error or cancel: receiving is over for good
-  bool paused = false;           // too much queued to send: recv cancelled until it drains
-  bool held = false;             // JS paused receiving (stream.pause()): recv cancelled until resume()
-  bool starved = false;          // ENOBUFS: in the starved list, rearmed when a buffer comes back
-  bool closing = false;          // close() asked: finished once nothing is in flight
   bool finished = false;         // nothing left: its slot is free once the rule allows (core.h)
   std::deque<StreamOp*> sends;   // front: in the kernel; the rest wait their turn
   size_t queued_bytes = 0;       // bytes not yet sent
-  size_t pause_at = 0;
   int send_error = 0;            // the first send's error not yet told through kEnd
   bool sends_failed = false;     // a send failed: later sends are dropped
+  bool closing() const { return core.closing; }
 };
 
 // A Ring's streams and buffer rings (one per core, made on first use).
@@ -118,18 +117,17 @@ class RingStreams : public RingPart {
  private:
   void Emit(RingStream* s, StreamEvent type, int32_t a, int32_t b);
   StreamOp* NewOp(bool send, RingStream* s);
-  void ArmRecv(RingStream* s);
+  // The stream core's stream_ops: arm queues the recv's record, cancel its cancel.
+  static const struct stream_ops kStreamOps;
+  static void ArmRecv(struct stream* core);
+  static void CancelRecv(struct stream* core);
   void CancelRecv(RingStream* s);
   void ReturnBuffer(BufRing* pool, unsigned id);
   void OnRecv(RingStream* s, int res, unsigned flags);
   void QueueSend(RingStream* s, StreamOp* op);
   void OnSend(RingStream* s, StreamOp* op, int res, bool* again);
   void DropSends(RingStream* s);
-  void MaybeRearm(RingStream* s);
   bool MaybeFinish(RingStream* s, bool emit = true);
-  void WakeStarved(BufRing* pool);
-  void Unstarve(RingStream* s);
-  void Resume(RingStream* s);
   static void FreeSlot(RingCore* core, void* streams, intptr_t token);
   static void FinalizeArrayBuffer(napi_env env, void* data, void* hint);
   static void Unref(BufRing* pool);
@@ -143,7 +141,6 @@ class RingStreams : public RingPart {
   unsigned next_bgid_ = 0;
   std::vector<RingStream*> streams_;  // by token; nullptr: free
   std::vector<int> free_tokens_;
-  std::vector<RingStream*> starved_;
   std::vector<int> cancels_due_;  // tokens; a stream's cancel_due says whether it still wants it
   bool closing_ = false;
 };

@@ -25,7 +25,7 @@ napi_value SetupBufRing(napi_env env, napi_callback_info info) {
   BufRing* pool = RingStreams::Of(core)->AddBufRing(count, size, &array_buffer);
   napi_value out, bgid;
   napi_create_array_with_length(env, 2, &out);
-  napi_create_uint32(env, pool->bgid, &bgid);
+  napi_create_uint32(env, pool->bgid(), &bgid);
   napi_set_element(env, out, 0, bgid);
   napi_set_element(env, out, 1, array_buffer);
   return out;
@@ -54,7 +54,7 @@ static BufRing* PoolArg(napi_env env, RingCore* core, napi_value value) {
 }
 
 static unsigned HeldBufferArg(napi_env env, BufRing* pool, napi_value value) {
-  unsigned id = unsigned(IntegerArg(env, value, "id", 0, pool->count - 1));
+  unsigned id = unsigned(IntegerArg(env, value, "id", 0, pool->count() - 1));
   if (pool->state[id] != kBufJs)
     ThrowError(env, "ERR_RING_BUFFER_RETURNED",
               "buffer " + std::to_string(id) + " is not held: it was released or sent, and belongs to the buffer ring again");
@@ -64,7 +64,7 @@ static unsigned HeldBufferArg(napi_env env, BufRing* pool, napi_value value) {
 static RingStream* StreamArg(napi_env env, RingCore* core, napi_value value) {
   int token = int(IntegerArg(env, value, "stream", 0, INT32_MAX));
   RingStream* s = RingStreams::Of(core)->Find(token);
-  if (s == nullptr || s->closing) ThrowError(env, "ERR_RING_STREAM_CLOSED", "the stream is closed");
+  if (s == nullptr || s->closing()) ThrowError(env, "ERR_RING_STREAM_CLOSED", "the stream is closed");
   return s;
 }
 
@@ -99,7 +99,7 @@ napi_value StreamSend(napi_env env, napi_callback_info info) {
   RingCore* core = call.Open(env);
   RingStream* s = StreamArg(env, core, call[0]);
   unsigned id = HeldBufferArg(env, s->pool, call[1]);
-  unsigned length = unsigned(IntegerArg(env, call[2], "length", 1, s->pool->size));
+  unsigned length = unsigned(IntegerArg(env, call[2], "length", 1, s->pool->size()));
   RingStreams::Of(core)->SendBuffer(s, id, length);
   return nullptr;
 }

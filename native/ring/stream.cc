@@ -1,6 +1,7 @@
-// Streams on a Ring (bufring.h): the multishot recv's lifecycle (rearm, ENOBUFS, pause), the
-// ordered sends, a stream's finish, the events handed to JS once per reap, and the two op kinds
-// (a stream's recv, a stream's send) whose tables the core calls.
+// Streams on a Ring (bufring.h): the stream core's ops (native/stream/stream.h decides when a
+// recv is armed or cancelled: ENOBUFS, pause; this file queues them), the ordered sends, a
+// stream's finish, the events handed to JS once per reap, and the two op kinds (a stream's recv,
+// a stream's send) whose tables the core calls.
 #include <errno.h>
 #include <string.h>
 
@@ -27,9 +28,7 @@ static bool ClearStreamOp(napi_env, Op* op) {
 
 static void PrepRecvMultishot(struct io_uring_sqe* sqe, Op* op) {
   StreamOp* s = static_cast<StreamOp*>(op);
-  io_uring_prep_recv_multishot(sqe, s->fd, nullptr, 0, 0);
-  sqe->flags |= IOSQE_BUFFER_SELECT;
-  sqe->buf_group = uint16_t(s->stream->pool->bgid);
+  stream_prep_recv(sqe, &s->stream->core, s->fd);
 }
 
 // MSG_WAITALL: a stream socket's send completes whole unless it fails; what still went out
@@ -86,7 +85,6 @@ int RingStreams::Open(int fd, BufRing* pool, size_t pause_at) {
   s->owner = this;
   s->fd = fd;
   s->pool = pool;
-  s->pause_at = pause_at;
   if (!free_tokens_.empty()) {
     s->token = free_tokens_.back();
     free_tokens_.pop_back();
@@ -97,7 +95,7 @@ int RingStreams::Open(int fd, BufRing* pool, size_t pause_at) {
     streams_.push_back(s);
   }
   LiveInc(Live::kRingStreams);
-  ArmRecv(s);
+  stream_open(&s->core, &pool->core, s, pause_at, pause_at / 2);
   return s->token;
 }
 
@@ -112,18 +110,26 @@ void RingStreams::Emit(RingStream* s, StreamEvent type, int32_t a, int32_t b) {
 
 // ---- the recv ----
 
-void RingStreams::ArmRecv(RingStream* s) {
-  s->recv = NewOp(false, s);
-  s->recv_cancel_sent = false;
+const struct stream_ops RingStreams::kStreamOps = {RingStreams::ArmRecv, RingStreams::CancelRecv};
+
+void RingStreams::ArmRecv(struct stream* core) {
+  RingStream* s = static_cast<RingStream*>(core->owner);
+  RingStreams* self = s->owner;
+  s->recv = self->NewOp(false, s);
   s->cancel_due = false;
-  core_->Queue(s->recv);
+  self->core_->Queue(s->recv);
+}
+
+void RingStreams::CancelRecv(struct stream* core) {
+  RingStream* s = static_cast<RingStream*>(core->owner);
+  s->owner->CancelRecv(s);
 }
 
 // Cancels the armed recv by its user_data; the cancel's own CQE carries none and is ignored.
 // A recv still in the core's backlog is not in the kernel for a cancel to find, and the SQ
 // may have no free entry: then the cancel is due, and the prepare handle retries it.
 void RingStreams::CancelRecv(RingStream* s) {
-  if (s->recv == nullptr || s->recv_cancel_sent) return;
+  if (s->recv == nullptr) return;
   struct io_uring_sqe* sqe = s->recv->in_kernel ? core_->FreeSqe() : nullptr;
   if (sqe == nullptr) {
     if (!s->cancel_due) cancels_due_.push_back(s->token);
@@ -132,7 +138,6 @@ void RingStreams::CancelRecv(RingStream* s) {
   }
   io_uring_prep_cancel(sqe, s->recv, 0);
   io_uring_sqe_set_data(sqe, nullptr);
-  s->recv_cancel_sent = true;
   s->cancel_due = false;
 }
 
@@ -148,17 +153,12 @@ void RingStreams::BeforeFlush() {
   }
 }
 
-void RingStreams::MaybeRearm(RingStream* s) {
-  if (closing_ || s->closing || s->recv != nullptr || s->recv_ended || s->paused || s->held || s->starved) return;
-  ArmRecv(s);
-}
-
 void RingStreams::OnRecv(RingStream* s, int res, unsigned flags) {
   if (res > 0 && (flags & IORING_CQE_F_BUFFER) != 0) {
     unsigned id = flags >> IORING_CQE_BUFFER_SHIFT;
-    if (id < s->pool->count) {
-      s->pool->in_kernel--;
-      if (s->closing || s->recv_ended || closing_) {
+    if (id < s->pool->count()) {
+      stream_pool_taken(&s->pool->core);
+      if (s->core.closing || s->core.ended || closing_) {
         ReturnBuffer(s->pool, id);  // nobody will take it
       } else {
         s->pool->state[id] = kBufJs;
@@ -168,34 +168,16 @@ void RingStreams::OnRecv(RingStream* s, int res, unsigned flags) {
   }
   if ((flags & IORING_CQE_F_MORE) != 0) return;
   s->recv = nullptr;
-  bool by_us = s->recv_cancel_sent;
-  s->recv_cancel_sent = false;
   if (res == -ENOBUFS) core_->counters()->recv_no_buffers++;
-  if (res > 0 || s->recv_ended) {
-    // The kernel ended the multishot with data (or after an end JS already heard): go on.
-  } else if (closing_) {
-    s->recv_ended = true;
-    if (!s->closing) Emit(s, StreamEvent::kEnd, kEndClosed, 0);
-  } else if (res == -ENOBUFS && !s->closing && s->pool->in_kernel > 0) {
-    // The pool was empty when the kernel tried, but a buffer came back before this CQE was
-    // reaped (a send's CQE ahead of it in the same batch): no later return would wake it, so
-    // it is armed again now (MaybeRearm below).
-  } else if (res == -ENOBUFS && !s->closing) {
-    // The pool is empty; nothing was read. Armed again once a buffer comes back.
-    if (!s->starved) {
-      s->starved = true;
-      starved_.push_back(s);
-    }
-  } else if (res == -ECANCELED && by_us && !s->closing) {
-    // Paused (by its sends or by JS): armed again once its sends drained and JS resumed it
-    // (MaybeRearm below does nothing meanwhile).
-  } else {
-    // EOF (0) or an error (a cancel by cancelFd: ECANCELED); JS hears it once, unless it
-    // asked for the end itself (close()).
-    s->recv_ended = true;
-    if (!s->closing) Emit(s, StreamEvent::kEnd, res, 0);
+  if (closing_ && res <= 0 && !s->core.ended) {
+    // ring.close() ended it: told as such, unless the stream's own close() asked first.
+    s->core.armed = s->core.cancel_sent = false;
+    s->core.ended = true;
+    if (!s->core.closing) Emit(s, StreamEvent::kEnd, kEndClosed, 0);
+  } else if (stream_recv_end(&s->core, res) == STREAM_ENDED && !s->core.closing) {
+    // EOF (0) or an error (a cancel by cancelFd: ECANCELED); JS hears it once.
+    Emit(s, StreamEvent::kEnd, res, 0);
   }
-  MaybeRearm(s);
 }
 
 Next RingStreams::OnRecvCqe(StreamOp* op, int res, unsigned flags) {
@@ -231,12 +213,11 @@ void RingStreams::OnSend(RingStream* s, StreamOp* op, int res, bool* again) {
     // The rest would not arrive in order: dropped, their buffers back in the ring.
     s->sends_failed = true;
     DropSends(s);
-    if (!s->recv_ended && !s->closing) {
-      s->recv_ended = true;
+    if (!s->core.ended && !s->core.closing) {
       Emit(s, StreamEvent::kEnd, closing_ ? kEndClosed : s->send_error, 1);  // b = 1: a send's
       s->send_error = 0;  // told through the end event
     }
-    CancelRecv(s);
+    stream_end(&s->core);
   } else if (!s->sends.empty()) {
     if (closing_) {
       if (s->send_error == 0) s->send_error = kEndClosed;
@@ -246,7 +227,7 @@ void RingStreams::OnSend(RingStream* s, StreamOp* op, int res, bool* again) {
       core_->Queue(s->sends.front());
     }
   }
-  if (s->paused && s->queued_bytes <= s->pause_at / 2) Resume(s);
+  stream_set_queued(&s->core, s->queued_bytes);
   MaybeFinish(s);
 }
 
@@ -269,10 +250,7 @@ void RingStreams::QueueSend(RingStream* s, StreamOp* op) {
   s->sends.push_back(op);
   s->queued_bytes += op->length;
   if (s->sends.size() == 1) core_->Queue(op);
-  if (!s->paused && s->queued_bytes > s->pause_at && s->recv != nullptr) {
-    s->paused = true;
-    CancelRecv(s);
-  }
+  stream_set_queued(&s->core, s->queued_bytes);
 }
 
 void RingStreams::SendBuffer(RingStream* s, unsigned id, unsigned length) {
@@ -303,23 +281,14 @@ int RingStreams::Write(RingStream* s, const char* data, size_t length) {
 // the pause for queued sends above.
 void RingStreams::Hold(RingStream* s, bool on) {
   core_->Admit();
-  if (s->held == on) return;
-  s->held = on;
-  if (on) {
-    CancelRecv(s);
-  } else {
-    if (s->starved && s->pool->in_kernel > 0 && !s->paused) Unstarve(s);  // a buffer is there now
-    MaybeRearm(s);
-  }
+  stream_hold(&s->core, on);
 }
 
 // ---- closing ----
 
 bool RingStreams::Close(RingStream* s) {
   core_->Admit();
-  s->closing = true;
-  Unstarve(s);
-  CancelRecv(s);
+  stream_close(&s->core);
   return MaybeFinish(s, false);
 }
 
@@ -328,7 +297,7 @@ bool RingStreams::Close(RingStream* s) {
 // (token) is reused only once no guarded frame is left (core.h): every event of it already
 // gathered reaches JS with its own token first.
 bool RingStreams::MaybeFinish(RingStream* s, bool emit) {
-  if (!s->closing || s->recv != nullptr || !s->sends.empty() || s->finished) return false;
+  if (!s->core.closing || s->recv != nullptr || !s->sends.empty() || s->finished) return false;
   if (emit) Emit(s, StreamEvent::kClosed, s->send_error, 0);
   s->finished = true;
   LiveDec(Live::kRingStreams);
@@ -346,8 +315,7 @@ void RingStreams::FreeSlot(RingCore*, void* streams, intptr_t token) {
 
 void RingStreams::OnClose() {
   closing_ = true;
-  for (RingStream* s : starved_) s->starved = false;
-  starved_.clear();
+  for (BufRing* pool : pools_) stream_pool_stop(&pool->core);
 }
 
 // ---- to JS ----

@@ -1,0 +1,111 @@
+/* The stream core: a socket read by one multishot recv into a provided-buffer ring, its recv's
+ * lifecycle (armed, cancelled, ended), pausing while too much waits to be sent, and starvation:
+ * the streams whose recv ended ENOBUFS, and which of them a buffer coming back wakes. Plain C, no
+ * Node headers; used by the C echo server (native/echo/uring_conn.c) and the Ring's streams
+ * (native/ring/stream.cc). It never submits and never calls its owner's JS: it decides, and its
+ * owner's stream_ops queue the SQEs (stream_prep_recv fills a recv's).
+ *
+ * The wake-up policy. Every recv is armed with IORING_RECVSEND_POLL_FIRST, so a recv on a socket
+ * with nothing to read waits in poll without taking a buffer (without it the kernel takes a
+ * buffer before it looks for data: a stream opened on a quiet socket ends ENOBUFS at once, or
+ * holds for a moment the buffer another stream waits for and gives it back without a CQE).
+ * A multishot recv goes on after a chunk only while the socket is known not to be empty. So a
+ * recv ends ENOBUFS only when its socket has something to read, and one buffer coming back wakes
+ * one starved stream (the one that has waited longest), which then takes it or, if another
+ * stream's recv took it first, ends ENOBUFS again (a CQE: nothing is lost). An ENOBUFS reaped
+ * while the pool has a buffer again (one came back in the same batch) arms the recv at once. And
+ * when the whole pool is back in the ring, every starved stream is woken: cheap then (nothing
+ * competes for the buffers), and it keeps a wake that went to a stream with nothing to read
+ * (a kernel that cannot tell a socket's queue is empty) from leaving the others waiting. A paused
+ * stream is not woken: it would keep the wake and leave the buffer unused; it takes a buffer
+ * when it resumes (so does a held one, when released). */
+#pragma once
+#include <liburing.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct stream;
+
+/* The owner's side, which the core calls (each stream's owner is the pool's). */
+struct stream_ops {
+  /* Queue s's multishot recv (an SQE that stream_prep_recv fills). */
+  void (*arm)(struct stream *s);
+  /* Cancel s's armed recv (its last CQE then comes with -ECANCELED). */
+  void (*cancel)(struct stream *s);
+};
+
+/* A provided-buffer ring: `count` buffers (a power of two, <= 32768) of `size` bytes in `mem`,
+ * which the owner allocates and frees. */
+struct stream_pool {
+  struct io_uring_buf_ring *br;
+  size_t br_bytes;
+  unsigned char *mem;
+  unsigned count, size, bgid;
+  unsigned in_kernel; /* buffers in the ring, as far as the CQEs handled so far tell */
+  const struct stream_ops *ops;
+  void *owner;
+  bool stopped;       /* nothing is armed again (the owner is closing) */
+  struct stream *starved_head, *starved_tail; /* waiting for a buffer, oldest first */
+};
+
+struct stream {
+  struct stream_pool *pool;
+  void *owner;
+  bool armed;        /* a recv is queued or in the kernel */
+  bool cancel_sent;  /* ... and its cancel asked for */
+  bool ended;        /* EOF, an error or the owner's end: receiving is over for good */
+  bool paused;       /* too much waits to be sent: recv cancelled until it drains */
+  bool held;         /* the owner paused receiving (a reader that wants no more): until released */
+  bool starved;      /* its recv ended ENOBUFS and is not armed again yet */
+  bool closing;      /* the owner closes it: nothing is armed again */
+  size_t queued;     /* bytes waiting to be sent, as the owner last told */
+  size_t pause_at, resume_at;
+  struct stream *starved_prev, *starved_next;
+};
+
+/* What the end of a recv (its last CQE) means for the owner. */
+enum stream_recv_end {
+  STREAM_GOES_ON, /* armed again, or waiting (a buffer, a drain): nothing to tell */
+  STREAM_ENDED,   /* EOF (res 0), an error, or a cancel not for a pause: receiving is over */
+};
+
+/* Maps the ring, registers it with `flags` (io_uring_buf_reg's), puts every buffer in it.
+ * 0 or -errno; *syscall names the call that failed. */
+int stream_pool_register(struct io_uring *ring, struct stream_pool *p, unsigned char *mem, unsigned count,
+                         unsigned size, unsigned bgid, unsigned flags, const char **syscall);
+void stream_pool_unregister(struct io_uring *ring, struct stream_pool *p);
+static inline unsigned char *stream_pool_addr(const struct stream_pool *p, unsigned id) {
+  return p->mem + (size_t)id * p->size;
+}
+/* A CQE handed buffer id out of the ring. */
+static inline void stream_pool_taken(struct stream_pool *p) { p->in_kernel--; }
+/* Buffer id goes back into the ring; wakes per the policy above. */
+void stream_pool_return(struct stream_pool *p, unsigned id);
+/* Nothing is armed or woken from here on (the owner is closing); the starved list empties. */
+void stream_pool_stop(struct stream_pool *p);
+
+/* A new stream of pool p, its recv armed. */
+void stream_open(struct stream *s, struct stream_pool *p, void *owner, size_t pause_at, size_t resume_at);
+/* The recv's fields of an SQE: multishot, the pool's buffers, poll first. The owner sets the
+ * fd (a fixed file's flag too) and user_data. */
+void stream_prep_recv(struct io_uring_sqe *sqe, const struct stream *s, int fd);
+/* The recv's last CQE (no IORING_CQE_F_MORE). */
+enum stream_recv_end stream_recv_end(struct stream *s, int res);
+/* The owner's count of bytes waiting to be sent: pauses (true: paused now) or resumes. */
+bool stream_set_queued(struct stream *s, size_t queued);
+/* The owner pauses (on) or resumes (off) receiving: the recv is cancelled, armed again after. */
+void stream_hold(struct stream *s, bool on);
+/* Receiving is over (an error on the send side): the recv is cancelled, never armed again. */
+void stream_end(struct stream *s);
+/* The owner closes it: nothing is armed again, the recv is cancelled. */
+void stream_close(struct stream *s);
+/* Arms the recv if nothing holds it back (closing, ended, paused, held, starved, armed, stopped). */
+void stream_maybe_arm(struct stream *s);
+
+#ifdef __cplusplus
+}
+#endif
