@@ -83,8 +83,10 @@ void stream_pool_return(struct stream_pool *p, unsigned id) {
                         io_uring_buf_ring_mask(p->count), 0);
   io_uring_buf_ring_advance(p->br, 1);
   p->in_kernel++;
-  if (!p->starved_head || p->stopped) return;
-  if (p->in_kernel < p->count) return wake(p->starved_head);
+  if (p->stopped) return;
+  /* Every waiting stream: one woken alone may find its socket empty and give the buffer back to
+   * the ring with no CQE, while another waits with bytes there (a recv takes a buffer only when
+   * it has data); those that lose the buffer to another end ENOBUFS and wait again. */
   while (p->starved_head) wake(p->starved_head);
 }
 
@@ -112,7 +114,6 @@ void stream_prep_recv(struct io_uring_sqe *sqe, const struct stream *s, int fd) 
   io_uring_prep_recv_multishot(sqe, fd, NULL, 0, 0);
   sqe->flags |= IOSQE_BUFFER_SELECT;
   sqe->buf_group = (unsigned short)s->pool->bgid;
-  sqe->ioprio |= IORING_RECVSEND_POLL_FIRST;
 }
 
 void stream_maybe_arm(struct stream *s) {

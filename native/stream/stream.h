@@ -5,20 +5,16 @@
  * (native/ring/stream.cc). It never submits and never calls its owner's JS: it decides, and its
  * owner's stream_ops queue the SQEs (stream_prep_recv fills a recv's).
  *
- * The wake-up policy. Every recv is armed with IORING_RECVSEND_POLL_FIRST, so a recv on a socket
- * with nothing to read waits in poll without taking a buffer (without it the kernel takes a
- * buffer before it looks for data: a stream opened on a quiet socket ends ENOBUFS at once, or
- * holds for a moment the buffer another stream waits for and gives it back without a CQE).
- * A multishot recv goes on after a chunk only while the socket is known not to be empty. So a
- * recv ends ENOBUFS only when its socket has something to read, and one buffer coming back wakes
- * one starved stream (the one that has waited longest), which then takes it or, if another
- * stream's recv took it first, ends ENOBUFS again (a CQE: nothing is lost). An ENOBUFS reaped
- * while the pool has a buffer again (one came back in the same batch) arms the recv at once. And
- * when the whole pool is back in the ring, every starved stream is woken: cheap then (nothing
- * competes for the buffers), and it keeps a wake that went to a stream with nothing to read
- * (a kernel that cannot tell a socket's queue is empty) from leaving the others waiting. A paused
- * stream is not woken: it would keep the wake and leave the buffer unused; it takes a buffer
- * when it resumes (so does a held one, when released). */
+ * The wake-up policy. A buffer that comes back (a release, a send done) wakes every starved
+ * stream that is not paused or held. A recv takes a buffer only when its socket has data (on an
+ * empty socket the kernel gives the buffer back to the ring with no CQE and waits in poll), so a
+ * stream woken alone could keep the wake while another waited with bytes there; woken all, the
+ * streams with data compete, and those that lose end ENOBUFS again (a CQE: nothing is lost) and
+ * wait their turn. An ENOBUFS reaped while the pool has a buffer again (one came back in the same
+ * batch) arms the recv at once. Recvs do not poll first (IORING_RECVSEND_POLL_FIRST): on 6.18 a
+ * multishot recv armed that way that found data and an EOF queued together delivered the data
+ * and never the EOF. A paused or held stream is not woken: it takes a buffer when it resumes
+ * (or is released). */
 #pragma once
 #include <liburing.h>
 #include <stdbool.h>
@@ -90,7 +86,7 @@ void stream_pool_stop(struct stream_pool *p);
 
 /* A new stream of pool p, its recv armed. */
 void stream_open(struct stream *s, struct stream_pool *p, void *owner, size_t pause_at, size_t resume_at);
-/* The recv's fields of an SQE: multishot, the pool's buffers, poll first. The owner sets the
+/* The recv's fields of an SQE: multishot, the pool's buffers. The owner sets the
  * fd (a fixed file's flag too) and user_data. */
 void stream_prep_recv(struct io_uring_sqe *sqe, const struct stream *s, int fd);
 /* The recv's last CQE (no IORING_CQE_F_MORE). */
