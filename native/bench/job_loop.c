@@ -184,7 +184,12 @@ int run_loop(struct worker *w, const struct engine_ops *ops, struct engine_ctx *
         break;
       }
       struct io_u *io = retry;
+      uint64_t t = now_ns();
       if (io == NULL) {
+        /* the clock the I/O is stamped with decides both whether it counts (complete_io) and
+         * whether it is one of number_ios: one issued as the ramp ends was counted once and
+         * missed by the other (2001 of -number_ios=2000) */
+        ramp_over(w, t, &issued);
         if (w->phase != PHASE_RAMP && (issued >= budget || now >= deadline)) {
           stop = 1;
           break;
@@ -194,7 +199,7 @@ int run_loop(struct worker *w, const struct engine_ops *ops, struct engine_ctx *
         issued++;
       }
       retry = NULL;
-      io->start_ns = now_ns();
+      io->start_ns = t;
       DTRACE_PROBE3(iolab, io_issue, io->offset, io->len, io->ddir == DDIR_WRITE);
       int r = ops->queue(ctx, io);
       if (r == FIO_Q_COMPLETED) {
