@@ -4,6 +4,8 @@
 // themselves are stream.cc.
 #include "bufring.h"
 
+#include <algorithm>
+
 #include <errno.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -86,6 +88,34 @@ void RingStreams::ReturnBuffer(BufRing* pool, unsigned id) {
 
 void RingStreams::Release(BufRing* pool, unsigned id) { ReturnBuffer(pool, id); }
 
+// The ArrayBuffer JS sees, detached (views read nothing from here on) and no longer ours to
+// detach; its memory goes once it is collected too.
+void RingStreams::Detach(BufRing* pool) {
+  if (pool->array_buffer == nullptr) return;
+  napi_value ab = nullptr;
+  if (napi_get_reference_value(env_, pool->array_buffer, &ab) == napi_ok && ab != nullptr)
+    napi_detach_arraybuffer(env_, ab);
+  napi_delete_reference(env_, pool->array_buffer);
+  pool->array_buffer = nullptr;
+}
+
+bool RingStreams::ClosePool(BufRing* pool) {
+  for (const RingStream* s : streams_)
+    if (s != nullptr && s->pool == pool && !s->finished) return false;
+  pools_.erase(std::find(pools_.begin(), pools_.end(), pool));
+  // A finished stream of it may still have its slot until the outermost frame lets go (core.h).
+  core_->Defer(DropPool, this, reinterpret_cast<intptr_t>(pool));
+  return true;
+}
+
+void RingStreams::DropPool(RingCore* core, void* streams, intptr_t value) {
+  RingStreams* self = static_cast<RingStreams*>(streams);
+  BufRing* pool = reinterpret_cast<BufRing*>(value);
+  stream_pool_unregister(core->uring(), &pool->core);
+  self->Detach(pool);
+  Unref(pool);
+}
+
 // After io_uring_queue_exit: nothing of ours is in the kernel (unless ops_left: env teardown
 // gave up waiting, and then the buffer memory is kept, as the ops' records are).
 void RingStreams::TearDown(bool in_cleanup, bool ops_left) {
@@ -104,16 +134,8 @@ void RingStreams::TearDown(bool in_cleanup, bool ops_left) {
   for (BufRing* pool : pools_) {
     stream_pool_unregister(nullptr, &pool->core);  // the ring is gone: its registration with it
     if (ops_left) pool->core.mem = nullptr;  // leaked on purpose: the kernel may still write
-    if (pool->array_buffer != nullptr) {
-      if (!in_cleanup) {
-        // Views of it read nothing from here on, and its memory can go once it is collected.
-        napi_value ab = nullptr;
-        if (napi_get_reference_value(env_, pool->array_buffer, &ab) == napi_ok && ab != nullptr)
-          napi_detach_arraybuffer(env_, ab);
-        napi_delete_reference(env_, pool->array_buffer);
-      }
-      pool->array_buffer = nullptr;
-    }
+    if (!in_cleanup) Detach(pool);
+    pool->array_buffer = nullptr;
     Unref(pool);
   }
   pools_.clear();

@@ -98,6 +98,9 @@ class RingStreams : public RingPart {
   int Open(int fd, BufRing* pool, size_t pause_at);
   RingStream* Find(int token) const;                   // null once it is finished
   void Release(BufRing* pool, unsigned id);            // JS gives a buffer back
+  // JS closes a buffer ring no unfinished stream uses (false: one does, nothing changed): it is
+  // no longer found at once; unregistered and its memory detached when the guard allows.
+  bool ClosePool(BufRing* pool);
   void SendBuffer(RingStream* s, unsigned id, unsigned length);
   // The bytes are copied; EFAULT (nothing queued) when the view faults.
   int Write(RingStream* s, const char* data, size_t length);
@@ -129,6 +132,8 @@ class RingStreams : public RingPart {
   void DropSends(RingStream* s);
   bool MaybeFinish(RingStream* s, bool emit = true);
   static void FreeSlot(RingCore* core, void* streams, intptr_t token);
+  static void DropPool(RingCore* core, void* streams, intptr_t pool);
+  void Detach(BufRing* pool);
   static void FinalizeArrayBuffer(napi_env env, void* data, void* hint);
   static void Unref(BufRing* pool);
 

@@ -93,6 +93,15 @@ napi_value BufRelease(napi_env env, napi_callback_info info) {
   return nullptr;
 }
 
+// bufRingClose(bgid) -> false when a stream that is not finished uses it (nothing changed).
+napi_value BufRingClose(napi_env env, napi_callback_info info) {
+  Call<1> call(env, info);
+  RingCore* core = call.Open(env);
+  BufRing* pool = PoolArg(env, core, call[0]);
+  core->Admit();
+  return Napi::Boolean::New(env, RingStreams::Of(core)->ClosePool(pool));
+}
+
 // streamSend(token, id, length): buffer id's first length bytes, from the buffer ring's memory.
 napi_value StreamSend(napi_env env, napi_callback_info info) {
   Call<3> call(env, info);

@@ -333,6 +333,7 @@ static const Method kMethods[] = {
     METHOD("streamsInit", StreamsInit, false),
     METHOD("recvMultishot", RecvMultishot, true),
     METHOD("bufRelease", BufRelease, true),
+    METHOD("bufRingClose", BufRingClose, true),
     METHOD("streamSend", StreamSend, true),
     METHOD("streamWrite", StreamWrite, true),
     METHOD("streamClose", StreamClose, true),

@@ -56,6 +56,9 @@ assert.throws(() => new BufferRing(), { name: 'TypeError', code: 'ERR_ILLEGAL_CO
 assert.throws(() => new RingStream(), { name: 'TypeError', code: 'ERR_ILLEGAL_CONSTRUCTOR' });
 const pool = ring.setupBufRing({ count: 2, size: 16 });
 assert.equal(typeof pool.release, 'function');
+// a buffer ring closes on its own (Symbol.dispose: what \`using\` calls), the Ring goes on
+pool[Symbol.dispose ?? Symbol.for('nodejs.dispose')]();
+assert.throws(() => pool.view(0), { code: 'ERR_RING_BUFFER_RING_CLOSED' });
 
 for (const fd of [a, b, named, six]) close(fd);
 await ring[Symbol.asyncDispose ?? Symbol.for('nodejs.asyncDispose')]();
@@ -121,7 +124,7 @@ export async function checks({ root, project, node, run, check }) {
   writeFileSync(join(project, 'ring-conventions.mjs'), program);
   writeFileSync(join(project, 'ring-using.mjs'), usingProgram);
   const ring = run(node, ['ring-conventions.mjs']);
-  check(`the Ring: signal, timeout, rejections, asyncDispose${line >= 24 ? ', `await using`' : ''}, connect to IPv6 and a name, no public constructors`,
+  check(`the Ring: signal, timeout, rejections, asyncDispose, BufferRing's dispose${line >= 24 ? ', `await using`' : ''}, connect to IPv6 and a name, no public constructors`,
     ring.status === 0 && ring.out.trim() === 'ring ok', ring.out);
   const tsc = join(root, 'node_modules', 'typescript', 'bin', 'tsc');
   const base = { module: 'nodenext', moduleResolution: 'nodenext', target: 'es2022', strict: true, noEmit: true };

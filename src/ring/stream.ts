@@ -12,6 +12,7 @@ export interface NativeStreamMethods {
   streamsInit(dispatch: (this: object, count: number) => void, events: Int32Array): void;
   recvMultishot(fd: number, bufferRing: number, pauseAt: number): number;
   bufRelease(bufferRing: number, id: number): void;
+  bufRingClose(bufferRing: number): boolean;
   streamSend(stream: number, id: number, length: number): void;
   streamWrite(stream: number, data: ArrayBufferView): void;
   streamClose(stream: number): boolean;
@@ -148,6 +149,7 @@ export class BufferRing {
   readonly #memory: ArrayBuffer;
   readonly #views: (Uint8Array | undefined)[];
   readonly #held: Uint8Array; // 1 while JS holds the buffer (mirrors the addon's state)
+  #closed = false;
 
   static {
     heldOf = (pool) => pool.#held;
@@ -176,6 +178,7 @@ export class BufferRing {
 
   #check(id: number): void {
     if ((id >>> 0) !== id || id >= this.count) throw badId(id, this.count);
+    if (this.#closed) throw Object.assign(new Error(`buffer ring ${this.id} is closed`), { code: 'ERR_RING_BUFFER_RING_CLOSED' });
     // the Ring's close() takes the memory (it is detached once the Ring is gone)
     if (this.#table.closing || this.#memory.byteLength === 0) throw this.#table.closedError();
     if (this.#held[id] !== 1) {
@@ -208,7 +211,28 @@ export class BufferRing {
     this.#ring.bufRelease(this.id, id);
     this.#held[id] = 0;
   }
+
+  /** Unregisters the buffer ring from the Ring and frees its memory: every view of it reads
+   * nothing from then on, and a held buffer needs no release. Throws ERR_RING_BUFFER_RING_BUSY
+   * while a stream on it is not finished (`await stream.close()` first). A second call, or one
+   * after the Ring's close() began (which frees it anyway), does nothing. `using pool =
+   * ring.setupBufRing(...)` calls it on leaving the block. */
+  close(): void {
+    if (this.#closed || this.#table.closing || this.#memory.byteLength === 0) return;
+    if (!this.#ring.bufRingClose(this.id)) {
+      const err = new Error(`buffer ring ${this.id} is in use by a stream that is not finished: await stream.close() first`);
+      throw Object.assign(err, { code: 'ERR_RING_BUFFER_RING_BUSY' });
+    }
+    this.#closed = true;
+    this.#held.fill(0);
+  }
+
+  /** `using pool = ring.setupBufRing(...)`: close() on leaving the block. */
+  declare readonly [Symbol.dispose]: () => void;
 }
+Object.defineProperty(BufferRing.prototype, Symbol.dispose ?? Symbol.for('nodejs.dispose'), {
+  value: function (this: BufferRing) { this.close(); }, writable: true, configurable: true,
+});
 
 /** A socket receiving into a buffer ring (IORING_OP_RECV, multishot, buffer select) and
  * sending in order, one send at a time. Made by ring.recvMultishot(). */

@@ -95,6 +95,7 @@ export const poolCalls: Record<string, Entry> = {
   view: (c) => c.pool.view(c.held),
   bytes: (c) => c.pool.bytes(c.held, 1),
   release: (c) => c.pool.release(c.held),
+  close: (c) => c.pool.close(),
 };
 
 export const tables = { Ring: ringCalls, RingStream: streamCalls, BufferRing: poolCalls };
