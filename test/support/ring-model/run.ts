@@ -10,6 +10,7 @@ import { commands } from './commands.js';
 import { finish } from './finish.js';
 import { installReentry } from './reentry.js';
 import { coverage, World, type WorldSpec } from './world.js';
+import { openFds, fdsLeftOpen } from '../open-fds.js';
 
 const runs = Number(process.env.IOLAB_FUZZ_RUNS ?? 300);
 const firstSeed = Number(process.env.IOLAB_FUZZ_SEED ?? (Date.now() % 0x7fffffff));
@@ -28,26 +29,6 @@ function print(line: object): void {
   fs.writeSync(1, `${JSON.stringify(line)}\n`);
 }
 
-function isFolder(path: string): boolean {
-  try {
-    return fs.statSync(path).isDirectory();
-  } catch {
-    return false;
-  }
-}
-
-/** This process's open fds and what each is (the readdir's own fd left out). */
-function openFds(): Map<string, string> {
-  const out = new Map<string, string>();
-  for (const fd of fs.readdirSync('/proc/self/fd')) {
-    try {
-      out.set(fd, fs.readlinkSync(`/proc/self/fd/${fd}`));
-    } catch {
-      // the readdir's own fd, gone by now
-    }
-  }
-  return out;
-}
 async function collect(): Promise<void> {
   for (let i = 0; i < 3; i++) {
     globalThis.gc?.();
@@ -115,12 +96,8 @@ const property = fc.asyncProperty(worldSpec, fc.commands(commands, { maxCommands
   await collect();
   const live = Object.entries(liveObjects()).filter(([, n]) => n !== 0);
   if (live.length > 0) throw new Error(`after the sequence, live objects: ${JSON.stringify(Object.fromEntries(live))}`);
-  // A leak is an fd opened and left. Fds that went are not checked: on Node 24 the runtime
-  // (tsx's loader: its cache folder and files, its sockets) opens and closes its own meanwhile,
-  // and a wrong close of one of the model's fds fails that fd's next use.
-  const fdsAfter = openFds();
-  const runtime = (what: string) => isFolder(what) || what.startsWith('/tmp/tsx-');
-  const opened = [...fdsAfter].filter(([fd, what]) => fdsBefore.get(fd) !== what && !runtime(what)).map(([fd, what]) => `${fd} -> ${what}`);
+  // a leak is an fd opened and left (open-fds.ts says why only that)
+  const opened = fdsLeftOpen(fdsBefore);
   if (opened.length > 0) throw new Error(`after the sequence, fds left open: ${opened.join(', ')}`);
 });
 

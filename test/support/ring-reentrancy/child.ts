@@ -11,10 +11,10 @@ import {
 } from '../../../src/index.js';
 import { resizableBytes } from '../resizable.js';
 import { tables, type Context, type Points, type ReentryCase } from './table.js';
+import { openFds, fdsLeftOpen } from '../open-fds.js';
 
 const dir = process.env.IOLAB_REENTRY_DIR!;
 const turn = () => new Promise<void>((r) => setImmediate(r));
-const fdCount = () => fs.readdirSync('/proc/self/fd').length - 1;
 
 async function until(done: () => boolean, ms: number): Promise<boolean> {
   const deadline = Date.now() + ms;
@@ -35,10 +35,12 @@ function clear(e: unknown): boolean {
 
 async function runCase(k: ReentryCase): Promise<string[]> {
   problems = [];
-  const fdsBefore = fdCount();
-  const fds: number[] = [];
+  const fdsBefore = openFds();
+  // each fd the case made, with what it is: at the end it is closed only if it is still that
+  // (the call may have closed it, and the number may since belong to the runtime)
+  const fds = new Map<number, string>();
   const keep = <T extends number | number[]>(x: T): T => {
-    fds.push(...([] as number[]).concat(x));
+    for (const fd of ([] as number[]).concat(x)) fds.set(fd, fs.readlinkSync(`/proc/self/fd/${fd}`));
     return x;
   };
   const pending = new Map<Promise<unknown>, string>();
@@ -170,7 +172,7 @@ async function runCase(k: ReentryCase): Promise<string[]> {
       if (k.place === 'data handler') writevSync(e, [Buffer.from('y')]);
       else {
         close(e);
-        fds.splice(fds.indexOf(e), 1);
+        fds.delete(e);
       }
       if (!(await until(() => ran, 2000))) problems.push(`the ${k.place} never ran`);
     } catch (err) {
@@ -208,12 +210,14 @@ async function runCase(k: ReentryCase): Promise<string[]> {
   track(ring.close(), 'ring.close() at the end');
   if (!(await until(() => pending.size === 0, 3000))) problems.push(`never settled: ${[...pending.values()].join(', ')}`);
   delete (Object.getPrototypeOf(recvResultSample) as { then?: unknown }).then;
-  for (const fd of fds) {
+  for (const [fd, what] of fds) {
+    let now: string | undefined;
     try {
-      close(fd);
+      now = fs.readlinkSync(`/proc/self/fd/${fd}`);
     } catch {
       // closed by the call (closeFds, closeFd)
     }
+    if (now === what) close(fd);
   }
   await new Promise<void>((r) => server.close(() => r()));
   fs.rmSync(path, { force: true });
@@ -223,7 +227,8 @@ async function runCase(k: ReentryCase): Promise<string[]> {
   }
   const live = Object.entries(liveObjects()).filter(([, n]) => n !== 0);
   if (live.length > 0) problems.push(`live objects after ring.close(): ${JSON.stringify(Object.fromEntries(live))}`);
-  if (fdCount() !== fdsBefore) problems.push(`${fdCount() - fdsBefore} fds more than before`);
+  const left = fdsLeftOpen(fdsBefore);
+  if (left.length > 0) problems.push(`fds left open: ${left.join(', ')}`);
   return problems;
 }
 
