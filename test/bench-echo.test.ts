@@ -133,35 +133,37 @@ describe('bench echo', () => {
     }
   }, 60_000);
 
-  it("the TypeScript servers' rows side by side: node, ring and duplex (node:stream on the Ring), with duplex/ring and duplex/node ratios", async () => {
+  it("the TypeScript servers' rows beside the C io_uring one: node, ring and duplex (node:stream on the Ring), with ring/io_uring, duplex/ring and duplex/node ratios", async () => {
     const tmp = shortTempDir('iolab-bench-echo-');
     const out = join(tmp.path, 'echo.json');
     let r: Awaited<ReturnType<typeof runCli>>;
     let json;
     try {
-      r = await runCli(['bench', 'echo', '--clients', '10', '--duration', '1', '--rounds', '1', '--servers', 'node,ring,duplex', '--generators', 'epoll', '--output', out]);
+      r = await runCli(['bench', 'echo', '--clients', '10', '--duration', '1', '--rounds', '1', '--servers', 'node,ring,duplex,io_uring', '--generators', 'epoll', '--output', out]);
       expect(r.exitCode, String(r.stderr)).toBe(0);
       json = JSON.parse(readFileSync(out, 'utf8'));
     } finally {
       tmp.cleanup();
     }
-    expect(json).toMatchObject({ servers: ['node', 'ring', 'duplex'], errors: 0 });
+    expect(json).toMatchObject({ servers: ['node', 'ring', 'duplex', 'io_uring'], errors: 0 });
     const cells = json.byGenerator.epoll['10'];
-    for (const e of ['node', 'ring', 'duplex']) {
+    for (const e of ['node', 'ring', 'duplex', 'io_uring']) {
       expect(cells[e].reqPerSec).toBeGreaterThan(0);
       expect(cells[e].serverUsPerReq).toBeGreaterThan(0);
     }
     const ratios = json.usPerReqRatios.epoll['10'];
     expect(ratios['duplex/ring']).toBeCloseTo(cells.duplex.serverUsPerReq / cells.ring.serverUsPerReq, 9);
     expect(ratios['duplex/node']).toBeCloseTo(cells.duplex.serverUsPerReq / cells.node.serverUsPerReq, 9);
-    expect(Object.keys(ratios)).toEqual(['ring/node', 'duplex/ring', 'duplex/node']);
+    expect(ratios['ring/io_uring']).toBeCloseTo(cells.ring.serverUsPerReq / cells.io_uring.serverUsPerReq, 9);
+    expect(Object.keys(ratios)).toEqual(['io_uring/node', 'ring/node', 'ring/io_uring', 'duplex/ring', 'duplex/node']);
     const table = String(r.stdout);
     expect(table).toMatch(/^server\s+clients\s+generator\s+server us\/req/m);
-    for (const e of ['node', 'ring', 'duplex']) {
+    for (const e of ['node', 'ring', 'duplex', 'io_uring']) {
       const c = cells[e];
       expect(table).toMatch(new RegExp(`^${e}\\s+10\\s+epoll\\s+${c.serverUsPerReq.toFixed(2)}\\s+${c.generatorUsPerReq.toFixed(2)}\\s+${Math.round(c.reqPerSec)}\\s`, 'm'));
     }
-    expect(table).toContain(`epoll generator, 10 clients: ring/node ${ratios['ring/node'].toFixed(2)}x, duplex/ring ${ratios['duplex/ring'].toFixed(2)}x, duplex/node ${ratios['duplex/node'].toFixed(2)}x`);
+    const x = (k: string) => `${k} ${ratios[k].toFixed(2)}x`;
+    expect(table).toContain(`epoll generator, 10 clients: ${['io_uring/node', 'ring/node', 'ring/io_uring', 'duplex/ring', 'duplex/node'].map(x).join(', ')}`);
   }, 60_000);
 
   it('SIGINT during the second run: prints the finished row and the partial one, kills and reaps its servers, exit 130', async () => {

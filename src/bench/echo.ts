@@ -50,8 +50,11 @@ export interface EchoBenchResults {
   signal?: string;
 }
 
+// ring/io_uring: the TypeScript server on the Ring against the C one on the same calls;
 // duplex/ring: what node:stream costs on the Ring; duplex/node: RingSocket against net.Socket
-const ratioPairs: [string, string][] = [['io_uring', 'epoll'], ['io_uring', 'node'], ['epoll', 'node'], ['ring', 'node'], ['duplex', 'ring'], ['duplex', 'node']];
+const ratioPairs: [string, string][] = [
+  ['io_uring', 'epoll'], ['io_uring', 'node'], ['epoll', 'node'], ['ring', 'node'], ['ring', 'io_uring'], ['duplex', 'ring'], ['duplex', 'node'],
+];
 
 function pairRatios<T>(cells: ByClients<Record<string, T>>, value: (c: T) => number | undefined): ByClients<Record<string, number>> {
   const out: ByClients<Record<string, number>> = {};
