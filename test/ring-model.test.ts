@@ -47,8 +47,9 @@ describe('the Ring against its model', () => {
     expect(result.runs).toBe(process.env.IOLAB_FUZZ_PATH ? 1 : runs);
   });
 
-  it('the generators reach starvation, closes and opens inside handlers, and re-entering getters', () => {
-    expect(result.runs, 'the search stopped early (see the test above): what it reached is not known').toBe(process.env.IOLAB_FUZZ_PATH ? 1 : runs);
+  // (a replay of one shrunk sequence reaches what that sequence does, no more)
+  it.skipIf(process.env.IOLAB_FUZZ_PATH)('the generators reach starvation, closes and opens inside handlers, and re-entering getters', () => {
+    expect(result.runs, 'the search stopped early (see the test above): what it reached is not known').toBe(runs);
     const c = result.coverage;
     const reached = [
       // a pool all held by JS while a peer's bytes wait for a stream of it: ENOBUFS

@@ -89,6 +89,11 @@ export class ByteChannel {
     this.#length = length;
   }
 
+  /** The reader may still skip bytes: no delivery since allowGap(). */
+  get gapOpen(): boolean {
+    return this.#gapAllowed;
+  }
+
   /** From here on the reader may skip bytes once (a stream closed, a send cancelled). */
   allowGap(): void {
     this.#gapAllowed = true;

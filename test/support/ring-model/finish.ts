@@ -8,7 +8,7 @@ import fs from 'node:fs';
 import { readvSync, setNonBlocking } from '../../../src/index.js';
 import { releaseHeld } from './held.js';
 import { openStream } from './streams.js';
-import { coverage, type World } from './world.js';
+import { coverage, type Duct, type World } from './world.js';
 
 export const turn = () => new Promise<void>((r) => setImmediate(r));
 
@@ -39,6 +39,10 @@ async function quiesce(world: World, ms: number): Promise<void> {
   world.quiescing = true;
   const caughtUp = () => world.streams.every((s) => s.closeCalled || s.ended || s.duct.peerClosed ||
     (s.duct.inbound!.unread === 0 && s.stream.queuedBytes === 0));
+  // A stream closed with chunks in flight drops them: when they were the socket's last bytes,
+  // the next reader has nothing to read and the model cannot know they went. Bytes written
+  // after them (once per gap) show where the next reader is: past them, or still before.
+  const fedAt = new Map<Duct, number>();
   const settled = await until(() => {
     releaseAll(world);
     for (const d of world.writable) world.peerDrain(d);
@@ -46,6 +50,10 @@ async function quiesce(world: World, ms: number): Promise<void> {
     // an op waits for bytes (a batch may want more than its peer wrote): feed it
     for (const d of world.readable) {
       if (d.reader !== undefined && !d.reader.startsWith('stream')) world.peerWrite(d, 16);
+      else if (d.reader !== undefined && d.inbound!.gapOpen && d.inbound!.unread > 0 && fedAt.get(d) !== d.inbound!.length) {
+        world.peerWrite(d, 16);
+        fedAt.set(d, d.inbound!.length);
+      }
     }
     if (world.seq.reader !== undefined) world.peerSendMessage(8, 0);
     return world.pending.size === 0 && caughtUp();
