@@ -64,6 +64,43 @@ fs.closeSync(memfd);
     expect(report.live).toMatchObject({ rings: 0, ringOps: 0, heldBuffers: 0, ownedFds: 0, mappings: 0 });
   });
 
+  it("at a file's end a read into a read-only mapping gives 0, as the sync readv does; with bytes to read, EFAULT and the file position unmoved", async () => {
+    const report = await runChild(`
+const memfd = native.memfdCreate('read-only', { allowSealing: true });
+native.ftruncate(memfd, 4096);
+native.addSeals(memfd, native.seals.F_SEAL_WRITE | native.seals.F_SEAL_SHRINK);
+const mapping = native.mmap(memfd, 4096);
+const ro = new Uint8Array(mapping);
+const name = process.env.IOLAB_TMP + '/data-' + process.pid;
+result.syncAtEnd = await code(() => native.readv(file, [ro], 4096));
+result.syncPastEnd = await code(() => native.readv(file, [ro], 12000));
+result.readAtEnd = await code(() => ring.read(file, ro, 4096));
+result.readPastEnd = await code(() => ring.read(file, ro, 12000));
+result.readvPastEnd = await code(() => ring.readv(file, [Buffer.alloc(2), ro], 12000));
+result.batchPastEnd = await code(async () => [...await ring.readvBatch(file, [{ buffers: [ro], position: 12000 }])]);
+const atEnd = fs.openSync(name, 'r');
+fs.readSync(atEnd, Buffer.alloc(4096)); // its file position: the end
+result.syncFilePositionAtEnd = await code(() => native.readv(atEnd, [ro]));
+result.readFilePositionAtEnd = await code(() => ring.read(atEnd, ro));
+fs.closeSync(atEnd);
+const atStart = fs.openSync(name, 'r');
+result.readFilePositionWithBytes = await code(() => ring.read(atStart, ro));
+const next = Buffer.alloc(8);
+fs.readSync(atStart, next);
+result.thenTheFileReads = next.toString();
+fs.closeSync(atStart);
+result.untouched = Buffer.from(ro).every((x) => x === 0);
+native.munmap(mapping);
+fs.closeSync(memfd);
+`);
+    expect(report.result).toEqual({
+      syncAtEnd: 'ok 0', syncPastEnd: 'ok 0', readAtEnd: 'ok 0', readPastEnd: 'ok 0', readvPastEnd: 'ok 0', batchPastEnd: 'ok [0]',
+      syncFilePositionAtEnd: 'ok 0', readFilePositionAtEnd: 'ok 0', readFilePositionWithBytes: 'EFAULT', thenTheFileReads: 'abcdefgh',
+      untouched: true,
+    });
+    expect(report.live).toMatchObject({ rings: 0, ringOps: 0, heldBuffers: 0, ownedFds: 0, mappings: 0 });
+  });
+
   it('a write from a mapping whose file shrank rejects with EFAULT, as the sync writev throws it', async () => {
     const report = await runChild(`
 const memfd = native.memfdCreate('shrunk');

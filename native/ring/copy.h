@@ -12,9 +12,10 @@ namespace iolab {
 // could be copied may have been.
 int CopyToView(void* view, const void* from, size_t n);
 int CopyFromView(void* to, const void* view, size_t n);
-// EFAULT when a read's view lies in a read-only mapping, checked before the op is queued: a read
+// EFAULT when a read's view lies in a read-only mapping, checked when the op is filled: a read
 // that found out only when it copied out would have taken the bytes from a socket or moved the
-// file position, which the sync call's EFAULT never does. 0 otherwise.
+// file position, which the sync call's EFAULT never does (io_op.h's OpReadOnlyRefusal lets
+// only reads at a position go on). 0 otherwise.
 int ReadOnlyView(const void* view, size_t n);
 
 }  // namespace iolab

@@ -20,7 +20,7 @@ static void AddBytes(napi_env env, IoOp* op, napi_value view, View bytes, bool i
   size_t at = op->bounce.size();
   op->bounce.resize(at + bytes.length);
   if (!is_read && CopyFromView(op->bounce.data() + at, bytes.data, bytes.length) != 0) op->fault = EFAULT;
-  if (is_read && op->fault == 0) op->fault = ReadOnlyView(bytes.data, bytes.length);
+  if (is_read && !op->read_only_target) op->read_only_target = ReadOnlyView(bytes.data, bytes.length) != 0;
   op->lengths.push_back(bytes.length);
   if (is_read && hold) {
     napi_ref ref;
@@ -171,7 +171,19 @@ bool IoClear(napi_env env, IoOp* op) {
   op->eof_poll_fd = -1;
   op->socket_type = -1;
   op->fault = 0;
+  op->read_only_target = false;
   return op->bounce.capacity() <= (1u << 20);
+}
+
+int OpReadOnlyRefusal(IoOp* op, bool pin) {
+  if (!op->read_only_target) return 0;
+  bool positioned_read = op->code == OpCode::kRead || op->code == OpCode::kReadv;
+  if (!positioned_read) return EFAULT;
+  if (int64_t(op->offset) >= 0) return 0;
+  off_t at = pin ? lseek(op->fd, 0, SEEK_CUR) : -1;
+  if (at < 0) return EFAULT;
+  op->offset = uint64_t(at);
+  return 0;
 }
 
 // ---- results ----

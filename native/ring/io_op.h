@@ -52,7 +52,8 @@ struct IoOp : Op {
   std::string path;                 // connect: the address as errors show it
   std::string host;                 // connect to an IP address: its host and port, which its
   int port = -1;                    // errors carry as node:net's (`address`, `port`), not `path`
-  int fault = 0;                    // EFAULT: a view it copies from could not be read, or one it reads into lies in a read-only mapping (refused)
+  int fault = 0;                    // EFAULT: a view it copies from could not be read (refused)
+  bool read_only_target = false;    // a view it reads into lies in a read-only mapping (OpReadOnlyRefusal)
 };
 
 // Sets what every op of `code` starts with (its syscall's name from the table).
@@ -67,8 +68,8 @@ size_t IoBytes(const Op* op);
 // ---- filling a record (may throw an argument error; the caller then gives the record back) ----
 
 // One view: a read holds it (copied into at completion); a write copies its bytes now (a view
-// that faults leaves `fault` set: the op is refused with it, as the sync call throws it; so does
-// a read into a read-only mapping, before anything is read).
+// that faults leaves `fault` set: the op is refused with it, as the sync call throws it; a read
+// into a read-only mapping is marked for OpReadOnlyRefusal).
 void OpAddView(napi_env env, IoOp* op, napi_value view, bool is_read, const char* name = "buffer");
 // A list of views (the sync readv/writev's checks: at most IOV_MAX, each an ArrayBufferView),
 // one iovec each over the bounce memory.
@@ -106,6 +107,13 @@ void OpSetRecvControl(IoOp* op, int control_fds);
 // recvmsg: the socket's type is read now (the eof rule needs it), not when the fd may be gone;
 // on a seqpacket socket a dup is kept to ask about the peer's shutdown at completion.
 void OpReadSocketType(IoOp* op);
+
+// A read into a read-only mapping, as the sync call has it: EFAULT when there are bytes to copy,
+// with no file position moved and nothing taken from a socket; 0 at a file's end. A read at a
+// position (pinned = true also at a seekable fd's own position, pinned now) goes ahead into
+// bounce memory and its copy-out faults (OpCopyResult: EFAULT, nothing copied); any other read
+// is refused before it is queued: EFAULT, or 0 for an op with no read-only target.
+int OpReadOnlyRefusal(IoOp* op, bool pin);
 
 // ---- results ----
 

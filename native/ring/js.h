@@ -87,6 +87,7 @@ inline napi_value Queue(RingCore* core, SingleOp* op, Fill fill) {
     if constexpr (std::is_same_v<decltype(fill()), int>) err = fill();
     else fill();
     if (err == 0) err = op->fault;
+    if (err == 0) err = OpReadOnlyRefusal(op, true);
     core->Admit();
   } catch (...) {
     core->ReleaseOp(op);

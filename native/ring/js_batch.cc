@@ -34,8 +34,12 @@ class Filling {
   OpGroup* get() const { return group_; }
   MemberOp* Add(OpCode code, int fd, bool direct = false) { return AddMember(core_, group_, code, fd, direct); }
   napi_value Queue() {
-    for (Op* op : group_->ops)  // a view it copied from faulted: refused, as the sync call throws
-      if (MemberOp* m = static_cast<MemberOp*>(op); m->fault != 0) return Refuse(m->fault, m->syscall);
+    for (Op* op : group_->ops) {  // a view it copied from faulted: refused, as the sync call throws
+      MemberOp* m = static_cast<MemberOp*>(op);
+      if (m->fault != 0) return Refuse(m->fault, m->syscall);
+      // (a batch's reads at the file position are not pinned: the position moves between them)
+      if (int err = OpReadOnlyRefusal(m, false)) return Refuse(err, m->syscall);
+    }
     core_->Admit();
     return QueueGroup(core_, Release());
   }
