@@ -114,3 +114,28 @@ console.log(JSON.stringify({ closed, ends, chunks, uncaught: uncaught.sort() }))
     });
   });
 });
+
+describe('a stream closed with sends queued, then the Ring', () => {
+  it("its close() settles though its end handler throws as ring.close() ends it; the throw is reported", async () => {
+    // 256 KiB queued to a peer that does not read: close() waits for the sends, ring.close()
+    // ends them; the stream's `end` (RingClosedError) throws on the way.
+    const report = await runChild(`
+const { native } = await import('./src/native.ts');
+const { Ring } = await import('./src/ring/index.ts');
+const uncaught = [];
+process.on('uncaughtException', (e) => uncaught.push(e.message));
+const ring = new Ring({ entries: 4 });
+const pool = ring.setupBufRing({ count: 1, size: 4 });
+const [a, b] = native.socketpair('stream');
+const stream = ring.recvMultishot(a, pool, { data: (id) => pool.release(id), end(err) { throw new Error('end: ' + err.name); } });
+stream.write(Buffer.alloc(262144, 1));
+const closing = stream.close().then(() => 'resolved', (e) => 'rejected: ' + e.code);
+const ringClosed = await ring.close().then(() => 'resolved', (e) => 'rejected: ' + e.message);
+const streamClosed = await Promise.race([closing, new Promise((r) => setTimeout(() => r('never settled'), 2000))]);
+native.close(a);
+native.close(b);
+console.log(JSON.stringify({ ringClosed, streamClosed, uncaught }));
+`);
+    expect(report).toEqual({ ringClosed: 'resolved', streamClosed: 'resolved', uncaught: ['end: RingClosedError'] });
+  });
+});

@@ -336,11 +336,15 @@ export class RingStream {
     if (this.#closed) {
       this.#settle!(null);
     } else {
+      let closedNow: boolean;
       try {
-        if (this.#ring.streamClose(this.#token)) this.#finish(0); // nothing was in flight
+        closedNow = this.#ring.streamClose(this.#token);
       } catch {
-        this.#finish(END_CLOSED); // the Ring closed meanwhile
+        // the Ring closed meanwhile: `end` now, a throw of it reported as dispatch reports one
+        deliverReporting(this, Event.Closed, END_CLOSED, 0);
+        return this.#closing;
       }
+      if (closedNow) this.#finish(0); // nothing was in flight
     }
     return this.#closing;
   }
@@ -360,8 +364,12 @@ export class RingStream {
   #finish(res: number): void {
     if (this.#closed) return;
     this.#closed = true;
-    if (res === END_CLOSED && !this.#ended) this.#end(END_CLOSED, 'recv');
-    this.#settle?.(res === 0 || res === END_CLOSED ? null : errnoError(res, 'send'));
+    try {
+      if (res === END_CLOSED && !this.#ended) this.#end(END_CLOSED, 'recv');
+    } finally {
+      // settled whatever `end` throws (the throw goes on to be reported)
+      this.#settle?.(res === 0 || res === END_CLOSED ? null : errnoError(res, 'send'));
+    }
   }
 }
 Object.defineProperty(RingStream.prototype, Symbol.asyncDispose ?? Symbol.for('nodejs.asyncDispose'), {

@@ -13,5 +13,6 @@ export const regressions: { seed: number; found: string }[] = [
   { seed: 25561, found: 'a stream starved while another of its pool was opened: the one wake-up went to the new stream, which had no bytes, and the first never received again with the buffer free' },
   { seed: 24812, found: "a getter calling readvBatch again: the outer call read at the inner call's positions" },
   { seed: 904303, found: 'a read past the end of the file into a read-only mapping rejected with EFAULT (the sync preadv: 0)' },
+  { seed: 904863, found: "a stream closed with 256 KiB of sends queued, then the Ring closed: its end handler threw and the stream's close() never settled" },
   { seed: 900273, found: "the model's own: a stream closed in its data handler dropped the socket's last byte, in flight; the model waited for the next stream on the socket to get it" },
 ];
