@@ -34,6 +34,10 @@ export class ByteChannel {
   consumed = 0;
   /** Set when a gap is allowed: the next delivery may start anywhere at or after `consumed`. */
   #gapAllowed = false;
+  /** Other places the reader may be at: a short delivery past a gap can fit more than one place
+   * (a byte carries six bits of its position), so each place it fit is kept, and each later
+   * delivery keeps the places it fits next to. `consumed` is the first of them. */
+  #others: number[] = [];
   /** Bytes delivered past a gap. */
   skipped = 0;
   /** The reader may never get the last bytes (sends dropped when the Ring closed, cancelled, or
@@ -48,9 +52,9 @@ export class ByteChannel {
     return this.#length;
   }
 
-  /** Bytes put in and not yet delivered. */
+  /** Bytes put in and not yet delivered (by the furthest place the reader may be at). */
   get unread(): number {
-    return this.#length - this.consumed;
+    return this.#length - Math.max(this.consumed, ...this.#others);
   }
 
   #grow(need: number): void {
@@ -108,7 +112,7 @@ export class ByteChannel {
   /** At the end: every byte put in was delivered, unless the end may be short. */
   complete(): string | undefined {
     // (a gap still open: the bytes after `consumed` were a closing stream's to drop)
-    if (this.consumed === this.#length || this.mayEndShort || this.#gapAllowed) return undefined;
+    if (this.consumed === this.#length || this.#others.includes(this.#length) || this.mayEndShort || this.#gapAllowed) return undefined;
     return `${this.name}: ${this.#length} bytes were put in, the reader got ${this.consumed}: ${this.#length - this.consumed} lost`;
   }
 
@@ -127,9 +131,11 @@ export class ByteChannel {
   deliverParts(parts: Part[], who: string): string | undefined {
     const wrong = this.#owners(parts, who);
     if (wrong !== undefined || partsLength(parts) === 0) return wrong;
-    const at = this.#gapAllowed ? this.#find(parts, this.consumed) : this.consumed;
-    if (at < 0 || !this.#matches(parts, at)) return this.#mismatch(parts, this.consumed, who);
-    this.#take(parts, at);
+    const places = [this.consumed, ...this.#others];
+    const fits = this.#gapAllowed ? this.#findAll(parts, Math.min(...places)) : places.filter((at) => this.#matches(parts, at));
+    if (fits.length === 0) return this.#mismatch(parts, this.consumed, who);
+    this.#take(parts, fits[0]);
+    this.#others = fits.slice(1).map((at) => at + partsLength(parts));
     return undefined;
   }
 
@@ -177,6 +183,7 @@ export class ByteChannel {
     this.skipped += at - this.consumed;
     this.consumed = at + partsLength(parts);
     this.#gapAllowed = false;
+    this.#others = [];
   }
 
   #matches(parts: Part[], at: number): boolean {
@@ -189,6 +196,12 @@ export class ByteChannel {
       for (let i = 0; i < p.length; i++, at++) if (this.#known[at] === 1 && this.#expected[at] !== p[i]) return false;
     }
     return true;
+  }
+
+  #findAll(parts: Part[], from: number): number[] {
+    const out: number[] = [];
+    for (let at = from; at + partsLength(parts) <= this.#length; at++) if (this.#matches(parts, at)) out.push(at);
+    return out;
   }
 
   #find(parts: Part[], from: number): number {
