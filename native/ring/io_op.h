@@ -109,10 +109,10 @@ void OpSetRecvControl(IoOp* op, int control_fds);
 void OpReadSocketType(IoOp* op);
 
 // A read into a read-only mapping, as the sync call has it: EFAULT when there are bytes to copy,
-// with no file position moved and nothing taken from a socket; 0 at a file's end. A read at a
-// position (pinned = true also at a seekable fd's own position, pinned now) goes ahead into
-// bounce memory and its copy-out faults (OpCopyResult: EFAULT, nothing copied); any other read
-// is refused before it is queued: EFAULT, or 0 for an op with no read-only target.
+// with no file position moved and nothing taken from a socket; 0 at a file's end. So a read or
+// readv at a position goes ahead into bounce memory (0 returned) and its copy-out faults
+// (OpCopyResult: EFAULT, nothing copied); with `pin`, so does one at a seekable fd's own
+// position, pinned to it now. Any other read into such memory is refused: EFAULT.
 int OpReadOnlyRefusal(IoOp* op, bool pin);
 
 // ---- results ----
