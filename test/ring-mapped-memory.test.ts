@@ -34,14 +34,17 @@ console.log(JSON.stringify({ result, live: native.liveObjects() }));
   return JSON.parse(child.stdout);
 }
 
-describe('Ring ops over mapped memory that faults', () => {
-  it('a read into a read-only mapping rejects with EFAULT, as the sync readv throws it', async () => {
-    const report = await runChild(`
+// `ro`: a view of a write-sealed memfd's mapping (4 KiB of zeros)
+const readOnlyMapping = `
 const memfd = native.memfdCreate('read-only', { allowSealing: true });
 native.ftruncate(memfd, 4096);
 native.addSeals(memfd, native.seals.F_SEAL_WRITE | native.seals.F_SEAL_SHRINK);
 const mapping = native.mmap(memfd, 4096);
-const ro = new Uint8Array(mapping);
+const ro = new Uint8Array(mapping);`;
+
+describe('Ring ops over mapped memory that faults', () => {
+  it('a read into a read-only mapping rejects with EFAULT, as the sync readv throws it', async () => {
+    const report = await runChild(`${readOnlyMapping}
 const send = () => native.writev(a, [Buffer.from('socket bytes')]);
 result.sync = await code(() => native.readv(file, [ro], 0));
 result.read = await code(() => ring.read(file, ro, 0));
@@ -65,12 +68,7 @@ fs.closeSync(memfd);
   });
 
   it("at a file's end a read into a read-only mapping gives 0, as the sync readv does; with bytes to read, EFAULT and the file position unmoved", async () => {
-    const report = await runChild(`
-const memfd = native.memfdCreate('read-only', { allowSealing: true });
-native.ftruncate(memfd, 4096);
-native.addSeals(memfd, native.seals.F_SEAL_WRITE | native.seals.F_SEAL_SHRINK);
-const mapping = native.mmap(memfd, 4096);
-const ro = new Uint8Array(mapping);
+    const report = await runChild(`${readOnlyMapping}
 const name = process.env.IOLAB_TMP + '/data-' + process.pid;
 result.syncAtEnd = await code(() => native.readv(file, [ro], 4096));
 result.syncPastEnd = await code(() => native.readv(file, [ro], 12000));
