@@ -78,12 +78,12 @@ void RingCore::RunDeferred() {
   depth_++;
   bool teardown = false;
   while (!deferred_.empty()) {
-    std::vector<Deferred> now;
-    now.swap(deferred_);
-    for (const Deferred& d : now) {
+    running_.swap(deferred_);  // (a fresh vector each time cost an allocation per batch)
+    for (const Deferred& d : running_) {
       if (d.fn == TearDownEntry) teardown = true;
       else d.fn(this, d.object, d.value);
     }
+    running_.clear();
   }
   depth_--;
   if (teardown) FinishClose();

@@ -213,6 +213,7 @@ class RingCore {
     intptr_t value;
   };
   std::vector<Deferred> deferred_;
+  std::vector<Deferred> running_;  // what RunDeferred runs now; both keep their memory between calls
 
   // CQEs taken from the CQ by SubmitInCall (in the middle of a JS call, where nothing is
   // settled), settled first by the next reap.
