@@ -54,7 +54,9 @@ describe.runIf(fincoreInstalled)('random map and passes', { timeout: 300_000 }, 
     const lastPass = ios % blocks === 0 ? blocks : ios % blocks;
     expect(await cachedBytes(f)).toBeLessThanOrEqual(lastPass * 4096);
     expect((await iops(...job, '--invalidate=0')).exitCode).toBe(0);
-    expect(await cachedBytes(f)).toBe(MiB);
+    // every page cached, but for what DAMON's reclaim takes meanwhile (a sanitized CI run once
+    // found one of the 256 gone)
+    expect(await cachedBytes(f)).toBeGreaterThanOrEqual(MiB * 0.99);
   });
 });
 
