@@ -71,6 +71,13 @@ describe('a stream closed inside its own data handler', () => {
   });
 });
 
+// each child's start: the addon, the Ring, and the uncaught exceptions a throwing handler reports
+const childStart = `
+const { native } = await import('./src/native.ts');
+const { Ring } = await import('./src/ring/index.ts');
+const uncaught = [];
+process.on('uncaughtException', (e) => uncaught.push(e.message));`;
+
 async function runChild(script: string) {
   const child = await execa(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script],
     { cwd: projectRoot, reject: false, timeout: 30_000 });
@@ -84,11 +91,7 @@ describe('handlers that throw', () => {
     // Stream 0 holds the pool's one buffer with its recv armed (its end comes from the
     // cancelled recv); streams 1 and 2 wait for a buffer, nothing in the kernel (their end
     // comes as close() settles).
-    const report = await runChild(`
-const { native } = await import('./src/native.ts');
-const { Ring } = await import('./src/ring/index.ts');
-const uncaught = [];
-process.on('uncaughtException', (e) => uncaught.push(e.message));
+    const report = await runChild(`${childStart}
 const tick = () => new Promise((r) => setTimeout(r, 20));
 const ring = new Ring({ entries: 16 });
 const pool = ring.setupBufRing({ count: 1, size: 64 });
@@ -119,11 +122,7 @@ describe('a stream closed with sends queued, then the Ring', () => {
   it("its close() settles though its end handler throws as ring.close() ends it; the throw is reported", async () => {
     // 256 KiB queued to a peer that does not read: close() waits for the sends, ring.close()
     // ends them; the stream's `end` (RingClosedError) throws on the way.
-    const report = await runChild(`
-const { native } = await import('./src/native.ts');
-const { Ring } = await import('./src/ring/index.ts');
-const uncaught = [];
-process.on('uncaughtException', (e) => uncaught.push(e.message));
+    const report = await runChild(`${childStart}
 const ring = new Ring({ entries: 4 });
 const pool = ring.setupBufRing({ count: 1, size: 4 });
 const [a, b] = native.socketpair('stream');

@@ -198,15 +198,15 @@ export class ByteChannel {
     return true;
   }
 
-  #findAll(parts: Part[], from: number): number[] {
+  /** The places at or after `from` where the parts fit, at most `most` of them. */
+  #findAll(parts: Part[], from: number, most = Infinity): number[] {
     const out: number[] = [];
-    for (let at = from; at + partsLength(parts) <= this.#length; at++) if (this.#matches(parts, at)) out.push(at);
+    for (let at = from; at + partsLength(parts) <= this.#length && out.length < most; at++) if (this.#matches(parts, at)) out.push(at);
     return out;
   }
 
   #find(parts: Part[], from: number): number {
-    for (let at = from; at + partsLength(parts) <= this.#length; at++) if (this.#matches(parts, at)) return at;
-    return -1;
+    return this.#findAll(parts, from, 1)[0] ?? -1;
   }
 
   #mismatch(parts: Part[], at: number, who: string): string {

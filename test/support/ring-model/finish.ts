@@ -49,8 +49,9 @@ async function quiesce(world: World, ms: number): Promise<void> {
     world.peerReceiveMessages();
     // an op waits for bytes (a batch may want more than its peer wrote): feed it
     for (const d of world.readable) {
-      if (d.reader !== undefined && !d.reader.startsWith('stream')) world.peerWrite(d, 16);
-      else if (d.reader !== undefined && d.inbound!.gapOpen && d.inbound!.unread > 0 && fedAt.get(d) !== d.inbound!.length) {
+      if (d.reader === undefined) continue;
+      if (!d.reader.startsWith('stream')) world.peerWrite(d, 16);
+      else if (d.inbound!.gapOpen && d.inbound!.unread > 0 && fedAt.get(d) !== d.inbound!.length) {
         world.peerWrite(d, 16);
         fedAt.set(d, d.inbound!.length);
       }
