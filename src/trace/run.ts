@@ -88,7 +88,7 @@ function watchBpftrace(bpftrace: ChildProcess) {
  * notices the signal when it lands in its epoll_wait (SIGINT would be taken by the default
  * handler while the maps print). SIGKILL after timeoutMs; returns false then.
  */
-async function finishBpftrace(bpftrace: ChildProcess, timeoutMs: number): Promise<boolean> {
+export async function finishBpftrace(bpftrace: ChildProcess, timeoutMs: number): Promise<boolean> {
   const deadline = Date.now() + timeoutMs;
   while (!exited(bpftrace) && Date.now() < deadline) {
     bpftrace.kill('SIGTERM');

@@ -1,7 +1,10 @@
-// Helpers for the trace tests: what a process's children are, and whether anything bpftrace
-// attached is still there.
+// Helpers for the trace tests: what a process's children are, whether anything bpftrace
+// attached is still there, and a bpftrace script run around a step of a test.
 import { existsSync, readFileSync, readdirSync } from 'node:fs';
+import { execa } from 'execa';
+import { addonPath } from '../../src/native.js';
 import { bpftraceBinary } from '../../src/trace/probes.js';
+import { finishBpftrace } from '../../src/trace/run.js';
 import { procStatFields } from '../../src/procfs.js';
 
 /** Why the trace tests cannot run here, or undefined when they can. */
@@ -61,4 +64,63 @@ export function leftoverDynamicProbes(): string[] {
 /** bpftrace processes that are children of pid (iolab trace's own). */
 export function bpftraceChildren(pid: number): number[] {
   return childrenOf(pid).filter((c) => commandName(c) === 'bpftrace');
+}
+
+/** Tools run without the sanitizer runtime that the ASan suite preloads into node's children. */
+export const plainEnv = Object.fromEntries(Object.entries(process.env).filter(([k]) => k !== 'LD_PRELOAD'));
+
+/** The addon's USDT probes of one provider whose names start with `prefix`, from its
+ * .note.stapsdt entries: [name, argument count], sorted. */
+export async function usdtProbes(provider: string, prefix: string): Promise<[string, number][]> {
+  const notes = String((await execa('readelf', ['-n', addonPath()], { env: plainEnv, extendEnv: false })).stdout);
+  return [...notes.matchAll(/Provider: (\S+)\s+Name: (\S+)\s+Location: \S+, Base: \S+, Semaphore: \S+\s+Arguments: (.*)/g)]
+    .filter((m) => m[1] === provider && m[2].startsWith(prefix))
+    .map((m): [string, number] => [m[2], m[3].trim().split(/\s+/).length])
+    .sort((a, b) => a[0].localeCompare(b[0]));
+}
+
+/** Rejects with "<what> did not finish within N s" when p has not settled by then: a step that
+ * hangs names itself instead of running into the test's timeout. */
+export async function within<T>(ms: number, what: string, p: Promise<T>): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`${what} did not finish within ${ms / 1000} s`)), ms);
+  });
+  try {
+    return await Promise.race([p, late]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/**
+ * Starts `bpftrace -e script` and resolves once its BEGIN probe printed "attached" (BEGIN runs
+ * once every probe is attached). `finish()` ends it the way `iolab trace` does (SIGTERM,
+ * repeated: bpftrace 0.17 loses a signal that lands outside its epoll_wait, and a lone SIGINT
+ * left it waiting for good under load) and resolves with everything it printed.
+ */
+export async function startBpftrace(script: string): Promise<{ finish(): Promise<string> }> {
+  const tracer = execa('bpftrace', ['-e', `BEGIN { printf("attached\\n"); } ${script}`],
+    { reject: false, all: true, buffer: true, env: plainEnv, extendEnv: false });
+  let seen = '';
+  const attached = new Promise<void>((resolve, reject) => {
+    tracer.all?.on('data', (chunk: Buffer) => {
+      seen += chunk.toString();
+      if (seen.includes('attached\n')) resolve();
+    });
+    tracer.then(() => reject(new Error(`bpftrace ended before it attached: ${seen}`)), reject);
+  });
+  try {
+    await within(60_000, 'bpftrace attaching its probes', attached);
+  } catch (err) {
+    tracer.kill('SIGKILL');
+    await tracer;
+    throw err;
+  }
+  return {
+    async finish() {
+      if (!(await finishBpftrace(tracer, 15_000))) throw new Error(`bpftrace did not exit within 15 s of SIGTERM: ${seen}`);
+      return String((await tracer).all);
+    },
+  };
 }
