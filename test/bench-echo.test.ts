@@ -4,7 +4,7 @@
 import { execFileSync, spawnSync } from 'node:child_process';
 import { execa } from 'execa';
 import { randomBytes } from 'node:crypto';
-import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
+import { readdirSync, readFileSync, readlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { iolabArgv, runCli } from './support/cli.js';
@@ -188,30 +188,37 @@ describe('bench echo', () => {
   }, 40_000);
 
   it('server CPU is the window\'s: load on the server before the window opens is not in it', async () => {
-    // IOLAB_ECHO_LOAD_HOLD holds the generator 5 s with its clients connected before the window
-    // opens; meanwhile this test loads the server for 1 s with clients of its own. The server's
-    // CPU in the JSON must fit in what it used from the end of that load until it exited.
-    const bench = startBench(['--clients', '10', '--duration', '1', '--rounds', '1', '--servers', 'epoll', '--generators', 'epoll', '--json'],
-      { IOLAB_ECHO_LOAD_HOLD: '5000' });
-    const server = await waitFor('the server', () => processesTagged(bench.tag).find((p) => p.cmdline.includes('echo server')), 20_000);
-    const sockets = socketCountOf(server.pid);
-    await waitFor('the generator\'s 10 clients (it holds now)', () => socketCountOf(server.pid) >= sockets + 10, 20_000);
-    const port = listeningPortOf(server.pid);
-    const ours = await Promise.all(Array.from({ length: 4 }, () => connectTo(port)));
-    const until = performance.now() + 1000;
-    await Promise.all(ours.map(async (s) => { while (performance.now() < until) await echoOnce(s, [Buffer.alloc(512, 7)], 512); }));
-    await Promise.all(ours.map((s) => { s.destroy(); return closed(s); }));
-    const afterOurLoad = processCpuTicks(server.pid);
-    let last = afterOurLoad;
-    while (processesTagged(bench.tag).some((p) => p.pid === server.pid)) {
-      last = Math.max(last, cpuTicks(server.pid) ?? last);
-      await new Promise((r) => setTimeout(r, 10));
+    // IOLAB_ECHO_LOAD_HOLD holds the generator, its clients connected, until the file exists;
+    // meanwhile this test loads the server for 1 s with clients of its own. The server's CPU in
+    // the JSON must fit in what it used from the end of that load until it exited.
+    const tmp = shortTempDir('iolab-bench-echo-');
+    const hold = join(tmp.path, 'window-may-open');
+    try {
+      const bench = startBench(['--clients', '10', '--duration', '1', '--rounds', '1', '--servers', 'epoll', '--generators', 'epoll', '--json'],
+        { IOLAB_ECHO_LOAD_HOLD: hold });
+      const server = await waitFor('the server', () => processesTagged(bench.tag).find((p) => p.cmdline.includes('echo server')), 20_000);
+      const sockets = socketCountOf(server.pid);
+      await waitFor('the generator\'s 10 clients (it holds now)', () => socketCountOf(server.pid) >= sockets + 10, 20_000);
+      const port = listeningPortOf(server.pid);
+      const ours = await Promise.all(Array.from({ length: 4 }, () => connectTo(port)));
+      const until = performance.now() + 1000;
+      await Promise.all(ours.map(async (s) => { while (performance.now() < until) await echoOnce(s, [Buffer.alloc(512, 7)], 512); }));
+      await Promise.all(ours.map((s) => { s.destroy(); return closed(s); }));
+      const afterOurLoad = processCpuTicks(server.pid);
+      writeFileSync(hold, '');
+      let last = afterOurLoad;
+      while (processesTagged(bench.tag).some((p) => p.pid === server.pid)) {
+        last = Math.max(last, cpuTicks(server.pid) ?? last);
+        await new Promise((r) => setTimeout(r, 10));
+      }
+      const r = await bench.child;
+      expect(r.exitCode).toBe(0);
+      const sample = JSON.parse(String(r.stdout)).samples[0] as { serverCpu: number; elapsedNs: number };
+      const serverCpuTicks = (sample.serverCpu * sample.elapsedNs / 1e9) * 100;
+      expect(serverCpuTicks).toBeLessThanOrEqual(last - afterOurLoad + 1); // one tick of rounding
+    } finally {
+      tmp.cleanup();
     }
-    const r = await bench.child;
-    expect(r.exitCode).toBe(0);
-    const sample = JSON.parse(String(r.stdout)).samples[0] as { serverCpu: number; elapsedNs: number };
-    const serverCpuTicks = (sample.serverCpu * sample.elapsedNs / 1e9) * 100;
-    expect(serverCpuTicks).toBeLessThanOrEqual(last - afterOurLoad + 1); // one tick of rounding
   }, 60_000);
 
   it('SIGKILL of bench echo: its echo server dies with it', async () => {

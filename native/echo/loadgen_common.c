@@ -20,13 +20,16 @@ void gate_arrive_and_wait(struct shared *sh) {
   pthread_mutex_unlock(&sh->lock);
 }
 
-/* IOLAB_ECHO_LOAD_HOLD=<ms>: the generator waits this long with every client connected before
- * the window opens: the tests' way to act on the server outside the window. */
+/* IOLAB_ECHO_LOAD_HOLD=<file>: the generator waits, every client connected, until that file
+ * exists (at most 60 s) before the window opens: the tests' way to act on the server outside
+ * the window, and to say when they are done rather than race a fixed delay. */
 static void hold_if_asked(void) {
-  const char *v = getenv("IOLAB_ECHO_LOAD_HOLD");
-  long ms = v != NULL ? strtol(v, NULL, 10) : 0;
-  struct timespec t = {ms / 1000, (ms % 1000) * 1000000L};
-  while (ms > 0 && nanosleep(&t, &t) != 0 && errno == EINTR) {
+  const char *path = getenv("IOLAB_ECHO_LOAD_HOLD");
+  if (path == NULL || *path == '\0') return;
+  for (int i = 0; i < 6000 && access(path, F_OK) != 0; i++) {
+    struct timespec t = {0, 10 * 1000000L};
+    while (nanosleep(&t, &t) != 0 && errno == EINTR) {
+    }
   }
 }
 
