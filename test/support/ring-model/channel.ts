@@ -148,6 +148,8 @@ export class ByteChannel {
       if (wrong !== undefined) return wrong;
     }
     const left = reads.filter((r) => partsLength(r.parts) > 0);
+    // one read alone is one delivery: past a gap it may fit more than one place, each kept
+    if (left.length === 1) return this.deliverParts(left[0].parts, left[0].who);
     while (left.length > 0) {
       // a read with bytes to show decides where it belongs; one whose views show nothing
       // fits anywhere, so it goes where no other fits
