@@ -141,32 +141,43 @@ export class ByteChannel {
 
   /** The reads of one batch, each in order but the batch in the kernel's: on one socket,
    * io_uring wakes the read armed last first, so their order is not the requests'. Together
-   * they must be the next bytes, each read one run of them. */
+   * they must be the next bytes, each read one run of them. Past a gap they may start at more
+   * than one place: each is kept, as for a single delivery. */
   deliverAnyOrder(reads: { parts: Part[]; who: string }[]): string | undefined {
     for (const r of reads) {
       const wrong = this.#owners(r.parts, r.who);
       if (wrong !== undefined) return wrong;
     }
     const left = reads.filter((r) => partsLength(r.parts) > 0);
-    // one read alone is one delivery: past a gap it may fit more than one place, each kept
+    if (left.length === 0) return undefined;
     if (left.length === 1) return this.deliverParts(left[0].parts, left[0].who);
+    const total = left.reduce((n, r) => n + partsLength(r.parts), 0);
+    const places = [this.consumed, ...this.#others];
+    let starts = places;
+    if (this.#gapAllowed) {
+      starts = [];
+      for (let at = Math.min(...places); at + total <= this.#length; at++) starts.push(at);
+    }
+    const fits = starts.filter((at) => this.#arranges(left, at));
+    if (fits.length === 0) return this.#mismatch(left[0].parts, this.consumed, left[0].who);
+    this.#take([total], fits[0]);
+    this.#others = fits.slice(1).map((at) => at + total);
+    return undefined;
+  }
+
+  /** Whether the reads, in some order, are the bytes from `at` on: a read with bytes to show
+   * goes where it fits; one whose views show nothing fits anywhere, so it goes where none does. */
+  #arranges(reads: { parts: Part[] }[], at: number): boolean {
+    const left = [...reads];
+    const seen = (r: { parts: Part[] }) => r.parts.some((p) => typeof p !== 'number' && p.length > 0);
     while (left.length > 0) {
-      // a read with bytes to show decides where it belongs; one whose views show nothing
-      // fits anywhere, so it goes where no other fits
-      const seen = (r: { parts: Part[] }) => r.parts.some((p) => typeof p !== 'number' && p.length > 0);
-      let pick = -1;
-      let at = -1;
-      left.forEach((r, i) => {
-        if (!seen(r)) return;
-        const where = this.#gapAllowed ? this.#find(r.parts, this.consumed) : this.#matches(r.parts, this.consumed) ? this.consumed : -1;
-        if (where >= 0 && (at < 0 || where < at)) [pick, at] = [i, where];
-      });
-      if (pick < 0) pick = left.findIndex((r) => !seen(r));
-      if (pick < 0) return this.#mismatch(left[0].parts, this.consumed, left[0].who);
-      this.#take(left[pick].parts, at < 0 ? this.consumed : at);
+      let pick = left.findIndex((r) => seen(r) && this.#matches(r.parts, at));
+      if (pick < 0) pick = left.findIndex((r) => !seen(r) && this.#matches(r.parts, at));
+      if (pick < 0) return false;
+      at += partsLength(left[pick].parts);
       left.splice(pick, 1);
     }
-    return undefined;
+    return true;
   }
 
   #owners(parts: Part[], who: string): string | undefined {
@@ -205,10 +216,6 @@ export class ByteChannel {
     const out: number[] = [];
     for (let at = from; at + partsLength(parts) <= this.#length && out.length < most; at++) if (this.#matches(parts, at)) out.push(at);
     return out;
-  }
-
-  #find(parts: Part[], from: number): number {
-    return this.#findAll(parts, from, 1)[0] ?? -1;
   }
 
   #mismatch(parts: Part[], at: number, who: string): string {
