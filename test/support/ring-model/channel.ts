@@ -165,19 +165,12 @@ export class ByteChannel {
     return undefined;
   }
 
-  /** Whether the reads, in some order, are the bytes from `at` on: a read with bytes to show
-   * goes where it fits; one whose views show nothing fits anywhere, so it goes where none does. */
+  /** Whether the reads, in some order, are the bytes from `at` on. Every order is tried (a
+   * batch has at most a few reads): a 1-byte read may fit where a longer one belongs. */
   #arranges(reads: { parts: Part[] }[], at: number): boolean {
-    const left = [...reads];
-    const seen = (r: { parts: Part[] }) => r.parts.some((p) => typeof p !== 'number' && p.length > 0);
-    while (left.length > 0) {
-      let pick = left.findIndex((r) => seen(r) && this.#matches(r.parts, at));
-      if (pick < 0) pick = left.findIndex((r) => !seen(r) && this.#matches(r.parts, at));
-      if (pick < 0) return false;
-      at += partsLength(left[pick].parts);
-      left.splice(pick, 1);
-    }
-    return true;
+    if (reads.length === 0) return true;
+    return reads.some((r, i) => this.#matches(r.parts, at) &&
+      this.#arranges(reads.filter((_, j) => j !== i), at + partsLength(r.parts)));
   }
 
   #owners(parts: Part[], who: string): string | undefined {

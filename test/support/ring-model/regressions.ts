@@ -17,4 +17,5 @@ export const regressions: { seed: number; found: string }[] = [
   { seed: 905891, found: "the model's own: a 1-byte read after a closing stream's gap fitted two places (a byte carries six bits of its position); the model took the wrong one" },
   { seed: 900273, found: "the model's own: a stream closed in its data handler dropped the socket's last byte, in flight; the model waited for the next stream on the socket to get it" },
   { seed: 1101857, found: "the model's own: a readvBatch whose one read's view the model no longer trusts (a getter touched it) read 1 byte after a closing stream's gap; the model put it at the gap's start, not anywhere after it" },
+  { seed: 1314965, found: "the model's own: a readvBatch's two reads (of 1 and 17 bytes) took the socket's bytes longer one first; the 1-byte read's byte also fitted first, and the model, trying that order only, found the other read fit nowhere" },
 ];
