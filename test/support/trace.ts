@@ -3,7 +3,7 @@
 import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import { execa } from 'execa';
 import { addonPath } from '../../src/native.js';
-import { bpftraceBinary } from '../../src/trace/probes.js';
+import { bpftraceBinary, bpftraceEnv } from '../../src/trace/probes.js';
 import { finishBpftrace } from '../../src/trace/run.js';
 import { procStatFields } from '../../src/procfs.js';
 
@@ -66,13 +66,11 @@ export function bpftraceChildren(pid: number): number[] {
   return childrenOf(pid).filter((c) => commandName(c) === 'bpftrace');
 }
 
-/** Tools run without the sanitizer runtime that the ASan suite preloads into node's children. */
-export const plainEnv = Object.fromEntries(Object.entries(process.env).filter(([k]) => k !== 'LD_PRELOAD'));
-
 /** The addon's USDT probes of one provider whose names start with `prefix`, from its
  * .note.stapsdt entries: [name, argument count], sorted. */
 export async function usdtProbes(provider: string, prefix: string): Promise<[string, number][]> {
-  const notes = String((await execa('readelf', ['-n', addonPath()], { env: plainEnv, extendEnv: false })).stdout);
+  // (bpftrace's environment: without the sanitizer runtime the ASan suite preloads)
+  const notes = String((await execa('readelf', ['-n', addonPath()], { env: bpftraceEnv(), extendEnv: false })).stdout);
   return [...notes.matchAll(/Provider: (\S+)\s+Name: (\S+)\s+Location: \S+, Base: \S+, Semaphore: \S+\s+Arguments: (.*)/g)]
     .filter((m) => m[1] === provider && m[2].startsWith(prefix))
     .map((m): [string, number] => [m[2], m[3].trim().split(/\s+/).length])
@@ -101,7 +99,7 @@ export async function within<T>(ms: number, what: string, p: Promise<T>): Promis
  */
 export async function startBpftrace(script: string): Promise<{ finish(): Promise<string> }> {
   const tracer = execa('bpftrace', ['-e', `BEGIN { printf("attached\\n"); } ${script}`],
-    { reject: false, all: true, buffer: true, env: plainEnv, extendEnv: false });
+    { reject: false, all: true, buffer: true, env: bpftraceEnv(), extendEnv: false });
   let seen = '';
   const attached = new Promise<void>((resolve, reject) => {
     tracer.all?.on('data', (chunk: Buffer) => {
