@@ -44,7 +44,7 @@ describe.each(echoServerNames)('echo server --server %s under stress', (server) 
     }
   }, 30_000);
 
-  it('keeps echoing for a fresh client while 2 peers that never read hold their backlog (io_uring: a 16-buffer pool), and stops promptly', async () => {
+  it('keeps echoing for a fresh client while 2 peers that never read hold their queues of bytes to send (io_uring: a 16-buffer pool), and stops promptly', async () => {
     // --buffers sizes the io_uring server's provided-buffer pool; the other servers refuse it
     const { child, port } = await startEchoServerCli(server, server === 'io_uring' ? ['--buffers', '16', '--json'] : ['--json']);
     const stuck: Socket[] = [];
@@ -70,7 +70,7 @@ describe.each(echoServerNames)('echo server --server %s under stress', (server) 
       expect(r.exitCode).toBe(0);
       const stopped = JSON.parse(String(r.stdout).trim().split('\n').pop()!);
       expect(stopped).toMatchObject({ event: 'stopped', signal: 'SIGINT', connections: 3 });
-      // io_uring: the peers that never read did fill their backlog (the pressure was there).
+      // io_uring: the peers that never read did fill their queues (the pressure was there).
       if (server === 'io_uring') expect(stopped.recvPauses).toBeGreaterThan(0);
     } finally {
       for (const s of stuck) s.destroy();

@@ -60,7 +60,7 @@ describe.each([
     expect(stats.setup.includes('NO_SQARRAY')).toBe(stats.features!.noSqArray!.accepted);
   }, 30_000);
 
-  it('keeps lagging readers in order through the backlog and a dry buffer ring', async () => {
+  it('keeps lagging readers in order through their queues and a dry buffer ring', async () => {
     const server = native.echoStartServer('uring', { host: '127.0.0.1', port: 0, buffers: 16, uringFeaturesOff: off });
     try {
       const laggers = await Promise.all([0, 1].map(() => connectTo(server.port)));

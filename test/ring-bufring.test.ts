@@ -252,6 +252,34 @@ describe('recvMultishot', () => {
     await stream.close();
   });
 
+  it('a peer that does not read pins no buffer: a chunk sent behind a waiting send is copied and its buffer goes back to the ring', async () => {
+    const ring = newRing({ entries: 64 });
+    const pool = ring.setupBufRing({ count: 4, size: 4096 });
+    const [a, b] = track(native.socketpair('stream'));
+    let received = 0;
+    const stream: RingStream = ring.recvMultishot(b, pool, {
+      data(id, length) {
+        received += length;
+        stream.send(id, length); // echoed from its buffer, behind the write below
+      },
+      end() {},
+    }, { pauseAt: 8 << 20 });
+    const ahead = randomBytes(2 << 20);
+    stream.write(ahead); // more than the socket takes: this send waits for the peer
+    const data = randomBytes(64 << 10); // 16 buffers' worth through a pool of 4
+    native.setNonBlocking(a, true);
+    for (let at = 0; at < data.length; at += 4096) native.writev(a, [data.subarray(at, at + 4096)]);
+    // Each chunk is copied behind the waiting send and its buffer goes back at once, so all of
+    // it is received while the peer reads nothing (pinned buffers would stop it at 4 chunks).
+    await waitFor(() => received >= data.length, 3000, 'every chunk received').catch(() => {});
+    expect(received).toBe(data.length);
+    expect(Array.from({ length: pool.count }, (_, id) => pool.held(id))).toEqual([false, false, false, false]);
+    const back = await readAll(a, ahead.length + data.length);
+    expect(back.subarray(0, ahead.length).equals(ahead)).toBe(true);
+    expect(back.subarray(ahead.length).equals(data)).toBe(true);
+    await stream.close();
+  });
+
   it('a send to a peer that went away ends the stream with its error (syscall send)', async () => {
     const ring = newRing({ entries: 16 });
     const pool = ring.setupBufRing({ count: 4, size: 8 });

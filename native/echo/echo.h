@@ -76,7 +76,7 @@ struct echo_server_stats {
   uint64_t refused;     /* accepted and closed at once because of max_conns */
   uint64_t bytes;       /* echoed (sent back) */
   uint64_t peak_conns;
-  uint64_t recv_pauses;   /* uring: recvs cancelled because a connection's backlog was full */
+  uint64_t recv_pauses;   /* uring: recvs cancelled because too much waited to be sent on a connection */
   uint64_t buffer_waits;  /* uring: recvs that ended with ENOBUFS (buffer ring ran dry) */
   uint64_t idle_closed;   /* closed by idle_timeout_ns */
   uint64_t accept_pauses; /* accept failures (EMFILE and the like) that paused accepting */

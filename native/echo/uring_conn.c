@@ -1,15 +1,15 @@
-/* The uring server's connections (uring_server.h): each one's recv is a stream of the core
- * (native/stream/stream.h: armed, paused, starved, woken when a buffer comes back), its sends and
- * backlog are the server's own, and it is closed once nothing of it is in flight. Calls nothing
- * of the server's other files.
+/* The uring server's connections (uring_server.h): each one is a stream of the core
+ * (native/stream/stream.h: its recv armed, paused, starved, woken when a buffer comes back; its
+ * sends in order, by the core's send policy), echoing each chunk it receives by giving the
+ * buffer to the core's send side, and closed once nothing of it is in flight. Calls nothing of
+ * the server's other files.
  *
  * Who owns a provided buffer: the kernel while it sits in the ring; the connection from its
- * recv CQE on. A connection sends the buffer straight back with MSG_DONTWAIT, and returns it to
- * the ring when that send completes. Whatever the socket did not take at once (a peer reading
- * slowly), and whatever arrives while a send is in flight, is copied into the connection's own
- * backlog (backlog.c) and its buffer goes back at once: a peer that never reads holds no
- * provided buffer, only up to BACKLOG_PAUSE bytes of its own memory, after which its recv is
- * cancelled until the backlog drains. */
+ * recv CQE on, which gives it to the core's send side at once. That sends it straight back
+ * (MSG_DONTWAIT), or copies it into the connection's queue when a send is ahead of it or the
+ * socket is full, and returns it to the ring: a peer that never reads holds no provided buffer,
+ * only up to SEND_PAUSE bytes of the connection's memory, past which its recv is cancelled until
+ * the queue drains to SEND_RESUME. */
 #include <errno.h>
 #include <liburing.h>
 #include <stdlib.h>
@@ -41,8 +41,6 @@ static void set_conn_fd(struct server *s, struct io_uring_sqe *sqe) {
   if (s->direct) sqe->flags |= IOSQE_FIXED_FILE;
 }
 
-static void *buf_addr(struct server *s, unsigned bid) { return stream_pool_addr(&s->pool, bid); }
-
 /* Cancels the op with user_data `target` (a timeout with TIMEOUT_REMOVE); c: its connection. */
 void us_queue_cancel(struct server *s, struct conn *c, uint64_t target, bool timeout) {
   struct io_uring_sqe *sqe = us_get_sqe(s);
@@ -73,47 +71,19 @@ static void cancel_recv(struct stream *st) {
   us_queue_cancel(c->server, c, (uint64_t)(uintptr_t)c | OP_RECV, false);
 }
 
-const struct stream_ops us_stream_ops = { arm_recv, cancel_recv };
-
-/* ---- sends ---- */
-
-/* A provided buffer goes straight back out; MSG_DONTWAIT, so a full socket answers EAGAIN
- * instead of parking the buffer until the peer reads. */
-static void send_buffer(struct server *s, struct conn *c, unsigned bid, uint32_t len) {
+static void queue_send(struct stream *st) {
+  struct conn *c = st->owner;
+  struct server *s = c->server;
   struct io_uring_sqe *sqe = us_get_sqe(s);
-  if (!sqe) return stream_pool_return(&s->pool, bid);
-  io_uring_prep_send(sqe, c->fd, buf_addr(s, bid), len, MSG_NOSIGNAL | MSG_DONTWAIT);
+  if (!sqe) return; /* s->failed: the loop ends */
+  stream_prep_send(sqe, st, c->fd);
   set_conn_fd(s, sqe);
   io_uring_sqe_set_data64(sqe, (uint64_t)(uintptr_t)c | OP_SEND);
-  c->send_bid = (int)bid;
-  c->send_len = len;
-  c->send_busy = true;
   c->inflight++;
   s->inflight++;
 }
 
-/* The backlog's front: the connection's own memory, so this send may wait for the peer. */
-static void send_backlog(struct server *s, struct conn *c) {
-  uint32_t len;
-  const unsigned char *p = backlog_front(&c->backlog, &len);
-  if (c->send_busy || conn_dead(c) || len == 0) return;
-  struct io_uring_sqe *sqe = us_get_sqe(s);
-  if (!sqe) return;
-  io_uring_prep_send(sqe, c->fd, p, len, MSG_NOSIGNAL);
-  set_conn_fd(s, sqe);
-  io_uring_sqe_set_data64(sqe, (uint64_t)(uintptr_t)c | OP_SEND);
-  c->send_bid = -1;
-  c->send_len = len;
-  c->send_busy = true;
-  c->inflight++;
-  s->inflight++;
-}
-
-/* The backlog's size to the core: it pauses the recv past BACKLOG_PAUSE, resumes at
- * BACKLOG_RESUME. */
-static void backlog_changed(struct server *s, struct conn *c) {
-  if (stream_set_queued(&c->st, c->backlog.bytes)) s->st->recv_pauses++;
-}
+const struct stream_ops us_stream_ops = { arm_recv, cancel_recv, queue_send };
 
 /* ---- a connection's life ---- */
 
@@ -133,6 +103,7 @@ void us_kill_conn(struct server *s, struct conn *c) {
       s->inflight++;
     }
   }
+  stream_send_stop(&c->st, -ECONNABORTED);
   stream_close(&c->st);
 }
 
@@ -150,12 +121,12 @@ void us_close_fd(struct server *s, int fd) {
 /* Closes the connection once nothing of it is in flight: after an error, after stop, or after
  * the peer's EOF once everything it sent has been echoed. */
 void us_maybe_finish(struct server *s, struct conn *c) {
-  if (c->eof && !c->send_busy && c->backlog.bytes == 0) us_kill_conn(s, c);
+  if (c->eof && stream_unsent(&c->st) == 0) us_kill_conn(s, c);
   if (!conn_dead(c) || c->inflight) return;
   us_close_fd(s, c->fd);
   if (c->prev) c->prev->next = c->next; else s->conns = c->next;
   if (c->next) c->next->prev = c->prev;
-  backlog_free(&c->backlog);
+  stream_free(&c->st);
   free(c);
   s->active--;
 }
@@ -168,7 +139,6 @@ void us_add_conn(struct server *s, int fd) {
   }
   c->server = s;
   c->fd = fd;
-  c->send_bid = -1;
   c->last_active = s->now;
   c->next = s->conns;
   if (s->conns) s->conns->prev = c;
@@ -176,7 +146,7 @@ void us_add_conn(struct server *s, int fd) {
   s->active++;
   if (s->active > s->st->peak_conns) s->st->peak_conns = s->active;
   s->st->connections++;
-  stream_open(&c->st, &s->pool, c, BACKLOG_PAUSE - 1, BACKLOG_RESUME);
+  stream_open(&c->st, &s->pool, c, SEND_PAUSE - 1, SEND_RESUME);
 }
 
 void us_on_recv(struct server *s, struct conn *c, int res, unsigned flags) {
@@ -184,15 +154,8 @@ void us_on_recv(struct server *s, struct conn *c, int res, unsigned flags) {
     unsigned bid = flags >> IORING_CQE_BUFFER_SHIFT;
     stream_pool_taken(&s->pool);
     c->last_active = s->now;
-    if (conn_dead(c)) {
-      stream_pool_return(&s->pool, bid);
-    } else if (!c->send_busy && c->backlog.bytes == 0) {
-      send_buffer(s, c, bid, (uint32_t)res);
-    } else {
-      if (backlog_append(&c->backlog, buf_addr(s, bid), (uint32_t)res) < 0) us_kill_conn(s, c);
-      stream_pool_return(&s->pool, bid);
-      backlog_changed(s, c);
-    }
+    if (conn_dead(c)) stream_pool_return(&s->pool, bid);
+    else if (stream_send_buffer(&c->st, bid, (uint32_t)res) < 0) us_kill_conn(s, c);
   }
   if (!(flags & IORING_CQE_F_MORE)) {
     c->inflight--;
@@ -207,27 +170,12 @@ void us_on_recv(struct server *s, struct conn *c, int res, unsigned flags) {
 }
 
 void us_on_send(struct server *s, struct conn *c, int res) {
-  c->send_busy = false;
   c->inflight--;
   s->inflight--;
-  uint32_t sent = res > 0 ? (uint32_t)res : 0;
-  if (sent) {
-    s->st->bytes += sent;
+  if (res > 0) {
+    s->st->bytes += (uint32_t)res;
     c->last_active = s->now;
   }
-  if (res < 0 && res != -EAGAIN) us_kill_conn(s, c);
-  if (c->send_bid >= 0) {
-    unsigned bid = (unsigned)c->send_bid;
-    c->send_bid = -1;
-    /* The socket took only part: the rest goes in front of what arrived meanwhile. */
-    if (!conn_dead(c) && sent < c->send_len &&
-        backlog_prepend(&c->backlog, (unsigned char *)buf_addr(s, bid) + sent, c->send_len - sent) < 0)
-      us_kill_conn(s, c);
-    stream_pool_return(&s->pool, bid);
-  } else if (sent) {
-    backlog_consume(&c->backlog, sent);
-  }
-  backlog_changed(s, c);
-  send_backlog(s, c);
+  if (stream_send_done(&c->st, res) == STREAM_SEND_FAILED) us_kill_conn(s, c);
   us_maybe_finish(s, c);
 }

@@ -110,6 +110,7 @@ int echo_uring_serve(const struct echo_server_config *cfg, struct echo_server_st
    * io_uring_queue_exit returns and a recv could still land in it. */
   if (!s.direct)
     for (struct conn *c = s.conns; c; c = c->next) shutdown(c->fd, SHUT_RDWR);
+  st->recv_pauses = s.pool.pauses;
   if (s.inflight) s.pool.mem = NULL;
   pool_teardown(&s.ring, &s.pool);
   io_uring_queue_exit(&s.ring);
@@ -117,7 +118,7 @@ int echo_uring_serve(const struct echo_server_config *cfg, struct echo_server_st
     next = c->next;
     if (s.direct) echo_closed_direct(c->fd); /* the ring's exit closed it */
     else echo_close_conn(c->fd);
-    backlog_free(&c->backlog);
+    stream_free(&c->st);
     free(c);
   }
   return ret;

@@ -1,14 +1,13 @@
 /* The uring server's state, shared by its three files, each calling only the ones below it:
  *   uring_server.c   the loop and the dispatch of each CQE (top);
  *   uring_control.c  accept, stop, the idle tick;
- *   uring_conn.c     connections: recv through the stream core (native/stream), sends, close.
+ *   uring_conn.c     connections: recv and sends through the stream core (native/stream), close.
  * Not a public header. */
 #pragma once
 #include <liburing.h>
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "backlog.h"
 #include "echo.h"
 #include "stream/stream.h"
 #include "uring_pool.h"
@@ -20,21 +19,18 @@ enum { OP_ACCEPT = 1, OP_RECV, OP_SEND, OP_STOP, OP_AUX, OP_IDLE_TICK, OP_ACCEPT
 #define OP_MASK 7ull
 
 #define DEFAULT_BUF_COUNT 4096u /* power of two, <= 32768 */
-#define BACKLOG_PAUSE (64u * 1024u)  /* backlog bytes that stop a connection's recv */
-#define BACKLOG_RESUME (16u * 1024u) /* ... and the level at which it receives again */
+#define SEND_PAUSE (64u * 1024u)  /* bytes waiting to be sent that stop a connection's recv */
+#define SEND_RESUME (16u * 1024u) /* ... and the level at which it receives again */
 #define REAP_BATCH 256u
 
-/* A connection: its stream (the core's: recv armed, paused, starved; closing = shutting down)
- * and its sends. */
+/* A connection: its stream (the core's: recv armed, paused, starved, its sends; closing =
+ * shutting down). */
 struct conn {
   struct stream st;
   struct server *server;
   int fd;
   unsigned inflight;  /* ops of this connection whose last CQE has not come */
-  bool send_busy, eof;
-  int send_bid;       /* the provided buffer the send in flight reads, or -1: the backlog */
-  uint32_t send_len;  /* bytes that send asked for */
-  struct backlog backlog;
+  bool eof;
   uint64_t last_active;
   struct conn *prev, *next; /* every open connection, so stop can reach them all */
 } __attribute__((aligned(16)));

@@ -51,7 +51,7 @@ BufRing* RingStreams::AddBufRing(unsigned count, unsigned size, napi_value* arra
   pool->core.ops = &kStreamOps;
   pool->core.owner = this;
   pool->mem_bytes = mem_bytes;
-  pool->state.assign(count, kBufInKernel);
+  pool->state.assign(count, kBufRing);
   pool->refs = 1;  // the registration
   pools_.push_back(pool);
   LiveInc(Live::kBufferRings);
@@ -82,7 +82,7 @@ void RingStreams::Unref(BufRing* pool) {
 
 // The stream core wakes a starved stream per its policy (native/stream/stream.h); no JS runs.
 void RingStreams::ReturnBuffer(BufRing* pool, unsigned id) {
-  pool->state[id] = kBufInKernel;
+  pool->state[id] = kBufRing;
   stream_pool_return(&pool->core, id);
 }
 
@@ -121,12 +121,7 @@ void RingStreams::DropPool(RingCore* core, void* streams, intptr_t value) {
 void RingStreams::TearDown(bool in_cleanup, bool ops_left) {
   for (RingStream* s : streams_) {
     if (s == nullptr) continue;
-    if (!ops_left) {
-      while (!s->sends.empty()) {
-        core_->ReleaseOp(s->sends.front());
-        s->sends.pop_front();
-      }
-    }
+    if (!ops_left) stream_free(&s->core);  // else kept: a send may still read its queue
     if (!s->finished) LiveDec(Live::kRingStreams);
     delete s;
   }

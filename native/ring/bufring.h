@@ -2,10 +2,12 @@
 // chunk a multishot recv takes (IORING_OP_RECV with IORING_RECV_MULTISHOT and
 // IOSQE_BUFFER_SELECT), JS gets (buffer id, length) through one call per reap for every
 // stream's chunks (no Promise, no napi call per chunk), and sends go out of the same buffers,
-// in order, one at a time per stream, the buffer going back to the ring when its send is done.
+// in order, one at a time per stream, by the stream core's send policy (native/stream/stream.h).
 //
 // Who owns a buffer: the kernel while it sits in the ring; JS from the chunk event on, until
-// it releases it or hands it to a send; that send until it completes. The memory is one
+// it releases it or hands it to a send; then the stream core, which sends it and gives it back
+// to the ring, or copies it into the stream's queue (a send is ahead of it, or the socket is
+// full) and gives it back at once. The memory is one
 // mapping, exposed to JS as one external ArrayBuffer, freed only once the ring is gone AND
 // that ArrayBuffer was collected (it is detached when the Ring is torn down).
 //
@@ -15,7 +17,6 @@
 #include <liburing.h>
 #include <napi.h>
 
-#include <deque>
 #include <vector>
 
 #include "core.h"
@@ -43,7 +44,7 @@ constexpr int32_t kEndClosed = -(1 << 30);  // ended by ring.close()
 struct BufRing {
   struct stream_pool core {};
   size_t mem_bytes = 0;
-  std::vector<uint8_t> state;  // per buffer: kInKernel, kJs, kSending
+  std::vector<uint8_t> state;  // per buffer: kBufJs while JS holds it, else kBufRing
   napi_ref array_buffer = nullptr;  // weak: detached at teardown when still alive
   int refs = 0;                     // the Ring's registration + the external ArrayBuffer
   unsigned bgid() const { return core.bgid; }
@@ -51,19 +52,18 @@ struct BufRing {
   unsigned size() const { return core.size; }
   char* at(unsigned id) const { return reinterpret_cast<char*>(stream_pool_addr(&core, id)); }
 };
-enum : uint8_t { kBufInKernel = 0, kBufJs = 1, kBufSending = 2 };
+// kBufRing: in the ring, or the stream core's (a send's) on the way back to it.
+enum : uint8_t { kBufRing = 0, kBufJs = 1 };
 
-// A stream's recv or send: what the kernel touches for it.
+// A stream's recv or send: the record of one SQE the stream core asked for (what the kernel
+// touches is the core's: the provided buffers, the stream's queue).
 struct StreamOp : Op {
   RingStream* stream = nullptr;
   int fd = -1;
-  int buf_id = -1;                  // a send's provided buffer (-1: its copy)
-  uint32_t sent = 0, length = 0;    // how much of `length` went out (a short send goes on)
-  Bounce copy;                      // stream.write()'s bytes
 };
 
-// A stream: the stream core's (its recv armed, paused, starved, closing) and what the Ring adds:
-// its token, the recv's record, the ordered sends.
+// A stream: the stream core's (its recv armed, paused, starved, closing; its sends) and what the
+// Ring adds: its token, the recv's record, the send error JS has not heard yet.
 struct RingStream {
   struct stream core {};
   RingStreams* owner = nullptr;
@@ -73,10 +73,7 @@ struct RingStream {
   StreamOp* recv = nullptr;      // the armed multishot recv's record, or none
   bool cancel_due = false;       // its cancel waits for an SQE, or for the recv to leave the backlog
   bool finished = false;         // nothing left: its slot is free once the rule allows (core.h)
-  std::deque<StreamOp*> sends;   // front: in the kernel; the rest wait their turn
-  size_t queued_bytes = 0;       // bytes not yet sent
-  int send_error = 0;            // the first send's error not yet told through kEnd
-  bool sends_failed = false;     // a send failed: later sends are dropped
+  int send_error = 0;            // the send side's error not yet told through kEnd
   bool closing() const { return core.closing; }
 };
 
@@ -102,7 +99,7 @@ class RingStreams : public RingPart {
   // no longer found at once; unregistered and its memory detached when the guard allows.
   bool ClosePool(BufRing* pool);
   void SendBuffer(RingStream* s, unsigned id, unsigned length);
-  // The bytes are copied; EFAULT (nothing queued) when the view faults.
+  // The bytes are copied; EFAULT (nothing queued) when the view faults, ENOMEM.
   int Write(RingStream* s, const char* data, size_t length);
   bool Close(RingStream* s);  // true: finished at once (no kClosed comes)
   void Hold(RingStream* s, bool on);  // JS pauses (true) or resumes (false) receiving
@@ -120,16 +117,15 @@ class RingStreams : public RingPart {
  private:
   void Emit(RingStream* s, StreamEvent type, int32_t a, int32_t b);
   StreamOp* NewOp(bool send, RingStream* s);
-  // The stream core's stream_ops: arm queues the recv's record, cancel its cancel.
+  // The stream core's stream_ops: arm queues the recv's record, cancel its cancel, send a send's.
   static const struct stream_ops kStreamOps;
   static void ArmRecv(struct stream* core);
   static void CancelRecv(struct stream* core);
+  static void QueueSend(struct stream* core);
   void CancelRecv(RingStream* s);
   void ReturnBuffer(BufRing* pool, unsigned id);
   void OnRecv(RingStream* s, int res, unsigned flags);
-  void QueueSend(RingStream* s, StreamOp* op);
-  void OnSend(RingStream* s, StreamOp* op, int res, bool* again);
-  void DropSends(RingStream* s);
+  void SendFailed(RingStream* s);
   bool MaybeFinish(RingStream* s, bool emit = true);
   static void FreeSlot(RingCore* core, void* streams, intptr_t token);
   static void DropPool(RingCore* core, void* streams, intptr_t pool);

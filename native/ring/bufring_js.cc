@@ -147,7 +147,7 @@ napi_value StreamQueued(napi_env env, napi_callback_info info) {
   Call<1> call(env, info);
   RingCore* core = call.Open(env);
   core->Admit();
-  return Napi::Number::New(env, double(StreamArg(env, core, call[0])->queued_bytes));
+  return Napi::Number::New(env, double(stream_unsent(&StreamArg(env, core, call[0])->core)));
 }
 
 }  // namespace iolab

@@ -1,7 +1,7 @@
 // Streams on a Ring (bufring.h): the stream core's ops (native/stream/stream.h decides when a
-// recv is armed or cancelled: ENOBUFS, pause; this file queues them), the ordered sends, a
-// stream's finish, the events handed to JS once per reap, and the two op kinds (a stream's recv,
-// a stream's send) whose tables the core calls.
+// recv is armed or cancelled (ENOBUFS, pause) and what each send carries; this file queues
+// them), a stream's finish, the events handed to JS once per reap, and the two op kinds (a
+// stream's recv, a stream's send) whose tables the core calls.
 #include <errno.h>
 #include <string.h>
 
@@ -18,12 +18,8 @@ namespace iolab {
 static Op* MakeStreamOp() { return new StreamOp; }
 
 static bool ClearStreamOp(napi_env, Op* op) {
-  StreamOp* s = static_cast<StreamOp*>(op);
-  s->stream = nullptr;
-  s->buf_id = -1;
-  s->sent = s->length = 0;
-  s->copy.clear();
-  return s->copy.capacity() <= (1u << 20);
+  static_cast<StreamOp*>(op)->stream = nullptr;
+  return true;
 }
 
 static void PrepRecvMultishot(struct io_uring_sqe* sqe, Op* op) {
@@ -31,19 +27,13 @@ static void PrepRecvMultishot(struct io_uring_sqe* sqe, Op* op) {
   stream_prep_recv(sqe, &s->stream->core, s->fd);
 }
 
-// MSG_WAITALL: a stream socket's send completes whole unless it fails; what still went out
-// short is sent on from where it stopped (OnSend).
 static void PrepStreamSend(struct io_uring_sqe* sqe, Op* op) {
   StreamOp* s = static_cast<StreamOp*>(op);
-  const char* base = s->buf_id >= 0 ? s->stream->pool->at(unsigned(s->buf_id)) : s->copy.data();
-  io_uring_prep_send(sqe, s->fd, base + s->sent, s->length - s->sent, MSG_NOSIGNAL | MSG_WAITALL);
+  stream_prep_send(sqe, &s->stream->core, s->fd);
 }
 
 static size_t NoBytes(const Op*) { return 0; }  // the kernel picks the buffer
-static size_t SendBytes(const Op* op) {
-  const StreamOp* s = static_cast<const StreamOp*>(op);
-  return s->length - s->sent;
-}
+static size_t SendBytes(const Op* op) { return static_cast<const StreamOp*>(op)->stream->core.send_len; }
 
 static Next CompleteRecv(RingCore* core, Op* op, int& res, unsigned flags) {
   StreamOp* s = static_cast<StreamOp*>(op);
@@ -57,8 +47,11 @@ static Next CompleteRecv(RingCore* core, Op* op, int& res, unsigned flags) {
 
 static Next CompleteSend(RingCore* core, Op* op, int& res, unsigned) {
   StreamOp* s = static_cast<StreamOp*>(op);
-  if (core->in_cleanup()) {
-    s->stream->sends.pop_front();
+  if (core->in_cleanup()) {  // nothing goes on: the buffer back to the ring, nothing woken or sent
+    RingStream* st = s->stream;
+    stream_pool_stop(&st->pool->core);
+    stream_send_stop(&st->core, kEndClosed);
+    stream_send_done(&st->core, res);
     return Next::kDone;
   }
   return s->stream->owner->OnSendCqe(s, res);
@@ -110,7 +103,7 @@ void RingStreams::Emit(RingStream* s, StreamEvent type, int32_t a, int32_t b) {
 
 // ---- the recv ----
 
-const struct stream_ops RingStreams::kStreamOps = {RingStreams::ArmRecv, RingStreams::CancelRecv};
+const struct stream_ops RingStreams::kStreamOps = {RingStreams::ArmRecv, RingStreams::CancelRecv, RingStreams::QueueSend};
 
 void RingStreams::ArmRecv(struct stream* core) {
   RingStream* s = static_cast<RingStream*>(core->owner);
@@ -188,91 +181,44 @@ Next RingStreams::OnRecvCqe(StreamOp* op, int res, unsigned flags) {
   return Next::kDone;
 }
 
-// ---- the sends ----
+// ---- the sends (the stream core's: one in flight, the rest in the stream's queue) ----
+
+void RingStreams::QueueSend(struct stream* core) {
+  RingStream* s = static_cast<RingStream*>(core->owner);
+  s->owner->core_->Queue(s->owner->NewOp(true, s));
+}
 
 Next RingStreams::OnSendCqe(StreamOp* op, int res) {
-  bool again = false;
-  OnSend(op->stream, op, res, &again);
-  return again ? Next::kAgain : Next::kDone;
-}
-
-void RingStreams::OnSend(RingStream* s, StreamOp* op, int res, bool* again) {
-  if (res > 0) {
-    op->sent += unsigned(res);
-    s->queued_bytes -= size_t(res);
-    if (op->sent < op->length && !closing_) {
-      *again = true;  // short: the rest goes out before anything queued after it
-      return;
-    }
-  }
-  if (op->sent < op->length && s->send_error == 0) s->send_error = res < 0 ? res : closing_ ? kEndClosed : -EPIPE;
-  s->queued_bytes -= op->length - op->sent;
-  if (op->buf_id >= 0) ReturnBuffer(s->pool, unsigned(op->buf_id));
-  s->sends.pop_front();
-  if (s->send_error != 0) {
-    // The rest would not arrive in order: dropped, their buffers back in the ring.
-    s->sends_failed = true;
-    DropSends(s);
-    if (!s->core.ended && !s->core.closing) {
-      Emit(s, StreamEvent::kEnd, closing_ ? kEndClosed : s->send_error, 1);  // b = 1: a send's
-      s->send_error = 0;  // told through the end event
-    }
-    stream_end(&s->core);
-  } else if (!s->sends.empty()) {
-    if (closing_) {
-      if (s->send_error == 0) s->send_error = kEndClosed;
-      s->sends_failed = true;
-      DropSends(s);
-    } else {
-      core_->Queue(s->sends.front());
-    }
-  }
-  stream_set_queued(&s->core, s->queued_bytes);
+  RingStream* s = op->stream;
+  if (stream_send_done(&s->core, res) == STREAM_SEND_FAILED) SendFailed(s);
   MaybeFinish(s);
+  return Next::kDone;
 }
 
-void RingStreams::DropSends(RingStream* s) {
-  while (!s->sends.empty()) {
-    StreamOp* op = s->sends.front();
-    s->sends.pop_front();
-    if (op->buf_id >= 0) ReturnBuffer(s->pool, unsigned(op->buf_id));
-    core_->ReleaseOp(op);
+// The send side stopped on an error (what was queued behind is dropped): JS hears it once, as
+// the end of receiving, which stops too, since what it echoes would not arrive in order. Sends
+// that ring.close() cut short (cancelled: ECANCELED) are told as its end.
+void RingStreams::SendFailed(RingStream* s) {
+  s->send_error = closing_ ? kEndClosed : s->core.send_error;
+  if (!s->core.ended && !s->core.closing) {
+    Emit(s, StreamEvent::kEnd, s->send_error, 1);  // b = 1: a send's
+    s->send_error = 0;  // told through the end event
   }
-  s->queued_bytes = 0;
-}
-
-void RingStreams::QueueSend(RingStream* s, StreamOp* op) {
-  if (s->sends_failed) {  // an earlier send failed: nothing goes out now
-    if (op->buf_id >= 0) ReturnBuffer(s->pool, unsigned(op->buf_id));
-    core_->ReleaseOp(op);
-    return;
-  }
-  s->sends.push_back(op);
-  s->queued_bytes += op->length;
-  if (s->sends.size() == 1) core_->Queue(op);
-  stream_set_queued(&s->core, s->queued_bytes);
+  stream_end(&s->core);
 }
 
 void RingStreams::SendBuffer(RingStream* s, unsigned id, unsigned length) {
   core_->Admit();
-  StreamOp* op = NewOp(true, s);
-  op->buf_id = int(id);
-  op->length = length;
-  s->pool->state[id] = kBufSending;
-  QueueSend(s, op);
+  s->pool->state[id] = kBufRing;
+  // ENOMEM (its buffer back, the send side stopped) only when a send is ahead: its CQE tells.
+  stream_send_buffer(&s->core, id, length);
 }
+
+static int CopyIn(void* to, const void* view, size_t n) { return CopyFromView(to, view, n); }
 
 int RingStreams::Write(RingStream* s, const char* data, size_t length) {
   core_->Admit();
-  StreamOp* op = NewOp(true, s);
-  op->copy.resize(length);
-  if (int err = CopyFromView(op->copy.data(), data, length)) {
-    core_->ReleaseOp(op);
-    return err;
-  }
-  op->length = unsigned(length);
-  QueueSend(s, op);
-  return 0;
+  return -stream_send_bytes(&s->core, data, uint32_t(length), CopyIn);
 }
 
 // ---- pause and resume by JS (a reader that wants no more for now) ----
@@ -297,7 +243,7 @@ bool RingStreams::Close(RingStream* s) {
 // (token) is reused only once no guarded frame is left (core.h): every event of it already
 // gathered reaches JS with its own token first.
 bool RingStreams::MaybeFinish(RingStream* s, bool emit) {
-  if (!s->core.closing || s->recv != nullptr || !s->sends.empty() || s->finished) return false;
+  if (!s->core.closing || s->recv != nullptr || s->core.send_busy || s->finished) return false;
   if (emit) Emit(s, StreamEvent::kClosed, s->send_error, 0);
   s->finished = true;
   LiveDec(Live::kRingStreams);
@@ -316,6 +262,8 @@ void RingStreams::FreeSlot(RingCore*, void* streams, intptr_t token) {
 void RingStreams::OnClose() {
   closing_ = true;
   for (BufRing* pool : pools_) stream_pool_stop(&pool->core);
+  for (RingStream* s : streams_)
+    if (s != nullptr && !s->finished) stream_send_stop(&s->core, kEndClosed);  // the send in flight ends it
 }
 
 // ---- to JS ----

@@ -1,5 +1,5 @@
 /* The stream core (stream.h): the provided-buffer ring, the starved streams and the wake-up
- * policy, and a stream's recv lifecycle. */
+ * policy, and a stream's recv lifecycle; its sends are send.c. */
 #include "stream/stream.h"
 
 #include <errno.h>
@@ -107,6 +107,7 @@ void stream_open(struct stream *s, struct stream_pool *p, void *owner, size_t pa
   s->owner = owner;
   s->pause_at = pause_at;
   s->resume_at = resume_at;
+  s->send_bid = -1;
   stream_maybe_arm(s);
 }
 
@@ -160,18 +161,16 @@ static void unblocked(struct stream *s) {
   stream_maybe_arm(s);
 }
 
-bool stream_set_queued(struct stream *s, size_t queued) {
-  s->queued = queued;
+void stream_queued_changed(struct stream *s) {
+  size_t queued = stream_unsent(s);
   if (!s->paused && queued > s->pause_at && s->armed) {
     s->paused = true;
+    s->pool->pauses++;
     cancel(s);
-    return true;
-  }
-  if (s->paused && queued <= s->resume_at) {
+  } else if (s->paused && queued <= s->resume_at) {
     s->paused = false;
     unblocked(s);
   }
-  return false;
 }
 
 void stream_hold(struct stream *s, bool on) {

@@ -1,9 +1,21 @@
 /* The stream core: a socket read by one multishot recv into a provided-buffer ring, its recv's
- * lifecycle (armed, cancelled, ended), pausing while too much waits to be sent, and starvation:
- * the streams whose recv ended ENOBUFS, and which of them a buffer coming back wakes. Plain C, no
- * Node headers; used by the C echo server (native/echo/uring_conn.c) and the Ring's streams
- * (native/ring/stream.cc). It never submits and never calls its owner's JS: it decides, and its
- * owner's stream_ops queue the SQEs (stream_prep_recv fills a recv's).
+ * lifecycle (armed, cancelled, ended), its ordered sends, pausing while too much waits to be
+ * sent, and starvation: the streams whose recv ended ENOBUFS, and which of them a buffer coming
+ * back wakes. Plain C, no Node headers; used by the C echo server (native/echo/uring_conn.c) and
+ * the Ring's streams (native/ring/stream.cc). It never submits and never calls its owner's JS: it
+ * decides, and its owner's stream_ops queue the SQEs (stream_prep_recv and stream_prep_send fill
+ * them).
+ *
+ * The send policy (send.c). One send per stream is in flight at a time, so bytes leave in the
+ * order they were given. A provided buffer given to send while nothing waits goes straight out
+ * with MSG_DONTWAIT, and back to the ring when that send completes; a full socket answers
+ * EAGAIN at once instead of parking the buffer until the peer reads. Whatever the socket did not
+ * take, and every buffer or byte given while a send is ahead of it, is copied into the stream's
+ * own byte queue (byte_queue.h) and its buffer goes back to the ring at once: a peer that never
+ * reads pins no provided buffer, only the queued bytes, past `pause_at` of which the recv is
+ * cancelled until they drain to `resume_at`. The queue's sends may wait for the peer (no
+ * MSG_DONTWAIT). A send that fails (or an EAGAIN from a send that may wait) stops the send side:
+ * the queue is dropped, later sends are refused, and the owner is told once.
  *
  * The wake-up policy. A buffer that comes back (a release, a send done) wakes every starved
  * stream that is not paused or held. A recv takes a buffer only when its socket has data (on an
@@ -20,6 +32,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "stream/byte_queue.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -32,6 +46,8 @@ struct stream_ops {
   void (*arm)(struct stream *s);
   /* Cancel s's armed recv (its last CQE then comes with -ECANCELED). */
   void (*cancel)(struct stream *s);
+  /* Queue s's send (an SQE that stream_prep_send fills); its CQE goes to stream_send_done. */
+  void (*send)(struct stream *s);
 };
 
 /* A provided-buffer ring: `count` buffers (a power of two, <= 32768) of `size` bytes in `mem`,
@@ -45,6 +61,7 @@ struct stream_pool {
   const struct stream_ops *ops;
   void *owner;
   bool stopped;       /* nothing is armed again (the owner is closing) */
+  unsigned long long pauses; /* recvs cancelled because too much waited to be sent */
   struct stream *starved_head, *starved_tail; /* waiting for a buffer, oldest first */
 };
 
@@ -58,9 +75,17 @@ struct stream {
   bool held;         /* the owner paused receiving (a reader that wants no more): until released */
   bool starved;      /* its recv ended ENOBUFS and is not armed again yet */
   bool closing;      /* the owner closes it: nothing is armed again */
-  size_t queued;     /* bytes waiting to be sent, as the owner last told */
   size_t pause_at, resume_at;
   struct stream *starved_prev, *starved_next;
+  /* The send side (send.c). */
+  struct byte_queue queue; /* bytes waiting behind the send in flight */
+  bool send_busy;          /* a send is queued or in the kernel */
+  int send_bid;            /* ... reading this provided buffer, or -1: the queue's front */
+  uint32_t send_len;       /* ... for this many bytes */
+  bool sends_stopped;      /* a send failed or the owner stopped them: nothing more goes out */
+  int send_error;          /* the first error of the send side (0: none) */
+  int stop_error;          /* what stream_send_stop gave, for bytes dropped after it */
+  bool failure_told;       /* stream_send_done returned STREAM_SEND_FAILED */
 };
 
 /* What the end of a recv (its last CQE) means for the owner. */
@@ -91,8 +116,6 @@ void stream_open(struct stream *s, struct stream_pool *p, void *owner, size_t pa
 void stream_prep_recv(struct io_uring_sqe *sqe, const struct stream *s, int fd);
 /* The recv's last CQE (no IORING_CQE_F_MORE). */
 enum stream_recv_end stream_recv_end(struct stream *s, int res);
-/* The owner's count of bytes waiting to be sent: pauses (true: paused now) or resumes. */
-bool stream_set_queued(struct stream *s, size_t queued);
 /* The owner pauses (on) or resumes (off) receiving: the recv is cancelled, armed again after. */
 void stream_hold(struct stream *s, bool on);
 /* Receiving is over (an error on the send side): the recv is cancelled, never armed again. */
@@ -101,6 +124,37 @@ void stream_end(struct stream *s);
 void stream_close(struct stream *s);
 /* Arms the recv if nothing holds it back (closing, ended, paused, held, starved, armed, stopped). */
 void stream_maybe_arm(struct stream *s);
+/* Bytes given to send and not yet sent (the send in flight's whole length among them): pauses
+ * or resumes the recv. The send side calls it; an owner after changing pause_at. */
+void stream_queued_changed(struct stream *s);
+
+/* ---- the send side (the policy above) ---- */
+
+/* What a send's CQE means for the owner. */
+enum stream_send_end {
+  STREAM_SEND_GOES_ON, /* sent, or waiting behind nothing: nothing to tell */
+  STREAM_SEND_FAILED,  /* the send side stopped on an error (s->send_error): told once */
+};
+
+/* Sends the first len bytes of provided buffer id, after everything given before; the buffer is
+ * the core's from here on (back to the pool once sent or copied). 0 or -ENOMEM (the buffer went
+ * back, nothing queued). After the send side stopped, the buffer goes back and nothing is sent. */
+int stream_send_buffer(struct stream *s, unsigned id, uint32_t len);
+/* Sends a copy of len bytes after everything given before; copy NULL is memcpy. 0, -ENOMEM or
+ * the copy's -errno (nothing queued). */
+int stream_send_bytes(struct stream *s, const void *data, uint32_t len, byte_queue_copy_fn copy);
+/* The send's fields of an SQE; the owner sets the fd's fixed-file flag and user_data. */
+void stream_prep_send(struct io_uring_sqe *sqe, const struct stream *s, int fd);
+/* The send's CQE. */
+enum stream_send_end stream_send_done(struct stream *s, int res);
+/* Nothing more goes out (the owner kills or closes it): the queue behind the send in flight is
+ * dropped (err is the send side's error if bytes were dropped and none came before), and later
+ * sends are refused. */
+void stream_send_stop(struct stream *s, int err);
+/* Bytes given to send and not yet sent; 0 means nothing of the send side is in flight. */
+size_t stream_unsent(const struct stream *s);
+/* Frees the queue; call once nothing of the stream is in flight. */
+void stream_free(struct stream *s);
 
 #ifdef __cplusplus
 }

@@ -1,17 +1,14 @@
 // The `ring` server: an echo server written in TypeScript on iolab's Ring, as the C io_uring
 // server is built: each connection is a stream (ring.recvMultishot) receiving into one
-// provided-buffer ring, and every chunk goes straight back out of the buffer it arrived in
-// (stream.send), which returns to the ring once sent. No Promise per chunk or per send: the
-// Ring hands every connection's chunks of one reap to JS in one call. Order is the stream's
-// (one send at a time, short sends continued); a peer that does not read pauses its own
-// receiving once 64 KiB wait to go out, and what still arrives meanwhile goes out as copies.
+// provided-buffer ring, and every chunk is handed back to the stream's send side in the buffer
+// it arrived in (stream.send). No Promise per chunk or per send: the Ring hands every
+// connection's chunks of one reap to JS in one call. Order, and what a peer that does not read
+// costs, are the stream core's, the C server's too (docs/ring.md): a chunk behind a waiting send
+// is copied and its buffer goes back at once, and receiving pauses once 64 KiB wait to go out.
 // Written on iolab's public API only (test/echo-public-api.test.ts holds it to that).
 import { close, type RingStream } from '../index.js';
 import { BUFFER_COUNT, BUFFER_SIZE, openRingListener, ringSetupWord, serveOnRing } from './ring-listener.js';
 import type { EchoServer, EchoServerOptions, EchoServerStats } from './types.js';
-
-const HOLD_BYTES = 64 << 10; // the stream's pause threshold (recvMultishot's default pauseAt)
-const CHECK_BYTES = 16 << 10;
 
 interface Conn {
   stream: RingStream;
@@ -19,9 +16,6 @@ interface Conn {
   activeTick: number;
   queued: number;
   expired: boolean;
-  /** Bytes received since queuedBytes was last asked, and whether chunks go out as copies. */
-  unchecked: number;
-  copying: boolean;
 }
 
 export async function startRingServer(options: EchoServerOptions): Promise<EchoServer> {
@@ -42,26 +36,12 @@ export async function startRingServer(options: EchoServerOptions): Promise<EchoS
     // The handlers are the connection's own: data sends each chunk back from its buffer; end
     // (EOF once everything was received, an error, a cancel for idling, or the Ring closing)
     // lets the queued sends finish, then closes the socket.
-    const conn = { activeTick: tick, queued: 0, expired: false, unchecked: 0, copying: false } as Conn;
+    const conn = { activeTick: tick, queued: 0, expired: false } as Conn;
     conn.stream = ring.recvMultishot(fd, pool, {
       data(id, length) {
         stats.bytesEchoed += length;
         conn.activeTick = tick;
-        // The kernel may fill many buffers of a stream before its pause lands (a peer that
-        // writes megabytes and never reads): past HOLD_BYTES queued, chunks go out as copies
-        // and their buffers return at once, so such peers cannot drain the pool and starve
-        // everyone else (the C server's backlog does the same). Checked every CHECK_BYTES.
-        conn.unchecked += length;
-        if (conn.unchecked >= CHECK_BYTES) {
-          conn.unchecked = 0;
-          conn.copying = conn.stream.queuedBytes >= HOLD_BYTES;
-        }
-        if (!conn.copying) {
-          conn.stream.send(id, length);
-        } else {
-          conn.stream.write(pool.view(id).subarray(0, length));
-          pool.release(id);
-        }
+        conn.stream.send(id, length);
       },
       end() {
         conn.stream.close().catch(() => {}).finally(() => closeConn(fd));

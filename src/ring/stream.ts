@@ -289,8 +289,9 @@ export class RingStream {
     this.#table.streams[this.#token] = this;
   }
 
-  /** Sends the first `length` bytes of buffer `id` (which JS holds) from the buffer ring's
-   * memory, after every send queued before it; the buffer goes back to the ring once sent. A
+  /** Sends the first `length` bytes of buffer `id` (which JS holds), after everything given to
+   * send before it: from the buffer ring's memory when nothing is ahead (the buffer goes back to
+   * the ring once sent), else copied into the stream's queue (the buffer goes back at once). A
    * short send goes on from where it stopped. No Promise: a failure ends the stream (`end`). */
   send(id: number, length: number): void {
     if (this.#closed) throw this.#closedErr();
@@ -298,7 +299,8 @@ export class RingStream {
     this.#held[id] = 0;
   }
 
-  /** Sends a copy of `data` (taken now) in order with the stream's other sends. */
+  /** Sends a copy of `data` (taken now) in order with the stream's other sends; a view that
+   * cannot be read (a mapping past its file's end) throws EFAULT and queues nothing. */
   write(data: ArrayBufferView): void {
     if (this.#closed) throw this.#closedErr();
     this.#ring.streamWrite(this.#token, data);
