@@ -8,6 +8,7 @@ import { randomBytes } from 'node:crypto';
 import { Worker } from 'node:worker_threads';
 import { addonPath, native } from '../src/native.js';
 import { Ring, RingClosedError, type BufferRing, type RingStream } from '../src/ring/index.js';
+import { setsockopt } from '../src/index.js';
 import { collectGarbage } from './support/leaks.js';
 import { ringTestSetup } from './support/ring.js';
 import { waitFor } from './support/echo.js';
@@ -257,9 +258,11 @@ describe('recvMultishot', () => {
     const pool = ring.setupBufRing({ count: 4, size: 4096 });
     const [a, b] = track(native.socketpair('stream'));
     let received = 0;
+    let chunks = 0;
     const stream: RingStream = ring.recvMultishot(b, pool, {
       data(id, length) {
         received += length;
+        chunks++;
         stream.send(id, length); // echoed from its buffer, behind the write below
       },
       end() {},
@@ -273,10 +276,41 @@ describe('recvMultishot', () => {
     // it is received while the peer reads nothing (pinned buffers would stop it at 4 chunks).
     await waitFor(() => received >= data.length, 3000, 'every chunk received').catch(() => {});
     expect(received).toBe(data.length);
+    expect(ring.stats.streamSendsCopied).toBe(chunks); // every chunk, each behind the waiting write
     expect(Array.from({ length: pool.count }, (_, id) => pool.held(id))).toEqual([false, false, false, false]);
     const back = await readAll(a, ahead.length + data.length);
     expect(back.subarray(0, ahead.length).equals(ahead)).toBe(true);
     expect(back.subarray(ahead.length).equals(data)).toBe(true);
+    await stream.close();
+  });
+
+  it('the part of a send the socket did not take goes out before the chunks given after it', async () => {
+    const ring = newRing({ entries: 64 });
+    const pool = ring.setupBufRing({ count: 8, size: 4096 });
+    const [a, b] = track(native.socketpair('stream'));
+    setsockopt(b, 'SO_SNDBUF', 4096); // the kernel's least (8 KiB once doubled)
+    native.setNonBlocking(a, true);
+    const given: Buffer[] = [];
+    const stream: RingStream = ring.recvMultishot(b, pool, {
+      data(id, length) {
+        given.push(Buffer.from(pool.view(id).subarray(0, length)));
+        stream.send(id, length);
+      },
+      end() {},
+    });
+    // Four echoes of 512 B fill half the send buffer, each sent straight from its buffer ...
+    for (let i = 0; i < 4; i++) {
+      native.writev(a, [randomBytes(512)]);
+      await waitFor(() => given.length === i + 1 && stream.queuedBytes === 0, 3000, `echo ${i} sent`);
+    }
+    expect(ring.stats.streamSendsCopied).toBe(0);
+    // ... so of the next 4 KiB chunk the socket takes only part (or none), while a 512 B chunk
+    // that came with it waits behind, copied: the rest goes in front of it
+    native.writev(a, [randomBytes(4096 + 512)]);
+    await waitFor(() => given.length === 6 && ring.stats.streamSendsCopied === 2, 3000, 'both chunks').catch(() => {});
+    expect(ring.stats.streamSendsCopied).toBe(2); // the chunk behind, and the rest in front of it
+    const back = await readAll(a, 4 * 512 + 4096 + 512);
+    expect(back.equals(Buffer.concat(given))).toBe(true);
     await stream.close();
   });
 

@@ -69,10 +69,11 @@ describe('the Ring against its model', () => {
     expect(reached.filter((k) => !(c[k] > 0)), JSON.stringify(c)).toEqual([]);
   });
 
-  it("the addon's counters show the recv found no buffer (ENOBUFS) and a stream slot reused", () => {
-    // ring.stats.recvNoBuffers and streamSlotsReused, summed over the run's Rings
+  it("the addon's counters show the recv found no buffer (ENOBUFS), a stream slot reused and a send's buffer copied", () => {
+    // ring.stats.recvNoBuffers, streamSlotsReused and streamSendsCopied, summed over the run's Rings
     expect(result.coverage.recvNoBuffers ?? 0).toBeGreaterThan(0);
     expect(result.coverage.streamSlotsReused ?? 0).toBeGreaterThan(0);
+    expect(result.coverage.streamSendsCopied ?? 0).toBeGreaterThan(0);
   });
 });
 

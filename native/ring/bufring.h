@@ -126,6 +126,7 @@ class RingStreams : public RingPart {
   void ReturnBuffer(BufRing* pool, unsigned id);
   void OnRecv(RingStream* s, int res, unsigned flags);
   void SendFailed(RingStream* s);
+  void CountCopies(BufRing* pool);
   bool MaybeFinish(RingStream* s, bool emit = true);
   static void FreeSlot(RingCore* core, void* streams, intptr_t token);
   static void DropPool(RingCore* core, void* streams, intptr_t pool);

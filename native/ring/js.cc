@@ -262,6 +262,7 @@ static napi_value Stats(napi_env env, napi_callback_info info) {
   out.Set("cancelOps", s.cancel_ops);
   out.Set("recvNoBuffers", s.recv_no_buffers);
   out.Set("streamSlotsReused", s.stream_slots_reused);
+  out.Set("streamSendsCopied", s.stream_sends_copied);
   return out;
 }
 

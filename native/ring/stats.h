@@ -12,6 +12,7 @@ struct RingStats {
   double cancel_ops = 0;     // per-op cancels queued (where the kernel refused CANCEL_ANY)
   double recv_no_buffers = 0;     // stream recvs that ended with ENOBUFS (the pool was empty)
   double stream_slots_reused = 0; // streams that took the slot (token) of a finished one
+  double stream_sends_copied = 0; // buffers given to a stream's send copied into its queue
 };
 
 }  // namespace iolab

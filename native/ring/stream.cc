@@ -188,9 +188,17 @@ void RingStreams::QueueSend(struct stream* core) {
   s->owner->core_->Queue(s->owner->NewOp(true, s));
 }
 
+// The pool's count of buffers the send side copied, moved into ring.stats.
+void RingStreams::CountCopies(BufRing* pool) {
+  core_->counters()->stream_sends_copied += double(pool->core.copied);
+  pool->core.copied = 0;
+}
+
 Next RingStreams::OnSendCqe(StreamOp* op, int res) {
   RingStream* s = op->stream;
-  if (stream_send_done(&s->core, res) == STREAM_SEND_FAILED) SendFailed(s);
+  enum stream_send_end end = stream_send_done(&s->core, res);
+  CountCopies(s->pool);
+  if (end == STREAM_SEND_FAILED) SendFailed(s);
   MaybeFinish(s);
   return Next::kDone;
 }
@@ -212,6 +220,7 @@ void RingStreams::SendBuffer(RingStream* s, unsigned id, unsigned length) {
   s->pool->state[id] = kBufRing;
   // ENOMEM (its buffer back, the send side stopped) only when a send is ahead: its CQE tells.
   stream_send_buffer(&s->core, id, length);
+  CountCopies(s->pool);
 }
 
 static int CopyIn(void* to, const void* view, size_t n) { return CopyFromView(to, view, n); }

@@ -37,6 +37,7 @@ int stream_send_buffer(struct stream *s, unsigned id, uint32_t len) {
     start(s, (int)id, len);
   } else {
     int err = byte_queue_append(&s->queue, stream_pool_addr(s->pool, id), len, NULL);
+    s->pool->copied++;
     stream_pool_return(s->pool, id);
     if (err) {
       fail(s, err);
@@ -83,6 +84,8 @@ enum stream_send_end stream_send_done(struct stream *s, int res) {
         if (!s->send_error) s->send_error = s->stop_error;
       } else if (byte_queue_prepend(&s->queue, stream_pool_addr(s->pool, bid) + sent, s->send_len - sent) < 0) {
         fail(s, -ENOMEM);
+      } else {
+        s->pool->copied++;
       }
     }
     stream_pool_return(s->pool, bid);

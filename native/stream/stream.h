@@ -62,6 +62,7 @@ struct stream_pool {
   void *owner;
   bool stopped;       /* nothing is armed again (the owner is closing) */
   unsigned long long pauses; /* recvs cancelled because too much waited to be sent */
+  unsigned long long copied; /* buffers given to a send copied into a stream's queue */
   struct stream *starved_head, *starved_tail; /* waiting for a buffer, oldest first */
 };
 

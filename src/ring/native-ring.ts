@@ -41,6 +41,9 @@ export interface RingStats {
   recvNoBuffers: number;
   /** Streams that took the slot of a finished stream (its events all handed out first). */
   streamSlotsReused: number;
+  /** Buffers given to `stream.send` whose bytes were copied into the stream's queue (a send
+   * was ahead of them, or the socket took only part) and that went back to the ring at once. */
+  streamSendsCopied: number;
 }
 
 export type Packed = [Float64Array, ({ credentials?: Credentials; from?: string } | undefined)[] | undefined];

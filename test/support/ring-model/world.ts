@@ -87,6 +87,7 @@ export const coverage = {
   notHeldReleaseThrew: 0,
   recvNoBuffers: 0,
   streamSlotsReused: 0,
+  streamSendsCopied: 0,
 };
 
 /** Memory that many ops share (the world's mappings): never detached (getters.ts). */
