@@ -37,12 +37,12 @@ int stream_send_buffer(struct stream *s, unsigned id, uint32_t len) {
     start(s, (int)id, len);
   } else {
     int err = byte_queue_append(&s->queue, stream_pool_addr(s->pool, id), len, NULL);
-    s->pool->copied++;
     stream_pool_return(s->pool, id);
     if (err) {
       fail(s, err);
       return err;
     }
+    s->pool->copied++;
   }
   stream_queued_changed(s);
   return 0;
