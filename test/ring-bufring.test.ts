@@ -288,7 +288,7 @@ describe('recvMultishot', () => {
     const ring = newRing({ entries: 64 });
     const pool = ring.setupBufRing({ count: 8, size: 4096 });
     const [a, b] = track(native.socketpair('stream'));
-    setsockopt(b, 'SO_SNDBUF', 4096); // the kernel's least (8 KiB once doubled)
+    setsockopt(b, 'SO_SNDBUF', 4096); // 8 KiB once the kernel doubles it
     native.setNonBlocking(a, true);
     const given: Buffer[] = [];
     const stream: RingStream = ring.recvMultishot(b, pool, {

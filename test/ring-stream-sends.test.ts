@@ -50,7 +50,7 @@ describe("a stream's sends, whatever path each takes", () => {
         const ring = newRing({ entries: 64 });
         const pool = ring.setupBufRing({ count: 8, size });
         const [peer, own] = track(native.socketpair('stream'));
-        setsockopt(own, 'SO_SNDBUF', 4096); // the kernel's least: a peer that lags fills it at once
+        setsockopt(own, 'SO_SNDBUF', 4096); // 8 KiB once the kernel doubles it: a peer that lags fills it at once
         native.setNonBlocking(peer, true);
         const given: Buffer[] = []; // what the stream was given to send, in order
         let givenBytes = 0;
