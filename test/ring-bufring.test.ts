@@ -46,20 +46,23 @@ async function writeAll(fd: number, data: Buffer): Promise<void> {
   }
 }
 
-/** An echo stream on fd: every chunk goes back from its buffer; resolves with end's error. */
+/** An echo stream on fd: every chunk goes back from its buffer (`given` keeps a copy of each, in
+ * the order they were given to send); resolves with end's error. */
 function echo(ring: Ring, fd: number, pool: BufferRing, options?: { pauseAt?: number }) {
   let stream!: RingStream;
-  let chunks = 0;
+  const given: Buffer[] = [];
+  let received = 0;
   const ended = new Promise<Error | null>((resolve) => {
     stream = ring.recvMultishot(fd, pool, {
       data(id, length) {
-        chunks++;
+        given.push(Buffer.from(pool.view(id).subarray(0, length)));
+        received += length;
         stream.send(id, length);
       },
       end: resolve,
     }, options);
   });
-  return { stream, ended, chunks: () => chunks };
+  return { stream, ended, given, chunks: () => given.length, received: () => received };
 }
 
 describe('setupBufRing', () => {
@@ -257,16 +260,7 @@ describe('recvMultishot', () => {
     const ring = newRing({ entries: 64 });
     const pool = ring.setupBufRing({ count: 4, size: 4096 });
     const [a, b] = track(native.socketpair('stream'));
-    let received = 0;
-    let chunks = 0;
-    const stream: RingStream = ring.recvMultishot(b, pool, {
-      data(id, length) {
-        received += length;
-        chunks++;
-        stream.send(id, length); // echoed from its buffer, behind the write below
-      },
-      end() {},
-    }, { pauseAt: 8 << 20 });
+    const { stream, chunks, received } = echo(ring, b, pool, { pauseAt: 8 << 20 }); // behind the write below
     const ahead = randomBytes(2 << 20);
     stream.write(ahead); // more than the socket takes: this send waits for the peer
     const data = randomBytes(64 << 10); // 16 buffers' worth through a pool of 4
@@ -274,13 +268,12 @@ describe('recvMultishot', () => {
     for (let at = 0; at < data.length; at += 4096) native.writev(a, [data.subarray(at, at + 4096)]);
     // Each chunk is copied behind the waiting send and its buffer goes back at once, so all of
     // it is received while the peer reads nothing (pinned buffers would stop it at 4 chunks).
-    await waitFor(() => received >= data.length, 3000, 'every chunk received').catch(() => {});
-    expect(received).toBe(data.length);
-    expect(ring.stats.streamSendsCopied).toBe(chunks); // every chunk, each behind the waiting write
+    await waitFor(() => received() >= data.length, 3000, 'every chunk received').catch(() => {});
+    expect(received()).toBe(data.length);
+    expect(ring.stats.streamSendsCopied).toBe(chunks()); // every chunk, each behind the waiting write
     expect(Array.from({ length: pool.count }, (_, id) => pool.held(id))).toEqual([false, false, false, false]);
-    const back = await readAll(a, ahead.length + data.length);
-    expect(back.subarray(0, ahead.length).equals(ahead)).toBe(true);
-    expect(back.subarray(ahead.length).equals(data)).toBe(true);
+    // the peer reads the write first, then the chunks, each in order
+    expect((await readAll(a, ahead.length + data.length)).equals(Buffer.concat([ahead, data]))).toBe(true);
     await stream.close();
   });
 
@@ -290,14 +283,7 @@ describe('recvMultishot', () => {
     const [a, b] = track(native.socketpair('stream'));
     setsockopt(b, 'SO_SNDBUF', 4096); // 8 KiB once the kernel doubles it
     native.setNonBlocking(a, true);
-    const given: Buffer[] = [];
-    const stream: RingStream = ring.recvMultishot(b, pool, {
-      data(id, length) {
-        given.push(Buffer.from(pool.view(id).subarray(0, length)));
-        stream.send(id, length);
-      },
-      end() {},
-    });
+    const { stream, given } = echo(ring, b, pool);
     // Four echoes of 512 B fill half the send buffer, each sent straight from its buffer ...
     for (let i = 0; i < 4; i++) {
       native.writev(a, [randomBytes(512)]);

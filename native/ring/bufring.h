@@ -50,7 +50,6 @@ struct BufRing {
   unsigned bgid() const { return core.bgid; }
   unsigned count() const { return core.count; }
   unsigned size() const { return core.size; }
-  char* at(unsigned id) const { return reinterpret_cast<char*>(stream_pool_addr(&core, id)); }
 };
 // kBufRing: in the ring, or the stream core's (a send's) on the way back to it.
 enum : uint8_t { kBufRing = 0, kBufJs = 1 };

@@ -125,8 +125,8 @@ void stream_end(struct stream *s);
 void stream_close(struct stream *s);
 /* Arms the recv if nothing holds it back (closing, ended, paused, held, starved, armed, stopped). */
 void stream_maybe_arm(struct stream *s);
-/* Bytes given to send and not yet sent (the send in flight's whole length among them): pauses
- * or resumes the recv. The send side calls it; an owner after changing pause_at. */
+/* Bytes given to send and not yet sent (the send in flight's whole length among them) changed:
+ * pauses or resumes the recv. The send side calls it after each change. */
 void stream_queued_changed(struct stream *s);
 
 /* ---- the send side (the policy above) ---- */
