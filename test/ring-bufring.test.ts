@@ -141,10 +141,11 @@ describe('recvMultishot', () => {
     // data for B come together: the kernel completes A's send and then tries B's recv on the
     // empty pool (ENOBUFS), and both CQEs come in one reap, the send's first. The buffer is back
     // before B is marked starved, so no return would ever wake B. Nothing here waits on a timer:
-    // with DEFER_TASKRUN the kernel runs both wake-ups when the Ring next reaps, in the order
-    // they came, so the race happens every time (and the Ring's counter shows it did).
+    // the JS thread's own syscalls run both wake-ups (COOP_TASKRUN: at each return to user
+    // space) before the Ring reaps, in the order they came, so the race happens every time (and
+    // the Ring's counter shows it did).
     const ring = newRing({ entries: 16 });
-    if (!ring.features.deferTaskrun) ctx.skip('the kernel has no DEFER_TASKRUN (before 6.1): the two wake-ups cannot be lined up');
+    if (!ring.features.coopTaskrun) ctx.skip('the kernel has no COOP_TASKRUN (before 5.19): the two wake-ups cannot be lined up');
     const pool = ring.setupBufRing({ count: 1, size: 64 });
     const [a1, a2] = track(native.socketpair('stream'));
     const [b1, b2] = track(native.socketpair('stream'));

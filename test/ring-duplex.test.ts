@@ -14,7 +14,7 @@ import { once } from 'node:events';
 import { Duplex } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import tls from 'node:tls';
-import { bind, getsockname, getsockopt, listen, socket, socketpair, writevSync, type AddressInfo } from '../src/index.js';
+import { bind, getsockname, getsockopt, listen, setsockopt, socket, socketpair, writevSync, type AddressInfo } from '../src/index.js';
 import { RingSocket as PublicRingSocket, type BufferRing, type Ring } from '../src/ring/index.js';
 import { RingSocketDuplex as RingSocket } from '../src/ring/duplex.js';
 import { ringTestSetup } from './support/ring.js';
@@ -260,6 +260,11 @@ c.close()
     const otherPeer = net.connect(listening.port, '127.0.0.1');
     await waitFor(() => accepted.length === 2, 5000, 'two connections');
     const [slow, other] = accepted[0].remotePort === slowPeer.localPort ? accepted : [accepted[1], accepted[0]];
+    // Fixed socket buffers (128 KiB each once doubled), so what the kernel can hold between the
+    // two is far below the 4 MiB sent: a reader that woke fast would otherwise let TCP's
+    // autotuning grow them to hold it all, and the peer's write would finish without a pause.
+    setsockopt(slow.fd, 'SO_RCVBUF', 64 << 10);
+    setsockopt((slowPeer as unknown as { _handle: { fd: number } })._handle.fd, 'SO_SNDBUF', 64 << 10);
     const data = randomBytes(4 << 20);
     let peerDone = false;
     slowPeer.write(data, () => (peerDone = true));

@@ -111,7 +111,7 @@ describe('Ring in a worker thread', () => {
       await Promise.all(Array.from({ length: 100 }, () => ring.nop()));
       await ring.close();
       native.close(a); native.close(b);
-      parentPort.postMessage({ sent, text: buf.toString('utf8', 0, n), deferTaskrun: ring.features.deferTaskrun });
+      parentPort.postMessage({ sent, text: buf.toString('utf8', 0, n) });
     `);
     const msg = await nextMessage(w);
     expect(msg).toMatchObject({ sent: 15, text: 'from the worker' });

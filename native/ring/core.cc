@@ -1,11 +1,10 @@
-// The Ring's core: setup and the event-loop binding (eventfd + uv_poll_t, uv_prepare_t flush),
+// The Ring's core: setup and the event-loop binding (the ring fd's uv_poll_t, uv_prepare_t flush),
 // the re-entrancy guard and its deferred list, the op-record pools, queueing and submitting.
 // Reaping is core_reap.cc, close and teardown core_close.cc; what an op does is its kind's
 // table (op.h); the JS class is js.cc.
 #include "core.h"
 
 #include <errno.h>
-#include <sys/eventfd.h>
 #include <sys/sdt.h>  // USDT probes (provider iolab): docs/trace.md lists them
 #include <unistd.h>
 
@@ -20,27 +19,15 @@ RingCore::RingCore(napi_env env, unsigned entries, unsigned cq_entries, bool sqp
     : env_(env), handle_(handle), cancel_(&ring_, &unsubmitted_, &stats_, sqpoll) {
   setup_flags_ = SetupRing(env, &ring_, entries, cq_entries, sqpoll);
 
-  event_fd_ = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-  if (event_fd_ < 0) {
-    int err = errno;
-    io_uring_queue_exit(&ring_);
-    ThrowErrno(env, err, "eventfd");
-  }
-  int ret = io_uring_register_eventfd(&ring_, event_fd_);
-  if (ret < 0) {
-    io_uring_queue_exit(&ring_);
-    close(event_fd_);
-    if (ret == -EPERM || ret == -ENOSYS) throw UnavailableError(env, -ret);
-    ThrowErrno(env, -ret, "io_uring_register");
-  }
-
   NAPI_THROW_IF_FAILED_VOID(env, napi_get_uv_event_loop(env, &loop_));
   Napi::Object resource = Napi::Object::New(env);
   napi_create_reference(env, resource, 1, &resource_);
   napi_async_init(env, resource, Napi::String::New(env, "iolab.Ring"), &async_context_);
 
   poll_ = new uv_poll_t;
-  uv_poll_init(loop_, poll_, event_fd_);
+  // The ring's own fd, polled directly: readable while CQEs wait (or an overflow), with no
+  // eventfd to signal and read on every wake-up.
+  uv_poll_init(loop_, poll_, ring_.ring_fd);
   poll_->data = this;
   uv_poll_start(poll_, UV_READABLE, OnPoll);
   uv_unref(reinterpret_cast<uv_handle_t*>(poll_));
@@ -276,6 +263,12 @@ struct io_uring_sqe* RingCore::FreeSqe() {
 void RingCore::OnPrepare(uv_prepare_t* handle) {
   RingCore* core = static_cast<RingCore*>(handle->data);
   if (core->torn_down_) return;
+  // CQEs a JS call took off the CQ (readvBatch's direct reads) leave the ring fd unreadable:
+  // they are settled here, on the loop turn after that call.
+  if (!core->stash_.empty()) {
+    core->ReapAndSettle();
+    if (core->torn_down_) return;
+  }
   if (core->cancel_.due()) core->cancel_.Resume();  // no SQE was free before
   if (core->unsubmitted_ > 0 || !core->backlog_.empty()) core->Flush();
   if (core->torn_down_) return;  // a reap in the flush ran JS that closed the Ring

@@ -58,12 +58,10 @@ void RingCore::TearDown() {
     napi_remove_env_cleanup_hook(env_, OnEnvCleanup, this);
     cleanup_hook_ = false;
   }
+  uv_poll_stop(poll_);  // before the ring fd closes: it is the fd polled
+  uv_prepare_stop(prepare_);
   io_uring_queue_exit(&ring_);
   for (auto& part : parts_) part.second->TearDown(in_cleanup_, in_flight_ > 0);
-  uv_poll_stop(poll_);
-  uv_prepare_stop(prepare_);
-  close(event_fd_);  // not polled any more (libuv allows closing once the poll is stopped)
-  event_fd_ = -1;
   uv_close(reinterpret_cast<uv_handle_t*>(poll_), OnHandleClosed);
   uv_close(reinterpret_cast<uv_handle_t*>(prepare_), OnHandleClosed);
   LiveDec(Live::kRings);

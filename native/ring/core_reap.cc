@@ -1,4 +1,4 @@
-// The Ring's core: completions. The eventfd's poll callback reaps every CQE (the stash of those
+// The Ring's core: completions. The ring fd's poll callback reaps every CQE (the stash of those
 // taken inside a JS call first) and settles each through its op's table, inside one callback
 // scope, under the guard (core.h); then the parts hand what they gathered to JS.
 #include <errno.h>
@@ -11,10 +11,7 @@ namespace iolab {
 
 void RingCore::OnPoll(uv_poll_t* handle, int status, int events) {
   RingCore* core = static_cast<RingCore*>(handle->data);
-  if (core->torn_down_) return;
-  uint64_t count;
-  while (read(core->event_fd_, &count, sizeof(count)) < 0 && errno == EINTR) {
-  }
+  if (core->torn_down_ || status < 0) return;
   // Reap, let the continuations queue their next ops, submit them; ops that completed inline
   // during that submit (page-cache reads) are reaped right away instead of after another
   // trip through epoll. Bounded, so other handles get their turn.
@@ -44,9 +41,7 @@ void RingCore::ReapAndSettle() {
 void RingCore::Reap() {
   Guard guard(this);
 
-  const bool defer = (setup_flags_ & IORING_SETUP_DEFER_TASKRUN) != 0;
   const bool taskrun_flag = (setup_flags_ & IORING_SETUP_TASKRUN_FLAG) != 0;
-  bool first = true;
   int empty_rounds = 0;
   struct io_uring_cqe* cqes[64];
   struct {
@@ -58,12 +53,9 @@ void RingCore::Reap() {
     SettleStashed();
     unsigned sq_flags = IO_URING_READ_ONCE(*ring_.sq.kflags);
     if ((sq_flags & IORING_SQ_CQ_OVERFLOW) != 0) stats_.cq_overflows++;
-    // Deferred task work runs only when we enter the kernel: do it when the kernel says some
-    // is pending (TASKRUN_FLAG), or once per wakeup when it cannot say; also to flush overflow.
-    if ((defer && (taskrun_flag ? (sq_flags & IORING_SQ_TASKRUN) != 0 : first)) ||
-        (sq_flags & IORING_SQ_CQ_OVERFLOW) != 0)
-      io_uring_get_events(&ring_);
-    first = false;
+    // Task work the kernel holds for this thread (TASKRUN_FLAG says so) posts its CQEs when we
+    // enter the kernel: enter now rather than at the loop's next wait; also to flush overflow.
+    if ((sq_flags & (IORING_SQ_TASKRUN | IORING_SQ_CQ_OVERFLOW)) != 0) io_uring_get_events(&ring_);
     unsigned n = io_uring_peek_batch_cqe(&ring_, cqes, 64);
     if (n == 0) {
       // The flags may say work is pending after the kernel ran it (a stale TASKRUN bit, or an

@@ -45,11 +45,14 @@ unsigned SetupRing(napi_env env, struct io_uring* ring, unsigned entries, unsign
   unsigned base = IORING_SETUP_SUBMIT_ALL;
   if (cq_entries != 0) base |= IORING_SETUP_CQSIZE;
   if (sqpoll) base |= IORING_SETUP_SQPOLL;
-  // First the kernel accepts: deferred task work run only when we reap (fewest interruptions),
-  // then cooperative task work, then nothing. TASKRUN_FLAG tells us when task work is pending.
+  // First the kernel accepts: cooperative task work (no interrupt of the JS thread mid-run;
+  // the work runs at its next entry into the kernel, which the loop's epoll_wait is), then
+  // nothing. Not DEFER_TASKRUN: its task work runs only inside io_uring_enter, and a completion
+  // that another task causes (a peer's write) wakes a poller of the ring about 4 timer ticks
+  // late, ~16 ms at HZ=250, while the loop waits in epoll. SINGLE_ISSUER: one thread submits.
+  // TASKRUN_FLAG tells us when task work is pending.
   const unsigned tries[] = {
-      base | IORING_SETUP_SINGLE_ISSUER | IORING_SETUP_DEFER_TASKRUN | IORING_SETUP_TASKRUN_FLAG,
-      base | IORING_SETUP_SINGLE_ISSUER | IORING_SETUP_DEFER_TASKRUN,
+      base | IORING_SETUP_SINGLE_ISSUER | IORING_SETUP_COOP_TASKRUN | IORING_SETUP_TASKRUN_FLAG,
       base | IORING_SETUP_COOP_TASKRUN | IORING_SETUP_TASKRUN_FLAG,
       base | IORING_SETUP_COOP_TASKRUN,
       base,

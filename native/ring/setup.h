@@ -10,8 +10,8 @@ namespace iolab {
 constexpr unsigned kMaxRingEntries = 32768;
 
 // Sets up *ring and returns the setup flags the kernel accepted: the first of
-// SINGLE_ISSUER|DEFER_TASKRUN(+TASKRUN_FLAG), COOP_TASKRUN(+TASKRUN_FLAG), none (SUBMIT_ALL
-// where the kernel has it). Throws ERR_IOURING_UNAVAILABLE when io_uring is refused (EPERM,
+// SINGLE_ISSUER|COOP_TASKRUN|TASKRUN_FLAG, COOP_TASKRUN(+TASKRUN_FLAG), none (SUBMIT_ALL where
+// the kernel has it). Never DEFER_TASKRUN: the ring is polled by the event loop (setup.cc). Throws ERR_IOURING_UNAVAILABLE when io_uring is refused (EPERM,
 // ENOSYS, EACCES), an errno error otherwise.
 unsigned SetupRing(napi_env env, struct io_uring* ring, unsigned entries, unsigned cq_entries, bool sqpoll);
 

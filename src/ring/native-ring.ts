@@ -9,7 +9,7 @@ import type { Credentials, RecvResult } from '../native.js';
 import type { Armable } from './op-options.js';
 import type { NativeStreamMethods } from './stream.js';
 
-/** Which setup flags the kernel accepted (the first of DEFER_TASKRUN, COOP_TASKRUN, none). */
+/** Which setup flags the kernel accepted (COOP_TASKRUN where it can; deferTaskrun stays false: docs/ring.md). */
 export interface RingFeatures {
   deferTaskrun: boolean;
   singleIssuer: boolean;
