@@ -36,6 +36,7 @@ enum class StreamEvent : int32_t {
   kData = 1,   // a: buffer id, b: length (the buffer is JS's now)
   kEnd = 2,    // receiving ended: a = 0 (EOF), -errno, or kEndClosed; b = 1 when a send failed
   kClosed = 3, // the stream is finished (close() asked, nothing left in flight): a = first send error or 0
+  kDrained = 4, // the bytes queued to send fell to what streamDrain asked for
 };
 constexpr int32_t kEndClosed = -(1 << 30);  // ended by ring.close()
 
@@ -71,6 +72,8 @@ struct RingStream {
   BufRing* pool = nullptr;
   StreamOp* recv = nullptr;      // the armed multishot recv's record, or none
   bool cancel_due = false;       // its cancel waits for an SQE, or for the recv to leave the backlog
+  bool weak = false;             // unref()'d: its ops do not keep the event loop alive
+  int64_t drain_at = -1;         // kDrained once the unsent bytes are at most this (-1: not asked)
   bool finished = false;         // nothing left: its slot is free once the rule allows (core.h)
   int send_error = 0;            // the send side's error not yet told through kEnd
   bool closing() const { return core.closing; }
@@ -102,6 +105,9 @@ class RingStreams : public RingPart {
   int Write(RingStream* s, const char* data, size_t length);
   bool Close(RingStream* s);  // true: finished at once (no kClosed comes)
   void Hold(RingStream* s, bool on);  // JS pauses (true) or resumes (false) receiving
+  void SetRef(RingStream* s, bool ref);  // JS's ref() (true) / unref() (false)
+  // kDrained once at most `bytes` wait to be sent; false when that is so already (no event).
+  bool Drain(RingStream* s, int64_t bytes);
 
   // The core's side (RingPart).
   void BeforeFlush() override;                  // recv cancels that could not be queued when asked

@@ -113,16 +113,17 @@ napi_value StreamSend(napi_env env, napi_callback_info info) {
   return nullptr;
 }
 
-// streamWrite(token, view): the bytes copied now, sent in order with the stream's other sends.
+// streamWrite(token, view): the bytes copied now, sent in order with the stream's other sends;
+// returns the bytes now waiting to be sent.
 napi_value StreamWrite(napi_env env, napi_callback_info info) {
   Call<2> call(env, info);
   RingCore* core = call.Open(env);
   RingStream* s = StreamArg(env, core, call[0]);
   View bytes = ViewArg(env, call[1], "data");
-  if (bytes.length == 0) return nullptr;
+  if (bytes.length == 0) return Napi::Number::New(env, double(stream_unsent(&s->core)));
   if (bytes.length > (1u << 30)) ThrowArgRange(env, "data.byteLength", "<= 1 GiB", std::to_string(bytes.length));
   if (int err = RingStreams::Of(core)->Write(s, bytes.data, bytes.length)) ThrowErrno(env, err, "send");
-  return nullptr;
+  return Napi::Number::New(env, double(stream_unsent(&s->core)));
 }
 
 // streamClose(token): stops receiving; JS hears kClosed once the queued sends are done, or
@@ -139,6 +140,25 @@ napi_value StreamHold(napi_env env, napi_callback_info info) {
   RingCore* core = call.Open(env);
   RingStream* s = StreamArg(env, core, call[0]);
   RingStreams::Of(core)->Hold(s, BoolArg(env, call[1], "paused"));
+  return nullptr;
+}
+
+// streamDrain(token, bytes): kDrained once at most `bytes` wait to be sent; false (no event)
+// when that is so now.
+napi_value StreamDrain(napi_env env, napi_callback_info info) {
+  Call<2> call(env, info);
+  RingCore* core = call.Open(env);
+  RingStream* s = StreamArg(env, core, call[0]);
+  int64_t bytes = IntegerArg(env, call[1], "bytes", 0, int64_t(1) << 40);
+  return Napi::Boolean::New(env, RingStreams::Of(core)->Drain(s, bytes));
+}
+
+// streamRef(token, ref): the stream's ops keep the event loop alive (true) or not (false).
+napi_value StreamRef(napi_env env, napi_callback_info info) {
+  Call<2> call(env, info);
+  RingCore* core = call.Open(env);
+  RingStream* s = StreamArg(env, core, call[0]);
+  RingStreams::Of(core)->SetRef(s, BoolArg(env, call[1], "ref"));
   return nullptr;
 }
 

@@ -108,7 +108,7 @@ Op* OpPool::Acquire(const OpClass* cls) {
   }
   op->cls = cls;
   op->next = op->prev = nullptr;
-  op->cancel_wanted = op->link_pending = op->timed_out = op->parked = false;
+  op->cancel_wanted = op->link_pending = op->timed_out = op->parked = op->weak = false;
   op->ticket = 0;
   op->timeout_ns = 0;
   return op;
@@ -147,37 +147,58 @@ void RingCore::Hold(bool strong) {
   else napi_reference_unref(env_, handle_->object, nullptr);
 }
 
-// Ops entering the kernel: the first keeps the loop alive and the Ring reachable.
+// The loop stays alive while an op that is not weak is in flight (as a handle that is ref()'d).
+void RingCore::SyncLoopRef() {
+  bool want = in_flight_ > weak_in_flight_ && !torn_down_;
+  if (want == loop_ref_) return;
+  loop_ref_ = want;
+  if (want) uv_ref(reinterpret_cast<uv_handle_t*>(poll_));
+  else uv_unref(reinterpret_cast<uv_handle_t*>(poll_));
+}
+
+// Ops entering the kernel: the first keeps the Ring reachable, and the loop alive unless weak.
 void RingCore::AddInFlight(size_t n) {
-  if (in_flight_ == 0) {
-    uv_ref(reinterpret_cast<uv_handle_t*>(poll_));
-    Hold(true);
-  }
+  if (in_flight_ == 0) Hold(true);
   in_flight_ += n;
   LiveAdd(Live::kRingOps, int64_t(n));
+  SyncLoopRef();
 }
 
 // One op fewer in flight; at none the loop may exit and the JS object may be collected, and a
 // Ring that is closing is torn down (per the rule: once no guarded frame is left).
-void RingCore::OpDone() {
+void RingCore::OpDone(Op* op) {
   in_flight_--;
+  if (op->weak) weak_in_flight_--;
   LiveDec(Live::kRingOps);
-  if (in_flight_ > 0 || torn_down_) return;
-  uv_unref(reinterpret_cast<uv_handle_t*>(poll_));
+  if (torn_down_) return;
+  SyncLoopRef();
+  if (in_flight_ > 0) return;
   Hold(false);
   if (closing_) RequestTearDown();
+}
+
+// An op in flight stops (weak) or starts keeping the loop alive.
+void RingCore::SetWeak(Op* op, bool weak) {
+  if (op->weak == weak) return;
+  op->weak = weak;
+  if (weak) weak_in_flight_++;
+  else weak_in_flight_--;
+  SyncLoopRef();
 }
 
 // ---- queueing and submitting ----
 
 void RingCore::Queue(Op* op) {
-  AddInFlight(1);
-  // What the method's caller asked (a signal, a timeout): for the ops with a Promise and the
-  // batches' members, never a stream's (which a method with no control may queue)
+  // What the method's caller asked (a signal, a timeout, ref: false): for the ops with a
+  // Promise and the batches' members, never a stream's (which a method with no control may
+  // queue; its owner sets `weak`)
   if (op->cls->pool != kStreamPool) {
     op->ticket = control_.ticket;
     op->timeout_ns = control_.timeout_ns;
+    op->weak = control_.weak;
   }
+  if (op->weak) weak_in_flight_++;
+  AddInFlight(1);
   QueueSqe(op);
 }
 

@@ -80,6 +80,7 @@ void SetRingClosedErrorClass(napi_env env, napi_value ctor);
 struct OpControl {
   uint64_t ticket = 0;
   int64_t timeout_ns = 0;
+  bool weak = false;  // ref: false: the ops do not keep the event loop alive
 };
 
 class RingCore {
@@ -160,6 +161,8 @@ class RingCore {
   unsigned sq_entries() const { return ring_.sq.ring_entries; }
   unsigned cq_entries() const { return ring_.cq.ring_entries; }
   size_t in_flight() const { return in_flight_; }
+  // An op in flight stops (weak) or starts keeping the event loop alive.
+  void SetWeak(Op* op, bool weak);
   struct io_uring* uring() { return &ring_; }
   // Tests: cancel as on kernels without IORING_ASYNC_CANCEL_ANY (see RingCancel).
   void RefuseCancelAny() { cancel_.RefuseCancelAny(); }
@@ -186,7 +189,8 @@ class RingCore {
   void OnAnyCqe(void* data, int res, unsigned flags);
   void OnCqe(Op* op, int res, unsigned flags);
   static uint64_t LinkTag(Op* op) { return uint64_t(reinterpret_cast<uintptr_t>(op)) | 1; }
-  void OpDone();
+  void OpDone(Op* op);
+  void SyncLoopRef();
   void Hold(bool strong);
   void FinishClose();
   void TearDown();
@@ -226,6 +230,8 @@ class RingCore {
   std::deque<Op*> backlog_;   // SQ was full; submitted in order before anything newer
   unsigned unsubmitted_ = 0;  // SQEs prepared but not yet handed to the kernel
   size_t in_flight_ = 0;      // ops not yet settled (backlog + SQ + kernel)
+  size_t weak_in_flight_ = 0; // those of them that are weak (op.h)
+  bool loop_ref_ = false;     // the poll handle is ref()'d
   OpPool pools_[kOpPools];
   bool closing_ = false;
   bool torn_down_ = false;

@@ -128,7 +128,7 @@ void RingCore::OnCqe(Op* op, int res, unsigned flags) {
   }
   if (in_cleanup_) op->cls->abandon(this, op, res);
   else op->cls->settle(this, op, res);
-  OpDone();
+  OpDone(op);
 }
 
 }  // namespace iolab

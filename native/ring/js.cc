@@ -191,14 +191,17 @@ static napi_value Socket(napi_env env, napi_callback_info info) {
   return Queue(core, op);
 }
 
-// armOp(ticket, timeoutMs): the next method called queues its ops with this control (OpControl):
-// cancelOps(ticket) cancels them; a timeout > 0 links a LINK_TIMEOUT to each. Plain numbers
-// from src/ring/ring.ts, read without running JS.
+// armOp(ticket, timeoutMs, weak): the next method called queues its ops with this control
+// (OpControl): cancelOps(ticket) cancels them; a timeout > 0 links a LINK_TIMEOUT to each; weak
+// ops keep no loop alive (ref: false). Plain values from src/ring/ring.ts, read without running JS.
 static napi_value ArmOp(napi_env env, napi_callback_info info) {
-  Call<2> call(env, info);
+  Call<3> call(env, info);
   double ticket = 0, timeout_ms = 0;
+  bool weak = false;
   napi_get_value_double(env, call[0], &ticket);
   napi_get_value_double(env, call[1], &timeout_ms);
+  napi_get_value_bool(env, call[2], &weak);
+  call.ring->armed.weak = weak;
   call.ring->armed.ticket = ticket > 0 ? uint64_t(ticket) : 0;
   // at least 1 ns: a timeout the caller asked for is never none
   call.ring->armed.timeout_ns = timeout_ms > 0 ? std::max<int64_t>(1, int64_t(timeout_ms * 1e6)) : 0;
@@ -340,6 +343,8 @@ static const Method kMethods[] = {
     METHOD("streamClose", StreamClose, true),
     METHOD("streamQueued", StreamQueued, true),
     METHOD("streamHold", StreamHold, true),
+    METHOD("streamRef", StreamRef, true),
+    METHOD("streamDrain", StreamDrain, true),
     METHOD("armOp", ArmOp, true),
     METHOD("cancelOps", CancelOps, true),
     METHOD("submit", Submit, true),

@@ -134,5 +134,7 @@ napi_value StreamWrite(napi_env env, napi_callback_info info);
 napi_value StreamClose(napi_env env, napi_callback_info info);
 napi_value StreamQueued(napi_env env, napi_callback_info info);
 napi_value StreamHold(napi_env env, napi_callback_info info);
+napi_value StreamRef(napi_env env, napi_callback_info info);
+napi_value StreamDrain(napi_env env, napi_callback_info info);
 
 }  // namespace iolab

@@ -64,6 +64,7 @@ struct Op {
   bool link_pending = false;   // its LINK_TIMEOUT's CQE has not come yet
   bool timed_out = false;      // that CQE said the timeout fired (-ETIME)
   bool parked = false;         // its own CQE came first: kept until the timeout's comes
+  bool weak = false;           // does not keep the event loop alive (an unref()'d socket's or server's)
   int parked_res = 0;
   unsigned parked_flags = 0;
   uint64_t ticket = 0;

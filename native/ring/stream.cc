@@ -67,6 +67,7 @@ StreamOp* RingStreams::NewOp(bool send, RingStream* s) {
   StreamOp* op = static_cast<StreamOp*>(core_->AcquireOp(send ? &kStreamSend : &kStreamRecv));
   op->stream = s;
   op->fd = s->fd;
+  op->weak = s->weak;
   return op;
 }
 
@@ -199,6 +200,10 @@ Next RingStreams::OnSendCqe(StreamOp* op, int res) {
   enum stream_send_end end = stream_send_done(&s->core, res);
   CountCopies(s->pool);
   if (end == STREAM_SEND_FAILED) SendFailed(s);
+  else if (s->drain_at >= 0 && stream_unsent(&s->core) <= size_t(s->drain_at) && !s->core.closing) {
+    s->drain_at = -1;
+    Emit(s, StreamEvent::kDrained, 0, 0);
+  }
   MaybeFinish(s);
   return Next::kDone;
 }
@@ -234,6 +239,23 @@ int RingStreams::Write(RingStream* s, const char* data, size_t length) {
 
 // Chunks the kernel took before the cancel landed still come to JS; nothing is lost, as with
 // the pause for queued sends above.
+bool RingStreams::Drain(RingStream* s, int64_t bytes) {
+  core_->Admit();
+  if (stream_unsent(&s->core) <= size_t(bytes)) {
+    s->drain_at = -1;
+    return false;
+  }
+  s->drain_at = bytes;
+  return true;
+}
+
+// The armed recv follows at once; a send in flight keeps what it had (it ends when the peer
+// reads), the next ones follow.
+void RingStreams::SetRef(RingStream* s, bool ref) {
+  s->weak = !ref;
+  if (s->recv != nullptr) core_->SetWeak(s->recv, s->weak);
+}
+
 void RingStreams::Hold(RingStream* s, bool on) {
   core_->Admit();
   stream_hold(&s->core, on);

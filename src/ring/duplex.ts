@@ -1,10 +1,10 @@
 // RingSocket's implementation: a node:stream Duplex over a connected socket on a Ring, with
 // enough of net.Socket's surface that code written for sockets (node:http, stream.pipeline,
 // tls) runs on it. Reading is a RingStream (one multishot recv into a shared BufferRing);
-// writing is one Ring send per _write, or one sendmsg per _writev. Its public face and type are
+// writing goes through the same stream's one send path (the stream core). Its public face and type are
 // socket.ts's. See docs/api.md.
 import { Duplex, type DuplexOptions } from 'node:stream';
-import { constants, type AddressInfo } from '../native.js';
+import type { AddressInfo } from '../native.js';
 import { close, getpeername, getsockname, setsockopt, shutdown } from '../syscalls.js';
 import type { BufferRing, Ring, RingStream } from './ring.js';
 import type { RingSocketOptions } from './socket.js';
@@ -17,6 +17,8 @@ type Callback = (err?: Error | null) => void;
 export class RingSocketDuplex extends Duplex {
   /** The socket. */
   readonly fd: number;
+  /** The server that accepted it (onRing's), as net.Socket's `server`; null otherwise. */
+  server: object | null = null;
   readonly #ring: Ring;
   readonly #pool: BufferRing;
   readonly #stream: RingStream;
@@ -24,7 +26,8 @@ export class RingSocketDuplex extends Duplex {
   #bytesRead = 0;
   #bytesWritten = 0;
   #paused = false; // the RingStream was paused because push() said the buffer is full
-  #sending: Promise<unknown> | undefined; // the send in flight (one at a time: Writable's order)
+  #drained: Callback | undefined; // a write's or _final's callback, once the queue drains
+  #eofPending = false;
   #timeoutMs = 0;
   #timer: NodeJS.Timeout | undefined;
   #peer: AddressInfo | string | undefined;
@@ -61,10 +64,35 @@ export class RingSocketDuplex extends Duplex {
         }
       },
       end: (err) => {
-        if (err === null) this.push(null);
-        else this.destroy(err);
+        if (err !== null) this.destroy(err);
+        else if (this.#queued() === 0) this.push(null);
+        // EOF while bytes wait to be sent: a peer's reset reads as EOF once the failing send
+        // took the socket's error. The end is told once they are sent; a failed send makes it
+        // an error instead, never an end (as net.Socket: 'error', 'close', no 'end').
+        else {
+          this.#eofPending = true;
+          this.#tellEofWhenSent();
+        }
+      },
+      drained: () => {
+        const callback = this.#drained;
+        this.#drained = undefined;
+        if (this.#eofPending) this.#tellEofWhenSent();
+        callback?.();
       },
     });
+  }
+
+  // The EOF that waited for the queued bytes: told now if they are sent, else at the drain (a
+  // write waiting for the highWaterMark hears it then too, a little later).
+  #tellEofWhenSent(): void {
+    let waiting = false;
+    try {
+      waiting = this.#stream.drainTo(0);
+    } catch { /* the stream is closed: nothing waits */ }
+    if (waiting) return;
+    this.#eofPending = false;
+    if (!this.destroyed) this.push(null);
   }
 
   override _read(): void {
@@ -85,58 +113,59 @@ export class RingSocketDuplex extends Duplex {
     this.#send(buffers, total, callback);
   }
 
-  // One send (IORING_OP_SEND, or SENDMSG for several buffers, IOV_MAX at most) at a time; a
-  // short one goes on from where it stopped. Writable calls _write/_writev again only after the
-  // callback, so the bytes leave in the order they were written.
+  // Every write goes through the stream's one send path (the stream core's send policy: in
+  // order, one send in flight, copied into its queue now). Writable hears the write is done at
+  // once while the queue is under the highWaterMark, else when it drains to it.
   #send(buffers: Buffer[], total: number, callback: Callback): void {
-    if (total === 0) {
-      callback();
-      return;
-    }
-    let op: Promise<number>;
+    let queued = 0;
     try {
-      const some = buffers.length > constants.IOV_MAX ? buffers.slice(0, constants.IOV_MAX) : buffers;
-      op = some.length === 1 ? this.#ring.send(this.fd, some[0]) : this.#ring.sendmsg(this.fd, some);
+      for (const b of buffers) queued = this.#stream.write(b);
     } catch (err) {
-      callback(err as Error); // the Ring is closed
+      callback(err as Error); // the Ring or the stream is closed, or a view could not be read
       return;
     }
-    const sending = op.then((n) => {
-      this.#sending = undefined;
-      this.#bytesWritten += n;
-      this.#timer?.refresh();
-      if (n === total || this.destroyed) return callback(); // destroyed: its fd is closing
-      this.#send(rest(buffers, n), total - n, callback);
-    }, (err: Error) => {
-      this.#sending = undefined;
-      callback(err);
-    });
-    this.#sending = sending;
+    this.#bytesWritten += total;
+    this.#timer?.refresh();
+    const mark = this.writableHighWaterMark;
+    if (queued <= mark || !this.#stream.drainTo(mark)) callback();
+    else this.#drained = callback;
   }
 
   override _final(callback: Callback): void {
+    const shut = () => {
+      try {
+        shutdown(this.fd, 'write');
+      } catch (err) {
+        // The peer is gone already (as net.Socket, ENOTCONN is no error here).
+        if ((err as { code?: string }).code !== 'ENOTCONN') return callback(err as Error);
+      }
+      callback();
+    };
+    // the FIN after every queued byte
     try {
-      shutdown(this.fd, 'write');
+      if (!this.#stream.drainTo(0)) return shut();
     } catch (err) {
-      // The peer is gone already (as net.Socket, ENOTCONN is no error here).
-      if ((err as { code?: string }).code !== 'ENOTCONN') return callback(err as Error);
+      return callback(err as Error);
     }
-    callback();
+    this.#drained = shut;
   }
 
   override _destroy(error: Error | null, callback: Callback): void {
     clearTimeout(this.#timer);
     this.#timer = undefined;
-    const sending = this.#sending;
-    if (sending !== undefined) {
-      // a send waiting for a peer that does not read would wait for good
+    const waiting = this.#drained;
+    this.#drained = undefined;
+    // a write the socket did not finish: as Writable says of a destroyed stream's writes
+    waiting?.(codeError('ERR_STREAM_DESTROYED', 'Cannot call write after a stream was destroyed'));
+    if (this.#queued() > 0) {
+      // bytes waiting for a peer that does not read would wait for good: dropped, as net's
       try {
         this.#ring.cancelFd(this.fd).catch(() => {});
       } catch { /* the Ring is closed: its ops are cancelled already */ }
     }
     // The fd is closed only once the kernel holds no op of it: a number closed under an op not
     // yet submitted could be reused by another file meanwhile.
-    Promise.allSettled([this.#stream.close(), sending]).then(() => {
+    Promise.allSettled([this.#stream.close()]).then(() => {
       if (this.#closeFd) {
         try {
           close(this.fd);
@@ -146,6 +175,15 @@ export class RingSocketDuplex extends Duplex {
       }
       callback(error);
     }, callback);
+  }
+
+  // Bytes waiting to be sent; none once the Ring is closed (its sends are cancelled).
+  #queued(): number {
+    try {
+      return this.#stream.queuedBytes;
+    } catch {
+      return 0;
+    }
   }
 
   /** Ends the writable side, then destroys the socket once that is done (net.Socket's). */
@@ -181,8 +219,13 @@ export class RingSocketDuplex extends Duplex {
   }
 
   /** Emits 'timeout' after `ms` without a byte received or sent (0: never), as net.Socket;
-   * the socket stays open: the listener decides. */
+   * the socket stays open: the listener decides. Over 2^31-1 ms is that (a warning, as
+   * net's); a negative, NaN or infinite `ms` is a RangeError. */
   setTimeout(ms: number, callback?: () => void): this {
+    ms = timerDuration(ms);
+    if (callback !== undefined && typeof callback !== 'function') {
+      throw Object.assign(new TypeError('The "callback" argument must be of type function'), { code: 'ERR_INVALID_ARG_TYPE' });
+    }
     this.#timeoutMs = ms;
     clearTimeout(this.#timer);
     this.#timer = undefined;
@@ -201,6 +244,29 @@ export class RingSocketDuplex extends Duplex {
   /** The idle timeout set by setTimeout(), in ms (0: none). */
   get timeout(): number {
     return this.#timeoutMs;
+  }
+
+  /** The socket keeps the event loop alive while it receives (the default). */
+  ref(): this {
+    if (!this.destroyed) this.#stream.ref();
+    return this;
+  }
+
+  /** The socket no longer keeps the event loop alive: a process with nothing else to do exits,
+   * as with net.Socket's unref() (an http.Agent's idle keep-alive sockets are unref()'d). */
+  unref(): this {
+    if (!this.destroyed) this.#stream.unref();
+    return this;
+  }
+
+  /** Bytes written and not yet sent (net.Socket's bufferSize: writableLength). */
+  get bufferSize(): number {
+    return this.writableLength;
+  }
+
+  /** Always false: the socket is connected when it is made (net.Socket's `pending`). */
+  get pending(): boolean {
+    return false;
   }
 
   /** The local address (getsockname), as net.Socket's address(). */
@@ -274,11 +340,23 @@ function nameOf(get: (fd: number) => string | AddressInfo, fd: number, destroyed
   }
 }
 
-/** The buffers past the first `sent` bytes. */
-function rest(buffers: Buffer[], sent: number): Buffer[] {
-  let i = 0;
-  while (sent >= buffers[i].length) sent -= buffers[i++].length;
-  const out = buffers.slice(i);
-  out[0] = out[0].subarray(sent);
-  return out;
+const TIMEOUT_MAX = 2 ** 31 - 1;
+
+/** setTimeout's `ms` as net.Socket takes it. */
+function timerDuration(ms: unknown): number {
+  if (typeof ms !== 'number') {
+    throw Object.assign(new TypeError(`The "msecs" argument must be of type number. Received type ${typeof ms}`), { code: 'ERR_INVALID_ARG_TYPE' });
+  }
+  if (ms < 0 || !Number.isFinite(ms)) {
+    throw Object.assign(new RangeError(`The value of "msecs" is out of range. It must be a non-negative finite number. Received ${ms}`), { code: 'ERR_OUT_OF_RANGE' });
+  }
+  if (ms > TIMEOUT_MAX) {
+    process.emitWarning(`${ms} does not fit into a 32-bit signed integer.\nTimer duration was truncated to ${TIMEOUT_MAX}.`, 'TimeoutOverflowWarning');
+    return TIMEOUT_MAX;
+  }
+  return ms;
+}
+
+function codeError(code: string, message: string): Error {
+  return Object.assign(new Error(message), { code });
 }

@@ -11,6 +11,8 @@ export interface OpOptions {
   /** Milliseconds (> 0): each op gets an IORING_OP_LINK_TIMEOUT; one that fires rejects the
    * Promise with ETIMEDOUT. */
   timeout?: number;
+  /** false: the op does not keep the event loop alive, as an unref()'d handle (default true). */
+  ref?: boolean;
 }
 
 /** The rejection of an op whose AbortSignal was aborted: as fs.promises' (`name`
@@ -25,7 +27,7 @@ export class AbortError extends Error {
 
 /** The addon's side: armOp before the method, cancelOps when the signal fires. */
 export interface Armable {
-  armOp(ticket: number, timeoutMs: number): void;
+  armOp(ticket: number, timeoutMs: number, weak: boolean): void;
   cancelOps(ticket: number): void;
 }
 
@@ -37,10 +39,11 @@ function invalidType(name: string, expected: string, value: unknown): TypeError 
 }
 
 /** `signal` and `timeout` of `options`, each read once, checked as Node checks them. */
-export function readOpOptions(options: unknown): { signal: AbortSignal | undefined; timeout: number } {
-  if (options === undefined) return { signal: undefined, timeout: 0 };
+export function readOpOptions(options: unknown): { signal: AbortSignal | undefined; timeout: number; ref: boolean } {
+  if (options === undefined) return { signal: undefined, timeout: 0, ref: true };
   if (options === null || typeof options !== 'object') throw invalidType('options', 'of type object', options);
-  const { signal, timeout } = options as OpOptions;
+  const { signal, timeout, ref } = options as OpOptions;
+  if (ref !== undefined && typeof ref !== 'boolean') throw invalidType('options.ref', 'of type boolean', ref);
   if (signal !== undefined && (signal === null || typeof signal !== 'object' || !('aborted' in signal))) {
     throw invalidType('options.signal', 'an instance of AbortSignal', signal);
   }
@@ -50,7 +53,7 @@ export function readOpOptions(options: unknown): { signal: AbortSignal | undefin
       throw Object.assign(new RangeError(`The value of "options.timeout" is out of range. It must be > 0 and <= 2147483647. Received ${timeout}`), { code: 'ERR_OUT_OF_RANGE' });
     }
   }
-  return { signal, timeout: timeout ?? 0 };
+  return { signal, timeout: timeout ?? 0, ref: ref ?? true };
 }
 
 let lastTicket = 0;
@@ -98,9 +101,9 @@ export function withOptions<T>(ring: Armable, options: unknown, call: () => Prom
     const read = readOpOptions(options);
     signal = read.signal;
     if (signal?.aborted) return Promise.reject(abortError(signal));
-    if (signal === undefined && read.timeout === 0) return call();
+    if (signal === undefined && read.timeout === 0 && read.ref) return call();
     use = signal === undefined ? undefined : useSignal(ring, signal);
-    ring.armOp(use?.ticket ?? 0, read.timeout);
+    ring.armOp(use?.ticket ?? 0, read.timeout, !read.ref);
     armed = true;
     const promise = call();
     armed = false;
@@ -118,7 +121,7 @@ export function withOptions<T>(ring: Armable, options: unknown, call: () => Prom
       },
     );
   } catch (err) {
-    if (armed) ring.armOp(0, 0); // the call threw before its method took the control
+    if (armed) ring.armOp(0, 0, false); // the call threw before its method took the control
     if (signal !== undefined && use !== undefined) doneWithSignal(ring, signal, use);
     return Promise.reject(err);
   }

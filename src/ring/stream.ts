@@ -14,10 +14,12 @@ export interface NativeStreamMethods {
   bufRelease(bufferRing: number, id: number): void;
   bufRingClose(bufferRing: number): boolean;
   streamSend(stream: number, id: number, length: number): void;
-  streamWrite(stream: number, data: ArrayBufferView): void;
+  streamWrite(stream: number, data: ArrayBufferView): number;
+  streamDrain(stream: number, bytes: number): boolean;
   streamClose(stream: number): boolean;
   streamQueued(stream: number): number;
   streamHold(stream: number, paused: boolean): void;
+  streamRef(stream: number, ref: boolean): void;
 }
 
 /** A Buffer where the program has Node's types (@types/node), a Uint8Array where it has none:
@@ -32,6 +34,8 @@ export interface RecvHandlers {
   /** Receiving is over: null at EOF; an Error otherwise (errno, with `syscall` 'recv' or
    * 'send' when a send failed; RingClosedError when the Ring closed). Called once. */
   end(err: Error | null): void;
+  /** The bytes queued to send fell to what `stream.drainTo(bytes)` asked for. */
+  drained?(): void;
 }
 
 export interface RecvMultishotOptions {
@@ -42,7 +46,7 @@ export interface RecvMultishotOptions {
 
 const DEFAULT_PAUSE_AT = 65536;
 const EVENTS = 1024; // events per call into JS (more come in further calls)
-const enum Event { Data = 1, End = 2, Closed = 3 }
+const enum Event { Data = 1, End = 2, Closed = 3, Drained = 4 }
 const END_CLOSED = -(1 << 30);
 
 interface StreamTable {
@@ -264,6 +268,8 @@ export class RingStream {
         else s.bufferRing.release(a); // came before close() took effect: nobody wants it
       } else if (type === Event.End) {
         if (s.#closing === undefined) s.#end(a, b === 1 ? 'send' : 'recv'); // its owner asked for the end
+      } else if (type === Event.Drained) {
+        if (s.#closing === undefined) s.#handlers.drained?.();
       } else {
         s.#finish(a);
       }
@@ -300,10 +306,18 @@ export class RingStream {
   }
 
   /** Sends a copy of `data` (taken now) in order with the stream's other sends; a view that
-   * cannot be read (a mapping past its file's end) throws EFAULT and queues nothing. */
-  write(data: ArrayBufferView): void {
+   * cannot be read (a mapping past its file's end) throws EFAULT and queues nothing. Returns
+   * the bytes now queued to send. */
+  write(data: ArrayBufferView): number {
     if (this.#closed) throw this.#closedErr();
-    this.#ring.streamWrite(this.#token, data);
+    return this.#ring.streamWrite(this.#token, data);
+  }
+
+  /** Asks for `handlers.drained()` once at most `bytes` are queued to send; false (and no
+   * call) when that is so already. */
+  drainTo(bytes: number): boolean {
+    if (this.#closed) throw this.#closedErr();
+    return this.#ring.streamDrain(this.#token, bytes);
   }
 
   /** Stops receiving for now (the recv is cancelled; chunks the kernel took before that still
@@ -315,6 +329,17 @@ export class RingStream {
   /** Receives again after pause(). */
   resume(): void {
     if (!this.#closed) this.#ring.streamHold(this.#token, false);
+  }
+
+  /** Its ops keep the event loop alive again (the default), after unref(). */
+  ref(): void {
+    if (!this.#closed) this.#ring.streamRef(this.#token, true);
+  }
+
+  /** Its ops no longer keep the event loop alive: a process whose only work left is this
+   * stream's receiving may exit, as with an unref()'d socket. */
+  unref(): void {
+    if (!this.#closed) this.#ring.streamRef(this.#token, false);
   }
 
   /** Bytes queued to send and not yet sent. */
