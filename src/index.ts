@@ -3,6 +3,8 @@
 // internal: the commands, the benchmark, echo and IPC bindings, the raw addon.
 export { Ring, RingClosedError, AbortError, isIoUringUnavailable, BufferRing, RingStream, RingSocket } from './ring/index.js';
 export type { RingOptions, RingFeatures, RingStats, RingAddress, OpOptions, ReadvRequest, ReadvBatchError, RecvHandlers, RecvMultishotOptions, RingSocketOptions, RingSocketConstructor } from './ring/index.js';
+export { onRing } from './ring/server.js';
+export type { OnRingOptions } from './ring/server.js';
 export { Channel } from './ring/channel.js';
 export type { ChannelOptions, ChannelMessage, ChannelEvents } from './ring/channel.js';
 export {

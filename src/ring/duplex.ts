@@ -65,7 +65,7 @@ export class RingSocketDuplex extends Duplex {
       },
       end: (err) => {
         if (err !== null) this.destroy(err);
-        else if (this.#queued() === 0) this.push(null);
+        else if (this.#queued() === 0) this.#eof();
         // EOF while bytes wait to be sent: a peer's reset reads as EOF once the failing send
         // took the socket's error. The end is told once they are sent; a failed send makes it
         // an error instead, never an end (as net.Socket: 'error', 'close', no 'end').
@@ -92,7 +92,14 @@ export class RingSocketDuplex extends Duplex {
     } catch { /* the stream is closed: nothing waits */ }
     if (waiting) return;
     this.#eofPending = false;
-    if (!this.destroyed) this.push(null);
+    if (!this.destroyed) this.#eof();
+  }
+
+  // As net's: read(0) after the EOF, so that 'end' comes (and a socket that is done both ways
+  // is destroyed) even when nobody reads what is buffered, or nothing is.
+  #eof(): void {
+    this.push(null);
+    this.read(0);
   }
 
   override _read(): void {

@@ -82,7 +82,7 @@ export function onRing<S extends object>(server: S, options: OnRingOptions = {})
       this._handle = handle; // listening from now on, as net's; close() before the bind stops it
       const opened = (fd: number) => {
         if (this._handle !== handle) return close(fd); // closed meanwhile
-        handle.start(fd);
+        handle.start(fd, request.path !== undefined);
         if (request.path !== undefined) this._pipeName = request.path;
         process.nextTick(() => this.emit('listening'));
       };
@@ -245,8 +245,11 @@ class ListenHandle {
     this.#weak = server._unref === true;
   }
 
-  start(fd: number): void {
+  start(fd: number, unixPath: boolean): void {
     this.fd = fd;
+    // net.Server's address() gives a path server's name from _pipeName, as a pipe handle has no
+    // getsockname
+    if (unixPath) Object.defineProperty(this, 'getsockname', { value: undefined });
     this.#loops = Array.from({ length: ACCEPTS_IN_FLIGHT }, () => this.#acceptLoop());
   }
 
