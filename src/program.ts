@@ -24,6 +24,7 @@ const commands: { name: string; group?: 'bench'; load: () => Promise<Command> }[
   { name: 'iops', group: 'bench', load: async () => (await import('./bench/iops.js')).iopsCommand() },
   { name: 'latency', group: 'bench', load: async () => (await import('./bench/latency.js')).latencyCommand() },
   { name: 'echo', group: 'bench', load: async () => (await import('./bench/echo.js')).benchEchoCommand() },
+  { name: 'http', group: 'bench', load: async () => (await import('./bench/http.js')).benchHttpCommand() },
   { name: 'ipc', group: 'bench', load: async () => (await import('./ipc/command.js')).ipcCommand() },
   { name: 'trace', load: async () => (await import('./trace/command.js')).traceCommand(buildProgram) },
   { name: 'report', load: async () => (await import('./report/command.js')).reportCommand() },

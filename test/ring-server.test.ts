@@ -170,9 +170,10 @@ describe('RingSocket as net.Socket', () => {
   async function pair(ring: Ring) {
     const server = onRing(net.createServer(), { ring, bufferCount: 16 });
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const accepted = once(server, 'connection');
     const peer = net.connect(portOf(server), '127.0.0.1');
-    const [socket] = (await once(server, 'connection')) as [RingSocket & net.Socket];
     await once(peer, 'connect');
+    const [socket] = (await accepted) as [RingSocket & net.Socket];
     return { server, peer, socket };
   }
 

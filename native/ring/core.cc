@@ -297,6 +297,9 @@ void RingCore::OnPrepare(uv_prepare_t* handle) {
   // its recv still in the backlog: the flush has moved the backlog into the SQ).
   for (auto& part : core->parts_) part.second->BeforeFlush();
   if (core->unsubmitted_ > 0) core->Flush();
+  // What that submit completed at once (a send the socket took, a page-cache read) is settled
+  // on this loop turn, not after another trip through epoll: one wake-up per request saved.
+  if (!core->torn_down_ && io_uring_cq_ready(&core->ring_) > 0) core->ReapTurns();
 }
 
 // ---- one op cancelled (an AbortSignal) ----

@@ -182,6 +182,7 @@ class RingCore {
   void QueueSqe(Op* op);
   void AddInFlight(size_t n);
   void ReapAndSettle();
+  void ReapTurns();
   void Reap();
   size_t StashCqes(const std::vector<Op*>& mine);
   void SettleStashed();

@@ -12,15 +12,19 @@ namespace iolab {
 void RingCore::OnPoll(uv_poll_t* handle, int status, int events) {
   RingCore* core = static_cast<RingCore*>(handle->data);
   if (core->torn_down_ || status < 0) return;
-  // Reap, let the continuations queue their next ops, submit them; ops that completed inline
-  // during that submit (page-cache reads) are reaped right away instead of after another
-  // trip through epoll. Bounded, so other handles get their turn.
-  // (A continuation's readvBatch may have submitted and stashed its CQEs itself.)
+  core->ReapTurns();
+}
+
+// Reap, let the continuations queue their next ops, submit them; ops that completed inline
+// during that submit (page-cache reads) are reaped right away instead of after another trip
+// through epoll. Bounded, so other handles get their turn (the ring fd stays readable).
+// (A continuation's readvBatch may have submitted and stashed its CQEs itself.)
+void RingCore::ReapTurns() {
   for (int turn = 0; turn < 4; turn++) {
-    core->ReapAndSettle();
-    if (core->torn_down_) return;  // the continuations closed the Ring
-    if (core->unsubmitted_ > 0 || !core->backlog_.empty()) core->Flush();
-    if (core->torn_down_ || (io_uring_cq_ready(&core->ring_) == 0 && core->stash_.empty())) return;
+    ReapAndSettle();
+    if (torn_down_) return;  // the continuations closed the Ring
+    if (unsubmitted_ > 0 || !backlog_.empty()) Flush();
+    if (torn_down_ || (io_uring_cq_ready(&ring_) == 0 && stash_.empty())) return;
   }
 }
 

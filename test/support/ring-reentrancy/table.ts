@@ -87,6 +87,15 @@ export const streamCalls: Record<string, Entry> = {
     c.stream.pause();
     c.stream.resume();
   },
+  ref: (c) => {
+    c.stream.unref();
+    c.stream.ref();
+  },
+  unref: (c) => c.stream.unref(),
+  drainTo: (c) => {
+    c.stream.write(c.buf(3));
+    c.stream.drainTo(0);
+  },
   close: (c) => c.stream.close(),
 };
 
