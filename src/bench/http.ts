@@ -29,16 +29,17 @@ export interface HttpSample {
   inFlight: number;
   reqPerSec: number;
   requests: number;
-  /** Latency of a request (of a pipelined batch with inFlight > 1), wrk's, in microseconds. */
-  p50Us: number;
-  p99Us: number;
+  /** Latency of a request (of a pipelined batch with inFlight > 1), wrk's, in microseconds;
+   * none where wrk gave none. */
+  p50Us?: number;
+  p99Us?: number;
   /** The server process's CPU time over the run / the requests answered, in microseconds. */
   serverUsPerReq?: number;
   errors: number;
   partial?: boolean;
 }
 
-export interface HttpCell { reqPerSec: number; p50Us: number; p99Us: number; serverUsPerReq?: number }
+export interface HttpCell { reqPerSec: number; p50Us?: number; p99Us?: number; serverUsPerReq?: number }
 
 const USER_HZ = 100; // /proc's clock ticks per second (procfs.ts)
 
@@ -54,11 +55,18 @@ request = function()
   end
   return req
 end` : '';
+  // wrk's own percentiles (what its --latency prints). Its 4.1 returns 0 where its histogram
+  // holds fewer samples than it counted (seen with pipelining): then there is no figure (-1).
   return `${pipelined}
+local function percentile(s, p)
+  local v = s:percentile(p)
+  if v == 0 then return -1 end
+  return v
+end
 done = function(summary, latency, requests)
   local e = summary.errors
   io.write(string.format('{"requests":%.0f,"durationUs":%.0f,"p50Us":%.0f,"p99Us":%.0f,"errors":%.0f}\\n',
-    summary.requests, summary.duration, latency:percentile(50), latency:percentile(99),
+    summary.requests, summary.duration, percentile(latency, 50), percentile(latency, 99),
     e.connect + e.read + e.write + e.status + e.timeout))
 end
 `;
@@ -140,12 +148,12 @@ export async function runHttpBench(o: HttpBenchOptions, log: (line: string) => v
             const m = JSON.parse(line) as { requests: number; durationUs: number; p50Us: number; p99Us: number; errors: number };
             const sample: HttpSample = {
               round, server: name, connections, inFlight, requests: m.requests, reqPerSec: m.durationUs > 0 ? m.requests / (m.durationUs / 1e6) : 0,
-              p50Us: m.p50Us, p99Us: m.p99Us, errors: m.errors,
+              ...(m.p50Us >= 0 ? { p50Us: m.p50Us } : {}), ...(m.p99Us >= 0 ? { p99Us: m.p99Us } : {}), errors: m.errors,
               ...(before !== undefined && after !== undefined && m.requests > 0 ? { serverUsPerReq: ((after - before) * 1e6) / USER_HZ / m.requests } : {}),
               ...(signal.aborted ? { partial: true } : {}),
             };
             samples.push(sample);
-            log(`round ${round} ${connections} conn x ${inFlight} ${name}: ${Math.round(sample.reqPerSec)} req/s, p50 ${sample.p50Us} us, p99 ${sample.p99Us} us, ` +
+            log(`round ${round} ${connections} conn x ${inFlight} ${name}: ${Math.round(sample.reqPerSec)} req/s, p50 ${sample.p50Us ?? '-'} us, p99 ${sample.p99Us ?? '-'} us, ` +
               `${sample.serverUsPerReq?.toFixed(2) ?? '-'} us/req${sample.errors ? `, ${sample.errors} errors` : ''}${sample.partial ? ' (partial)' : ''}`);
           }
         }
@@ -170,7 +178,7 @@ export interface HttpBenchResults {
   /** "connections x inFlight" -> server -> medians of the rounds */
   cells: Record<string, Partial<Record<HttpServerName, HttpCell>>>;
   /** "connections x inFlight" -> 'ring/node'...: req/s, p50 and CPU per request of the first over the second's */
-  ratios: Record<string, Record<string, { reqPerSec: number; p50: number; usPerReq?: number }>>;
+  ratios: Record<string, Record<string, { reqPerSec: number; p50?: number; usPerReq?: number }>>;
   goals: { text: string; met: boolean }[];
   errors: number;
   interrupted: boolean;
@@ -186,10 +194,15 @@ export function buildHttpResults(o: HttpBenchOptions, run: { samples: HttpSample
     const row = (cells[key] ??= {});
     if (row[s.server]) continue;
     const mine = run.samples.filter((x) => x.server === s.server && x.connections === s.connections && x.inFlight === s.inFlight);
-    const cpu = mine.map((x) => x.serverUsPerReq);
+    // a median only where every round has the figure
+    const medianOf = (f: (x: HttpSample) => number | undefined) => {
+      const v = mine.map(f);
+      return v.every((x) => x !== undefined) ? median(v as number[]) : undefined;
+    };
+    const [p50Us, p99Us, serverUsPerReq] = [medianOf((x) => x.p50Us), medianOf((x) => x.p99Us), medianOf((x) => x.serverUsPerReq)];
     row[s.server] = {
-      reqPerSec: median(mine.map((x) => x.reqPerSec)), p50Us: median(mine.map((x) => x.p50Us)), p99Us: median(mine.map((x) => x.p99Us)),
-      ...(cpu.every((c) => c !== undefined) ? { serverUsPerReq: median(cpu as number[]) } : {}),
+      reqPerSec: median(mine.map((x) => x.reqPerSec)),
+      ...(p50Us !== undefined ? { p50Us } : {}), ...(p99Us !== undefined ? { p99Us } : {}), ...(serverUsPerReq !== undefined ? { serverUsPerReq } : {}),
     };
   }
   const ratios: HttpBenchResults['ratios'] = {};
@@ -199,13 +212,14 @@ export function buildHttpResults(o: HttpBenchOptions, run: { samples: HttpSample
       const x = row[a];
       const y = row[b];
       if (!x || !y || !y.reqPerSec) continue;
-      const r = { reqPerSec: x.reqPerSec / y.reqPerSec, p50: y.p50Us ? x.p50Us / y.p50Us : 1,
+      const r = { reqPerSec: x.reqPerSec / y.reqPerSec, ...(x.p50Us !== undefined && y.p50Us ? { p50: x.p50Us / y.p50Us } : {}),
         ...(x.serverUsPerReq !== undefined && y.serverUsPerReq ? { usPerReq: x.serverUsPerReq / y.serverUsPerReq } : {}) };
       (ratios[key] ??= {})[`${a}/${b}`] = r;
       if (a !== 'ring') continue;
       const [connections, inFlight] = key.split(' x ').map(Number);
       if (connections === 1 && inFlight === 1) {
-        goals.push({ text: `1 connection: ring/node req/s ${r.reqPerSec.toFixed(2)}x (goal >= 0.9x), p50 ${r.p50.toFixed(2)}x (goal <= 1x)`, met: r.reqPerSec >= 0.9 && r.p50 <= 1 });
+        goals.push({ text: `1 connection: ring/node req/s ${r.reqPerSec.toFixed(2)}x (goal >= 0.9x), p50 ${r.p50?.toFixed(2) ?? '-'}x (goal <= 1x)`,
+          met: r.reqPerSec >= 0.9 && r.p50 !== undefined && r.p50 <= 1 });
       } else if (connections >= 100) {
         goals.push({ text: `${key}: ring/node req/s ${r.reqPerSec.toFixed(2)}x (goal >= 1.3x), CPU per request ${r.usPerReq?.toFixed(2) ?? '-'}x (goal <= 0.8x)`,
           met: r.reqPerSec >= 1.3 && r.usPerReq !== undefined && r.usPerReq <= 0.8 });
@@ -226,17 +240,17 @@ export function formatHttpResults(r: HttpBenchResults): string {
   for (const [key, row] of Object.entries(r.cells)) {
     for (const [server, c] of Object.entries(row)) {
       const partial = r.samples.some((s) => s.partial && s.server === server && `${s.connections} x ${s.inFlight}` === key);
-      rows.push([key, `${server}${partial ? ' (partial)' : ''}`, String(Math.round(c!.reqPerSec)), String(c!.p50Us), String(c!.p99Us), c!.serverUsPerReq?.toFixed(2) ?? '-']);
+      rows.push([key, `${server}${partial ? ' (partial)' : ''}`, String(Math.round(c!.reqPerSec)), String(c!.p50Us ?? '-'), String(c!.p99Us ?? '-'), c!.serverUsPerReq?.toFixed(2) ?? '-']);
     }
   }
   lines.push(table(['conns x in flight', 'server', 'req/s', 'p50 us', 'p99 us', 'server us/req'], rows).trimEnd());
-  lines.push('(p50/p99: wrk\'s latency of a request, of a pipelined batch with more than 1 in flight; server us/req: the server');
-  lines.push(' process\'s CPU time over the run / the requests answered; lower is better)');
+  lines.push('(p50/p99: wrk\'s latency of a request, of a pipelined batch with more than 1 in flight, - where wrk gave none;');
+  lines.push(' server us/req: the server process\'s CPU time over the run / the requests answered; lower is better)');
   if (Object.keys(r.ratios).length > 0) {
     lines.push('', 'ratios (req/s: higher is better; p50 and CPU per request: lower is better):');
     for (const [key, byPair] of Object.entries(r.ratios)) {
       for (const [pair, x] of Object.entries(byPair)) {
-        lines.push(`${key}: ${pair} req/s ${x.reqPerSec.toFixed(2)}x, p50 ${x.p50.toFixed(2)}x, CPU per request ${x.usPerReq?.toFixed(2) ?? '-'}x`);
+        lines.push(`${key}: ${pair} req/s ${x.reqPerSec.toFixed(2)}x, p50 ${x.p50?.toFixed(2) ?? '-'}x, CPU per request ${x.usPerReq?.toFixed(2) ?? '-'}x`);
       }
     }
   }

@@ -9,7 +9,7 @@
 import { lookup } from 'node:dns/promises';
 import { isIP } from 'node:net';
 import { getSystemErrorMap } from 'node:util';
-import { bind, close, getsockname, listen, setsockopt, socket } from '../syscalls.js';
+import { bind, close, getsockname, listen, setsockopt, shutdown, socket } from '../syscalls.js';
 import type { AddressInfo } from '../native.js';
 import { Ring, RingClosedError, type BufferRing } from './ring.js';
 import { RingSocketDuplex } from './duplex.js';
@@ -333,8 +333,14 @@ class ListenHandle {
     this.#accepts.abort();
     this.#waiting?.();
     const fd = this.fd;
-    // the fd closes once no accept of it is in the kernel (a number closed under an op could be
-    // reused by another file meanwhile)
+    // Not listening from now on: connections that come are refused, as after net's close(); the
+    // fd itself closes once no accept of it is in the kernel (a number closed under an op could
+    // be reused by another file meanwhile).
+    if (fd >= 0) {
+      try {
+        shutdown(fd, 'both');
+      } catch { /* not connected or listening: nothing to stop */ }
+    }
     void Promise.allSettled(this.#loops).then(() => {
       if (fd >= 0) close(fd);
       callback?.();
