@@ -1,8 +1,9 @@
 // The package test's check of RingSocket, run in a project where the packed iolab is installed
 // (scripts/test-package.mjs runs it once per Node line and install mode): node:http served over
 // RingSockets accepted with the Ring (keep-alive, bodies both ways checked), stream.pipeline
-// through one, every buffer back in the pool and nothing left open; and RingSocket's types
-// checked by tsc against the installed .d.ts, with and without @types/node's stream types.
+// through one, every buffer back in the pool and nothing left open; node:http on onRing (the one
+// line: listen, address, close once drained); and RingSocket's and onRing's types checked by tsc
+// against the installed .d.ts, with and without @types/node's stream types.
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
@@ -78,6 +79,35 @@ assert.equal(liveObjects().ringStreams, 0);
 console.log('duplex ok');
 `;
 
+const onRingProgram = `
+import assert from 'node:assert/strict';
+import http from 'node:http';
+import { onRing, Ring, isIoUringUnavailable, liveObjects } from 'iolab';
+try {
+  await new Ring().close();
+} catch (err) {
+  if (isIoUringUnavailable(err)) { console.log('onRing ok (io_uring refused here)'); process.exit(0); }
+  throw err;
+}
+const server = onRing(http.createServer((req, res) => res.end('hello ' + req.url)));
+await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
+const { port } = server.address();
+const agent = new http.Agent({ keepAlive: true });
+for (let i = 0; i < 50; i++) {
+  const res = await new Promise((resolve, reject) => http.get({ port, path: '/' + i, agent }, resolve).on('error', reject));
+  let body = '';
+  for await (const c of res) body += c;
+  assert.equal(body, 'hello /' + i);
+}
+const closed = new Promise((resolve) => server.close(resolve));
+agent.destroy();
+assert.equal(await closed, undefined);
+assert.equal(server.listening, false);
+await new Promise((r) => setTimeout(r, 50));
+assert.equal(liveObjects().ringStreams, 0);
+console.log('onRing ok');
+`;
+
 const typed = `
 import { Ring, RingSocket, type RingSocketOptions } from 'iolab';
 declare const ring: Ring;
@@ -90,9 +120,13 @@ new RingSocket(ring, 3, {});
 export { n, port };
 `;
 
-/** With @types/node: a RingSocket is a stream pipeline() takes. */
+/** With @types/node: a RingSocket is a stream pipeline() takes; onRing gives the server back as
+ * it was typed. */
 const typedWithNode = typed + `
 import { pipeline } from 'node:stream/promises';
+import http from 'node:http';
+import { onRing } from 'iolab';
+export const server: http.Server = onRing(http.createServer(), { bufferCount: 64 });
 export const piped: Promise<void> = pipeline(s, s);
 s.on('data', (chunk: Buffer) => chunk.length);
 `;
@@ -102,6 +136,10 @@ export async function checks({ root, project, node, run, check }) {
   const r = run(node, ['duplex.mjs'], { timeout: 60_000 });
   check('node:http over RingSocket (200 requests, keep-alive, bodies checked), pipeline through one, the pool back, nothing open',
     r.status === 0 && /^duplex ok/.test(r.out.trim()), r.out);
+  writeFileSync(join(project, 'onring.mjs'), onRingProgram);
+  const o = run(node, ['onring.mjs'], { timeout: 60_000 });
+  check('node:http on onRing (one line): 50 keep-alive requests, address(), close() once the last connection ended',
+    o.status === 0 && /^onRing ok/.test(o.out.trim()), o.out);
   const tsc = join(root, 'node_modules', 'typescript', 'bin', 'tsc');
   const options = { module: 'nodenext', moduleResolution: 'nodenext', target: 'es2022', strict: true, noEmit: true };
   writeFileSync(join(project, 'duplex.ts'), typed);
