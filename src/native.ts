@@ -275,6 +275,9 @@ export interface SocketOptions {
   IPV6_V6ONLY: boolean;
   SO_RCVBUF: number;
   SO_SNDBUF: number;
+  /** Seconds close() waits for unsent data; -1: off (the default); 0: close() resets the
+   * connection (RST), as net.Socket's resetAndDestroy(). */
+  SO_LINGER: number;
 }
 
 /** shmOpen's flags: fs's flag strings ('r' read, 'r+' read and write, 'w+' create or truncate,

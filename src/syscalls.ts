@@ -39,7 +39,7 @@ export const getsockname: (fd: number) => string | AddressInfo = native.getsockn
 /** getpeername(2): the connected peer's path, or { address, family, port }. */
 export const getpeername: (fd: number) => string | AddressInfo = native.getpeername;
 /** setsockopt(2) by name: SO_REUSEADDR, SO_REUSEPORT, SO_KEEPALIVE, SO_BROADCAST, TCP_NODELAY,
- * IPV6_V6ONLY take true/false; SO_RCVBUF, SO_SNDBUF a byte count. */
+ * IPV6_V6ONLY take true/false; SO_RCVBUF, SO_SNDBUF a byte count; SO_LINGER seconds (-1: off). */
 export const setsockopt: <K extends keyof SocketOptions>(fd: number, option: K, value: SocketOptions[K]) => void = native.setsockopt;
 /** getsockopt(2) by name, as the kernel holds it (SO_RCVBUF/SO_SNDBUF: doubled, socket(7)). */
 export const getsockopt: <K extends keyof SocketOptions>(fd: number, option: K) => SocketOptions[K] = native.getsockopt;

@@ -192,8 +192,14 @@ describe('socket options by name', () => {
   it('refuses unknown names and wrong value types in Node\'s words; the kernel\'s refusal is an errno error', () => {
     const fd = socket('unix', 'stream');
     using([fd], () => {
-      expect(() => setsockopt(fd, 'SO_LINGER' as 'SO_REUSEADDR', true)).toThrow(
-        expect.objectContaining({ name: 'TypeError', code: 'ERR_INVALID_ARG_VALUE', message: expect.stringMatching(/^The argument 'option' must be one of 'SO_REUSEADDR', .*'SO_SNDBUF'\. Received type string \('SO_LINGER'\)$/) }));
+      expect(() => setsockopt(fd, 'SO_PRIORITY' as 'SO_REUSEADDR', true)).toThrow(
+        expect.objectContaining({ name: 'TypeError', code: 'ERR_INVALID_ARG_VALUE', message: expect.stringMatching(/^The argument 'option' must be one of 'SO_REUSEADDR', .*'SO_LINGER'\. Received type string \('SO_PRIORITY'\)$/) }));
+      expect(getsockopt(fd, 'SO_LINGER')).toBe(-1);
+      setsockopt(fd, 'SO_LINGER', 0);
+      expect(getsockopt(fd, 'SO_LINGER')).toBe(0);
+      setsockopt(fd, 'SO_LINGER', 5);
+      expect(getsockopt(fd, 'SO_LINGER')).toBe(5);
+      expect(() => setsockopt(fd, 'SO_LINGER', -2)).toThrow(expect.objectContaining({ code: 'ERR_OUT_OF_RANGE' }));
       expect(() => setsockopt(fd, 'SO_REUSEADDR', 1 as unknown as boolean)).toThrow(expect.objectContaining({ code: 'ERR_INVALID_ARG_TYPE' }));
       expect(() => setsockopt(fd, 'SO_RCVBUF', -1)).toThrow(expect.objectContaining({ code: 'ERR_OUT_OF_RANGE' }));
       expect(() => setsockopt(fd, 'TCP_NODELAY', true)).toThrow(expect.objectContaining({ code: 'EOPNOTSUPP', syscall: 'setsockopt' }));

@@ -12,7 +12,7 @@ import https from 'node:https';
 import net from 'node:net';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { onRing, Ring, RingSocket } from '../src/index.js';
+import { close, onRing, Ring, RingSocket, socketpair } from '../src/index.js';
 import { projectRoot } from '../src/native.js';
 import { checkLeaksAfterAll } from './support/leaks.js';
 import { shortTempDir } from './support/temp.js';
@@ -221,6 +221,24 @@ describe('RingSocket as net.Socket', () => {
     expect(errors).toEqual([]);
     peer.destroy();
     await new Promise((r) => server.close(r));
+  });
+
+  it('resetAndDestroy(): the peer reads ECONNRESET, not an end; a Unix socket refuses it', async () => {
+    const ring = newRing();
+    const { server, peer, socket } = await pair(ring);
+    const seen = new Promise<string>((resolve) => {
+      peer.on('end', () => resolve('end'));
+      peer.on('error', (e: Error & { code?: string }) => resolve(e.code ?? 'error'));
+    });
+    expect(socket.resetAndDestroy()).toBe(socket);
+    expect(await seen).toBe('ECONNRESET');
+    await new Promise((r) => server.close(r));
+    const [a, b] = socketpair('stream');
+    const unix = new RingSocket(ring, a, { bufferRing: ring.setupBufRing({ count: 2, size: 64 }) });
+    expect(() => unix.resetAndDestroy()).toThrow(expect.objectContaining({ code: 'ERR_INVALID_HANDLE_TYPE' }));
+    unix.destroy();
+    await new Promise((r) => unix.once('close', r));
+    close(b);
   });
 
   it("setTimeout takes what net takes: capped at 2^31-1 with a warning; negative, NaN and Infinity are RangeErrors; net.Socket's fields", async () => {

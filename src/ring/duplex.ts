@@ -193,6 +193,21 @@ export class RingSocketDuplex extends Duplex {
     }
   }
 
+  /** Destroys the socket and resets the TCP connection (the peer reads ECONNRESET, not EOF):
+   * SO_LINGER 0 before the close, as net.Socket's resetAndDestroy(). TCP only. */
+  resetAndDestroy(): this {
+    const local = this.address();
+    if (!('family' in local)) {
+      throw Object.assign(new TypeError('Invalid handle type: resetAndDestroy() takes a TCP socket'), { code: 'ERR_INVALID_HANDLE_TYPE' });
+    }
+    if (!this.destroyed) {
+      try {
+        setsockopt(this.fd, 'SO_LINGER', 0);
+      } catch { /* closed meanwhile */ }
+    }
+    return this.destroy();
+  }
+
   /** Ends the writable side, then destroys the socket once that is done (net.Socket's). */
   destroySoon(): void {
     if (this.writable) this.end();

@@ -61,6 +61,16 @@ export interface RingSocket extends NodeJS.ReadWriteStream {
   destroy(error?: Error): this;
   /** Ends the writable side, then destroys the socket once that is done. */
   destroySoon(): void;
+  /** Destroys it and resets the TCP connection (SO_LINGER 0): the peer reads ECONNRESET. */
+  resetAndDestroy(): this;
+  /** Its receiving keeps the event loop alive (the default). */
+  ref(): this;
+  /** Its receiving no longer keeps the event loop alive, as net.Socket's unref(). */
+  unref(): this;
+  /** Bytes written and not yet sent. */
+  readonly bufferSize: number;
+  /** Always false: the socket is connected when it is made. */
+  readonly pending: boolean;
 }
 
 export interface RingSocketConstructor {
