@@ -19,7 +19,8 @@ export interface OnRingOptions {
    * per thread, shared by every server given none. */
   ring?: Ring;
   /** The buffer pool its connections receive into. Default: one of `bufferCount` buffers of
-   * `bufferSize` bytes per server (docs/ring-socket.md says how to size it). */
+   * `bufferSize` bytes per server, freed once the server closed (docs/ring-socket.md says how
+   * to size it). */
   bufferRing?: BufferRing;
   /** Default 4096 (a power of two, at most 32768). */
   bufferCount?: number;
@@ -77,7 +78,17 @@ export function onRing<S extends object>(server: S, options: OnRingOptions = {})
       if (this._handle) throw codeError(Error, 'ERR_SERVER_ALREADY_LISTEN', 'Listen method has been called more than once without closing.');
       if (request.callback !== undefined) this.once('listening', request.callback);
       const ring = options.ring ?? sharedRing();
-      pool ??= ring.setupBufRing({ count: options.bufferCount ?? 4096, size: options.bufferSize ?? 4096 });
+      if (pool === undefined) {
+        // the server's own pool goes with it: freed once it closed and its last connection ended
+        const own = ring.setupBufRing({ count: options.bufferCount ?? 4096, size: options.bufferSize ?? 4096 });
+        pool = own;
+        this.once('close', () => {
+          pool = undefined;
+          try {
+            own.close();
+          } catch { /* a RingSocket of it outlived the server: the Ring frees it at its close */ }
+        });
+      }
       const handle = new ListenHandle(this, ring, pool);
       this._handle = handle; // listening from now on, as net's; close() before the bind stops it
       const opened = (fd: number) => {
