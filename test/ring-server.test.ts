@@ -145,6 +145,39 @@ describe('onRing: a net.Server on the Ring', () => {
     await expect(get(port, '/', fresh).catch((e: Error & { code?: string }) => e.code)).resolves.toBe('ECONNREFUSED');
   });
 
+  it('out of fds (EMFILE): accepting pauses and resumes once fds are free; the server never stops', async () => {
+    // The server in a child whose open-file limit is 64: the held connections take its fds, the
+    // next accept fails with EMFILE, and a request behind them is answered once they close.
+    const index = pathToFileURL(join(projectRoot, 'dist', 'index.js')).href;
+    const code = `
+      import http from 'node:http';
+      const { onRing } = await import(${JSON.stringify(index)});
+      const server = onRing(http.createServer((req, res) => res.end('ok')), { bufferCount: 16 });
+      server.listen(0, '127.0.0.1', () => console.log(server.address().port));`;
+    const child = spawn('prlimit', ['--nofile=64:64', process.execPath, '--input-type=module', '-e', code],
+      { env: { ...process.env, [processTagVariable]: newProcessTag() }, stdio: ['ignore', 'pipe', 'inherit'] });
+    const held: net.Socket[] = [];
+    try {
+      const port = Number(String((await once(child.stdout, 'data'))[0]).trim());
+      for (let i = 0; i < 80; i++) {
+        const s = net.connect(port, '127.0.0.1');
+        s.on('error', () => {});
+        held.push(s);
+        await once(s, 'connect');
+      }
+      let done = false;
+      const answered = get(port, '/', new http.Agent()).finally(() => (done = true));
+      await new Promise((r) => setTimeout(r, 200)); // its accept fails meanwhile (EMFILE), and is retried
+      expect(done).toBe(false); // not answered while the server had no fd for it
+      for (const s of held) s.destroy();
+      expect((await answered).body).toBe('ok');
+    } finally {
+      for (const s of held) s.destroy();
+      child.kill('SIGKILL');
+      await once(child, 'exit');
+    }
+  });
+
   it('unref(): a process whose only work left is a listening server and idle keep-alive RingSockets exits, as with net', async () => {
     // A child: a server on the Ring, unref()'d; an Agent that keeps its socket (a RingSocket
     // from createConnection) alive and unref()s it while idle. Without ref/unref on the Ring's
