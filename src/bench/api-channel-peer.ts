@@ -1,13 +1,28 @@
 // The receiving side of bench api's channel group: `iolab bench api peer` (a child process, with
-// the control channel as Node's IPC, a channel socket and a net socket), or a worker thread
-// (api-channel-worker.ts: control on parentPort, data on a MessagePort, a channel socket). Each
+// the control channel as Node's IPC, a channel socket, a net socket and, where zeromq loads, a
+// PULL socket), or a worker thread (api-channel-worker.ts: control on parentPort, data on a
+// MessagePort and a SharedArrayBuffer ring, a channel socket). Each
 // run, the sender says which transport and size; every message that comes is checked
 // (api-messages.ts); an empty message ends the run, and the count and the first error go back
 // on the control channel.
 import net from 'node:net';
 import type { MessagePort } from 'node:worker_threads';
+import { createRequire } from 'node:module';
 import { Channel } from '../index.js';
 import { checkMessage } from './api-messages.js';
+import { sabRingRead } from './api-sab-ring.js';
+
+/** zeromq 6 where it is installed (a dev dependency of the checkout: not in the package). */
+export type Zmq = { Push: new () => ZmqPush; Pull: new () => ZmqPull };
+export interface ZmqPush { bind(address: string): Promise<void>; send(message: Uint8Array): Promise<void>; close(): void; sendHighWaterMark: number }
+export interface ZmqPull extends AsyncIterable<Uint8Array[]> { connect(address: string): void; close(): void; receiveHighWaterMark: number }
+export function loadZeromq(): Zmq | undefined {
+  try {
+    return createRequire(import.meta.url)('zeromq') as Zmq;
+  } catch {
+    return undefined;
+  }
+}
 
 /** What the sender asks (one run), and what the receiver answers. */
 export type PeerRequest = { run: string; size: number; ackEvery?: number } | { quit: true };
@@ -95,7 +110,8 @@ export function frameReader(take: (message: Uint8Array) => void): (chunk: Buffer
 }
 
 /** Joins the channel, says ready, then serves runs until told to quit. */
-export async function servePeer(control: Control, channelSocket: number, sources: { net?: number; port?: MessagePort }): Promise<void> {
+export async function servePeer(control: Control, channelSocket: number,
+  sources: { net?: number; port?: MessagePort; sab?: SharedArrayBuffer; zmq?: string }): Promise<void> {
   const receiver = new Receiver();
   const channel = await Channel.join(channelSocket);
   channel.on('message', receiver.take);
@@ -107,6 +123,20 @@ export async function servePeer(control: Control, channelSocket: number, sources
     socket.on('error', () => {});
   }
   sources.port?.on('message', (m: Uint8Array) => receiver.take(m));
+  let pull: ZmqPull | undefined;
+  if (sources.zmq !== undefined) {
+    const zmq = loadZeromq();
+    if (zmq !== undefined) {
+      pull = new zmq.Pull();
+      pull.receiveHighWaterMark = 0; // no count limit: the sender's own is the window
+      pull.connect(sources.zmq);
+      void (async () => {
+        try {
+          for await (const [message] of pull!) receiver.take(message);
+        } catch { /* closed */ }
+      })();
+    }
+  }
   const served = new Promise<void>((resolve) => {
     control.on((message) => {
       if (ArrayBuffer.isView(message)) { // process.send's data come on the control channel
@@ -119,12 +149,15 @@ export async function servePeer(control: Control, channelSocket: number, sources
         return;
       }
       receiver.start(request.size, (reply) => control.send(reply), request.ackEvery, (count) => sources.port?.postMessage(count));
+      // the SharedArrayBuffer ring is read while its run lasts: up to its empty message
+      if (request.run === 'sab.worker' && sources.sab !== undefined) void sabRingRead(sources.sab, (m) => (receiver.take(m), m.length > 0));
       control.send({ ready: true });
     });
   });
   control.send({ ready: true }); // joined: the sender may close its copy of the socket
   await served;
   socket?.destroy();
+  pull?.close();
   sources.port?.close();
   await channel.close();
 }

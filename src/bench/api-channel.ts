@@ -2,15 +2,24 @@
 //   channel         iolab's shared-memory channel (src/ring/channel.ts), to a child process
 //   channel.worker  the same, to a worker thread
 //   process.send    Node's IPC to the same child (serialization 'advanced': bytes as bytes)
-//   net.unix        a node:net Unix stream socket to the same child, each message framed by its length
+//   net.unix        a node:net Unix stream socket to the same child, each message framed by its
+//                   length, written corked and uncorked every 64 messages (a careful user's batching)
+//   zeromq          zeromq 6 PUSH to the child's PULL over ipc:// (where zeromq is installed)
 //   MessagePort     a worker's MessagePort (postMessage copies the message)
+//   sab.worker      a SharedArrayBuffer ring to the worker with Atomics.waitAsync (api-sab-ring.ts)
+//   c.shm-ring      bench ipc's ring in shared memory, C on both sides (native/ipc): the limit
+//                   for a queue between processes
 //   memcpy          one copy of the message in C: the limit for moving it once
-// at 64 B and 1 MiB. Every receiver checks every message (api-messages.ts) and the run fails
-// on a wrong one. Each sender may be ahead by at most one channel's capacity: the channel by
-// its ring, process.send and MessagePort by a window, net.unix by the socket and 'drain'.
+// at 64 B, 1 KiB, 64 KiB and 1 MiB. Every receiver checks every message (api-messages.ts) and the
+// run fails on a wrong one. Each sender may be ahead by at most one channel's capacity: the
+// channel and the SharedArrayBuffer ring by their rings, process.send and MessagePort by a
+// window, net.unix by the socket and 'drain', zeromq by its high-water mark.
 import { spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { once } from 'node:events';
+import { rmSync } from 'node:fs';
 import net from 'node:net';
+import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -21,25 +30,29 @@ import { Channel, close, socketpair } from '../index.js';
 import { native, projectRoot } from '../native.js';
 import { childEnv } from '../parent-death.js';
 import { iolabArgv } from '../spawn-iolab.js';
-import type { PeerReply, PeerRequest } from './api-channel-peer.js';
+import { startPeer as startIpcPeer } from '../ipc/peer.js';
+import { loadZeromq, type PeerReply, type PeerRequest, type ZmqPush } from './api-channel-peer.js';
 import type { Contender } from './api-loops.js';
 import { comparedByte, messageBuffer, stamp } from './api-messages.js';
+import { sabRingMemory, SabRingWriter } from './api-sab-ring.js';
 
-export const channelSizes = [64, 1 << 20];
+export const channelSizes = [64, 1024, 64 << 10, 1 << 20];
+const sizeNames = ['64', '1k', '64k', '1m'];
 /** The group's contenders (rows contender/size). */
-export const channelContenderNames = ['channel', 'channel.worker', 'process.send', 'net.unix', 'MessagePort', 'memcpy'];
+export const channelContenderNames = ['channel', 'channel.worker', 'process.send', 'net.unix', 'zeromq', 'sab.worker', 'c.shm-ring', 'MessagePort', 'memcpy'];
 
-/** The group's ratios (row names: contender/size), with the goals set for the channel. */
-export const channelRatioPairs: [string, string, number?][] = [
-  ['channel/64', 'process.send/64', 10],
-  ['channel/64', 'net.unix/64', 3],
-  ['channel/64', 'MessagePort/64'],
-  ['channel.worker/64', 'MessagePort/64'],
-  ['channel/1m', 'memcpy/1m', 0.5],
-  ['channel/1m', 'process.send/1m'],
-  ['channel/1m', 'net.unix/1m'],
-  ['channel.worker/1m', 'MessagePort/1m'],
-];
+/** The group's ratios (row names: contender/size), with the goals set for the channel: ahead of
+ * every peer a Node developer would pick, at every size; near the C ring where the copy is the
+ * cost, a quarter of it where the call is. */
+export const channelRatioPairs: [string, string, number?][] = sizeNames.flatMap((s): [string, string, number?][] => [
+  [`channel/${s}`, `net.unix/${s}`, s === '64' ? 2 : 5],
+  [`channel/${s}`, `zeromq/${s}`, 1],
+  [`channel/${s}`, `process.send/${s}`, 1],
+  [`channel/${s}`, `c.shm-ring/${s}`, s === '64' || s === '1k' ? 0.25 : 0.8],
+  [`channel.worker/${s}`, `sab.worker/${s}`, 1],
+  [`channel.worker/${s}`, `MessagePort/${s}`, 1],
+  ...(s === '1m' ? [[`channel/${s}`, `memcpy/${s}`, 0.5] as [string, string, number]] : []),
+]);
 /** Each direction's ring: 7 messages of 1 MiB, or 116,508 of 64 B, in flight. */
 const channelCapacity = 8 << 20;
 
@@ -71,9 +84,10 @@ interface Peer {
   stop(): Promise<void>;
 }
 
-/** `iolab bench api peer`, with Node's IPC at fd 3 and the channel and net sockets at 4 and 5. */
-function startChildPeer(channelEnd: number, netEnd: number): Peer & { child: ChildProcess } {
-  const [file, argv] = iolabArgv(['bench', 'api', 'peer', '--channel-fd', '4', '--net-fd', '5']);
+/** `iolab bench api peer`, with Node's IPC at fd 3 and the channel and net sockets at 4 and 5;
+ * zmq: the PUSH socket's address it pulls from. */
+function startChildPeer(channelEnd: number, netEnd: number, zmq?: string): Peer & { child: ChildProcess } {
+  const [file, argv] = iolabArgv(['bench', 'api', 'peer', '--channel-fd', '4', '--net-fd', '5', ...(zmq ? ['--zmq', zmq] : [])]);
   const child = spawn(file, argv, { stdio: ['ignore', 'ignore', 'pipe', 'ipc', channelEnd, netEnd], serialization: 'advanced', env: childEnv() });
   const replies = new Replies();
   let said = '';
@@ -108,8 +122,8 @@ function workerEntry(): string | URL {
   return `import(${JSON.stringify(tsx)}).then((m) => m.register()).then(() => import(${JSON.stringify(pathToFileURL(workerFile).href)}))`;
 }
 
-function startWorkerPeer(channelEnd: number, port: MessagePort): Peer & { worker: Worker } {
-  const worker = new Worker(workerEntry(), { eval: here.endsWith('.ts'), workerData: { channelSocket: channelEnd, port }, transferList: [port] });
+function startWorkerPeer(channelEnd: number, port: MessagePort, sab: SharedArrayBuffer): Peer & { worker: Worker } {
+  const worker = new Worker(workerEntry(), { eval: here.endsWith('.ts'), workerData: { channelSocket: channelEnd, port, sab }, transferList: [port] });
   const replies = new Replies();
   worker.on('message', (m) => replies.put(m as PeerReply));
   worker.on('error', (err) => replies.fail(err));
@@ -170,15 +184,27 @@ export async function channelContenders(): Promise<{ list: Contender[]; cleanup:
   const [childNet, childNetEnd] = socketpair('stream');
   const [workerChannel, workerChannelEnd] = socketpair('stream');
   const ports = new MessageChannel();
-  const child = startChildPeer(childChannelEnd, childNetEnd);
-  const worker = startWorkerPeer(workerChannelEnd, ports.port2);
+  const sab = sabRingMemory(channelCapacity);
+  const zmq = loadZeromq();
+  let push: ZmqPush | undefined;
+  const zmqPath = join(tmpdir(), `iolab-api-zmq-${process.pid}-${randomBytes(4).toString('hex')}.sock`);
+  if (zmq !== undefined) {
+    push = new zmq.Push();
+    push.sendHighWaterMark = 1000;
+    await push.bind(`ipc://${zmqPath}`);
+  }
+  const child = startChildPeer(childChannelEnd, childNetEnd, push ? `ipc://${zmqPath}` : undefined);
+  const worker = startWorkerPeer(workerChannelEnd, ports.port2, sab);
+  const ipcPeer = startIpcPeer(); // bench ipc's receiving process, for the C ring
   const socket = new net.Socket({ fd: childNet, readable: false, writable: true });
   socket.on('error', (err) => child.replies.fail(err));
   const channels: Channel[] = [];
   const cleanup = async () => {
-    await Promise.all([child.stop(), worker.stop()]);
+    await Promise.all([child.stop(), worker.stop(), ipcPeer.stop()]);
     await Promise.all(channels.map((c) => c.close()));
     socket.destroy();
+    push?.close();
+    rmSync(zmqPath, { force: true });
     ports.port1.close();
     for (const fd of [childChannel, workerChannel]) close(fd);
   };
@@ -216,12 +242,30 @@ export async function channelContenders(): Promise<{ list: Contender[]; cleanup:
         }
         return new Promise((resolve) => child.child.send(m, resolve)); // written out: the queue is bounded
       }, () => child.child.send(empty))],
-      ['net.unix', (ms) => stream(child, 'net.unix', size, ms, (m) => {
+      ['net.unix', (ms) => stream(child, 'net.unix', size, ms, (m, seq) => {
+        // corked: 64 frames go out in one writev, as a careful user batches small writes
+        if ((seq & 63) === 0) socket.cork();
         const frame = Buffer.allocUnsafe(4 + m.length); // the socket keeps it until written
         frame.writeUInt32LE(m.length, 0);
         frame.set(m, 4);
-        return socket.write(frame) ? undefined : once(socket, 'drain');
-      }, () => socket.write(Buffer.alloc(4)))],
+        const room = socket.write(frame);
+        if ((seq & 63) === 63 || !room) {
+          while (socket.writableCorked > 0) socket.uncork();
+        }
+        return room ? undefined : once(socket, 'drain');
+      }, () => {
+        while (socket.writableCorked > 0) socket.uncork();
+        return socket.write(Buffer.alloc(4));
+      })],
+      ['zeromq', (ms) => stream(child, 'zeromq', size, ms, (m) => push!.send(Buffer.from(m)), () => push!.send(empty))],
+      ['sab.worker', (ms) => {
+        const ring = new SabRingWriter(sab);
+        return stream(worker, 'sab.worker', size, ms, (m) => (ring.trySend(m) ? undefined : ring.send(m)), () => ring.send(empty));
+      }],
+      ['c.shm-ring', async (ms) => {
+        const r = await native.ipcSend(ipcPeer.control, 'shm-ring', 'throughput', { messageBytes: size, durationMs: ms }).done;
+        return { ops: r.messages, seconds: r.elapsedNs / 1e9 };
+      }],
       ['MessagePort', (ms) => {
         acked = 0;
         return stream(worker, 'MessagePort', size, ms, (m, seq) => {
@@ -242,7 +286,10 @@ export async function channelContenders(): Promise<{ list: Contender[]; cleanup:
         return { ops: r.messages, seconds: r.elapsedNs / 1e9 };
       }],
     ];
-    for (const [contender, run] of rows) list.push({ contender, inflight: 1, messageBytes: size, run });
+    for (const [contender, run] of rows) {
+      const unavailable = contender === 'zeromq' && push === undefined ? 'zeromq (npm) is not installed here' : undefined;
+      list.push({ contender, inflight: 1, messageBytes: size, run, ...(unavailable ? { unavailable } : {}) });
+    }
   }
   return { list, cleanup };
 }

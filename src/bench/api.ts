@@ -226,7 +226,7 @@ export function formatApiResults(results: ApiResults, options: ApiOptions): stri
   for (const r of results.rows) if (r.unavailable) lines.push(`${r.contender}: ${r.unavailable}`);
   if (results.rows.some((r) => r.unavailable)) lines.push('');
   for (const r of results.ratios) {
-    const goal = r.goal === undefined ? '' : `  (goal >= ${r.goal.toFixed(1)}x: ${r.ratio >= r.goal ? 'met' : 'not met'})`;
+    const goal = r.goal === undefined ? '' : `  (goal >= ${Number.isInteger(r.goal * 10) ? r.goal.toFixed(1) : r.goal}x: ${r.ratio >= r.goal ? 'met' : 'not met'})`;
     lines.push(`${r.name} = ${r.ratio.toFixed(2)}x${goal}`);
   }
   const fdRow = results.rows.find((r) => r.contender === 'ring.sendmsg');
@@ -239,12 +239,13 @@ function peerCommand(): Command {
     .description('the receiving process of bench api\'s channel group (started by bench api itself)')
     .requiredOption('--channel-fd <fd>', 'the channel socket bench api passed', numberOption({ min: 0 }))
     .requiredOption('--net-fd <fd>', 'the net.unix socket bench api passed', numberOption({ min: 0 }))
-    .action(async (opts: { channelFd: number; netFd: number }) => {
+    .option('--zmq <address>', 'the zeromq PUSH socket\'s address to pull from')
+    .action(async (opts: { channelFd: number; netFd: number; zmq?: string }) => {
       dieWithParentIfAsked();
       // a terminal's Ctrl-C reaches the process group: bench api ends this process in order
       process.on('SIGINT', () => {});
       await servePeer({ on: (listener) => process.on('message', listener), send: (reply) => process.send!(reply) },
-        opts.channelFd, { net: opts.netFd });
+        opts.channelFd, { net: opts.netFd, zmq: opts.zmq });
       process.disconnect();
     });
 }
@@ -260,7 +261,7 @@ function groupsOption(value: string): string[] {
 
 export function apiCommand(): Command {
   const cmd = new Command('api')
-    .description('the JS API cost per op: iolab readv vs fs.readvSync, ring.readv vs fs.promises / fs.read, fd messages via the Ring vs sync, the shared-memory channel vs process.send / net / MessagePort')
+    .description('the JS API cost per op: iolab readv vs fs.readvSync, ring.readv vs fs.promises / fs.read, fd messages via the Ring vs sync, the shared-memory channel vs process.send / net / zeromq / MessagePort / a SharedArrayBuffer ring / a C ring')
     .option('--rounds <n>', 'rounds (contenders alternate within each)', numberOption({ min: 1 }), 5)
     .option('--duration <ms>', 'time per contender per round, in milliseconds', numberOption({ min: 1 }), 300)
     .option('--size <bytes>', 'size of the temporary test file (4k/1m/1g suffixes)', numberOption({ min: blockSize, size: true }), 64 << 20)
@@ -278,11 +279,13 @@ ring.sendmsgBatch (the same, 32 per sendmsgBatch/recvmsgBatch/closeFds call), io
 (sync loop) and usocket (npm's fd-passing stream, 32 in flight; "unavailable" where it does
 not load): 1-byte messages carrying one fd each, sent, received and closed; c.sendmsg is the
 same loop in C off the JS thread, the floor the kernel sets on this machine.
-The channel group (rows contender/size, 64 B and 1 MiB messages, each checked by the
-receiver): channel (iolab's shared-memory channel to a child process), channel.worker (to a
-worker thread), process.send (Node's IPC to the child), net.unix (a node:net Unix socket to
-the child, messages framed by their length), MessagePort (to the worker), memcpy (one copy
-in C: the limit).
+The channel group (rows contender/size, 64 B, 1 KiB, 64 KiB and 1 MiB messages, each checked
+by the receiver): channel (iolab's shared-memory channel to a child process), channel.worker
+(to a worker thread), process.send (Node's IPC to the child), net.unix (a node:net Unix socket
+to the child, messages framed by their length, corked 64 at a time), zeromq (zeromq 6 PUSH/PULL
+over ipc:// to the child, where zeromq is installed), sab.worker (a SharedArrayBuffer ring with
+Atomics.waitAsync to the worker), MessagePort (to the worker), c.shm-ring (bench ipc's ring in
+shared memory, C on both sides: the limit between processes), memcpy (one copy in C).
 Every contender runs once per round; each round starts one contender later.
 
 Examples:
