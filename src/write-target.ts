@@ -8,12 +8,13 @@
 // whatever the flags: replacing one is never what a user meant (/dev/null), and opening a FIFO
 // to write waits for a reader. Nothing is created under /dev, /proc or /sys (src/mounts.ts). New
 // contents go to a temp name beside the file (src/temp-files.ts) and are renamed into place.
-import { accessSync, closeSync, constants, fchmodSync, fstatSync, linkSync, lstatSync, mkdirSync, openSync, readlinkSync, renameSync,
+import { accessSync, closeSync, constants, linkSync, lstatSync, mkdirSync, openSync, readlinkSync, renameSync,
   rmSync, statSync, writeFileSync, type Stats } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { errnoText, UserError } from './user-error.js';
 import { kernelFolderOf } from './mounts.js';
 import { showText } from './show-bytes.js';
+import { keepAttributes } from './keep-attributes.js';
 import { removeStaleTempFiles, tempNameFor } from './temp-files.js';
 
 /** What the command was told it may do to an existing file. */
@@ -24,6 +25,12 @@ export interface WriteFlags {
   append?: boolean;
   /** The refusal for an existing regular file the flags do not allow touching. */
   existsMessage: string;
+}
+
+/** Whether a path that is not there yet can only name a folder (`out/`, `out/.`): a file is
+ * never made there, and the kernel would say so only when the file is renamed into place. */
+export function namesFolder(path: string): boolean {
+  return /\/\.{0,2}$/.test(path) || path === '.' || path === '..';
 }
 
 /** What kind of thing `st` is, as a user calls it ("a character device"); undefined for a
@@ -75,6 +82,7 @@ export function checkWriteTarget(path: string, flags: WriteFlags): Stats | undef
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
     refuseKernelFolder(path);
+    if (namesFolder(path)) throw new UserError(`cannot write '${showText(path)}': a name ending in / is a folder's; name a file`);
     return undefined;
   }
   const refusal = notRegularFile(path, st);
@@ -111,6 +119,7 @@ export function checkOutputPath(path: string, option: string, opts: { force: boo
     if (code !== 'ENOENT' && code !== 'ENOTDIR') throw refuse(errnoText(err));
   }
   if (existing?.isDirectory()) throw refuse('it is a folder; name a file');
+  if (!existing && namesFolder(path)) throw refuse('a name ending in / is a folder\'s; name a file');
   const kind = existing && otherKind(existing);
   if (kind) throw refuse(`it is ${kind}, not a regular file; left untouched`);
   if (existing?.isSymbolicLink() && !opts.force) {
@@ -161,11 +170,11 @@ export function writeOutputFile(path: string, data: string, option: string): voi
   try {
     if (allowed.createFolders) mkdirSync(dirname(resolve(path)), { recursive: true });
     removeStaleTempFiles(path);
-    const replaced = statOrUndefined(path);
-    const fd = openSync(temp, 'wx', replaced?.isFile() ? replaced.mode & 0o7777 : 0o666);
+    const fd = openSync(temp, 'wx', 0o666);
     try {
-      // the umask may have taken bits from the mode asked for
-      if (replaced?.isFile() && (fstatSync(fd).mode & 0o7777) !== (replaced.mode & 0o7777)) fchmodSync(fd, replaced.mode & 0o7777);
+      // a file it replaces keeps its owner, mode and extended attributes (a symlink replaced is
+      // not its target: nothing of the target is kept)
+      if (allowed.replace) keepAttributes(path, fd);
       writeFileSync(fd, data);  // every byte (a short write is carried on; EFBIG is an error)
     } finally {
       closeSync(fd);
