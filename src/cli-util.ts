@@ -28,6 +28,25 @@ export function writeJsonFile(path: string, value: unknown, option = '--output')
   writeOutputFile(path, JSON.stringify(value, null, 2) + '\n', option);
 }
 
+/**
+ * Runs fn and returns what it printed on stdout (still printed): a report in fio's text format
+ * for `--output-format=normal --output FILE`, which then goes to FILE as fio's does.
+ */
+export async function withStdoutCopy<T>(fn: () => Promise<T>): Promise<{ result: T; text: string }> {
+  const chunks: string[] = [];
+  const write = process.stdout.write;
+  process.stdout.write = ((chunk: string | Uint8Array, ...rest: unknown[]) => {
+    chunks.push(typeof chunk === 'string' ? chunk : Buffer.from(chunk).toString());
+    return (write as (...args: unknown[]) => boolean).call(process.stdout, chunk, ...rest);
+  }) as typeof process.stdout.write;
+  try {
+    const result = await fn();
+    return { result, text: chunks.join('') };
+  } finally {
+    process.stdout.write = write;
+  }
+}
+
 /** The command line a benchmark's JSON records, as the user typed it. */
 export function commandLine(): string[] {
   return ['iolab', ...process.argv.slice(2)];
