@@ -3,6 +3,7 @@
 import { Help, type Command, type Option } from 'commander';
 import { formatSize, type NumberRule } from './numbers.js';
 import { writeOutputFile } from './write-target.js';
+import { showText } from './show-bytes.js';
 
 export { UserError } from './user-error.js';
 
@@ -19,7 +20,7 @@ export function emitResults(opts: { json?: boolean; output?: string }, json: unk
   else process.stdout.write(table);
   if (!opts.output) return;
   writeJsonFile(opts.output, json, '--output');
-  if (!opts.json) process.stdout.write(`written: ${opts.output}\n`);
+  if (!opts.json) process.stdout.write(`written: ${showText(opts.output)}\n`);
 }
 
 /** Writes a benchmark's JSON to the file a user named with --output (src/write-target.ts:

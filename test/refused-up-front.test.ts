@@ -4,7 +4,7 @@
 // not there, a folder that cannot be written.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, readdirSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { execa } from 'execa';
 import { cliPath, runCliText } from './support/cli.js';
@@ -93,5 +93,16 @@ describe('the folder of a new file', () => {
     } finally {
       execFileSync('umount', [ro]);
     }
+  });
+});
+
+describe('report', () => {
+  it('of a fio JSON with no job to chart is an error, and writes no page', async () => {
+    const input = join(folder('report-empty'), 'fio.json');
+    writeFileSync(input, JSON.stringify({ 'fio version': 'fio-3.33', jobs: [] }));
+    const page = join(dir.path, 'report-empty', 'page.html');
+    const r = await runCliText(['report', input, '-o', page]);
+    expect(r).toEqual({ exitCode: 1, stdout: '', stderr: `iolab: ${input}: nothing in it to chart (no job or row with figures); no page written` });
+    expect(existsSync(page)).toBe(false);
   });
 });

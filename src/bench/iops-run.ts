@@ -12,6 +12,7 @@ import { runJobGroup } from './storage-job.js';
 import { diskSample, diskUtil, fioDocument, fioJob, type JobEntry } from './fio-json.js';
 import { resultHeader, resultRows } from './storage-table.js';
 import { describeJob, jobLabel, outputJson, reportInterruptedLayout, type IopsRun, type Step } from './iops-plan.js';
+import { showText } from '../show-bytes.js';
 
 /** Below this many I/Os a row's IOPS is a figure from a handful of calls: the table says so. */
 const MEANINGFUL_IOS = 100;
@@ -96,7 +97,7 @@ function printTable(plan: IopsRun, phase: number, entries: StepEntry[]): void {
   for (const job of jobs) {
     // the size the job addressed: a file used whole (no --size) or a block device has its own
     const size = entries.find((e) => e.job.filename === job.filename && e.result?.size)?.result?.size ?? job.size;
-    process.stdout.write(`iolab bench iops: ${describeJob({ ...job, size }, plan.sweep)} file=${job.filename}\n`);
+    process.stdout.write(`iolab bench iops: ${describeJob({ ...job, size }, plan.sweep)} file=${showText(job.filename)}\n`);
   }
   if (jobs.length > 1) process.stdout.write(`at the same time: ${jobs.map((j) => j.name).join(', ')}\n`);
   process.stdout.write(table(resultHeader, rows));

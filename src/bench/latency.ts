@@ -13,6 +13,7 @@ import { formatNs, table } from '../format.js';
 import { numberOption } from '../numbers.js';
 import { pathOption, resultsOption } from '../path-options.js';
 import { notRegularFile } from '../write-target.js';
+import { showText } from '../show-bytes.js';
 
 interface LatencyOptions {
   engine: string[];
@@ -70,7 +71,7 @@ function inputSize(infile: string, bs: number): Pick<BenchJob, 'size' | 'sizeIsD
   if (st.isBlockDevice()) return { size: bs, sizeIsDefault: true };
   const refusal = notRegularFile(infile, st, 'bench latency reads a regular file or a block device');
   if (refusal) throw refusal;
-  if (st.size < bs) throw new UserError(`'${infile}' is smaller than one block (${st.size} bytes < ${bs})`);
+  if (st.size < bs) throw new UserError(`'${showText(infile)}' is smaller than one block (${st.size} bytes < ${bs})`);
   return { size: st.size - (st.size % bs) };
 }
 
@@ -130,7 +131,7 @@ Example:
         count: opts.count, bs: opts.bs, direct: opts.direct, engines: out, machine: machineInfo(opts.outfile),
         command: commandLine(), ...(signal.aborted ? { interrupted: true } : {}),
       };
-      const title = `iolab bench latency: ${opts.count} reads of ${opts.infile}, ${opts.count} writes to ${opts.outfile}, ` +
+      const title = `iolab bench latency: ${opts.count} reads of ${showText(opts.infile)}, ${opts.count} writes to ${showText(opts.outfile)}, ` +
         `bs ${opts.bs}, QD 1, ${opts.direct ? 'O_DIRECT' : 'page cache'} (lat = submit to completion)\n`;
       emitResults(opts, doc, title + table(['engine', 'read mean', 'read p50', 'read p99', 'write mean', 'write p50', 'write p99'], rows));
     });

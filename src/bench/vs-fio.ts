@@ -14,6 +14,7 @@ import { formatCpuPerIo, resultIops } from './storage-table.js';
 import { describeJob, jobLabel, outputJson, type IopsRun, type Variant } from './iops-plan.js';
 import { runStep, type StepEntry } from './iops-run.js';
 import type { FioCommandLine } from './fio-cli.js';
+import { showText } from '../show-bytes.js';
 
 /** One round of iolab's side: every step of the run, and the figures of all its jobs together. */
 interface IolabRound {
@@ -165,7 +166,7 @@ export async function runVsFio(plan: IopsRun, user: { jobFile?: string; commandL
   }, plan.globalOptions);
   outputJson(plan, doc);
   if (!plan.json) {
-    const titles = plan.phases.flat().map((j) => `${describeJob(j, plan.sweep)} file=${j.filename}`).join('; ');
+    const titles = plan.phases.flat().map((j) => `${describeJob(j, plan.sweep)} file=${showText(j.filename)}`).join('; ');
     process.stdout.write(`iolab bench iops --vs-fio (${version}, median of ${plan.repeat} rounds): ${titles}\n`);
     const rows = summary.map((s, i) => {
       const label = `${pairs[i].label}${pairs[i].partial ? ' (partial)' : ''}`;

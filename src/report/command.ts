@@ -4,6 +4,7 @@ import { Command } from 'commander';
 import { oneLineErrors } from '../cli-util.js';
 import { pathArgument, pathOption } from '../path-options.js';
 import { writeOutputFile } from '../write-target.js';
+import { showText } from '../show-bytes.js';
 
 export function reportCommand(): Command {
   return oneLineErrors(new Command('report')
@@ -24,6 +25,6 @@ Example:
       writeOutputFile(opts.output, html, '-o');
       if (opts.output === '-') return;
       const charts = rendered.reduce((n, r) => n + r.charts.length, 0);
-      process.stdout.write(`wrote ${opts.output}: ${charts} chart(s) from ${files.length} file(s)\n`);
+      process.stdout.write(`wrote ${showText(opts.output)}: ${charts} chart(s) from ${files.length} file(s)\n`);
     }));
 }
