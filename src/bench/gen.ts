@@ -92,7 +92,7 @@ async function generate(file: string, size: number, force: boolean): Promise<voi
 export function genCommand(): Command {
   return new Command('gen')
     .description('write random printable text (lines of 80) to <file>: input for `iolab bench latency --infile`')
-    .addArgument(pathArgument('<file>', 'file to create', { output: true }))
+    .addArgument(pathArgument('<file>', 'file to create', { output: true, called: 'file' }))
     .option('--size <size>', 'bytes to write, e.g. 128M', numberOption({ min: 1, size: true }), 128 * 2 ** 20)
     .option('--force', 'replace the file (or the symlink itself) when it exists')
     .action((file: string, opts: { size: number; force?: boolean }) => generate(file, opts.size, opts.force === true));

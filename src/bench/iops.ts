@@ -42,7 +42,7 @@ export function iopsCommand(): Command {
   const cmd = new IopsCommand('iops')
     .description(`storage IOPS/latency benchmark with fio's job options, command line, job files and JSON: ${ENGINES.join(', ')}`)
     .addArgument(pathArgument('[jobfile]', 'a fio job file ([global] and job sections); with -m, the file testIOPS mode tests',
-      { output: true }))
+      { output: true, called: 'job file' }))
     .addOption(pathOption('--filename <path>', 'file (or block device, read only) to test; created and laid out when missing ' +
       '(default: <name>.0.0)', { output: true }))
     .option('--name <job>', 'starts a job, as fio\'s: the options after it are that job\'s (those before the first --name every job\'s); names it in the table and the JSON')
@@ -114,6 +114,7 @@ Examples:
       const textTo = given.outputFormat === 'normal' && given.json !== true ? given.output : undefined;
       const run = textTo === undefined ? given : { ...given, output: undefined };
       const list = fioJobList(cmd, cmd.fioCommandLine, file !== undefined && run.mode === undefined ? readJobFile(file) : undefined);
+      if (list.jobs.some((j) => j.options.filename === '')) throw new UserError('--filename: the name is empty; name a file');
       const go = async () => {
         if (run.mode !== undefined) {
           const opts = { ...list.jobs[0].options, ...run } as IopsOptions;

@@ -2,7 +2,7 @@
 // any I/O (O_DIRECT alignment, sizes, file systems that hold no files), and running one native
 // job with a progress bar on stderr that Ctrl-C stops.
 import { accessSync, constants, existsSync, readFileSync, statSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { native, type BenchJob, type BenchProgress, type BenchResult } from '../native.js';
 import { UserError } from '../cli-util.js';
 import { interruption } from '../interrupt.js';
@@ -10,7 +10,8 @@ import { blockDeviceDir } from './machine.js';
 import { mountOf, pseudoFileSystems } from '../mounts.js';
 import { noteRunFile } from '../run-files.js';
 import { removeStaleTempFiles } from '../temp-files.js';
-import { refuseKernelFolder } from '../write-target.js';
+import { namesFolder, refuseKernelFolder } from '../write-target.js';
+import { showText } from '../show-bytes.js';
 
 export const RW_MODES = ['read', 'write', 'randread', 'randwrite', 'randrw', 'readwrite'] as const;
 export type RwMode = (typeof RW_MODES)[number];
@@ -51,7 +52,7 @@ export function checkJob(job: BenchJob, role: JobFileRole = { option: '--filenam
   noteRunFile(job.filename, role.option, role.output);
   const fs = mountOf(job.filename);
   if (fs && pseudoFileSystems.has(fs.type)) {
-    throw new UserError(`${role.option}: '${job.filename}' is on ${fs.mountPoint} (${fs.type}), a file system that ` +
+    throw new UserError(`${role.option}: '${showText(job.filename)}' is on ${fs.mountPoint} (${fs.type}), a file system that ` +
       'holds no regular files to benchmark; choose a path on a disk file system or tmpfs');
   }
   const exists = existsSync(job.filename);
@@ -70,7 +71,8 @@ export function checkJob(job: BenchJob, role: JobFileRole = { option: '--filenam
         `(${lbs.size} bytes); got ${job.bs}`);
     }
   }
-  if (exists && statSync(job.filename).isDirectory()) throw new UserError(`'${job.filename}' is a directory; ${role.option} needs a file`);
+  if (exists && statSync(job.filename).isDirectory()) throw new UserError(`'${showText(job.filename)}' is a directory; ${role.option} needs a file`);
+  if (!exists && namesFolder(job.filename)) throw new UserError(`${role.option}: cannot create '${showText(job.filename)}': a name ending in / is a folder's; name a file`);
   if (role.output) removeStaleTempFiles(job.filename);
   // a file that can't be opened (or created) is one error line before the table's header, not a row
   const writes = job.rw !== 'read' && job.rw !== 'randread';
@@ -79,8 +81,11 @@ export function checkJob(job: BenchJob, role: JobFileRole = { option: '--filenam
     else accessSync(dirname(job.filename), constants.W_OK | constants.X_OK);
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
+    if (!exists && (code === 'ENOENT' || code === 'ENOTDIR')) {
+      throw new UserError(`${role.option}: cannot create '${showText(job.filename)}': no folder '${showText(dirname(resolve(job.filename)))}'`);
+    }
     if (code !== 'EACCES' && code !== 'EROFS') throw err;
-    throw new UserError(`${code}: ${code === 'EACCES' ? 'permission denied' : 'read-only file system'}, open '${job.filename}'`);
+    throw new UserError(`${code}: ${code === 'EACCES' ? 'permission denied' : 'read-only file system'}, open '${showText(job.filename)}'`);
   }
 }
 

@@ -99,7 +99,7 @@ export function formatWritev(result: WritevResult): string[] {
 export function writevCommand(): Command {
   return oneLineErrors(keepOldUringFlag(new Command('writev')
     .description('gather-write pieces of text into a file with one writev(2) call')
-    .addArgument(pathArgument('<file>', 'file to write (created with mode 0644)', { output: true, changedBy: ['--force', '--append'] }))
+    .addArgument(pathArgument('<file>', 'file to write (created with mode 0644)', { output: true, changedBy: ['--force', '--append'], called: 'file' }))
     .argument('<text...>', 'pieces of text, written back to back (no separators added)')
     .addOption(new Option('--append', 'add to the end of the file (O_APPEND), creating it if missing').conflicts('force'))
     .option('--force', 'replace an existing file (atomically: temp file, then rename)')

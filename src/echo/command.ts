@@ -2,6 +2,7 @@
 // (the load generator, rust_echo_bench's flags and output).
 import { Command, Option } from 'commander';
 import { oneLineErrors, printJson, UserError } from '../cli-util.js';
+import { errnoText } from '../user-error.js';
 import { isErrnoException, type EchoServerStats, type EchoUringFeature } from '../native.js';
 import { formatAddress, parseAddress, resolveHost } from './address.js';
 import { checkOpenFileLimit, formatLoad, generatorModes, lostEveryConnection, noConnection, runLoad, totalErrors, type GeneratorMode, type LoadOptions } from './load.js';
@@ -65,7 +66,7 @@ function serverCommand(): Command {
           idleTimeoutMs: opts.idleTimeout, ...(opts.server === 'io_uring' ? { uringFeaturesOff: uringFeaturesOff() } : {}),
         });
       } catch (err) {
-        throw explainServerError(err, opts.server);
+        throw explainServerError(err, opts.server, formatAddress(host, opts.port));
       }
       // The handlers go in before `listening` is printed: whoever waits for that line may
       // signal at once. process.on, not once: a second signal while stopping must not kill
@@ -99,12 +100,16 @@ function serverCommand(): Command {
   return optionAlias(cmd, '--engine <name>', '--server');
 }
 
-function explainServerError(err: unknown, server: EchoServerName): unknown {
+function explainServerError(err: unknown, server: EchoServerName, where = ''): unknown {
   if (isErrnoException(err) && err.syscall === 'io_uring_queue_init' && ['EPERM', 'ENOSYS', 'EACCES'].includes(err.code)) {
     return new UserError(`io_uring is unavailable here (${err.code}); use --server epoll`);
   }
   if (isErrnoException(err) && err.code === 'EADDRINUSE') {
     return new UserError(`cannot listen (server ${server}): ${err.message}`);
+  }
+  if (isErrnoException(err) && (err.syscall === 'bind' || err.syscall === 'listen')) {
+    const hint = err.code === 'EADDRNOTAVAIL' ? ' (--host must be an address of this machine)' : err.code === 'EACCES' ? ' (a port below 1024 needs root)' : '';
+    return new UserError(`cannot listen on ${where} (server ${server}): ${errnoText(err)}${hint}`);
   }
   return err;
 }

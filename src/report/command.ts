@@ -10,7 +10,7 @@ export function reportCommand(): Command {
   return oneLineErrors(new Command('report')
     .description('one self-contained HTML file with charts of benchmark JSON (bench iops/fio, latency, echo, ipc, api): opens from disk, no network')
     .addArgument(pathArgument('<files...>', 'benchmark JSON files (--json or --output of a bench, or fio --output-format=json)',
-      { output: false }))
+      { output: false, called: 'input' }))
     .addOption(pathOption('-o, --output <file>', 'the HTML file to write (- prints it; an existing file only with --force)',
       { output: true, results: { createFolders: false } }).makeOptionMandatory())
     .option('--force', 'replace an existing file (or a symlink, never its target)')
