@@ -66,6 +66,9 @@ export async function buildProgram(args: readonly string[] = []): Promise<Comman
 /** Runs iolab with argv (process.argv's shape); errors become one `iolab:` line and an exit code.
  * program: one buildProgram made for these arguments beforehand (loaded before a uid drop). */
 export async function runIolab(argv: string[], program?: Command): Promise<void> {
+  // `help bench iops` is `bench iops --help`: commander's help command looks at one word only
+  const rest = argv.slice(2);
+  if (rest[0] === 'help' && rest.length > 2 && rest.every((w) => !w.startsWith('-'))) argv = [...argv.slice(0, 2), ...rest.slice(1), '--help'];
   try {
     await (program ?? await buildProgram(argv.slice(2))).parseAsync(argv);
   } catch (err) {

@@ -65,3 +65,13 @@ describe('trace', () => {
     expect(r).toEqual(refused('IOLAB_BPFTRACE names \'/nonexistent\', which does not exist: name the bpftrace program, or unset it to use the one on PATH'));
   });
 });
+
+describe('help', () => {
+  it('iolab help bench iops is bench iops --help; help echo server too', async () => {
+    const r = await runCliText(['help', 'bench', 'iops']);
+    expect(r.exitCode).toBe(0);
+    expect(r.stdout).toBe((await runCliText(['bench', 'iops', '--help'])).stdout);
+    expect(r.stdout).toMatch(/^Usage: iolab bench iops /);
+    expect((await runCliText(['help', 'echo', 'server'])).stdout).toMatch(/^Usage: iolab echo server /);
+  });
+});

@@ -130,15 +130,22 @@ export function formatEchoResults(r: EchoBenchResults): string {
   lines.push('(us/req: CPU time over the measured window / the responses counted in it, median of the rounds; server: the server');
   lines.push(' process, generator: the load generator\'s threads; lower is better. req/s: responses per second of the window)');
   lines.push('');
-  lines.push('server us/req ratios (lower is better: 0.50x = the first spends half the CPU per request of the second):');
+  // the ratios only where two servers were compared (one server has none)
+  const ratioLines: string[] = [];
   for (const [generator, byClients] of Object.entries(r.usPerReqRatios)) {
     for (const [clients, pairs] of Object.entries(byClients)) {
-      lines.push(`${generator} generator, ${clients} clients: ` + Object.entries(pairs).map(([k, v]) => `${k} ${ratio(v, 1)}`).join(', '));
+      if (Object.keys(pairs).length === 0) continue;
+      ratioLines.push(`${generator} generator, ${clients} clients: ` + Object.entries(pairs).map(([k, v]) => `${k} ${ratio(v, 1)}`).join(', '));
     }
+  }
+  if (ratioLines.length > 0) {
+    lines.push('server us/req ratios (lower is better: 0.50x = the first spends half the CPU per request of the second):', ...ratioLines);
   }
   if (r.errors) lines.push(`errors: ${r.errors} (see --json)`);
   if (r.interrupted) {
-    lines.push(`interrupted (${r.signal}): partial — * marks a run cut short (its figures over the time it ran); runs after it did not start`);
+    // the * only when the table has one: a signal between two runs cut none short
+    const cut = r.samples.some((s) => s.partial) ? ' — * marks a run cut short (its figures over the time it ran)' : '';
+    lines.push(`interrupted (${r.signal}): partial${cut}; runs after it did not start`);
   }
   return lines.join('\n') + '\n';
 }
