@@ -4,7 +4,7 @@ import { Command } from 'commander';
 import { statSync } from 'node:fs';
 import type { BenchJob, BenchResult } from '../native.js';
 import { commandLine, emitResults, UserError } from '../cli-util.js';
-import { interruption, markInterrupted } from '../interrupt.js';
+import { interruptedBy, interruption, markInterrupted } from '../interrupt.js';
 import { machineInfo } from './machine.js';
 import { checkJob, logicalBlockSize, runJob } from './storage-job.js';
 import { ENGINES, parseEngines } from './engines.js';
@@ -133,6 +133,12 @@ Example:
       };
       const title = `iolab bench latency: ${opts.count} reads of ${showText(opts.infile)}, ${opts.count} writes to ${showText(opts.outfile)}, ` +
         `bs ${opts.bs}, QD 1, ${opts.direct ? 'O_DIRECT' : 'page cache'} (lat = submit to completion)\n`;
-      emitResults(opts, doc, title + table(['engine', 'read mean', 'read p50', 'read p99', 'write mean', 'write p50', 'write p99'], rows));
+      // a run cut short says so after the table, as bench iops does
+      const notRun = engines.length - out.length;
+      const trailer = signal.aborted
+        ? `interrupted (${interruptedBy() ?? 'a signal'}): ${out.some((e) => e.partial) ? 'the row marked (partial) stopped early' : 'stopped between engines'}` +
+          `${notRun > 0 ? `; ${notRun === 1 ? 'one engine' : `${notRun} engines`} after it did not run` : ''}\n`
+        : '';
+      emitResults(opts, doc, title + table(['engine', 'read mean', 'read p50', 'read p99', 'write mean', 'write p50', 'write p99'], rows) + trailer);
     });
 }
