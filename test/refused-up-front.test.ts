@@ -49,6 +49,22 @@ describe('bench api\'s temporary file', () => {
   });
 });
 
+describe('bench iops\' layout', () => {
+  it.runIf(root)('numjobs=2 whose files do not fit together is refused before either is laid out', async () => {
+    const small = folder('numjobs-tmpfs');
+    execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=24m', 'iolab-test', small]);
+    try {
+      const r = await runCliText(['bench', 'iops', '--name=a', '--size', '16m', '--numjobs', '2', '--rw', 'randread', '--ioengine', 'psync',
+        '--runtime', '100ms'], { cwd: small, timeout: 60_000 });
+      expect(r.stderr).toBe('iolab: not enough free space to lay out \'a.0.0\', \'a.1.0\' together: they need 32 MiB more, 24 MiB free; nothing was laid out');
+      expect(r.exitCode).toBe(1);
+      expect(readdirSync(small)).toEqual([]);
+    } finally {
+      execFileSync('umount', [small]);
+    }
+  });
+});
+
 describe('a name ending in / names a folder, never a file', () => {
   it('gen out/ is refused before it writes, and leaves nothing', async () => {
     const cwd = folder('gen-slash');

@@ -8,7 +8,7 @@ import { formatCount, table } from '../format.js';
 import { plural } from '../numbers.js';
 import type { BenchResult } from '../native.js';
 import { machineInfo } from './machine.js';
-import { runJobGroup } from './storage-job.js';
+import { checkLayoutSpace, runJobGroup } from './storage-job.js';
 import { diskSample, diskUtil, fioDocument, fioJob, type JobEntry } from './fio-json.js';
 import { resultHeader, resultRows } from './storage-table.js';
 import { describeJob, jobLabel, outputJson, reportInterruptedLayout, type IopsRun, type Step } from './iops-plan.js';
@@ -59,6 +59,7 @@ export function entryLabel(job: { engine: string; name?: string; clone?: number;
 
 /** Runs the plan: one JSON document, a table per phase of the job list. */
 export async function runIops(plan: IopsRun): Promise<void> {
+  checkLayoutSpace(plan.variants.flatMap((v) => v.steps.flatMap((s) => s.jobs.map((j) => j.job))));
   const signal = interruption();
   const machine = machineInfo(plan.variants[0].steps[0].jobs[0].job.filename);
   const started = Date.now();

@@ -12,6 +12,7 @@ import { noteRunFile } from '../run-files.js';
 import { removeStaleTempFiles } from '../temp-files.js';
 import { namesFolder, refuseKernelFolder } from '../write-target.js';
 import { showText } from '../show-bytes.js';
+import { freeBytes } from '../free-space.js';
 
 export const RW_MODES = ['read', 'write', 'randread', 'randwrite', 'randrw', 'readwrite'] as const;
 export type RwMode = (typeof RW_MODES)[number];
@@ -36,6 +37,39 @@ export function logicalBlockSize(path: string): { size: number; device: string }
     }
   }
   return undefined;
+}
+
+/**
+ * Refuses, before any file is laid out, a run whose new files do not fit together: each file's
+ * own check (native/bench/layout.c) sees only itself, so numjobs=2 of 200 MiB on 252 MiB would
+ * lay out the first and then be refused, leaving it. One line, as the layout's own.
+ */
+export function checkLayoutSpace(jobs: { filename: string; size?: number }[]): void {
+  const byFileSystem = new Map<number, { folder: string; need: number; files: string[] }>();
+  const seen = new Set<string>();
+  for (const job of jobs) {
+    const path = resolve(job.filename);
+    if (seen.has(path) || !job.size) continue;
+    seen.add(path);
+    const st = statSync(path, { throwIfNoEntry: false });
+    if (st && !st.isFile()) continue;  // a device is not laid out
+    const growth = job.size - (st?.size ?? 0);
+    const folder = dirname(path);
+    const dev = statSync(folder, { throwIfNoEntry: false })?.dev;
+    if (growth <= 0 || dev === undefined) continue;
+    const fs = byFileSystem.get(dev) ?? { folder, need: 0, files: [] };
+    fs.need += growth;
+    fs.files.push(job.filename);
+    byFileSystem.set(dev, fs);
+  }
+  for (const fs of byFileSystem.values()) {
+    if (fs.files.length < 2) continue;  // one file: the layout's own check
+    const free = freeBytes(fs.folder);
+    if (free >= fs.need) continue;
+    const names = fs.files.slice(0, 3).map((f) => `'${showText(f)}'`).join(', ') + (fs.files.length > 3 ? ` and ${fs.files.length - 3} more` : '');
+    throw new UserError(`not enough free space to lay out ${names} together: they need ${Math.ceil(fs.need / 2 ** 20)} MiB more, ` +
+      `${Math.floor(free / 2 ** 20)} MiB free; nothing was laid out`);
+  }
 }
 
 /** How a job's file was named: the option, and whether the job may create or write it. */

@@ -14,6 +14,7 @@ import { fioArgs, fioVersion, runFio, type FioFigures } from './fio-runner.js';
 import { formatCpuPerIo, resultIops } from './storage-table.js';
 import { describeJob, jobLabel, outputJson, type IopsRun, type Variant } from './iops-plan.js';
 import { runStep, type StepEntry } from './iops-run.js';
+import { checkLayoutSpace } from './storage-job.js';
 import type { FioCommandLine } from './fio-cli.js';
 import { showText } from '../show-bytes.js';
 
@@ -126,6 +127,7 @@ export async function runVsFio(plan: IopsRun, user: { jobFile?: string; commandL
   const version = await fioVersion();
   if (!version) throw new UserError('--vs-fio needs fio on PATH (apt-get install fio)');
   checkVsFio(plan, user.jobFile, user.commandLine);
+  checkLayoutSpace(plan.variants.flatMap((v) => v.steps.flatMap((s) => s.jobs.map((j) => j.job))));
   const signal = interruption();
   const first = plan.variants[0].steps[0].jobs[0].job;
   const machine = machineInfo(first.filename);
