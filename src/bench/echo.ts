@@ -180,8 +180,8 @@ function optionsFrom(opts: CommandOptions): EchoBenchOptions {
 export function benchEchoCommand(): Command {
   const cmd = new Command('echo')
     .description('echo servers under the load generators: CPU per request (server and generator) and req/s per server, medians and ratios (io_uring/epoll, io_uring/node, epoll/node, ring/node)')
-    .option('--clients <list>', 'client counts to run (the open-file limit is raised to fit, within the hard limit)', numberListOption({ min: 1 }), [100, 1000, 5000])
-    .option('--duration <sec>', 'seconds per run', numberOption({ min: 1 }), 5)
+    .option('--clients <list>', 'client counts to run, each up to 1000000 (the open-file limit is raised to fit, within the hard limit)', numberListOption({ min: 1, max: 1_000_000 }), [100, 1000, 5000])
+    .option('--duration <sec>', 'seconds per run, up to 1000000', numberOption({ min: 1, max: 1_000_000 }), 5)
     .option('--rounds <n>', 'rounds (servers alternate within each)', numberOption({ min: 1 }), 3)
     .option('--length <bytes>', 'message length', numberOption({ min: 1, max: 64 << 20, size: true }), 512)
     .option('--servers <list>', `echo servers, comma-separated (${echoServerNames.join(',')})`, echoServerNames.join(','))
