@@ -80,7 +80,9 @@ export function checkWriteTarget(path: string, flags: WriteFlags): Stats | undef
   try {
     st = lstatSync(path);
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === 'ENOTDIR') throw new UserError(`cannot write '${showText(path)}': a folder on its way is a file`);
+    if (code !== 'ENOENT') throw err;
     refuseKernelFolder(path);
     if (namesFolder(path)) throw new UserError(`cannot write '${showText(path)}': a name ending in / is a folder's; name a file`);
     return undefined;

@@ -44,6 +44,16 @@ describe('arguments are named in words, not the help\'s placeholders', () => {
   });
 });
 
+describe('a file where a folder should be', () => {
+  it('writev and gen say so, not ENOTDIR from lstat', async () => {
+    const plain = join(dir.path, 'plain.txt');
+    writeFileSync(plain, 'x');
+    for (const argv of [['writev', join(plain, 'x'), 'hi'], ['gen', join(plain, 'x'), '--size', '4k']]) {
+      expect(await runCliText(argv)).toEqual(refused(`cannot write '${join(plain, 'x')}': a folder on its way is a file`));
+    }
+  });
+});
+
 describe('shm and echo', () => {
   it('shm write \'\' x: the empty name, not the \'/\' iolab adds', async () => {
     for (const name of ['', '/']) {
