@@ -100,12 +100,18 @@ describe('the folder of a new file', () => {
     expect(existsSync(join(cwd, 'nodir'))).toBe(false);
   });
 
-  it.runIf(root)('gen on a read-only file system names the folder, not its temp file', async () => {
+  it.runIf(root)('gen and writev --force on a read-only file system name the folder, not a temp file', async () => {
     const ro = folder('read-only');
     execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=1m,ro', 'iolab-test', ro]);
     try {
       const r = await runCliText(['gen', join(ro, 'g.txt'), '--size', '4k']);
       expect(r.stderr).toBe(`iolab: cannot write '${join(ro, 'g.txt')}': cannot create a file in ${ro} (EROFS: read-only file system)`);
+      // writev --force of a file there: the same words, not its temp name
+      execFileSync('mount', ['-o', 'remount,rw', ro]);
+      writeFileSync(join(ro, 'w.txt'), 'old');
+      execFileSync('mount', ['-o', 'remount,ro', ro]);
+      const w = await runCliText(['writev', join(ro, 'w.txt'), 'new', '--force']);
+      expect(w.stderr).toBe(`iolab: cannot replace '${join(ro, 'w.txt')}': cannot create a file in ${ro} (EROFS: read-only file system)`);
     } finally {
       execFileSync('umount', [ro]);
     }

@@ -8,6 +8,8 @@ import { closeSync, constants, fstatSync, fsyncSync, lstatSync, openSync, rename
 import { randomBytes } from 'node:crypto';
 import { Command, Option } from 'commander';
 import { oneLineErrors, printJson, UserError } from '../cli-util.js';
+import { errnoText } from '../user-error.js';
+import { dirname, resolve } from 'node:path';
 import { iovMax, writeAllVectored } from './common.js';
 import { showText } from '../show-bytes.js';
 import { native } from '../native.js';
@@ -72,7 +74,13 @@ export async function runWritev(file: string, texts: string[], mode: WriteMode,
 async function replaceFile(file: string, pieces: Uint8Array[], io: DemoIo): Promise<WritevResult> {
   removeStaleTempFiles(file);
   const temp = tempNameFor(file, randomBytes(4).toString('hex'));
-  const fd = openSync(temp, O_WRONLY | O_CREAT | O_EXCL, 0o644);
+  let fd: number;
+  try {
+    fd = openSync(temp, O_WRONLY | O_CREAT | O_EXCL, 0o644);
+  } catch (err) {
+    // the temp name is iolab's, not the user's: the folder is what could not be written
+    throw new UserError(`cannot replace '${showText(file)}': cannot create a file in ${showText(dirname(resolve(file)))} (${errnoText(err)})`);
+  }
   let renamed = false;
   try {
     const { bytes, calls } = await writeAllVectored(io.writev, fd, pieces);
