@@ -120,11 +120,12 @@ Example:
           continue;
         }
         const r = summary(reads, 'read');
-        const w = summary(writes, 'write');
-        const partial = reads.interrupted || writes.interrupted || writes === reads;
-        out.push({ engine: label, read: r, write: w, ...(partial ? { partial: true } : {}) });
-        rows.push([partial ? `${label} (partial)` : label, formatNs(r.mean_ns), formatNs(r.p50_ns), formatNs(r.p99_ns), formatNs(w.mean_ns),
-          formatNs(w.p50_ns), formatNs(w.p99_ns)]);
+        // the writes of an engine whose reads were cut short never ran: no figures, not 0ns
+        const w = writes === reads ? undefined : summary(writes, 'write');
+        const partial = reads.interrupted || writes.interrupted || w === undefined;
+        out.push({ engine: label, read: r, ...(w ? { write: w } : {}), ...(partial ? { partial: true } : {}) });
+        rows.push([partial ? `${label} (partial)` : label, formatNs(r.mean_ns), formatNs(r.p50_ns), formatNs(r.p99_ns),
+          ...(w ? [formatNs(w.mean_ns), formatNs(w.p50_ns), formatNs(w.p99_ns)] : ['-', '-', '-'])]);
       }
       if (signal.aborted) markInterrupted();
       const doc = {
