@@ -14,7 +14,6 @@ import { dirname, resolve } from 'node:path';
 import { errnoText, UserError } from './user-error.js';
 import { kernelFolderOf } from './mounts.js';
 import { showText } from './show-bytes.js';
-import { keepAttributes } from './keep-attributes.js';
 import { removeStaleTempFiles, tempNameFor } from './temp-files.js';
 
 /** What the command was told it may do to an existing file. */
@@ -97,6 +96,22 @@ export function checkWriteTarget(path: string, flags: WriteFlags): Stats | undef
   return st;
 }
 
+/** What a results file replaced with --force keeps (src/keep-attributes.ts): loaded by
+ * prepareReplacing before the run, since it needs the addon, which a command that replaces
+ * nothing (`iolab --version`) starts without. */
+let keepAttributes: ((path: string, fd: number) => void) | undefined;
+
+/** Loads what replacing a results file needs; the program awaits it before an action whose
+ * results may replace a file (src/program.ts), so writeOutputFile can stay synchronous. */
+export async function prepareReplacing(): Promise<void> {
+  keepAttributes ??= (await import('./keep-attributes.js')).keepAttributes;
+}
+
+/** Whether a results file of this run may replace one that is there (--force was given). */
+export function replacingOutputs(): boolean {
+  return [...checkedOutputs.values()].some((o) => o.replace);
+}
+
 /** Results files that passed checkOutputPath in this run, by absolute path: whether each may
  * replace what is there (--force) and whether its missing folders are made. */
 const checkedOutputs = new Map<string, { replace: boolean; createFolders: boolean }>();
@@ -176,7 +191,10 @@ export function writeOutputFile(path: string, data: string, option: string): voi
     try {
       // a file it replaces keeps its owner, mode and extended attributes (a symlink replaced is
       // not its target: nothing of the target is kept)
-      if (allowed.replace) keepAttributes(path, fd);
+      if (allowed.replace) {
+        if (!keepAttributes) throw new Error('internal: prepareReplacing() was not awaited before this run');
+        keepAttributes(path, fd);
+      }
       writeFileSync(fd, data);  // every byte (a short write is carried on; EFBIG is an error)
     } finally {
       closeSync(fd);
