@@ -3,6 +3,7 @@
 import { Help, type Command, type Option } from 'commander';
 import { formatSize, type NumberRule } from './numbers.js';
 import { writeOutputFile } from './write-target.js';
+import { showText } from './show-bytes.js';
 
 export { UserError } from './user-error.js';
 
@@ -19,13 +20,32 @@ export function emitResults(opts: { json?: boolean; output?: string }, json: unk
   else process.stdout.write(table);
   if (!opts.output) return;
   writeJsonFile(opts.output, json, '--output');
-  if (!opts.json) process.stdout.write(`written: ${opts.output}\n`);
+  if (!opts.json) process.stdout.write(`written: ${showText(opts.output)}\n`);
 }
 
 /** Writes a benchmark's JSON to the file a user named with --output (src/write-target.ts:
  * whole or not at all, as checked before the run; `-` is stdout). */
 export function writeJsonFile(path: string, value: unknown, option = '--output'): void {
   writeOutputFile(path, JSON.stringify(value, null, 2) + '\n', option);
+}
+
+/**
+ * Runs fn and returns what it printed on stdout (still printed): a report in fio's text format
+ * for `--output-format=normal --output FILE`, which then goes to FILE as fio's does.
+ */
+export async function withStdoutCopy<T>(fn: () => Promise<T>): Promise<{ result: T; text: string }> {
+  const chunks: string[] = [];
+  const write = process.stdout.write;
+  process.stdout.write = ((chunk: string | Uint8Array, ...rest: unknown[]) => {
+    chunks.push(typeof chunk === 'string' ? chunk : Buffer.from(chunk).toString());
+    return (write as (...args: unknown[]) => boolean).call(process.stdout, chunk, ...rest);
+  }) as typeof process.stdout.write;
+  try {
+    const result = await fn();
+    return { result, text: chunks.join('') };
+  } finally {
+    process.stdout.write = write;
+  }
 }
 
 /** The command line a benchmark's JSON records, as the user typed it. */

@@ -128,6 +128,10 @@ export interface NativeAddon {
   seals: { F_SEAL_SEAL: number; F_SEAL_SHRINK: number; F_SEAL_GROW: number; F_SEAL_WRITE: number; F_SEAL_FUTURE_WRITE: number };
   /** Turns O_NONBLOCK on or off on an open file (fcntl F_SETFL). */
   setNonBlocking(fd: number, on: boolean): void;
+  /** Copies the extended attributes of the file at fromPath (never through a symlink) onto the
+   * open file toFd; returns the names it could not set. native/sys/xattr_copy.cc, used by
+   * src/keep-attributes.ts. */
+  copyXattrs(fromPath: string, toFd: number): string[];
   /** flock(2). Without wait: false (instead of waiting) when another open file holds the lock. */
   flock(fd: number, operation: 'exclusive' | 'shared' | 'unlock', options?: { wait?: boolean }): boolean;
   /** PR_SET_PDEATHSIG(SIGKILL) for this process; killed at once when its parent is no longer

@@ -128,6 +128,8 @@ export interface DurationRule {
   unit?: 'ms' | 's';
   /** Whole milliseconds only (what a native timer takes): 250us is refused, not rounded. */
   wholeMs?: boolean;
+  /** A shorter longest duration than MAX_DURATION_MS, and why (`what every server's timer holds`). */
+  max?: { ms: number; why: string };
 }
 
 const timeUnits: Record<string, number> = { us: 0.001, ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
@@ -144,6 +146,7 @@ export function parseDuration(text: string, rule: DurationRule = {}): number {
     throw new RangeError(`expected a duration ${rule.zero ? '>= 0' : '> 0'} such as 10, 500ms or 2s, got '${text}'`);
   }
   if (ms > MAX_DURATION_MS) throw new RangeError(`expected a duration of at most ${MAX_DURATION_MS / 1000}s, got '${text}'`);
+  if (rule.max && ms > rule.max.ms) throw new RangeError(`expected a duration of at most ${rule.max.ms / 1000}s (${rule.max.why}), got '${text}'`);
   if (rule.wholeMs && !Number.isInteger(ms)) throw new RangeError(`expected a whole number of milliseconds (1ms or more), got '${text}'`);
   return ms;
 }

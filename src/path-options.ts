@@ -15,6 +15,9 @@ export interface PathMark {
   /** The flags that let the command change a file that exists already (default --force; none
    * for a path iolab binds a socket at, which never replaces a file). */
   changedBy?: readonly string[];
+  /** An argument's name in a message, as a user calls it (`job file`, `input`); `<name>` is
+   * the help's placeholder, not a word. */
+  called?: string;
 }
 
 const marks = new WeakMap<Option | Argument, PathMark | 'not a path'>();
@@ -84,7 +87,7 @@ export function givenPaths(cmd: Command): GivenPath[] {
     const value: unknown = cmd.processedArgs[i];
     if (mark === undefined || mark === 'not a path') return;
     for (const path of Array.isArray(value) ? value : [value]) {
-      if (typeof path === 'string') given.push({ option: `<${argument.name()}>`, path, mark });
+      if (typeof path === 'string') given.push({ option: mark.called ?? argument.name(), path, mark });
     }
   });
   return given;

@@ -6,6 +6,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { benchGroup, describeError, oneLineErrors, UserError } from './cli-util.js';
 import { checkGivenPaths } from './run-files.js';
+import { prepareReplacing, replacingOutputs } from './write-target.js';
 // Read when the module loads, not per command: a command may run after the process dropped to
 // a uid that cannot read the checkout (the tests' other-user runs do).
 const packageVersion: string = (JSON.parse(readFileSync(join(dirname(fileURLToPath(import.meta.url)), '..', 'package.json'), 'utf8')) as { version: string }).version;
@@ -58,7 +59,10 @@ export async function buildProgram(args: readonly string[] = []): Promise<Comman
   }
   // Every path a command was given is checked before its action: nothing of the user's is
   // written unless the command's mark and flags allow it, and no run writes a file it reads.
-  program.hook('preAction', (_program, command) => checkGivenPaths(command));
+  program.hook('preAction', async (_program, command) => {
+    checkGivenPaths(command);
+    if (replacingOutputs()) await prepareReplacing();
+  });
   // Usage errors of every command, however deep, read like all other errors: one `iolab:` line.
   oneLineErrors(program);
   return program;
@@ -67,6 +71,9 @@ export async function buildProgram(args: readonly string[] = []): Promise<Comman
 /** Runs iolab with argv (process.argv's shape); errors become one `iolab:` line and an exit code.
  * program: one buildProgram made for these arguments beforehand (loaded before a uid drop). */
 export async function runIolab(argv: string[], program?: Command): Promise<void> {
+  // `help bench iops` is `bench iops --help`: commander's help command looks at one word only
+  const rest = argv.slice(2);
+  if (rest[0] === 'help' && rest.length > 2 && rest.every((w) => !w.startsWith('-'))) argv = [...argv.slice(0, 2), ...rest.slice(1), '--help'];
   try {
     await (program ?? await buildProgram(argv.slice(2))).parseAsync(argv);
   } catch (err) {

@@ -8,7 +8,7 @@
 // whatever the flags: replacing one is never what a user meant (/dev/null), and opening a FIFO
 // to write waits for a reader. Nothing is created under /dev, /proc or /sys (src/mounts.ts). New
 // contents go to a temp name beside the file (src/temp-files.ts) and are renamed into place.
-import { accessSync, closeSync, constants, fchmodSync, fstatSync, linkSync, lstatSync, mkdirSync, openSync, readlinkSync, renameSync,
+import { accessSync, closeSync, constants, linkSync, lstatSync, mkdirSync, openSync, readlinkSync, renameSync,
   rmSync, statSync, writeFileSync, type Stats } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { errnoText, UserError } from './user-error.js';
@@ -24,6 +24,12 @@ export interface WriteFlags {
   append?: boolean;
   /** The refusal for an existing regular file the flags do not allow touching. */
   existsMessage: string;
+}
+
+/** Whether a path that is not there yet can only name a folder (`out/`, `out/.`): a file is
+ * never made there, and the kernel would say so only when the file is renamed into place. */
+export function namesFolder(path: string): boolean {
+  return /\/\.{0,2}$/.test(path) || path === '.' || path === '..';
 }
 
 /** What kind of thing `st` is, as a user calls it ("a character device"); undefined for a
@@ -73,8 +79,11 @@ export function checkWriteTarget(path: string, flags: WriteFlags): Stats | undef
   try {
     st = lstatSync(path);
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === 'ENOTDIR') throw new UserError(`cannot write '${showText(path)}': a folder on its way is a file`);
+    if (code !== 'ENOENT') throw err;
     refuseKernelFolder(path);
+    if (namesFolder(path)) throw new UserError(`cannot write '${showText(path)}': a name ending in / is a folder's; name a file`);
     return undefined;
   }
   const refusal = notRegularFile(path, st);
@@ -85,6 +94,22 @@ export function checkWriteTarget(path: string, flags: WriteFlags): Stats | undef
   }
   if (!flags.replace && !flags.append) throw new UserError(flags.existsMessage);
   return st;
+}
+
+/** What a results file replaced with --force keeps (src/keep-attributes.ts): loaded by
+ * prepareReplacing before the run, since it needs the addon, which a command that replaces
+ * nothing (`iolab --version`) starts without. */
+let keepAttributes: ((path: string, fd: number) => void) | undefined;
+
+/** Loads what replacing a results file needs; the program awaits it before an action whose
+ * results may replace a file (src/program.ts), so writeOutputFile can stay synchronous. */
+export async function prepareReplacing(): Promise<void> {
+  keepAttributes ??= (await import('./keep-attributes.js')).keepAttributes;
+}
+
+/** Whether a results file of this run may replace one that is there (--force was given). */
+export function replacingOutputs(): boolean {
+  return [...checkedOutputs.values()].some((o) => o.replace);
 }
 
 /** Results files that passed checkOutputPath in this run, by absolute path: whether each may
@@ -111,6 +136,7 @@ export function checkOutputPath(path: string, option: string, opts: { force: boo
     if (code !== 'ENOENT' && code !== 'ENOTDIR') throw refuse(errnoText(err));
   }
   if (existing?.isDirectory()) throw refuse('it is a folder; name a file');
+  if (!existing && namesFolder(path)) throw refuse('a name ending in / is a folder\'s; name a file');
   const kind = existing && otherKind(existing);
   if (kind) throw refuse(`it is ${kind}, not a regular file; left untouched`);
   if (existing?.isSymbolicLink() && !opts.force) {
@@ -161,11 +187,14 @@ export function writeOutputFile(path: string, data: string, option: string): voi
   try {
     if (allowed.createFolders) mkdirSync(dirname(resolve(path)), { recursive: true });
     removeStaleTempFiles(path);
-    const replaced = statOrUndefined(path);
-    const fd = openSync(temp, 'wx', replaced?.isFile() ? replaced.mode & 0o7777 : 0o666);
+    const fd = openSync(temp, 'wx', 0o666);
     try {
-      // the umask may have taken bits from the mode asked for
-      if (replaced?.isFile() && (fstatSync(fd).mode & 0o7777) !== (replaced.mode & 0o7777)) fchmodSync(fd, replaced.mode & 0o7777);
+      // a file it replaces keeps its owner, mode and extended attributes (a symlink replaced is
+      // not its target: nothing of the target is kept)
+      if (allowed.replace) {
+        if (!keepAttributes) throw new Error('internal: prepareReplacing() was not awaited before this run');
+        keepAttributes(path, fd);
+      }
       writeFileSync(fd, data);  // every byte (a short write is carried on; EFBIG is an error)
     } finally {
       closeSync(fd);

@@ -165,7 +165,7 @@ describe.concurrent('bench iops', { timeout: 120_000 }, () => {
     expect(r.stderr).toBe('');
     expect(r.exitCode).toBe(0);
     const lines = r.stdout.trim().split('\n');
-    expect(lines[0]).toMatch(/^iolab bench iops --vs-fio \(fio-[\d.]+, median of 2 rounds\)/);
+    expect(lines[0]).toMatch(/^iolab bench iops --vs-fio \(fio-[\d.]+, mean of 2 rounds\)/);
     expect(lines[1].split(/\s{2,}/)).toEqual(['engine', 'iolab IOPS', 'fio IOPS', 'IOPS iolab/fio', 'iolab CPU/IO', 'fio CPU/IO',
       'CPU/IO iolab/fio', 'iolab clat p99', 'fio clat p99']);
     expect(lines[2]).toMatch(/^psync\s+[\d,]+\s+[\d,]+\s+\d+\.\d\dx\s+[\d.]+us\s+[\d.]+us\s+\d+\.\d\dx\s/);

@@ -2,7 +2,7 @@
 // answered (a run that answered none has no cost per request, and 0 would read as the best).
 import { describe, expect, it } from 'vitest';
 import { sampleOf, type EchoBenchOptions } from '../src/bench/echo-run.js';
-import { buildEchoResults } from '../src/bench/echo.js';
+import { buildEchoResults, formatEchoResults } from '../src/bench/echo.js';
 import type { EchoLoadResult } from '../src/native-types.js';
 
 const result = (responses: number): EchoLoadResult => ({
@@ -26,5 +26,29 @@ describe('bench echo: CPU per request', () => {
     expect(none).not.toHaveProperty('generatorUsPerReq');
     const results = buildEchoResults(options, { samples: [sampleOf(10, 0, 'io_uring', 'epoll', result(100_000)), none] });
     expect(results.byGenerator.epoll['10'].io_uring).toEqual({ reqPerSec: 50_000 });
+  });
+});
+
+describe('bench echo: the table\'s notes', () => {
+  it('one server: no ratios header, for there is nothing to compare', () => {
+    const text = formatEchoResults(buildEchoResults(options, { samples: [sampleOf(10, 0, 'io_uring', 'epoll', result(100_000))] }));
+    expect(text).not.toContain('ratios');
+  });
+
+  it('two servers: the ratios', () => {
+    const both = { ...options, servers: ['io_uring', 'epoll'] } as EchoBenchOptions;
+    const text = formatEchoResults(buildEchoResults(both, { samples: [sampleOf(10, 0, 'io_uring', 'epoll', result(100_000)),
+      sampleOf(10, 0, 'epoll', 'epoll', result(50_000))] }));
+    expect(text).toContain('server us/req ratios');
+    expect(text).toContain('epoll generator, 10 clients: io_uring/epoll 0.50x');
+  });
+
+  it('interrupted between runs: no "* marks" line when no run was cut short', () => {
+    const text = formatEchoResults(buildEchoResults(options, { samples: [sampleOf(10, 0, 'io_uring', 'epoll', result(100_000))], interruptedBy: 'SIGINT' }));
+    expect(text).toContain('interrupted (SIGINT): partial; runs after it did not start');
+    expect(text).not.toContain('* marks');
+    const cut = { ...sampleOf(10, 1, 'io_uring', 'epoll', result(1000)), partial: true };
+    const withCut = formatEchoResults(buildEchoResults(options, { samples: [sampleOf(10, 0, 'io_uring', 'epoll', result(100_000)), cut], interruptedBy: 'SIGINT' }));
+    expect(withCut).toContain('interrupted (SIGINT): partial — * marks a run cut short (its figures over the time it ran); runs after it did not start');
   });
 });

@@ -141,8 +141,8 @@ describe('an existing file, a symlink, the run\'s own files', () => {
       [[...iops, '--output', hard], same('--output', hard, '--filename', data)],
       [[...latency, '--output', data], same('--output', data, '--infile', data)],
       [[...latency, '--output', at('lat-out.dat')], same('--output', at('lat-out.dat'), '--outfile', at('lat-out.dat'))],
-      [['bench', 'iops', job, '--output', job], same('--output', job, '<jobfile>', job)],
-      [['report', other, '-o', other], same('-o', other, '<files>', other)],
+      [['bench', 'iops', job, '--output', job], same('--output', job, 'job file', job)],
+      [['report', other, '-o', other], same('-o', other, 'input', other)],
     ];
     const before = [data, job, other].map(fileState);
     for (const [args, line] of cases) {

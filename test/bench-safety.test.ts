@@ -127,6 +127,19 @@ describe.concurrent('Ctrl-C in bench iops', { timeout: 120_000 }, () => {
     expect(lines[4]).toBe('interrupted: the row marked (partial) stopped early');
   });
 
+  it('bench latency: the partial row, and a trailer saying the run was cut short', async () => {
+    const infile = file('lat-in.txt');
+    expect((await runCli(['gen', infile, '--size', '64k'])).exitCode).toBe(0);
+    const outfile = file('lat-out.dat');
+    const r = await interrupt(['bench', 'latency', '--engine', 'sync,psync', '--count', '100000000', '--no-direct', '--infile', infile,
+      '--outfile', outfile], () => true, 1500);
+    expect(r.exitCode).toBe(130);
+    const lines = r.stdout.trim().split('\n');
+    // its writes never ran: no figures for them, not 0ns
+    expect(lines[2]).toMatch(/^sync \(partial\)\s+\S+\s+\S+\s+\S+\s+-\s+-\s+-$/);
+    expect(lines.at(-1)).toBe('interrupted (SIGINT): the row marked (partial) stopped early; one engine after it did not run');
+  });
+
   it('removes the file it was laying out, and says so', async () => {
     const f = file('layout.dat');
     const temp = () => readdirSync(dir.path).some((n) => n.startsWith('.layout.dat.iolab-'));

@@ -3,7 +3,7 @@
 // when iolab is SIGKILLed; Ctrl-C while fio runs stops both, and the run is partial (exit 130).
 import { describe, expect, it } from 'vitest';
 import { execa } from 'execa';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { iolabArgv, runCliText } from './support/cli.js';
 import { checkLeaksAfterAll } from './support/leaks.js';
@@ -96,6 +96,30 @@ rw=write
     expect(Date.now() - stopped, 'stops within a second, not at the end of fio\'s 4 s').toBeLessThan(2500);
     expect(r.exitCode).toBe(130);
     expect(String(r.stdout)).toMatch(/\npsync \(partial\)\s/);
+    // the header claims no round it did not finish, and a trailer says the run was cut short
+    expect(String(r.stdout)).toMatch(/^iolab bench iops --vs-fio \(fio-[\d.]+, no round finished, of 1 asked: cut short\): /);
+    expect(String(r.stdout)).toMatch(/\ninterrupted \(SIGINT\): the rows hold the rounds that finished; a row marked \(partial\) lost a run cut short$/);
     expect(processesTagged(tag)).toEqual([]);
+  });
+
+  it('--repeat 2 says its figures are the mean of 2 rounds, not a median', async () => {
+    const r = await runCliText(['bench', 'iops', '--filename', file('two.dat'), '--size', '1m', '--ioengine', 'psync',
+      '--runtime', '100ms', '--time_based', '--vs-fio', '--repeat', '2']);
+    expect(r.exitCode).toBe(0);
+    expect(r.stdout).toMatch(/^iolab bench iops --vs-fio \(fio-[\d.]+, mean of 2 rounds\): /);
+  });
+});
+
+describe('--vs-fio when fio refuses the job', () => {
+  it('shows fio\'s whole refusal, not its last line', async () => {
+    // a stand-in fio on PATH: it knows its version and refuses every job, in two lines
+    const bin = join(dir.path, 'fake-fio');
+    mkdirSync(bin);
+    writeFileSync(join(bin, 'fio'), '#!/bin/sh\nif [ "$1" = --version ]; then echo fio-3.33; exit 0; fi\n' +
+      'echo "fio: bad option value for rw" >&2\necho "fio: job global dropped" >&2\nexit 1\n', { mode: 0o755 });
+    const r = await runCliText(['bench', 'iops', '--filename', file('refused.dat'), '--size', '1m', '--ioengine', 'psync',
+      '--runtime', '100ms', '--vs-fio', '--repeat', '1'], { env: { PATH: `${bin}:${process.env.PATH}` } });
+    expect(r.exitCode).toBe(1);
+    expect(r.stderr).toBe('iolab: fio failed: fio: bad option value for rw / fio: job global dropped');
   });
 });

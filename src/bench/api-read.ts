@@ -9,6 +9,9 @@ import { performance } from 'node:perf_hooks';
 import { native } from '../native.js';
 import type { Ring } from '../ring/index.js';
 import { UserError } from '../cli-util.js';
+import { errnoText } from '../user-error.js';
+import { checkFreeSpace } from '../free-space.js';
+import { formatBytes } from '../format.js';
 import { readInputFile } from '../input-file.js';
 import { promiseLoop, syncLoop, type Contender, type Measured } from './api-loops.js';
 
@@ -47,19 +50,29 @@ export function prepareFile(options: { file?: string; fileSize: number }): { pat
     if (size < blockSize) throw new UserError(`${options.file} is smaller than one 4 KiB block`);
     return { path: options.file, blocks: Math.floor(size / blockSize), cleanup: () => {} };
   }
+  // refused before a byte is written: a --size the disk cannot hold would fill it first
+  checkFreeSpace(`the temporary test file (--size ${formatBytes(options.fileSize)})`, tmpdir(), options.fileSize);
   const dir = fs.mkdtempSync(join(tmpdir(), 'iolab-bench-api-'));
+  const cleanup = () => fs.rmSync(dir, { recursive: true, force: true });
   const path = join(dir, 'data');
-  const chunk = randomBytes(1 << 20);
-  const fd = fs.openSync(path, 'w');
   try {
-    for (let done = 0; done < options.fileSize; done += chunk.length) {
-      fs.writeSync(fd, chunk, 0, Math.min(chunk.length, options.fileSize - done));
+    const chunk = randomBytes(1 << 20);
+    const fd = fs.openSync(path, 'w+');
+    try {
+      for (let done = 0; done < options.fileSize; done += chunk.length) {
+        fs.writeSync(fd, chunk, 0, Math.min(chunk.length, options.fileSize - done));
+      }
+      // read back once, a chunk at a time (a whole-file read stops at 2 GiB): in the page cache
+      for (let done = 0; done < options.fileSize; done += chunk.length) fs.readSync(fd, chunk, 0, chunk.length, done);
+    } finally {
+      fs.closeSync(fd);
     }
-  } finally {
-    fs.closeSync(fd);
+  } catch (err) {
+    // the folder goes with any failure (a disk that filled up meanwhile, a file size limit)
+    cleanup();
+    throw new UserError(`cannot write the temporary test file in ${tmpdir()} (${errnoText(err)}); nothing is left there`);
   }
-  fs.readFileSync(path);
-  return { path, blocks: Math.floor(options.fileSize / blockSize), cleanup: () => fs.rmSync(dir, { recursive: true, force: true }) };
+  return { path, blocks: Math.floor(options.fileSize / blockSize), cleanup };
 }
 
 export function randomOffsets(blocks: number): Float64Array {

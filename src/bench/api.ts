@@ -209,7 +209,8 @@ export function formatApiResults(results: ApiResults, options: ApiOptions): stri
   if (results.partial) lines.push(`partial: ${results.partial}; the rows hold the rounds that finished`, '');
   const cells = (r: ApiRow, rate: (n: number) => string) => {
     const s = results.rounds[key(r)];
-    if (r.opsPerSec === null || !s) return ['unavailable', '', '', ''];
+    // a contender the interrupted run never reached is not one that cannot run
+    if (r.opsPerSec === null || !s) return [r.unavailable === undefined && results.partial ? 'not reached' : 'unavailable', '', '', ''];
     return [rate(r.opsPerSec), rate(Math.min(...s)), rate(Math.max(...s)), r.jsCpuNsPerOp === undefined ? '' : formatNs(r.jsCpuNsPerOp)];
   };
   const ops = results.rows.filter((r) => r.messageBytes === undefined);
@@ -225,12 +226,14 @@ export function formatApiResults(results: ApiResults, options: ApiOptions): stri
   }
   for (const r of results.rows) if (r.unavailable) lines.push(`${r.contender}: ${r.unavailable}`);
   if (results.rows.some((r) => r.unavailable)) lines.push('');
+  // no verdict on a goal from the rounds an interrupted run finished
+  const verdict = (goal: string, met: boolean) => `  (goal >= ${goal}: ${results.partial ? 'not judged, the run was cut short' : met ? 'met' : 'not met'})`;
   for (const r of results.ratios) {
-    const goal = r.goal === undefined ? '' : `  (goal >= ${Number.isInteger(r.goal * 10) ? r.goal.toFixed(1) : r.goal}x: ${r.ratio >= r.goal ? 'met' : 'not met'})`;
+    const goal = r.goal === undefined ? '' : verdict(`${Number.isInteger(r.goal * 10) ? r.goal.toFixed(1) : r.goal}x`, r.ratio >= r.goal);
     lines.push(`${r.name} = ${r.ratio.toFixed(2)}x${goal}`);
   }
   const fdRow = results.rows.find((r) => r.contender === 'ring.sendmsg');
-  if (fdRow?.opsPerSec) lines.push(`ring.sendmsg messages/s = ${formatCount(fdRow.opsPerSec)}  (goal >= 330,000: ${fdRow.opsPerSec >= 330_000 ? 'met' : 'not met'})`);
+  if (fdRow?.opsPerSec) lines.push(`ring.sendmsg messages/s = ${formatCount(fdRow.opsPerSec)}${verdict('330,000', fdRow.opsPerSec >= 330_000)}`);
   return lines;
 }
 

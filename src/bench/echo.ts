@@ -130,15 +130,22 @@ export function formatEchoResults(r: EchoBenchResults): string {
   lines.push('(us/req: CPU time over the measured window / the responses counted in it, median of the rounds; server: the server');
   lines.push(' process, generator: the load generator\'s threads; lower is better. req/s: responses per second of the window)');
   lines.push('');
-  lines.push('server us/req ratios (lower is better: 0.50x = the first spends half the CPU per request of the second):');
+  // the ratios only where two servers were compared (one server has none)
+  const ratioLines: string[] = [];
   for (const [generator, byClients] of Object.entries(r.usPerReqRatios)) {
     for (const [clients, pairs] of Object.entries(byClients)) {
-      lines.push(`${generator} generator, ${clients} clients: ` + Object.entries(pairs).map(([k, v]) => `${k} ${ratio(v, 1)}`).join(', '));
+      if (Object.keys(pairs).length === 0) continue;
+      ratioLines.push(`${generator} generator, ${clients} clients: ` + Object.entries(pairs).map(([k, v]) => `${k} ${ratio(v, 1)}`).join(', '));
     }
+  }
+  if (ratioLines.length > 0) {
+    lines.push('server us/req ratios (lower is better: 0.50x = the first spends half the CPU per request of the second):', ...ratioLines);
   }
   if (r.errors) lines.push(`errors: ${r.errors} (see --json)`);
   if (r.interrupted) {
-    lines.push(`interrupted (${r.signal}): partial — * marks a run cut short (its figures over the time it ran); runs after it did not start`);
+    // the * only when the table has one: a signal between two runs cut none short
+    const cut = r.samples.some((s) => s.partial) ? ' — * marks a run cut short (its figures over the time it ran)' : '';
+    lines.push(`interrupted (${r.signal}): partial${cut}; runs after it did not start`);
   }
   return lines.join('\n') + '\n';
 }
@@ -173,8 +180,8 @@ function optionsFrom(opts: CommandOptions): EchoBenchOptions {
 export function benchEchoCommand(): Command {
   const cmd = new Command('echo')
     .description('echo servers under the load generators: CPU per request (server and generator) and req/s per server, medians and ratios (io_uring/epoll, io_uring/node, epoll/node, ring/node)')
-    .option('--clients <list>', 'client counts to run (the open-file limit is raised to fit, within the hard limit)', numberListOption({ min: 1 }), [100, 1000, 5000])
-    .option('--duration <sec>', 'seconds per run', numberOption({ min: 1 }), 5)
+    .option('--clients <list>', 'client counts to run, each up to 1000000 (the open-file limit is raised to fit, within the hard limit)', numberListOption({ min: 1, max: 1_000_000 }), [100, 1000, 5000])
+    .option('--duration <sec>', 'seconds per run, up to 1000000', numberOption({ min: 1, max: 1_000_000 }), 5)
     .option('--rounds <n>', 'rounds (servers alternate within each)', numberOption({ min: 1 }), 3)
     .option('--length <bytes>', 'message length', numberOption({ min: 1, max: 64 << 20, size: true }), 512)
     .option('--servers <list>', `echo servers, comma-separated (${echoServerNames.join(',')})`, echoServerNames.join(','))

@@ -101,7 +101,9 @@ export async function runFio(args: string[], stop?: AbortSignal): Promise<FioFig
   const r = await runDyingWithParent('fio', args, stop);
   const start = r.stdout.indexOf('{');
   if (r.exitCode !== 0 || start < 0) {
-    const why = r.stderr.trim().split('\n').pop() || (r.signal ? `killed by ${r.signal}` : `exit code ${r.exitCode}`);
+    // fio's whole refusal, one line (its last line alone often only says it gave up)
+    const said = r.stderr.split('\n').map((l) => l.trim()).filter((l) => l !== '').join(' / ');
+    const why = said || (r.signal ? `killed by ${r.signal}` : `exit code ${r.exitCode}`);
     throw new Error(`fio failed: ${why}`);
   }
   const doc = JSON.parse(r.stdout.slice(start)) as FioFigures['doc'];

@@ -6,10 +6,14 @@
 // never (src/write-target.ts).
 import { Command } from 'commander';
 import { randomBytes } from 'node:crypto';
-import { renameSync, rmSync, statfsSync } from 'node:fs';
+import { renameSync, rmSync } from 'node:fs';
 import { open } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
 import { UserError } from '../cli-util.js';
+import { errnoText } from '../user-error.js';
+import { checkFreeSpace } from '../free-space.js';
+import { showText } from '../show-bytes.js';
+import { keepAttributes } from '../keep-attributes.js';
 import { formatBytes } from '../format.js';
 import { interruption, markInterrupted } from '../interrupt.js';
 import { numberOption } from '../numbers.js';
@@ -28,28 +32,27 @@ function printable(buf: Buffer, fileOffset: number): void {
   }
 }
 
-function checkSpace(file: string, dir: string, size: number): void {
-  const fs = statfsSync(dir);
-  const free = fs.bavail * fs.bsize;
-  if (free < size) {
-    throw new UserError(`not enough free space for '${file}' in ${dir}: ${formatBytes(free)} free, ` +
-      `${formatBytes(size)} needed`);
-  }
-}
-
 async function generate(file: string, size: number, force: boolean): Promise<void> {
-  const existing = checkWriteTarget(file, { replace: force, existsMessage: `refusing to overwrite '${file}': it exists (use --force)` });
+  const shown = showText(file);
+  const existing = checkWriteTarget(file, { replace: force, existsMessage: `refusing to overwrite '${shown}': it exists (use --force)` });
   const dir = dirname(resolve(file));
-  checkSpace(file, dir, size);
+  checkFreeSpace(`'${shown}'`, dir, size);
   removeStaleTempFiles(file);
   const temp = tempNameFor(file);
   const signal = interruption();
   const bar = process.stderr.isTTY === true;
-  const handle = await open(temp, 'wx', 0o644);
-  // a file it replaces keeps its mode (a link replaced is not the file it pointed to)
-  if (existing?.isFile()) await handle.chmod(existing.mode & 0o7777);
+  let handle: Awaited<ReturnType<typeof open>>;
+  try {
+    handle = await open(temp, 'wx', 0o644);
+  } catch (err) {
+    // the temp name is iolab's, not the user's: the folder is what could not be written
+    throw new UserError(`cannot write '${shown}': cannot create a file in ${showText(dir)} (${errnoText(err)})`);
+  }
   let done = false;
   try {
+    // a file it replaces keeps its owner, mode and extended attributes (a link replaced is not
+    // the file it pointed to)
+    if (existing?.isFile()) keepAttributes(file, handle.fd);
     const buf = Buffer.alloc(Math.min(CHUNK, size));
     let lastDraw = 0;
     for (let off = 0; off < size; off += buf.length) {
@@ -59,7 +62,7 @@ async function generate(file: string, size: number, force: boolean): Promise<voi
       await handle.write(buf, 0, len, off);
       if (bar && Date.now() - lastDraw > 200) {
         lastDraw = Date.now();
-        process.stderr.write(`\r\x1b[Kgen ${file}: ${formatBytes(off + len)} of ${formatBytes(size)} ` +
+        process.stderr.write(`\r\x1b[Kgen ${shown}: ${formatBytes(off + len)} of ${formatBytes(size)} ` +
           `(${Math.floor(((off + len) * 100) / size)}%)`);
       }
     }
@@ -73,18 +76,23 @@ async function generate(file: string, size: number, force: boolean): Promise<voi
     if (!done) rmSync(temp, { force: true });
   }
   if (!done) {
-    process.stderr.write(`iolab: gen interrupted: nothing written to '${file}' (the partial temp file is removed)\n`);
+    process.stderr.write(`iolab: gen interrupted: nothing written to '${shown}' (the partial temp file is removed)\n`);
     markInterrupted();
     return;
   }
-  renameSync(temp, file);  // over a symlink (with --force) this replaces the link, not its target
-  process.stdout.write(`wrote ${size} bytes of random printable text to ${file}\n`);
+  try {
+    renameSync(temp, file);  // over a symlink (with --force) this replaces the link, not its target
+  } catch (err) {
+    rmSync(temp, { force: true });
+    throw new UserError(`could not write '${shown}' (${errnoText(err)}); nothing is left of the run`);
+  }
+  process.stdout.write(`wrote ${size} bytes of random printable text to ${shown}\n`);
 }
 
 export function genCommand(): Command {
   return new Command('gen')
     .description('write random printable text (lines of 80) to <file>: input for `iolab bench latency --infile`')
-    .addArgument(pathArgument('<file>', 'file to create', { output: true }))
+    .addArgument(pathArgument('<file>', 'file to create', { output: true, called: 'file' }))
     .option('--size <size>', 'bytes to write, e.g. 128M', numberOption({ min: 1, size: true }), 128 * 2 ** 20)
     .option('--force', 'replace the file (or the symlink itself) when it exists')
     .action((file: string, opts: { size: number; force?: boolean }) => generate(file, opts.size, opts.force === true));

@@ -12,6 +12,7 @@ import { sweepPoints, type SweepAxis } from './sweep.js';
 import { ENGINES } from './engines.js';
 import type { FioJobList } from './fio-jobs.js';
 import { jobEngines, jobFromOptions, type IopsJob, type IopsOptions } from './iops-job.js';
+import { showText } from '../show-bytes.js';
 
 export type { IopsJob } from './iops-job.js';
 
@@ -76,7 +77,7 @@ export function describeJob(job: IopsJob, sweep: SweepAxis[] = []): string {
 /** Says on stderr what an interrupted layout left behind. */
 export function reportInterruptedLayout(job: BenchJob, r: BenchResult): void {
   if (r.read.ios + r.write.ios > 0 || r.laidOutBytes === 0) return;
-  process.stderr.write(`iolab: interrupted while laying out '${job.filename}': ` +
+  process.stderr.write(`iolab: interrupted while laying out '${showText(job.filename)}': ` +
     (r.layoutRemoved ? 'what this run wrote is removed\n' : 'the file keeps what was laid out so far\n'));
 }
 

@@ -8,10 +8,11 @@ import { formatCount, table } from '../format.js';
 import { plural } from '../numbers.js';
 import type { BenchResult } from '../native.js';
 import { machineInfo } from './machine.js';
-import { runJobGroup } from './storage-job.js';
+import { checkLayoutSpace, runJobGroup } from './storage-job.js';
 import { diskSample, diskUtil, fioDocument, fioJob, type JobEntry } from './fio-json.js';
 import { resultHeader, resultRows } from './storage-table.js';
 import { describeJob, jobLabel, outputJson, reportInterruptedLayout, type IopsRun, type Step } from './iops-plan.js';
+import { showText } from '../show-bytes.js';
 
 /** Below this many I/Os a row's IOPS is a figure from a handful of calls: the table says so. */
 const MEANINGFUL_IOS = 100;
@@ -58,6 +59,7 @@ export function entryLabel(job: { engine: string; name?: string; clone?: number;
 
 /** Runs the plan: one JSON document, a table per phase of the job list. */
 export async function runIops(plan: IopsRun): Promise<void> {
+  checkLayoutSpace(plan.variants.flatMap((v) => v.steps.flatMap((s) => s.jobs.map((j) => j.job))));
   const signal = interruption();
   const machine = machineInfo(plan.variants[0].steps[0].jobs[0].job.filename);
   const started = Date.now();
@@ -96,7 +98,7 @@ function printTable(plan: IopsRun, phase: number, entries: StepEntry[]): void {
   for (const job of jobs) {
     // the size the job addressed: a file used whole (no --size) or a block device has its own
     const size = entries.find((e) => e.job.filename === job.filename && e.result?.size)?.result?.size ?? job.size;
-    process.stdout.write(`iolab bench iops: ${describeJob({ ...job, size }, plan.sweep)} file=${job.filename}\n`);
+    process.stdout.write(`iolab bench iops: ${describeJob({ ...job, size }, plan.sweep)} file=${showText(job.filename)}\n`);
   }
   if (jobs.length > 1) process.stdout.write(`at the same time: ${jobs.map((j) => j.name).join(', ')}\n`);
   process.stdout.write(table(resultHeader, rows));

@@ -2,7 +2,8 @@
 // engine and sweep point), fio's JSON, --vs-fio side by side, and testIOPS mode (the
 // ebpf-io_uring benchmark's `-m=rRD` runs). Options of the engines' own tables come from C.
 import { Command, Option } from 'commander';
-import { UserError } from '../cli-util.js';
+import { UserError, withStdoutCopy } from '../cli-util.js';
+import { writeOutputFile } from '../write-target.js';
 import { notPath, pathArgument, pathOption, resultsOption } from '../path-options.js';
 import { boolOption, durationOption, numberOption } from '../numbers.js';
 import { ENGINES, engineOptionFlags, MAX_IODEPTH, parseEngines } from './engines.js';
@@ -41,7 +42,7 @@ export function iopsCommand(): Command {
   const cmd = new IopsCommand('iops')
     .description(`storage IOPS/latency benchmark with fio's job options, command line, job files and JSON: ${ENGINES.join(', ')}`)
     .addArgument(pathArgument('[jobfile]', 'a fio job file ([global] and job sections); with -m, the file testIOPS mode tests',
-      { output: true }))
+      { output: true, called: 'job file' }))
     .addOption(pathOption('--filename <path>', 'file (or block device, read only) to test; created and laid out when missing ' +
       '(default: <name>.0.0)', { output: true }))
     .option('--name <job>', 'starts a job, as fio\'s: the options after it are that job\'s (those before the first --name every job\'s); names it in the table and the JSON')
@@ -89,8 +90,8 @@ export function iopsCommand(): Command {
     .option('--sweep <key=list>', 'run every point: iodepth=1,2,4,8 (also bs=, numjobs=, rw=); repeat to cross two',
       (v: string, prev?: SweepAxis[]) => parseSweep(v, prev))
     .option('--json', 'print the JSON (fio\'s keys) instead of the table')
-    .addOption(resultsOption('also write the JSON to <file>'))
-    .addOption(notPath(new Option('--output-format <format>', 'fio\'s spelling: json is --json').choices(['normal', 'json'])))
+    .addOption(resultsOption('also write the JSON to <file> (with --output-format=normal the text report, as fio)'))
+    .addOption(notPath(new Option('--output-format <format>', 'fio\'s spelling: json is --json; normal with --output writes the text report there').choices(['normal', 'json'])))
     .addOption(new Option('--preset <name>', 'fio profiles for latency, IOPS, throughput and mixed load (and bigwrite); explicit options win')
       .choices(Object.keys(presets)))
     .option('--vs-fio', 'run the same job in fio beside iolab\'s, alternating, and print the IOPS and CPU-per-I/O ratios')
@@ -107,16 +108,26 @@ Examples:
   iolab bench iops --filename /tmp/t.dat --preset iops --direct=1 --runtime 5 --vs-fio --repeat 3
   iolab bench iops --filename /tmp/t.dat --rw randread --ioengine io_uring,libaio --sweep iodepth=1,4,16,64 --runtime 2 --json
   iolab bench iops /tmp/t.dat -m=rRD --runtime 2`)
-    .action(async (file: string | undefined, run: RunOptions & { mode?: string }) => {
+    .action(async (file: string | undefined, given: RunOptions & { mode?: string }) => {
+      // --output takes the format asked for, as fio's does: with --output-format=normal the
+      // text report (printed as well), else the JSON
+      const textTo = given.outputFormat === 'normal' && given.json !== true ? given.output : undefined;
+      const run = textTo === undefined ? given : { ...given, output: undefined };
       const list = fioJobList(cmd, cmd.fioCommandLine, file !== undefined && run.mode === undefined ? readJobFile(file) : undefined);
-      if (run.mode !== undefined) {
-        const opts = { ...list.jobs[0].options, ...run } as IopsOptions;
-        const target = file ?? opts.filename;
-        if (!target) throw new UserError('testIOPS mode needs the file: iolab bench iops <file> -m=rRD');
-        return runTestIops(target, opts);
-      }
-      const plan = planRun(list, run);
-      if (plan.vsFio) return runVsFio(plan, { jobFile: file, commandLine: cmd.fioCommandLine });
-      return runIops(plan);
+      if (list.jobs.some((j) => j.options.filename === '')) throw new UserError('--filename: the name is empty; name a file');
+      const go = async () => {
+        if (run.mode !== undefined) {
+          const opts = { ...list.jobs[0].options, ...run } as IopsOptions;
+          const target = file ?? opts.filename;
+          if (!target) throw new UserError('testIOPS mode needs the file: iolab bench iops <file> -m=rRD');
+          return runTestIops(target, opts);
+        }
+        const plan = planRun(list, run);
+        if (plan.vsFio) return runVsFio(plan, { jobFile: file, commandLine: cmd.fioCommandLine });
+        return runIops(plan);
+      };
+      if (textTo === undefined) return go();
+      const { text } = await withStdoutCopy(go);
+      writeOutputFile(textTo, text, '--output');
     });
 }

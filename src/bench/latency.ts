@@ -4,7 +4,7 @@ import { Command } from 'commander';
 import { statSync } from 'node:fs';
 import type { BenchJob, BenchResult } from '../native.js';
 import { commandLine, emitResults, UserError } from '../cli-util.js';
-import { interruption, markInterrupted } from '../interrupt.js';
+import { interruptedBy, interruption, markInterrupted } from '../interrupt.js';
 import { machineInfo } from './machine.js';
 import { checkJob, logicalBlockSize, runJob } from './storage-job.js';
 import { ENGINES, parseEngines } from './engines.js';
@@ -13,6 +13,7 @@ import { formatNs, table } from '../format.js';
 import { numberOption } from '../numbers.js';
 import { pathOption, resultsOption } from '../path-options.js';
 import { notRegularFile } from '../write-target.js';
+import { showText } from '../show-bytes.js';
 
 interface LatencyOptions {
   engine: string[];
@@ -70,7 +71,7 @@ function inputSize(infile: string, bs: number): Pick<BenchJob, 'size' | 'sizeIsD
   if (st.isBlockDevice()) return { size: bs, sizeIsDefault: true };
   const refusal = notRegularFile(infile, st, 'bench latency reads a regular file or a block device');
   if (refusal) throw refusal;
-  if (st.size < bs) throw new UserError(`'${infile}' is smaller than one block (${st.size} bytes < ${bs})`);
+  if (st.size < bs) throw new UserError(`'${showText(infile)}' is smaller than one block (${st.size} bytes < ${bs})`);
   return { size: st.size - (st.size % bs) };
 }
 
@@ -119,19 +120,26 @@ Example:
           continue;
         }
         const r = summary(reads, 'read');
-        const w = summary(writes, 'write');
-        const partial = reads.interrupted || writes.interrupted || writes === reads;
-        out.push({ engine: label, read: r, write: w, ...(partial ? { partial: true } : {}) });
-        rows.push([partial ? `${label} (partial)` : label, formatNs(r.mean_ns), formatNs(r.p50_ns), formatNs(r.p99_ns), formatNs(w.mean_ns),
-          formatNs(w.p50_ns), formatNs(w.p99_ns)]);
+        // the writes of an engine whose reads were cut short never ran: no figures, not 0ns
+        const w = writes === reads ? undefined : summary(writes, 'write');
+        const partial = reads.interrupted || writes.interrupted || w === undefined;
+        out.push({ engine: label, read: r, ...(w ? { write: w } : {}), ...(partial ? { partial: true } : {}) });
+        rows.push([partial ? `${label} (partial)` : label, formatNs(r.mean_ns), formatNs(r.p50_ns), formatNs(r.p99_ns),
+          ...(w ? [formatNs(w.mean_ns), formatNs(w.p50_ns), formatNs(w.p99_ns)] : ['-', '-', '-'])]);
       }
       if (signal.aborted) markInterrupted();
       const doc = {
         count: opts.count, bs: opts.bs, direct: opts.direct, engines: out, machine: machineInfo(opts.outfile),
         command: commandLine(), ...(signal.aborted ? { interrupted: true } : {}),
       };
-      const title = `iolab bench latency: ${opts.count} reads of ${opts.infile}, ${opts.count} writes to ${opts.outfile}, ` +
+      const title = `iolab bench latency: ${opts.count} reads of ${showText(opts.infile)}, ${opts.count} writes to ${showText(opts.outfile)}, ` +
         `bs ${opts.bs}, QD 1, ${opts.direct ? 'O_DIRECT' : 'page cache'} (lat = submit to completion)\n`;
-      emitResults(opts, doc, title + table(['engine', 'read mean', 'read p50', 'read p99', 'write mean', 'write p50', 'write p99'], rows));
+      // a run cut short says so after the table, as bench iops does
+      const notRun = engines.length - out.length;
+      const trailer = signal.aborted
+        ? `interrupted (${interruptedBy() ?? 'a signal'}): ${out.some((e) => e.partial) ? 'the row marked (partial) stopped early' : 'stopped between engines'}` +
+          `${notRun > 0 ? `; ${notRun === 1 ? 'one engine' : `${notRun} engines`} after it did not run` : ''}\n`
+        : '';
+      emitResults(opts, doc, title + table(['engine', 'read mean', 'read p50', 'read p99', 'write mean', 'write p50', 'write p99'], rows) + trailer);
     });
 }

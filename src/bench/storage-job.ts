@@ -2,7 +2,7 @@
 // any I/O (O_DIRECT alignment, sizes, file systems that hold no files), and running one native
 // job with a progress bar on stderr that Ctrl-C stops.
 import { accessSync, constants, existsSync, readFileSync, statSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { native, type BenchJob, type BenchProgress, type BenchResult } from '../native.js';
 import { UserError } from '../cli-util.js';
 import { interruption } from '../interrupt.js';
@@ -10,7 +10,9 @@ import { blockDeviceDir } from './machine.js';
 import { mountOf, pseudoFileSystems } from '../mounts.js';
 import { noteRunFile } from '../run-files.js';
 import { removeStaleTempFiles } from '../temp-files.js';
-import { refuseKernelFolder } from '../write-target.js';
+import { namesFolder, refuseKernelFolder } from '../write-target.js';
+import { showText } from '../show-bytes.js';
+import { freeBytes } from '../free-space.js';
 
 export const RW_MODES = ['read', 'write', 'randread', 'randwrite', 'randrw', 'readwrite'] as const;
 export type RwMode = (typeof RW_MODES)[number];
@@ -37,6 +39,39 @@ export function logicalBlockSize(path: string): { size: number; device: string }
   return undefined;
 }
 
+/**
+ * Refuses, before any file is laid out, a run whose new files do not fit together: each file's
+ * own check (native/bench/layout.c) sees only itself, so numjobs=2 of 200 MiB on 252 MiB would
+ * lay out the first and then be refused, leaving it. One line, as the layout's own.
+ */
+export function checkLayoutSpace(jobs: { filename: string; size?: number }[]): void {
+  const byFileSystem = new Map<number, { folder: string; need: number; files: string[] }>();
+  const seen = new Set<string>();
+  for (const job of jobs) {
+    const path = resolve(job.filename);
+    if (seen.has(path) || !job.size) continue;
+    seen.add(path);
+    const st = statSync(path, { throwIfNoEntry: false });
+    if (st && !st.isFile()) continue;  // a device is not laid out
+    const growth = job.size - (st?.size ?? 0);
+    const folder = dirname(path);
+    const dev = statSync(folder, { throwIfNoEntry: false })?.dev;
+    if (growth <= 0 || dev === undefined) continue;
+    const fs = byFileSystem.get(dev) ?? { folder, need: 0, files: [] };
+    fs.need += growth;
+    fs.files.push(job.filename);
+    byFileSystem.set(dev, fs);
+  }
+  for (const fs of byFileSystem.values()) {
+    if (fs.files.length < 2) continue;  // one file: the layout's own check
+    const free = freeBytes(fs.folder);
+    if (free >= fs.need) continue;
+    const names = fs.files.slice(0, 3).map((f) => `'${showText(f)}'`).join(', ') + (fs.files.length > 3 ? ` and ${fs.files.length - 3} more` : '');
+    throw new UserError(`not enough free space to lay out ${names} together: they need ${Math.ceil(fs.need / 2 ** 20)} MiB more, ` +
+      `${Math.floor(free / 2 ** 20)} MiB free; nothing was laid out`);
+  }
+}
+
 /** How a job's file was named: the option, and whether the job may create or write it. */
 export interface JobFileRole {
   option: string;
@@ -51,7 +86,7 @@ export function checkJob(job: BenchJob, role: JobFileRole = { option: '--filenam
   noteRunFile(job.filename, role.option, role.output);
   const fs = mountOf(job.filename);
   if (fs && pseudoFileSystems.has(fs.type)) {
-    throw new UserError(`${role.option}: '${job.filename}' is on ${fs.mountPoint} (${fs.type}), a file system that ` +
+    throw new UserError(`${role.option}: '${showText(job.filename)}' is on ${fs.mountPoint} (${fs.type}), a file system that ` +
       'holds no regular files to benchmark; choose a path on a disk file system or tmpfs');
   }
   const exists = existsSync(job.filename);
@@ -70,7 +105,8 @@ export function checkJob(job: BenchJob, role: JobFileRole = { option: '--filenam
         `(${lbs.size} bytes); got ${job.bs}`);
     }
   }
-  if (exists && statSync(job.filename).isDirectory()) throw new UserError(`'${job.filename}' is a directory; ${role.option} needs a file`);
+  if (exists && statSync(job.filename).isDirectory()) throw new UserError(`'${showText(job.filename)}' is a directory; ${role.option} needs a file`);
+  if (!exists && namesFolder(job.filename)) throw new UserError(`${role.option}: cannot create '${showText(job.filename)}': a name ending in / is a folder's; name a file`);
   if (role.output) removeStaleTempFiles(job.filename);
   // a file that can't be opened (or created) is one error line before the table's header, not a row
   const writes = job.rw !== 'read' && job.rw !== 'randread';
@@ -79,8 +115,11 @@ export function checkJob(job: BenchJob, role: JobFileRole = { option: '--filenam
     else accessSync(dirname(job.filename), constants.W_OK | constants.X_OK);
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
+    if (!exists && (code === 'ENOENT' || code === 'ENOTDIR')) {
+      throw new UserError(`${role.option}: cannot create '${showText(job.filename)}': no folder '${showText(dirname(resolve(job.filename)))}'`);
+    }
     if (code !== 'EACCES' && code !== 'EROFS') throw err;
-    throw new UserError(`${code}: ${code === 'EACCES' ? 'permission denied' : 'read-only file system'}, open '${job.filename}'`);
+    throw new UserError(`${code}: ${code === 'EACCES' ? 'permission denied' : 'read-only file system'}, open '${showText(job.filename)}'`);
   }
 }
 

@@ -45,7 +45,7 @@ export async function runTestIops(file: string, opts: TestIopsOptions): Promise<
     size, runtimeMs: opts.runtime ?? 10_000, timeBased: true, direct: opts.direct ?? true, invalidate: true,
     force: opts.force ?? false,
   };
-  checkJob(base, { option: opts.filename === file ? '--filename' : '<jobfile>', output: true });
+  checkJob(base, { option: opts.filename === file ? '--filename' : 'job file', output: true });
   const signal = interruption();
   type Line = { engine: string; mode: string; bs: number; iodepth: number; iops?: number; unavailable?: string; partial?: boolean };
   const out: Line[] = [];

@@ -4,7 +4,8 @@
 // command line (fio-runner.ts), never iolab's reading of it.
 import { native, type BenchResult } from '../native.js';
 import { commandLine, UserError } from '../cli-util.js';
-import { interruption, markInterrupted } from '../interrupt.js';
+import { interruptedBy, interruption, markInterrupted } from '../interrupt.js';
+import { closeSync, fstatSync, fsyncSync, openSync } from 'node:fs';
 import { formatCount, formatNs, median, ratio, table } from '../format.js';
 import { machineInfo } from './machine.js';
 import { engineInfo } from './engines.js';
@@ -13,7 +14,9 @@ import { fioArgs, fioVersion, runFio, type FioFigures } from './fio-runner.js';
 import { formatCpuPerIo, resultIops } from './storage-table.js';
 import { describeJob, jobLabel, outputJson, type IopsRun, type Variant } from './iops-plan.js';
 import { runStep, type StepEntry } from './iops-run.js';
+import { checkLayoutSpace } from './storage-job.js';
 import type { FioCommandLine } from './fio-cli.js';
+import { showText } from '../show-bytes.js';
 
 /** One round of iolab's side: every step of the run, and the figures of all its jobs together. */
 interface IolabRound {
@@ -88,10 +91,43 @@ function checkVsFio(plan: IopsRun, jobFile: string | undefined, user: FioCommand
   }
 }
 
+/** The steps of a variant, one after the other, until a signal. */
+async function runSteps(variant: Variant, signal: AbortSignal, show: boolean): Promise<StepEntry[]> {
+  const entries: StepEntry[] = [];
+  for (const step of variant.steps) {
+    if (signal.aborted) break;
+    entries.push(...await runStep(step, show));
+  }
+  return entries;
+}
+
+/** Writes each file's dirty pages to disk (a block device or a file we may not open: skipped). */
+function syncFiles(files: string[]): void {
+  for (const file of new Set(files)) {
+    let fd: number | undefined;
+    try {
+      fd = openSync(file, 'r');
+      if (fstatSync(fd).isFile()) fsyncSync(fd);
+    } catch {
+      // not there or not ours to open: nothing of this run's to sync
+    } finally {
+      if (fd !== undefined) closeSync(fd);
+    }
+  }
+}
+
+/** "median of 3 rounds"; with an even count the median is the mean of the middle two, and
+ * says so; a run cut short says how many rounds it finished. */
+export function roundsText(done: number, asked: number): string {
+  const of = done === 0 ? 'no round finished' : done === 1 ? 'one round' : done === 2 ? 'mean of 2 rounds' : `median of ${done} rounds${done % 2 === 0 ? ' (the mean of the middle two)' : ''}`;
+  return done < asked ? `${of}, of ${asked} asked: cut short` : of;
+}
+
 export async function runVsFio(plan: IopsRun, user: { jobFile?: string; commandLine: FioCommandLine }): Promise<void> {
   const version = await fioVersion();
   if (!version) throw new UserError('--vs-fio needs fio on PATH (apt-get install fio)');
   checkVsFio(plan, user.jobFile, user.commandLine);
+  checkLayoutSpace(plan.variants.flatMap((v) => v.steps.flatMap((s) => s.jobs.map((j) => j.job))));
   const signal = interruption();
   const first = plan.variants[0].steps[0].jobs[0].job;
   const machine = machineInfo(first.filename);
@@ -107,10 +143,13 @@ export async function runVsFio(plan: IopsRun, user: { jobFile?: string; commandL
     for (const p of pairs) {
       if (p.unavailable) continue;
       const ours = async () => {
-        const entries: StepEntry[] = [];
-        for (const step of p.variant.steps) {
-          if (signal.aborted) break;
-          entries.push(...await runStep(step, !plan.json));
+        let entries = await runSteps(p.variant, signal, !plan.json);
+        // a file this run just laid out is still dirty in the page cache, where fio's and
+        // iolab's cache drop cannot reach it: a read would be of memory, not the file. So the
+        // layout is written to disk and the round run again, on the file as fio will find it.
+        if (entries.some((e) => (e.result?.laidOutBytes ?? 0) > 0) && !signal.aborted && !entries.some((e) => e.error)) {
+          syncFiles(jobs.map((j) => j.filename));
+          entries = await runSteps(p.variant, signal, !plan.json);
         }
         const failed = entries.find((e) => e.error);
         if (failed?.error) throw new Error(failed.error);
@@ -165,8 +204,10 @@ export async function runVsFio(plan: IopsRun, user: { jobFile?: string; commandL
   }, plan.globalOptions);
   outputJson(plan, doc);
   if (!plan.json) {
-    const titles = plan.phases.flat().map((j) => `${describeJob(j, plan.sweep)} file=${j.filename}`).join('; ');
-    process.stdout.write(`iolab bench iops --vs-fio (${version}, median of ${plan.repeat} rounds): ${titles}\n`);
+    const titles = plan.phases.flat().map((j) => `${describeJob(j, plan.sweep)} file=${showText(j.filename)}`).join('; ');
+    // the rounds both sides finished for every engine: the figures are over those
+    const done = Math.min(...pairs.filter((p) => !p.unavailable).map((p) => Math.min(p.iolab.length, p.fio.length)), plan.repeat);
+    process.stdout.write(`iolab bench iops --vs-fio (${version}, ${roundsText(Number.isFinite(done) ? done : 0, plan.repeat)}): ${titles}\n`);
     const rows = summary.map((s, i) => {
       const label = `${pairs[i].label}${pairs[i].partial ? ' (partial)' : ''}`;
       if ('unavailable' in s && s.unavailable) return [label, `unavailable: ${s.unavailable}`];
@@ -178,5 +219,8 @@ export async function runVsFio(plan: IopsRun, user: { jobFile?: string; commandL
     process.stdout.write(table(['engine', 'iolab IOPS', 'fio IOPS', 'IOPS iolab/fio', 'iolab CPU/IO', 'fio CPU/IO',
       'CPU/IO iolab/fio', 'iolab clat p99', 'fio clat p99'], rows));
   }
-  if (interrupted) markInterrupted();
+  if (interrupted) {
+    if (!plan.json) process.stdout.write(`interrupted (${interruptedBy() ?? 'a signal'}): the rows hold the rounds that finished; a row marked (partial) lost a run cut short\n`);
+    markInterrupted();
+  }
 }

@@ -47,6 +47,8 @@ export async function writeAllVectored(write: VectoredWrite, fd: number, buffers
 
 /** Shm names as the user typed them: a leading '/' is added when missing ("demo" -> "/demo"). */
 export function shmName(name: string): string {
+  // the name the user typed, not the '/' added to it
+  if (name === '' || name === '/') throw new UserError('the shared-memory object\'s name is empty: name one, e.g. demo');
   return name.startsWith('/') ? name : `/${name}`;
 }
 

@@ -8,6 +8,7 @@ import { closeSync, constants, fstatSync, lstatSync, openSync, unlinkSync, type 
 import { isErrnoException, native } from '../native.js';
 import { dirname } from 'node:path';
 import { UserError } from '../cli-util.js';
+import { showText } from '../show-bytes.js';
 import { refuseKernelFolder } from '../write-target.js';
 
 const { O_RDONLY, O_CREAT, O_EXCL, O_NOFOLLOW } = constants;
@@ -20,7 +21,7 @@ export interface BoundPath {
 
 /** The folder the user named in --socket is missing (the lock file is iolab's, not theirs to know). */
 function noFolder(socketPath: string, code: 'ENOENT' | 'ENOTDIR'): UserError {
-  return new UserError(`${dirname(socketPath)} ${code === 'ENOENT' ? 'does not exist' : 'is not a folder'} (the folder of --socket ${socketPath})`);
+  return new UserError(`${showText(dirname(socketPath))} ${code === 'ENOENT' ? 'does not exist' : 'is not a folder'} (the folder of --socket ${showText(socketPath)})`);
 }
 
 /** Opens the lock file beside `socketPath`, creating it (0644) when missing; never through a symlink. */
@@ -30,7 +31,7 @@ function openLockFile(lockPath: string, socketPath: string): number {
       return openSync(lockPath, O_RDONLY | O_NOFOLLOW);
     } catch (err) {
       if (isErrnoException(err) && err.code === 'ELOOP') {
-        throw new UserError(`${lockPath} is a symbolic link; left untouched (choose another --socket)`);
+        throw new UserError(`${showText(lockPath)} is a symbolic link; left untouched (choose another --socket)`);
       }
       if (isErrnoException(err) && err.code === 'ENOTDIR') throw noFolder(socketPath, err.code);
       if (!isErrnoException(err) || err.code !== 'ENOENT') throw err;
@@ -52,7 +53,7 @@ function lockPath(path: string): { fd: number; lockFile: string } {
     let held = false;
     try {
       const st = fstatSync(fd);
-      if (!st.isFile()) throw new UserError(`${lockFile} exists and is not a lock file; left untouched (choose another --socket)`);
+      if (!st.isFile()) throw new UserError(`${showText(lockFile)} exists and is not a lock file; left untouched (choose another --socket)`);
       if (!native.flock(fd, 'exclusive')) throw inUse(path);
       // A receiver that just exited removes its lock file before unlocking it: if ours is no
       // longer the one at the path, start again with the file that is there now.
@@ -67,14 +68,14 @@ function lockPath(path: string): { fd: number; lockFile: string } {
 }
 
 function inUse(path: string): UserError {
-  return new UserError(`${path} is in use: another receiver is listening on it; left untouched (choose another --socket)`);
+  return new UserError(`${showText(path)} is in use: another receiver is listening on it; left untouched (choose another --socket)`);
 }
 
 /** With the lock held: a socket file nobody is bound to is removed; a live one or any other file stays. */
 function removeStaleSocket(path: string): void {
   const st = lstatSync(path, { throwIfNoEntry: false });
   if (st === undefined) return;
-  if (!st.isSocket()) throw new UserError(`${path} exists and is not a socket; left untouched (choose another --socket)`);
+  if (!st.isSocket()) throw new UserError(`${showText(path)} exists and is not a socket; left untouched (choose another --socket)`);
   // A program that takes no lock may still listen there. A datagram probe connects without
   // side effects: a stream listener is not handed a connection.
   const probe = native.socket('unix', 'dgram', { nonBlocking: true });

@@ -2,6 +2,7 @@
 // message may be.
 import { existsSync } from 'node:fs';
 import { UserError } from '../cli-util.js';
+import { showText } from '../show-bytes.js';
 import { native } from '../native.js';
 import { plural } from '../numbers.js';
 
@@ -23,6 +24,6 @@ export function checkSocketPath(path: string): void {
   if (path === '') throw new UserError('the socket path is empty');
   const bytes = Buffer.byteLength(path);
   if (bytes > maxSocketPathBytes) {
-    throw new UserError(`socket path is ${plural(bytes, 'byte')} long; Unix socket paths must be at most ${plural(maxSocketPathBytes, 'byte')}: ${path}`);
+    throw new UserError(`socket path is ${plural(bytes, 'byte')} long; Unix socket paths must be at most ${plural(maxSocketPathBytes, 'byte')}: ${showText(path)}`);
   }
 }

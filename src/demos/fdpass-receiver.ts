@@ -45,7 +45,7 @@ export type ReceiverEvent =
 export function formatReceiverEvent(e: ReceiverEvent): string[] {
   switch (e.event) {
     case 'listening':
-      return [`listening on ${e.socket}`];
+      return [`listening on ${showText(e.socket)}`];
     case 'message': {
       const c = e.contents;
       const read = { ...c, text: new Uint8Array(0) };
@@ -131,7 +131,7 @@ async function receiveStream(listener: number, options: ReceiverOptions, deadlin
       let length = 0;
       for (;;) {
         const r = await io.recvmsg(conn, [buffer.subarray(length)], 1, connDeadline, signal);
-        if (!r) throw new UserError(`a sender connected to ${options.socket} but did not finish its message in time`);
+        if (!r) throw new UserError(`a sender connected to ${showText(options.socket)} but did not finish its message in time`);
         fds.push(...r.fds);
         checkReceived(r, false);
         if (fds.length > 1) throw tooManyFds();
@@ -161,7 +161,7 @@ function tooManyFds(): UserError {
 }
 
 function timedOut(options: ReceiverOptions): UserError {
-  return new UserError(`no message came within ${(options.timeout ?? 0) / 1000} s on ${options.socket}`);
+  return new UserError(`no message came within ${(options.timeout ?? 0) / 1000} s on ${showText(options.socket)}`);
 }
 
 /** What the passed fd is, and the text at its start (mapped only when it is sealed against

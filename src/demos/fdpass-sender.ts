@@ -62,7 +62,7 @@ export async function runSender(options: SenderOptions, io: DemoIo = plainIo): P
       await sendAll(io, sock, text, fd, type);
     } catch (err) {
       if (isErrnoException(err) && (err.code === 'EPIPE' || err.code === 'ECONNRESET')) {
-        throw new UserError(`the receiver on ${path} closed the connection before the message was sent ` +
+        throw new UserError(`the receiver on ${showText(path)} closed the connection before the message was sent ` +
           '(a receiver refuses senders of another user unless it runs with --allow-any-user)');
       }
       throw err;
@@ -80,10 +80,10 @@ function checkReceiverPath(path: string): Stats {
   try {
     st = lstatSync(path);
   } catch (err) {
-    if (isErrnoException(err) && err.code === 'ENOENT') throw new UserError(`no receiver listening on ${path}`);
+    if (isErrnoException(err) && err.code === 'ENOENT') throw new UserError(`no receiver listening on ${showText(path)}`);
     throw err;
   }
-  if (!st.isSocket()) throw new UserError(`${path} is not a socket`);
+  if (!st.isSocket()) throw new UserError(`${showText(path)} is not a socket`);
   return st;
 }
 
@@ -92,11 +92,11 @@ function connectToReceiver(sock: number, path: string, type: FdpassType): void {
     native.connect(sock, path);
   } catch (err) {
     if (isErrnoException(err) && (err.code === 'ECONNREFUSED' || err.code === 'ENOENT')) {
-      throw new UserError(`no receiver listening on ${path}`);
+      throw new UserError(`no receiver listening on ${showText(path)}`);
     }
     if (isErrnoException(err) && err.code === 'EPROTOTYPE') {
       const other = type === 'dgram' ? 'stream' : 'dgram';
-      throw new UserError(`the receiver on ${path} is not a ${type} socket (try --type ${other})`);
+      throw new UserError(`the receiver on ${showText(path)} is not a ${type} socket (try --type ${other})`);
     }
     throw err;
   }
@@ -163,13 +163,13 @@ async function sendAll(io: DemoIo, sock: number, text: Uint8Array, shmFd: number
 export function refusalNote(r: SendResult): string | undefined {
   const uid = process.getuid?.();
   if (r.type !== 'dgram' || uid === undefined || r.receiverUid === uid) return undefined;
-  return `note: ${r.socket} belongs to uid ${r.receiverUid}, not to this user (uid ${uid}): a receiver that checks ` +
+  return `note: ${showText(r.socket)} belongs to uid ${r.receiverUid}, not to this user (uid ${uid}): a receiver that checks ` +
     "the sender's uid, as iolab's does unless run with --allow-any-user, drops this message, and a datagram " +
     'sender is not told';
 }
 
 export function formatSend(r: SendResult): string[] {
   const what = r.object === 'memfd' ? 'memfd sealed against shrinking, growing and writing' : 'shared-memory object';
-  return [`sent to ${r.socket}: ${showText(r.text)} (with the fd of a ${r.size}-byte ${what})`];
+  return [`sent to ${showText(r.socket)}: ${showText(r.text)} (with the fd of a ${r.size}-byte ${what})`];
 }
 

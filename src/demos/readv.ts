@@ -104,7 +104,7 @@ export function readvJson(result: ReadvResult) {
 export function readvCommand(): Command {
   return oneLineErrors(keepOldUringFlag(new Command('readv')
     .description('scatter-read the start of a file into several buffers with one readv(2) call')
-    .addArgument(pathArgument('<file>', 'file to read (e.g. readv.c)', { output: false }))
+    .addArgument(pathArgument('<file>', 'file to read (e.g. readv.c)', { output: false, called: 'file' }))
     .option('--sizes <list>', 'buffer sizes in bytes, comma-separated (4k suffixes allowed)', numberListOption({ min: 1, size: true }), defaultSizes)
     .option('--offset <bytes>', 'read from this file offset with preadv(2) instead of the current position',
       numberOption({ min: 0, size: true }))

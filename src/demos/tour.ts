@@ -3,7 +3,7 @@
 // `--io-uring` variant run again with it. Removes everything it created.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { removeDeadToursLeftovers, tourFolderPrefix, tourShmName } from './tour-leftovers.js';
 import { join } from 'node:path';
 import { Command } from 'commander';
 import { native, projectRoot } from '../native.js';
@@ -124,7 +124,7 @@ const shmDemo: TourDemo = {
   title: 'shm: one process writes a POSIX shared-memory object with pwrite, another reads it with pread',
   hasIoUringVariant: true,
   async run(ctx) {
-    const name = `/iolab-tour-${process.pid}${ctx.variantArgs.length > 0 ? '-io_uring' : ''}`;
+    const name = tourShmName(ctx.variantArgs.length > 0);
     try {
       const commands = await runAll(ctx, [
         { argv: ['shm', 'write', name, 'written by one process, read by another', ...ctx.variantArgs] },
@@ -201,7 +201,8 @@ const ioUringFolder = 'io_uring';
  * start fresh). Up to `stepsAtOnce` steps run at once; `onStep` sees each finished step in order.
  */
 export async function runTour(on: { start?: (dir: string) => void; step?: (step: TourStep) => void } = {}): Promise<Tour> {
-  const dir = mkdtempSync(join(tmpdir(), 'iolab-tour-'));
+  removeDeadToursLeftovers();
+  const dir = mkdtempSync(tourFolderPrefix());
   on.start?.(dir);
   const steps: TourStep[] = [];
   const running = new Set<ChildProcess>();

@@ -4,13 +4,16 @@
 // a failure never leaves a half-written file under the user's name). It never writes through
 // a symbolic link: one is refused, or with --force replaced itself. Anything else that is not a
 // regular file (a device, a FIFO) is refused whatever the flags (src/write-target.ts).
-import { closeSync, constants, fchmodSync, fstatSync, fsyncSync, lstatSync, openSync, renameSync, unlinkSync } from 'node:fs';
+import { closeSync, constants, fstatSync, fsyncSync, lstatSync, openSync, renameSync, unlinkSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import { Command, Option } from 'commander';
 import { oneLineErrors, printJson, UserError } from '../cli-util.js';
+import { errnoText } from '../user-error.js';
+import { dirname, resolve } from 'node:path';
 import { iovMax, writeAllVectored } from './common.js';
 import { showText } from '../show-bytes.js';
 import { native } from '../native.js';
+import { keepAttributes } from '../keep-attributes.js';
 import { checkWriteTarget, notRegularFile, symlinkRefused } from '../write-target.js';
 import { removeStaleTempFiles, tempNameFor } from '../temp-files.js';
 import { plainIo, ioUringOption, keepOldUringFlag, withDemoIo, type DemoIo } from './io.js';
@@ -39,7 +42,7 @@ export async function runWritev(file: string, texts: string[], mode: WriteMode,
   const existing = checkWriteTarget(file, { replace: mode === 'replace', append: mode === 'append', existsMessage });
 
   // --force replaces a symbolic link itself with the new file (its target is never written).
-  if (mode === 'replace') return replaceFile(file, pieces, existing?.isSymbolicLink() ? undefined : existing?.mode, io);
+  if (mode === 'replace') return replaceFile(file, pieces, io);
 
   let fd: number;
   try {
@@ -68,18 +71,22 @@ export async function runWritev(file: string, texts: string[], mode: WriteMode,
 }
 
 /** Writes a temp file in the same folder (same filesystem), fsyncs it, renames it over `file`. */
-async function replaceFile(file: string, pieces: Uint8Array[], oldMode: number | undefined,
-  io: DemoIo): Promise<WritevResult> {
+async function replaceFile(file: string, pieces: Uint8Array[], io: DemoIo): Promise<WritevResult> {
   removeStaleTempFiles(file);
   const temp = tempNameFor(file, randomBytes(4).toString('hex'));
-  const fd = openSync(temp, O_WRONLY | O_CREAT | O_EXCL, 0o644);
+  let fd: number;
+  try {
+    fd = openSync(temp, O_WRONLY | O_CREAT | O_EXCL, 0o644);
+  } catch (err) {
+    // the temp name is iolab's, not the user's: the folder is what could not be written
+    throw new UserError(`cannot replace '${showText(file)}': cannot create a file in ${showText(dirname(resolve(file)))} (${errnoText(err)})`);
+  }
   let renamed = false;
   try {
     const { bytes, calls } = await writeAllVectored(io.writev, fd, pieces);
-    // Keep the permissions of the file being replaced (the new one would otherwise get 0644).
-    if (oldMode !== undefined && (fstatSync(fd).mode & 0o7777) !== (oldMode & 0o7777)) {
-      fchmodSync(fd, oldMode & 0o7777);
-    }
+    // The file being replaced keeps its owner, mode and extended attributes (the new one would
+    // otherwise be 0644 and ours); a symlink replaced is not its target and passes nothing on.
+    keepAttributes(file, fd);
     fsyncSync(fd);
     closeSync(fd);
     renameSync(temp, file);
@@ -100,7 +107,7 @@ export function formatWritev(result: WritevResult): string[] {
 export function writevCommand(): Command {
   return oneLineErrors(keepOldUringFlag(new Command('writev')
     .description('gather-write pieces of text into a file with one writev(2) call')
-    .addArgument(pathArgument('<file>', 'file to write (created with mode 0644)', { output: true, changedBy: ['--force', '--append'] }))
+    .addArgument(pathArgument('<file>', 'file to write (created with mode 0644)', { output: true, changedBy: ['--force', '--append'], called: 'file' }))
     .argument('<text...>', 'pieces of text, written back to back (no separators added)')
     .addOption(new Option('--append', 'add to the end of the file (O_APPEND), creating it if missing').conflicts('force'))
     .option('--force', 'replace an existing file (atomically: temp file, then rename)')

@@ -2,11 +2,12 @@
 // (the load generator, rust_echo_bench's flags and output).
 import { Command, Option } from 'commander';
 import { oneLineErrors, printJson, UserError } from '../cli-util.js';
+import { errnoText } from '../user-error.js';
 import { isErrnoException, type EchoServerStats, type EchoUringFeature } from '../native.js';
 import { formatAddress, parseAddress, resolveHost } from './address.js';
 import { checkOpenFileLimit, formatLoad, generatorModes, lostEveryConnection, noConnection, runLoad, totalErrors, type GeneratorMode, type LoadOptions } from './load.js';
 import { interruptedBy, interruption, markInterrupted } from '../interrupt.js';
-import { echoServerNames, echoServers, startEchoServer, type EchoServerName } from './servers.js';
+import { echoServerNames, echoServers, IDLE_TIMEOUT_MAX_MS, startEchoServer, type EchoServerName } from './servers.js';
 import { generatorAliases, knownNameOption, optionAlias, serverAliases } from '../aliases.js';
 import type { EchoServer } from './types.js';
 import { durationOption, numberOption } from '../numbers.js';
@@ -43,8 +44,9 @@ function serverCommand(): Command {
       .argParser(knownNameOption(echoServerNames, serverAliases, 'server')).default('io_uring'))
     .option('--host <host>', 'address to listen on', '127.0.0.1')
     .option('--port <port>', 'port to listen on (0: any free port)', numberOption({ min: 0, max: 65535 }), 9999)
-    .option('--max-conns <n>', 'accept at most n connections at once; more are accepted and closed at once', numberOption({ min: 1 }))
-    .option('--idle-timeout <time>', 'close a connection that moved no byte (in or out) for this long, e.g. 30 (seconds) or 500ms: peers that went quiet or stopped reading (default: never)', durationOption())
+    .option('--max-conns <n>', 'accept at most n connections at once; more are accepted and closed at once', numberOption({ min: 1, max: 2 ** 32 - 1 }))
+    .option('--idle-timeout <time>', 'close a connection that moved no byte (in or out) for this long, e.g. 30 (seconds) or 500ms: peers that went quiet or stopped reading; ' +
+      `whole milliseconds from 1ms up to ${IDLE_TIMEOUT_MAX_MS / 1000}s (11.5 days) (default: never)`, durationOption({ wholeMs: true, max: { ms: IDLE_TIMEOUT_MAX_MS, why: '11.5 days: the longest every server takes' } }))
     .option('--buffers <n>', 'io_uring: provided buffers in the shared pool, a power of two up to 32768 (default 4096; small pools are for tests and diagnosis)', numberOption({ min: 1, max: 32768 }))
     .option('--json', 'print JSON lines instead of text')
     .action(async (opts: ServerOptions) => {
@@ -64,7 +66,7 @@ function serverCommand(): Command {
           idleTimeoutMs: opts.idleTimeout, ...(opts.server === 'io_uring' ? { uringFeaturesOff: uringFeaturesOff() } : {}),
         });
       } catch (err) {
-        throw explainServerError(err, opts.server);
+        throw explainServerError(err, opts.server, formatAddress(host, opts.port));
       }
       // The handlers go in before `listening` is printed: whoever waits for that line may
       // signal at once. process.on, not once: a second signal while stopping must not kill
@@ -98,12 +100,16 @@ function serverCommand(): Command {
   return optionAlias(cmd, '--engine <name>', '--server');
 }
 
-function explainServerError(err: unknown, server: EchoServerName): unknown {
+function explainServerError(err: unknown, server: EchoServerName, where = ''): unknown {
   if (isErrnoException(err) && err.syscall === 'io_uring_queue_init' && ['EPERM', 'ENOSYS', 'EACCES'].includes(err.code)) {
     return new UserError(`io_uring is unavailable here (${err.code}); use --server epoll`);
   }
   if (isErrnoException(err) && err.code === 'EADDRINUSE') {
     return new UserError(`cannot listen (server ${server}): ${err.message}`);
+  }
+  if (isErrnoException(err) && (err.syscall === 'bind' || err.syscall === 'listen')) {
+    const hint = err.code === 'EADDRNOTAVAIL' ? ' (--host must be an address of this machine)' : err.code === 'EACCES' ? ' (a port below 1024 needs root)' : '';
+    return new UserError(`cannot listen on ${where} (server ${server}): ${errnoText(err)}${hint}`);
   }
   return err;
 }
@@ -112,10 +118,10 @@ function benchCommand(): Command {
   return new Command('bench')
     .description("load generator with rust_echo_bench's flags and output: each connection sends one message and waits for its whole echo")
     .option('-a, --address <addr>', 'server address HOST:PORT', '127.0.0.1:9999')
-    .option('-c, --number <n>', 'number of clients (connections)', numberOption({ min: 1 }), 50)
-    .option('-t, --duration <sec>', 'seconds to run', numberOption({ min: 1 }), 60)
+    .option('-c, --number <n>', 'number of clients (connections), up to 1000000', numberOption({ min: 1, max: 1_000_000 }), 50)
+    .option('-t, --duration <sec>', 'seconds to run, up to 1000000', numberOption({ min: 1, max: 1_000_000 }), 60)
     .option('-l, --length <bytes>', 'message length in bytes', numberOption({ min: 1, size: true }), 512)
-    .option('--threads <n>', 'generator threads', numberOption({ min: 1 }), 4)
+    .option('--threads <n>', 'generator threads, 1 to 64', numberOption({ min: 1, max: 64 }), 4)
     .addOption(new Option('--client <kind>', 'epoll: the generator; io_uring: the generator on io_uring; threads: one blocking thread per connection (reference)')
       .argParser(knownNameOption(generatorModes, generatorAliases, 'generator')).default('epoll'))
     .option('--json', 'print one JSON object instead of text')

@@ -32,6 +32,15 @@ export const echoServers = {
 export type EchoServerName = keyof typeof echoServers;
 export const echoServerNames = Object.keys(echoServers) as EchoServerName[];
 
+/** The longest idle timeout, one every server honours: the C servers take up to 10^9 ms; Node's
+ * timers (the node and duplex servers) hold at most 2^31-1 ms (24.8 days) and beyond it fire
+ * after 1 ms. */
+export const IDLE_TIMEOUT_MAX_MS = 1e9;
+
 export function startEchoServer(server: EchoServerName, options: EchoServerOptions): Promise<EchoServer> {
+  const idle = options.idleTimeoutMs;
+  if (idle !== undefined && !(Number.isInteger(idle) && idle >= 0 && idle <= IDLE_TIMEOUT_MAX_MS)) {
+    return Promise.reject(new RangeError(`idleTimeoutMs: expected whole milliseconds up to ${IDLE_TIMEOUT_MAX_MS}, got ${idle}`));
+  }
   return echoServers[server].start(options);
 }

@@ -2,6 +2,7 @@
 // (Vega-Lite -> SVG in Node) into the page (written by src/write-target.ts, as every output).
 import { statSync } from 'node:fs';
 import { UserError } from '../cli-util.js';
+import { showText } from '../show-bytes.js';
 import { readInputFile } from '../input-file.js';
 import { chartsOf } from './charts.js';
 import { reportHtml, type RenderedInput } from './html.js';
@@ -15,11 +16,11 @@ export function readInput(file: string): BenchInput {
   try {
     value = JSON.parse(text);
   } catch (err) {
-    throw new UserError(`${file}: not JSON (${(err as Error).message.replace(/\s+/g, ' ')})`);
+    throw new UserError(`${showText(file)}: not JSON (${(err as Error).message.replace(/\s+/g, ' ')})`);
   }
   const input = readBenchJson(file, value);
   if (!input) {
-    throw new UserError(`${file}: not a benchmark JSON iolab can chart (bench iops or fio --output-format=json, bench latency, bench echo, bench ipc, bench api)`);
+    throw new UserError(`${showText(file)}: not a benchmark JSON iolab can chart (bench iops or fio --output-format=json, bench latency, bench echo, bench ipc, bench api)`);
   }
   return input;
 }
@@ -37,8 +38,8 @@ function refuseRepeats(files: string[]): void {
     }
     const first = seen.get(id);
     if (first !== undefined) {
-      throw new UserError(first === file ? `${file}: given twice; name each file once`
-        : `${file}: the same file as ${first}, given before; name each file once`);
+      throw new UserError(first === file ? `${showText(file)}: given twice; name each file once`
+        : `${showText(file)}: the same file as ${showText(first)}, given before; name each file once`);
     }
     seen.set(id, file);
   }
@@ -52,6 +53,8 @@ export async function buildReport(files: string[]): Promise<{ html: string; rend
   for (const [i, input] of inputs.entries()) {
     const charts = [];
     for (const chart of chartsOf(input, i)) charts.push({ chart, svg: await renderSvg(chart) });
+    // a page without its figures is no report: fio's JSON of jobs that all failed, say
+    if (charts.length === 0) throw new UserError(`${showText(files[i])}: nothing in it to chart (no job or row with figures); no page written`);
     rendered.push({ input, charts });
   }
   return { html: reportHtml(rendered, new Date()), rendered };

@@ -6,6 +6,7 @@
 // with units, a legend, and the machine and command that produced its figures.
 import { formatBytes } from '../format.js';
 import type { ApiInput, BenchInput, EchoInput, IpcInput, LatencyInput, Machine, StorageInput, StoragePoint } from './inputs.js';
+import { showText } from '../show-bytes.js';
 
 export interface Chart {
   id: string;
@@ -49,7 +50,7 @@ function wrap(text: string, width = 110): string[] {
 
 function provenance(input: BenchInput): string[] {
   const partial = input.partial ? [`PARTIAL: ${input.partial}; the figures cover what finished`] : [];
-  return [...partial, ...wrap(describeMachine(input.machine)), ...wrap(describeCommand(input.command)), `file: ${input.file}`];
+  return [...partial, ...wrap(describeMachine(input.machine)), ...wrap(describeCommand(input.command)), `file: ${showText(input.file)}`];
 }
 
 interface Axis { field: string; title: string; log?: 2 | 10; format?: string; values?: number[]; labelExpr?: string }

@@ -4,12 +4,13 @@ import { Command } from 'commander';
 import { oneLineErrors } from '../cli-util.js';
 import { pathArgument, pathOption } from '../path-options.js';
 import { writeOutputFile } from '../write-target.js';
+import { showText } from '../show-bytes.js';
 
 export function reportCommand(): Command {
   return oneLineErrors(new Command('report')
     .description('one self-contained HTML file with charts of benchmark JSON (bench iops/fio, latency, echo, ipc, api): opens from disk, no network')
     .addArgument(pathArgument('<files...>', 'benchmark JSON files (--json or --output of a bench, or fio --output-format=json)',
-      { output: false }))
+      { output: false, called: 'input' }))
     .addOption(pathOption('-o, --output <file>', 'the HTML file to write (- prints it; an existing file only with --force)',
       { output: true, results: { createFolders: false } }).makeOptionMandatory())
     .option('--force', 'replace an existing file (or a symlink, never its target)')
@@ -24,6 +25,6 @@ Example:
       writeOutputFile(opts.output, html, '-o');
       if (opts.output === '-') return;
       const charts = rendered.reduce((n, r) => n + r.charts.length, 0);
-      process.stdout.write(`wrote ${opts.output}: ${charts} chart(s) from ${files.length} file(s)\n`);
+      process.stdout.write(`wrote ${showText(opts.output)}: ${charts} chart(s) from ${files.length} file(s)\n`);
     }));
 }

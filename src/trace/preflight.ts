@@ -6,6 +6,7 @@ import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import { release } from 'node:os';
 import { promisify } from 'node:util';
 import { UserError } from '../cli-util.js';
+import { showText } from '../show-bytes.js';
 import { bpftraceBinary } from './probes.js';
 
 export const tracefsPath = '/sys/kernel/tracing';
@@ -44,6 +45,9 @@ const MEMLOCK_NEEDED = 8 << 20;
 /** Checks everything tracing needs and returns the bpftrace binary to run. */
 export async function checkTracingPossible(): Promise<string> {
   const bpftrace = bpftraceBinary();
+  if (process.env.IOLAB_BPFTRACE && !existsSync(process.env.IOLAB_BPFTRACE)) {
+    throw new UserError(`IOLAB_BPFTRACE names '${showText(process.env.IOLAB_BPFTRACE)}', which does not exist: name the bpftrace program, or unset it to use the one on PATH`);
+  }
   if (!bpftrace || !existsSync(bpftrace)) {
     throw new UserError('tracing needs bpftrace, which is not installed: apt-get install bpftrace');
   }
