@@ -133,7 +133,12 @@ export function pingpongGroup(roundTrips: number | undefined): { list: Contender
       const back = Buffer.alloc(size);
       return async (message) => {
         const first = r.recv(p.fds.ring, back); // armed before the send: the echo completes it
-        for (let sent = 0; sent < size;) sent += await r.send(p.fds.ring, message.subarray(sent));
+        try {
+          for (let sent = 0; sent < size;) sent += await r.send(p.fds.ring, message.subarray(sent));
+        } catch (err) {
+          first.catch(() => {}); // the send's error is the one to report
+          throw err;
+        }
         let got = await first;
         while (got < size) {
           const n = await r.recv(p.fds.ring, back.subarray(got));
