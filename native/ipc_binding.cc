@@ -19,6 +19,7 @@ extern "C" {
 #include "stats/histogram.h"
 #include "ipc/fdmsg.h"
 #include "ipc/ipc.h"
+#include "ipc/pingpong.h"
 }
 
 namespace iolab {
@@ -260,6 +261,73 @@ static Napi::Value BenchFdMessages(const Napi::CallbackInfo& info) {
   return promise;
 }
 
+// pingpongEcho(fd) -> Promise<void> (the other end closed), and pingpongLoop(fd, { messageBytes,
+// roundTrips?, durationMs }) -> Promise<{ roundTrips, elapsedNs, p50Ns, p99Ns }>: bench api's
+// ping-pong group (native/ipc/pingpong.c), off the JS thread.
+class PingpongWorker : public Napi::AsyncWorker {
+ public:
+  PingpongWorker(Napi::Env env, int fd, bool echo)
+      : Napi::AsyncWorker(env), deferred_(Napi::Promise::Deferred::New(env)), fd_(fd), echo_(echo) {
+    LiveInc(Live::kNativeJobs);
+    hist_init(&round_trips_);
+  }
+  ~PingpongWorker() override { LiveDec(Live::kNativeJobs); }
+  Napi::Promise Promise() { return deferred_.Promise(); }
+  uint64_t bytes = 0, count = 0, duration_ns = 0;
+
+  void Execute() override {
+    err_ = echo_ ? pingpong_echo(fd_, &syscall_)
+                 : pingpong_loop(fd_, bytes, count, duration_ns, &round_trips_, &done_, &elapsed_ns_, &syscall_);
+  }
+  void OnOK() override {
+    Napi::Env env = Env();
+    if (err_ != 0) return deferred_.Reject(ErrnoError(env, err_, syscall_).Value());
+    if (echo_) return deferred_.Resolve(env.Undefined());
+    static const double wanted[2] = {50, 99};
+    uint64_t p[2];
+    hist_percentiles(&round_trips_, wanted, 2, p);
+    Napi::Object out = Napi::Object::New(env);
+    out.Set("roundTrips", double(done_));
+    out.Set("elapsedNs", double(elapsed_ns_));
+    out.Set("p50Ns", double(p[0]));
+    out.Set("p99Ns", double(p[1]));
+    deferred_.Resolve(out);
+  }
+
+ private:
+  Napi::Promise::Deferred deferred_;
+  int fd_;
+  bool echo_;
+  histogram round_trips_;
+  uint64_t done_ = 0, elapsed_ns_ = 0;
+  const char* syscall_ = "";
+  int err_ = 0;
+};
+
+static Napi::Value PingpongEcho(const Napi::CallbackInfo& info) {
+  auto* worker = new PingpongWorker(info.Env(), FdArg(info.Env(), info[0], "fd"), true);
+  Napi::Promise promise = worker->Promise();
+  worker->Queue();
+  return promise;
+}
+
+static Napi::Value PingpongLoop(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  int fd = FdArg(env, info[0], "fd");
+  OptionsArg o(env, info[1], "options");
+  if (!o.present()) ThrowArgType(env, "options", "object", info[1]);
+  int64_t bytes = IntegerArg(env, o.Get("messageBytes"), "options.messageBytes", 1, 64 << 20);
+  int64_t count = o.Integer("roundTrips", 0, kMaxSafeInteger, 0);
+  int64_t ms = IntegerArg(env, o.Get("durationMs"), "options.durationMs", 0, 3600 * 1000);
+  auto* worker = new PingpongWorker(env, fd, false);  // after every check: a throw leaks nothing
+  worker->bytes = uint64_t(bytes);
+  worker->count = uint64_t(count);
+  worker->duration_ns = uint64_t(ms) * 1000000u;
+  Napi::Promise promise = worker->Promise();
+  worker->Queue();
+  return promise;
+}
+
 void Init(Napi::Env env, Napi::Object exports) {
   exports.Set("ipcSend", Napi::Function::New(env, IpcSend));
   exports.Set("ipcMemcpy", Napi::Function::New(env, IpcMemcpy));
@@ -268,6 +336,8 @@ void Init(Napi::Env env, Napi::Object exports) {
   exports.Set("ipcUnavailable", Napi::Function::New(env, IpcUnavailable));
   exports.Set("ipcFootprint", Napi::Function::New(env, IpcFootprint));
   exports.Set("benchFdMessages", Napi::Function::New(env, BenchFdMessages));
+  exports.Set("pingpongEcho", Napi::Function::New(env, PingpongEcho));
+  exports.Set("pingpongLoop", Napi::Function::New(env, PingpongLoop));
   Napi::Array names = Napi::Array::New(env);
   for (uint32_t i = 0; ipc_transport_name(i) != nullptr; i++) names.Set(i, ipc_transport_name(i));
   exports.Set("ipcTransports", names);

@@ -9,6 +9,14 @@ export function median(values: number[]): number {
   return s.length % 2 ? s[mid] : (s[mid - 1] + s[mid]) / 2;
 }
 
+/** The p-th percentile (0 < p <= 100) of numbers: the smallest value with p% of them at or below
+ * it, as the latency histogram reads one (native/stats/histogram.c); NaN for none. */
+export function percentile(values: number[], p: number): number {
+  if (values.length === 0) return NaN;
+  const s = [...values].sort((a, b) => a - b);
+  return s[Math.min(s.length - 1, Math.max(0, Math.ceil((p / 100) * s.length) - 1))];
+}
+
 /** a / b as "1.05x" ("-" when either side is missing or b is 0). */
 export function ratio(a: number, b: number, digits = 2): string {
   if (!Number.isFinite(a) || !Number.isFinite(b) || b === 0) return '-';

@@ -209,6 +209,14 @@ export interface NativeAddon {
   /** The C floor of bench api's fd-message loop (native/ipc/fdmsg.c), off the JS thread:
    * sendmsg(1 byte + passedFd) + recvmsg + close of the received fd, for about durationMs. */
   benchFdMessages(passedFd: number, durationMs: number): Promise<{ messages: number; seconds: number }>;
+  /** bench api's ping-pong peer (native/ipc/pingpong.c), off the JS thread: writes back every
+   * byte read from the stream socket fd; resolves when the other end closes it. */
+  pingpongEcho(fd: number): Promise<void>;
+  /** The ping-pong group's C floor: `roundTrips` round trips of messageBytes over fd to an
+   * echo (0 or absent: as many as start within durationMs), one in flight, off the JS thread;
+   * the round trips' p50 and p99 from the latency histogram. */
+  pingpongLoop(fd: number, options: { messageBytes: number; roundTrips?: number; durationMs: number }):
+    Promise<{ roundTrips: number; elapsedNs: number; p50Ns: number; p99Ns: number }>;
 
   // ---- the shared-memory channel (native/channel_binding.cc, native/channel/) ----
   /** A new sealed memfd region of two rings of `capacity` bytes (a power of two, 4 KiB to

@@ -13,6 +13,8 @@ function results(partial?: string): ApiResults {
     ],
     ratios: partial ? [] : [{ name: 'iolab.readvSync@1 / fs.readvSync@1', of: 'iolab.readvSync@1', over: 'fs.readvSync@1', ratio: 0.9, goal: 1 }],
     rounds: { 'iolab.readvSync@1': [900_000], ...(partial ? {} : { 'fs.readvSync@1': [1_000_000] }) },
+    rtt: {},
+    rttRatios: [],
     ...(partial ? { partial } : {}),
   };
 }

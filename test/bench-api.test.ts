@@ -1,11 +1,11 @@
 // `iolab bench api` through the CLI (very short runs: the shape of the output, not speed), and
 // the C floor of its fd-message group (native benchFdMessages): it really passes fds (an fd that
 // cannot be passed fails the run with the errno), runs off the JS thread and leaves nothing
-// behind.
+// behind; and the C part of the ping-pong group (pingpongEcho and pingpongLoop).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { chmodSync, closeSync, mkdirSync, openSync, readdirSync, readFileSync, statSync, writeFileSync, type Stats } from 'node:fs';
+import { chmodSync, closeSync, mkdirSync, openSync, readdirSync, readFileSync, statSync, writeFileSync, writeSync, type Stats } from 'node:fs';
 import { execa } from 'execa';
 import { join } from 'node:path';
 import { native, projectRoot } from '../src/native.js';
@@ -52,12 +52,13 @@ describe('iolab bench api', () => {
     expect(run.stderr).toBe('');
     expect(run.exitCode).toBe(0);
     const report = JSON.parse(String(run.stdout));
+    const pingpongRows = (size: number) => ['c.pingpong', 'ring.pingpong', 'net.pingpong', 'channel.pingpong'].map((c) => `${c}/${size}`);
     const channelRows = (size: number) => ['channel', 'channel.worker', 'process.send', 'net.unix', 'zeromq', 'sab.worker', 'c.shm-ring', 'MessagePort', 'memcpy'].map((c) => `${c}/${size}`);
     expect(report.rows.map((r: { contender: string; inflight: number; messageBytes?: number }) =>
       r.messageBytes === undefined ? `${r.contender}@${r.inflight}` : `${r.contender}/${r.messageBytes}`)).toEqual([
       'iolab.readvSync@1', 'fs.readvSync@1', 'ring.readv@1', 'fs.promises.readv@1', 'fs.read@1',
       'ring.readv@32', 'fs.promises.readv@32', 'fs.read@32', 'ring.readvBatch@32', 'ring.sendmsg@32', 'ring.sendmsgBatch@32', 'c.sendmsg@1',
-      'iolab.sendmsg@1', 'usocket@32', ...channelRows(64), ...channelRows(1024), ...channelRows(64 << 10), ...channelRows(1 << 20),
+      'iolab.sendmsg@1', 'usocket@32', ...channelRows(64), ...channelRows(1024), ...channelRows(64 << 10), ...channelRows(1 << 20), ...pingpongRows(64), ...pingpongRows(1024), ...pingpongRows(65536),
     ]);
     for (const row of report.rows) {
       // usocket is a native addon built for the Node that installed it: under another Node line
@@ -144,6 +145,49 @@ describe('iolab bench api', () => {
     expect(processesTagged(tag)).toEqual([]);
   });
 
+  it('the ping-pong group: p50 <= p99 round trips for the Ring, net, the channel and the C floor at 64 B, 1 KiB and 64 KiB, with ratios; its peer gone after', async () => {
+    const tag = newProcessTag();
+    const out = join(dir.path, 'pingpong.json');
+    const run = await runCli(['bench', 'api', '--groups', 'pingpong', '--rounds', '2', '--round-trips', '200', '--output', out], { env: { [processTagVariable]: tag } });
+    expect(run.exitCode, String(run.stderr)).toBe(0);
+    expect(processesTagged(tag)).toEqual([]); // the echoing child ended with the group
+    const report = JSON.parse(readFileSync(out, 'utf8'));
+    expect(report.options.roundTrips).toBe(200);
+    const names = ['c.pingpong', 'ring.pingpong', 'net.pingpong', 'channel.pingpong'];
+    expect(report.rows.map((r: { contender: string; messageBytes: number }) => `${r.contender}/${r.messageBytes}`))
+      .toEqual([64, 1024, 65536].flatMap((size) => names.map((c) => `${c}/${size}`)));
+    const table = String(run.stdout);
+    expect(table).toMatch(/^contender\s+message\s+p50 RTT us\s+p99 RTT us\s+p50 min-max\s+round trips\/s\s+JS-thread CPU\/RTT$/m);
+    for (const row of report.rows) {
+      expect(row).toMatchObject({ group: 'pingpong', inflight: 1 });
+      expect(row.rttP50Us).toBeGreaterThan(0);
+      expect(row.rttP50Us).toBeLessThanOrEqual(row.rttP99Us);
+      expect(row.opsPerSec).toBeGreaterThan(0);
+      // far below the ~14 ms a Ring wait took before the wake-up was fixed (issue 32)
+      if (row.messageBytes === 64) expect(row.rttP50Us).toBeLessThan(5000);
+      const key = `${row.contender}/${row.messageBytes === 64 ? '64' : row.messageBytes === 1024 ? '1k' : '64k'}`;
+      expect(report.rtt[key].p50Us).toHaveLength(2);
+      expect(row.rttP50Us).toBeCloseTo((report.rtt[key].p50Us[0] + report.rtt[key].p50Us[1]) / 2, 9);
+      const size = row.messageBytes === 64 ? '64 B' : row.messageBytes === 1024 ? '1 KiB' : '64 KiB';
+      expect(table).toMatch(new RegExp(`^${row.contender.replace('.', '\\.')}\\s+${size}\\s+${row.rttP50Us.toFixed(1)}\\s+${row.rttP99Us.toFixed(1)}\\s`, 'm'));
+    }
+    const p50 = (k: string) => report.rows.find((r: { contender: string; messageBytes: number }) => `${r.contender}/${r.messageBytes}` === k).rttP50Us;
+    const ratio = report.rttRatios.find((r: { name: string }) => r.name === 'ring.pingpong/64 / c.pingpong/64');
+    expect(ratio.ratio).toBeCloseTo(p50('ring.pingpong/64') / p50('c.pingpong/64'), 9);
+    expect(table).toContain(`ring.pingpong/64 / c.pingpong/64 = ${ratio.ratio.toFixed(2)}x`);
+    expect(report.rttRatios).toHaveLength(15);
+  });
+
+  it('Ctrl-C in the ping-pong group: the finished rounds, marked partial, its peer gone, exit 130', async () => {
+    const tag = newProcessTag();
+    const run = await interruptedAfter(['--groups', 'pingpong', '--rounds', '100', '--round-trips', '50', '--only', 'ring.pingpong/64,c.pingpong/64'],
+      'ping-pong round 1/100 done', { [processTagVariable]: tag });
+    expect(run.exitCode).toBe(130);
+    expect(run.stdout).toMatch(/^partial: interrupted by SIGINT; the rows hold the rounds that finished$/m);
+    expect(run.stdout).toMatch(/^ring\.pingpong\s+64 B\s+[\d.]+\s+[\d.]+/m);
+    expect(processesTagged(tag)).toEqual([]);
+  });
+
   it('prints a table, and refuses bad input with one line', async () => {
     const run = await runCli(['bench', 'api', '--rounds', '1', '--duration', '5', '--size', '256k', '--only', 'ring.readv@32,fs.read@32', '--output', join(dir.path, 'b.json')]);
     expect(run.exitCode).toBe(0);
@@ -154,7 +198,7 @@ describe('iolab bench api', () => {
     expect(bad.stderr).toBe("iolab: option '--rounds <n>' argument '0' is invalid. expected a whole number >= 1, got '0'");
     expect(bad.exitCode).not.toBe(0);
     const group = await runCli(['bench', 'api', '--groups', 'read,nope']);
-    expect(group.stderr).toBe("iolab: option '--groups <list>' argument 'read,nope' is invalid. expected groups of read, fd, channel, got 'read,nope'");
+    expect(group.stderr).toBe("iolab: option '--groups <list>' argument 'read,nope' is invalid. expected groups of read, fd, channel, pingpong, got 'read,nope'");
     expect(group.exitCode).not.toBe(0);
     const none = await runCli(['bench', 'api', '--only', 'nothing', '--size', '64k', '--output', join(dir.path, 'c.json')]);
     expect(none.stderr).toMatch(/^iolab: --only: no contender named 'nothing' \(known: iolab\.readvSync, .*\)$/);
@@ -225,6 +269,41 @@ describe('bench api: the C floor of the fd-message group (benchFdMessages)', () 
   it('rejects with the errno when the fd cannot be passed', async () => {
     await expect(native.benchFdMessages(987654, 10)).rejects.toMatchObject({ code: 'EBADF', syscall: 'sendmsg' });
     expect(() => native.benchFdMessages(-1, 10)).toThrow(RangeError);
+    expect(await settledLiveObjects()).toEqual(zeroLiveObjects);
+  });
+});
+
+describe('bench api: the C part of the ping-pong group (pingpongEcho, pingpongLoop)', () => {
+  it('exactly the round trips asked for, each timed (p50 <= p99), off the JS thread; the echo ends when its peer closes', async () => {
+    const fdsBefore = openFdCount();
+    const [a, b] = native.socketpair('stream');
+    const echo = native.pingpongEcho(b);
+    let ticks = 0;
+    const timer = setInterval(() => ticks++, 1); // the JS thread stays free while they run
+    for (const messageBytes of [64, 65536]) {
+      const r = await native.pingpongLoop(a, { messageBytes, roundTrips: 500, durationMs: 0 });
+      expect(r.roundTrips).toBe(500);
+      expect(r.p50Ns).toBeGreaterThan(0);
+      expect(r.p50Ns).toBeLessThanOrEqual(r.p99Ns);
+    }
+    clearInterval(timer);
+    expect(ticks).toBeGreaterThan(0);
+    native.close(a);
+    await echo;
+    native.close(b);
+    expect(openFdCount()).toBe(fdsBefore);
+    expect(await settledLiveObjects()).toEqual(zeroLiveObjects);
+  });
+
+  it('an echo that differs from what was sent fails the loop; bad arguments throw before anything starts', async () => {
+    const [a, b] = native.socketpair('stream');
+    writeSync(b, Buffer.alloc(64)); // a stale "echo" waiting before the first send
+    await expect(native.pingpongLoop(a, { messageBytes: 64, roundTrips: 1, durationMs: 0 })).rejects.toMatchObject({ code: 'EBADMSG', syscall: 'pingpong check' });
+    native.close(b);
+    await expect(native.pingpongLoop(a, { messageBytes: 64, roundTrips: 1, durationMs: 0 })).rejects.toMatchObject({ code: 'EPIPE' });
+    expect(() => native.pingpongLoop(a, { messageBytes: 0, durationMs: 0 })).toThrow(RangeError);
+    expect(() => native.pingpongEcho(-1)).toThrow(RangeError);
+    native.close(a);
     expect(await settledLiveObjects()).toEqual(zeroLiveObjects);
   });
 });

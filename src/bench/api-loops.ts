@@ -5,6 +5,8 @@ import { performance } from 'node:perf_hooks';
 export interface Measured {
   ops: number;
   seconds: number;
+  /** The ping-pong group's runs: the round trips' p50 and p99 (ns). */
+  rtt?: { p50Ns: number; p99Ns: number };
 }
 
 export interface Contender {
@@ -12,6 +14,8 @@ export interface Contender {
   inflight: number;
   /** The channel group's contenders: the size of each message (ops are messages). */
   messageBytes?: number;
+  /** The ping-pong group's rows, which run apart from the others (their peer only while they do). */
+  group?: 'pingpong';
   /** Why it cannot run here (e.g. a peer module that does not load); run() is never called. */
   unavailable?: string;
   run(durationMs: number): Promise<Measured>;
@@ -22,7 +26,7 @@ function sizeName(bytes: number): string {
   return bytes % (1 << 20) === 0 ? `${bytes >> 20}m` : bytes % 1024 === 0 ? `${bytes >> 10}k` : String(bytes);
 }
 
-/** A row's name: contender@in-flight, or contender/size for the channel group's message sizes. */
+/** A row's name: contender@in-flight, or contender/size for the channel and ping-pong groups' message sizes. */
 export function rowKey(c: { contender: string; inflight: number; messageBytes?: number }): string {
   return c.messageBytes === undefined ? `${c.contender}@${c.inflight}` : `${c.contender}/${sizeName(c.messageBytes)}`;
 }

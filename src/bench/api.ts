@@ -7,6 +7,9 @@
 //             npm's usocket, and the same loop in C (api-fd.ts)
 //   channel:  messages to another process or thread: iolab's shared-memory channel vs
 //             process.send, a framed node:net Unix socket, a MessagePort, and memcpy (api-channel.ts)
+//   pingpong: one message in flight to a child that echoes it, the round trip's p50 and p99: the
+//             Ring, node:net, the channel, and a C loop as the floor (api-pingpong.ts); its rows
+//             run after the others', their peer only while they do
 // The loops run in JS on purpose: this benchmark measures the JS API, not the kernel.
 import { Command, InvalidArgumentError } from 'commander';
 import { fileURLToPath } from 'node:url';
@@ -24,6 +27,7 @@ import { blockSize, prepareFile, randomOffsets, readContenders } from './api-rea
 import { fdContenders } from './api-fd.js';
 import { channelContenderNames, channelContenders, channelRatioPairs } from './api-channel.js';
 import { servePeer } from './api-channel-peer.js';
+import { echoPeerCommand, formatPingpong, pingpongContenderNames, pingpongGroup, rttMedians, rttRatios, type RttFigures, type RttRatio } from './api-pingpong.js';
 import { dieWithParentIfAsked } from '../parent-death.js';
 
 export interface ApiRow {
@@ -38,6 +42,11 @@ export interface ApiRow {
   /** CPU time of the JS thread per op (median, ns): steadier than ops/s on a busy machine. Work
    * done on other threads (c.sendmsg's loop, libuv's pool for fs.*) is not in it. */
   jsCpuNsPerOp?: number;
+  /** The ping-pong group's rows: the medians over the rounds of each round's p50 and p99 round trip (us). */
+  rttP50Us?: number;
+  rttP99Us?: number;
+  /** 'pingpong' for that group's rows. */
+  group?: 'pingpong';
   unavailable?: string;
 }
 
@@ -49,7 +58,7 @@ export interface ApiRatio {
   goal?: number;
 }
 
-export const apiGroups = ['read', 'fd', 'channel'];
+export const apiGroups = ['read', 'fd', 'channel', 'pingpong'];
 
 export interface ApiOptions {
   rounds: number;
@@ -59,12 +68,18 @@ export interface ApiOptions {
   only?: string[];
   /** Of apiGroups; all when omitted. */
   groups?: string[];
+  /** The ping-pong group: round trips per run, instead of as many as fit in durationMs. */
+  roundTrips?: number;
 }
 
 export interface ApiResults {
   rows: ApiRow[];
   ratios: ApiRatio[];
   rounds: Record<string, number[]>;
+  /** The ping-pong rows' p50 and p99 of every round (us). */
+  rtt: Record<string, RttFigures>;
+  /** The ping-pong rows' p50 ratios (lower is better). */
+  rttRatios: RttRatio[];
   /** Set when a signal ended the run early: the rows hold the rounds that finished. */
   partial?: string;
 }
@@ -75,7 +90,7 @@ function jsThreadCpuNs(): number {
 }
 
 /** The groups' contenders and how to undo their setup. */
-async function setUpGroups(options: ApiOptions): Promise<{ list: Contender[]; cleanup: () => Promise<void> }> {
+async function setUpGroups(options: ApiOptions): Promise<{ list: Contender[]; cleanup: () => Promise<void>; startPingpong?: () => Promise<void> }> {
   const groups = options.groups ?? apiGroups;
   const list: Contender[] = [];
   const undo: (() => unknown)[] = [];
@@ -111,11 +126,54 @@ async function setUpGroups(options: ApiOptions): Promise<{ list: Contender[]; cl
       undo.push(() => channel.cleanup());
       list.push(...channel.list);
     }
+    if (groups.includes('pingpong')) { // its peer starts when its rounds do
+      const pingpong = pingpongGroup(options.roundTrips);
+      undo.push(() => pingpong.cleanup());
+      list.push(...pingpong.list);
+      return { list, cleanup, startPingpong: () => pingpong.start() };
+    }
   } catch (err) {
     await cleanup();
     throw err;
   }
   return { list, cleanup };
+}
+
+interface RoundSamples {
+  samples: Record<string, number[]>;
+  cpuSamples: Record<string, number[]>;
+  rtt: Record<string, RttFigures>;
+}
+
+/** Rounds of the runnable contenders, alternating their order; false when a signal ended them. */
+async function runRounds(runnable: Contender[], options: ApiOptions, signal: AbortSignal, out: RoundSamples, what: string,
+  progress?: (line: string) => void): Promise<boolean> {
+  for (const c of runnable) {
+    await new Promise((resolve) => setImmediate(resolve));
+    if (signal.aborted) return false;
+    await c.run(Math.min(50, options.durationMs)); // warm up the JIT
+  }
+  for (let round = 0; round < options.rounds; round++) {
+    // Alternate: each round starts one contender later, so none always runs first or last.
+    for (let k = 0; k < runnable.length; k++) {
+      // Back to the event loop between runs (a sync contender never leaves it), so a signal is
+      // seen: a contender runs for --duration at most, then the run stops.
+      await new Promise((resolve) => setImmediate(resolve));
+      if (signal.aborted) return false;
+      const c = runnable[(round + k) % runnable.length];
+      const cpu = jsThreadCpuNs();
+      const m = await c.run(options.durationMs);
+      (out.samples[key(c)] ??= []).push(m.ops / m.seconds);
+      (out.cpuSamples[key(c)] ??= []).push((jsThreadCpuNs() - cpu) / Math.max(1, m.ops));
+      if (m.rtt) {
+        const f = (out.rtt[key(c)] ??= { p50Us: [], p99Us: [] });
+        f.p50Us.push(m.rtt.p50Ns / 1e3);
+        f.p99Us.push(m.rtt.p99Ns / 1e3);
+      }
+    }
+    progress?.(`${what}round ${round + 1}/${options.rounds} done`);
+  }
+  return true;
 }
 
 /** Runs every contender `rounds` times, alternating their order, and returns the medians. */
@@ -134,39 +192,27 @@ export async function runApiBench(options: ApiOptions, progress?: (line: string)
       all = all.filter((c) => options.only!.some((o) => c.contender === o || key(c) === o));
     }
     const runnable = all.filter((c) => c.unavailable === undefined);
-    for (const c of runnable) {
-      await new Promise((resolve) => setImmediate(resolve));
-      if (signal.aborted) break;
-      await c.run(Math.min(50, options.durationMs)); // warm up the JIT
+    const out: RoundSamples = { samples: {}, cpuSamples: {}, rtt: {} };
+    const pingpong = runnable.filter((c) => c.group === 'pingpong');
+    if (await runRounds(runnable.filter((c) => c.group !== 'pingpong'), options, signal, out, '', progress) && pingpong.length > 0) {
+      await setup.startPingpong!();
+      await runRounds(pingpong, options, signal, out, 'ping-pong ', progress);
     }
-    const samples: Record<string, number[]> = {};
-    const cpuSamples: Record<string, number[]> = {};
-    rounds: for (let round = 0; round < options.rounds; round++) {
-      // Alternate: each round starts one contender later, so none always runs first or last.
-      for (let k = 0; k < runnable.length; k++) {
-        // Back to the event loop between runs (a sync contender never leaves it), so a signal is
-        // seen: a contender runs for --duration at most, then the run stops.
-        await new Promise((resolve) => setImmediate(resolve));
-        if (signal.aborted) break rounds;
-        const c = runnable[(round + k) % runnable.length];
-        const cpu = jsThreadCpuNs();
-        const m = await c.run(options.durationMs);
-        (samples[key(c)] ??= []).push(m.ops / m.seconds);
-        (cpuSamples[key(c)] ??= []).push((jsThreadCpuNs() - cpu) / Math.max(1, m.ops));
-      }
-      progress?.(`round ${round + 1}/${options.rounds} done`);
-    }
+    const { samples, cpuSamples } = out;
     const rows: ApiRow[] = all.map((c) => {
       const s = samples[key(c)];
-      const row = { contender: c.contender, inflight: c.inflight, ...(c.messageBytes === undefined ? {} : { messageBytes: c.messageBytes }) };
+      const row = { contender: c.contender, inflight: c.inflight, ...(c.messageBytes === undefined ? {} : { messageBytes: c.messageBytes }),
+        ...(c.group ? { group: c.group } : {}) };
       if (c.unavailable !== undefined) return { ...row, opsPerSec: null, unavailable: c.unavailable };
       if (!s) return { ...row, opsPerSec: null };
       const opsPerSec = Math.round(median(s));
+      if (c.group === 'pingpong') return { ...row, opsPerSec, jsCpuNsPerOp: Math.round(median(cpuSamples[key(c)])), ...rttMedians(out.rtt[key(c)]) };
       return { ...row, opsPerSec, ...(c.messageBytes === undefined ? {} : { bytesPerSec: opsPerSec * c.messageBytes }),
         jsCpuNsPerOp: Math.round(median(cpuSamples[key(c)])) };
     });
     const by = interruptedBy();
-    return { rows, ratios: ratios(rows), rounds: samples, ...(signal.aborted ? { partial: `interrupted by ${by ?? 'a signal'}` } : {}) };
+    const pingpongRows = rows.filter((r) => pingpongContenderNames.includes(r.contender));
+    return { rows, ratios: ratios(rows), rounds: samples, rtt: out.rtt, rttRatios: rttRatios(pingpongRows), ...(signal.aborted ? { partial: `interrupted by ${by ?? 'a signal'}` } : {}) };
   } finally {
     await setup.cleanup();
   }
@@ -204,7 +250,7 @@ function ratios(rows: ApiRow[]): ApiRatio[] {
 export function formatApiResults(results: ApiResults, options: ApiOptions): string[] {
   const groups = options.groups ?? apiGroups;
   const what = [groups.includes('read') ? '4 KiB random reads from a page-cached file' : '', groups.includes('fd') ? 'fd messages' : '',
-    groups.includes('channel') ? 'messages to another process or thread' : ''].filter((w) => w !== '').join(', ');
+    groups.includes('channel') ? 'messages to another process or thread' : '', groups.includes('pingpong') ? 'round trips to a child process' : ''].filter((w) => w !== '').join(', ');
   const lines = [`bench api: ${what}; ${options.rounds} rounds of ${options.durationMs} ms, alternating; medians`, ''];
   if (results.partial) lines.push(`partial: ${results.partial}; the rows hold the rounds that finished`, '');
   const cells = (r: ApiRow, rate: (n: number) => string) => {
@@ -218,12 +264,14 @@ export function formatApiResults(results: ApiResults, options: ApiOptions): stri
     const body = ops.map((r) => [r.contender, String(r.inflight), ...cells(r, formatCount)]);
     lines.push(...table(['contender', 'in flight', 'ops/s (median)', 'min', 'max', 'JS-thread CPU/op'], body).trimEnd().split('\n'), '');
   }
-  const messages = results.rows.filter((r) => r.messageBytes !== undefined);
+  const messages = results.rows.filter((r) => r.messageBytes !== undefined && r.group === undefined);
   if (messages.length > 0) {
     const body = messages.map((r) => [r.contender, formatBytes(r.messageBytes!), ...cells(r, formatCount),
       r.bytesPerSec === undefined ? '' : formatRate(r.bytesPerSec)]);
     lines.push(...table(['contender', 'message', 'messages/s (median)', 'min', 'max', 'JS-thread CPU/msg', 'bytes/s'], body).trimEnd().split('\n'), '');
   }
+  const pingpong = formatPingpong(results.rows.filter((r) => r.group === 'pingpong'), results.rtt, results.rttRatios);
+  if (pingpong.length > 0) lines.push(...pingpong, '');
   for (const r of results.rows) if (r.unavailable) lines.push(`${r.contender}: ${r.unavailable}`);
   if (results.rows.some((r) => r.unavailable)) lines.push('');
   // no verdict on a goal from the rounds an interrupted run finished
@@ -264,13 +312,14 @@ function groupsOption(value: string): string[] {
 
 export function apiCommand(): Command {
   const cmd = new Command('api')
-    .description('the JS API cost per op: iolab readv vs fs.readvSync, ring.readv vs fs.promises / fs.read, fd messages via the Ring vs sync, the shared-memory channel vs process.send / net / zeromq / MessagePort / a SharedArrayBuffer ring / a C ring')
+    .description('the JS API cost per op: iolab readv vs fs.readvSync, ring.readv vs fs.promises / fs.read, fd messages via the Ring vs sync, the shared-memory channel vs process.send / net / zeromq / MessagePort / a SharedArrayBuffer ring / a C ring, and ping-pong round trips (Ring, net, channel, C)')
     .option('--rounds <n>', 'rounds (contenders alternate within each)', numberOption({ min: 1 }), 5)
     .option('--duration <ms>', 'time per contender per round, in milliseconds', numberOption({ min: 1 }), 300)
     .option('--size <bytes>', 'size of the temporary test file (4k/1m/1g suffixes)', numberOption({ min: blockSize, size: true }), 64 << 20)
     .addOption(pathOption('--file <path>', 'read this file instead of a temporary one', { output: false }))
     .option('--groups <list>', `comma-separated groups to run: ${apiGroups.join(', ')} (default: all)`, groupsOption)
-    .option('--only <list>', 'comma-separated contenders to run (e.g. ring.readv,fs.read, ring.readv@32 or channel/64)')
+    .option('--only <list>', 'comma-separated contenders to run (e.g. ring.readv,fs.read, ring.readv@32, channel/64 or ring.pingpong/1k)')
+    .option('--round-trips <n>', 'ping-pong group: round trips per contender per round, instead of as many as fit in --duration', numberOption({ min: 1 }))
     .option('--json', 'print the results as one JSON object instead of the table: {"rows":[{"contender","inflight","opsPerSec"}],"ratios":[...]}')
     .addOption(resultsOption('also write the results as JSON to this file (npm run bench:api: bench-results/api.json)'))
     .option('--force', 'replace an existing --output file (or a symlink itself, never its target)')
@@ -289,23 +338,33 @@ to the child, messages framed by their length, corked 64 at a time), zeromq (zer
 over ipc:// to the child, where zeromq is installed), sab.worker (a SharedArrayBuffer ring with
 Atomics.waitAsync to the worker), MessagePort (to the worker), c.shm-ring (bench ipc's ring in
 shared memory, C on both sides: the limit between processes), memcpy (one copy in C).
+The ping-pong group (rows contender/size, 64 B, 1 KiB and 64 KiB, one message in flight to a
+child process that sends it back; p50 and p99 round trip in us): ring.pingpong (ring.recv and
+ring.send on a socketpair), net.pingpong (a node:net Socket on another), channel.pingpong
+(iolab's Channel), c.pingpong (ring's exchange as a C loop off the JS thread: the floor). The
+child echoes the sockets in C, the channel in JS; it runs only while the group does, after
+the other groups.
 Every contender runs once per round; each round starts one contender later.
 
 Examples:
   $ iolab bench api --rounds 3 --duration 200
-  $ iolab bench api --groups channel    (npm run bench:channel)`)
-    .action(async (opts: { rounds: number; duration: number; size: number; file?: string; groups?: string[]; only?: string; output?: string; json?: boolean }) => {
+  $ iolab bench api --groups channel    (npm run bench:channel)
+  $ iolab bench api --groups pingpong   (npm run bench:pingpong)`)
+    .action(async (opts: { rounds: number; duration: number; size: number; file?: string; groups?: string[]; only?: string; roundTrips?: number;
+      output?: string; json?: boolean }) => {
       const options: ApiOptions = {
         rounds: opts.rounds, durationMs: opts.duration, fileSize: opts.size, file: opts.file, groups: opts.groups,
+        ...(opts.roundTrips === undefined ? {} : { roundTrips: opts.roundTrips }),
         only: opts.only?.split(',').map((s) => s.trim()).filter((s) => s !== ''),
       };
       const results = await runApiBench(options, opts.json ? undefined : (l) => process.stderr.write(`${l}\n`));
-      const json = { rows: results.rows, ratios: results.ratios, rounds: results.rounds, options,
+      const json = { rows: results.rows, ratios: results.ratios, rounds: results.rounds, rtt: results.rtt, rttRatios: results.rttRatios, options,
         ...(results.partial ? { partial: results.partial } : {}),
         date: new Date().toISOString(), machine: machineInfo(options.file ?? tmpdir()), command: commandLine() };
       if (results.partial) markInterrupted();
       emitResults(opts, json, formatApiResults(results, options).join('\n') + '\n');
     });
   cmd.addCommand(peerCommand(), { hidden: true });
+  cmd.addCommand(echoPeerCommand(), { hidden: true });
   return oneLineErrors(cmd);
 }

@@ -45,7 +45,10 @@ export interface EchoSample {
   elapsedNs: number;
   errors: number;
   errorKinds?: EchoLoadResult['errors'];
-  p99Ms: number;
+  /** Latency per message, send to full echo, from the generator's histogram (ms); absent for a
+   * run that answered nothing. */
+  p50Ms?: number;
+  p99Ms?: number;
   /** CPU seconds per second of the run: the server process, and the client's threads. */
   serverCpu?: number;
   clientCpu: number;
@@ -200,7 +203,8 @@ export function sampleOf(clients: number, round: number, contender: string, gene
   const generatorPerReq = perReq(r.cpuNs);
   return {
     clients, round, contender, generator, reqPerSec: perSecond(r.responses, r), requests: r.requests, responses: r.responses,
-    elapsedNs: r.elapsedNs, errors: totalErrors(r), errorKinds: r.errors, p99Ms: r.latencyNs.p99 / 1e6,
+    elapsedNs: r.elapsedNs, errors: totalErrors(r), errorKinds: r.errors,
+    ...(r.responses > 0 ? { p50Ms: r.latencyNs.p50 / 1e6, p99Ms: r.latencyNs.p99 / 1e6 } : {}),
     ...(serverCpuSec !== undefined ? { serverCpu: seconds > 0 ? serverCpuSec / seconds : 0 } : {}),
     clientCpu: seconds > 0 ? r.cpuNs / 1e9 / seconds : 0,
     ...(serverPerReq !== undefined ? { serverUsPerReq: serverPerReq } : {}),
@@ -211,6 +215,8 @@ export function sampleOf(clients: number, round: number, contender: string, gene
 
 /** A us/req figure for the table and the progress lines: '-' where none was measured. */
 export const us = (v: number | undefined) => (v === undefined ? '-' : v.toFixed(2));
+/** A latency in ms, to the microsecond: '-' where none was measured. */
+export const ms = (v: number | undefined) => (v === undefined ? '-' : v.toFixed(3));
 
 export async function runEchoBench(o: EchoBenchOptions, log: (line: string) => void): Promise<EchoBenchRun> {
   const signal = interruption();
@@ -243,7 +249,7 @@ export async function runEchoBench(o: EchoBenchOptions, log: (line: string) => v
             run.samples.push(sample);
             const what = `round ${round} ${clients} clients ${name} (${generator} generator)`;
             log(`${what}: server ${us(sample.serverUsPerReq)} us/req, generator ${us(sample.generatorUsPerReq)} us/req, ` +
-              `${Math.round(sample.reqPerSec)} req/s${sample.partial ? ' (partial)' : ''}${sample.errors ? `, errors ${JSON.stringify(r.errors)}` : ''}`);
+              `${Math.round(sample.reqPerSec)} req/s, p50 ${ms(sample.p50Ms)} ms, p99 ${ms(sample.p99Ms)} ms${sample.partial ? ' (partial)' : ''}${sample.errors ? `, errors ${JSON.stringify(r.errors)}` : ''}`);
             if (!(await stop(server))) {
               sample.stuck = true;
               sample.errors++;

@@ -10,7 +10,7 @@ import { generatorModes, raiseOpenFileLimitFor, type GeneratorMode } from '../ec
 import { echoServerNames, type EchoServerName } from '../echo/servers.js';
 import { generatorAliases, knownNames, optionAlias, serverAliases } from '../aliases.js';
 import { machineInfo } from './machine.js';
-import { runEchoBench, us, type EchoBenchOptions, type EchoBenchRun, type EchoSample } from './echo-run.js';
+import { ms, runEchoBench, us, type EchoBenchOptions, type EchoBenchRun, type EchoSample } from './echo-run.js';
 import { checkNetnsAllowed, parseNetem, type NetnsLink } from './netns.js';
 
 /** Medians over the rounds of one server at one client count under one generator. */
@@ -19,6 +19,23 @@ export interface EchoCell {
   serverUsPerReq?: number;
   generatorUsPerReq?: number;
   reqPerSec: number;
+  /** Latency per message, send to full echo (ms): the median over the rounds of each round's
+   * p50 and p99 (the generator's histogram, under 1.6% error). */
+  p50Ms?: number;
+  p99Ms?: number;
+}
+
+/** The latency goal at 1 client: the ring server's p50 within 1.2x the C io_uring server's and
+ * at or below node's (issue 32). Ratios are of the cells' p50 (median of the rounds). */
+export interface LatencyGoal {
+  generator: string;
+  clients: number;
+  p50Ms: Record<string, number>;
+  /** 'ring/io_uring', 'ring/node': where both ran. */
+  ratios: Record<string, number>;
+  /** Each part's bound and whether it was met; a part whose peer did not run is left out. */
+  parts: { pair: string; atMost: number; met: boolean }[];
+  met: boolean;
 }
 
 type ByClients<T> = Record<string, T>;
@@ -39,6 +56,10 @@ export interface EchoBenchResults {
   usPerReqRatios: Record<string, ByClients<Record<string, number>>>;
   /** generator -> clients -> pair: req/s of the first over the second's. */
   reqPerSecRatios: Record<string, ByClients<Record<string, number>>>;
+  /** generator -> clients -> pair: p50 latency of the first over the second's (lower is better). */
+  p50Ratios: Record<string, ByClients<Record<string, number>>>;
+  /** At 1 client, per generator where the ring server ran. */
+  latencyGoals: LatencyGoal[];
   /** clients -> server -> median req/s, and clients -> pair -> req/s ratio, under the first
    * generator: what results before the generators were keyed held; ratios adds
    * 'generator/thread-per-conn' where both ran: the epoll server's req/s under the epoll
@@ -68,6 +89,29 @@ function pairRatios<T>(cells: ByClients<Record<string, T>>, value: (c: T) => num
   return out;
 }
 
+const goalBounds: [string, number][] = [['ring/io_uring', 1.2], ['ring/node', 1.0]];
+
+function latencyGoal(generator: string, cells: Record<string, EchoCell> | undefined, ratios: Record<string, number>): LatencyGoal | undefined {
+  if (cells?.ring?.p50Ms === undefined) return undefined;
+  const p50Ms: Record<string, number> = {};
+  for (const server of ['ring', 'io_uring', 'node']) if (cells[server]?.p50Ms !== undefined) p50Ms[server] = cells[server].p50Ms!;
+  const mine = Object.fromEntries(goalBounds.filter(([pair]) => ratios[pair] !== undefined).map(([pair]) => [pair, ratios[pair]]));
+  const parts = goalBounds.filter(([pair]) => mine[pair] !== undefined).map(([pair, atMost]) => ({ pair, atMost, met: mine[pair] <= atMost }));
+  return { generator, clients: 1, p50Ms, ratios: mine, parts, met: parts.length === goalBounds.length && parts.every((p) => p.met) };
+}
+
+/** The goal line: the ring server's p50 against io_uring's and node's, each with its ratio and bound. */
+function goalLine(g: LatencyGoal): string {
+  const parts = goalBounds.map(([pair, atMost]) => {
+    const peer = pair.split('/')[1];
+    const part = g.parts.find((p) => p.pair === pair);
+    if (!part) return `${peer} not run`;
+    return `${ratio(g.ratios[pair], 1)} ${peer}'s ${ms(g.p50Ms[peer])} ms (goal <= ${atMost.toFixed(1)}x: ${part.met ? 'met' : 'NOT met'})`;
+  });
+  return `latency goal at 1 client, ${g.generator} generator: ring p50 ${ms(g.p50Ms.ring)} ms = ${parts.join(', ')}` +
+    (g.parts.length < goalBounds.length ? ' (not all peers ran: the goal is not shown met)' : '');
+}
+
 export function buildEchoResults(o: EchoBenchOptions, run: EchoBenchRun): EchoBenchResults {
   const byGenerator: EchoBenchResults['byGenerator'] = {};
   for (const s of run.samples) {
@@ -82,14 +126,22 @@ export function buildEchoResults(o: EchoBenchOptions, run: EchoBenchRun): EchoBe
     };
     const server = medianOf((x) => x.serverUsPerReq);
     const generator = medianOf((x) => x.generatorUsPerReq);
+    const p50 = medianOf((x) => x.p50Ms);
+    const p99 = medianOf((x) => x.p99Ms);
     row[s.contender] = { ...(server !== undefined ? { serverUsPerReq: server } : {}),
-      ...(generator !== undefined ? { generatorUsPerReq: generator } : {}), reqPerSec: median(mine.map((x) => x.reqPerSec)) };
+      ...(generator !== undefined ? { generatorUsPerReq: generator } : {}), reqPerSec: median(mine.map((x) => x.reqPerSec)),
+      ...(p50 !== undefined ? { p50Ms: p50 } : {}), ...(p99 !== undefined ? { p99Ms: p99 } : {}) };
   }
   const usPerReqRatios: EchoBenchResults['usPerReqRatios'] = {};
   const reqPerSecRatios: EchoBenchResults['reqPerSecRatios'] = {};
+  const p50Ratios: EchoBenchResults['p50Ratios'] = {};
+  const latencyGoals: LatencyGoal[] = [];
   for (const [g, cells] of Object.entries(byGenerator)) {
     usPerReqRatios[g] = pairRatios(cells, (c) => c.serverUsPerReq);
     reqPerSecRatios[g] = pairRatios(cells, (c) => c.reqPerSec);
+    p50Ratios[g] = pairRatios(cells, (c) => c.p50Ms);
+    const goal = latencyGoal(g, cells['1'], p50Ratios[g]['1'] ?? {});
+    if (goal) latencyGoals.push(goal);
   }
   const first = byGenerator[o.generators[0]] ?? {};
   const medians: EchoBenchResults['medians'] = {};
@@ -104,7 +156,7 @@ export function buildEchoResults(o: EchoBenchOptions, run: EchoBenchRun): EchoBe
   return {
     length: o.length, duration: o.durationSec, rounds: o.rounds, servers: o.servers, generators: o.generators, netns: o.netns,
     ...(run.link ? { link: run.link } : {}),
-    samples: run.samples, byGenerator, usPerReqRatios, reqPerSecRatios, medians, ratios,
+    samples: run.samples, byGenerator, usPerReqRatios, reqPerSecRatios, p50Ratios, latencyGoals, medians, ratios,
     errors: run.samples.reduce((n, s) => n + s.errors, 0),
     interrupted: run.interruptedBy !== undefined, ...(run.interruptedBy ? { signal: run.interruptedBy } : {}),
   };
@@ -122,25 +174,27 @@ export function formatEchoResults(r: EchoBenchResults): string {
         const mine = r.samples.filter((s) => s.generator === generator && String(s.clients) === clients && s.contender === server);
         const partial = mine.some((s) => s.partial);
         rows.push([`${server}${partial ? ' (partial)' : ''}`, clients, generator, us(c.serverUsPerReq), us(c.generatorUsPerReq),
-          String(Math.round(c.reqPerSec)), mine.map((s) => `${us(s.serverUsPerReq)}${s.partial ? '*' : ''}`).join(' ')]);
+          String(Math.round(c.reqPerSec)), ms(c.p50Ms), ms(c.p99Ms), mine.map((s) => `${us(s.serverUsPerReq)}${s.partial ? '*' : ''}`).join(' ')]);
       }
     }
   }
-  lines.push(table(['server', 'clients', 'generator', 'server us/req', 'generator us/req', 'req/s', 'rounds (server us/req)'], rows).trimEnd());
+  lines.push(table(['server', 'clients', 'generator', 'server us/req', 'generator us/req', 'req/s', 'p50 ms', 'p99 ms', 'rounds (server us/req)'], rows).trimEnd());
   lines.push('(us/req: CPU time over the measured window / the responses counted in it, median of the rounds; server: the server');
-  lines.push(' process, generator: the load generator\'s threads; lower is better. req/s: responses per second of the window)');
+  lines.push(' process, generator: the load generator\'s threads; lower is better. req/s: responses per second of the window.');
+  lines.push(' p50, p99: latency per message, send to full echo, each the median of the rounds\' own)');
   lines.push('');
   // the ratios only where two servers were compared (one server has none)
   const ratioLines: string[] = [];
   for (const [generator, byClients] of Object.entries(r.usPerReqRatios)) {
     for (const [clients, pairs] of Object.entries(byClients)) {
       if (Object.keys(pairs).length === 0) continue;
-      ratioLines.push(`${generator} generator, ${clients} clients: ` + Object.entries(pairs).map(([k, v]) => `${k} ${ratio(v, 1)}`).join(', '));
+      ratioLines.push(`${generator} generator, ${clients} client${clients === '1' ? '' : 's'}: ` + Object.entries(pairs).map(([k, v]) => `${k} ${ratio(v, 1)}`).join(', '));
     }
   }
   if (ratioLines.length > 0) {
     lines.push('server us/req ratios (lower is better: 0.50x = the first spends half the CPU per request of the second):', ...ratioLines);
   }
+  for (const g of r.latencyGoals) lines.push(goalLine(g));
   if (r.errors) lines.push(`errors: ${r.errors} (see --json)`);
   if (r.interrupted) {
     // the * only when the table has one: a signal between two runs cut none short
@@ -179,8 +233,8 @@ function optionsFrom(opts: CommandOptions): EchoBenchOptions {
 
 export function benchEchoCommand(): Command {
   const cmd = new Command('echo')
-    .description('echo servers under the load generators: CPU per request (server and generator) and req/s per server, medians and ratios (io_uring/epoll, io_uring/node, epoll/node, ring/node)')
-    .option('--clients <list>', 'client counts to run, each up to 1000000 (the open-file limit is raised to fit, within the hard limit)', numberListOption({ min: 1, max: 1_000_000 }), [100, 1000, 5000])
+    .description('echo servers under the load generators: CPU per request (server and generator), req/s and p50/p99 latency per server, medians and ratios (io_uring/epoll, io_uring/node, epoll/node, ring/node)')
+    .option('--clients <list>', 'client counts to run, each up to 1000000 (the open-file limit is raised to fit, within the hard limit)', numberListOption({ min: 1, max: 1_000_000 }), [1, 10, 100, 1000, 5000])
     .option('--duration <sec>', 'seconds per run, up to 1000000', numberOption({ min: 1, max: 1_000_000 }), 5)
     .option('--rounds <n>', 'rounds (servers alternate within each)', numberOption({ min: 1 }), 3)
     .option('--length <bytes>', 'message length', numberOption({ min: 1, max: 64 << 20, size: true }), 512)

@@ -313,7 +313,8 @@ function readIpc(file: string, json: Json): IpcInput {
 }
 
 function readApi(file: string, json: Json): ApiInput {
-  const rows = (json.rows as unknown[]).filter(isObject)
+  // the ping-pong group's rows are round trip times, not a rate to chart beside the others
+  const rows = (json.rows as unknown[]).filter(isObject).filter((r) => r.group !== 'pingpong')
     .map((r) => ({ contender: String(r.contender), inflight: num(r.inflight) ?? 1, opsPerSec: num(r.opsPerSec) ?? NaN,
       ...(num(r.messageBytes) !== undefined ? { messageBytes: num(r.messageBytes) } : {}) }))
     .filter((r) => r.opsPerSec > 0);
