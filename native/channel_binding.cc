@@ -15,12 +15,17 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <mutex>
+#include <set>
 #include <string>
+#include <utility>
 
 #include "args.h"
 #include "errors.h"
 #include "live_objects.h"
 #include "registry.h"
+#include "ring/copy.h"
+#include "sys/mappings.h"
 
 extern "C" {
 #include "channel/channel.h"
@@ -56,9 +61,42 @@ void FinalizeRegionBuffer(napi_env, void*, void* hint) {
   Unref(r);
 }
 
+// The sockets that carry a channel in this process (any thread's), by inode: a second create or
+// join on one would eat the first channel's wake-up bytes, and its messages would stall.
+std::mutex claims_mutex;
+std::set<std::pair<uint64_t, uint64_t>>* claims = new std::set<std::pair<uint64_t, uint64_t>>();
+
+std::pair<uint64_t, uint64_t> SocketKey(napi_env env, int fd) {
+  struct stat st;
+  if (fstat(fd, &st) != 0) ThrowErrno(env, errno, "fstat");
+  return {uint64_t(st.st_dev), uint64_t(st.st_ino)};
+}
+
+void Unclaim(std::pair<uint64_t, uint64_t> key) {
+  std::lock_guard<std::mutex> lock(claims_mutex);
+  claims->erase(key);
+}
+
+// The copy channel_send makes: a view of iolab's own mmap may fault (its file shrank), so the
+// kernel copies it (EFAULT, as ring.send gives); any other view is plain memory.
+extern "C" int CopyIntoQueue(void* to, const void* from, size_t n) {
+  if (!InMapping(from, n)) {
+    memcpy(to, from, n);
+    return 0;
+  }
+  return CopyFromView(to, from, n);
+}
+
 struct End {
   End(OwnedFd memfd_, OwnedFd socket_) : memfd(std::move(memfd_)), socket(std::move(socket_)) {}
+  ~End() {
+    if (claimed) Unclaim(claim);
+  }
   channel_end ring{};
+  std::pair<uint64_t, uint64_t> claim;  // this side's socket, claimed by channelClaim
+  bool claimed = false;
+  uint32_t* next_length = nullptr;  // next()'s length, in a small private ArrayBuffer of JS's
+  napi_ref next_length_buffer = nullptr;
   Region* region = nullptr;
   napi_ref buffer = nullptr;  // the region's ArrayBuffer, held strongly
   OwnedFd memfd;              // the creator's, until it has been passed
@@ -97,6 +135,8 @@ void Free(napi_env env, End* end) {
   Unmap(end->region);
   CloseOwned(end->memfd);
   CloseOwned(end->socket);
+  if (end->claimed) Unclaim(end->claim);
+  end->claimed = false;
 }
 
 void FinalizeEnd(napi_env env, void* data, void*) {
@@ -108,6 +148,7 @@ void FinalizeEnd(napi_env env, void* data, void*) {
     CloseOwned(end->socket);
   }
   napi_delete_reference(env, end->buffer);
+  if (end->next_length_buffer != nullptr) napi_delete_reference(env, end->next_length_buffer);
   Unref(end->region);
   delete end;
 }
@@ -122,23 +163,26 @@ napi_value EndClass(napi_env env, void* data) {
 // Maps memfd's region read-write and wraps it as a new end object of this side. With
 // capacity_to_init, a fresh region is laid out; otherwise the one found is checked.
 napi_value MakeEnd(napi_env env, napi_value ctor, int side, OwnedFd memfd, uint64_t bytes, OwnedFd socket,
-                   uint64_t capacity_to_init) {
+                   uint64_t capacity_to_init, std::pair<uint64_t, uint64_t> claim) {
   void* addr = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, memfd.get(), 0);
   if (addr == MAP_FAILED) ThrowErrno(env, errno, "mmap");
   LiveInc(Live::kMappings);
   Region* region = new Region{addr, size_t(bytes)};
-  if (capacity_to_init != 0) {
-    channel_init(addr, capacity_to_init);
-  } else if (const char* problem = channel_check(addr, bytes)) {
-    Unmap(region);
-    delete region;
-    ThrowError(env, "ERR_CHANNEL_PROTOCOL", std::string("the shared memory the other side passed is not a channel's: ") + problem);
-  }
+  // the capacity is the private copy from here on: channel_check's, never the header's again
+  uint64_t capacity = capacity_to_init;
+  if (capacity_to_init != 0) channel_init(addr, capacity_to_init);
+  const char* problem = capacity_to_init != 0 ? nullptr : channel_check(addr, bytes, &capacity);
   // the joining side needs its memfd no longer: the mapping keeps the region
   End* end = new End(side == 0 ? std::move(memfd) : OwnedFd(), std::move(socket));
   end->region = region;
-  channel_attach(&end->ring, addr, side, end->socket.get());
-  napi_value object = nullptr, buffer = nullptr;
+  if (problem == nullptr) problem = channel_attach(&end->ring, addr, capacity, side, end->socket.get());
+  if (problem != nullptr) {
+    Unmap(region);
+    delete region;
+    delete end;
+    ThrowError(env, "ERR_CHANNEL_PROTOCOL", std::string("the shared memory the other side passed is not a channel's: ") + problem);
+  }
+  napi_value object = nullptr, buffer = nullptr, lengths = nullptr;
   napi_status status = napi_new_instance(env, ctor, 0, nullptr, &object);
   if (status == napi_ok) status = napi_wrap(env, object, end, FinalizeEnd, nullptr, nullptr);
   if (status != napi_ok) {
@@ -155,6 +199,16 @@ napi_value MakeEnd(napi_env env, napi_value ctor, int side, OwnedFd memfd, uint6
     NAPI_THROW_IF_FAILED(env, status, nullptr);
   }
   napi_create_reference(env, buffer, 1, &end->buffer);
+  void* data = nullptr;
+  status = napi_create_arraybuffer(env, sizeof(uint32_t), &data, &lengths);
+  if (status == napi_ok) status = napi_create_reference(env, lengths, 1, &end->next_length_buffer);
+  if (status != napi_ok) {
+    Free(env, end);
+    NAPI_THROW_IF_FAILED(env, status, nullptr);
+  }
+  end->next_length = static_cast<uint32_t*>(data);
+  end->claim = claim;
+  end->claimed = true;
   return object;
 }
 
@@ -187,7 +241,8 @@ napi_value Create(napi_env env, napi_callback_info info) {
   if (ftruncate(memfd.get(), off_t(bytes)) != 0) ThrowErrno(env, errno, "ftruncate");
   // a region the other side's process could shrink under its mapping would kill it (SIGBUS)
   if (fcntl(memfd.get(), F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) != 0) ThrowErrno(env, errno, "fcntl");
-  return MakeEnd(env, EndClass(env, args.data), 0, std::move(memfd), bytes, std::move(socket), capacity);
+  auto claim = SocketKey(env, socket.get());
+  return MakeEnd(env, EndClass(env, args.data), 0, std::move(memfd), bytes, std::move(socket), capacity, claim);
 }
 
 // channelJoin(socket, memfd) -> the joining side's end (side 1). Adopts memfd whatever happens:
@@ -199,14 +254,38 @@ napi_value Join(napi_env env, napi_callback_info info) {
   OwnedFd memfd(fd);
   if (fd < 0) FdArg(env, args[1], "memfd");  // throws its TypeError/RangeError
   OwnedFd socket = SocketCopy(env, args[0]);
-  struct stat st;
-  if (fstat(memfd.get(), &st) != 0) ThrowErrno(env, errno, "fstat");
+  // The seal first, then the size: once sealed against shrinking the size can only grow, so the
+  // size read after it is one the mapping can trust (read before it, the other side could
+  // shrink the memfd and then seal it, and this side would map past its end: SIGBUS).
   int seals = fcntl(memfd.get(), F_GET_SEALS);
   if (seals < 0 || !(seals & F_SEAL_SHRINK))
     ThrowError(env, "ERR_CHANNEL_PROTOCOL", "the shared memory the other side passed is not sealed against shrinking");
+  struct stat st;
+  if (fstat(memfd.get(), &st) != 0) ThrowErrno(env, errno, "fstat");
   if (uint64_t(st.st_size) < CHANNEL_HEADER_BYTES || uint64_t(st.st_size) > channel_region_bytes(CHANNEL_MAX_CAPACITY))
     ThrowError(env, "ERR_CHANNEL_PROTOCOL", "the shared memory the other side passed has not a channel's size");
-  return MakeEnd(env, EndClass(env, args.data), 1, std::move(memfd), uint64_t(st.st_size), std::move(socket), 0);
+  auto claim = SocketKey(env, socket.get());
+  return MakeEnd(env, EndClass(env, args.data), 1, std::move(memfd), uint64_t(st.st_size), std::move(socket), 0, claim);
+}
+
+// channelClaim(socket): this process's channels on socket, before setup reads it: a second
+// create or join on a socket that carries one is ERR_CHANNEL_BUSY. The end made over it takes
+// the claim over (released when it is freed); a setup that fails calls channelUnclaim.
+napi_value Claim(napi_env env, napi_callback_info info) {
+  RawArgs<1> args(env, info);
+  auto key = SocketKey(env, FdArg(env, args[0], "socket"));
+  std::lock_guard<std::mutex> lock(claims_mutex);
+  if (!claims->insert(key).second)
+    ThrowError(env, "ERR_CHANNEL_BUSY", "the socket already carries a channel in this process: one channel per socket (a second would take the first one's wake-ups)");
+  return nullptr;
+}
+
+napi_value UnclaimMethod(napi_env env, napi_callback_info info) {
+  RawArgs<1> args(env, info);
+  struct stat st;
+  int fd = FdArg(env, args[0], "socket");
+  if (fstat(fd, &st) == 0) Unclaim({uint64_t(st.st_dev), uint64_t(st.st_ino)});
+  return nullptr;
 }
 
 // ---- the end's methods ----
@@ -217,6 +296,13 @@ napi_value Boolean(napi_env env, bool value) {
   return result;
 }
 
+napi_value SendResult(napi_env env, int sent) {
+  if (sent == CHANNEL_SEND_FAULT) ThrowErrno(env, EFAULT, "send");  // as ring.send of the same view
+  if (sent == CHANNEL_SEND_CORRUPT)
+    ThrowError(env, "ERR_CHANNEL_PROTOCOL", "the queue's tail is one no reader publishes: the other side wrote over it");
+  return Boolean(env, sent != 0);
+}
+
 napi_value Send(napi_env env, napi_callback_info info) {
   RawArgs<1> args(env, info);
   End* end = OpenEnd(env, args.self);
@@ -225,7 +311,7 @@ napi_value Send(napi_env env, napi_callback_info info) {
   if (ViewOf(env, args[0], &view)) {
     if (view.length > max) ThrowArgRange(env, "message", "at most " + std::to_string(max) + " bytes (half the channel's capacity, less 8)", std::to_string(view.length) + " bytes");
     struct iovec iov = {view.data, view.length};
-    return Boolean(env, channel_send(&end->ring, &iov, 1, view.length) != 0);
+    return SendResult(env, channel_send(&end->ring, &iov, 1, view.length, CopyIntoQueue));
   }
   bool is_array = false;
   napi_is_array(env, args[0], &is_array);
@@ -235,14 +321,14 @@ napi_value Send(napi_env env, napi_callback_info info) {
   if (end->freed) ThrowClosed(env);
   uint64_t total = iov.total();
   if (total > max) ThrowArgRange(env, "message", "at most " + std::to_string(max) + " bytes (half the channel's capacity, less 8)", std::to_string(total) + " bytes");
-  return Boolean(env, channel_send(&end->ring, iov.data(), int(iov.size()), total) != 0);
+  return SendResult(env, channel_send(&end->ring, iov.data(), int(iov.size()), total, CopyIntoQueue));
 }
 
 napi_value Next(napi_env env, napi_callback_info info) {
   RawArgs<1> args(env, info);
   End* end = OpenEnd(env, args.self);
   napi_value result;
-  napi_create_double(env, double(channel_next(&end->ring)), &result);
+  napi_create_double(env, double(channel_next(&end->ring, end->next_length)), &result);
   return result;
 }
 
@@ -313,6 +399,14 @@ napi_value SocketFd(napi_env env, napi_callback_info info) {
   return Napi::Number::New(env, OpenEnd(env, args.self)->socket.get());
 }
 
+// The length of the message next() handed out (the one it checked), as a Uint32Array's buffer.
+napi_value NextLengthGetter(napi_env env, napi_callback_info info) {
+  RawArgs<1> args(env, info);
+  napi_value buffer;
+  NAPI_THROW_IF_FAILED(env, napi_get_reference_value(env, Unwrap(env, args.self)->next_length_buffer, &buffer), nullptr);
+  return buffer;
+}
+
 napi_value Capacity(napi_env env, napi_callback_info info) {
   RawArgs<1> args(env, info);
   return Napi::Number::New(env, double(Unwrap(env, args.self)->ring.capacity));
@@ -342,6 +436,7 @@ void Init(Napi::Env env, Napi::Object exports) {
       {"region", nullptr, nullptr, RawCallback<RegionGetter>, nullptr, nullptr, napi_default, nullptr},
       {"memfd", nullptr, nullptr, RawCallback<Memfd>, nullptr, nullptr, napi_default, nullptr},
       {"socket", nullptr, nullptr, RawCallback<SocketFd>, nullptr, nullptr, napi_default, nullptr},
+      {"nextLength", nullptr, nullptr, RawCallback<NextLengthGetter>, nullptr, nullptr, napi_default, nullptr},
       {"capacity", nullptr, nullptr, RawCallback<Capacity>, nullptr, nullptr, napi_default, nullptr},
       {"maxMessageBytes", nullptr, nullptr, RawCallback<MaxMessage>, nullptr, nullptr, napi_default, nullptr},
   };
@@ -356,6 +451,10 @@ void Init(Napi::Env env, Napi::Object exports) {
   exports.Set("channelCreate", Napi::Value(env, fn));
   NAPI_THROW_IF_FAILED_VOID(env, napi_create_function(env, "channelJoin", NAPI_AUTO_LENGTH, RawCallback<Join>, ctor_ref, &fn));
   exports.Set("channelJoin", Napi::Value(env, fn));
+  NAPI_THROW_IF_FAILED_VOID(env, napi_create_function(env, "channelClaim", NAPI_AUTO_LENGTH, RawCallback<Claim>, nullptr, &fn));
+  exports.Set("channelClaim", Napi::Value(env, fn));
+  NAPI_THROW_IF_FAILED_VOID(env, napi_create_function(env, "channelUnclaim", NAPI_AUTO_LENGTH, RawCallback<UnclaimMethod>, nullptr, &fn));
+  exports.Set("channelUnclaim", Napi::Value(env, fn));
 }
 
 }  // namespace
