@@ -115,8 +115,11 @@ describe('Channel within one process', () => {
     await Promise.all([x.close(), y.close()]);
   });
 
-  it('a view is valid until the next receive, and close() detaches every view', async () => {
-    const [x, y] = await pair(4096);
+  it('zeroCopy: a view is valid until the next receive, and close() detaches every view', async () => {
+    const [a, b] = socketpair('stream');
+    const [x, y] = await Promise.all([Channel.create(a, { capacity: 4096 }), Channel.join(b, { zeroCopy: true })]);
+    close(a);
+    close(b);
     x.trySend(Buffer.from('first'));
     const first = (await y.receive())!;
     expect(Buffer.from(first).toString()).toBe('first');

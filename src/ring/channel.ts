@@ -38,7 +38,8 @@ function byteLength(message: ChannelMessage): number {
 
 /** The events of a Channel and their listeners. */
 export interface ChannelEvents {
-  /** A message, as a view of the ring valid while the listener runs. */
+  /** A message: a copy of its own (with `zeroCopy`, a view of the queue valid while the
+   * listener runs). */
   message: (message: Uint8Array) => void;
   /** Why the channel ended, when it ended with an error. */
   error: (err: Error) => void;
@@ -53,21 +54,24 @@ export class Channel {
   /** Creates a channel and passes it over `socket`, a connected Unix stream socket (the caller
    * keeps its fd: the channel uses a copy). The other side calls Channel.join. */
   static async create(socket: number, options?: ChannelOptions): Promise<Channel> {
-    const { end, ring } = await createEnd(socket, options);
-    return new Channel(end, ring);
+    const { end, ring, zeroCopy } = await createEnd(socket, options);
+    return new Channel(end, ring, zeroCopy);
   }
 
   /** Joins the channel the other side creates over `socket` (a connected Unix stream socket;
    * the caller keeps its fd). Resolves once the other side's region is mapped here. */
-  static async join(socket: number): Promise<Channel> {
-    const { end, ring } = await joinEnd(socket);
-    return new Channel(end, ring);
+  static async join(socket: number, options?: Pick<ChannelOptions, 'zeroCopy'>): Promise<Channel> {
+    const { end, ring, zeroCopy } = await joinEnd(socket, options);
+    return new Channel(end, ring, zeroCopy);
   }
 
   readonly #end: NativeChannelEnd;
   readonly #ring: Ring;
   readonly #bytes: Uint8Array;
-  readonly #words: Uint32Array;
+  /** next()'s length: the one the addon checked, in private memory (never read from the queue). */
+  readonly #nextLength: Uint32Array;
+  /** Messages as views of the queue (valid until the next is asked for), not copies. */
+  readonly #zeroCopy: boolean;
   readonly #wakes = Buffer.alloc(wakeBytes);
   readonly #sends: PendingSend[] = [];
   #receiver?: { resolve(message: Uint8Array | null): void; reject(err: Error): void };
@@ -82,11 +86,12 @@ export class Channel {
   /** Why the channel ended, for the next receive() when none was waiting then. */
   #endError?: Error;
 
-  private constructor(end: NativeChannelEnd, ring: Ring) {
+  private constructor(end: NativeChannelEnd, ring: Ring, zeroCopy: boolean) {
     this.#end = end;
     this.#ring = ring;
     this.#bytes = new Uint8Array(end.region);
-    this.#words = new Uint32Array(end.region);
+    this.#nextLength = new Uint32Array(end.nextLength);
+    this.#zeroCopy = zeroCopy;
   }
 
   /** Adds a listener: 'message' (each message, while there are such listeners receive() is
@@ -124,10 +129,17 @@ export class Channel {
     return this;
   }
 
+  /** Calls the listeners. A listener's throw is reported as an EventEmitter's reaches the
+   * event loop: an uncaught exception (process 'uncaughtException'), after this call returns,
+   * so the channel's own state stays whole and it keeps delivering. */
   #emit<E extends keyof ChannelEvents>(event: E, ...arg: Parameters<ChannelEvents[E]>): void {
     const list = this.#handlers[event];
-    if (list.length === 1) (list[0] as (...a: unknown[]) => void)(...arg);
-    else for (const l of list.slice()) (l as (...a: unknown[]) => void)(...arg);
+    try {
+      if (list.length === 1) (list[0] as (...a: unknown[]) => void)(...arg);
+      else for (const l of list.slice()) (l as (...a: unknown[]) => void)(...arg);
+    } catch (err) {
+      process.nextTick(rethrow, err);
+    }
   }
 
   get #listeners(): number {
@@ -152,7 +164,17 @@ export class Channel {
   trySend(message: ChannelMessage): boolean {
     this.#checkSend();
     if (this.#sends.length > 0) return false;
-    return this.#end.send(message);
+    return this.#sendNow(message);
+  }
+
+  /** The addon's send; a queue the other side wrote over ends the channel. */
+  #sendNow(message: ChannelMessage): boolean {
+    try {
+      return this.#end.send(message);
+    } catch (err) {
+      if ((err as { code?: string }).code === 'ERR_CHANNEL_PROTOCOL') this.#shutdown(err as Error);
+      throw err;
+    }
   }
 
   /** Copies the message into the ring; when it is full, waits for room first (the message's
@@ -170,8 +192,8 @@ export class Channel {
     });
   }
 
-  /** The next message, as a view of the ring (no copy), valid until the next receive() or
-   * close(): copy what you keep. null once the other side has closed and every message was
+  /** The next message, a copy of its own (with `zeroCopy`, a view of the queue valid until the
+   * next receive() or close()). null once the other side has closed and every message was
    * received. Rejects with ERR_CHANNEL_PEER_GONE when the other side ended without closing
    * (after the messages it sent before). */
   receive(): Promise<Uint8Array | null> {
@@ -189,7 +211,7 @@ export class Channel {
     });
   }
 
-  /** Each message as receive() gives it (a view valid until the next one is asked for); ends
+  /** Each message as receive() gives it; ends
    * when the other side closes. Leaving the loop early leaves the channel open. */
   [Symbol.asyncIterator](): AsyncIterableIterator<Uint8Array> {
     const done = { done: true, value: undefined } as const;
@@ -210,6 +232,8 @@ export class Channel {
     return this.#closing!;
   }
 
+  declare readonly [Symbol.asyncDispose]: () => Promise<void>;
+
   #checkSend(): void {
     if (this.#closed) throw this.#peerEnded ?? closedError();
     if (this.#peerEnded !== undefined) throw this.#peerEnded;
@@ -220,7 +244,10 @@ export class Channel {
   #take(): Uint8Array | null | undefined {
     if (this.#closed) return null;
     const at = this.#end.next();
-    if (at > 0) return this.#bytes.subarray(at, at + this.#words[(at - 8) >>> 2]);
+    if (at > 0) {
+      const end = at + this.#nextLength[0];
+      return this.#zeroCopy ? this.#bytes.subarray(at, end) : this.#bytes.slice(at, end);
+    }
     if (at === 0 && this.#peerEnded === undefined) return undefined;
     // the other side closed and all was read (-1), its socket ended and all was read (0: gone,
     // unless it closed), or it wrote over the ring (-2)
@@ -267,10 +294,11 @@ export class Channel {
       const s = this.#sends[0];
       let sent: boolean;
       try {
-        sent = this.#end.send(s.message);
+        sent = this.#sendNow(s.message);
       } catch (err) {
         this.#sends.shift();
         s.reject(err as Error);
+        if (this.#closed) return;
         continue;
       }
       if (!sent) return;
@@ -362,7 +390,17 @@ export class Channel {
     });
     if (error === undefined) return;
     // as an EventEmitter does: to 'error' listeners; unheard, with 'message' listeners, thrown
+    // (an uncaught exception once this returns: the channel's state is whole by then)
     if (this.#handlers.error.length > 0) this.#emit('error', error);
-    else if (this.#listeners > 0) throw error;
+    else if (this.#listeners > 0) process.nextTick(rethrow, error);
   }
+}
+Object.defineProperty(Channel.prototype, Symbol.asyncDispose ?? Symbol.for('nodejs.asyncDispose'), {
+  value: function (this: Channel) { return this.close(); },
+  writable: true,
+  configurable: true,
+});
+
+function rethrow(err: unknown): never {
+  throw err;
 }
