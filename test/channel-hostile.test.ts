@@ -83,13 +83,14 @@ describe('Channel: a creator that lays the region out wrong cannot make this sid
       u32[HEADER / 4] = 8; // length 8, kind 0, at queue 0 offset 0
       w[DIR(0) / 8] = 16n; // published
     });
-    const stop = new Int32Array(new SharedArrayBuffer(4));
+    const stop = new Int32Array(new SharedArrayBuffer(8)); // [0]: stop; [1]: the worker runs
     const worker = new Worker(`
       const { workerData } = require('node:worker_threads');
       import(${JSON.stringify(dist('native.js'))}).then(({ native }) => {
         const mapping = native.mmap(workerData.memfd, ${HEADER + 2 * capacity}, { write: true });
         const u32 = new Uint32Array(mapping);
         const stop = new Int32Array(workerData.stop);
+        Atomics.store(stop, 1, 1);
         for (let i = 0; Atomics.load(stop, 0) === 0; i++) {
           u32[4] = i & 1 ? ${1 << 30} : ${capacity};
           u32[${HEADER / 4}] = i & 2 ? 8176 : 8;
@@ -100,6 +101,7 @@ describe('Channel: a creator that lays the region out wrong cannot make this sid
     const exited = new Promise((resolve) => worker.once('exit', resolve));
     const seen = { capacities: new Set<number>(), lengths: new Set<number>(), refused: 0 };
     try {
+      while (Atomics.load(stop, 1) === 0) await new Promise((r) => setTimeout(r, 5));
       for (let trial = 0; trial < 40; trial++) {
         region.words[(DIR(0) + 64) / 8] = 0n; // the last joiner released the record
         let channel: Channel;
@@ -182,7 +184,8 @@ describe('Channel: a peer cannot leak fds into this side or wedge it', () => {
     const got = y.receive();
     await new Promise((r) => setTimeout(r, 20)); // y asleep: its wake-up byte must reach it
     x.trySend(Buffer.from('still here'));
-    expect(Buffer.from((await got)!).toString()).toBe('still here');
+    const stalled = new Promise((r) => setTimeout(r, 3000, 'stalled: the wake-up went to the second join'));
+    expect(await Promise.race([got.then((m) => Buffer.from(m!).toString()), stalled])).toBe('still here');
     await Promise.all([x.close(), y.close()]);
     close(a);
     close(b);
