@@ -164,10 +164,20 @@ napi_value EndClass(napi_env env, void* data) {
 // capacity_to_init, a fresh region is laid out; otherwise the one found is checked.
 napi_value MakeEnd(napi_env env, napi_value ctor, int side, OwnedFd memfd, uint64_t bytes, OwnedFd socket,
                    uint64_t capacity_to_init, std::pair<uint64_t, uint64_t> claim) {
-  void* addr = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, memfd.get(), 0);
-  if (addr == MAP_FAILED) ThrowErrno(env, errno, "mmap");
+  // A page that faults follows the region: should a write ever run past the last queue (as an
+  // index no check caught once did, into whatever mapping came next), it crashes here instead
+  // of changing another object's memory without a sound.
+  size_t guard = size_t(sysconf(_SC_PAGESIZE));
+  void* reserved = mmap(nullptr, bytes + guard, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  if (reserved == MAP_FAILED) ThrowErrno(env, errno, "mmap");
+  void* addr = mmap(reserved, bytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, memfd.get(), 0);
+  if (addr == MAP_FAILED) {
+    int err = errno;
+    munmap(reserved, bytes + guard);
+    ThrowErrno(env, err, "mmap");
+  }
   LiveInc(Live::kMappings);
-  Region* region = new Region{addr, size_t(bytes)};
+  Region* region = new Region{addr, size_t(bytes) + guard};
   // the capacity is the private copy from here on: channel_check's, never the header's again
   uint64_t capacity = capacity_to_init;
   if (capacity_to_init != 0) channel_init(addr, capacity_to_init);
