@@ -13,14 +13,15 @@
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
-#include <mutex>
-#include <set>
+#include <optional>
 #include <string>
 #include <utility>
 
 #include "args.h"
+#include "channel_claims.h"
 #include "errors.h"
 #include "live_objects.h"
 #include "registry.h"
@@ -61,22 +62,6 @@ void FinalizeRegionBuffer(napi_env, void*, void* hint) {
   Unref(r);
 }
 
-// The sockets that carry a channel in this process (any thread's), by inode: a second create or
-// join on one would eat the first channel's wake-up bytes, and its messages would stall.
-std::mutex claims_mutex;
-std::set<std::pair<uint64_t, uint64_t>>* claims = new std::set<std::pair<uint64_t, uint64_t>>();
-
-std::pair<uint64_t, uint64_t> SocketKey(napi_env env, int fd) {
-  struct stat st;
-  if (fstat(fd, &st) != 0) ThrowErrno(env, errno, "fstat");
-  return {uint64_t(st.st_dev), uint64_t(st.st_ino)};
-}
-
-void Unclaim(std::pair<uint64_t, uint64_t> key) {
-  std::lock_guard<std::mutex> lock(claims_mutex);
-  claims->erase(key);
-}
-
 // The copy channel_send makes: a view of iolab's own mmap may fault (its file shrank), so the
 // kernel copies it (EFAULT, as ring.send gives); any other view is plain memory.
 extern "C" int CopyIntoQueue(void* to, const void* from, size_t n) {
@@ -93,7 +78,7 @@ struct End {
     if (claimed) Unclaim(claim);
   }
   channel_end ring{};
-  std::pair<uint64_t, uint64_t> claim;  // this side's socket, claimed by channelClaim
+  SocketKey claim;  // this side's socket, claimed by channelClaim (channel_claims.h)
   bool claimed = false;
   uint32_t* next_length = nullptr;  // next()'s length, in a small private ArrayBuffer of JS's
   napi_ref next_length_buffer = nullptr;
@@ -101,6 +86,7 @@ struct End {
   napi_ref buffer = nullptr;  // the region's ArrayBuffer, held strongly
   OwnedFd memfd;              // the creator's, until it has been passed
   OwnedFd socket;             // this side's copy of the socket: wakes go out on it and come in
+  std::optional<OwnedFd> pidfd;  // the other side's process, once known (watchPeer)
   bool freed = false;
 };
 
@@ -135,6 +121,7 @@ void Free(napi_env env, End* end) {
   Unmap(end->region);
   CloseOwned(end->memfd);
   CloseOwned(end->socket);
+  end->pidfd.reset();
   if (end->claimed) Unclaim(end->claim);
   end->claimed = false;
 }
@@ -146,6 +133,7 @@ void FinalizeEnd(napi_env env, void* data, void*) {
     end->freed = true;
     CloseOwned(end->memfd);
     CloseOwned(end->socket);
+    end->pidfd.reset();
   }
   napi_delete_reference(env, end->buffer);
   if (end->next_length_buffer != nullptr) napi_delete_reference(env, end->next_length_buffer);
@@ -163,7 +151,7 @@ napi_value EndClass(napi_env env, void* data) {
 // Maps memfd's region read-write and wraps it as a new end object of this side. With
 // capacity_to_init, a fresh region is laid out; otherwise the one found is checked.
 napi_value MakeEnd(napi_env env, napi_value ctor, int side, OwnedFd memfd, uint64_t bytes, OwnedFd socket,
-                   uint64_t capacity_to_init, std::pair<uint64_t, uint64_t> claim) {
+                   uint64_t capacity_to_init, SocketKey claim) {
   // A page that faults follows the region: should a write ever run past the last queue (as an
   // index no check caught once did, into whatever mapping came next), it crashes here instead
   // of changing another object's memory without a sound.
@@ -251,7 +239,7 @@ napi_value Create(napi_env env, napi_callback_info info) {
   if (ftruncate(memfd.get(), off_t(bytes)) != 0) ThrowErrno(env, errno, "ftruncate");
   // a region the other side's process could shrink under its mapping would kill it (SIGBUS)
   if (fcntl(memfd.get(), F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) != 0) ThrowErrno(env, errno, "fcntl");
-  auto claim = SocketKey(env, socket.get());
+  auto claim = SocketKeyOf(env, socket.get());
   return MakeEnd(env, EndClass(env, args.data), 0, std::move(memfd), bytes, std::move(socket), capacity, claim);
 }
 
@@ -274,28 +262,8 @@ napi_value Join(napi_env env, napi_callback_info info) {
   if (fstat(memfd.get(), &st) != 0) ThrowErrno(env, errno, "fstat");
   if (uint64_t(st.st_size) < CHANNEL_HEADER_BYTES || uint64_t(st.st_size) > channel_region_bytes(CHANNEL_MAX_CAPACITY))
     ThrowError(env, "ERR_CHANNEL_PROTOCOL", "the shared memory the other side passed has not a channel's size");
-  auto claim = SocketKey(env, socket.get());
+  auto claim = SocketKeyOf(env, socket.get());
   return MakeEnd(env, EndClass(env, args.data), 1, std::move(memfd), uint64_t(st.st_size), std::move(socket), 0, claim);
-}
-
-// channelClaim(socket): this process's channels on socket, before setup reads it: a second
-// create or join on a socket that carries one is ERR_CHANNEL_BUSY. The end made over it takes
-// the claim over (released when it is freed); a setup that fails calls channelUnclaim.
-napi_value Claim(napi_env env, napi_callback_info info) {
-  RawArgs<1> args(env, info);
-  auto key = SocketKey(env, FdArg(env, args[0], "socket"));
-  std::lock_guard<std::mutex> lock(claims_mutex);
-  if (!claims->insert(key).second)
-    ThrowError(env, "ERR_CHANNEL_BUSY", "the socket already carries a channel in this process: one channel per socket (a second would take the first one's wake-ups)");
-  return nullptr;
-}
-
-napi_value UnclaimMethod(napi_env env, napi_callback_info info) {
-  RawArgs<1> args(env, info);
-  struct stat st;
-  int fd = FdArg(env, args[0], "socket");
-  if (fstat(fd, &st) == 0) Unclaim({uint64_t(st.st_dev), uint64_t(st.st_ino)});
-  return nullptr;
 }
 
 // ---- the end's methods ----
@@ -366,6 +334,27 @@ napi_value PeerClosed(napi_env env, napi_callback_info info) {
 napi_value HasUnread(napi_env env, napi_callback_info info) {
   RawArgs<1> args(env, info);
   return Boolean(env, channel_unread(&OpenEnd(env, args.self)->ring) != 0);
+}
+
+// watchPeer(pid) -> a pidfd of the other side's process (this end's, closed by free()) to wait
+// on: readable once it has ended. -1 when it has ended already (ESRCH).
+napi_value WatchPeer(napi_env env, napi_callback_info info) {
+  RawArgs<1> args(env, info);
+  End* end = OpenEnd(env, args.self);
+  int64_t pid = IntegerArg(env, args[0], "pid", 1, INT32_MAX);
+  if (end->pidfd) return Napi::Number::New(env, end->pidfd->get());
+  int fd = int(syscall(SYS_pidfd_open, pid_t(pid), 0));
+  if (fd < 0 && errno == ESRCH) return Napi::Number::New(env, -1);
+  if (fd < 0) ThrowErrno(env, errno, "pidfd_open");
+  end->pidfd.emplace(fd);
+  return Napi::Number::New(env, fd);
+}
+
+// wake(): one wake-up byte to the other side.
+napi_value WakeMethod(napi_env env, napi_callback_info info) {
+  RawArgs<1> args(env, info);
+  channel_wake(&OpenEnd(env, args.self)->ring);
+  return nullptr;
 }
 
 // markClosed(): tells the other side (the closed flag, and a byte to wake it). Idempotent.
@@ -441,6 +430,8 @@ void Init(Napi::Env env, Napi::Object exports) {
       {"peerClosed", nullptr, RawCallback<PeerClosed>, nullptr, nullptr, nullptr, napi_default_method, nullptr},
       {"hasUnread", nullptr, RawCallback<HasUnread>, nullptr, nullptr, nullptr, napi_default_method, nullptr},
       {"markClosed", nullptr, RawCallback<MarkClosed>, nullptr, nullptr, nullptr, napi_default_method, nullptr},
+      {"watchPeer", nullptr, RawCallback<WatchPeer>, nullptr, nullptr, nullptr, napi_default_method, nullptr},
+      {"wake", nullptr, RawCallback<WakeMethod>, nullptr, nullptr, nullptr, napi_default_method, nullptr},
       {"free", nullptr, RawCallback<FreeMethod>, nullptr, nullptr, nullptr, napi_default_method, nullptr},
       {"passed", nullptr, RawCallback<Passed>, nullptr, nullptr, nullptr, napi_default_method, nullptr},
       {"region", nullptr, nullptr, RawCallback<RegionGetter>, nullptr, nullptr, napi_default, nullptr},
@@ -461,10 +452,6 @@ void Init(Napi::Env env, Napi::Object exports) {
   exports.Set("channelCreate", Napi::Value(env, fn));
   NAPI_THROW_IF_FAILED_VOID(env, napi_create_function(env, "channelJoin", NAPI_AUTO_LENGTH, RawCallback<Join>, ctor_ref, &fn));
   exports.Set("channelJoin", Napi::Value(env, fn));
-  NAPI_THROW_IF_FAILED_VOID(env, napi_create_function(env, "channelClaim", NAPI_AUTO_LENGTH, RawCallback<Claim>, nullptr, &fn));
-  exports.Set("channelClaim", Napi::Value(env, fn));
-  NAPI_THROW_IF_FAILED_VOID(env, napi_create_function(env, "channelUnclaim", NAPI_AUTO_LENGTH, RawCallback<UnclaimMethod>, nullptr, &fn));
-  exports.Set("channelUnclaim", Napi::Value(env, fn));
 }
 
 }  // namespace

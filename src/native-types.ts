@@ -311,6 +311,11 @@ export interface NativeChannelEnd {
   hasUnread(): boolean;
   /** Whether the other side has marked the channel closed. */
   peerClosed(): boolean;
+  /** A pidfd of the other side's process pid (this end's, closed by free()): readable once it
+   * has ended; -1 when it has ended already. The same fd on a second call. */
+  watchPeer(pid: number): number;
+  /** Sends the other side one wake-up byte. */
+  wake(): void;
   /** Marks this side closed and wakes the other. */
   markClosed(): void;
   /** Unmaps (the region detached first) and closes the fds. */

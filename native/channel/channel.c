@@ -109,6 +109,8 @@ static void wake(struct channel_end *e) {
   (void)n;
 }
 
+void channel_wake(struct channel_end *e) { wake(e); }
+
 /* After publishing an index: the other side may have gone to sleep waiting for it. */
 static void wake_if_waiting(struct channel_end *e, uint32_t *flag) {
   __atomic_thread_fence(__ATOMIC_SEQ_CST);

@@ -88,6 +88,8 @@ void channel_release(struct channel_end *e);
 int channel_prepare_sleep(struct channel_end *e, int want_message, int want_room, uint64_t pending_bytes);
 /* After waking: clears this side's waiting flags. */
 void channel_woken(struct channel_end *e);
+/* Sends the other side one wake-up byte (any byte means "look again"). */
+void channel_wake(struct channel_end *e);
 /* Marks this side closed and wakes the other side. */
 void channel_close(struct channel_end *e);
 /* Whether a message is there that channel_next has not handed out. */

@@ -66,6 +66,8 @@ export async function createEnd(socket: number, options: unknown): Promise<Setup
   try {
     ring = new Ring({ entries: 8 });
     end = native.channelCreate(socket, capacity);
+    // before the hello: the joiner's first byte then carries its pid (the Channel watches it)
+    native.setPassCredentials(end.socket, true);
     await ring.sendmsg(end.socket, [Buffer.from(hello)], { fds: [end.memfd] });
     end.passed();
   } catch (err) {
@@ -92,7 +94,11 @@ export async function joinEnd(socket: number, options: unknown): Promise<Setup> 
   try {
     ring = new Ring({ entries: 8 });
     const memfd = await receiveHello(ring, socket);
-    return { end: native.channelJoin(socket, memfd), ring, zeroCopy };
+    const end = native.channelJoin(socket, memfd);
+    // this side's pid goes to the creator with a byte; the creator's comes back with its answer
+    native.setPassCredentials(end.socket, true);
+    end.wake();
+    return { end, ring, zeroCopy };
   } catch (err) {
     native.channelUnclaim(socket);
     await ring?.close();

@@ -5,7 +5,9 @@
 // when it finds it asleep, and the socket's end, without the closed flag in the region, says
 // the other side's process or thread is gone.
 import type { NativeChannelEnd } from '../native.js';
-import type { Ring } from './ring.js';
+import { ringPollIn, type Ring } from './ring.js';
+import { native, type RecvResult } from '../native.js';
+import { recvmsg } from '../syscalls.js';
 import { channelError, createEnd, joinEnd, type ChannelOptions } from './channel-setup.js';
 
 export type { ChannelOptions };
@@ -55,14 +57,14 @@ export class Channel {
    * keeps its fd: the channel uses a copy). The other side calls Channel.join. */
   static async create(socket: number, options?: ChannelOptions): Promise<Channel> {
     const { end, ring, zeroCopy } = await createEnd(socket, options);
-    return new Channel(end, ring, zeroCopy);
+    return new Channel(end, ring, zeroCopy, true);
   }
 
   /** Joins the channel the other side creates over `socket` (a connected Unix stream socket;
    * the caller keeps its fd). Resolves once the other side's region is mapped here. */
   static async join(socket: number, options?: Pick<ChannelOptions, 'zeroCopy'>): Promise<Channel> {
     const { end, ring, zeroCopy } = await joinEnd(socket, options);
-    return new Channel(end, ring, zeroCopy);
+    return new Channel(end, ring, zeroCopy, false);
   }
 
   readonly #end: NativeChannelEnd;
@@ -85,8 +87,17 @@ export class Channel {
   #closing?: Promise<void>;
   /** Why the channel ended, for the next receive() when none was waiting then. */
   #endError?: Error;
+  /** This side made the region: it tells the joiner its pid (a byte) once it learns the joiner's. */
+  readonly #creator: boolean;
+  /** The other side's process: unknown until a byte from it comes with its credentials
+   * (SO_PASSCRED); then a pidfd (-1: none, it is this process) polled while this side sleeps,
+   * so its death ends the channel even while a copy of its socket is left open elsewhere. */
+  #peerKnown = false;
+  #pidfd = -1;
+  #pidfdPolled = false;
 
-  private constructor(end: NativeChannelEnd, ring: Ring, zeroCopy: boolean) {
+  private constructor(end: NativeChannelEnd, ring: Ring, zeroCopy: boolean, creator: boolean) {
+    this.#creator = creator;
     this.#end = end;
     this.#ring = ring;
     this.#bytes = new Uint8Array(end.region);
@@ -276,7 +287,10 @@ export class Channel {
       const wantMessage = this.#receiver !== undefined || (this.#listeners > 0 && !this.#paused);
       const wantRoom = this.#sends.length > 0;
       // after the socket's end there is nothing to wait for: #take and #flushSends end it all
-      if ((!wantMessage && !wantRoom) || this.#peerEnded !== undefined) return;
+      if ((!wantMessage && !wantRoom) || this.#peerEnded !== undefined) {
+        if (this.#pidfdPolled) setImmediate(this.#unwatchIfIdle);
+        return;
+      }
       // also when asleep already: a new reason to wait needs its flag set, or no wake-up comes for it
       if (this.#end.prepareSleep(wantMessage, wantRoom, wantRoom ? this.#sends[0].bytes : 0)) {
         if (!this.#sleeping) this.#sleep();
@@ -337,8 +351,55 @@ export class Channel {
 
   #sleep(): void {
     this.#sleeping = true;
-    this.#ring.recv(this.#end.socket, this.#wakes).then(this.#woken, this.#wakeFailed);
+    if (this.#pidfd >= 0 && !this.#pidfdPolled) {
+      this.#pidfdPolled = true;
+      ringPollIn(this.#ring, this.#pidfd).then(this.#peerDied, this.#pollEnded);
+    }
+    if (this.#peerKnown) this.#ring.recv(this.#end.socket, this.#wakes).then(this.#woken, this.#wakeFailed);
+    // A Ring recvmsg that waited gets SCM_CREDENTIALS with pid 0 (kernel 6.18), so the Ring
+    // only peeks, and the byte that came is taken here with its sender's pid.
+    else this.#ring.recv(this.#end.socket, this.#wakes.subarray(0, 1), native.constants.MSG_PEEK).then(this.#peeked, this.#wakeFailed);
   }
+
+  readonly #peeked = (bytes: number) => {
+    if (bytes === 0 || this.#closed) {
+      this.#woken(bytes);
+      return;
+    }
+    let r: RecvResult;
+    try {
+      r = recvmsg(this.#end.socket, [this.#wakes]); // the peeked byte is there: no wait
+    } catch (err) {
+      this.#wakeFailed(err as Error);
+      return;
+    }
+    const pid = r.credentials?.pid;
+    if (pid !== undefined && pid > 0 && !this.#peerKnown) this.#learnPeer(pid);
+    this.#woken(r.bytesRead);
+  };
+
+  #learnPeer(pid: number): void {
+    this.#peerKnown = true;
+    if (pid === process.pid) return; // a thread of this process: its end closes the socket
+    if (this.#creator) this.#end.wake(); // the joiner learns this side's pid from the byte
+    this.#pidfd = this.#end.watchPeer(pid);
+    if (this.#pidfd < 0) queueMicrotask(this.#peerDied); // it has ended already
+  }
+
+  readonly #peerDied = () => {
+    this.#pidfdPolled = false;
+    if (!this.#closed) this.#onSocketEnd(); // as the socket's end, which a stray copy holds back
+  };
+
+  readonly #pollEnded = () => {
+    this.#pidfdPolled = false;
+  };
+
+  /** Nothing waits: the pidfd's poll must not keep the process alive (looked at a turn later,
+   * so a loop that waits again at once does not cancel and re-arm it per message). */
+  readonly #unwatchIfIdle = () => {
+    if (this.#pidfdPolled && !this.#sleeping && !this.#closed) this.#ring.cancelFd(this.#pidfd).catch(() => {});
+  };
 
   readonly #woken = (bytes: number) => {
     this.#sleeping = false;
@@ -361,6 +422,7 @@ export class Channel {
   #stopFlowing(): void {
     if (this.#sleeping && this.#receiver === undefined && this.#sends.length === 0) {
       this.#ring.cancelFd(this.#end.socket).catch(() => {});
+      if (this.#pidfdPolled) this.#ring.cancelFd(this.#pidfd).catch(() => {});
     }
   }
 
