@@ -11,6 +11,7 @@ import { pathToFileURL } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import { Channel, close, socketpair, sendmsg, liveObjects } from '../src/index.js';
 import { native, projectRoot } from '../src/native.js';
+import { execFileSync } from 'node:child_process';
 import { checkLeaksAfterAll, openFdCount } from './support/leaks.js';
 import { shortTempDir } from './support/temp.js';
 
@@ -159,6 +160,43 @@ console.log(JSON.stringify({ result, live: native.liveObjects() }));
     const report = JSON.parse(child.stdout);
     expect(report.result).toEqual({ trySend: 'EFAULT', list: 'EFAULT', send: 'EFAULT', then: 'ok true', received: 'after' });
     expect(report.live).toMatchObject({ rings: 0, ringOps: 0, mappings: 0, ownedFds: 0 });
+  });
+});
+
+describe('Channel: the size a joiner maps by is one the file keeps', () => {
+  it('a creator that shrinks its memfd and then seals it between the joiner\'s size check and seal check: refused, no SIGBUS', () => {
+    // test/fixtures/shrink-at-fstat.c does the shrink and the seal inside the joiner's fstat, the
+    // gap a racing creator would need. Size read before seals, the joiner mapped 12 KiB of a
+    // 4 KiB file, and its first send died of SIGBUS.
+    const preload = join(tmp.path, 'shrink-at-fstat.so');
+    execFileSync('cc', ['-O2', '-Wall', '-Wextra', '-Werror', '-shared', '-fPIC', '-o', preload, join(projectRoot, 'test/fixtures/shrink-at-fstat.c'), '-ldl']);
+    const script = `
+const { Channel, socketpair, close, sendmsg } = await import(${JSON.stringify(dist('index.js'))});
+const { native } = await import(${JSON.stringify(dist('native.js'))});
+const bytes = ${HEADER + 2 * 4096};
+const memfd = native.memfdCreate('iolab-shrink-then-seal');
+native.ftruncate(memfd, bytes);
+const header = Buffer.alloc(24); // written, not mapped: mmap's own fstat would set the hook off
+header.write('iolabch1');
+header.writeUInt32LE(1, 8);
+header.writeUInt32LE(${HEADER}, 12);
+header.writeUInt32LE(4096, 16);
+(await import('node:fs')).writeSync(memfd, header, 0, 24, 0);
+const [a, b] = socketpair('stream');
+sendmsg(a, [Buffer.from('iolabch1')], { fds: [memfd] });
+let result;
+try {
+  const channel = await Channel.join(b);
+  channel.trySend(Buffer.alloc(1000)); // into the second queue: past the file's end
+  result = 'joined, sent';
+  await channel.close();
+} catch (e) { result = e.code + ': ' + e.message; }
+for (const fd of [a, b, memfd]) close(fd);
+console.log(JSON.stringify(result));
+`;
+    const child = spawnSync(process.execPath, ['--input-type=module', '-e', script], { encoding: 'utf8', timeout: 30_000, env: { ...process.env, LD_PRELOAD: preload } });
+    expect({ signal: child.signal, stderr: child.stderr }).toEqual({ signal: null, stderr: '' });
+    expect(JSON.parse(child.stdout)).toMatch(/^ERR_CHANNEL_PROTOCOL: .*not sealed/);
   });
 });
 
