@@ -1,7 +1,7 @@
 // Setting a channel up (src/ring/channel.ts's Channel.create and Channel.join): the creating
 // side makes the region (native/channel_binding.cc) and sends it over the socket with a hello;
-// the joining side receives it, and the addon checks and maps it. Each side gets its end and a
-// Ring of its own to wait through.
+// the joining side receives it, and the addon checks and maps it. Each side gets its end and
+// the Ring its thread's channels share to wait through.
 import { native, type NativeChannelEnd } from '../native.js';
 import { Ring } from './ring.js';
 
@@ -13,6 +13,24 @@ export interface ChannelOptions {
    * until the next message is asked for (the next receive(), the listener's return) or close(),
    * after which the queue's memory carries other messages. Default false. */
   zeroCopy?: boolean;
+}
+
+/** The Ring the channels of this thread wait through (a module instance is per thread), and
+ * how many use it: an io_uring instance each would cost an fd, a mapping and a wake-up path per
+ * channel. Closed when the last channel lets it go, so an idle program holds none. */
+let shared: { ring: Ring; users: number } | undefined;
+
+export function acquireRing(): Ring {
+  if (shared === undefined) shared = { ring: new Ring(), users: 0 };
+  shared.users++;
+  return shared.ring;
+}
+
+/** A channel is done with the Ring: every op it had there has settled. */
+export function releaseRing(ring: Ring): Promise<void> {
+  if (shared === undefined || shared.ring !== ring || --shared.users > 0) return Promise.resolve();
+  shared = undefined;
+  return ring.close();
 }
 
 /** What the creating side sends with the memfd: the region's magic, as a check of the socket. */
@@ -64,7 +82,7 @@ export async function createEnd(socket: number, options: unknown): Promise<Setup
   let end: NativeChannelEnd | undefined;
   let ring: Ring | undefined;
   try {
-    ring = new Ring({ entries: 8 });
+    ring = acquireRing();
     end = native.channelCreate(socket, capacity);
     // before the hello: the joiner's first byte then carries its pid (the Channel watches it)
     native.setPassCredentials(end.socket, true);
@@ -73,7 +91,7 @@ export async function createEnd(socket: number, options: unknown): Promise<Setup
   } catch (err) {
     if (end === undefined) native.channelUnclaim(socket);
     end?.free(); // the end holds the claim: freeing it lets the socket go
-    await ring?.close();
+    if (ring !== undefined) await releaseRing(ring);
     throw err;
   }
   return { end, ring, zeroCopy };
@@ -92,7 +110,7 @@ export async function joinEnd(socket: number, options: unknown): Promise<Setup> 
   native.channelClaim(socket);
   let ring: Ring | undefined;
   try {
-    ring = new Ring({ entries: 8 });
+    ring = acquireRing();
     const memfd = await receiveHello(ring, socket);
     const end = native.channelJoin(socket, memfd);
     // this side's pid goes to the creator with a byte; the creator's comes back with its answer
@@ -101,7 +119,7 @@ export async function joinEnd(socket: number, options: unknown): Promise<Setup> 
     return { end, ring, zeroCopy };
   } catch (err) {
     native.channelUnclaim(socket);
-    await ring?.close();
+    if (ring !== undefined) await releaseRing(ring);
     throw err;
   }
 }

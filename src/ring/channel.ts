@@ -8,7 +8,7 @@ import type { NativeChannelEnd } from '../native.js';
 import { ringPollIn, type Ring } from './ring.js';
 import { native, type RecvResult } from '../native.js';
 import { recvmsg } from '../syscalls.js';
-import { channelError, createEnd, joinEnd, type ChannelOptions } from './channel-setup.js';
+import { channelError, createEnd, joinEnd, releaseRing, type ChannelOptions } from './channel-setup.js';
 
 export type { ChannelOptions };
 
@@ -95,6 +95,10 @@ export class Channel {
   #peerKnown = false;
   #pidfd = -1;
   #pidfdPolled = false;
+  /** The Ring ops this side has out (settled after their handlers ran): close() waits for them
+   * before it closes their fds, as the Ring is shared with this thread's other channels. */
+  #sleepOp?: Promise<void>;
+  #pollOp?: Promise<void>;
 
   private constructor(end: NativeChannelEnd, ring: Ring, zeroCopy: boolean, creator: boolean) {
     this.#creator = creator;
@@ -353,12 +357,12 @@ export class Channel {
     this.#sleeping = true;
     if (this.#pidfd >= 0 && !this.#pidfdPolled) {
       this.#pidfdPolled = true;
-      ringPollIn(this.#ring, this.#pidfd).then(this.#peerDied, this.#pollEnded);
+      this.#pollOp = ringPollIn(this.#ring, this.#pidfd).then(this.#peerDied, this.#pollEnded);
     }
-    if (this.#peerKnown) this.#ring.recv(this.#end.socket, this.#wakes).then(this.#woken, this.#wakeFailed);
+    if (this.#peerKnown) this.#sleepOp = this.#ring.recv(this.#end.socket, this.#wakes).then(this.#woken, this.#wakeFailed);
     // A Ring recvmsg that waited gets SCM_CREDENTIALS with pid 0 (kernel 6.18), so the Ring
     // only peeks, and the byte that came is taken here with its sender's pid.
-    else this.#ring.recv(this.#end.socket, this.#wakes.subarray(0, 1), native.constants.MSG_PEEK).then(this.#peeked, this.#wakeFailed);
+    else this.#sleepOp = this.#ring.recv(this.#end.socket, this.#wakes.subarray(0, 1), native.constants.MSG_PEEK).then(this.#peeked, this.#wakeFailed);
   }
 
   readonly #peeked = (bytes: number) => {
@@ -435,6 +439,20 @@ export class Channel {
     if (!this.#closed && this.#receiver === undefined && this.#listeners === 0 && !this.#end.hasUnread()) this.#take();
   }
 
+  /** Cancels this side's ops on the shared Ring; resolves once each has settled. */
+  #opsSettled(): Promise<unknown> {
+    const pending: Promise<void>[] = [];
+    if (this.#sleeping) {
+      pending.push(this.#sleepOp!);
+      this.#ring.cancelFd(this.#end.socket).catch(() => {});
+    }
+    if (this.#pidfdPolled) {
+      pending.push(this.#pollOp!);
+      this.#ring.cancelFd(this.#pidfd).catch(() => {});
+    }
+    return Promise.all(pending);
+  }
+
   /** Ends the channel: error is why (none: closed by either side). A waiting receive gets the
    * error (or null); else the next receive() does. */
   #shutdown(error?: Error): void {
@@ -446,10 +464,10 @@ export class Channel {
     const r = this.#receiver;
     this.#receiver = undefined;
     if (r !== undefined) this.#settleEnded(r);
-    this.#closing = this.#ring.close().then(() => {
+    this.#closing = this.#opsSettled().then(() => {
       this.#end.free();
-      this.#emit('close');
-    });
+      return releaseRing(this.#ring);
+    }).then(() => this.#emit('close'));
     if (error === undefined) return;
     // as an EventEmitter does: to 'error' listeners; unheard, with 'message' listeners, thrown
     // (an uncaught exception once this returns: the channel's state is whole by then)
