@@ -9,8 +9,9 @@ import { ringPollIn, type Ring } from './ring.js';
 import { native, type RecvResult } from '../native.js';
 import { recvmsg } from '../syscalls.js';
 import { channelError, createEnd, joinEnd, releaseRing, type ChannelOptions } from './channel-setup.js';
+import { ChannelListeners, rethrow, type ChannelEvents, type Listener } from './channel-events.js';
 
-export type { ChannelOptions };
+export type { ChannelOptions, ChannelEvents };
 
 /** Messages 'message' listeners get in one go before the event loop has a turn. */
 const burst = 1024;
@@ -38,19 +39,6 @@ function byteLength(message: ChannelMessage): number {
   return n;
 }
 
-/** The events of a Channel and their listeners. */
-export interface ChannelEvents {
-  /** A message: a copy of its own (with `zeroCopy`, a view of the queue valid while the
-   * listener runs). */
-  message: (message: Uint8Array) => void;
-  /** Why the channel ended, when it ended with an error. */
-  error: (err: Error) => void;
-  /** The channel is closed and its memory freed. */
-  close: () => void;
-}
-type Listener = (arg?: never) => void;
-const events = ['message', 'error', 'close'];
-
 /** One side of a shared-memory channel. */
 export class Channel {
   /** Creates a channel and passes it over `socket`, a connected Unix stream socket (the caller
@@ -77,7 +65,7 @@ export class Channel {
   readonly #wakes = Buffer.alloc(wakeBytes);
   readonly #sends: PendingSend[] = [];
   #receiver?: { resolve(message: Uint8Array | null): void; reject(err: Error): void };
-  readonly #handlers: Record<keyof ChannelEvents, Listener[]> = { message: [], error: [], close: [] };
+  readonly #handlers = new ChannelListeners();
   #paused = false;
   #sleeping = false;
   /** Set once the socket ended: why sends fail from then on (received messages still come),
@@ -112,14 +100,7 @@ export class Channel {
   /** Adds a listener: 'message' (each message, while there are such listeners receive() is
    * refused), 'error' (the error the channel ended with), 'close'. */
   on<E extends keyof ChannelEvents>(event: E, listener: ChannelEvents[E]): this {
-    if (!events.includes(event)) {
-      throw Object.assign(new TypeError(`The "event" argument must be one of 'message', 'error', 'close'. Received ${String(event)}`), { code: 'ERR_INVALID_ARG_VALUE' });
-    }
-    if (typeof listener !== 'function') {
-      throw Object.assign(new TypeError(`The "listener" argument must be of type function. Received type ${typeof listener}`), { code: 'ERR_INVALID_ARG_TYPE' });
-    }
-    this.#handlers[event].push(listener as Listener);
-    if (event === 'message' && this.#handlers.message.length === 1) queueMicrotask(() => this.#service());
+    if (this.#handlers.add(event, listener)) queueMicrotask(() => this.#service());
     return this;
   }
 
@@ -135,30 +116,16 @@ export class Channel {
 
   /** Removes a listener (the last one added, if it was added twice). */
   off<E extends keyof ChannelEvents>(event: E, listener: ChannelEvents[E]): this {
-    const list = this.#handlers[event];
-    if (list === undefined) return this;
-    let at = list.length - 1;
-    while (at >= 0 && list[at] !== listener && (list[at] as { listener?: unknown }).listener !== listener) at--;
-    if (at >= 0) list.splice(at, 1);
-    if (event === 'message' && at >= 0 && list.length === 0) this.#stopFlowing();
+    if (this.#handlers.remove(event, listener)) this.#stopFlowing();
     return this;
   }
 
-  /** Calls the listeners. A listener's throw is reported as an EventEmitter's reaches the
-   * event loop: an uncaught exception (process 'uncaughtException'), after this call returns,
-   * so the channel's own state stays whole and it keeps delivering. */
   #emit<E extends keyof ChannelEvents>(event: E, ...arg: Parameters<ChannelEvents[E]>): void {
-    const list = this.#handlers[event];
-    try {
-      if (list.length === 1) (list[0] as (...a: unknown[]) => void)(...arg);
-      else for (const l of list.slice()) (l as (...a: unknown[]) => void)(...arg);
-    } catch (err) {
-      process.nextTick(rethrow, err);
-    }
+    this.#handlers.emit(event, ...arg);
   }
 
   get #listeners(): number {
-    return this.#handlers.message.length;
+    return this.#handlers.count('message');
   }
 
   /** Bytes of each direction's ring. */
@@ -471,7 +438,7 @@ export class Channel {
     if (error === undefined) return;
     // as an EventEmitter does: to 'error' listeners; unheard, with 'message' listeners, thrown
     // (an uncaught exception once this returns: the channel's state is whole by then)
-    if (this.#handlers.error.length > 0) this.#emit('error', error);
+    if (this.#handlers.count('error') > 0) this.#emit('error', error);
     else if (this.#listeners > 0) process.nextTick(rethrow, error);
   }
 }
@@ -481,6 +448,3 @@ Object.defineProperty(Channel.prototype, Symbol.asyncDispose ?? Symbol.for('node
   configurable: true,
 });
 
-function rethrow(err: unknown): never {
-  throw err;
-}
