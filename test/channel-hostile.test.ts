@@ -194,7 +194,7 @@ try {
 for (const fd of [a, b, memfd]) close(fd);
 console.log(JSON.stringify(result));
 `;
-    const child = spawnSync(process.execPath, ['--input-type=module', '-e', script], { encoding: 'utf8', timeout: 30_000, env: { ...process.env, LD_PRELOAD: preload } });
+    const child = spawnSync(process.execPath, ['--input-type=module', '-e', script], { encoding: 'utf8', timeout: 30_000, env: { ...process.env, LD_PRELOAD: [process.env.LD_PRELOAD, preload].filter(Boolean).join(' ') } }); // after ASan's runtime, under npm run test:asan
     expect({ signal: child.signal, stderr: child.stderr }).toEqual({ signal: null, stderr: '' });
     expect(JSON.parse(child.stdout)).toMatch(/^ERR_CHANNEL_PROTOCOL: .*not sealed/);
   });
