@@ -272,6 +272,31 @@ console.log(JSON.stringify({ got, uncaught, unhandled }));
 });
 
 describe('Channel: a kept message never shows another message', () => {
+  it("zeroCopy: the last view handed out stays whole when the other side's end comes with it", async () => {
+    // The creator (this test, over the raw region) publishes a record without a wake-up and
+    // is gone: the joiner's waiting receive gets the record with the socket's end. Ending the
+    // channel at once, as it did, detached the view before its receiver could read it.
+    const region = craftedRegion(4096);
+    const [a, b] = socketpair('stream');
+    sendmsg(a, [Buffer.from('iolabch1')], { fds: [region.memfd] });
+    const y = await Channel.join(b, { zeroCopy: true });
+    close(b);
+    const receiving = y.receive();
+    await new Promise((r) => setTimeout(r, 20)); // y asleep
+    new Uint8Array(region.mapping).set(Buffer.from('hello'), HEADER + 8);
+    region.u32[HEADER / 4] = 5; // length 5, kind 0
+    region.words[DIR(0) / 8] = 16n; // published, nobody woken
+    close(a); // gone
+    const view = (await receiving)!;
+    await new Promise((r) => setTimeout(r, 20)); // its receiver busy elsewhere a while
+    expect(Buffer.from(view).toString()).toBe('hello');
+    await expect(y.receive()).rejects.toMatchObject({ code: 'ERR_CHANNEL_PEER_GONE' });
+    expect(view.length).toBe(0); // the end detached it, once the next was asked for
+    await y.close();
+    native.munmap(region.mapping);
+    close(region.memfd);
+  });
+
   it('60 messages kept with received.push(m), through a 4 KiB queue that wraps many times, each still holds its own bytes', async () => {
     const [a, b] = socketpair('stream');
     const [x, y] = await Promise.all([Channel.create(a, { capacity: 4096 }), Channel.join(b)]);

@@ -86,6 +86,8 @@ export class Channel {
   /** The Ring ops this side has out (settled after their handlers ran): close() waits for them
    * before it closes their fds, as the Ring is shared with this thread's other channels. */
   #sleepOp?: Promise<void>;
+  /** A zeroCopy view went out and no next message was asked for since. */
+  #viewOut = false;
   #pollOp?: Promise<void>;
 
   private constructor(end: NativeChannelEnd, ring: Ring, zeroCopy: boolean, creator: boolean) {
@@ -228,6 +230,7 @@ export class Channel {
     const at = this.#end.next();
     if (at > 0) {
       const end = at + this.#nextLength[0];
+      this.#viewOut = this.#zeroCopy;
       return this.#zeroCopy ? this.#bytes.subarray(at, end) : this.#bytes.slice(at, end);
     }
     if (at === 0 && this.#peerEnded === undefined) return undefined;
@@ -310,6 +313,7 @@ export class Channel {
       const got = this.#take();
       if (got === undefined || got === null) return;
       this.#emit('message', got);
+      this.#viewOut = false; // a listener's view lives while it runs
       if (this.#closed || this.#listeners === 0) return;
     }
     // more may be there: let the event loop run first
@@ -402,8 +406,9 @@ export class Channel {
     if (this.#closed || this.#peerEnded !== undefined) return;
     this.#peerEnded = this.#end.peerClosed() ? closedByPeer() : peerGone();
     this.#service(); // waiting sends fail; a waiting receive or listeners get what is left, then the end
-    // nobody receives and nothing is left to: the channel ends now
-    if (!this.#closed && this.#receiver === undefined && this.#listeners === 0 && !this.#end.hasUnread()) this.#take();
+    // nobody receives and nothing is left to: the channel ends now, unless that would detach a
+    // zeroCopy view just handed out (valid until the next receive(), which then ends it)
+    if (!this.#closed && this.#receiver === undefined && this.#listeners === 0 && !this.#viewOut && !this.#end.hasUnread()) this.#take();
   }
 
   /** Cancels this side's ops on the shared Ring; resolves once each has settled. */
