@@ -13,14 +13,20 @@
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
+#include <optional>
 #include <string>
+#include <utility>
 
 #include "args.h"
+#include "channel_claims.h"
 #include "errors.h"
 #include "live_objects.h"
 #include "registry.h"
+#include "ring/copy.h"
+#include "sys/mappings.h"
 
 extern "C" {
 #include "channel/channel.h"
@@ -56,13 +62,31 @@ void FinalizeRegionBuffer(napi_env, void*, void* hint) {
   Unref(r);
 }
 
+// The copy channel_send makes: a view of iolab's own mmap may fault (its file shrank), so the
+// kernel copies it (EFAULT, as ring.send gives); any other view is plain memory.
+extern "C" int CopyIntoQueue(void* to, const void* from, size_t n) {
+  if (!InMapping(from, n)) {
+    memcpy(to, from, n);
+    return 0;
+  }
+  return CopyFromView(to, from, n);
+}
+
 struct End {
   End(OwnedFd memfd_, OwnedFd socket_) : memfd(std::move(memfd_)), socket(std::move(socket_)) {}
+  ~End() {
+    if (claimed) Unclaim(claim);
+  }
   channel_end ring{};
+  SocketKey claim;  // this side's socket, claimed by channelClaim (channel_claims.h)
+  bool claimed = false;
+  uint32_t* next_length = nullptr;  // next()'s length, in a small private ArrayBuffer of JS's
+  napi_ref next_length_buffer = nullptr;
   Region* region = nullptr;
   napi_ref buffer = nullptr;  // the region's ArrayBuffer, held strongly
   OwnedFd memfd;              // the creator's, until it has been passed
   OwnedFd socket;             // this side's copy of the socket: wakes go out on it and come in
+  std::optional<OwnedFd> pidfd;  // the other side's process, once known (watchPeer)
   bool freed = false;
 };
 
@@ -97,6 +121,9 @@ void Free(napi_env env, End* end) {
   Unmap(end->region);
   CloseOwned(end->memfd);
   CloseOwned(end->socket);
+  end->pidfd.reset();
+  if (end->claimed) Unclaim(end->claim);
+  end->claimed = false;
 }
 
 void FinalizeEnd(napi_env env, void* data, void*) {
@@ -106,8 +133,10 @@ void FinalizeEnd(napi_env env, void* data, void*) {
     end->freed = true;
     CloseOwned(end->memfd);
     CloseOwned(end->socket);
+    end->pidfd.reset();
   }
   napi_delete_reference(env, end->buffer);
+  if (end->next_length_buffer != nullptr) napi_delete_reference(env, end->next_length_buffer);
   Unref(end->region);
   delete end;
 }
@@ -122,23 +151,36 @@ napi_value EndClass(napi_env env, void* data) {
 // Maps memfd's region read-write and wraps it as a new end object of this side. With
 // capacity_to_init, a fresh region is laid out; otherwise the one found is checked.
 napi_value MakeEnd(napi_env env, napi_value ctor, int side, OwnedFd memfd, uint64_t bytes, OwnedFd socket,
-                   uint64_t capacity_to_init) {
-  void* addr = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, memfd.get(), 0);
-  if (addr == MAP_FAILED) ThrowErrno(env, errno, "mmap");
-  LiveInc(Live::kMappings);
-  Region* region = new Region{addr, size_t(bytes)};
-  if (capacity_to_init != 0) {
-    channel_init(addr, capacity_to_init);
-  } else if (const char* problem = channel_check(addr, bytes)) {
-    Unmap(region);
-    delete region;
-    ThrowError(env, "ERR_CHANNEL_PROTOCOL", std::string("the shared memory the other side passed is not a channel's: ") + problem);
+                   uint64_t capacity_to_init, SocketKey claim) {
+  // A page that faults follows the region: should a write ever run past the last queue (as an
+  // index no check caught once did, into whatever mapping came next), it crashes here instead
+  // of changing another object's memory without a sound.
+  size_t guard = size_t(sysconf(_SC_PAGESIZE));
+  void* reserved = mmap(nullptr, bytes + guard, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  if (reserved == MAP_FAILED) ThrowErrno(env, errno, "mmap");
+  void* addr = mmap(reserved, bytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, memfd.get(), 0);
+  if (addr == MAP_FAILED) {
+    int err = errno;
+    munmap(reserved, bytes + guard);
+    ThrowErrno(env, err, "mmap");
   }
+  LiveInc(Live::kMappings);
+  Region* region = new Region{addr, size_t(bytes) + guard};
+  // the capacity is the private copy from here on: channel_check's, never the header's again
+  uint64_t capacity = capacity_to_init;
+  if (capacity_to_init != 0) channel_init(addr, capacity_to_init);
+  const char* problem = capacity_to_init != 0 ? nullptr : channel_check(addr, bytes, &capacity);
   // the joining side needs its memfd no longer: the mapping keeps the region
   End* end = new End(side == 0 ? std::move(memfd) : OwnedFd(), std::move(socket));
   end->region = region;
-  channel_attach(&end->ring, addr, side, end->socket.get());
-  napi_value object = nullptr, buffer = nullptr;
+  if (problem == nullptr) problem = channel_attach(&end->ring, addr, capacity, side, end->socket.get());
+  if (problem != nullptr) {
+    Unmap(region);
+    delete region;
+    delete end;
+    ThrowError(env, "ERR_CHANNEL_PROTOCOL", std::string("the shared memory the other side passed is not a channel's: ") + problem);
+  }
+  napi_value object = nullptr, buffer = nullptr, lengths = nullptr;
   napi_status status = napi_new_instance(env, ctor, 0, nullptr, &object);
   if (status == napi_ok) status = napi_wrap(env, object, end, FinalizeEnd, nullptr, nullptr);
   if (status != napi_ok) {
@@ -155,6 +197,16 @@ napi_value MakeEnd(napi_env env, napi_value ctor, int side, OwnedFd memfd, uint6
     NAPI_THROW_IF_FAILED(env, status, nullptr);
   }
   napi_create_reference(env, buffer, 1, &end->buffer);
+  void* data = nullptr;
+  status = napi_create_arraybuffer(env, sizeof(uint32_t), &data, &lengths);
+  if (status == napi_ok) status = napi_create_reference(env, lengths, 1, &end->next_length_buffer);
+  if (status != napi_ok) {
+    Free(env, end);
+    NAPI_THROW_IF_FAILED(env, status, nullptr);
+  }
+  end->next_length = static_cast<uint32_t*>(data);
+  end->claim = claim;
+  end->claimed = true;
   return object;
 }
 
@@ -187,7 +239,8 @@ napi_value Create(napi_env env, napi_callback_info info) {
   if (ftruncate(memfd.get(), off_t(bytes)) != 0) ThrowErrno(env, errno, "ftruncate");
   // a region the other side's process could shrink under its mapping would kill it (SIGBUS)
   if (fcntl(memfd.get(), F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) != 0) ThrowErrno(env, errno, "fcntl");
-  return MakeEnd(env, EndClass(env, args.data), 0, std::move(memfd), bytes, std::move(socket), capacity);
+  auto claim = SocketKeyOf(env, socket.get());
+  return MakeEnd(env, EndClass(env, args.data), 0, std::move(memfd), bytes, std::move(socket), capacity, claim);
 }
 
 // channelJoin(socket, memfd) -> the joining side's end (side 1). Adopts memfd whatever happens:
@@ -199,14 +252,18 @@ napi_value Join(napi_env env, napi_callback_info info) {
   OwnedFd memfd(fd);
   if (fd < 0) FdArg(env, args[1], "memfd");  // throws its TypeError/RangeError
   OwnedFd socket = SocketCopy(env, args[0]);
-  struct stat st;
-  if (fstat(memfd.get(), &st) != 0) ThrowErrno(env, errno, "fstat");
+  // The seal first, then the size: once sealed against shrinking the size can only grow, so the
+  // size read after it is one the mapping can trust (read before it, the other side could
+  // shrink the memfd and then seal it, and this side would map past its end: SIGBUS).
   int seals = fcntl(memfd.get(), F_GET_SEALS);
   if (seals < 0 || !(seals & F_SEAL_SHRINK))
     ThrowError(env, "ERR_CHANNEL_PROTOCOL", "the shared memory the other side passed is not sealed against shrinking");
+  struct stat st;
+  if (fstat(memfd.get(), &st) != 0) ThrowErrno(env, errno, "fstat");
   if (uint64_t(st.st_size) < CHANNEL_HEADER_BYTES || uint64_t(st.st_size) > channel_region_bytes(CHANNEL_MAX_CAPACITY))
     ThrowError(env, "ERR_CHANNEL_PROTOCOL", "the shared memory the other side passed has not a channel's size");
-  return MakeEnd(env, EndClass(env, args.data), 1, std::move(memfd), uint64_t(st.st_size), std::move(socket), 0);
+  auto claim = SocketKeyOf(env, socket.get());
+  return MakeEnd(env, EndClass(env, args.data), 1, std::move(memfd), uint64_t(st.st_size), std::move(socket), 0, claim);
 }
 
 // ---- the end's methods ----
@@ -217,6 +274,13 @@ napi_value Boolean(napi_env env, bool value) {
   return result;
 }
 
+napi_value SendResult(napi_env env, int sent) {
+  if (sent == CHANNEL_SEND_FAULT) ThrowErrno(env, EFAULT, "send");  // as ring.send of the same view
+  if (sent == CHANNEL_SEND_CORRUPT)
+    ThrowError(env, "ERR_CHANNEL_PROTOCOL", "the queue's tail is one no reader publishes: the other side wrote over it");
+  return Boolean(env, sent != 0);
+}
+
 napi_value Send(napi_env env, napi_callback_info info) {
   RawArgs<1> args(env, info);
   End* end = OpenEnd(env, args.self);
@@ -225,7 +289,7 @@ napi_value Send(napi_env env, napi_callback_info info) {
   if (ViewOf(env, args[0], &view)) {
     if (view.length > max) ThrowArgRange(env, "message", "at most " + std::to_string(max) + " bytes (half the channel's capacity, less 8)", std::to_string(view.length) + " bytes");
     struct iovec iov = {view.data, view.length};
-    return Boolean(env, channel_send(&end->ring, &iov, 1, view.length) != 0);
+    return SendResult(env, channel_send(&end->ring, &iov, 1, view.length, CopyIntoQueue));
   }
   bool is_array = false;
   napi_is_array(env, args[0], &is_array);
@@ -235,14 +299,14 @@ napi_value Send(napi_env env, napi_callback_info info) {
   if (end->freed) ThrowClosed(env);
   uint64_t total = iov.total();
   if (total > max) ThrowArgRange(env, "message", "at most " + std::to_string(max) + " bytes (half the channel's capacity, less 8)", std::to_string(total) + " bytes");
-  return Boolean(env, channel_send(&end->ring, iov.data(), int(iov.size()), total) != 0);
+  return SendResult(env, channel_send(&end->ring, iov.data(), int(iov.size()), total, CopyIntoQueue));
 }
 
 napi_value Next(napi_env env, napi_callback_info info) {
   RawArgs<1> args(env, info);
   End* end = OpenEnd(env, args.self);
   napi_value result;
-  napi_create_double(env, double(channel_next(&end->ring)), &result);
+  napi_create_double(env, double(channel_next(&end->ring, end->next_length)), &result);
   return result;
 }
 
@@ -270,6 +334,27 @@ napi_value PeerClosed(napi_env env, napi_callback_info info) {
 napi_value HasUnread(napi_env env, napi_callback_info info) {
   RawArgs<1> args(env, info);
   return Boolean(env, channel_unread(&OpenEnd(env, args.self)->ring) != 0);
+}
+
+// watchPeer(pid) -> a pidfd of the other side's process (this end's, closed by free()) to wait
+// on: readable once it has ended. -1 when it has ended already (ESRCH).
+napi_value WatchPeer(napi_env env, napi_callback_info info) {
+  RawArgs<1> args(env, info);
+  End* end = OpenEnd(env, args.self);
+  int64_t pid = IntegerArg(env, args[0], "pid", 1, INT32_MAX);
+  if (end->pidfd) return Napi::Number::New(env, end->pidfd->get());
+  int fd = int(syscall(SYS_pidfd_open, pid_t(pid), 0));
+  if (fd < 0 && errno == ESRCH) return Napi::Number::New(env, -1);
+  if (fd < 0) ThrowErrno(env, errno, "pidfd_open");
+  end->pidfd.emplace(fd);
+  return Napi::Number::New(env, fd);
+}
+
+// wake(): one wake-up byte to the other side.
+napi_value WakeMethod(napi_env env, napi_callback_info info) {
+  RawArgs<1> args(env, info);
+  channel_wake(&OpenEnd(env, args.self)->ring);
+  return nullptr;
 }
 
 // markClosed(): tells the other side (the closed flag, and a byte to wake it). Idempotent.
@@ -313,6 +398,14 @@ napi_value SocketFd(napi_env env, napi_callback_info info) {
   return Napi::Number::New(env, OpenEnd(env, args.self)->socket.get());
 }
 
+// The length of the message next() handed out (the one it checked), as a Uint32Array's buffer.
+napi_value NextLengthGetter(napi_env env, napi_callback_info info) {
+  RawArgs<1> args(env, info);
+  napi_value buffer;
+  NAPI_THROW_IF_FAILED(env, napi_get_reference_value(env, Unwrap(env, args.self)->next_length_buffer, &buffer), nullptr);
+  return buffer;
+}
+
 napi_value Capacity(napi_env env, napi_callback_info info) {
   RawArgs<1> args(env, info);
   return Napi::Number::New(env, double(Unwrap(env, args.self)->ring.capacity));
@@ -337,11 +430,14 @@ void Init(Napi::Env env, Napi::Object exports) {
       {"peerClosed", nullptr, RawCallback<PeerClosed>, nullptr, nullptr, nullptr, napi_default_method, nullptr},
       {"hasUnread", nullptr, RawCallback<HasUnread>, nullptr, nullptr, nullptr, napi_default_method, nullptr},
       {"markClosed", nullptr, RawCallback<MarkClosed>, nullptr, nullptr, nullptr, napi_default_method, nullptr},
+      {"watchPeer", nullptr, RawCallback<WatchPeer>, nullptr, nullptr, nullptr, napi_default_method, nullptr},
+      {"wake", nullptr, RawCallback<WakeMethod>, nullptr, nullptr, nullptr, napi_default_method, nullptr},
       {"free", nullptr, RawCallback<FreeMethod>, nullptr, nullptr, nullptr, napi_default_method, nullptr},
       {"passed", nullptr, RawCallback<Passed>, nullptr, nullptr, nullptr, napi_default_method, nullptr},
       {"region", nullptr, nullptr, RawCallback<RegionGetter>, nullptr, nullptr, napi_default, nullptr},
       {"memfd", nullptr, nullptr, RawCallback<Memfd>, nullptr, nullptr, napi_default, nullptr},
       {"socket", nullptr, nullptr, RawCallback<SocketFd>, nullptr, nullptr, napi_default, nullptr},
+      {"nextLength", nullptr, nullptr, RawCallback<NextLengthGetter>, nullptr, nullptr, napi_default, nullptr},
       {"capacity", nullptr, nullptr, RawCallback<Capacity>, nullptr, nullptr, napi_default, nullptr},
       {"maxMessageBytes", nullptr, nullptr, RawCallback<MaxMessage>, nullptr, nullptr, napi_default, nullptr},
   };

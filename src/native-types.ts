@@ -293,12 +293,15 @@ export interface NativeChannelEnd {
   readonly capacity: number;
   readonly maxMessageBytes: number;
   /** Copies one message (a view, or an Array of views sent as one) in: false when it does not
-   * fit now (nothing written). RangeError above maxMessageBytes. */
+   * fit now (nothing written). RangeError above maxMessageBytes; EFAULT when a view faults (a
+   * mapping whose file shrank); ERR_CHANNEL_PROTOCOL when the reader's tail is no reader's. */
   send(message: unknown): boolean;
   /** Releases the message handed out before, then the next one's payload offset in region
-   * (> 0; its length is the u32 8 bytes before it), 0 when none is there, -1 when the other
+   * (> 0; its length, the one checked, in nextLength), 0 when none is there, -1 when the other
    * side closed and every message was read, -2 when the queue holds what no writer makes. */
   next(): number;
+  /** A private 4-byte ArrayBuffer (not the region): next()'s message length, as a u32. */
+  readonly nextLength: ArrayBuffer;
   /** Sets this side's waiting flags (for a message; for room for a message of pendingBytes)
    * and looks again: true when it should sleep (receive on socket). */
   prepareSleep(wantMessage: boolean, wantRoom: boolean, pendingBytes: number): boolean;
@@ -308,6 +311,11 @@ export interface NativeChannelEnd {
   hasUnread(): boolean;
   /** Whether the other side has marked the channel closed. */
   peerClosed(): boolean;
+  /** A pidfd of the other side's process pid (this end's, closed by free()): readable once it
+   * has ended; -1 when it has ended already. The same fd on a second call. */
+  watchPeer(pid: number): number;
+  /** Sends the other side one wake-up byte. */
+  wake(): void;
   /** Marks this side closed and wakes the other. */
   markClosed(): void;
   /** Unmaps (the region detached first) and closes the fds. */

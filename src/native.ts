@@ -226,6 +226,11 @@ export interface NativeAddon {
   /** The joining side's end over the memfd the creator passed, which it adopts (closed once
    * mapped, or at once when it is not a channel's: ERR_CHANNEL_PROTOCOL). */
   channelJoin(socket: number, memfd: number): NativeChannelEnd;
+  /** Marks socket (by inode, process-wide) as carrying a channel before its setup starts:
+   * ERR_CHANNEL_BUSY when one does already. The end made over it takes the claim over and
+   * lets it go when freed; a setup that fails before calls channelUnclaim. */
+  channelClaim(socket: number): void;
+  channelUnclaim(socket: number): void;
 }
 
 /** The flag bits `constants` names: MSG_* (recv/send flags), SOCK_*, O_* (as fs.constants). */

@@ -125,6 +125,28 @@ describe('Channel between processes', () => {
     expect(errors.map((e) => (e as Error & { code: string }).code)).toEqual(['ERR_CHANNEL_PEER_GONE']);
   });
 
+  it("a child SIGKILLed while a copy of its end of the socket is left open here: ERR_CHANNEL_PEER_GONE all the same (its pidfd)", async () => {
+    // The parent forgot close(theirs): the socket outlives the child, so its end never comes.
+    // Each side learns the other's pid from the credentials of its first byte and polls a pidfd.
+    for (const role of ['creates', 'joins']) {
+      const [mine, theirs] = socketpair('stream');
+      const child = spawn(process.execPath, [nodePeer, index, role === 'creates' ? 'hold' : 'create-hold'], { stdio: ['ignore', 'pipe', 'inherit', theirs], env: { ...process.env, [processTagVariable]: newProcessTag() } });
+      const exited = once(child, 'exit');
+      const said = once(child.stdout!, 'data');
+      const channel = role === 'creates' ? await Channel.create(mine, { capacity: 4096 }) : await Channel.join(mine);
+      close(mine);
+      await said;
+      const receiving = channel.receive().then(() => 'a message', (err) => err.code);
+      await new Promise((r) => setTimeout(r, 200)); // the pids go both ways with the first bytes
+      child.kill('SIGKILL');
+      await exited;
+      const late = new Promise((r) => setTimeout(r, 5000, `this side ${role}: still waiting 5 s after the child died`));
+      expect(await Promise.race([receiving, late])).toBe('ERR_CHANNEL_PEER_GONE');
+      await channel.close();
+      close(theirs);
+    }
+  });
+
   it('a Python peer that knows only the documented layout reads every message and writes each back reversed', async () => {
     const count = 3000;
     const { channel, exited } = await withChild(['python3', join(projectRoot, 'test/fixtures/channel-peer.py'), String(count)], 8192);

@@ -10,7 +10,7 @@ import { pathToFileURL } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import { Channel, close, socketpair, memfdCreate, sendmsg, liveObjects } from '../src/index.js';
 import { projectRoot } from '../src/native.js';
-import { checkLeaksAfterAll } from './support/leaks.js';
+import { checkLeaksAfterAll, openFdCount } from './support/leaks.js';
 import { shortTempDir } from './support/temp.js';
 
 const tmp = shortTempDir('iolab-channel-');
@@ -115,8 +115,11 @@ describe('Channel within one process', () => {
     await Promise.all([x.close(), y.close()]);
   });
 
-  it('a view is valid until the next receive, and close() detaches every view', async () => {
-    const [x, y] = await pair(4096);
+  it('zeroCopy: a view is valid until the next receive, and close() detaches every view', async () => {
+    const [a, b] = socketpair('stream');
+    const [x, y] = await Promise.all([Channel.create(a, { capacity: 4096 }), Channel.join(b, { zeroCopy: true })]);
+    close(a);
+    close(b);
     x.trySend(Buffer.from('first'));
     const first = (await y.receive())!;
     expect(Buffer.from(first).toString()).toBe('first');
@@ -238,6 +241,25 @@ describe('Channel within one process', () => {
     await expect(Channel.join(d)).rejects.toMatchObject({ code: 'ERR_CHANNEL_PROTOCOL', message: /closed the socket before/ });
     for (const fd of [a, b, d, memfd]) close(fd);
   });
+});
+
+describe('Many channels', () => {
+  it("1,000 channels in one thread share one Ring: one fd each side (its socket copy), all of them waiting at once", async () => {
+    const fdsBefore = openFdCount();
+    const pairs: [Channel, Channel][] = [];
+    for (let i = 0; i < 1000; i++) pairs.push(await pair(4096));
+    // per side: its copy of the socket (the pair's own fds are closed); one io_uring fd in all
+    expect(openFdCount() - fdsBefore).toBe(2 * 1000 + 1);
+    expect(liveObjects()).toMatchObject({ rings: 1, mappings: 2 * 1000 });
+    const got = pairs.map(([, y]) => y.receive()); // 1,000 receives asleep on the one Ring
+    await new Promise((r) => setTimeout(r, 20));
+    expect(liveObjects().ringOps).toBe(1000);
+    pairs.forEach(([x], i) => x.trySend(Buffer.from(`to ${i}`)));
+    expect((await Promise.all(got)).map((m) => Buffer.from(m!).toString())).toEqual(pairs.map((_, i) => `to ${i}`));
+    await Promise.all(pairs.flat().map((c) => c.close()));
+    expect(liveObjects()).toMatchObject({ rings: 0, ringOps: 0, mappings: 0 });
+    expect(openFdCount()).toBe(fdsBefore);
+  }, 60_000);
 });
 
 describe('Channel with a worker thread', () => {

@@ -1,4 +1,10 @@
-/* The shared-memory channel's rings (channel.h has the layout and the ordering rules). */
+/* The shared-memory channel's rings (channel.h has the layout and the ordering rules).
+ *
+ * The trust rule: the other side can rewrite any byte of the region at any moment. So shared
+ * memory is read once, in C: each header field, index and record header is loaded once into a
+ * private copy, that copy is validated, and only validated private copies go up to the binding
+ * and JS (an offset and a length, never "look at the record yourself"). Seals protect the
+ * region's size; nothing protects its contents, so message bytes may change under a reader. */
 #include "channel.h"
 
 #include <stddef.h>
@@ -45,13 +51,20 @@ void channel_init(void *region, uint64_t capacity) {
   h->capacity = capacity;
 }
 
-const char *channel_check(const void *region, uint64_t size) {
+const char *channel_check(const void *region, uint64_t size, uint64_t *capacity) {
   const struct channel_header *h = region;
-  if (size < CHANNEL_HEADER_BYTES || memcmp(h->magic, CHANNEL_MAGIC, 8) != 0) return "it does not start with the channel's magic";
-  if (h->version != CHANNEL_VERSION || h->header_bytes != CHANNEL_HEADER_BYTES) return "its version is not this one's";
-  uint64_t c = h->capacity;
+  char magic[8];
+  if (size < CHANNEL_HEADER_BYTES) return "it is smaller than a channel's header";
+  memcpy(magic, h->magic, 8);
+  if (memcmp(magic, CHANNEL_MAGIC, 8) != 0) return "it does not start with the channel's magic";
+  uint32_t version = __atomic_load_n(&h->version, __ATOMIC_RELAXED);
+  uint32_t header_bytes = __atomic_load_n(&h->header_bytes, __ATOMIC_RELAXED);
+  if (version != CHANNEL_VERSION || header_bytes != CHANNEL_HEADER_BYTES) return "its version is not this one's";
+  /* one load: the copy checked here is the one the caller keeps (a second read could differ) */
+  uint64_t c = __atomic_load_n(&h->capacity, __ATOMIC_RELAXED);
   if (c < CHANNEL_MIN_CAPACITY || c > CHANNEL_MAX_CAPACITY || (c & (c - 1)) != 0) return "its capacity is not a power of two in range";
   if (size != channel_region_bytes(c)) return "its size does not match its capacity";
+  *capacity = c;
   return NULL;
 }
 
@@ -62,16 +75,31 @@ static unsigned char *ring_of(struct channel_end *e, int side) {
   return e->base + CHANNEL_HEADER_BYTES + (uint64_t)side * e->capacity;
 }
 
-void channel_attach(struct channel_end *e, void *region, int side, int wake_socket) {
+/* A tail the reader published: it may only move forward, up to what was written. Anything else
+ * is a reader that wrote over the header, and writing on would overwrite unread records. */
+static int tail_valid(const struct channel_end *e, uint64_t tail) {
+  return tail - e->out_tail_seen <= e->out_head - e->out_tail_seen;
+}
+
+const char *channel_attach(struct channel_end *e, void *region, uint64_t capacity, int side, int wake_socket) {
   memset(e, 0, sizeof *e);
   e->header = region;
   e->base = region;
-  e->capacity = e->header->capacity;
+  e->capacity = capacity; /* channel_check's private copy, never the header's again */
   e->side = side;
   e->wake_socket = wake_socket;
-  /* a side joins a region the other may have written to already */
-  e->out_head = e->out_tail_seen = __atomic_load_n(&out_dir(e)->head, __ATOMIC_ACQUIRE);
-  e->in_tail = e->in_head_seen = __atomic_load_n(&in_dir(e)->tail, __ATOMIC_ACQUIRE);
+  /* A side joins a region the other may have written to already. Each index is loaded once and
+   * checked: an unaligned one would put a record header across the queue's end (past the
+   * mapping for the second queue), one more than capacity ahead would overwrite unread records. */
+  uint64_t out_head = __atomic_load_n(&out_dir(e)->head, __ATOMIC_ACQUIRE);
+  uint64_t out_tail = __atomic_load_n(&out_dir(e)->tail, __ATOMIC_ACQUIRE);
+  uint64_t in_tail = __atomic_load_n(&in_dir(e)->tail, __ATOMIC_ACQUIRE);
+  if ((out_head | out_tail | in_tail) & 7) return "a queue index is not a multiple of 8";
+  if (out_head - out_tail > capacity) return "a queue holds more than its capacity";
+  e->out_head = out_head;
+  e->out_tail_seen = out_tail;
+  e->in_tail = e->in_head_seen = in_tail;
+  return NULL;
 }
 
 static void wake(struct channel_end *e) {
@@ -80,6 +108,8 @@ static void wake(struct channel_end *e) {
   ssize_t n = send(e->wake_socket, "w", 1, MSG_DONTWAIT | MSG_NOSIGNAL);
   (void)n;
 }
+
+void channel_wake(struct channel_end *e) { wake(e); }
 
 /* After publishing an index: the other side may have gone to sleep waiting for it. */
 static void wake_if_waiting(struct channel_end *e, uint32_t *flag) {
@@ -97,8 +127,13 @@ static uint64_t room_needed(const struct channel_end *e, uint64_t total) {
 
 static int has_room(struct channel_end *e, uint64_t need, int look_again) {
   if (e->capacity - (e->out_head - e->out_tail_seen) >= need) return 1;
-  if (!look_again) return 0;
-  e->out_tail_seen = __atomic_load_n(&out_dir(e)->tail, __ATOMIC_ACQUIRE);
+  if (!look_again || e->corrupt) return 0;
+  uint64_t tail = __atomic_load_n(&out_dir(e)->tail, __ATOMIC_ACQUIRE);
+  if (!tail_valid(e, tail)) {
+    e->corrupt = 1;
+    return 0;
+  }
+  e->out_tail_seen = tail;
   return e->capacity - (e->out_head - e->out_tail_seen) >= need;
 }
 
@@ -107,9 +142,9 @@ static void put_record_header(unsigned char *at, uint32_t length, uint32_t kind)
   memcpy(at + 4, &kind, 4);
 }
 
-int channel_send(struct channel_end *e, const struct iovec *iov, int n, uint64_t total) {
+int channel_send(struct channel_end *e, const struct iovec *iov, int n, uint64_t total, channel_copy_fn copy) {
   uint64_t need = room_needed(e, total);
-  if (!has_room(e, need, 1)) return 0;
+  if (!has_room(e, need, 1)) return e->corrupt ? CHANNEL_SEND_CORRUPT : 0;
   unsigned char *ring = ring_of(e, e->side);
   uint64_t mask = e->capacity - 1;
   uint64_t record = CHANNEL_RECORD_HEADER + align8(total);
@@ -124,7 +159,8 @@ int channel_send(struct channel_end *e, const struct iovec *iov, int n, uint64_t
   at += CHANNEL_RECORD_HEADER;
   for (int i = 0; i < n; i++) {
     if (iov[i].iov_len == 0) continue; /* an empty view's base may be NULL, which memcpy may not take */
-    memcpy(at, iov[i].iov_base, iov[i].iov_len);
+    /* nothing is published yet: a view that faults leaves the queue as it was */
+    if (copy(at, iov[i].iov_base, iov[i].iov_len) != 0) return CHANNEL_SEND_FAULT;
     at += iov[i].iov_len;
   }
   e->out_head = pos + record;
@@ -151,7 +187,7 @@ void channel_release(struct channel_end *e) {
   publish_tail(e);
 }
 
-int64_t channel_next(struct channel_end *e) {
+int64_t channel_next(struct channel_end *e, uint32_t *message_length) {
   struct channel_direction *d = in_dir(e);
   const unsigned char *ring = ring_of(e, 1 - e->side);
   uint64_t mask = e->capacity - 1;
@@ -195,6 +231,7 @@ int64_t channel_next(struct channel_end *e) {
     }
     e->held_end = e->in_tail + record;
     e->holding = 1;
+    *message_length = length; /* the length checked above: the caller never reads it again */
     result = (int64_t)(CHANNEL_HEADER_BYTES + (uint64_t)(1 - e->side) * e->capacity + offset + CHANNEL_RECORD_HEADER);
     break;
   }
@@ -211,7 +248,7 @@ int channel_prepare_sleep(struct channel_end *e, int want_message, int want_room
   if (want_message && (__atomic_load_n(&in->head, __ATOMIC_ACQUIRE) != e->in_tail ||
                        __atomic_load_n(&in->closed, __ATOMIC_ACQUIRE)))
     ready = 1;
-  if (want_room && has_room(e, room_needed(e, pending_bytes), 1)) ready = 1;
+  if (want_room && (has_room(e, room_needed(e, pending_bytes), 1) || e->corrupt)) ready = 1;
   if (__atomic_load_n(&in->closed, __ATOMIC_ACQUIRE)) ready = 1; /* nothing more will come: say so */
   if (ready) channel_woken(e);
   return !ready;

@@ -50,6 +50,7 @@ struct channel_end {
    * end of the message handed out, released when the next one is asked for */
   uint64_t in_tail, in_head_seen, held_end;
   int holding;
+  int corrupt; /* the reader published a tail no reader can: sends fail from then on */
 };
 
 /* What channel_next found. */
@@ -60,16 +61,24 @@ uint64_t channel_region_bytes(uint64_t capacity);
 uint64_t channel_max_message(uint64_t capacity);
 /* A fresh region of channel_region_bytes(capacity) bytes, zeroed by the caller (ftruncate). */
 void channel_init(void *region, uint64_t capacity);
-/* NULL when region (size bytes) holds a channel this code can use, else why not. */
-const char *channel_check(const void *region, uint64_t size);
-void channel_attach(struct channel_end *e, void *region, int side, int wake_socket);
+/* NULL when region (size bytes) holds a channel this code can use, else why not. Reads each
+ * header field once; *capacity gets the capacity it checked (the one to attach with). */
+const char *channel_check(const void *region, uint64_t size, uint64_t *capacity);
+/* NULL, or why the region's indexes are no channel's (an index not a multiple of 8, a queue
+ * holding more than capacity). capacity is channel_check's copy. */
+const char *channel_attach(struct channel_end *e, void *region, uint64_t capacity, int side, int wake_socket);
 
-/* Copies the message (n buffers, total bytes) into the outgoing ring and publishes it: 1, or 0
- * when it does not fit now (nothing written). The caller keeps total <= channel_max_message. */
-int channel_send(struct channel_end *e, const struct iovec *iov, int n, uint64_t total);
+/* Copies n bytes from a caller's buffer into the queue: 0, or nonzero when the buffer faults. */
+typedef int (*channel_copy_fn)(void *to, const void *from, size_t n);
+enum channel_send_result { CHANNEL_SEND_CORRUPT = -1, CHANNEL_SEND_FAULT = -2 };
+/* Copies the message (n buffers, total bytes) into the outgoing ring with copy and publishes it:
+ * 1; 0 when it does not fit now (nothing written); a channel_send_result when the reader's tail
+ * is no reader's or a buffer faulted (nothing published). The caller keeps total <=
+ * channel_max_message. */
+int channel_send(struct channel_end *e, const struct iovec *iov, int n, uint64_t total, channel_copy_fn copy);
 /* Releases the message handed out before, then hands out the next: its payload's offset in the
- * region (> 0; its length is the u32 8 bytes before it), or a channel_next_result. */
-int64_t channel_next(struct channel_end *e);
+ * region (> 0) with *message_length set to the length it checked, or a channel_next_result. */
+int64_t channel_next(struct channel_end *e, uint32_t *message_length);
 /* Releases the message handed out, if any (the reader is done with it). */
 void channel_release(struct channel_end *e);
 /* Before sleeping: sets the waiting flags for what is wanted (a message; room for a message of
@@ -79,6 +88,8 @@ void channel_release(struct channel_end *e);
 int channel_prepare_sleep(struct channel_end *e, int want_message, int want_room, uint64_t pending_bytes);
 /* After waking: clears this side's waiting flags. */
 void channel_woken(struct channel_end *e);
+/* Sends the other side one wake-up byte (any byte means "look again"). */
+void channel_wake(struct channel_end *e);
 /* Marks this side closed and wakes the other side. */
 void channel_close(struct channel_end *e);
 /* Whether a message is there that channel_next has not handed out. */

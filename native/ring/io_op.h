@@ -21,6 +21,7 @@ namespace iolab {
 enum class OpCode : uint8_t {
   kNop, kRead, kWrite, kReadv, kWritev, kFsync, kSendmsg, kRecvmsg,
   kAccept, kConnect, kRecv, kSend, kClose, kSocket, kCancelFd,
+  kPollIn,  // readiness of an fd that has no read (a pidfd: the Channel watching its peer)
   // readvBatch's read straight into the caller's views (RWF_NOWAIT), submitted and completed
   // inside the call that queued it (group.h's direct kind); else it becomes a kReadv.
   kReadvDirect,

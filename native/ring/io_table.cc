@@ -2,6 +2,7 @@
 // SQE is prepared, the value its Promise resolves with, and what env teardown closes; and the
 // single op's kind table (one Promise per op) over it.
 #include <errno.h>
+#include <poll.h>
 #include <sys/sdt.h>  // USDT probes (provider iolab): docs/trace.md lists them
 #include <unistd.h>
 
@@ -92,6 +93,7 @@ static void PrepClose(io_uring_sqe* sqe, IoOp* op) { io_uring_prep_close(sqe, op
 static void PrepSocket(io_uring_sqe* sqe, IoOp* op) {
   io_uring_prep_socket(sqe, int(op->offset), int(op->flags) | SOCK_CLOEXEC, 0, 0);
 }
+static void PrepPollIn(io_uring_sqe* sqe, IoOp* op) { io_uring_prep_poll_add(sqe, op->fd, POLLIN); }
 static void PrepCancelFd(io_uring_sqe* sqe, IoOp* op) { io_uring_prep_cancel_fd(sqe, op->fd, IORING_ASYNC_CANCEL_ALL); }
 
 // ---- the table ----
@@ -121,6 +123,7 @@ static const OpCodeRow kRows[] = {
     {"close", PrepClose, false, Undefined, KeepNothing},
     {"socket", PrepSocket, false, Count, CloseNewFd},
     {"io_uring_cancel", PrepCancelFd, false, Count, KeepNothing},  // how many ops were cancelled
+    {"poll", PrepPollIn, false, Count, KeepNothing},                // the events that came
     {"readv", PrepReadvDirect, false, Count, KeepNothing},          // the bytes are in the views already
 };
 static_assert(sizeof(kRows) / sizeof(kRows[0]) == size_t(OpCode::kCount), "one row per OpCode");

@@ -326,6 +326,7 @@ static const Method kMethods[] = {
     METHOD("socket", Socket, true),
     // cancelFd(fd): every op waiting on fd rejects with ECANCELED; resolves with how many.
     METHOD("cancelFd", FdOnly<OpCode::kCancelFd>, true),
+    METHOD("pollIn", FdOnly<OpCode::kPollIn>, false),  // internal: src/ring/ring.ts's ringPollIn
     METHOD("sendmsgBatch", SendmsgBatch, false),
     METHOD("recvmsgBatch", RecvmsgBatch, false),
     METHOD("closeFds", CloseFds, true),

@@ -4,6 +4,9 @@
 
 namespace iolab {
 
+// Whether [view, view + n) overlaps any mapping made by iolab's mmap (any thread's): memory
+// that may fault (its file shrank), which a plain memcpy must not touch.
+bool InMapping(const void* view, size_t n);
 // Whether [view, view + n) overlaps a read-only mapping made by iolab's mmap (any thread's).
 bool InReadOnlyMapping(const void* view, size_t n);
 

@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <mutex>
 #include <string>
 #include <unordered_map>
@@ -162,6 +163,8 @@ struct Mapping {
 // Process-wide with a mutex: the addon may be loaded in several worker threads.
 static std::mutex registry_mutex;
 static std::unordered_map<void*, Mapping*>* registry = new std::unordered_map<void*, Mapping*>();
+// registry->size(), read without the lock: a channel send asks on every message (InMapping).
+static std::atomic<size_t> registry_size{0};
 
 // Unmaps once. Returns false when it was already unmapped.
 static bool Unmap(Mapping* m) {
@@ -169,9 +172,21 @@ static bool Unmap(Mapping* m) {
   if (!m->mapped) return false;
   m->mapped = false;
   registry->erase(m->addr);
+  registry_size.store(registry->size(), std::memory_order_relaxed);
   munmap(m->addr, m->length);
   LiveDec(Live::kMappings);
   return true;
+}
+
+bool InMapping(const void* view, size_t n) {
+  if (registry_size.load(std::memory_order_relaxed) == 0) return false;
+  auto from = reinterpret_cast<uintptr_t>(view);
+  std::lock_guard<std::mutex> lock(registry_mutex);
+  for (const auto& [addr, m] : *registry) {
+    auto at = reinterpret_cast<uintptr_t>(addr);
+    if (from < at + m->length && at < from + n) return true;
+  }
+  return false;
 }
 
 bool InReadOnlyMapping(const void* view, size_t n) {
@@ -222,6 +237,7 @@ static Napi::Value Mmap(const Napi::CallbackInfo& info) {
   {
     std::lock_guard<std::mutex> lock(registry_mutex);
     (*registry)[addr] = m;
+    registry_size.store(registry->size(), std::memory_order_relaxed);
   }
   LiveInc(Live::kMappings);
   try {

@@ -5,10 +5,13 @@
 // when it finds it asleep, and the socket's end, without the closed flag in the region, says
 // the other side's process or thread is gone.
 import type { NativeChannelEnd } from '../native.js';
-import type { Ring } from './ring.js';
-import { channelError, createEnd, joinEnd, type ChannelOptions } from './channel-setup.js';
+import { ringPollIn, type Ring } from './ring.js';
+import { native, type RecvResult } from '../native.js';
+import { recvmsg } from '../syscalls.js';
+import { channelError, createEnd, joinEnd, releaseRing, type ChannelOptions } from './channel-setup.js';
+import { ChannelListeners, rethrow, type ChannelEvents, type Listener } from './channel-events.js';
 
-export type { ChannelOptions };
+export type { ChannelOptions, ChannelEvents };
 
 /** Messages 'message' listeners get in one go before the event loop has a turn. */
 const burst = 1024;
@@ -36,42 +39,33 @@ function byteLength(message: ChannelMessage): number {
   return n;
 }
 
-/** The events of a Channel and their listeners. */
-export interface ChannelEvents {
-  /** A message, as a view of the ring valid while the listener runs. */
-  message: (message: Uint8Array) => void;
-  /** Why the channel ended, when it ended with an error. */
-  error: (err: Error) => void;
-  /** The channel is closed and its memory freed. */
-  close: () => void;
-}
-type Listener = (arg?: never) => void;
-const events = ['message', 'error', 'close'];
-
 /** One side of a shared-memory channel. */
 export class Channel {
   /** Creates a channel and passes it over `socket`, a connected Unix stream socket (the caller
    * keeps its fd: the channel uses a copy). The other side calls Channel.join. */
   static async create(socket: number, options?: ChannelOptions): Promise<Channel> {
-    const { end, ring } = await createEnd(socket, options);
-    return new Channel(end, ring);
+    const { end, ring, zeroCopy } = await createEnd(socket, options);
+    return new Channel(end, ring, zeroCopy, true);
   }
 
   /** Joins the channel the other side creates over `socket` (a connected Unix stream socket;
    * the caller keeps its fd). Resolves once the other side's region is mapped here. */
-  static async join(socket: number): Promise<Channel> {
-    const { end, ring } = await joinEnd(socket);
-    return new Channel(end, ring);
+  static async join(socket: number, options?: Pick<ChannelOptions, 'zeroCopy'>): Promise<Channel> {
+    const { end, ring, zeroCopy } = await joinEnd(socket, options);
+    return new Channel(end, ring, zeroCopy, false);
   }
 
   readonly #end: NativeChannelEnd;
   readonly #ring: Ring;
   readonly #bytes: Uint8Array;
-  readonly #words: Uint32Array;
+  /** next()'s length: the one the addon checked, in private memory (never read from the queue). */
+  readonly #nextLength: Uint32Array;
+  /** Messages as views of the queue (valid until the next is asked for), not copies. */
+  readonly #zeroCopy: boolean;
   readonly #wakes = Buffer.alloc(wakeBytes);
   readonly #sends: PendingSend[] = [];
   #receiver?: { resolve(message: Uint8Array | null): void; reject(err: Error): void };
-  readonly #handlers: Record<keyof ChannelEvents, Listener[]> = { message: [], error: [], close: [] };
+  readonly #handlers = new ChannelListeners();
   #paused = false;
   #sleeping = false;
   /** Set once the socket ended: why sends fail from then on (received messages still come),
@@ -81,25 +75,34 @@ export class Channel {
   #closing?: Promise<void>;
   /** Why the channel ended, for the next receive() when none was waiting then. */
   #endError?: Error;
+  /** This side made the region: it tells the joiner its pid (a byte) once it learns the joiner's. */
+  readonly #creator: boolean;
+  /** The other side's process: unknown until a byte from it comes with its credentials
+   * (SO_PASSCRED); then a pidfd (-1: none, it is this process) polled while this side sleeps,
+   * so its death ends the channel even while a copy of its socket is left open elsewhere. */
+  #peerKnown = false;
+  #pidfd = -1;
+  #pidfdPolled = false;
+  /** The Ring ops this side has out (settled after their handlers ran): close() waits for them
+   * before it closes their fds, as the Ring is shared with this thread's other channels. */
+  #sleepOp?: Promise<void>;
+  /** A zeroCopy view went out and no next message was asked for since. */
+  #viewOut = false;
+  #pollOp?: Promise<void>;
 
-  private constructor(end: NativeChannelEnd, ring: Ring) {
+  private constructor(end: NativeChannelEnd, ring: Ring, zeroCopy: boolean, creator: boolean) {
+    this.#creator = creator;
     this.#end = end;
     this.#ring = ring;
     this.#bytes = new Uint8Array(end.region);
-    this.#words = new Uint32Array(end.region);
+    this.#nextLength = new Uint32Array(end.nextLength);
+    this.#zeroCopy = zeroCopy;
   }
 
   /** Adds a listener: 'message' (each message, while there are such listeners receive() is
    * refused), 'error' (the error the channel ended with), 'close'. */
   on<E extends keyof ChannelEvents>(event: E, listener: ChannelEvents[E]): this {
-    if (!events.includes(event)) {
-      throw Object.assign(new TypeError(`The "event" argument must be one of 'message', 'error', 'close'. Received ${String(event)}`), { code: 'ERR_INVALID_ARG_VALUE' });
-    }
-    if (typeof listener !== 'function') {
-      throw Object.assign(new TypeError(`The "listener" argument must be of type function. Received type ${typeof listener}`), { code: 'ERR_INVALID_ARG_TYPE' });
-    }
-    this.#handlers[event].push(listener as Listener);
-    if (event === 'message' && this.#handlers.message.length === 1) queueMicrotask(() => this.#service());
+    if (this.#handlers.add(event, listener)) queueMicrotask(() => this.#service());
     return this;
   }
 
@@ -115,23 +118,16 @@ export class Channel {
 
   /** Removes a listener (the last one added, if it was added twice). */
   off<E extends keyof ChannelEvents>(event: E, listener: ChannelEvents[E]): this {
-    const list = this.#handlers[event];
-    if (list === undefined) return this;
-    let at = list.length - 1;
-    while (at >= 0 && list[at] !== listener && (list[at] as { listener?: unknown }).listener !== listener) at--;
-    if (at >= 0) list.splice(at, 1);
-    if (event === 'message' && at >= 0 && list.length === 0) this.#stopFlowing();
+    if (this.#handlers.remove(event, listener)) this.#stopFlowing();
     return this;
   }
 
   #emit<E extends keyof ChannelEvents>(event: E, ...arg: Parameters<ChannelEvents[E]>): void {
-    const list = this.#handlers[event];
-    if (list.length === 1) (list[0] as (...a: unknown[]) => void)(...arg);
-    else for (const l of list.slice()) (l as (...a: unknown[]) => void)(...arg);
+    this.#handlers.emit(event, ...arg);
   }
 
   get #listeners(): number {
-    return this.#handlers.message.length;
+    return this.#handlers.count('message');
   }
 
   /** Bytes of each direction's ring. */
@@ -152,7 +148,17 @@ export class Channel {
   trySend(message: ChannelMessage): boolean {
     this.#checkSend();
     if (this.#sends.length > 0) return false;
-    return this.#end.send(message);
+    return this.#sendNow(message);
+  }
+
+  /** The addon's send; a queue the other side wrote over ends the channel. */
+  #sendNow(message: ChannelMessage): boolean {
+    try {
+      return this.#end.send(message);
+    } catch (err) {
+      if ((err as { code?: string }).code === 'ERR_CHANNEL_PROTOCOL') this.#shutdown(err as Error);
+      throw err;
+    }
   }
 
   /** Copies the message into the ring; when it is full, waits for room first (the message's
@@ -170,8 +176,8 @@ export class Channel {
     });
   }
 
-  /** The next message, as a view of the ring (no copy), valid until the next receive() or
-   * close(): copy what you keep. null once the other side has closed and every message was
+  /** The next message, a copy of its own (with `zeroCopy`, a view of the queue valid until the
+   * next receive() or close()). null once the other side has closed and every message was
    * received. Rejects with ERR_CHANNEL_PEER_GONE when the other side ended without closing
    * (after the messages it sent before). */
   receive(): Promise<Uint8Array | null> {
@@ -189,7 +195,7 @@ export class Channel {
     });
   }
 
-  /** Each message as receive() gives it (a view valid until the next one is asked for); ends
+  /** Each message as receive() gives it; ends
    * when the other side closes. Leaving the loop early leaves the channel open. */
   [Symbol.asyncIterator](): AsyncIterableIterator<Uint8Array> {
     const done = { done: true, value: undefined } as const;
@@ -210,6 +216,8 @@ export class Channel {
     return this.#closing!;
   }
 
+  declare readonly [Symbol.asyncDispose]: () => Promise<void>;
+
   #checkSend(): void {
     if (this.#closed) throw this.#peerEnded ?? closedError();
     if (this.#peerEnded !== undefined) throw this.#peerEnded;
@@ -220,7 +228,11 @@ export class Channel {
   #take(): Uint8Array | null | undefined {
     if (this.#closed) return null;
     const at = this.#end.next();
-    if (at > 0) return this.#bytes.subarray(at, at + this.#words[(at - 8) >>> 2]);
+    if (at > 0) {
+      const end = at + this.#nextLength[0];
+      this.#viewOut = this.#zeroCopy;
+      return this.#zeroCopy ? this.#bytes.subarray(at, end) : this.#bytes.slice(at, end);
+    }
     if (at === 0 && this.#peerEnded === undefined) return undefined;
     // the other side closed and all was read (-1), its socket ended and all was read (0: gone,
     // unless it closed), or it wrote over the ring (-2)
@@ -249,7 +261,10 @@ export class Channel {
       const wantMessage = this.#receiver !== undefined || (this.#listeners > 0 && !this.#paused);
       const wantRoom = this.#sends.length > 0;
       // after the socket's end there is nothing to wait for: #take and #flushSends end it all
-      if ((!wantMessage && !wantRoom) || this.#peerEnded !== undefined) return;
+      if ((!wantMessage && !wantRoom) || this.#peerEnded !== undefined) {
+        if (this.#pidfdPolled) setImmediate(this.#unwatchIfIdle);
+        return;
+      }
       // also when asleep already: a new reason to wait needs its flag set, or no wake-up comes for it
       if (this.#end.prepareSleep(wantMessage, wantRoom, wantRoom ? this.#sends[0].bytes : 0)) {
         if (!this.#sleeping) this.#sleep();
@@ -267,10 +282,11 @@ export class Channel {
       const s = this.#sends[0];
       let sent: boolean;
       try {
-        sent = this.#end.send(s.message);
+        sent = this.#sendNow(s.message);
       } catch (err) {
         this.#sends.shift();
         s.reject(err as Error);
+        if (this.#closed) return;
         continue;
       }
       if (!sent) return;
@@ -297,6 +313,7 @@ export class Channel {
       const got = this.#take();
       if (got === undefined || got === null) return;
       this.#emit('message', got);
+      this.#viewOut = false; // a listener's view lives while it runs
       if (this.#closed || this.#listeners === 0) return;
     }
     // more may be there: let the event loop run first
@@ -309,8 +326,55 @@ export class Channel {
 
   #sleep(): void {
     this.#sleeping = true;
-    this.#ring.recv(this.#end.socket, this.#wakes).then(this.#woken, this.#wakeFailed);
+    if (this.#pidfd >= 0 && !this.#pidfdPolled) {
+      this.#pidfdPolled = true;
+      this.#pollOp = ringPollIn(this.#ring, this.#pidfd).then(this.#peerDied, this.#pollEnded);
+    }
+    if (this.#peerKnown) this.#sleepOp = this.#ring.recv(this.#end.socket, this.#wakes).then(this.#woken, this.#wakeFailed);
+    // A Ring recvmsg that waited gets SCM_CREDENTIALS with pid 0 (kernel 6.18), so the Ring
+    // only peeks, and the byte that came is taken here with its sender's pid.
+    else this.#sleepOp = this.#ring.recv(this.#end.socket, this.#wakes.subarray(0, 1), native.constants.MSG_PEEK).then(this.#peeked, this.#wakeFailed);
   }
+
+  readonly #peeked = (bytes: number) => {
+    if (bytes === 0 || this.#closed) {
+      this.#woken(bytes);
+      return;
+    }
+    let r: RecvResult;
+    try {
+      r = recvmsg(this.#end.socket, [this.#wakes]); // the peeked byte is there: no wait
+    } catch (err) {
+      this.#wakeFailed(err as Error);
+      return;
+    }
+    const pid = r.credentials?.pid;
+    if (pid !== undefined && pid > 0 && !this.#peerKnown) this.#learnPeer(pid);
+    this.#woken(r.bytesRead);
+  };
+
+  #learnPeer(pid: number): void {
+    this.#peerKnown = true;
+    if (pid === process.pid) return; // a thread of this process: its end closes the socket
+    if (this.#creator) this.#end.wake(); // the joiner learns this side's pid from the byte
+    this.#pidfd = this.#end.watchPeer(pid);
+    if (this.#pidfd < 0) queueMicrotask(this.#peerDied); // it has ended already
+  }
+
+  readonly #peerDied = () => {
+    this.#pidfdPolled = false;
+    if (!this.#closed) this.#onSocketEnd(); // as the socket's end, which a stray copy holds back
+  };
+
+  readonly #pollEnded = () => {
+    this.#pidfdPolled = false;
+  };
+
+  /** Nothing waits: the pidfd's poll must not keep the process alive (looked at a turn later,
+   * so a loop that waits again at once does not cancel and re-arm it per message). */
+  readonly #unwatchIfIdle = () => {
+    if (this.#pidfdPolled && !this.#sleeping && !this.#closed) this.#ring.cancelFd(this.#pidfd).catch(() => {});
+  };
 
   readonly #woken = (bytes: number) => {
     this.#sleeping = false;
@@ -333,6 +397,7 @@ export class Channel {
   #stopFlowing(): void {
     if (this.#sleeping && this.#receiver === undefined && this.#sends.length === 0) {
       this.#ring.cancelFd(this.#end.socket).catch(() => {});
+      if (this.#pidfdPolled) this.#ring.cancelFd(this.#pidfd).catch(() => {});
     }
   }
 
@@ -341,8 +406,23 @@ export class Channel {
     if (this.#closed || this.#peerEnded !== undefined) return;
     this.#peerEnded = this.#end.peerClosed() ? closedByPeer() : peerGone();
     this.#service(); // waiting sends fail; a waiting receive or listeners get what is left, then the end
-    // nobody receives and nothing is left to: the channel ends now
-    if (!this.#closed && this.#receiver === undefined && this.#listeners === 0 && !this.#end.hasUnread()) this.#take();
+    // nobody receives and nothing is left to: the channel ends now, unless that would detach a
+    // zeroCopy view just handed out (valid until the next receive(), which then ends it)
+    if (!this.#closed && this.#receiver === undefined && this.#listeners === 0 && !this.#viewOut && !this.#end.hasUnread()) this.#take();
+  }
+
+  /** Cancels this side's ops on the shared Ring; resolves once each has settled. */
+  #opsSettled(): Promise<unknown> {
+    const pending: Promise<void>[] = [];
+    if (this.#sleeping) {
+      pending.push(this.#sleepOp!);
+      this.#ring.cancelFd(this.#end.socket).catch(() => {});
+    }
+    if (this.#pidfdPolled) {
+      pending.push(this.#pollOp!);
+      this.#ring.cancelFd(this.#pidfd).catch(() => {});
+    }
+    return Promise.all(pending);
   }
 
   /** Ends the channel: error is why (none: closed by either side). A waiting receive gets the
@@ -356,13 +436,20 @@ export class Channel {
     const r = this.#receiver;
     this.#receiver = undefined;
     if (r !== undefined) this.#settleEnded(r);
-    this.#closing = this.#ring.close().then(() => {
+    this.#closing = this.#opsSettled().then(() => {
       this.#end.free();
-      this.#emit('close');
-    });
+      return releaseRing(this.#ring);
+    }).then(() => this.#emit('close'));
     if (error === undefined) return;
     // as an EventEmitter does: to 'error' listeners; unheard, with 'message' listeners, thrown
-    if (this.#handlers.error.length > 0) this.#emit('error', error);
-    else if (this.#listeners > 0) throw error;
+    // (an uncaught exception once this returns: the channel's state is whole by then)
+    if (this.#handlers.count('error') > 0) this.#emit('error', error);
+    else if (this.#listeners > 0) process.nextTick(rethrow, error);
   }
 }
+Object.defineProperty(Channel.prototype, Symbol.asyncDispose ?? Symbol.for('nodejs.asyncDispose'), {
+  value: function (this: Channel) { return this.close(); },
+  writable: true,
+  configurable: true,
+});
+

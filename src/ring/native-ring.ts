@@ -62,6 +62,8 @@ export interface NativeRing extends NativeStreamMethods, Armable {
   readvOne(fd: number, buffer: unknown, position: Position): Promise<number>;
   writevOne(fd: number, buffer: unknown, position: Position): Promise<number>;
   fsync(fd: number, options: unknown): Promise<void>;
+  /** Internal: resolves with the events once fd is readable (POLL_ADD, POLLIN). */
+  pollIn(fd: number): Promise<number>;
   sendmsg(fd: number, buffers: unknown, options: unknown): Promise<number>;
   recvmsg(fd: number, buffers: unknown, options: unknown): Promise<RecvResult>;
   sendmsgBatch(fd: number, messages: unknown, options: unknown): Promise<number[]>;

@@ -282,6 +282,12 @@ export function ringTestRefuseCancelAny(ring: Ring): void {
   native.ringTestRefuseCancelAny(nativeRingOf(ring));
 }
 
+/** Internal (the Channel watching its peer's pidfd; not part of the public API): resolves
+ * with the events once fd is readable (IORING_OP_POLL_ADD, POLLIN). */
+export function ringPollIn(ring: Ring, fd: number): Promise<number> {
+  return nativeRingOf(ring).pollIn(fd);
+}
+
 /** True when err is the one-sentence refusal of io_uring (EPERM/ENOSYS from io_uring_setup). */
 export function isIoUringUnavailable(err: unknown): err is Error & { code: 'ERR_IOURING_UNAVAILABLE' } {
   return err instanceof Error && (err as { code?: string }).code === 'ERR_IOURING_UNAVAILABLE';

@@ -1,0 +1,322 @@
+// The Channel against a side that breaks the layout on purpose (docs/channel.md's trust rule:
+// shared memory is read once, in C, and only validated private copies go up). Each case here
+// was a reported defect: a region whose indexes point past the queue, a header field or a
+// record length changed between two reads, a send from a view that faults, a hello that
+// carries more than one fd, a second join on one socket, a listener that throws, a kept view.
+// test/channel-fuzz.test.ts searches the same surface at random.
+import { describe, expect, it } from 'vitest';
+import { spawnSync } from 'node:child_process';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { Worker } from 'node:worker_threads';
+import { Channel, close, socketpair, sendmsg, liveObjects } from '../src/index.js';
+import { native, projectRoot } from '../src/native.js';
+import { execFileSync } from 'node:child_process';
+import { checkLeaksAfterAll, openFdCount } from './support/leaks.js';
+import { shortTempDir } from './support/temp.js';
+
+const tmp = shortTempDir('iolab-channel-hostile-');
+checkLeaksAfterAll(tmp);
+
+const dist = (file: string) => pathToFileURL(join(projectRoot, 'dist', file)).href;
+const HEADER = 4096;
+const DIR = (d: number) => 64 + 192 * d;
+
+/** A region laid out as a creator makes it, sealed, with edit applied first: what a creator
+ * that breaks the rules passes. The caller munmaps mapping and closes memfd. */
+function craftedRegion(capacity: number, edit?: (words: BigUint64Array, u32: Uint32Array) => void) {
+  const bytes = HEADER + 2 * capacity;
+  const memfd = native.memfdCreate('crafted-channel');
+  native.ftruncate(memfd, bytes);
+  const mapping = native.mmap(memfd, bytes, { write: true });
+  const u8 = new Uint8Array(mapping);
+  u8.set(Buffer.from('iolabch1'));
+  const u32 = new Uint32Array(mapping);
+  const words = new BigUint64Array(mapping);
+  u32[2] = 1;
+  u32[3] = HEADER;
+  words[2] = BigInt(capacity);
+  edit?.(words, u32);
+  native.addSeals(memfd, native.seals.F_SEAL_SHRINK | native.seals.F_SEAL_GROW | native.seals.F_SEAL_SEAL);
+  return { memfd, mapping, u32, words };
+}
+
+/** Joins over a fresh socketpair to which the hello and memfd were sent. */
+async function joinPassed(memfd: number, options?: { zeroCopy?: boolean }): Promise<Channel> {
+  const [a, b] = socketpair('stream');
+  try {
+    sendmsg(a, [Buffer.from('iolabch1')], { fds: [memfd] });
+    return await Channel.join(b, options);
+  } finally {
+    close(a);
+    close(b);
+  }
+}
+
+describe('Channel: a creator that lays the region out wrong cannot make this side write or read outside it', () => {
+  it("join refuses indexes that are not a multiple of 8 or a queue holding more than its capacity", async () => {
+    const capacity = 4096;
+    const cases: [string, (w: BigUint64Array) => void][] = [
+      // the reported write: the joiner's first send put a padding header 5 bytes past the mapping
+      ['outgoing head and tail at capacity - 3', (w) => { w[DIR(1) / 8] = w[(DIR(1) + 64) / 8] = BigInt(capacity - 3); }],
+      ['incoming tail at 3', (w) => { w[(DIR(0) + 64) / 8] = 3n; }],
+      ['outgoing head a capacity and 8 ahead of its tail', (w) => { w[DIR(1) / 8] = BigInt(capacity + 8); }],
+      ['outgoing tail ahead of its head', (w) => { w[(DIR(1) + 64) / 8] = 8n; }],
+    ];
+    for (const [name, edit] of cases) {
+      const region = craftedRegion(capacity, edit);
+      try {
+        await expect(joinPassed(region.memfd), name).rejects.toMatchObject({ code: 'ERR_CHANNEL_PROTOCOL', message: /queue/ });
+      } finally {
+        native.munmap(region.mapping);
+        close(region.memfd);
+      }
+    }
+  });
+
+  it('a capacity and a record length flipped by the other side while this side reads them: the checked copy is the one used', async () => {
+    // A worker rewrites the capacity (4 KiB / 1 GiB) and the first record's length (8 / 8,176)
+    // as fast as it can, while this thread joins and receives, 40 times. Read twice, the
+    // joiner took a 1 GiB capacity over a 12 KiB region, and a view was sized from a length
+    // the check never saw (an 8-byte record came up as 8,176 bytes).
+    const capacity = 4096;
+    const region = craftedRegion(capacity, (w, u32) => {
+      u32[HEADER / 4] = 8; // length 8, kind 0, at queue 0 offset 0
+      w[DIR(0) / 8] = 16n; // published
+    });
+    const stop = new Int32Array(new SharedArrayBuffer(8)); // [0]: stop; [1]: the worker runs
+    const worker = new Worker(`
+      const { workerData } = require('node:worker_threads');
+      import(${JSON.stringify(dist('native.js'))}).then(({ native }) => {
+        const mapping = native.mmap(workerData.memfd, ${HEADER + 2 * capacity}, { write: true });
+        const u32 = new Uint32Array(mapping);
+        const stop = new Int32Array(workerData.stop);
+        Atomics.store(stop, 1, 1);
+        for (let i = 0; Atomics.load(stop, 0) === 0; i++) {
+          u32[4] = i & 1 ? ${1 << 30} : ${capacity};
+          u32[${HEADER / 4}] = i & 2 ? 8176 : 8;
+        }
+        native.munmap(mapping);
+      });
+    `, { eval: true, workerData: { memfd: region.memfd, stop: stop.buffer } });
+    const exited = new Promise((resolve) => worker.once('exit', resolve));
+    const seen = { capacities: new Set<number>(), lengths: new Set<number>(), refused: 0 };
+    try {
+      while (Atomics.load(stop, 1) === 0) await new Promise((r) => setTimeout(r, 5));
+      for (let trial = 0; trial < 40; trial++) {
+        region.words[(DIR(0) + 64) / 8] = 0n; // the last joiner released the record
+        let channel: Channel;
+        try {
+          channel = await joinPassed(region.memfd, { zeroCopy: true });
+        } catch (err) {
+          expect(err).toMatchObject({ code: 'ERR_CHANNEL_PROTOCOL' }); // the check read 1 GiB
+          seen.refused++;
+          continue;
+        }
+        seen.capacities.add(channel.capacity);
+        try {
+          seen.lengths.add((await channel.receive())!.length);
+        } catch (err) {
+          expect(err).toMatchObject({ code: 'ERR_CHANNEL_PROTOCOL' }); // the check read 8,176
+        }
+        await channel.close();
+      }
+    } finally {
+      Atomics.store(stop, 0, 1);
+      await exited;
+      native.munmap(region.mapping);
+      close(region.memfd);
+    }
+    expect([...seen.capacities]).toEqual([capacity]);
+    expect([...seen.lengths].filter((n) => n !== 8)).toEqual([]);
+  });
+
+  it('a send from a view whose mapping shrank throws EFAULT, as ring.send rejects, and the channel goes on', () => {
+    // in a child: before, memcpy from the view killed the process with SIGBUS
+    const script = `
+const { Channel, socketpair, close } = await import(${JSON.stringify(dist('index.js'))});
+const { native } = await import(${JSON.stringify(dist('native.js'))});
+const [a, b] = socketpair('stream');
+const [x, y] = await Promise.all([Channel.create(a, { capacity: 16384 }), Channel.join(b)]);
+const memfd = native.memfdCreate('shrunk');
+native.ftruncate(memfd, 8192);
+const mapping = native.mmap(memfd, 8192, { write: true });
+native.ftruncate(memfd, 0);
+const gone = new Uint8Array(mapping, 4096, 16);
+const code = async (f) => { try { return 'ok ' + (await f()); } catch (e) { return e.code; } };
+const result = {};
+result.trySend = await code(() => x.trySend(gone));
+result.list = await code(() => x.trySend([Buffer.from('a'), gone]));
+result.send = await code(() => x.send(gone));
+result.then = await code(() => x.trySend(Buffer.from('after')));
+result.received = Buffer.from(await y.receive()).toString();
+await Promise.all([x.close(), y.close()]);
+native.munmap(mapping);
+for (const fd of [a, b, memfd]) close(fd);
+console.log(JSON.stringify({ result, live: native.liveObjects() }));
+`;
+    const child = spawnSync(process.execPath, ['--input-type=module', '-e', script], { encoding: 'utf8', timeout: 30_000 });
+    expect({ signal: child.signal, status: child.status, stderr: child.stderr }).toEqual({ signal: null, status: 0, stderr: '' });
+    const report = JSON.parse(child.stdout);
+    expect(report.result).toEqual({ trySend: 'EFAULT', list: 'EFAULT', send: 'EFAULT', then: 'ok true', received: 'after' });
+    expect(report.live).toMatchObject({ rings: 0, ringOps: 0, mappings: 0, ownedFds: 0 });
+  });
+});
+
+describe('Channel: the size a joiner maps by is one the file keeps', () => {
+  it('a creator that shrinks its memfd and then seals it between the joiner\'s size check and seal check: refused, no SIGBUS', () => {
+    // test/fixtures/shrink-at-fstat.c does the shrink and the seal inside the joiner's fstat, the
+    // gap a racing creator would need. Size read before seals, the joiner mapped 12 KiB of a
+    // 4 KiB file, and its first send died of SIGBUS.
+    const preload = join(tmp.path, 'shrink-at-fstat.so');
+    execFileSync('cc', ['-O2', '-Wall', '-Wextra', '-Werror', '-shared', '-fPIC', '-o', preload, join(projectRoot, 'test/fixtures/shrink-at-fstat.c'), '-ldl']);
+    const script = `
+const { Channel, socketpair, close, sendmsg } = await import(${JSON.stringify(dist('index.js'))});
+const { native } = await import(${JSON.stringify(dist('native.js'))});
+const bytes = ${HEADER + 2 * 4096};
+const memfd = native.memfdCreate('iolab-shrink-then-seal');
+native.ftruncate(memfd, bytes);
+const header = Buffer.alloc(24); // written, not mapped: mmap's own fstat would set the hook off
+header.write('iolabch1');
+header.writeUInt32LE(1, 8);
+header.writeUInt32LE(${HEADER}, 12);
+header.writeUInt32LE(4096, 16);
+(await import('node:fs')).writeSync(memfd, header, 0, 24, 0);
+const [a, b] = socketpair('stream');
+sendmsg(a, [Buffer.from('iolabch1')], { fds: [memfd] });
+let result;
+try {
+  const channel = await Channel.join(b);
+  channel.trySend(Buffer.alloc(1000)); // into the second queue: past the file's end
+  result = 'joined, sent';
+  await channel.close();
+} catch (e) { result = e.code + ': ' + e.message; }
+for (const fd of [a, b, memfd]) close(fd);
+console.log(JSON.stringify(result));
+`;
+    const child = spawnSync(process.execPath, ['--input-type=module', '-e', script], { encoding: 'utf8', timeout: 30_000, env: { ...process.env, LD_PRELOAD: [process.env.LD_PRELOAD, preload].filter(Boolean).join(' ') } }); // after ASan's runtime, under npm run test:asan
+    expect({ signal: child.signal, stderr: child.stderr }).toEqual({ signal: null, stderr: '' });
+    expect(JSON.parse(child.stdout)).toMatch(/^ERR_CHANNEL_PROTOCOL: .*not sealed/);
+  });
+});
+
+describe('Channel: a peer cannot leak fds into this side or wedge it', () => {
+  it('a hello in pieces, each with an fd: refused, and every fd that came is closed', async () => {
+    const fdsBefore = openFdCount();
+    const [a, b] = socketpair('stream');
+    const memfds = [native.memfdCreate('first'), native.memfdCreate('second')];
+    sendmsg(a, [Buffer.from('iola')], { fds: [memfds[0]] });
+    sendmsg(a, [Buffer.from('bch1')], { fds: [memfds[1]] });
+    for (const fd of memfds) close(fd);
+    await expect(Channel.join(b)).rejects.toMatchObject({ code: 'ERR_CHANNEL_PROTOCOL', message: /more fds than a channel does/ });
+    close(a);
+    close(b);
+    expect(openFdCount()).toBe(fdsBefore);
+  });
+
+  it('a second join (or create) on a socket that carries a channel is refused; the first channel keeps working', async () => {
+    const [a, b] = socketpair('stream');
+    const [x, y] = await Promise.all([Channel.create(a, { capacity: 4096 }), Channel.join(b)]);
+    const unsettled = (what: string) => new Promise((r) => setTimeout(r, 3000, `${what} did not settle in 3 s (it took the first channel's bytes for a hello)`));
+    expect(await Promise.race([Channel.join(b).then(() => 'joined', (e) => e.message), unsettled('the second join')])).toMatch(/already carries a channel/);
+    await expect(Channel.create(a)).rejects.toMatchObject({ code: 'ERR_CHANNEL_BUSY' });
+    const got = y.receive();
+    await new Promise((r) => setTimeout(r, 20)); // y asleep: its wake-up byte must reach it
+    x.trySend(Buffer.from('still here'));
+    const stalled = new Promise((r) => setTimeout(r, 3000, 'stalled: the wake-up went to the second join'));
+    expect(await Promise.race([got.then((m) => Buffer.from(m!).toString()), stalled])).toBe('still here');
+    await Promise.all([x.close(), y.close()]);
+    close(a);
+    close(b);
+  });
+
+  it("a 'message' listener that throws: reported as an uncaught exception, as an EventEmitter's, and every message still comes", () => {
+    const script = `
+const { Channel, socketpair, close } = await import(${JSON.stringify(dist('index.js'))});
+const [a, b] = socketpair('stream');
+const [x, y] = await Promise.all([Channel.create(a, { capacity: 4096 }), Channel.join(b)]);
+close(a); close(b);
+const start = Date.now();
+const uncaught = [], unhandled = [], got = [];
+process.on('uncaughtException', (e) => uncaught.push(e.message));
+process.on('unhandledRejection', (e) => unhandled.push(String(e)));
+y.on('message', (m) => { got.push(Buffer.from(m).toString()); throw new Error('listener ' + got.length); });
+for (let i = 0; i < 5; i++) {
+  await new Promise((r) => setTimeout(r, 10)); // each message wakes y from its sleep
+  x.trySend(Buffer.from('m' + i));
+}
+while (got.length < 5 && Date.now() - start < 5000) await new Promise((r) => setTimeout(r, 10));
+await new Promise((r) => setImmediate(r));
+await Promise.all([x.close(), y.close()]);
+console.log(JSON.stringify({ got, uncaught, unhandled }));
+`;
+    const child = spawnSync(process.execPath, ['--input-type=module', '-e', script], { encoding: 'utf8', timeout: 30_000 });
+    expect({ status: child.status, stderr: child.stderr }).toEqual({ status: 0, stderr: '' });
+    expect(JSON.parse(child.stdout)).toEqual({
+      got: ['m0', 'm1', 'm2', 'm3', 'm4'],
+      uncaught: ['listener 1', 'listener 2', 'listener 3', 'listener 4', 'listener 5'],
+      unhandled: [],
+    });
+  });
+
+  it('Symbol.asyncDispose closes the channel, as `await using` does', async () => {
+    const [a, b] = socketpair('stream');
+    const [x, y] = await Promise.all([Channel.create(a, { capacity: 4096 }), Channel.join(b)]);
+    close(a);
+    close(b);
+    await x[Symbol.asyncDispose]();
+    expect(x.closed).toBe(true);
+    expect(await y.receive()).toBeNull();
+    await y[Symbol.asyncDispose]();
+    expect(liveObjects()).toMatchObject({ rings: 0, mappings: 0 });
+  });
+});
+
+describe('Channel: a kept message never shows another message', () => {
+  it("zeroCopy: the last view handed out stays whole when the other side's end comes with it", async () => {
+    // The creator (this test, over the raw region) publishes a record without a wake-up and
+    // is gone: the joiner's waiting receive gets the record with the socket's end. Ending the
+    // channel at once, as it did, detached the view before its receiver could read it.
+    const region = craftedRegion(4096);
+    const [a, b] = socketpair('stream');
+    sendmsg(a, [Buffer.from('iolabch1')], { fds: [region.memfd] });
+    const y = await Channel.join(b, { zeroCopy: true });
+    close(b);
+    const receiving = y.receive();
+    await new Promise((r) => setTimeout(r, 20)); // y asleep
+    new Uint8Array(region.mapping).set(Buffer.from('hello'), HEADER + 8);
+    region.u32[HEADER / 4] = 5; // length 5, kind 0
+    region.words[DIR(0) / 8] = 16n; // published, nobody woken
+    close(a); // gone
+    const view = (await receiving)!;
+    await new Promise((r) => setTimeout(r, 20)); // its receiver busy elsewhere a while
+    expect(Buffer.from(view).toString()).toBe('hello');
+    await expect(y.receive()).rejects.toMatchObject({ code: 'ERR_CHANNEL_PEER_GONE' });
+    expect(view.length).toBe(0); // the end detached it, once the next was asked for
+    await y.close();
+    native.munmap(region.mapping);
+    close(region.memfd);
+  });
+
+  it('60 messages kept with received.push(m), through a 4 KiB queue that wraps many times, each still holds its own bytes', async () => {
+    const [a, b] = socketpair('stream');
+    const [x, y] = await Promise.all([Channel.create(a, { capacity: 4096 }), Channel.join(b)]);
+    close(a);
+    close(b);
+    const kept: Uint8Array[] = [];
+    const fromListener: Uint8Array[] = [];
+    const sizes = Array.from({ length: 60 }, (_, i) => 200 + ((i * 37) % 900));
+    const writer = (async () => {
+      for (let i = 0; i < sizes.length; i++) await x.send(Buffer.alloc(sizes[i], i));
+    })();
+    for (let i = 0; i < 30; i++) kept.push((await y.receive())!);
+    y.on('message', (m) => fromListener.push(m));
+    await writer;
+    while (fromListener.length < 30) await new Promise((r) => setTimeout(r, 5));
+    const all = [...kept, ...fromListener];
+    const wrong = all.filter((m, i) => m.length !== sizes[i] || m.some((byte) => byte !== i));
+    expect(wrong.length).toBe(0);
+    await Promise.all([x.close(), y.close()]);
+    expect(all[0].length).toBe(sizes[0]); // a copy: close() does not take it away
+  });
+});
