@@ -111,11 +111,14 @@ export function frameReader(take: (message: Uint8Array) => void): (chunk: Buffer
 
 /** Joins the channel, says ready, then serves runs until told to quit. */
 export async function servePeer(control: Control, channelSocket: number,
-  sources: { net?: number; port?: MessagePort; sab?: SharedArrayBuffer; zmq?: string }): Promise<void> {
+  sources: { net?: number; port?: MessagePort; sab?: SharedArrayBuffer; zmq?: string; zeroCopy?: number }): Promise<void> {
   const receiver = new Receiver();
   const channel = await Channel.join(channelSocket);
   channel.on('message', receiver.take);
   channel.on('error', () => {}); // the sender going away ends this process anyway
+  const zeroCopy = sources.zeroCopy === undefined ? undefined : await Channel.join(sources.zeroCopy, { zeroCopy: true });
+  zeroCopy?.on('message', receiver.take);
+  zeroCopy?.on('error', () => {});
   let socket: net.Socket | undefined;
   if (sources.net !== undefined) {
     socket = new net.Socket({ fd: sources.net, readable: true, writable: false });
@@ -160,4 +163,5 @@ export async function servePeer(control: Control, channelSocket: number,
   pull?.close();
   sources.port?.close();
   await channel.close();
+  await zeroCopy?.close();
 }

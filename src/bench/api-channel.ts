@@ -1,5 +1,6 @@
 // bench api's channel group: messages from this process's JS to another's, through
 //   channel         iolab's shared-memory channel (src/ring/channel.ts), to a child process
+//   channel.zeroCopy  the same, its receiver given views of the queue ({ zeroCopy: true }), no copy
 //   channel.worker  the same, to a worker thread
 //   process.send    Node's IPC to the same child (serialization 'advanced': bytes as bytes)
 //   net.unix        a node:net Unix stream socket to the same child, each message framed by its
@@ -39,13 +40,14 @@ import { sabRingMemory, SabRingWriter } from './api-sab-ring.js';
 export const channelSizes = [64, 1024, 64 << 10, 1 << 20];
 const sizeNames = ['64', '1k', '64k', '1m'];
 /** The group's contenders (rows contender/size). */
-export const channelContenderNames = ['channel', 'channel.worker', 'process.send', 'net.unix', 'zeromq', 'sab.worker', 'c.shm-ring', 'MessagePort', 'memcpy'];
+export const channelContenderNames = ['channel', 'channel.zeroCopy', 'channel.worker', 'process.send', 'net.unix', 'zeromq', 'sab.worker', 'c.shm-ring', 'MessagePort', 'memcpy'];
 
 /** The group's ratios (row names: contender/size), with the goals set for the channel: ahead of
  * every peer a Node developer would pick, at every size; near the C ring where the copy is the
  * cost, a quarter of it where the call is. */
 export const channelRatioPairs: [string, string, number?][] = sizeNames.flatMap((s): [string, string, number?][] => [
   [`channel/${s}`, `net.unix/${s}`, s === '64' ? 2 : 5],
+  [`channel/${s}`, `channel.zeroCopy/${s}`], // what the copy the default gives costs
   [`channel/${s}`, `zeromq/${s}`, 1],
   [`channel/${s}`, `process.send/${s}`, 1],
   [`channel/${s}`, `c.shm-ring/${s}`, s === '64' || s === '1k' ? 0.25 : 0.8],
@@ -84,11 +86,11 @@ interface Peer {
   stop(): Promise<void>;
 }
 
-/** `iolab bench api peer`, with Node's IPC at fd 3 and the channel and net sockets at 4 and 5;
- * zmq: the PUSH socket's address it pulls from. */
-function startChildPeer(channelEnd: number, netEnd: number, zmq?: string): Peer & { child: ChildProcess } {
-  const [file, argv] = iolabArgv(['bench', 'api', 'peer', '--channel-fd', '4', '--net-fd', '5', ...(zmq ? ['--zmq', zmq] : [])]);
-  const child = spawn(file, argv, { stdio: ['ignore', 'ignore', 'pipe', 'ipc', channelEnd, netEnd], serialization: 'advanced', env: childEnv() });
+/** `iolab bench api peer`, with Node's IPC at fd 3, the channel sockets at 4 (copies) and 5
+ * (zeroCopy views) and the net socket at 6; zmq: the PUSH socket's address it pulls from. */
+function startChildPeer(channelEnd: number, zeroCopyEnd: number, netEnd: number, zmq?: string): Peer & { child: ChildProcess } {
+  const [file, argv] = iolabArgv(['bench', 'api', 'peer', '--channel-fd', '4', '--zero-copy-fd', '5', '--net-fd', '6', ...(zmq ? ['--zmq', zmq] : [])]);
+  const child = spawn(file, argv, { stdio: ['ignore', 'ignore', 'pipe', 'ipc', channelEnd, zeroCopyEnd, netEnd], serialization: 'advanced', env: childEnv() });
   const replies = new Replies();
   let said = '';
   child.stderr!.on('data', (d: Buffer) => (said += d.toString()));
@@ -178,62 +180,79 @@ async function stream(peer: Peer, run: string, size: number, durationMs: number,
 const channelSend = (channel: Channel): SendOne => (m) => (channel.trySend(m) ? undefined : channel.send(m));
 const empty = new Uint8Array(0);
 
-/** The group's contenders, their peers started (a child process and a worker) and joined. */
-export async function channelContenders(): Promise<{ list: Contender[]; cleanup: () => Promise<void> }> {
-  const [childChannel, childChannelEnd] = socketpair('stream');
-  const [childNet, childNetEnd] = socketpair('stream');
-  const [workerChannel, workerChannelEnd] = socketpair('stream');
-  const ports = new MessageChannel();
-  const sab = sabRingMemory(channelCapacity);
+/** The group's contenders; start() starts their peers (a child process, a worker, bench ipc's
+ * receiver) and joins them, cleanup() stops them: the group's rounds run between the two, so
+ * no other group is measured beside its processes. */
+export function channelGroup(): { list: Contender[]; start: () => Promise<void>; cleanup: () => Promise<void> } {
   const zmq = loadZeromq();
-  let push: ZmqPush | undefined;
   const zmqPath = join(tmpdir(), `iolab-api-zmq-${process.pid}-${randomBytes(4).toString('hex')}.sock`);
-  if (zmq !== undefined) {
-    push = new zmq.Push();
-    push.sendHighWaterMark = 1000;
-    await push.bind(`ipc://${zmqPath}`);
-  }
-  const child = startChildPeer(childChannelEnd, childNetEnd, push ? `ipc://${zmqPath}` : undefined);
-  const worker = startWorkerPeer(workerChannelEnd, ports.port2, sab);
-  const ipcPeer = startIpcPeer(); // bench ipc's receiving process, for the C ring
-  const socket = new net.Socket({ fd: childNet, readable: false, writable: true });
-  socket.on('error', (err) => child.replies.fail(err));
-  const channels: Channel[] = [];
+  const sab = sabRingMemory(channelCapacity);
+  let push: ZmqPush | undefined;
+  let child!: Peer & { child: ChildProcess };
+  let worker!: Peer & { worker: Worker };
+  let ipcPeer!: ReturnType<typeof startIpcPeer>;
+  let socket!: net.Socket;
+  let ports!: MessageChannel;
+  let toChild!: Channel;
+  let toChildZeroCopy!: Channel;
+  let toWorker!: Channel;
+  const undo: (() => unknown)[] = [];
   const cleanup = async () => {
-    await Promise.all([child.stop(), worker.stop(), ipcPeer.stop()]);
-    await Promise.all(channels.map((c) => c.close()));
-    socket.destroy();
-    push?.close();
-    rmSync(zmqPath, { force: true });
-    ports.port1.close();
-    for (const fd of [childChannel, workerChannel]) close(fd);
+    for (const step of undo.splice(0).reverse()) await step();
   };
-  try {
-    close(childChannelEnd);
-    close(childNetEnd);
-    channels.push(await Channel.create(childChannel, { capacity: channelCapacity }));
-    channels.push(await Channel.create(workerChannel, { capacity: channelCapacity }));
-    await Promise.all([child.replies.next(), worker.replies.next()]); // both joined
-    close(workerChannelEnd);
-  } catch (err) {
-    await cleanup();
-    throw err;
-  }
-  const [toChild, toWorker] = channels;
+  const start = async () => {
+    try {
+      const [childChannel, childChannelEnd] = socketpair('stream');
+      const [childZero, childZeroEnd] = socketpair('stream');
+      const [childNet, childNetEnd] = socketpair('stream');
+      const [workerChannel, workerChannelEnd] = socketpair('stream');
+      undo.push(() => { for (const fd of [childChannel, childZero, workerChannel]) close(fd); });
+      ports = new MessageChannel();
+      undo.push(() => ports.port1.close());
+      if (zmq !== undefined) {
+        push = new zmq.Push();
+        push.sendHighWaterMark = 1000;
+        undo.push(() => { push!.close(); rmSync(zmqPath, { force: true }); });
+        await push.bind(`ipc://${zmqPath}`);
+      }
+      child = startChildPeer(childChannelEnd, childZeroEnd, childNetEnd, push ? `ipc://${zmqPath}` : undefined);
+      worker = startWorkerPeer(workerChannelEnd, ports.port2, sab);
+      ipcPeer = startIpcPeer();
+      socket = new net.Socket({ fd: childNet, readable: false, writable: true });
+      socket.on('error', (err) => child.replies.fail(err));
+      const channels: Channel[] = [];
+      undo.push(async () => {
+        await Promise.all([child.stop(), worker.stop(), ipcPeer.stop()]);
+        await Promise.all(channels.map((c) => c.close()));
+        socket.destroy();
+      });
+      for (const fd of [childChannelEnd, childZeroEnd, childNetEnd]) close(fd);
+      channels.push(await Channel.create(childChannel, { capacity: channelCapacity }));
+      channels.push(await Channel.create(childZero, { capacity: channelCapacity }));
+      channels.push(await Channel.create(workerChannel, { capacity: channelCapacity }));
+      await Promise.all([child.replies.next(), worker.replies.next()]); // joined
+      close(workerChannelEnd);
+      [toChild, toChildZeroCopy, toWorker] = channels;
+      ports.port1.on('message', (count: number) => {
+        acked = count;
+        ackWaiter?.();
+      });
+    } catch (err) {
+      await cleanup();
+      throw err;
+    }
+  };
 
   // process.send and MessagePort wait once a channel's capacity is in flight.
   let acked = 0;
   let ackWaiter: (() => void) | undefined;
-  ports.port1.on('message', (count: number) => {
-    acked = count;
-    ackWaiter?.();
-  });
   const list: Contender[] = [];
   for (const size of channelSizes) {
     const window = Math.max(1, Math.floor(channelCapacity / (size + 8)));
     const ackEvery = Math.max(1, Math.floor(window / 4));
     const rows: [string, (ms: number) => Promise<{ ops: number; seconds: number }>][] = [
       ['channel', (ms) => stream(child, 'channel', size, ms, channelSend(toChild), () => toChild.send(empty))],
+      ['channel.zeroCopy', (ms) => stream(child, 'channel.zeroCopy', size, ms, channelSend(toChildZeroCopy), () => toChildZeroCopy.send(empty))],
       ['channel.worker', (ms) => stream(worker, 'channel.worker', size, ms, channelSend(toWorker), () => toWorker.send(empty))],
       ['process.send', (ms) => stream(child, 'process.send', size, ms, (m, seq) => {
         if (seq % window !== window - 1) {
@@ -287,9 +306,9 @@ export async function channelContenders(): Promise<{ list: Contender[]; cleanup:
       }],
     ];
     for (const [contender, run] of rows) {
-      const unavailable = contender === 'zeromq' && push === undefined ? 'zeromq (npm) is not installed here' : undefined;
-      list.push({ contender, inflight: 1, messageBytes: size, run, ...(unavailable ? { unavailable } : {}) });
+      const unavailable = contender === 'zeromq' && zmq === undefined ? 'zeromq (npm) is not installed here' : undefined;
+      list.push({ contender, inflight: 1, messageBytes: size, group: 'channel', run, ...(unavailable ? { unavailable } : {}) });
     }
   }
-  return { list, cleanup };
+  return { list, start, cleanup };
 }

@@ -14,8 +14,8 @@ export interface Contender {
   inflight: number;
   /** The channel group's contenders: the size of each message (ops are messages). */
   messageBytes?: number;
-  /** The ping-pong group's rows, which run apart from the others (their peer only while they do). */
-  group?: 'pingpong';
+  /** The groups whose rows run apart from the others, their peers up only while they do. */
+  group?: 'channel' | 'pingpong';
   /** Why it cannot run here (e.g. a peer module that does not load); run() is never called. */
   unavailable?: string;
   run(durationMs: number): Promise<Measured>;

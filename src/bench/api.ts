@@ -25,7 +25,7 @@ import { machineInfo } from './machine.js';
 import { rowKey as key, type Contender } from './api-loops.js';
 import { blockSize, prepareFile, randomOffsets, readContenders } from './api-read.js';
 import { fdContenders } from './api-fd.js';
-import { channelContenderNames, channelContenders, channelRatioPairs } from './api-channel.js';
+import { channelContenderNames, channelGroup, channelRatioPairs } from './api-channel.js';
 import { servePeer } from './api-channel-peer.js';
 import { echoPeerCommand, formatPingpong, pingpongContenderNames, pingpongGroup, rttMedians, rttRatios, type RttFigures, type RttRatio } from './api-pingpong.js';
 import { dieWithParentIfAsked } from '../parent-death.js';
@@ -90,7 +90,14 @@ function jsThreadCpuNs(): number {
 }
 
 /** The groups' contenders and how to undo their setup. */
-async function setUpGroups(options: ApiOptions): Promise<{ list: Contender[]; cleanup: () => Promise<void>; startPingpong?: () => Promise<void> }> {
+/** A group measured on its own: its peers started before its rounds and stopped after. */
+interface GroupPhase {
+  group: string;
+  start(): Promise<void>;
+  stop(): Promise<void>;
+}
+
+async function setUpGroups(options: ApiOptions): Promise<{ list: Contender[]; cleanup: () => Promise<void>; phases: GroupPhase[] }> {
   const groups = options.groups ?? apiGroups;
   const list: Contender[] = [];
   const undo: (() => unknown)[] = [];
@@ -121,22 +128,28 @@ async function setUpGroups(options: ApiOptions): Promise<{ list: Contender[]; cl
     }
     // its peers take a second or two to start: not for an --only that names none of its rows
     const named = (o: string) => channelContenderNames.includes(o.split('/')[0]);
+    // the channel and ping-pong groups' peers start when their rounds do, and stop after them
+    const phases: GroupPhase[] = [];
     if (groups.includes('channel') && (options.only === undefined || options.only.some(named))) {
-      const channel = await channelContenders();
+      const channel = channelGroup();
       undo.push(() => channel.cleanup());
       list.push(...channel.list);
+      phases.push({ group: 'channel', start: channel.start, stop: channel.cleanup });
     }
-    if (groups.includes('pingpong')) { // its peer starts when its rounds do
+    if (groups.includes('pingpong')) {
       const pingpong = pingpongGroup(options.roundTrips);
-      undo.push(() => pingpong.cleanup());
+      let stopped: Promise<void> | undefined;
+      const stop = () => (stopped ??= pingpong.cleanup()); // after its rounds, and at the end: once
+      undo.push(stop);
       list.push(...pingpong.list);
-      return { list, cleanup, startPingpong: () => pingpong.start() };
+      phases.push({ group: 'pingpong', start: () => pingpong.start(), stop });
     }
+    return { list, cleanup, phases };
   } catch (err) {
     await cleanup();
     throw err;
   }
-  return { list, cleanup };
+  return { list, cleanup, phases: [] };
 }
 
 interface RoundSamples {
@@ -148,6 +161,7 @@ interface RoundSamples {
 /** Rounds of the runnable contenders, alternating their order; false when a signal ended them. */
 async function runRounds(runnable: Contender[], options: ApiOptions, signal: AbortSignal, out: RoundSamples, what: string,
   progress?: (line: string) => void): Promise<boolean> {
+  if (runnable.length === 0) return !signal.aborted;
   for (const c of runnable) {
     await new Promise((resolve) => setImmediate(resolve));
     if (signal.aborted) return false;
@@ -193,16 +207,24 @@ export async function runApiBench(options: ApiOptions, progress?: (line: string)
     }
     const runnable = all.filter((c) => c.unavailable === undefined);
     const out: RoundSamples = { samples: {}, cpuSamples: {}, rtt: {} };
-    const pingpong = runnable.filter((c) => c.group === 'pingpong');
-    if (await runRounds(runnable.filter((c) => c.group !== 'pingpong'), options, signal, out, '', progress) && pingpong.length > 0) {
-      await setup.startPingpong!();
-      await runRounds(pingpong, options, signal, out, 'ping-pong ', progress);
+    // the in-process groups first, then each group with peers alone, its peers up only meanwhile
+    const phased = new Set(setup.phases.map((p) => p.group));
+    let going = await runRounds(runnable.filter((c) => c.group === undefined || !phased.has(c.group)), options, signal, out, '', progress);
+    for (const phase of setup.phases) {
+      const mine = runnable.filter((c) => c.group === phase.group);
+      if (!going || mine.length === 0) continue;
+      await phase.start();
+      try {
+        going = await runRounds(mine, options, signal, out, phase.group === 'pingpong' ? 'ping-pong ' : `${phase.group} `, progress);
+      } finally {
+        await phase.stop();
+      }
     }
     const { samples, cpuSamples } = out;
     const rows: ApiRow[] = all.map((c) => {
       const s = samples[key(c)];
       const row = { contender: c.contender, inflight: c.inflight, ...(c.messageBytes === undefined ? {} : { messageBytes: c.messageBytes }),
-        ...(c.group ? { group: c.group } : {}) };
+        ...(c.group === 'pingpong' ? { group: c.group } : {}) };
       if (c.unavailable !== undefined) return { ...row, opsPerSec: null, unavailable: c.unavailable };
       if (!s) return { ...row, opsPerSec: null };
       const opsPerSec = Math.round(median(s));
@@ -290,13 +312,14 @@ function peerCommand(): Command {
     .description('the receiving process of bench api\'s channel group (started by bench api itself)')
     .requiredOption('--channel-fd <fd>', 'the channel socket bench api passed', numberOption({ min: 0 }))
     .requiredOption('--net-fd <fd>', 'the net.unix socket bench api passed', numberOption({ min: 0 }))
+    .option('--zero-copy-fd <fd>', 'the socket of the channel whose messages come as views', numberOption({ min: 0 }))
     .option('--zmq <address>', 'the zeromq PUSH socket\'s address to pull from')
-    .action(async (opts: { channelFd: number; netFd: number; zmq?: string }) => {
+    .action(async (opts: { channelFd: number; netFd: number; zmq?: string; zeroCopyFd?: number }) => {
       dieWithParentIfAsked();
       // a terminal's Ctrl-C reaches the process group: bench api ends this process in order
       process.on('SIGINT', () => {});
       await servePeer({ on: (listener) => process.on('message', listener), send: (reply) => process.send!(reply) },
-        opts.channelFd, { net: opts.netFd, zmq: opts.zmq });
+        opts.channelFd, { net: opts.netFd, zmq: opts.zmq, zeroCopy: opts.zeroCopyFd });
       process.disconnect();
     });
 }
