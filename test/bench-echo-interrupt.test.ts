@@ -77,7 +77,7 @@ describe('bench echo: SIGINT to the process group', { timeout: 240_000 }, () => 
     expect(reported).toBeGreaterThanOrEqual(delays.length - 4);
     expect(partial).toBeGreaterThan(0);
     // the table: the round that finished, then the interruption said (SIGINT as the next server starts)
-    const table = await interruptGroup(run, /^round 1 10 clients io_uring .*req\/s$/m);
+    const table = await interruptGroup(run, /^round 1 10 clients io_uring .*req\/s, p50 .* ms$/m);
     expect(table.exitCode).toBe(130);
     expect(table.stdout).toMatch(/^io_uring\s+10\s+epoll\s/m);
     expect(table.stdout).toMatch(/^interrupted \(SIGINT\): partial/m);

@@ -80,6 +80,11 @@ const recipes: Record<string, Recipe> = {
     argv: (p, c) => ['bench', 'echo', '--clients', '2', '--duration', '1', '--rounds', long(c) ? '2' : '1', '--servers', 'epoll',
       '--generators', 'epoll', ...opt('--output', p['--output'])],
   },
+  'bench http': {
+    optional: ['--output'],
+    argv: (p, c) => ['bench', 'http', '--servers', 'node', '--connections', '1', '--in-flight', '1', '--duration', '1',
+      '--rounds', long(c) ? '3' : '1', ...opt('--output', p['--output'])],
+  },
   'bench ipc': {
     optional: ['--output'],
     argv: (p, c) => ['bench', 'ipc', '--transports', 'pipe', '--sizes', '4k', '--mode', 'throughput',
@@ -235,7 +240,7 @@ describe('the path options, read from the program', () => {
     // the surface holds what the CLI has today: an option added without a mark would be missed
     expect(withPaths).toEqual(expect.arrayContaining(['bench iops', 'bench latency', 'report', 'gen', 'writev']));
     expect(surface.commands.flatMap((c) => c.paths.filter((p) => p.mark.results).map((p) => `${c.name} ${p.key}`)).sort())
-      .toEqual(['bench api --output', 'bench echo --output', 'bench iops --output', 'bench ipc --output', 'bench latency --output', 'report -o']);
+      .toEqual(['bench api --output', 'bench echo --output', 'bench http --output', 'bench iops --output', 'bench ipc --output', 'bench latency --output', 'report -o']);
   });
 });
 

@@ -11,14 +11,14 @@
 //             Ring, node:net, the channel, and a C loop as the floor (api-pingpong.ts); its rows
 //             run after the others', their peer only while they do
 // The loops run in JS on purpose: this benchmark measures the JS API, not the kernel.
-import { Command, InvalidArgumentError } from 'commander';
+import { Command, InvalidArgumentError, Option } from 'commander';
 import { fileURLToPath } from 'node:url';
 import fs from 'node:fs';
 import { tmpdir } from 'node:os';
 import { Ring } from '../ring/index.js';
 import { commandLine, emitResults, oneLineErrors, UserError } from '../cli-util.js';
 import { numberOption } from '../numbers.js';
-import { pathOption, resultsOption } from '../path-options.js';
+import { notPath, pathOption, resultsOption } from '../path-options.js';
 import { formatBytes, formatCount, formatNs, formatRate, median, table } from '../format.js';
 import { interruptedBy, interruption, markInterrupted } from '../interrupt.js';
 import { machineInfo } from './machine.js';
@@ -313,7 +313,7 @@ function peerCommand(): Command {
     .requiredOption('--channel-fd <fd>', 'the channel socket bench api passed', numberOption({ min: 0 }))
     .requiredOption('--net-fd <fd>', 'the net.unix socket bench api passed', numberOption({ min: 0 }))
     .option('--zero-copy-fd <fd>', 'the socket of the channel whose messages come as views', numberOption({ min: 0 }))
-    .option('--zmq <address>', 'the zeromq PUSH socket\'s address to pull from')
+    .addOption(notPath(new Option('--zmq <address>', 'the zeromq PUSH socket\'s address to pull from (ipc://...)')))
     .action(async (opts: { channelFd: number; netFd: number; zmq?: string; zeroCopyFd?: number }) => {
       dieWithParentIfAsked();
       // a terminal's Ctrl-C reaches the process group: bench api ends this process in order
