@@ -63,6 +63,7 @@ describe.each(echoServerNames)('echo server --server %s under stress', (server) 
       expect(back, 'the fresh client got its echo').not.toBeNull();
       expect(back!.equals(msg)).toBe(true);
       fresh.destroy();
+      const writableAtStop = stuck.map((s) => s.writableLength);
       const exited = msUntilExit(child);
       child.kill('SIGINT');
       expect(await exited).toBeLessThan(1000);
@@ -72,6 +73,12 @@ describe.each(echoServerNames)('echo server --server %s under stress', (server) 
       expect(stopped).toMatchObject({ event: 'stopped', signal: 'SIGINT', connections: 3 });
       // io_uring: the peers that never read did fill their queues (the pressure was there).
       if (server === 'io_uring') expect(stopped.recvPauses).toBeGreaterThan(0);
+      // ... and the server stopped taking their bytes: most of each peer's 32 MiB is still in the
+      // peer (the kernel's socket buffers take a few MiB); a server that went on receiving
+      // (queuing what it cannot send) would have taken all of it. The duplex server does take all
+      // of one peer's bytes today (its Duplex over RingSocket buffers them: the RingSocket rewrite
+      // owns that), so it is left out until then.
+      if (server !== 'duplex') expect(writableAtStop.every((n) => n > 16 << 20), `bytes the peers still held: ${writableAtStop}`).toBe(true);
     } finally {
       for (const s of stuck) s.destroy();
       child.kill('SIGKILL');
@@ -168,4 +175,32 @@ describe.each(echoServerNames)('echo server --server %s under stress', (server) 
       child.kill('SIGKILL');
     }
   }, 30_000);
+});
+
+describe('echo server --server io_uring, a peer that never reads', () => {
+  it('stops receiving from it with its default pool (more buffers than the socket holds, so only the pause stops the recv): most of the peer\'s 32 MiB stays with the peer', async () => {
+    const { child, port } = await startEchoServerCli('io_uring', ['--json']);
+    const stuck: Socket[] = [];
+    try {
+      const s = await connectTo(port);
+      stuck.push(s);
+      s.pause();
+      s.on('error', () => {});
+      s.write(Buffer.alloc(32 << 20, 1));
+      // What the server takes, it takes at once (its recv returns every buffer as it queues the
+      // bytes): once the peer's bytes stop moving for 300 ms, the server is taking no more.
+      let last = -1;
+      for (let i = 0; i < 100 && s.writableLength !== last; i++) {
+        last = s.writableLength;
+        await sleep(300);
+      }
+      expect(s.writableLength, 'bytes the server left with the peer').toBeGreaterThan(16 << 20);
+      child.kill('SIGINT');
+      const r = await child;
+      expect(JSON.parse(String(r.stdout).trim().split('\n').pop()!).recvPauses).toBeGreaterThan(0);
+    } finally {
+      for (const s of stuck) s.destroy();
+      child.kill('SIGKILL');
+    }
+  });
 });
