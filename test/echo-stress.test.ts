@@ -12,7 +12,7 @@ import { closed, connectTo, echoOnce, establishedTo, fdCountOf, msUntilExit, pro
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 describe.each(echoServerNames)('echo server --server %s under stress', (server) => {
-  it.each(['SIGINT', 'SIGTERM'] as const)('stops within 1 s of %s under 200 clients of 4 KiB messages, exit 0, with what it served', async (signal) => {
+  it.each(['SIGINT', 'SIGTERM'] as const)('stops within 2 s of %s under 200 clients of 4 KiB messages, exit 0, with what it served', async (signal) => {
     const { child, port } = await startEchoServerCli(server);
     try {
       await sleep(200); // the server's own fds (its thread's ring or epoll set) are open
@@ -37,7 +37,9 @@ describe.each(echoServerNames)('echo server --server %s under stress', (server) 
       const responses = Number(/^Responses: (\d+)$/m.exec(String(b.stdout))![1]);
       expect(responses).toBeGreaterThan(0);
       expect(Number(m![2])).toBeGreaterThanOrEqual(responses * 4096);
-      expect(ms).toBeLessThan(1000);
+      // 2 s: the duplex server took 0.5 s beside a second suite (load 11 on 2 cores), 0.2 s when
+      // quiet; a deadline within 3x of that fails for whoever runs the suite beside a build
+      expect(ms).toBeLessThan(2000);
       process.stderr.write(`${server}: stopped ${ms.toFixed(0)} ms after ${signal} under load\n`);
     } finally {
       child.kill('SIGKILL');
@@ -66,7 +68,7 @@ describe.each(echoServerNames)('echo server --server %s under stress', (server) 
       const writableAtStop = stuck.map((s) => s.writableLength);
       const exited = msUntilExit(child);
       child.kill('SIGINT');
-      expect(await exited).toBeLessThan(1000);
+      expect(await exited).toBeLessThan(2000); // as above
       const r = await child;
       expect(r.exitCode).toBe(0);
       const stopped = JSON.parse(String(r.stdout).trim().split('\n').pop()!);
