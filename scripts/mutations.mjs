@@ -4,8 +4,9 @@
 // entry names and counts the mutation killed when they fail. It restores every file it changed,
 // on failure and on Ctrl-C too, and rebuilds the addon once at the end. Too slow for every run
 // (a native rebuild each); run it before handing a change over and quote its kill rate.
-//   node scripts/mutations.mjs [--only id,id] [--sample N] [--seed S] [--list]
-// --sample N runs N entries drawn with the seed (a different seed each day unless given).
+//   node scripts/mutations.mjs [--only id,id] [--sample N] [--seed S] [--recheck] [--list]
+// --sample N runs N entries drawn with the seed (a different seed each day unless given); entries
+// marked `recheck` (code being rewritten) run only with --recheck.
 import { execFileSync, spawnSync } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
@@ -44,7 +45,10 @@ function main() {
     return;
   }
   // TypeScript first; native ones last, so each native build also undoes the one before
-  const chosen = pick(list).sort((a, b) => Number(a.file.startsWith('native/')) - Number(b.file.startsWith('native/')));
+  const recheck = process.argv.includes('--recheck');
+  const skipped = list.filter((e) => e.recheck && !recheck);
+  for (const e of skipped) console.log(`skipped   ${e.id}: re-check (${e.recheck}); --recheck runs it`);
+  const chosen = pick(list.filter((e) => recheck || !e.recheck)).sort((a, b) => Number(a.file.startsWith('native/')) - Number(b.file.startsWith('native/')));
   const originals = new Map();
   const restore = () => { for (const [file, text] of originals) writeFileSync(join(root, file), text); originals.clear(); };
   let nativeDirty = false;
