@@ -69,9 +69,12 @@ function main() {
         if (!build()) { restore(); results.push({ entry, outcome: 'invalid', note: 'does not build' }); console.log(`invalid   ${entry.id}: does not build`); continue; }
       }
       const args = ['vitest', 'run', ...entry.tests, ...(entry.filter ? ['-t', entry.filter] : [])];
-      const r = spawnSync('npx', args, { cwd: root, encoding: 'utf8', env: { ...process.env, IOLAB_MUTATION: entry.id } });
+      // A mutation can hang a test's worker past vitest's own timeouts (a loop in the addon): 5 min
+      // is a kill, reported as such.
+      const r = spawnSync('npx', args, { cwd: root, encoding: 'utf8', env: { ...process.env, IOLAB_MUTATION: entry.id }, timeout: 300_000, killSignal: 'SIGKILL' });
       restore();
       const outcome = r.status === 0 ? 'survived' : 'killed';
+      if (r.error) r.stdout = `× timed out after 5 min\n${r.stdout ?? ''}`;
       const failed = (r.stdout + r.stderr).replace(/\x1b\[[0-9;]*m/g, '').split('\n').find((l) => /^\s*(×|FAIL|AssertionError|Error:)/.test(l))?.trim();
       results.push({ entry, outcome, note: failed });
       console.log(`${outcome.padEnd(9)} ${entry.id} (${((Date.now() - t0) / 1000).toFixed(0)} s)${failed ? `: ${failed.slice(0, 160)}` : ''}`);
