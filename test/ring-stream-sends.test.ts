@@ -159,6 +159,33 @@ describe("a stream's sends, whatever path each takes", () => {
   });
 });
 
+describe('a send that fails ends receiving', () => {
+  it('a peer that shut its reading side: the echo fails (EPIPE), the stream ends with it, and what the peer writes after stays in the socket', async () => {
+    const ring = newRing({ entries: 16 });
+    const pool = ring.setupBufRing({ count: 4, size: 64 });
+    const [peer, own] = track(native.socketpair('stream'));
+    let got = '';
+    let ended: Error | null | undefined;
+    const stream = ring.recvMultishot(own, pool, {
+      data(id, length) { got += pool.bytes(id, length).toString(); stream.send(id, length); },
+      end(err) { ended = err; },
+    });
+    native.shutdown(peer, 'read'); // the peer still writes, but reads nothing: sends to it fail
+    native.writev(peer, [Buffer.from('one')]);
+    await pollUntil(() => ended !== undefined);
+    expect(ended).toMatchObject({ code: 'EPIPE', syscall: 'send' });
+    native.writev(peer, [Buffer.from('two')]);
+    // nothing can bring 'two' now (a slow machine could only hide a recv left armed, not fail this)
+    for (let i = 0; i < 10; i++) await new Promise((r) => setTimeout(r, 5));
+    expect(got).toBe('one');
+    // ... not even taken from the socket: its recv was cancelled, not left armed to drop what comes
+    native.setNonBlocking(own, true);
+    const left = Buffer.alloc(16);
+    expect(left.subarray(0, native.readv(own, [left])).toString()).toBe('two');
+    await stream.close().catch(() => {});
+  });
+});
+
 /** Turns the loop until `done`, at most 10 s. */
 async function pollUntil(done: () => boolean): Promise<void> {
   const deadline = Date.now() + 10_000;
