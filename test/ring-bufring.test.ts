@@ -251,8 +251,11 @@ describe('recvMultishot', () => {
     const chunk = randomBytes(4096);
     // The peer writes and never reads. A paused stream takes nothing more, so a's writes fill the
     // socket and stay refused; a stream that went on receiving would take all 8 MiB.
+    // Done once the queue passed pauseAt and the socket refused 5 writes in a row, 20 ms apart
+    // (a loaded machine may take a while to get the Ring its turns: 10 s at most).
     let written = 0;
-    for (let refused = 0; refused < 5 && written < 8 << 20;) {
+    const deadline = Date.now() + 10_000;
+    for (let refused = 0; (refused < 5 || stream.queuedBytes <= pauseAt) && written < 8 << 20 && Date.now() < deadline;) {
       try {
         written += native.writev(a, [chunk.subarray(written % chunk.length)]);
         refused = 0;
