@@ -71,7 +71,9 @@ function main() {
       const args = ['vitest', 'run', ...entry.tests, ...(entry.filter ? ['-t', entry.filter] : [])];
       // A mutation can hang a test's worker past vitest's own timeouts (a loop in the addon): 5 min
       // is a kill, reported as such.
-      const r = spawnSync('npx', args, { cwd: root, encoding: 'utf8', env: { ...process.env, IOLAB_MUTATION: entry.id }, timeout: 300_000, killSignal: 'SIGKILL' });
+      // (in a session of its own, so the workers go with it: killing npx alone leaves them)
+      const r = spawnSync('setsid', ['npx', ...args], { cwd: root, encoding: 'utf8', env: { ...process.env, IOLAB_MUTATION: entry.id }, timeout: 300_000, killSignal: 'SIGKILL' });
+      if (r.error && r.pid) try { process.kill(-r.pid, 'SIGKILL'); } catch { /* gone */ }
       restore();
       const outcome = r.status === 0 ? 'survived' : 'killed';
       if (r.error) r.stdout = `× timed out after 5 min\n${r.stdout ?? ''}`;
