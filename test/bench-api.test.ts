@@ -74,7 +74,7 @@ describe('iolab bench api', () => {
     expect(report.machine).toBeDefined();
     expect(report.ratios.find((r: { name: string }) => r.name === 'ring.readv@32 / fs.promises.readv@32').goal).toBe(3);
     expect(JSON.parse(readFileSync(out, 'utf8')).rounds['ring.readv@32']).toHaveLength(1);
-  });
+  }, 60_000); // every contender once (1 round of 10 ms each: the least it can do), its peers and workers started: 11.3 s beside a second suite, within 3x of the 30 s default
 
   it('where usocket cannot be loaded its row says unavailable and the rest runs', async () => {
     const blocker = join(projectRoot, 'test/fixtures/without-usocket.cjs');

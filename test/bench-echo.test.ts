@@ -321,18 +321,22 @@ describe.skipIf(!isRoot || !hasIp)('bench echo --netns (root, iproute2)', () => 
   }, 60_000);
 
   it('SIGKILL mid-run: server and generator die with it; the next --netns run removes its namespaces', async () => {
-    const before = iolabNetworkState();
     const bench = startBench(['--clients', '10', '--duration', '20', '--rounds', '1', '--servers', 'epoll', '--generators', 'epoll', '--netns']);
-    await generatorConnected(bench.tag, 10);
-    const ours = iolabNetworkState().netns.filter((n) => !before.netns.includes(n));
-    expect(ours).toHaveLength(2);
-    bench.child.kill('SIGKILL');
-    await bench.child;
-    await waitFor('every process it started to be gone', () => processesTagged(bench.tag).length === 0, 10_000);
-    expect(iolabNetworkState().netns).toEqual(expect.arrayContaining(ours)); // nothing removes them at SIGKILL
-    const next = await runCli(['bench', 'echo', ...quick, '--servers', 'epoll', '--netns', '--json']);
-    expect(next.exitCode).toBe(0);
-    expect(iolabNetworkState().netns.filter((n) => ours.includes(n))).toEqual([]);
+    try {
+      await generatorConnected(bench.tag, 10);
+      // its own, by the pid in their names: another suite's runs on this machine make theirs meanwhile
+      const ours = iolabNetworkState().netns.filter((n) => n.startsWith(`iolab-${bench.child.pid}-`));
+      expect(ours).toHaveLength(2);
+      bench.child.kill('SIGKILL');
+      await bench.child;
+      await waitFor('every process it started to be gone', () => processesTagged(bench.tag).length === 0, 10_000);
+      expect(iolabNetworkState().netns).toEqual(expect.arrayContaining(ours)); // nothing removes them at SIGKILL
+      const next = await runCli(['bench', 'echo', ...quick, '--servers', 'epoll', '--netns', '--json']);
+      expect(next.exitCode).toBe(0);
+      expect(iolabNetworkState().netns.filter((n) => ours.includes(n))).toEqual([]);
+    } finally {
+      bench.child.kill('SIGKILL'); // after a failure above: the run is not left for its 20 s
+    }
   }, 90_000);
 
   it.skipIf(!hasNetem)('--netem delay=200us,rate=10gbit shapes the link and says so', async () => {

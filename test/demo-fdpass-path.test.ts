@@ -54,18 +54,26 @@ describe('fdpass recv: one owner per socket path', () => {
     const [file, argv] = iolabArgv(['fdpass', 'recv', '--socket', socket, '--timeout', '60']);
     const first = execa('strace', ['-qq', '-o', '/dev/null', '-e', 'trace=connect', '-e', 'inject=connect:delay_exit=4000000:when=1+',
       file, ...argv], { reject: false });
-    const firstListening = new Promise<void>((resolve) => first.stdout!.once('data', () => resolve()));
-    await heldByStrace(await tracedChild(first.pid!, file));
-    const second = await cli(['fdpass', 'recv', '--socket', socket, '--timeout', '10']);
-    expect(second).toEqual({ stdout: '', stderr: `iolab: ${socket} is in use: another receiver is listening on it; left untouched (choose another --socket)`, exitCode: 1 });
-    // The first one goes on, binds, and is the receiver a sender reaches.
-    await firstListening;
-    const sent = await cli(['fdpass', 'send', '--socket', socket, '--message', 'to the first']);
-    expect(sent.exitCode).toBe(0);
-    const r = await first;
-    expect(r.exitCode).toBe(0);
-    expect(String(r.stdout)).toContain('message 1 holds:   to the first');
-    expect(readdirSync(tmp.path).filter((f) => f.startsWith(`race${unique - 1}.`))).toEqual([]);
+    let traced: number | undefined;
+    try {
+      const firstListening = new Promise<void>((resolve) => first.stdout!.once('data', () => resolve()));
+      traced = await tracedChild(first.pid!, file);
+      await heldByStrace(traced);
+      const second = await cli(['fdpass', 'recv', '--socket', socket, '--timeout', '10']);
+      expect(second).toEqual({ stdout: '', stderr: `iolab: ${socket} is in use: another receiver is listening on it; left untouched (choose another --socket)`, exitCode: 1 });
+      // The first one goes on, binds, and is the receiver a sender reaches.
+      await firstListening;
+      const sent = await cli(['fdpass', 'send', '--socket', socket, '--message', 'to the first']);
+      expect(sent.exitCode).toBe(0);
+      const r = await first;
+      expect(r.exitCode).toBe(0);
+      expect(String(r.stdout)).toContain('message 1 holds:   to the first');
+      expect(readdirSync(tmp.path).filter((f) => f.startsWith(`race${unique - 1}.`))).toEqual([]);
+    } finally {
+      // after a failure above: neither is left for its 60 s (no-ops once they exited)
+      if (traced !== undefined) try { process.kill(traced, 'SIGKILL'); } catch { /* gone */ }
+      first.kill('SIGKILL');
+    }
   }, 60_000);
 
   it('a path whose lock another process holds is in use, even with no socket there yet', async () => {
@@ -109,12 +117,16 @@ describe('fdpass recv: the socket is made world-writable by bind itself, never b
     const socket = join(tmp.path, `mode${unique++}.sock`);
     const [file, argv] = iolabArgv(['fdpass', 'recv', '--socket', socket, '--timeout', '5']);
     const child = execa('sh', ['-c', 'umask 077; exec "$@"', 'sh', file, ...argv], { reject: false });
-    await new Promise<void>((resolve) => child.stdout!.once('data', () => resolve()));
-    expect(statSync(socket).mode & 0o777).toBe(0o666);
-    expect(existsSync(`${socket}.lock`)).toBe(true);
-    child.kill('SIGTERM');
-    expect((await child).exitCode).toBe(130);
-    expect(existsSync(socket)).toBe(false);
+    try {
+      await new Promise<void>((resolve) => child.stdout!.once('data', () => resolve()));
+      expect(statSync(socket).mode & 0o777).toBe(0o666);
+      expect(existsSync(`${socket}.lock`)).toBe(true);
+      child.kill('SIGTERM');
+      expect((await child).exitCode).toBe(130);
+      expect(existsSync(socket)).toBe(false);
+    } finally {
+      child.kill('SIGKILL'); // after a failure above (a no-op once it exited)
+    }
   });
 
   it('a path under /dev that does not exist: refused, and nothing made there, not even the lock file', async () => {

@@ -89,7 +89,7 @@ describe('iolab tour', () => {
     expect(firstSeen).not.toContain('== fdpass (stream)');
     expect(firstSeen).not.toContain('tour done');
     const r = await child;
-    expect(r.exitCode).toBe(0);
+    expect(r.exitCode, `${r.stdout}\n${r.stderr}`).toBe(0); // what failed, if it did
     expect(String(r.stdout).trimEnd().split('\n').at(-1)).toBe('tour done: 10 demos, 22 commands, temp folder removed');
   }, 90_000);
 

@@ -155,17 +155,21 @@ describe.each(echoServerNames)('echo server --server %s: faults', (server) => {
 describe('echo server --json', () => {
   it('prints a listening object and, on SIGINT, what it served', async () => {
     const { child, firstLine } = await startCli(['echo', 'server', '--server', 'epoll', '--port', '0', '--json'], /listening/);
-    const ready = JSON.parse(firstLine);
-    expect(ready).toMatchObject({ event: 'listening', server: 'epoll', host: '127.0.0.1' });
-    const s = await connectTo(ready.port);
-    await echoOnce(s, [Buffer.from('abc')], 3);
-    s.end();
-    await closed(s);
-    await waitFor(() => fdCountOf(child.pid!) > 0);
-    child.kill('SIGINT');
-    const r = await child;
-    expect({ exitCode: r.exitCode, signal: r.signal, stderr: r.stderr, stdout: r.stdout }).toEqual({ exitCode: 0, signal: undefined, stderr: '', stdout: expect.stringContaining('stopped') });
-    const last = JSON.parse(String(r.stdout).trim().split('\n').pop()!);
-    expect(last).toMatchObject({ event: 'stopped', signal: 'SIGINT', connections: 1, refused: 0, bytesEchoed: 3 });
+    try {
+      const ready = JSON.parse(firstLine);
+      expect(ready).toMatchObject({ event: 'listening', server: 'epoll', host: '127.0.0.1' });
+      const s = await connectTo(ready.port);
+      await echoOnce(s, [Buffer.from('abc')], 3);
+      s.end();
+      await closed(s);
+      await waitFor(() => fdCountOf(child.pid!) > 0);
+      child.kill('SIGINT');
+      const r = await child;
+      expect({ exitCode: r.exitCode, signal: r.signal, stderr: r.stderr, stdout: r.stdout }).toEqual({ exitCode: 0, signal: undefined, stderr: '', stdout: expect.stringContaining('stopped') });
+      const last = JSON.parse(String(r.stdout).trim().split('\n').pop()!);
+      expect(last).toMatchObject({ event: 'stopped', signal: 'SIGINT', connections: 1, refused: 0, bytesEchoed: 3 });
+    } finally {
+      child.kill('SIGKILL'); // after a failure above; a no-op once it exited
+    }
   });
 });

@@ -3,6 +3,7 @@
 import { randomBytes } from 'node:crypto';
 import type { Socket } from 'node:net';
 import { execa } from 'execa';
+import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { iolabArgv, runCli } from './support/cli.js';
 import { projectRoot } from '../src/native.js';
@@ -10,9 +11,11 @@ import { echoServerNames } from '../src/echo/servers.js';
 import { closed, connectTo, echoOnce, establishedTo, fdCountOf, msUntilExit, processCpuTicks, startEchoServerCli, waitFor } from './support/echo.js';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+/** A process's resident memory in bytes (VmRSS). */
+const rssOf = (pid: number) => Number(/VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))![1]) * 1024;
 
 describe.each(echoServerNames)('echo server --server %s under stress', (server) => {
-  it.each(['SIGINT', 'SIGTERM'] as const)('stops within 1 s of %s under 200 clients of 4 KiB messages, exit 0, with what it served', async (signal) => {
+  it.each(['SIGINT', 'SIGTERM'] as const)('stops within 2 s of %s under 200 clients of 4 KiB messages, exit 0, with what it served', async (signal) => {
     const { child, port } = await startEchoServerCli(server);
     try {
       await sleep(200); // the server's own fds (its thread's ring or epoll set) are open
@@ -37,7 +40,9 @@ describe.each(echoServerNames)('echo server --server %s under stress', (server) 
       const responses = Number(/^Responses: (\d+)$/m.exec(String(b.stdout))![1]);
       expect(responses).toBeGreaterThan(0);
       expect(Number(m![2])).toBeGreaterThanOrEqual(responses * 4096);
-      expect(ms).toBeLessThan(1000);
+      // 2 s: the duplex server took 0.5 s beside a second suite (load 11 on 2 cores), 0.2 s when
+      // quiet; a deadline within 3x of that fails for whoever runs the suite beside a build
+      expect(ms).toBeLessThan(2000);
       process.stderr.write(`${server}: stopped ${ms.toFixed(0)} ms after ${signal} under load\n`);
     } finally {
       child.kill('SIGKILL');
@@ -49,6 +54,7 @@ describe.each(echoServerNames)('echo server --server %s under stress', (server) 
     const { child, port } = await startEchoServerCli(server, server === 'io_uring' ? ['--buffers', '16', '--json'] : ['--json']);
     const stuck: Socket[] = [];
     try {
+      const rssBefore = rssOf(child.pid!);
       for (let i = 0; i < 2; i++) {
         const s = await connectTo(port);
         s.pause(); // never reads: the server's sends to it back up
@@ -63,15 +69,24 @@ describe.each(echoServerNames)('echo server --server %s under stress', (server) 
       expect(back, 'the fresh client got its echo').not.toBeNull();
       expect(back!.equals(msg)).toBe(true);
       fresh.destroy();
+      const grownBy = rssOf(child.pid!) - rssBefore;
       const exited = msUntilExit(child);
       child.kill('SIGINT');
-      expect(await exited).toBeLessThan(1000);
+      expect(await exited).toBeLessThan(2000); // as above
       const r = await child;
       expect(r.exitCode).toBe(0);
       const stopped = JSON.parse(String(r.stdout).trim().split('\n').pop()!);
       expect(stopped).toMatchObject({ event: 'stopped', signal: 'SIGINT', connections: 3 });
       // io_uring: the peers that never read did fill their queues (the pressure was there).
       if (server === 'io_uring') expect(stopped.recvPauses).toBeGreaterThan(0);
+      // ... and the server stopped taking their bytes: its memory grew by less than one peer's
+      // 32 MiB (a server that went on receiving queues both, 64 MiB). Not the peers' unsent bytes:
+      // the kernel's receive buffer alone may take 32 MiB here (tcp_rmem's max).
+      // The ring and duplex servers are left out for now: their 32 MiB buffer pool is touched into
+      // memory as it is used, and the ring server grew by 67 MiB here (more than its pool: to be
+      // looked into), so this bound cannot tell their pause from their pool yet.
+      process.stderr.write(`${server}: server memory grew ${grownBy >> 20} MiB with 2 peers that never read\n`);
+      if (server !== 'ring' && server !== 'duplex') expect(grownBy, `the server's memory grew by ${grownBy >> 20} MiB`).toBeLessThan(24 << 20);
     } finally {
       for (const s of stuck) s.destroy();
       child.kill('SIGKILL');
@@ -168,4 +183,33 @@ describe.each(echoServerNames)('echo server --server %s under stress', (server) 
       child.kill('SIGKILL');
     }
   }, 30_000);
+});
+
+describe('echo server --server io_uring, a peer that never reads', () => {
+  it('stops receiving from it with its default pool (more buffers than the socket holds, so only the pause stops the recv): the server does not hold the peer\'s 32 MiB', async () => {
+    const { child, port } = await startEchoServerCli('io_uring', ['--json']);
+    const stuck: Socket[] = [];
+    try {
+      const rssBefore = rssOf(child.pid!);
+      const s = await connectTo(port);
+      stuck.push(s);
+      s.pause();
+      s.on('error', () => {});
+      s.write(Buffer.alloc(32 << 20, 1));
+      // Once the peer's bytes stop moving for 300 ms, nothing more goes anywhere.
+      let last = -1;
+      for (let i = 0; i < 100 && s.writableLength !== last; i++) {
+        last = s.writableLength;
+        await sleep(300);
+      }
+      const grownBy = rssOf(child.pid!) - rssBefore;
+      expect(grownBy, `the server's memory grew by ${grownBy >> 20} MiB`).toBeLessThan(16 << 20);
+      child.kill('SIGINT');
+      const r = await child;
+      expect(JSON.parse(String(r.stdout).trim().split('\n').pop()!).recvPauses).toBeGreaterThan(0);
+    } finally {
+      for (const s of stuck) s.destroy();
+      child.kill('SIGKILL');
+    }
+  });
 });

@@ -2,6 +2,7 @@
 // NO_SQARRAY; bundles and incremental buffers probed, not used): each reported, and each one's
 // fallback serving the same bytes when it is turned off as an older kernel would refuse it.
 import { randomBytes } from 'node:crypto';
+import type { Socket } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { native, type EchoUringFeature } from '../src/native.js';
 import { openFdCount, settledLiveObjects, zeroLiveObjects } from './support/leaks.js';
@@ -23,41 +24,50 @@ describe.each([
   it('reports each feature, echoes byte-exact, refuses over maxConns, closes idle peers, and leaves nothing open', async () => {
     const before = openFdCount();
     const server = native.echoStartServer('uring', { host: '127.0.0.1', port: 0, maxConns: 20, idleTimeoutMs: 3000, uringFeaturesOff: off });
-    const direct = !off.includes('directDescriptors');
-    const clients = await Promise.all(Array.from({ length: 20 }, () => connectTo(server.port)));
-    const msgs = clients.map((_, i) => randomBytes(1 + i * 5000));
-    const back = await Promise.all(clients.map((s, i) => echoOnce(s, [msgs[i]], msgs[i].length)));
-    back.forEach((b, i) => expect(b.equals(msgs[i])).toBe(true));
-    // Direct descriptors live in the ring's table, not in this process's fds: beside the
-    // clients' own 20, the server's 20 connections add none (3 s before the idle timeout).
-    const serverSideFds = openFdCount() - before - clients.length;
-    if (direct) expect(serverSideFds).toBeLessThan(5); // the ring and its eventfd, no sockets
-    else expect(serverSideFds).toBeGreaterThanOrEqual(20);
+    const sockets: Socket[] = [];
+    try {
+      const direct = !off.includes('directDescriptors');
+      const clients = await Promise.all(Array.from({ length: 20 }, () => connectTo(server.port)));
+      sockets.push(...clients);
+      const msgs = clients.map((_, i) => randomBytes(1 + i * 5000));
+      const back = await Promise.all(clients.map((s, i) => echoOnce(s, [msgs[i]], msgs[i].length)));
+      back.forEach((b, i) => expect(b.equals(msgs[i])).toBe(true));
+      // Direct descriptors live in the ring's table, not in this process's fds: beside the
+      // clients' own 20, the server's 20 connections add none (3 s before the idle timeout).
+      const serverSideFds = openFdCount() - before - clients.length;
+      if (direct) expect(serverSideFds).toBeLessThan(5); // the ring and its eventfd, no sockets
+      else expect(serverSideFds).toBeGreaterThanOrEqual(20);
 
-    // One over maxConns: accepted and closed at once (a FIN, not a reset).
-    const extra = await connectTo(server.port);
-    await closed(extra);
-    // Every client goes quiet: the idle timeout closes them all.
-    await Promise.all(clients.map((s) => closed(s)));
+      // One over maxConns: accepted and closed at once (a FIN, not a reset).
+      const extra = await connectTo(server.port);
+      sockets.push(extra);
+      await closed(extra);
+      // Every client goes quiet: the idle timeout closes them all.
+      await Promise.all(clients.map((s) => closed(s)));
 
-    const late = await connectTo(server.port);
-    const msg = randomBytes(100_000);
-    expect((await echoOnce(late, [msg], msg.length)).equals(msg)).toBe(true);
-    server.stop();
-    const stats = await server.done;
-    await closed(late);
-    expect(stats).toMatchObject({ connections: 21, refused: 1, idleClosed: 20 });
-    expect(openFdCount()).toBe(before);
+      const late = await connectTo(server.port);
+      sockets.push(late);
+      const msg = randomBytes(100_000);
+      expect((await echoOnce(late, [msg], msg.length)).equals(msg)).toBe(true);
+      server.stop();
+      const stats = await server.done;
+      await closed(late);
+      expect(stats).toMatchObject({ connections: 21, refused: 1, idleClosed: 20 });
+      expect(openFdCount()).toBe(before);
 
-    for (const f of [...used, ...probedOnly]) {
-      const state = stats.features![f]!;
-      if (off.includes(f)) expect(state).toEqual({ accepted: false, reason: 'turned off (IOLAB_ECHO_URING_OFF)' });
-      else if (probedOnly.includes(f)) expect(state.accepted).toBe(false);
-      // Accepted, or refused with the kernel's errno (a kernel older than the feature).
-      else if (!state.accepted) expect(state).toMatchObject({ reason: 'refused by the kernel', errno: expect.stringMatching(/^E/) });
+      for (const f of [...used, ...probedOnly]) {
+        const state = stats.features![f]!;
+        if (off.includes(f)) expect(state).toEqual({ accepted: false, reason: 'turned off (IOLAB_ECHO_URING_OFF)' });
+        else if (probedOnly.includes(f)) expect(state.accepted).toBe(false);
+        // Accepted, or refused with the kernel's errno (a kernel older than the feature).
+        else if (!state.accepted) expect(state).toMatchObject({ reason: 'refused by the kernel', errno: expect.stringMatching(/^E/) });
+      }
+      expect(stats.setup.includes('direct descriptors')).toBe(direct && stats.features!.directDescriptors!.accepted);
+      expect(stats.setup.includes('NO_SQARRAY')).toBe(stats.features!.noSqArray!.accepted);
+    } finally {
+      server.stop(); // after a failure above (harmless once stopped)
+      for (const c of sockets) c.destroy();
     }
-    expect(stats.setup.includes('direct descriptors')).toBe(direct && stats.features!.directDescriptors!.accepted);
-    expect(stats.setup.includes('NO_SQARRAY')).toBe(stats.features!.noSqArray!.accepted);
   }, 30_000);
 
   it('keeps lagging readers in order through their queues and a dry buffer ring', async () => {
@@ -121,11 +131,18 @@ describe('uring features: the knob and the report', () => {
 
   it('a stop with connections open closes their direct descriptors through the ring', async () => {
     const server = native.echoStartServer('uring', { host: '127.0.0.1', port: 0 });
-    const clients = await Promise.all(Array.from({ length: 30 }, () => connectTo(server.port)));
-    await Promise.all(clients.map((s) => echoOnce(s, [Buffer.from('x')], 1)));
-    server.stop();
-    const stats = await server.done;
-    await Promise.all(clients.map((s) => closed(s)));
-    expect(stats.connections).toBe(30);
+    const sockets: Socket[] = [];
+    try {
+      const clients = await Promise.all(Array.from({ length: 30 }, () => connectTo(server.port)));
+      sockets.push(...clients);
+      await Promise.all(clients.map((s) => echoOnce(s, [Buffer.from('x')], 1)));
+      server.stop();
+      const stats = await server.done;
+      await Promise.all(clients.map((s) => closed(s)));
+      expect(stats.connections).toBe(30);
+    } finally {
+      server.stop();
+      for (const c of sockets) c.destroy();
+    }
   });
 });

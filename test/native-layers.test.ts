@@ -1,9 +1,11 @@
 // The native sources' shape: the C echo server's files call one way only (the loop, then
-// accept/stop/timers, then connections: no file calls back into one above it), the stream core
-// has no Node header, and no source file passes 500 lines.
+// accept/stop/timers, then connections: no file calls back into one above it), no two files of the
+// built addon call each other round a circle (read from the objects' symbols, so a call through any
+// header counts), the stream core has no Node header, and no source file passes 500 lines.
 import { describe, expect, it } from 'vitest';
-import { readFileSync, readdirSync, statSync } from 'node:fs';
-import { join } from 'node:path';
+import { execFileSync } from 'node:child_process';
+import { existsSync, readFileSync, readdirSync, statSync } from 'node:fs';
+import { join, relative } from 'node:path';
 
 const root = join(import.meta.dirname, '..');
 const read = (path: string) => readFileSync(join(root, path), 'utf8');
@@ -36,6 +38,21 @@ describe('native layers', () => {
     expect(upward).toEqual([]);
   });
 
+  it('no circle of calls between the addon\'s files (undefined symbols of each object against the defined)', () => {
+    const circles = callCircles(join(root, 'build/Release/obj.target/iolab'));
+    // One C++ class whose methods are split over files for size calls itself across them: those
+    // files are one module, so their circle is known and listed; any other circle, or a file
+    // joining one of these, fails. Plain C files (.c) have none.
+    const knownClassFiles = [
+      'native/ring/core.cc native/ring/core_close.cc native/ring/core_reap.cc native/ring/direct.cc', // RingCore
+      'native/ring/bufring.cc native/ring/stream.cc', // RingStreams
+      'native/ring/io_op.cc native/ring/io_table.cc', // IoOp: the op and its table of kinds
+      'native/sys/socket_address.cc native/sys/unix_msg.cc native/sys/unix_socket.cc', // the socket calls and their arguments
+    ];
+    expect(circles.map((c) => c.files.join(' ')).filter((c) => !knownClassFiles.includes(c)), JSON.stringify(circles, null, 1)).toEqual([]);
+    expect(circles.flatMap((c) => c.files).filter((f) => f.endsWith('.c'))).toEqual([]);
+  });
+
   it('the stream core includes no Node header', () => {
     for (const name of readdirSync(join(root, 'native/stream'))) {
       expect(read(`native/stream/${name}`), name).not.toMatch(/#include\s*[<"](napi|node_api|node|uv)[\w.]*\.h/);
@@ -55,3 +72,63 @@ describe('native layers', () => {
     expect(long).toEqual([]);
   });
 });
+
+/** The circles (strongly connected sets of two or more files) of calls between the addon's
+ * objects: file A calls file B when an undefined symbol of A's object is defined in B's. */
+function callCircles(objDir: string): { files: string[]; calls: string[] }[] {
+  expect(existsSync(objDir), `${objDir}: build the addon from source first`).toBe(true);
+  const objects: string[] = [];
+  const walk = (dir: string) => {
+    for (const name of readdirSync(dir)) {
+      const path = join(dir, name);
+      if (statSync(path).isDirectory()) walk(path);
+      else if (name.endsWith('.o')) objects.push(path);
+    }
+  };
+  walk(objDir);
+  const owner = new Map<string, string>();
+  const undefinedBy = new Map<string, string[]>();
+  for (const object of objects) {
+    const undef: string[] = [];
+    for (const line of execFileSync('nm', ['-P', object], { encoding: 'utf8' }).split('\n')) {
+      const [name, type] = line.split(' ');
+      if (type === 'U') undef.push(name!);
+      else if (type && 'TDBR'.includes(type)) owner.set(name!, object); // weak (inline, template) ones are every caller's own
+    }
+    undefinedBy.set(object, undef);
+  }
+  const edges = new Map(objects.map((o) => [o, new Map<string, string[]>()]));
+  for (const [object, undef] of undefinedBy) {
+    for (const symbol of undef) {
+      const to = owner.get(symbol);
+      if (!to || to === object) continue;
+      const list = edges.get(object)!.get(to) ?? [];
+      edges.get(object)!.set(to, [...list, symbol]);
+    }
+  }
+  // Tarjan's strongly connected components.
+  let next = 0;
+  const index = new Map<string, number>(), low = new Map<string, number>(), stack: string[] = [], onStack = new Set<string>();
+  const found: string[][] = [];
+  const visit = (v: string) => {
+    index.set(v, next); low.set(v, next++); stack.push(v); onStack.add(v);
+    for (const w of edges.get(v)!.keys()) {
+      if (!index.has(w)) { visit(w); low.set(v, Math.min(low.get(v)!, low.get(w)!)); }
+      else if (onStack.has(w)) low.set(v, Math.min(low.get(v)!, index.get(w)!));
+    }
+    if (low.get(v) !== index.get(v)) return;
+    const set: string[] = [];
+    let w: string;
+    do { w = stack.pop()!; onStack.delete(w); set.push(w); } while (w !== v);
+    if (set.length > 1) found.push(set);
+  };
+  for (const o of objects) if (!index.has(o)) visit(o);
+  const source = (object: string) => {
+    const base = relative(objDir, object).replace(/\.o$/, '');
+    return existsSync(join(root, `${base}.c`)) ? `${base}.c` : `${base}.cc`;
+  };
+  return found.map((set) => ({
+    files: set.map(source).sort(),
+    calls: set.flatMap((a) => [...edges.get(a)!].filter(([b]) => set.includes(b)).map(([b, s]) => `${source(a)} -> ${source(b)}: ${s.join(', ')}`)),
+  }));
+}

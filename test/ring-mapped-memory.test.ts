@@ -126,4 +126,28 @@ fs.closeSync(memfd);
     });
     expect(report.live).toMatchObject({ rings: 0, ringOps: 0, heldBuffers: 0, ownedFds: 0, mappings: 0 });
   });
+
+  it("a write from a view that straddles the end of a shrunk file's mapping rejects with EFAULT: the 8 bytes before the end are not sent alone", async () => {
+    const report = await runChild(`
+const memfd = native.memfdCreate('straddle');
+native.ftruncate(memfd, 8192);
+const mapping = native.mmap(memfd, 8192, { write: true });
+new Uint8Array(mapping).fill(0x61, 0, 4096);
+native.ftruncate(memfd, 4096);
+const straddle = new Uint8Array(mapping, 4088, 16); // 8 bytes of the file, then 8 past its end
+result.send = await code(() => ring.send(a, straddle));
+result.write = await code(() => ring.write(file, straddle, 0));
+const pool = ring.setupBufRing({ count: 2, size: 64 });
+const stream = ring.recvMultishot(b, pool, { data() {}, end() {} });
+result.streamWrite = await code(() => stream.write(straddle));
+await stream.close();
+native.setNonBlocking(b, true);
+result.peerGot = await code(() => native.readv(b, [Buffer.alloc(64)]));
+result.fileUntouched = fs.readFileSync(process.env.IOLAB_TMP + '/data-' + process.pid, 'utf8').startsWith('abcdefgh');
+native.munmap(mapping);
+fs.closeSync(memfd);
+`);
+    expect(report.result).toEqual({ send: 'EFAULT', write: 'EFAULT', streamWrite: 'EFAULT', peerGot: 'EAGAIN', fileUntouched: true });
+    expect(report.live).toMatchObject({ rings: 0, ringOps: 0, heldBuffers: 0, ownedFds: 0, mappings: 0 });
+  });
 });

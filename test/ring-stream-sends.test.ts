@@ -121,4 +121,76 @@ describe("a stream's sends, whatever path each takes", () => {
     // the copy paths were taken (a send ahead, or the socket full), not only the straight one
     expect(copied).toBeGreaterThan(0);
   }, 60_000 + runs * 1000);
+
+  it('a chunk sent straight out that meets a full socket (EAGAIN) is queued, not an error; a chunk after it waits behind it', async () => {
+    const ring = newRing({ entries: 16 });
+    const pool = ring.setupBufRing({ count: 4, size: 64 });
+    const [peer, own] = track(native.socketpair('stream'));
+    native.setNonBlocking(peer, true);
+    let failure: Error | null = null;
+    let chunks = 0;
+    const stream = ring.recvMultishot(own, pool, {
+      data(id, length) { chunks++; stream.send(id, length); },
+      end(err) { failure = err; },
+    });
+    // Another writer fills the stream's socket first, so its next send with nothing ahead (MSG_DONTWAIT)
+    // finds no room at all: EAGAIN.
+    native.setNonBlocking(own, true);
+    let filler = 0;
+    for (;;) {
+      try { filler += native.writev(own, [Buffer.alloc(4096, 0x2e)]); } catch { break; }
+    }
+    native.writev(peer, [Buffer.from('one')]);
+    await pollUntil(() => chunks === 1);
+    native.writev(peer, [Buffer.from('two')]);
+    await pollUntil(() => chunks === 2);
+    expect(stream.queuedBytes).toBe(6);
+    // The peer reads it all: the filler, then both echoes in order.
+    const got: Buffer[] = [];
+    let total = 0;
+    await pollUntil(() => {
+      const buf = Buffer.alloc(65536);
+      try { const n = native.readv(peer, [buf]); got.push(buf.subarray(0, n)); total += n; } catch { /* EAGAIN */ }
+      return total >= filler + 6;
+    });
+    expect(failure).toBeNull();
+    expect(Buffer.concat(got).subarray(filler).toString()).toBe('onetwo');
+    await stream.close();
+  });
 });
+
+describe('a send that fails ends receiving', () => {
+  it('a peer that shut its reading side: the echo fails (EPIPE), the stream ends with it, and what the peer writes after stays in the socket', async () => {
+    const ring = newRing({ entries: 16 });
+    const pool = ring.setupBufRing({ count: 4, size: 64 });
+    const [peer, own] = track(native.socketpair('stream'));
+    let got = '';
+    let ended: Error | null | undefined;
+    const stream = ring.recvMultishot(own, pool, {
+      data(id, length) { got += pool.bytes(id, length).toString(); stream.send(id, length); },
+      end(err) { ended = err; },
+    });
+    native.shutdown(peer, 'read'); // the peer still writes, but reads nothing: sends to it fail
+    native.writev(peer, [Buffer.from('one')]);
+    await pollUntil(() => ended !== undefined);
+    expect(ended).toMatchObject({ code: 'EPIPE', syscall: 'send' });
+    native.writev(peer, [Buffer.from('two')]);
+    // nothing can bring 'two' now (a slow machine could only hide a recv left armed, not fail this)
+    for (let i = 0; i < 10; i++) await new Promise((r) => setTimeout(r, 5));
+    expect(got).toBe('one');
+    // ... not even taken from the socket: its recv was cancelled, not left armed to drop what comes
+    native.setNonBlocking(own, true);
+    const left = Buffer.alloc(16);
+    expect(left.subarray(0, native.readv(own, [left])).toString()).toBe('two');
+    await stream.close().catch(() => {});
+  });
+});
+
+/** Turns the loop until `done`, at most 10 s. */
+async function pollUntil(done: () => boolean): Promise<void> {
+  const deadline = Date.now() + 10_000;
+  while (!done()) {
+    if (Date.now() > deadline) throw new Error('not within 10 s');
+    await new Promise((r) => setTimeout(r, 1));
+  }
+}

@@ -2,8 +2,8 @@
 // path options come from the commander program itself (test/support/path-surface.ts): a new
 // path option is covered the day it is defined, and one that looks like a path but carries no
 // mark fails the first test. For each path option fast-check picks what it is given: a user's
-// file, a 0444 file, a symlink to a user's file, the run's own input or a hard link to it,
-// /dev/null, a FIFO, a folder, a missing path under /dev, or a new path; with or without the
+// file, a 0444 file, a symlink to a user's file, the run's own input, a hard link or a symlink to
+// it, the file the input names when the input is a symlink, /dev/null, a FIFO, a folder, a missing path under /dev, or a new path; with or without the
 // flags that allow changing an existing file (--force, writev's --append). It runs the command
 // to success or refusal and, for the benchmarks, to SIGINT (to the process group, as a
 // terminal sends it) or SIGKILL mid-run. Afterwards:
@@ -20,7 +20,7 @@ import fc from 'fast-check';
 import { execa } from 'execa';
 import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { chmodSync, existsSync, linkSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, linkSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { iolabArgv } from './support/cli.js';
 import { checkLeaksAfterAll } from './support/leaks.js';
@@ -33,7 +33,7 @@ const fuzzRuns = Number(process.env.IOLAB_FUZZ_RUNS ?? 0);
 // every case starts iolab two to four times; under the sanitizer each start is 2-4x slower
 const runsPerCommand = fuzzRuns > 0 ? fuzzRuns : native.sanitized ? 4 : 12;
 
-type Candidate = 'default' | 'user' | 'readonly' | 'symlink' | 'input' | 'hardlinkToInput' | 'devNull' | 'fifo' | 'folder' | 'devMissing' | 'omit';
+type Candidate = 'default' | 'user' | 'readonly' | 'symlink' | 'input' | 'hardlinkToInput' | 'symlinkToInput' | 'inputTarget' | 'devNull' | 'fifo' | 'folder' | 'devMissing' | 'omit';
 type Mode = 'complete' | 'sigint' | 'sigkill';
 interface Case { picks: Record<string, Candidate>; change: string[]; mode: Mode; rw: 'read' | 'randwrite'; delayMs: number }
 type Paths = Record<string, string | undefined>;
@@ -125,6 +125,17 @@ function materialize(dir: string, recipe: Recipe, items: PathItem[], picks: Reco
           paths[item.key] = input;
         }
         break;
+      case 'symlinkToInput': // a second name for the input's file, by symlink
+        if (input !== undefined && lstatSync(input, { throwIfNoEntry: false })?.isFile()) {
+          symlinkSync(input, at('inlink'));
+          paths[item.key] = at('inlink');
+        } else {
+          paths[item.key] = input;
+        }
+        break;
+      case 'inputTarget': // the file itself when the input names it through a symlink
+        paths[item.key] = input !== undefined && lstatSync(input, { throwIfNoEntry: false })?.isSymbolicLink() ? realpathSync(input) : input;
+        break;
       case 'devNull': paths[item.key] = '/dev/null'; break;
       case 'fifo': execFileSync('mkfifo', [at('fifo')]); paths[item.key] = at('fifo'); break;
       case 'folder': mkdirSync(at('folder')); writeFileSync(join(at('folder'), 'keep'), 'keep'); paths[item.key] = at('folder'); break;
@@ -181,7 +192,7 @@ async function checkCase(surface: CommandSurface, recipe: Recipe, c: Case): Prom
   if (refused) expect(r.stderr, what).toMatch(/^iolab: /m);
 
   // the same file under two items, one of them written: refused, whatever the flags
-  const overlap = surface.paths.some((i) => i.mark.output && ['input', 'hardlinkToInput'].includes(c.picks[i.key]));
+  const overlap = surface.paths.some((i) => i.mark.output && ['input', 'hardlinkToInput', 'symlinkToInput', 'inputTarget'].includes(c.picks[i.key]));
   if (overlap) expect(r.exitCode, `${what}: a file of the run given as an output must be refused`).not.toBe(0);
   // what may change: an existing file given to a declared output, with its flag, in a run not refused
   const changeable = new Set<string>();
@@ -253,7 +264,8 @@ describe('nothing a user names is harmed', { timeout: 600_000 }, () => {
       // reason says nothing about a file given twice
       const kinds = (item: PathItem): Candidate[] => [
         'default', 'default', 'user', 'readonly', 'symlink', 'devNull', 'fifo', 'folder', 'devMissing',
-        ...(recipe.input !== undefined && item.key !== recipe.input ? ['input', 'input', 'hardlinkToInput', 'hardlinkToInput'] as const : []),
+        ...(recipe.input !== undefined && item.key !== recipe.input
+          ? ['input', 'input', 'hardlinkToInput', 'hardlinkToInput', 'symlinkToInput', 'inputTarget'] as const : []),
         ...(recipe.optional?.includes(item.key) ? ['omit'] as const : []),
       ];
       const changeFlags = [...new Set(command.paths.filter((p) => p.mark.output).flatMap((p) => p.mark.changedBy ?? ['--force']))]
@@ -266,8 +278,14 @@ describe('nothing a user names is harmed', { timeout: 600_000 }, () => {
         delayMs: fc.integer({ min: 150, max: 1500 }),
       });
       const success: Case = { picks: Object.fromEntries(command.paths.map((i) => [i.key, 'default'])), change: [], mode: 'complete', rw: 'read', delayMs: 0 };
+      // Every run: each output given the input's file by another name, with --force: a symlink to
+      // the input, and the file a symlinked input names (both the same file only by stat, not lstat).
+      const links: Case[] = recipe.input === undefined ? [] : command.paths.filter((i) => i.mark.output && i.key !== recipe.input).flatMap((out) => [
+        { ...success, picks: { ...success.picks, [recipe.input!]: 'user', [out.key]: 'symlinkToInput' }, change: changeFlags.slice(0, 1) },
+        { ...success, picks: { ...success.picks, [recipe.input!]: 'symlink', [out.key]: 'inputTarget' }, change: changeFlags.slice(0, 1) },
+      ]);
       await fc.assert(fc.asyncProperty(caseArb, (c) => checkCase(command, recipe, c)),
-        { numRuns: runsPerCommand, examples: [[success]], endOnFailure: true });
+        { numRuns: runsPerCommand + links.length, examples: [[success], ...links.map((l) => [l] as [Case])], endOnFailure: true });
     });
   }
 });

@@ -112,8 +112,4 @@ void stream_send_stop(struct stream *s, int err) {
   s->sends_stopped = true;
 }
 
-size_t stream_unsent(const struct stream *s) {
-  return (size_t)s->queue.bytes + (s->send_busy && s->send_bid >= 0 ? s->send_len : 0);
-}
-
 void stream_free(struct stream *s) { byte_queue_free(&s->queue); }

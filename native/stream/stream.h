@@ -152,8 +152,12 @@ enum stream_send_end stream_send_done(struct stream *s, int res);
  * dropped (err is the send side's error if bytes were dropped and none came before), and later
  * sends are refused. */
 void stream_send_stop(struct stream *s, int err);
-/* Bytes given to send and not yet sent; 0 means nothing of the send side is in flight. */
-size_t stream_unsent(const struct stream *s);
+/* Bytes given to send and not yet sent; 0 means nothing of the send side is in flight. Inline
+ * here, not in send.c, so that stream.c (which pauses on it) calls nothing of send.c: send.c is
+ * above stream.c, which it calls (stream_pool_return, stream_queued_changed), never the reverse. */
+static inline size_t stream_unsent(const struct stream *s) {
+  return (size_t)s->queue.bytes + (s->send_busy && s->send_bid >= 0 ? s->send_len : 0);
+}
 /* Frees the queue; call once nothing of the stream is in flight. */
 void stream_free(struct stream *s);
 
