@@ -112,6 +112,33 @@ describe('the job list', () => {
       'sqthread_poll', 'stonewall', 'thread', 'time_based', 'timeout', 'verify', 'wait_for_previous']);
   });
 
+  it('refuses a filename that names no file, as fio does ("failed parsing filename="), and so an unset ${VAR}', () => {
+    delete process.env.IOLAB_PARSE_UNSET_DEV;
+    expect(() => fioJobList(cmd, noCommandLine, [section('j', ['filename=${IOLAB_PARSE_UNSET_DEV}'])]))
+      .toThrow(/^job\.fio:2: filename=\$\{IOLAB_PARSE_UNSET_DEV\} names no file \(\$\{IOLAB_PARSE_UNSET_DEV\} is not set\); fio refuses it too/);
+    expect(() => fioJobList(cmd, noCommandLine, [section('j', ['filename='])])).toThrow(/names no file; fio refuses it too/);
+  });
+
+  it('refuses in a job file the engine spellings fio cannot load: a list, all, posix_aio', () => {
+    for (const [value, why] of [['psync,libaio', /an engine list is iolab's own --ioengine/], ['all', /'all' is iolab's own --ioengine list/],
+      ['posix_aio', /fio names this engine posixaio \(fio: "engine posix_aio not loadable"\); write ioengine=posixaio/]] as const) {
+      expect(() => fioJobList(cmd, noCommandLine, [section('j', [`ioengine=${value}`])])).toThrow(why);
+    }
+    expect(fioJobList(cmd, noCommandLine, [section('j', ['ioengine=posixaio'])]).jobs[0].options.ioengine).toEqual(['posixaio']);
+  });
+
+  it('refuses an engine\'s option before its ioengine= in a fio job, as fio does, and takes it after', () => {
+    expect(() => fioJobList(cmd, noCommandLine, [section('j', ['sqthread_poll', 'ioengine=io_uring'])]))
+      .toThrow(/^job\.fio:2: 'sqthread_poll': an option of io_uring, given before its ioengine=/);
+    const { fio } = splitFioArgv(cmd, ['--name=x', '--sqthread_poll', '--ioengine=io_uring']);
+    expect(() => fioJobList(cmd, fio, undefined)).toThrow(/^--sqthread_poll: an option of io_uring, given before its ioengine=/);
+    const after = splitFioArgv(cmd, ['--name=x', '--ioengine=io_uring', '--sqthread_poll']).fio;
+    expect(fioJobList(cmd, after, undefined).jobs[0].options.sqthread_poll).toBe(true);
+    // iolab's own command line (no --name, no job file) takes its flags in any order
+    const own = splitFioArgv(cmd, ['--sqthread_poll', '--ioengine=io_uring']).fio;
+    expect(fioJobList(cmd, own, undefined).jobs[0].options.sqthread_poll).toBe(true);
+  });
+
   it('refuses an option fio does not know by file, line and name', () => {
     expect(() => fioJobList(cmd, noCommandLine, [section('j', ['frobnicate=3'])])).toThrow(/^job\.fio:2: unknown option 'frobnicate'$/);
   });

@@ -45,6 +45,11 @@ function allOptions(): { option: BenchEngineOption; engines: BenchEngineInfo[] }
   return out;
 }
 
+/** The engines whose table has an option of this name (undefined: no engine's option). */
+export function engineOptionOwners(name: string): string[] | undefined {
+  return allOptions().find((x) => x.option.name === name)?.engines.map((e) => e.name);
+}
+
 /** The commander options for the engines' own knobs: --fixedbufs[=0|1], --test_delay_usec <n>. */
 export function engineOptionFlags(): Option[] {
   return allOptions().map(({ option, engines }) => {

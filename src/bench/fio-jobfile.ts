@@ -76,6 +76,12 @@ export function readJobFile(path: string): FioSectionText[] {
     if (!option) throw notJobFile(path, `line ${line} is neither a [section] nor an option`);
     const current = sections[sections.length - 1];
     if (current === undefined) throw notJobFile(path, `line ${line} holds an option before any [section]`);
+    // fio keeps the blank after '=' in the value: 'rw= randread' fails to parse, 'size= 64k'
+    // is 64 bytes; iolab refuses the line rather than guess which the user meant
+    if (/=\s/.test(text)) {
+      throw new UserError(`${where}: '${text}': fio reads the value with its leading blank (and refuses 'rw= randread', ` +
+        `reads 'size= 64k' as 64 bytes); write ${option[1]}=${option[2]?.trim() ?? ''}`);
+    }
     current.options.push({ name: option[1], value: option[2]?.trim(), where });
   }
   if (!sections.some((s) => !s.global)) throw notJobFile(path, 'it has no job section');

@@ -11,6 +11,7 @@ import { isFlag, isZeroOne, jobOption, refuseFioOption, isFioOption, findLong } 
 import type { FioCommandLine } from './fio-cli.js';
 import type { FioOptionText, FioSectionText } from './fio-jobfile.js';
 import { FIO_ALIASES, FIO_INVERSES, splitFilenames, stripJobFileLine, substituteValue } from './fio-values.js';
+import { engineInfo, engineOptionOwners } from './engines.js';
 
 /** One fio job: a section of the job file or a --name of the command line, one clone of it. */
 export interface FioJob {
@@ -68,7 +69,16 @@ function parseOptionText(cmd: Command, text: FioOptionText, fromFile: boolean): 
     if (!isZeroOne(option)) return [key, option.presetArg ?? true];  // --verify alone
     value = inverse ? inverse.value('1') : '1';
   }
-  if (key === 'filename') return [key, value];
+  if (key === 'ioengine' && fromFile) checkJobFileEngine(where, value);
+  if (key === 'filename') {
+    // fio refuses an empty name, and so an unset ${VAR} that was the whole name: never ./NAME.0.0
+    if (value.trim() === '') {
+      const unset = /\$\{[^}]+\}/.test(text.value ?? '') ? ` (${text.value} is not set)` : '';
+      throw new UserError(`${where}${fromFile ? `filename=${text.value ?? ''}` : label} names no file${unset}; ` +
+        `fio refuses it too ("failed parsing filename=${text.value ?? ''}")`);
+    }
+    return [key, value];
+  }
   try {
     return [key, option.parseArg ? option.parseArg(value, undefined) : value];
   } catch (err) {
@@ -81,6 +91,31 @@ function parseOptionText(cmd: Command, text: FioOptionText, fromFile: boolean): 
   }
 }
 
+/** A job file names one engine as fio names it: fio has no engine lists, no 'all' and no
+ * posix_aio (it fails "engine ... not loadable"); those are iolab's own --ioengine spellings. */
+function checkJobFileEngine(where: string, value: string): void {
+  const name = value.trim();
+  const engine = engineInfo(name);
+  if (engine?.name === name) return;
+  const why = name === 'all' ? '\'all\' is iolab\'s own --ioengine list' :
+    name.includes(',') ? 'an engine list is iolab\'s own --ioengine, a job file\'s job runs one engine' :
+      engine ? `fio names this engine ${engine.name}` : 'no such engine';
+  throw new UserError(`${where}ioengine=${name}: ${why} (fio: "engine ${name} not loadable")` +
+    (engine && !name.includes(',') && name !== 'all' ? `; write ioengine=${engine.name}` : ''));
+}
+
+/** In a fio job an engine's option is known only once its ioengine= was read, as in fio
+ * (`--sqthread_poll --ioengine=io_uring` is "unrecognized option '--sqthread_poll'"). */
+function checkEngineOptionOrder(values: Values, text: FioOptionText, fromFile: boolean): void {
+  const owners = engineOptionOwners(FIO_ALIASES[text.name] ?? text.name);
+  if (!owners) return;
+  const engines = (values.ioengine as string[] | undefined) ?? ['psync'];
+  if (engines.some((e) => owners.includes(e))) return;
+  throw new UserError(`${fromFile ? `${text.where}: '${text.name}'` : text.where}: an option of ${owners.join(', ')}, ` +
+    `given before its ioengine= (fio reads an engine's options only after ioengine=${owners[0]}, ` +
+    `and refuses this as "unrecognized option '${text.name}'")`);
+}
+
 /** The canonical fio name and text of an option as fio's JSON lists it ("global options"). */
 function dumped(text: FioOptionText, fromFile: boolean): [string, string] | undefined {
   if (text.value === undefined) return undefined;
@@ -88,8 +123,9 @@ function dumped(text: FioOptionText, fromFile: boolean): [string, string] | unde
   return [name, fromFile ? substituteValue(text.name, text.value) : text.value];
 }
 
-function applyAll(cmd: Command, into: Values, section: FioSectionText, fromFile: boolean): void {
+function applyAll(cmd: Command, into: Values, section: FioSectionText, fromFile: boolean, fioJob: boolean): void {
   for (const text of section.options) {
+    if (fioJob) checkEngineOptionOrder(into, text, fromFile);
     const [key, value] = parseOptionText(cmd, text, fromFile);
     if (value === undefined) delete into[key];
     else into[key] = value;
@@ -109,25 +145,25 @@ export function fioJobList(cmd: Command, commandLine: FioCommandLine, fileSectio
       if (d) globalOptions[d[0]] = d[1];
     }
   };
-  applyAll(cmd, defaults, commandLine.global, false);
+  const fioJob = fileSections !== undefined || commandLine.jobs.length > 0;
+  applyAll(cmd, defaults, commandLine.global, false, fioJob);
   dump(commandLine.global, false);
   const sections: { section: FioSectionText; values: Values }[] = [];
   for (const job of commandLine.jobs) {
     const values = { ...defaults };
-    applyAll(cmd, values, job, false);
+    applyAll(cmd, values, job, false, fioJob);
     sections.push({ section: job, values });
   }
   for (const s of fileSections ?? []) {
     if (s.global) {
-      applyAll(cmd, defaults, s, true);
+      applyAll(cmd, defaults, s, true, fioJob);
       dump(s, true);
       continue;
     }
     const values = { ...defaults, name: undefined };
-    applyAll(cmd, values, s, true);
+    applyAll(cmd, values, s, true, fioJob);
     sections.push({ section: s, values });
   }
-  const fioJob = fileSections !== undefined || commandLine.jobs.length > 0;
   if (!fioJob) sections.push({ section: { name: '', global: false, options: [], where: 'the command line' }, values: defaults });
   const jobs: FioJob[] = [];
   let groupid = 0;
