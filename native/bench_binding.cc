@@ -177,6 +177,7 @@ class BenchWorker : public Napi::AsyncProgressWorker<Progress> {
     o.Set("size", double(r.size));
     o.Set("laidOutBytes", double(r.laid_out_bytes));
     o.Set("runtimeNs", double(r.runtime_ns));
+    o.Set("jobRuntimeNs", double(r.job_runtime_ns));
     o.Set("elapsedNs", double(r.elapsed_ns));
     o.Set("startUnixMs", double(r.start_unix_ms));
     o.Set("usrSec", r.usr_sec);

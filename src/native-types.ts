@@ -160,6 +160,8 @@ export interface BenchResult {
   /** Stopped while laying out: what this run created is gone (false: nothing was, or it stayed). */
   layoutRemoved: boolean;
   runtimeNs: number;
+  /** fio's job_runtime: the measured times of the jobs (threads) it sums, added up. */
+  jobRuntimeNs: number;
   /** From the first job thread's loop start to the last one's end. */
   elapsedNs: number;
   /** When the measured time began (after the ramp), ms since the epoch: fio's job_start. */

@@ -111,15 +111,17 @@ static void merge_dir(struct dir_stats *into, const struct dir_stats *from) {
   hist_merge(&into->slat, &from->slat);
   hist_merge(&into->clat, &from->clat);
   hist_merge(&into->lat, &from->lat);
-  samples_merge(&into->bw_kib, &from->bw_kib);
-  samples_merge(&into->iops, &from->iops);
+  /* bw and IOPS samples add up, as fio's group_reporting sums them: the summed mean is the
+   * jobs' bandwidth together */
+  samples_sum(&into->bw_kib, &from->bw_kib);
+  samples_sum(&into->iops, &from->iops);
 }
 
 /* What a job's threads and the jobs of a group_reporting result merge alike: the first error
  * and reason, I/O counts and latencies, depths, the longest runtime, the earliest start. */
 static void merge_measured(struct job_result *into, const struct job_error *error, int unavailable, const char *reason,
                            const struct dir_stats *dir, const struct depth_stats *depth, uint64_t runtime_ns,
-                           uint64_t start_unix_ms) {
+                           uint64_t job_runtime_ns, uint64_t start_unix_ms) {
   if (error->kind != JOB_OK && into->error.kind == JOB_OK) into->error = *error;
   if (unavailable && !into->unavailable) {
     into->unavailable = 1;
@@ -128,6 +130,7 @@ static void merge_measured(struct job_result *into, const struct job_error *erro
   for (int d = 0; d < 2; d++) merge_dir(&into->dir[d], &dir[d]);
   depth_merge(&into->depth, depth);
   if (runtime_ns > into->runtime_ns) into->runtime_ns = runtime_ns;
+  into->job_runtime_ns += job_runtime_ns;
   if (start_unix_ms != 0 && (into->start_unix_ms == 0 || start_unix_ms < into->start_unix_ms)) into->start_unix_ms = start_unix_ms;
 }
 
@@ -136,7 +139,8 @@ static void merge_workers(struct job_result *res, struct worker *ws, unsigned n,
                           double share) {
   for (unsigned i = 0; i < n; i++) {
     struct worker *w = &ws[i];
-    merge_measured(res, &w->error, w->unavailable, w->reason, w->dir, &w->depth, w->runtime_ns, w->start_unix_ms);
+    merge_measured(res, &w->error, w->unavailable, w->reason, w->dir, &w->depth, w->runtime_ns, w->runtime_ns,
+                   w->start_unix_ms);
     res->verified_blocks += w->verified;
     res->async |= w->async;
     res->interrupted |= w->interrupted;
@@ -154,7 +158,7 @@ static void merge_workers(struct job_result *res, struct worker *ws, unsigned n,
 
 void job_result_merge(struct job_result *into, const struct job_result *from) {
   merge_measured(into, &from->error, from->unavailable, from->reason, from->dir, &from->depth, from->runtime_ns,
-                 from->start_unix_ms);
+                 from->job_runtime_ns, from->start_unix_ms);
   if (from->elapsed_ns > into->elapsed_ns) into->elapsed_ns = from->elapsed_ns;
   into->usr_sec += from->usr_sec;
   into->sys_sec += from->sys_sec;

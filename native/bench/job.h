@@ -83,6 +83,7 @@ struct job_result {
   struct dir_stats dir[2];
   struct depth_stats depth;
   uint64_t runtime_ns;   /* measured time (after ramp), longest job */
+  uint64_t job_runtime_ns;  /* fio's job_runtime: the jobs' (threads') measured times summed, as group_reporting sums them */
   uint64_t elapsed_ns;   /* from the first thread's start to the last one's end */
   uint64_t start_unix_ms;  /* CLOCK_REALTIME when the measured time began (after ramp): fio's job_start */
   /* the process's CPU, context switches and faults while the job threads ran their I/O loops:

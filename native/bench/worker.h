@@ -93,7 +93,8 @@ void depth_mark_complete(struct depth_stats *d, unsigned n);
 void depth_merge(struct depth_stats *into, const struct depth_stats *from);
 void samples_init(struct sample_stats *s);
 void samples_add(struct sample_stats *s, double v);
-void samples_merge(struct sample_stats *into, const struct sample_stats *from);
+/* fio's pure sum (group_reporting's bw and IOPS): min, max, mean and squares added, samples counted */
+void samples_sum(struct sample_stats *into, const struct sample_stats *from);
 /* Closes the 500 ms window when it is over: one bw and one iops sample per direction the job does. */
 void window_tick(struct worker *w, uint64_t now);
 /* The process CPU window: the first thread entering its loop opens it, the last leaving closes it. */

@@ -29,6 +29,10 @@ export interface DiffJob {
   /** Its job options list time_based or verify (fio's JSON leaves out time_based, a bare word). */
   timeBased: boolean;
   verify: boolean;
+  /** fio's aggregated keys, as what they mean (undefined: no bw samples to tell): how many jobs'
+   * runtimes job_runtime sums, whether bw_mean is the whole of bw or a part, whether bw_agg is
+   * the whole group's bandwidth or a share of it. */
+  aggregates?: string;
   /** When the job's measured I/O ran, ms since the epoch (undefined: too short to tell). */
   from?: number;
   to?: number;
@@ -54,6 +58,15 @@ export function fioSize(text: string | undefined, fallback: number): number {
 
 const rwNames: Record<string, string> = { rw: 'readwrite', readwrite: 'readwrite' };
 
+/** What a job's job_runtime, bw_mean and bw_agg say, in words that hold across runs. */
+function aggregatesOf(j: any): string | undefined {
+  const d = [j.read, j.write].filter((x) => x?.bw_samples > 0 && x.bw > 0).sort((a, b) => b.bw - a.bw)[0];
+  const runtime = Math.max(j.read?.runtime ?? 0, j.write?.runtime ?? 0);
+  if (!d || runtime < 500) return undefined;
+  return `job_runtime sums ${Math.round(j.job_runtime / runtime)} runtimes, ` +
+    `bw_mean is ${d.bw_mean > 0.7 * d.bw ? 'the whole' : 'a part'} of bw, bw_agg is ${d.bw_agg > 80 ? 'the whole group' : 'a share'}`;
+}
+
 function jobsOf(doc: any): DiffJob[] {
   const global = (doc['global options'] ?? {}) as Record<string, string>;
   return (doc.jobs as any[]).map((j) => {
@@ -62,6 +75,7 @@ function jobsOf(doc: any): DiffJob[] {
     return {
       name: j.jobname, groupid: j.groupid, rw: rwNames[rw] ?? rw, bs: fioSize(o.bs, 4096), iodepth: Number(o.iodepth ?? 1),
       ios: (j.read?.total_ios ?? 0) + (j.write?.total_ios ?? 0), timeBased: 'time_based' in o, verify: 'verify' in o,
+      aggregates: aggregatesOf(j),
     };
   });
 }
@@ -186,6 +200,9 @@ export function differences(c: DiffCase, fio: Outcome, iolab: Outcome): string[]
   same('I/Os of jobs bounded by size or number_ios', bounded(fio.jobs), bounded(iolab.jobs));
   const sorted = (o: Record<string, string>) => Object.fromEntries(Object.entries(o).sort(([a], [b]) => a.localeCompare(b)));
   same('global options', sorted(fio.globalOptions), sorted(iolab.globalOptions));
+  // job_runtime, bw_mean and bw_agg mean what fio's mean, with group_reporting and without
+  const told = (i: number) => fio.jobs[i]?.aggregates !== undefined && iolab.jobs[i]?.aggregates !== undefined;
+  same('aggregated keys', fio.jobs.map((j, i) => (told(i) ? j.aggregates : '-')), iolab.jobs.map((j, i) => (told(i) ? j.aggregates : '-')));
   same('files', fio.files, iolab.files);
   if (fio.jobs.length === iolab.jobs.length) {
     const known = (i: number) => fio.jobs[i].from !== undefined && iolab.jobs[i].from !== undefined;
