@@ -8,7 +8,7 @@
 import { Command, type Option } from 'commander';
 import { UserError } from '../cli-util.js';
 import { FIO_OPTION_NAMES } from './fio-names.js';
-import { FIO_ALIASES, FIO_INVERSES, fioOptionName, splitFilenames } from './fio-values.js';
+import { FIO_ALIASES, FIO_INVERSES, FIO_SPELLINGS, fioOptionName, splitFilenames } from './fio-values.js';
 import type { FioOptionText, FioSectionText } from './fio-jobfile.js';
 
 /** fio options that change the system rather than the job: named apart in the refusal. */
@@ -39,7 +39,7 @@ export function findLong(cmd: Command, name: string): Option | undefined {
 /** The command's job option a name written in a job or on a command line means, through fio's
  * aliases and inverse options; undefined when it is no job option of iolab's. */
 export function jobOption(cmd: Command, name: string): Option | undefined {
-  const own = FIO_INVERSES[name]?.option ?? name;
+  const own = FIO_INVERSES[name]?.option ?? FIO_SPELLINGS[name] ?? name;
   const option = findLong(cmd, own) ?? findLong(cmd, FIO_ALIASES[own] ?? own);
   return option && !RUN_OPTIONS.has(option.long?.slice(2) ?? '') ? option : undefined;
 }

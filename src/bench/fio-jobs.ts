@@ -5,6 +5,8 @@
 // clones, 0..N-1), each with its own file NAME.N.0 when no filename is given. groupid counts
 // stonewall and new_group as fio does (a job that has either starts a new group after a group
 // with jobs); a stonewall job also waits for every job before it.
+import { statSync } from 'node:fs';
+import { isAbsolute, join } from 'node:path';
 import type { Command } from 'commander';
 import { UserError } from '../cli-util.js';
 import { isFlag, isZeroOne, jobOption, refuseFioOption, isFioOption, findLong } from './fio-cli.js';
@@ -89,6 +91,20 @@ function parseOptionText(cmd: Command, text: FioOptionText, fromFile: boolean): 
     }
     throw err;
   }
+}
+
+/** A job's file under its directory= (fio's: a relative name goes under it; one folder, where
+ * fio's ':' list of folders spreads files over them, which iolab's one file per job does not). */
+function inDirectory(directory: unknown, file: string): string {
+  if (typeof directory !== 'string' || directory === '' || isAbsolute(file)) return file;
+  const dirs = splitFilenames(directory);
+  if (dirs.length > 1) {
+    throw new UserError(`directory=${directory} names ${dirs.length} folders (fio's ':' list): iolab runs a job over one file in one folder`);
+  }
+  if (!statSync(dirs[0], { throwIfNoEntry: false })?.isDirectory()) {
+    throw new UserError(`directory=${directory}: no such folder (fio refuses it too: "${dirs[0]} is not a directory")`);
+  }
+  return join(dirs[0], file);
 }
 
 /** A job file names one engine as fio names it: fio has no engine lists, no 'all' and no
@@ -179,7 +195,8 @@ export function fioJobList(cmd: Command, commandLine: FioCommandLine, fileSectio
     const name = typeof values.name === 'string' && values.name !== '' ? values.name : section.name;
     for (let clone = 0; clone < numjobs; clone++) {
       // fio's clones share a named file; without one each has its own, named after the section
-      const filenames = given.length > 0 ? given : section.name !== '' ? [`${section.name}.${clone}.0`] : [];
+      const own = given.length > 0 ? given : section.name !== '' ? [`${section.name}.${clone}.0`] : [];
+      const filenames = own.map((f) => inDirectory(values.directory, f));
       jobs.push({ name, section: section.name, clone, options: values, filenames, groupid,
         stonewall: stonewall && clone === 0 });
       jobsInGroup++;

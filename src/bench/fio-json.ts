@@ -149,7 +149,7 @@ export function fioJob(entry: JobEntry, _index = 0, all: readonly JobEntry[] = [
   const name = job.name ?? jobLabel(job.engine, point);
   const ran = r !== undefined && error === undefined && !r.unavailable;
   const base = {
-    jobname: name, groupid: job.groupid ?? 0, job_start: r?.startUnixMs ?? 0, error: ran ? 0 : 1, eta: 0, elapsed: 0,
+    jobname: name, groupid: job.groupid ?? 0, ...(job.accepted?.description ? { desc: job.accepted.description } : {}), job_start: r?.startUnixMs ?? 0, error: ran ? 0 : 1, eta: 0, elapsed: 0,
     'job options': jobOptions(r?.size ? { ...job, size: r.size } : job, point),
   };
   if (!ran || r === undefined) {

@@ -59,6 +59,9 @@ export interface IopsOptions extends Record<string, unknown> {
   randrepeat?: boolean;
   randseed?: number;
   refill_buffers?: boolean;
+  directory?: string;
+  description?: string;
+  allow_file_create?: boolean;
 }
 
 /** A bench iops job: the native job, and what fio's JSON says of it beside the native options. */
@@ -75,12 +78,14 @@ export interface IopsJob extends BenchJob {
   accepted?: Record<string, string>;
 }
 
-/** fio options a job may carry that change nothing iolab measures: iolab's jobs are threads.
- * Shown in the job options as given. */
+/** fio options a job may carry that change nothing iolab measures: iolab's jobs are threads, a
+ * description is text (fio's HOWTO: "doesn't do anything except dump this text"). Shown in the
+ * job options as given. */
 function acceptedOptions(opts: IopsOptions): Record<string, string> {
   const o: Record<string, string> = {};
   if (opts.thread !== undefined) o.thread = opts.thread ? '1' : '0';
   if (opts.group_reporting !== undefined) o.group_reporting = opts.group_reporting ? '1' : '0';
+  if (opts.description !== undefined) o.description = opts.description;
   return o;
 }
 

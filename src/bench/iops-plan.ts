@@ -125,6 +125,10 @@ export function planRun(list: FioJobList, run: RunOptions): IopsRun {
     }
     const filename = fio.filenames[0] ?? opts.filename;
     if (!filename) throw new UserError('--filename (or --name) is required (iolab creates and lays it out when missing)');
+    if (opts.allow_file_create === false && !existsSync(filename)) {
+      throw new UserError(`${fio.name || 'the job'}: '${filename}' does not exist, and allow_file_create=0 ` +
+        '(fio: "file creation disallowed by allow_file_create=0")');
+    }
     // iolab's own command line has a default size; a fio job has none, as in fio
     if (list.fioJob && opts.size === undefined && !existsSync(filename)) {
       throw new UserError(`${fio.name}: no size for '${filename}', which does not exist yet (fio refuses it too: ` +

@@ -78,6 +78,10 @@ export function iopsCommand(): Command {
     .option('--randseed <n>', 'picks the sequence of random offsets and rw mix (with randrepeat=1), as fio\'s randseed', numberOption({ min: 0 }))
     .addOption(zeroOne('--refill_buffers', 'fresh random data in the buffer before every write; default 0, as fio'))
     .addOption(zeroOne('--thread', 'accepted as fio takes it: iolab\'s jobs are always threads'))
+    .addOption(notPath(new Option('--directory <dir>', 'the folder a job\'s files are in, as fio\'s: its filename, or <name>.<n>.0, ' +
+      'under it (each file checked as --filename is)')))
+    .option('--description <text>', 'a text describing the job, as fio\'s (shown in the JSON as its desc; changes nothing)')
+    .addOption(zeroOne('--allow_file_create', 'create a job\'s file when missing; default 1, as fio (0: a missing file is refused)'))
     .addOption(zeroOne('--group_reporting', 'one result for the jobs of a group, as fio\'s (default 0: a result per job, each of numjobs\' copies too)'))
     .addOption(zeroOne('--stonewall', 'wait for the jobs before this one to end, and start a new group, as fio\'s (jobs run at the same time without it)'))
     .addOption(zeroOne('--new_group', 'start a new group (fio\'s groupid) without waiting'));
