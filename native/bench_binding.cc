@@ -288,10 +288,15 @@ void ParseJob(Napi::Env env, Napi::Value value, const std::string& what, uint32_
   s.norandommap = job.Bool("norandommap", false);
   s.size_is_default = job.Bool("sizeIsDefault", false);
   s.number_ios_wraps = job.Bool("numberIosWraps", false);
+  s.file_size = uint64_t(job.Integer("fileSize", 0, kMaxSafeInteger, 0));
+  s.gtod_reduce = job.Bool("gtodReduce", false);
+  s.end_fsync = job.Bool("endFsync", false);
   uint32_t entry = uint32_t(job.Integer("entry", 0, 1023, entry_default));
   if (s.size == 0) ThrowRangeError(env, "ERR_OUT_OF_RANGE", what + ".size must be > 0");
   if (s.time_based && s.runtime_ns == 0)
     ThrowRangeError(env, "ERR_OUT_OF_RANGE", what + ".timeBased needs " + what + ".runtimeMs > 0");
+  if (s.verify && (ops->flags & ENGINE_DISKLESS))
+    ThrowRangeError(env, "ERR_OUT_OF_RANGE", std::string("verify: the ") + ops->name + " engine moves no data to check");
   if (s.verify && s.bs % 8 != 0) ThrowRangeError(env, "ERR_OUT_OF_RANGE", "verify needs bs to be a multiple of 8");
   std::unique_ptr<char[]> engine_options = EngineOptions(env, ops, Napi::Value(env, job.Get("engineOptions")));
   Napi::Value stop(env, job.Get("stop"));
@@ -355,6 +360,8 @@ Napi::Array EnginesToJs(Napi::Env env) {
     if (e->alias != nullptr) o.Set("alias", e->alias);
     o.Set("async", Napi::Boolean::New(env, (e->flags & ENGINE_ASYNC) != 0));
     o.Set("testOnly", Napi::Boolean::New(env, (e->flags & ENGINE_TEST_ONLY) != 0));
+    o.Set("namedOnly", Napi::Boolean::New(env, (e->flags & ENGINE_NAMED) != 0));
+    o.Set("diskless", Napi::Boolean::New(env, (e->flags & ENGINE_DISKLESS) != 0));
     if (e->max_depth != 0) {
       o.Set("maxDepth", double(e->max_depth));
       o.Set("maxDepthReason", e->max_depth_why);

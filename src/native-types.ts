@@ -76,6 +76,12 @@ export interface BenchJob {
   refillBuffers?: boolean;
   /** No size was asked for: an existing foreign file or a block device is used whole. */
   sizeIsDefault?: boolean;
+  /** fio's filesize: the file is laid out at this size, the I/O covers [0, size) of it; default size. */
+  fileSize?: number;
+  /** fio's gtod_reduce: no latencies or bw/IOPS samples are recorded (I/Os and bytes still are). */
+  gtodReduce?: boolean;
+  /** fio's end_fsync: a job that wrote fsyncs its file when its I/O is done. */
+  endFsync?: boolean;
   /** Set stop[0] to 1 (Atomics.store) to end the job early: the result is marked interrupted. */
   stop?: Int32Array;
   /** Tests only: bytes per layout pwrite, to force short writes. */
@@ -102,6 +108,10 @@ export interface BenchEngineInfo {
   async: boolean;
   /** Fault injection or a known delay, for tests: hidden from help and from 'all'. */
   testOnly: boolean;
+  /** Runs when named (listed in help), not one of 'all': fio's other engines (null, pvsync, pvsync2). */
+  namedOnly: boolean;
+  /** Moves no data and opens no file (null): a job lays nothing out. */
+  diskless: boolean;
   maxDepth?: number;
   maxDepthReason?: string;
   options: BenchEngineOption[];

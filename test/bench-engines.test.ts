@@ -3,6 +3,7 @@
 // engines (a known delay, a fault that moves no data); nothing left behind. An engine this
 // machine cannot run is a visible skip with its reason.
 import { describe, expect, it, type TestContext } from 'vitest';
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { native, type BenchJob, type BenchResult } from '../src/native.js';
 import { checkLeaksAfterAll } from './support/leaks.js';
@@ -12,7 +13,8 @@ const rws = ['read', 'write', 'randread', 'randwrite', 'randrw', 'readwrite'] as
 const dir = shortTempDir('iolab-eng-');
 checkLeaksAfterAll(dir);
 
-const engines = native.benchEngines.filter((e) => !e.testOnly).map((e) => e.name);
+// the engines that move data (null, diskless, has its own test below)
+const engines = native.benchEngines.filter((e) => !e.testOnly && !e.diskless).map((e) => e.name);
 
 function job(engine: string, rw: BenchJob['rw'], direct: boolean, extra: Partial<BenchJob> = {}): BenchJob {
   return {
@@ -30,12 +32,27 @@ async function run(ctx: TestContext, j: BenchJob): Promise<BenchResult> {
 
 describe('the engine table', () => {
   it('lists each engine once, with its own options, and the test-only ones marked', () => {
-    expect(engines).toEqual(['sync', 'psync', 'io_uring', 'libaio', 'posixaio', 'mmap']);
+    expect(engines).toEqual(['sync', 'psync', 'io_uring', 'libaio', 'posixaio', 'mmap', 'pvsync', 'pvsync2']);
+    // fio's other engines run when named, not in 'all'
+    expect(native.benchEngines.filter((e) => e.namedOnly).map((e) => e.name)).toEqual(['pvsync', 'pvsync2', 'null']);
+    expect(native.benchEngines.filter((e) => e.diskless).map((e) => e.name)).toEqual(['null']);
     const uring = native.benchEngines.find((e) => e.name === 'io_uring')!;
     expect(uring.options.map((o) => o.name)).toEqual(['fixedbufs', 'registerfiles', 'sqthread_poll']);
     expect(uring.maxDepth).toBe(32768);
     expect(native.benchEngines.find((e) => e.name === 'posixaio')!.alias).toBe('posix_aio');
     expect(native.benchEngines.filter((e) => e.testOnly).map((e) => e.name)).toEqual(['test_delay', 'test_nodata']);
+  });
+});
+
+describe('the null engine', () => {
+  it('completes every I/O without a file: none is opened or laid out, and verify is refused', async () => {
+    const filename = join(dir.path, 'never-made.dat');
+    const r = await native.benchRun({ filename, engine: 'null', rw: 'randread', bs: 4096, iodepth: 1, size: 1 << 20 });
+    expect(r.read.ios).toBe(256);
+    expect(r.read.bytes).toBe(1 << 20);
+    expect(existsSync(filename)).toBe(false);
+    expect(() => native.benchRun({ filename, engine: 'null', rw: 'write', bs: 4096, iodepth: 1, size: 1 << 20, verify: true }))
+      .toThrow(/verify: the null engine moves no data to check/);
   });
 });
 

@@ -105,7 +105,8 @@ describe('the job list', () => {
       }
     }
     // each of these is run (or refused with its own reason, such as a value it does not take)
-    expect(runs).toEqual(['allow_file_create', 'blocksize', 'bs', 'buffered', 'description', 'direct', 'directory', 'fadvise_hint', 'filename', 'fixedbufs', 'group_reporting', 'invalidate',
+    expect(runs).toEqual(['allow_file_create', 'blocksize', 'blocksize_range', 'bs', 'bsrange', 'buffered', 'description', 'direct',
+      'directory', 'end_fsync', 'fadvise_hint', 'filename', 'filesize', 'fixedbufs', 'group_reporting', 'gtod_reduce', 'hipri', 'invalidate',
       'iodepth', 'iodepth_batch', 'iodepth_batch_complete', 'iodepth_batch_complete_max', 'iodepth_batch_complete_min',
       'iodepth_batch_submit', 'ioengine', 'name', 'new_group', 'norandommap', 'number_ios', 'numjobs', 'ramp_time', 'randrepeat',
       'randseed', 'readwrite', 'refill_buffers', 'registerfiles', 'runtime', 'rw', 'rwmixread', 'rwmixwrite', 'size',

@@ -24,8 +24,9 @@ static void *worker_main(void *arg) {
   const struct job_spec *s = w->spec;
   const struct engine_ops *ops = s->ops;
   int writes = job_writes(s->rw);
-  int fd = open(s->filename, (writes ? O_RDWR : O_RDONLY) | O_CLOEXEC | (s->direct ? O_DIRECT : 0));
-  if (fd < 0) {
+  int diskless = (ops->flags & ENGINE_DISKLESS) != 0;
+  int fd = diskless ? -1 : open(s->filename, (writes ? O_RDWR : O_RDONLY) | O_CLOEXEC | (s->direct ? O_DIRECT : 0));
+  if (fd < 0 && !diskless) {
     if (errno == EINVAL && s->direct) {
       w->error.kind = JOB_USER;
       snprintf(w->error.message, sizeof(w->error.message),
@@ -35,14 +36,14 @@ static void *worker_main(void *arg) {
     }
     return NULL;
   }
-  apply_hints(s, fd, w->size);
+  if (!diskless) apply_hints(s, fd, w->size);
   w->fd = fd;
   size_t stride = ((size_t)s->bs + 4095) & ~(size_t)4095;
   void *mem = NULL;
   struct io_u *io_us = calloc(s->iodepth, sizeof(*io_us));
   if (io_us == NULL || posix_memalign(&mem, 4096, stride * s->iodepth) != 0) {
     free(io_us);
-    close(fd);
+    if (fd >= 0) close(fd);
     worker_fail_errno(w, ENOMEM, "posix_memalign", UINT64_MAX);
     return NULL;
   }
@@ -74,13 +75,15 @@ static void *worker_main(void *arg) {
     cpu_enter(w->shared);
     int ok = run_loop(w, ops, &ctx) == 0;
     if (ops->flush != NULL && ops->flush(&ctx) < 0 && ok) worker_fail_errno(w, ctx.err, ctx.syscall, UINT64_MAX);
+    /* fio's end_fsync: the written data reaches the device before the job ends (not timed) */
+    if (ok && s->end_fsync && writes && fd >= 0 && fsync(fd) < 0) worker_fail_errno(w, errno, "fsync", UINT64_MAX);
     cpu_leave(w->shared);
   }
   ops->cleanup(&ctx);
   if (w->error.kind == JOB_OK && !w->unavailable && s->verify && writes) verify_pass(w, fd, mem);
   free(mem);
   free(io_us);
-  close(fd);
+  if (fd >= 0) close(fd);
   return NULL;
 }
 
@@ -241,7 +244,9 @@ int job_run_group(const struct job_spec *specs, unsigned n, struct job_result *r
    * another job of the group is still laying out */
   for (unsigned j = 0; j < n; j++) {
     uint64_t size = specs[j].size;
-    int laid = layout_prepare(&specs[j], &size, &results[j], progress, arg);
+    /* a diskless engine (null) addresses its size with no file behind it, as fio's */
+    int laid = specs[j].ops->flags & ENGINE_DISKLESS ? 0 : layout_prepare(&specs[j], &size, &results[j], progress, arg);
+    if (specs[j].ops->flags & ENGINE_DISKLESS) size -= size % specs[j].bs;
     if (laid == -2) {
       for (unsigned k = 0; k < n; k++) results[k].interrupted = 1;
       return 0;

@@ -37,6 +37,9 @@ struct job_spec {
   int refill_buffers;     /* fio's refill_buffers: fresh random data before every write */
   int norandommap;        /* fio's norandommap: random blocks drawn with replacement, no map */
   int size_is_default;    /* no size was asked for: a foreign file or a block device is used whole */
+  uint64_t file_size;     /* fio's filesize: the file laid out at this size, the I/O over [0, size); 0: size */
+  int gtod_reduce;        /* fio's gtod_reduce: no latency or bw/IOPS samples recorded, no clock read per I/O for them */
+  int end_fsync;          /* fio's end_fsync: a job that wrote fsyncs its file when its I/O is done */
   enum fadvise_hint fadvise_hint;
   uint64_t randseed;      /* fio's randseed: the random offsets and rw mix (the verify pattern has its own PATTERN_KEY) */
   unsigned clone;         /* fio's subjob number: the clones of one job (numjobs) draw other offsets */

@@ -90,6 +90,9 @@ static int complete_io(struct worker *w, struct io_u *io, uint64_t t, int async)
     struct dir_stats *d = &w->dir[io->ddir];
     d->ios++;
     d->bytes += io->len;
+    __atomic_store_n(&w->ios_done, w->ios_done + 1, __ATOMIC_RELAXED);
+    __atomic_store_n(&w->bytes_done, w->bytes_done + io->len, __ATOMIC_RELAXED);
+    if (s->gtod_reduce) return 0;  /* fio's gtod_reduce: counts only, no latencies or samples */
     hist_add(&d->lat, t - io->start_ns);
     if (async) {
       hist_add(&d->slat, io->issue_ns - io->start_ns);
@@ -100,8 +103,6 @@ static int complete_io(struct worker *w, struct io_u *io, uint64_t t, int async)
     w->window_ios[io->ddir]++;
     w->window_bytes[io->ddir] += io->len;
     window_tick(w, t);
-    __atomic_store_n(&w->ios_done, w->ios_done + 1, __ATOMIC_RELAXED);
-    __atomic_store_n(&w->bytes_done, w->bytes_done + io->len, __ATOMIC_RELAXED);
   }
   return 0;
 }

@@ -6,6 +6,7 @@ import type { BenchJob } from '../native.js';
 import { checkDepth, engineOptionsFrom } from './engines.js';
 import type { RwMode } from './storage-job.js';
 import type { SweepAxis } from './sweep.js';
+import { jobBlockSize, type BlockSizes } from './block-sizes.js';
 
 interface Preset {
   rw?: RwMode;
@@ -33,7 +34,7 @@ export interface IopsOptions extends Record<string, unknown> {
   ioengine?: string[];
   rw?: RwMode;
   rwmixread?: number;
-  bs?: number;
+  bs?: BlockSizes;
   iodepth?: number;
   iodepth_batch?: number;  // --iodepth_batch_submit or --iodepth_batch
   iodepth_batch_complete?: number;  // --iodepth_batch_complete_min or --iodepth_batch_complete
@@ -60,6 +61,10 @@ export interface IopsOptions extends Record<string, unknown> {
   randseed?: number;
   refill_buffers?: boolean;
   directory?: string;
+  bsrange?: BlockSizes;
+  filesize?: number;
+  gtod_reduce?: boolean;
+  end_fsync?: boolean;
   description?: string;
   allow_file_create?: boolean;
 }
@@ -101,15 +106,18 @@ export function jobFromOptions(opts: IopsOptions, filename: string, engines: str
     engine: '',
     rw: opts.rw ?? preset.rw ?? 'read',
     rwmixread: opts.rwmixread ?? preset.rwmixread ?? 50,
-    bs: opts.bs ?? preset.bs ?? 4096,
+    bs: jobBlockSize(opts.bs, opts.bsrange, opts.rw ?? preset.rw ?? 'read') ?? preset.bs ?? 4096,
     iodepth,
     iodepthBatch: opts.iodepth_batch ?? 1,
     iodepthBatchCompleteMin: opts.iodepth_batch_complete ?? 1,
     iodepthBatchCompleteMax: opts.iodepth_batch_complete_max ?? 0,
     numjobs: 1,
     clones: opts.numjobs ?? 1,
-    size: opts.size ?? DEFAULT_SIZE,
-    sizeIsDefault: opts.size === undefined,
+    size: opts.size ?? opts.filesize ?? DEFAULT_SIZE,
+    sizeIsDefault: opts.size === undefined && opts.filesize === undefined,
+    fileSize: opts.filesize,
+    gtodReduce: opts.gtod_reduce ?? false,
+    endFsync: opts.end_fsync ?? false,
     runtimeMs: opts.runtime,
     timeBased: opts.time_based ?? false,
     rampMs: opts.ramp_time,

@@ -130,7 +130,7 @@ export function planRun(list: FioJobList, run: RunOptions): IopsRun {
         '(fio: "file creation disallowed by allow_file_create=0")');
     }
     // iolab's own command line has a default size; a fio job has none, as in fio
-    if (list.fioJob && opts.size === undefined && !existsSync(filename)) {
+    if (list.fioJob && opts.size === undefined && opts.filesize === undefined && !existsSync(filename)) {
       throw new UserError(`${fio.name}: no size for '${filename}', which does not exist yet (fio refuses it too: ` +
         '"you need to specify size="); give size=');
     }

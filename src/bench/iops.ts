@@ -5,9 +5,10 @@ import { Command, Option } from 'commander';
 import { UserError } from '../cli-util.js';
 import { notPath, pathArgument, pathOption, resultsOption } from '../path-options.js';
 import { boolOption, durationOption, numberOption } from '../numbers.js';
-import { ENGINES, engineOptionFlags, MAX_IODEPTH, parseEngines } from './engines.js';
+import { ENGINE_NAMES, ENGINES, engineOptionFlags, MAX_IODEPTH, parseEngines } from './engines.js';
 import { parseRw } from './storage-job.js';
 import { parseSweep, type SweepAxis } from './sweep.js';
+import { blockSizesOption, jobBlockSize, rangeOption } from './block-sizes.js';
 import { runIops } from './iops-run.js';
 import { runVsFio } from './vs-fio.js';
 import { planRun, type RunOptions } from './iops-plan.js';
@@ -45,10 +46,16 @@ export function iopsCommand(): Command {
     .addOption(pathOption('--filename <path>', 'file (or block device, read only) to test; created and laid out when missing ' +
       '(default: <name>.0.0)', { output: true }))
     .option('--name <job>', 'starts a job, as fio\'s: the options after it are that job\'s (those before the first --name every job\'s); names it in the table and the JSON')
-    .option('--ioengine <list>', `engine, comma list or 'all' (${ENGINES.join(', ')}); default all; psync, fio's default, for the sections of a .fio and for --name jobs`, parseEngines)
+    .option('--ioengine <list>', `engine, comma list or 'all' (${ENGINES.join(', ')}; also ${ENGINE_NAMES.filter((e) => !ENGINES.includes(e)).join(', ')} ` +
+      'when named); default all; psync, fio\'s default, for the sections of a .fio and for --name jobs', parseEngines)
     .option('--rw <mode>', 'read, write, randread, randwrite, randrw, readwrite (default read)', parseRw)
     .option('--rwmixread <pct>', 'percent of reads in randrw/readwrite (default 50)', numberOption({ min: 0, max: 100 }))
-    .option('--bs <size>', 'block size, e.g. 4k (default 4k)', numberOption({ min: 1, max: 2 ** 30, size: true }))
+    .option('--bs <size>', 'block size, e.g. 4k (default 4k); fio\'s 4k,8k: reads 4k, writes 8k; 4k-4k: a range whose ends are equal', blockSizesOption)
+    .option('--bsrange, --blocksize_range <range>', 'fio\'s block size range, 4k-4k (iolab runs one size per job: equal ends)', rangeOption)
+    .addOption(notPath(new Option('--filesize <size>', 'lay the file out at this size, the I/O over --size of it, as fio\'s filesize (default --size)')
+      .argParser(size)))
+    .addOption(zeroOne('--gtod_reduce', 'record no latencies and no bw/IOPS samples (fio\'s: fewer clock reads per I/O); default 0'))
+    .addOption(zeroOne('--end_fsync', 'fsync the file when a job that wrote is done, as fio\'s; default 0'))
     .option('--iodepth <n>', 'I/Os in flight per job (default 1)',
       numberOption({ min: 1, max: MAX_IODEPTH, maxReason: 'the most I/O slots a job keeps' }))
     .option('--iodepth_batch_submit, --iodepth_batch <n>', 'commit after this many queued I/Os (default 1, as fio)',
@@ -117,7 +124,7 @@ Examples:
         const opts = { ...list.jobs[0].options, ...run } as IopsOptions;
         const target = file ?? opts.filename;
         if (!target) throw new UserError('testIOPS mode needs the file: iolab bench iops <file> -m=rRD');
-        return runTestIops(target, opts);
+        return runTestIops(target, { ...opts, bs: jobBlockSize(opts.bs, opts.bsrange, 'read') });
       }
       const plan = planRun(list, run);
       if (plan.vsFio) return runVsFio(plan, { jobFile: file, commandLine: cmd.fioCommandLine });

@@ -29,6 +29,8 @@ export interface DiffJob {
   /** Its job options list time_based or verify (fio's JSON leaves out time_based, a bare word). */
   timeBased: boolean;
   verify: boolean;
+  /** Its completion latencies were recorded (not under gtod_reduce). */
+  latencies: boolean;
   /** fio's aggregated keys, as what they mean (undefined: no bw samples to tell): how many jobs'
    * runtimes job_runtime sums, whether bw_mean is the whole of bw or a part, whether bw_agg is
    * the whole group's bandwidth or a share of it. */
@@ -58,6 +60,17 @@ export function fioSize(text: string | undefined, fallback: number): number {
 
 const rwNames: Record<string, string> = { rw: 'readwrite', readwrite: 'readwrite' };
 
+/** The block size a job ran: fio's bs (or bsrange) text, `4k,8k` by the job's direction (a
+ * read job the first), `4k-4k` its one size. */
+function blockSize(o: Record<string, string>, rw: string): number {
+  const text = o.bsrange ?? o.bs;
+  const pair = text?.split(',');
+  if (pair && pair.length > 1) return fioSize(/read/.test(rw) ? pair[0] : pair[1] || pair[0], 4096);
+  const range = text?.split('-');
+  if (range && range.length === 2 && fioSize(range[0], 0) === fioSize(range[1], 0)) return fioSize(range[0], 4096);
+  return fioSize(text, 4096);
+}
+
 /** What a job's job_runtime, bw_mean and bw_agg say, in words that hold across runs. */
 function aggregatesOf(j: any): string | undefined {
   const d = [j.read, j.write].filter((x) => x?.bw_samples > 0 && x.bw > 0).sort((a, b) => b.bw - a.bw)[0];
@@ -73,7 +86,8 @@ function jobsOf(doc: any): DiffJob[] {
     const o = { ...global, ...(j['job options'] ?? {}) } as Record<string, string>;
     const rw = (o.rw ?? 'read').split(':')[0];
     return {
-      name: j.jobname, groupid: j.groupid, rw: rwNames[rw] ?? rw, bs: fioSize(o.bs, 4096), iodepth: Number(o.iodepth ?? 1),
+      name: j.jobname, groupid: j.groupid, rw: rwNames[rw] ?? rw, bs: blockSize(o, rw), iodepth: Number(o.iodepth ?? 1),
+      latencies: (j.read?.clat_ns?.N ?? 0) + (j.write?.clat_ns?.N ?? 0) > 0,
       ios: (j.read?.total_ios ?? 0) + (j.write?.total_ios ?? 0), timeBased: 'time_based' in o, verify: 'verify' in o,
       aggregates: aggregatesOf(j),
     };
@@ -194,6 +208,7 @@ export function differences(c: DiffCase, fio: Outcome, iolab: Outcome): string[]
   same('groupids', fio.jobs.map((j) => j.groupid), iolab.jobs.map((j) => j.groupid));
   same('rw, bs, iodepth', fio.jobs.map((j) => [j.rw, j.bs, j.iodepth]), iolab.jobs.map((j) => [j.rw, j.bs, j.iodepth]));
   same('jobs that did I/O', fio.jobs.map((j) => j.ios > 0), iolab.jobs.map((j) => j.ios > 0));
+  same('jobs with latencies recorded', fio.jobs.map((j) => j.latencies), iolab.jobs.map((j) => j.latencies));
   // a job bounded by its size or number_ios does as many I/Os in both (fio counts a verify's
   // reads as the job's, iolab checks its pattern on its own: not compared)
   const bounded = (jobs: DiffJob[]) => jobs.map((j, i) => (iolab.jobs[i]?.timeBased || iolab.jobs[i]?.verify ? '-' : j.ios));

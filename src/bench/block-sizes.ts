@@ -1,0 +1,59 @@
+// fio's block size forms: `bs=4k`; `bs=4k,8k` (reads 4k, writes 8k: fio's read,write[,trim]
+// list); `bs=4k-4k` and `bsrange=4k-4k` (a range). iolab runs one block size per job: a range
+// whose ends are the same is that size, and a read,write pair is the size of the direction the
+// job moves; what would need a block size per I/O is refused by name.
+import { UserError } from '../cli-util.js';
+import { asCommanderError, parseWholeNumber } from '../numbers.js';
+
+/** A block size as written: one size, a range (fio's bs=a-b, bsrange), or one per direction. */
+export type BlockSizes = number | { text: string; min: number; max: number } | { text: string; read: number; write: number };
+
+const sizeRule = { min: 1, max: 2 ** 30, size: true } as const;
+
+/** --bs: 4k, 4k,8k (read,write; a third, trim, must match the write's) or 4k-4k. */
+export function parseBlockSizes(value: string): BlockSizes {
+  const text = value.trim();
+  const range = /^([^,-]+)-([^,-]+)$/.exec(text);
+  if (range) return parseRange(text);
+  if (text.includes(',')) {
+    const [read, write = '', trim] = text.split(',').map((s) => s.trim());
+    const r = parseWholeNumber(read, sizeRule);
+    const w = write === '' ? r : parseWholeNumber(write, sizeRule);
+    if (trim !== undefined && trim !== '' && parseWholeNumber(trim, sizeRule) !== w) {
+      throw new RangeError(`the trim size of '${value}' (iolab runs no trims) must be the write's or empty`);
+    }
+    return { text, read: r, write: w };
+  }
+  return parseWholeNumber(text, sizeRule);
+}
+
+/** --bsrange: 4k-4k (fio's blocksize_range). */
+export function parseRange(value: string): BlockSizes {
+  const m = /^([^,-]+)-([^,-]+)$/.exec(value.trim());
+  if (!m) throw new RangeError(`expected a range of sizes such as 4k-16k, got '${value}'`);
+  const min = parseWholeNumber(m[1].trim(), sizeRule);
+  const max = parseWholeNumber(m[2].trim(), sizeRule);
+  if (max < min) throw new RangeError(`the range '${value}' ends below its start`);
+  return { text: value.trim(), min, max };
+}
+
+export const blockSizesOption = asCommanderError(parseBlockSizes);
+export const rangeOption = asCommanderError(parseRange);
+
+/** The one block size a job of this rw runs, or a refusal naming the option. */
+export function jobBlockSize(bs: BlockSizes | undefined, range: BlockSizes | undefined, rw: string): number | undefined {
+  const given = range ?? bs;
+  if (given === undefined || typeof given === 'number') return given;
+  const name = range !== undefined ? 'bsrange' : 'bs';
+  if ('min' in given) {
+    if (given.min === given.max) return given.min;
+    throw new UserError(`${name}=${given.text}: a range of block sizes, one drawn per I/O in fio; iolab runs one block size ` +
+      `per job (a range whose ends are equal, such as ${given.text.split('-')[0]}-${given.text.split('-')[0]}, runs)`);
+  }
+  const reads = rw === 'read' || rw === 'randread';
+  const writes = rw === 'write' || rw === 'randwrite';
+  if (reads) return given.read;
+  if (writes || given.read === given.write) return given.write;
+  throw new UserError(`${name}=${given.text}: reads and writes of other sizes in one ${rw} job; iolab runs one block size ` +
+    'per job (a read job takes the first, a write job the second)');
+}
