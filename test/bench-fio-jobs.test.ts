@@ -9,6 +9,7 @@ import { existsSync, mkdirSync, readdirSync, statSync, writeFileSync } from 'nod
 import { totalmem } from 'node:os';
 import { join } from 'node:path';
 import { native } from '../src/native.js';
+import { execa } from 'execa';
 import { runCliText } from './support/cli.js';
 import { checkLeaksAfterAll } from './support/leaks.js';
 import { shortTempDir } from './support/temp.js';
@@ -158,5 +159,39 @@ describe.concurrent('command lines', { timeout: 300_000 }, () => {
     const doc = await json(['--name=ramp', '--size=16m', '--ramp_time=300ms', '--number_ios=2000', '--rw=read', '--name=sized',
       '--size=1m', '--ramp_time=300ms', '--rw=randread', '--stonewall'], cwd);
     expect(doc.jobs.map((j: any) => [j.jobname, j.read.total_ios])).toEqual([['ramp', 2000], ['sized', 256]]);
+  });
+});
+
+describe.concurrent('fio\'s --showcmd, --parse-only and a job file on standard input', { timeout: 300_000 }, () => {
+  const jobText = '[global]\nbs=8k\nsize=64k\n[a]\nrw=read\n[b]\nstonewall\nrw=write\nfilename=x.dat\n';
+
+  it('--showcmd prints the job file as the command line fio prints, with iolab bench iops first, and runs nothing', async () => {
+    const { cwd, job } = place(jobText);
+    const r = await iops(['--showcmd', job], cwd);
+    expect(r.exitCode).toBe(0);
+    expect(r.stdout).toBe('iolab bench iops --bs=8k --size=64k --name=a --rw=read --name=b --stonewall --rw=write --filename=x.dat');
+    const fio = await execa('fio', ['--showcmd', job], { cwd, reject: false });
+    if (fio.exitCode === 0) expect(r.stdout.replace('iolab bench iops', 'fio').trim()).toBe(String(fio.stdout).trim());
+    expect(files(cwd)).toEqual([]);
+  });
+
+  it('--parse-only reads the jobs and stops with nothing made; an option iolab refuses is refused', async () => {
+    const { cwd, job } = place(jobText);
+    const r = await iops(['--parse-only', job], cwd);
+    expect([r.exitCode, r.stdout, r.stderr]).toEqual([0, '', '']);
+    expect(files(cwd)).toEqual([]);
+    writeFileSync(job, '[a]\nsize=64k\nrate_iops=10\n');
+    const refused = await iops(['--parse-only', job], cwd);
+    expect(refused.exitCode).toBe(1);
+    expect(refused.stderr).toMatch(/^iolab: .*'rate_iops': a fio option iolab doesn't run$/);
+  });
+
+  it('reads the job file `-` from standard input, as fio does', async () => {
+    const { cwd } = place();
+    const r = await runCliText(['bench', 'iops', '-', '--json'], { cwd, input: jobText });
+    expect(r.stderr).toBe('');
+    const doc = JSON.parse(r.stdout);
+    expect(doc.jobs.map((j: any) => [j.jobname, j.groupid])).toEqual([['a', 0], ['b', 1]]);
+    expect(files(cwd)).toEqual(['a.0.0 65536', 'x.dat 65536']);
   });
 });

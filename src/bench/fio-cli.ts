@@ -17,7 +17,8 @@ const systemSettings: Record<string, string> = {
 };
 
 /** iolab's options about how a run is done and shown, not about the job: never job options. */
-export const RUN_OPTIONS: ReadonlySet<string> = new Set(['json', 'output', 'output-format', 'vs-fio', 'repeat', 'mode', 'sweep', 'help']);
+export const RUN_OPTIONS: ReadonlySet<string> = new Set(['json', 'output', 'output-format', 'vs-fio', 'repeat', 'mode', 'sweep', 'help',
+  'parse-only', 'showcmd']);
 
 /** The one line that refuses a fio option iolab doesn't run (`-ioscheduler=noop`). */
 export function refuseFioOption(name: string, spelled: string, where = ''): never {
@@ -104,6 +105,18 @@ export function splitFioArgv(cmd: Command, argv: string[]): { commander: string[
     section.options.push(text);
   }
   return { commander: out, fio };
+}
+
+/** fio's --showcmd: the job file and command line as one command line, the options before the
+ * first --name every job's, then each job's --name and its options, as written (fio prints the
+ * same with `fio` first). */
+export function showCommand(commandLine: FioCommandLine, file: FioSectionText[] | undefined): string {
+  const words = (s: FioSectionText) => s.options.map((o) => (o.value === undefined ? `--${o.name}` : `--${o.name}=${o.value}`));
+  const out = ['iolab', 'bench', 'iops', ...words(commandLine.global)];
+  for (const s of file ?? []) if (s.global) out.push(...words(s));
+  for (const job of commandLine.jobs) out.push(...words(job));
+  for (const s of file ?? []) if (!s.global) out.push(`--name=${s.name}`, ...words(s));
+  return out.join(' ');
 }
 
 /** A commander Command whose job options are read as fio reads them (fioCommandLine). */

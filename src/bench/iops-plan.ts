@@ -56,6 +56,9 @@ export interface RunOptions {
   vsFio?: boolean;
   repeat?: number;
   sweep?: SweepAxis[];
+  /** fio's --parse-only and --showcmd: read the jobs, run nothing. */
+  parseOnly?: boolean;
+  showcmd?: boolean;
 }
 
 /** 268435456 -> "256MiB", 8192 -> "8KiB": the title's size. */

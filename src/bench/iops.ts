@@ -14,7 +14,7 @@ import { runVsFio } from './vs-fio.js';
 import { planRun, type RunOptions } from './iops-plan.js';
 import { presets, type IopsOptions } from './iops-job.js';
 import { runTestIops } from './testiops.js';
-import { FioStyleCommand } from './fio-cli.js';
+import { FioStyleCommand, showCommand } from './fio-cli.js';
 import { readJobFile } from './fio-jobfile.js';
 import { fioJobList } from './fio-jobs.js';
 
@@ -100,6 +100,8 @@ export function iopsCommand(): Command {
     .option('--sweep <key=list>', 'run every point: iodepth=1,2,4,8 (also bs=, numjobs=, rw=); repeat to cross two',
       (v: string, prev?: SweepAxis[]) => parseSweep(v, prev))
     .option('--json', 'print the JSON (fio\'s keys) instead of the table')
+    .option('--parse-only', 'read the job file and options and stop, as fio\'s: nothing runs (an option iolab refuses is refused)')
+    .option('--showcmd', 'print the job file as one command line (fio\'s --showcmd, with iolab bench iops first) and stop')
     .addOption(resultsOption('also write the JSON to <file>'))
     .addOption(notPath(new Option('--output-format <format>', 'fio\'s spelling: json is --json').choices(['normal', 'json'])))
     .addOption(new Option('--preset <name>', 'fio profiles for latency, IOPS, throughput and mixed load (and bigwrite); explicit options win')
@@ -119,7 +121,13 @@ Examples:
   iolab bench iops --filename /tmp/t.dat --rw randread --ioengine io_uring,libaio --sweep iodepth=1,4,16,64 --runtime 2 --json
   iolab bench iops /tmp/t.dat -m=rRD --runtime 2`)
     .action(async (file: string | undefined, run: RunOptions & { mode?: string }) => {
-      const list = fioJobList(cmd, cmd.fioCommandLine, file !== undefined && run.mode === undefined ? readJobFile(file) : undefined);
+      const sections = file !== undefined && run.mode === undefined ? readJobFile(file) : undefined;
+      if (run.showcmd) {
+        process.stdout.write(`${showCommand(cmd.fioCommandLine, sections)}\n`);
+        return;
+      }
+      const list = fioJobList(cmd, cmd.fioCommandLine, sections);
+      if (run.parseOnly) return;
       if (run.mode !== undefined) {
         const opts = { ...list.jobs[0].options, ...run } as IopsOptions;
         const target = file ?? opts.filename;

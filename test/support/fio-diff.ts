@@ -31,6 +31,7 @@ export interface DiffJob {
   verify: boolean;
   /** Its completion latencies were recorded (not under gtod_reduce). */
   latencies: boolean;
+  gtodReduce: boolean;
   /** fio's aggregated keys, as what they mean (undefined: no bw samples to tell): how many jobs'
    * runtimes job_runtime sums, whether bw_mean is the whole of bw or a part, whether bw_agg is
    * the whole group's bandwidth or a share of it. */
@@ -87,7 +88,7 @@ function jobsOf(doc: any): DiffJob[] {
     const rw = (o.rw ?? 'read').split(':')[0];
     return {
       name: j.jobname, groupid: j.groupid, rw: rwNames[rw] ?? rw, bs: blockSize(o, rw), iodepth: Number(o.iodepth ?? 1),
-      latencies: (j.read?.clat_ns?.N ?? 0) + (j.write?.clat_ns?.N ?? 0) > 0,
+      latencies: (j.read?.clat_ns?.N ?? 0) + (j.write?.clat_ns?.N ?? 0) > 0, gtodReduce: o.gtod_reduce === '1',
       ios: (j.read?.total_ios ?? 0) + (j.write?.total_ios ?? 0), timeBased: 'time_based' in o, verify: 'verify' in o,
       aggregates: aggregatesOf(j),
     };
@@ -208,15 +209,23 @@ export function differences(c: DiffCase, fio: Outcome, iolab: Outcome): string[]
   same('groupids', fio.jobs.map((j) => j.groupid), iolab.jobs.map((j) => j.groupid));
   same('rw, bs, iodepth', fio.jobs.map((j) => [j.rw, j.bs, j.iodepth]), iolab.jobs.map((j) => [j.rw, j.bs, j.iodepth]));
   same('jobs that did I/O', fio.jobs.map((j) => j.ios > 0), iolab.jobs.map((j) => j.ios > 0));
-  same('jobs with latencies recorded', fio.jobs.map((j) => j.latencies), iolab.jobs.map((j) => j.latencies));
+  // gtod_reduce records none (fio records none either for a job whose I/O all fell in its ramp)
+  same('latencies recorded under gtod_reduce', fio.jobs.map((j) => (j.gtodReduce ? j.latencies : '-')),
+    iolab.jobs.map((j, i) => (fio.jobs[i]?.gtodReduce ? j.latencies : '-')));
   // a job bounded by its size or number_ios does as many I/Os in both (fio counts a verify's
   // reads as the job's, iolab checks its pattern on its own: not compared)
   const bounded = (jobs: DiffJob[]) => jobs.map((j, i) => (iolab.jobs[i]?.timeBased || iolab.jobs[i]?.verify ? '-' : j.ios));
   same('I/Os of jobs bounded by size or number_ios', bounded(fio.jobs), bounded(iolab.jobs));
   const sorted = (o: Record<string, string>) => Object.fromEntries(Object.entries(o).sort(([a], [b]) => a.localeCompare(b)));
   same('global options', sorted(fio.globalOptions), sorted(iolab.globalOptions));
-  // job_runtime, bw_mean and bw_agg mean what fio's mean, with group_reporting and without
-  const told = (i: number) => fio.jobs[i]?.aggregates !== undefined && iolab.jobs[i]?.aggregates !== undefined;
+  // job_runtime, bw_mean and bw_agg mean what fio's mean, with group_reporting and without, in
+  // groups of one job's copies (numjobs), where a share is about 1/N of the whole: other jobs of
+  // a group (a reader beside a writer) have shares of any size, too close to call in a 1 s run
+  // (a job alone in its group is the whole of it whatever its samples say: not compared)
+  const group = (i: number) => fio.jobs.filter((j) => j.groupid === fio.jobs[i].groupid);
+  const copies = (i: number) => group(i).every((j) => j.name === fio.jobs[i].name) &&
+    (group(i).length > 1 || !/sums 1 runtimes/.test(fio.jobs[i].aggregates ?? ''));
+  const told = (i: number) => copies(i) && fio.jobs[i]?.aggregates !== undefined && iolab.jobs[i]?.aggregates !== undefined;
   same('aggregated keys', fio.jobs.map((j, i) => (told(i) ? j.aggregates : '-')), iolab.jobs.map((j, i) => (told(i) ? j.aggregates : '-')));
   same('files', fio.files, iolab.files);
   if (fio.jobs.length === iolab.jobs.length) {
