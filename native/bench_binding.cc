@@ -101,7 +101,10 @@ class BenchWorker : public Napi::AsyncProgressWorker<Progress> {
     if (!on_progress.IsEmpty()) on_progress_ = Napi::Persistent(on_progress);
     LiveInc(Live::kNativeJobs);
   }
-  ~BenchWorker() override = default;
+  ~BenchWorker() override {
+    for (size_t i = 0; results_ && i < jobs.size(); i++)
+      for (int k = 0; k < LOG_KINDS; k++) log_text_free(&results_[i].logs[k]);
+  }
 
   std::vector<ParsedJob> jobs;
   Napi::Promise Promise() { return deferred_.Promise(); }
@@ -141,6 +144,9 @@ class BenchWorker : public Napi::AsyncProgressWorker<Progress> {
         return;
       }
     }
+    // fio's log files' text, per job (a group_reporting entry has its jobs' logs, one each)
+    std::vector<Napi::Value> logs(jobs.size());
+    for (size_t i = 0; i < jobs.size(); i++) logs[i] = LogsToJs(env, results_[i], specs_[i].log_mask);
     // each entry: its first job's result, the others of the entry merged into it
     uint32_t entries = 0;
     for (const ParsedJob& j : jobs) entries = std::max(entries, j.entry + 1);
@@ -150,14 +156,20 @@ class BenchWorker : public Napi::AsyncProgressWorker<Progress> {
       if (f < 0) f = int(i);
       else job_result_merge(&results_[f], &results_[i]);
     }
+    auto entry = [&](uint32_t e) {
+      Napi::Object o = ResultToJs(env, results_[first[e]], specs_[first[e]]);
+      Napi::Array own = Napi::Array::New(env);
+      for (size_t i = 0; i < jobs.size(); i++)
+        if (jobs[i].entry == e && !logs[i].IsUndefined()) own.Set(own.Length(), logs[i]);
+      if (own.Length() > 0) o.Set("logs", own);
+      return o;
+    };
     if (single_) {
-      deferred_.Resolve(ResultToJs(env, results_[0], specs_[0]));
+      deferred_.Resolve(entry(0));
       return;
     }
     Napi::Array out = Napi::Array::New(env, entries);
-    for (uint32_t e = 0; e < entries; e++) {
-      out.Set(e, first[e] < 0 ? env.Undefined() : Napi::Value(ResultToJs(env, results_[first[e]], specs_[first[e]])));
-    }
+    for (uint32_t e = 0; e < entries; e++) out.Set(e, first[e] < 0 ? env.Undefined() : Napi::Value(entry(e)));
     deferred_.Resolve(out);
   }
 
@@ -167,6 +179,18 @@ class BenchWorker : public Napi::AsyncProgressWorker<Progress> {
   }
 
  private:
+  // { lat, clat, slat, bw, iops }: the text of each log the job keeps (undefined: none kept)
+  static Napi::Value LogsToJs(Napi::Env env, job_result& r, unsigned mask) {
+    static const char* const kNames[LOG_KINDS] = {"lat", "clat", "slat", "bw", "iops"};
+    if (mask == 0) return env.Undefined();
+    Napi::Object o = Napi::Object::New(env);
+    for (int k = 0; k < LOG_KINDS; k++) {
+      if (mask & (1u << k)) o.Set(kNames[k], Napi::String::New(env, r.logs[k].buf ? r.logs[k].buf : "", r.logs[k].len));
+      log_text_free(&r.logs[k]);
+    }
+    return o;
+  }
+
   static Napi::Object ResultToJs(Napi::Env env, const job_result& r, const job_spec& spec) {
     Napi::Object o = Napi::Object::New(env);
     o.Set("engine", spec.ops->name);
@@ -291,6 +315,8 @@ void ParseJob(Napi::Env env, Napi::Value value, const std::string& what, uint32_
   s.file_size = uint64_t(job.Integer("fileSize", 0, kMaxSafeInteger, 0));
   s.gtod_reduce = job.Bool("gtodReduce", false);
   s.end_fsync = job.Bool("endFsync", false);
+  s.log_mask = uint32_t(job.Integer("logMask", 0, (1 << LOG_KINDS) - 1, 0));
+  s.log_avg_ms = uint32_t(job.Integer("logAvgMs", 0, 1 << 30, 0));
   uint32_t entry = uint32_t(job.Integer("entry", 0, 1023, entry_default));
   if (s.size == 0) ThrowRangeError(env, "ERR_OUT_OF_RANGE", what + ".size must be > 0");
   if (s.time_based && s.runtime_ns == 0)

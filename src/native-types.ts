@@ -82,6 +82,10 @@ export interface BenchJob {
   gtodReduce?: boolean;
   /** fio's end_fsync: a job that wrote fsyncs its file when its I/O is done. */
   endFsync?: boolean;
+  /** fio's write_lat_log (1, 2, 4: lat, clat, slat), write_bw_log (8), write_iops_log (16): the logs the runner keeps. */
+  logMask?: number;
+  /** fio's log_avg_msec: 0 (default) a line per I/O. */
+  logAvgMs?: number;
   /** Set stop[0] to 1 (Atomics.store) to end the job early: the result is marked interrupted. */
   stop?: Int32Array;
   /** Tests only: bytes per layout pwrite, to force short writes. */
@@ -158,6 +162,8 @@ export interface BenchDirection {
 }
 
 export interface BenchResult {
+  /** fio's log files' text, per job of the result that keeps logs (logMask), in job order. */
+  logs?: Partial<Record<'lat' | 'clat' | 'slat' | 'bw' | 'iops', string>>[];
   engine: string;
   /** Set when the engine cannot run here (e.g. io_uring refused); nothing ran. */
   unavailable?: string;

@@ -93,6 +93,7 @@ static void free_workers(struct worker *ws, unsigned n) {
     free(ws[i].dir);
     free(ws[i].written);
     free(ws[i].randmap);
+    for (int k = 0; k < LOG_KINDS; k++) log_text_free(&ws[i].logs.text[k]);
   }
   free(ws);
 }
@@ -145,6 +146,7 @@ static void merge_workers(struct job_result *res, struct worker *ws, unsigned n,
     merge_measured(res, &w->error, w->unavailable, w->reason, w->dir, &w->depth, w->runtime_ns, w->runtime_ns,
                    w->start_unix_ms);
     res->verified_blocks += w->verified;
+    for (int k = 0; k < LOG_KINDS; k++) log_text_move(&res->logs[k], &w->logs.text[k]);
     res->async |= w->async;
     res->interrupted |= w->interrupted;
   }

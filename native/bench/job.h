@@ -7,6 +7,7 @@
 #include <stdint.h>
 
 #include "bench/engine.h"
+#include "bench/job_log.h"
 #include "stats/histogram.h"
 
 enum rw_mode { RW_READ, RW_WRITE, RW_RANDREAD, RW_RANDWRITE, RW_RANDRW, RW_READWRITE };
@@ -40,6 +41,8 @@ struct job_spec {
   uint64_t file_size;     /* fio's filesize: the file laid out at this size, the I/O over [0, size); 0: size */
   int gtod_reduce;        /* fio's gtod_reduce: no latency or bw/IOPS samples recorded, no clock read per I/O for them */
   int end_fsync;          /* fio's end_fsync: a job that wrote fsyncs its file when its I/O is done */
+  unsigned log_mask;      /* fio's write_lat_log / write_bw_log / write_iops_log: LOG_MASK_* bits */
+  unsigned log_avg_ms;    /* fio's log_avg_msec: 0 a line per I/O */
   enum fadvise_hint fadvise_hint;
   uint64_t randseed;      /* fio's randseed: the random offsets and rw mix (the verify pattern has its own PATTERN_KEY) */
   unsigned clone;         /* fio's subjob number: the clones of one job (numjobs) draw other offsets */
@@ -99,6 +102,7 @@ struct job_result {
   uint64_t size;         /* bytes each job addressed (may be less than asked on a short file) */
   int layout_removed;    /* interrupted layout: the file this run created was removed */
   int owned;             /* the file is iolab's (its mark describes it) */
+  struct log_text logs[LOG_KINDS];  /* fio's log files' text, the job's threads one after another; freed by the caller */
 };
 
 enum job_phase { PHASE_LAYOUT = 0, PHASE_RAMP, PHASE_RUN, PHASE_VERIFY };

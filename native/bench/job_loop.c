@@ -93,6 +93,8 @@ static int complete_io(struct worker *w, struct io_u *io, uint64_t t, int async)
     __atomic_store_n(&w->ios_done, w->ios_done + 1, __ATOMIC_RELAXED);
     __atomic_store_n(&w->bytes_done, w->bytes_done + io->len, __ATOMIC_RELAXED);
     if (s->gtod_reduce) return 0;  /* fio's gtod_reduce: counts only, no latencies or samples */
+    uint64_t clat = async ? t - io->issue_ns : t - io->start_ns;
+    job_logs_io(&w->logs, t, io->ddir, io->len, t - io->start_ns, clat, async ? io->issue_ns - io->start_ns : 0, async);
     hist_add(&d->lat, t - io->start_ns);
     if (async) {
       hist_add(&d->slat, io->issue_ns - io->start_ns);
@@ -166,6 +168,7 @@ int run_loop(struct worker *w, const struct engine_ops *ops, struct engine_ctx *
   uint64_t budget = s->time_based ? UINT64_MAX : w->nblocks;
   if (!s->time_based && s->number_ios != 0 && (s->number_ios < budget || s->number_ios_wraps)) budget = s->number_ios;
   uint64_t issued = 0, start = now_ns(), now = start;
+  job_logs_init(&w->logs, s->log_mask, s->log_avg_ms, start);
   w->measure_from = start + s->ramp_ns;
   struct timespec wall;
   clock_gettime(CLOCK_REALTIME, &wall);
@@ -259,6 +262,7 @@ int run_loop(struct worker *w, const struct engine_ops *ops, struct engine_ctx *
     inflight -= (unsigned)n;
   }
   w->runtime_ns = last > w->measure_from ? last - w->measure_from : 0;
+  job_logs_finish(&w->logs, last);
   free(free_list);
   free(queued);
   return failed ? -1 : 0;

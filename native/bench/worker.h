@@ -47,6 +47,7 @@ struct worker {
   uint64_t *randmap, map_left;
   int fd;                  /* the job thread's fd: a new pass of a time_based job invalidates it */
   uint64_t start_unix_ms;  /* CLOCK_REALTIME at measure_from (fio's job_start) */
+  struct job_logs logs;    /* fio's log files (write_*_log) */
   /* the current 500 ms sample window */
   uint64_t window_from, window_ios[2], window_bytes[2];
 };

@@ -7,6 +7,7 @@ import { checkDepth, engineOptionsFrom } from './engines.js';
 import type { RwMode } from './storage-job.js';
 import type { SweepAxis } from './sweep.js';
 import { jobBlockSize, type BlockSizes } from './block-sizes.js';
+import type { LogKind } from './fio-logs.js';
 
 interface Preset {
   rw?: RwMode;
@@ -65,6 +66,10 @@ export interface IopsOptions extends Record<string, unknown> {
   filesize?: number;
   gtod_reduce?: boolean;
   end_fsync?: boolean;
+  write_lat_log?: string | boolean;
+  write_bw_log?: string | boolean;
+  write_iops_log?: string | boolean;
+  log_avg_msec?: number;
   description?: string;
   allow_file_create?: boolean;
 }
@@ -79,6 +84,8 @@ export interface IopsJob extends BenchJob {
   groupReporting?: boolean;
   /** fio's randrepeat (default 1); randrepeat=0 runs with a randseed drawn for the run. */
   randrepeat?: boolean;
+  /** fio's log files this job writes (write_*_log), named as fio names them. */
+  logFiles?: Partial<Record<LogKind, string>>;
   /** fio options accepted as given that change nothing iolab measures (thread). */
   accepted?: Record<string, string>;
 }

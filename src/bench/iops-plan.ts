@@ -10,6 +10,7 @@ import { printJson, UserError, writeJsonFile } from '../cli-util.js';
 import { checkJob } from './storage-job.js';
 import { sweepPoints, type SweepAxis } from './sweep.js';
 import { ENGINES } from './engines.js';
+import { checkLogFiles, logFiles, logMask } from './fio-logs.js';
 import type { FioJobList } from './fio-jobs.js';
 import { jobEngines, jobFromOptions, type IopsJob, type IopsOptions } from './iops-job.js';
 
@@ -139,7 +140,9 @@ export function planRun(list: FioJobList, run: RunOptions): IopsRun {
     }
     const engines = jobEngines(opts, list.fioJob, ENGINES);
     const job = jobFromOptions(opts, filename, engines, sweep);
-    return { fio, engines, job: { ...job, name: list.fioJob ? fio.name : undefined, clone: fio.clone, groupid: fio.groupid } };
+    const logs = logFiles(opts, fio.name, list.jobs.indexOf(fio) + 1);
+    return { fio, engines, job: { ...job, name: list.fioJob ? fio.name : undefined, clone: fio.clone, groupid: fio.groupid,
+      logFiles: logs, logMask: logMask(logs), logAvgMs: opts.log_avg_msec ?? 0 } };
   });
   const phases: (typeof jobs)[] = [];
   for (const j of jobs) {
@@ -163,6 +166,7 @@ export function planRun(list: FioJobList, run: RunOptions): IopsRun {
     }
   }
   for (const v of variants) for (const s of v.steps) for (const { job } of s.jobs) checkJob(job);
+  for (const { job } of jobs) checkLogFiles(job.logFiles ?? {}, job.force === true, variants.length);
   return {
     variants, sweep, phases: phases.map((p) => p.filter((j) => j.fio.clone === 0).map((j) => j.job)),
     json: run.json === true || run.outputFormat === 'json', output: run.output, vsFio: run.vsFio === true,

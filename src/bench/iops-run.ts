@@ -9,6 +9,7 @@ import { plural } from '../numbers.js';
 import type { BenchResult } from '../native.js';
 import { machineInfo } from './machine.js';
 import { runJobGroup } from './storage-job.js';
+import { writeLogs } from './fio-logs.js';
 import { diskSample, diskUtil, fioDocument, fioJob, type JobEntry } from './fio-json.js';
 import { resultHeader, resultRows } from './storage-table.js';
 import { describeJob, jobLabel, outputJson, reportInterruptedLayout, type IopsRun, type Step } from './iops-plan.js';
@@ -38,6 +39,7 @@ export async function runStep(step: Step, show: boolean): Promise<StepEntry[]> {
     return firsts.map((j) => {
       const result = results[j.entry] as BenchResult;
       if (result.interrupted) reportInterruptedLayout(j.job, result);
+      writeLogs(result, step.jobs.filter((k) => k.entry === j.entry && k.job.logMask).map((k) => k.job.logFiles ?? {}));
       // as fio: a summed result has its first job's name and its last job's options
       const last = step.jobs.filter((k) => k.entry === j.entry).pop() ?? j;
       return { job: { ...last.job, name: j.job.name, clone: j.job.clone }, point: j.point, result, phase: step.phase, members: members(j.entry) };

@@ -55,6 +55,11 @@ export function iopsCommand(): Command {
     .addOption(notPath(new Option('--filesize <size>', 'lay the file out at this size, the I/O over --size of it, as fio\'s filesize (default --size)')
       .argParser(size)))
     .addOption(zeroOne('--gtod_reduce', 'record no latencies and no bw/IOPS samples (fio\'s: fewer clock reads per I/O); default 0'))
+    .addOption(notPath(new Option('--write_lat_log [prefix]', 'write fio\'s latency logs, PREFIX_lat.N.log, _clat, _slat (N: the job\'s number; ' +
+      'bare: the job\'s name), as fio writes them')))
+    .addOption(notPath(new Option('--write_bw_log [prefix]', 'write fio\'s bandwidth log, PREFIX_bw.N.log')))
+    .addOption(notPath(new Option('--write_iops_log [prefix]', 'write fio\'s IOPS log, PREFIX_iops.N.log')))
+    .option('--log_avg_msec <ms>', 'average the logs over windows of this many ms, as fio (default 0: a line per I/O)', numberOption({ min: 0 }))
     .addOption(zeroOne('--end_fsync', 'fsync the file when a job that wrote is done, as fio\'s; default 0'))
     .option('--iodepth <n>', 'I/Os in flight per job (default 1)',
       numberOption({ min: 1, max: MAX_IODEPTH, maxReason: 'the most I/O slots a job keeps' }))

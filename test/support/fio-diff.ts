@@ -95,9 +95,15 @@ function jobsOf(doc: any): DiffJob[] {
   });
 }
 
-/** The files a run left, but fio's verify state (verify_state_save, fio's own bookkeeping). */
+/** The files a run left, but fio's verify state (verify_state_save, fio's own bookkeeping); a log
+ * file (write_*_log) by its lines: how many, and whether each is fio's "time, value, direction,
+ * block size, priority". */
 function filesIn(dir: string): string[] {
-  return readdirSync(dir).filter((f) => !f.endsWith('-verify.state')).sort().map((f) => `${f} ${statSync(join(dir, f)).size}`);
+  return readdirSync(dir).filter((f) => !f.endsWith('-verify.state')).sort().map((f) => {
+    if (!f.endsWith('.log')) return `${f} ${statSync(join(dir, f)).size}`;
+    const lines = readFileSync(join(dir, f), 'utf8').split('\n').filter((l) => l !== '');
+    return `${f} ${lines.length} lines${lines.every((l) => /^\d+, \d+, [01], \d+, 0$/.test(l)) ? '' : ', not fio\'s format'}`;
+  });
 }
 
 /** The case's environment: the corpus file's `; env: A=b C=d` line, then its own. */
