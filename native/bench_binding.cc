@@ -315,6 +315,10 @@ void ParseJob(Napi::Env env, Napi::Value value, const std::string& what, uint32_
   s.file_size = uint64_t(job.Integer("fileSize", 0, kMaxSafeInteger, 0));
   s.gtod_reduce = job.Bool("gtodReduce", false);
   s.end_fsync = job.Bool("endFsync", false);
+  s.offset = uint64_t(job.Integer("offset", 0, kMaxSafeInteger, 0));
+  s.io_limit = uint64_t(job.Integer("ioSize", 0, kMaxSafeInteger, 0));
+  s.loops = uint32_t(job.Integer("loops", 0, 1 << 30, 0));
+  s.seq_add = int64_t(job.Integer("seqAdd", -kMaxSafeInteger, kMaxSafeInteger, 0));
   s.log_mask = uint32_t(job.Integer("logMask", 0, (1 << LOG_KINDS) - 1, 0));
   s.log_avg_ms = uint32_t(job.Integer("logAvgMs", 0, 1 << 30, 0));
   uint32_t entry = uint32_t(job.Integer("entry", 0, 1023, entry_default));

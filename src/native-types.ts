@@ -82,6 +82,14 @@ export interface BenchJob {
   gtodReduce?: boolean;
   /** fio's end_fsync: a job that wrote fsyncs its file when its I/O is done. */
   endFsync?: boolean;
+  /** fio's offset: the job's I/O covers [offset, offset + size) of the file. */
+  offset?: number;
+  /** fio's io_size: bytes of I/O, wrapping around the size (default the size). */
+  ioSize?: number;
+  /** fio's loops: the job's I/O this many times. */
+  loops?: number;
+  /** fio's rw=read:-8k / write:8k: bytes added to each sequential offset beyond bs. */
+  seqAdd?: number;
   /** fio's write_lat_log (1, 2, 4: lat, clat, slat), write_bw_log (8), write_iops_log (16): the logs the runner keeps. */
   logMask?: number;
   /** fio's log_avg_msec: 0 (default) a line per I/O. */

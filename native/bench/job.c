@@ -57,7 +57,7 @@ static void *worker_main(void *arg) {
   memset(&ctx, 0, sizeof(ctx));
   ctx.fd = fd;
   ctx.filename = s->filename;
-  ctx.file_size = w->size;
+  ctx.file_size = w->size + s->offset;
   ctx.depth = s->iodepth;
   ctx.bs = s->bs;
   ctx.direct = s->direct;
@@ -218,6 +218,7 @@ static int init_workers(const struct job_spec *spec, struct job_shared *shared, 
     w->index = i;
     w->size = size;
     w->nblocks = size / spec->bs;
+    w->last_pos = spec->offset;
     w->rand_state = (spec->randseed + 1) * 0x9e3779b97f4a7c15ULL + n * 0x632be59bd9b4e019ULL + 1;
     w->fill_state = (w->rand_state ^ 0x5851f42d4c957f2dULL) | 1;
     w->dir = malloc(2 * sizeof(*w->dir));

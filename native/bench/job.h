@@ -41,6 +41,10 @@ struct job_spec {
   uint64_t file_size;     /* fio's filesize: the file laid out at this size, the I/O over [0, size); 0: size */
   int gtod_reduce;        /* fio's gtod_reduce: no latency or bw/IOPS samples recorded, no clock read per I/O for them */
   int end_fsync;          /* fio's end_fsync: a job that wrote fsyncs its file when its I/O is done */
+  uint64_t offset;        /* fio's offset: the job's I/O covers [offset, offset + size) of the file */
+  uint64_t io_limit;      /* fio's io_size: bytes of I/O per pass set, wrapping around the size (0: the size) */
+  unsigned loops;         /* fio's loops: the job's I/O this many times (0 counts as 1) */
+  int64_t seq_add;        /* fio's rw=read:-8k / write:8k: added to each sequential offset beyond bs */
   unsigned log_mask;      /* fio's write_lat_log / write_bw_log / write_iops_log: LOG_MASK_* bits */
   unsigned log_avg_ms;    /* fio's log_avg_msec: 0 a line per I/O */
   enum fadvise_hint fadvise_hint;

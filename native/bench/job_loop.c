@@ -40,10 +40,39 @@ static int fail_verify(struct worker *w, uint64_t block, int64_t bad) {
   return -1;
 }
 
+/* fio's sequential offset with a modifier (rw=read:-8k, write:112k), as its get_next_seq_offset
+ * computes it, quirks included: each I/O starts where the last ended plus the modifier; a step
+ * past the file's end wraps a hole to the start and a backwards job to the region's end minus
+ * the step; a backwards job with an offset starts from the region's end. F is fio's file_offset
+ * (offset=), the region [F, F + size), the file F + size long. */
+static uint64_t seq_add_offset(struct worker *w) {
+  const struct job_spec *s = w->spec;
+  uint64_t f = s->offset, io = w->size, real = f + w->size;
+  if (w->last_pos >= io + f && s->time_based) w->last_pos = f;
+  if (w->last_pos == f && f != 0 && s->seq_add < 0) w->last_pos = real > io ? io : real;
+  uint64_t pos = w->last_pos - f;
+  if (pos != 0) {
+    pos += (uint64_t)s->seq_add;  /* below 0 wraps to a huge value, as fio's unsigned sum */
+    if (pos >= real) pos = s->seq_add > 0 ? f : (real > io ? io : real) + (uint64_t)s->seq_add;
+  }
+  if (pos + f + s->bs > real) pos = 0;  /* never past the file (fio would read short) */
+  return pos + f;
+}
+
+/* A sequential job with a modifier ends once an I/O ended at the file's end (fio: no next offset). */
+static int seq_add_done(const struct worker *w) {
+  const struct job_spec *s = w->spec;
+  return s->seq_add != 0 && !job_random(s->rw) && !s->time_based && w->last_pos >= s->offset + w->size;
+}
+
 static void prepare_io(struct worker *w, struct io_u *io) {
   const struct job_spec *s = w->spec;
   uint64_t block;
-  if (w->randmap != NULL) {
+  if (s->seq_add != 0 && !job_random(s->rw)) {
+    io->offset = seq_add_offset(w);
+    w->last_pos = io->offset + s->bs;
+    block = UINT64_MAX;
+  } else if (w->randmap != NULL) {
     block = randmap_next(w);
   } else if (job_random(s->rw)) {
     block = next_random(&w->rand_state) % w->nblocks;
@@ -54,7 +83,7 @@ static void prepare_io(struct worker *w, struct io_u *io) {
       pass_start(w);
     }
   }
-  io->offset = block * s->bs;
+  if (block != UINT64_MAX) io->offset = block * s->bs + s->offset;
   io->len = s->bs;
   if (s->rw == RW_RANDRW || s->rw == RW_READWRITE)
     io->ddir = next_random(&w->rand_state) % 100 < s->rwmixread ? DDIR_READ : DDIR_WRITE;
@@ -82,7 +111,7 @@ static int complete_io(struct worker *w, struct io_u *io, uint64_t t, int async)
       int64_t bad = pattern_check(io->buf, io->offset, io->len, PATTERN_KEY);
       if (bad >= 0) return fail_verify(w, io->offset, bad);
     } else {
-      uint64_t b = io->offset / s->bs;
+      uint64_t b = (io->offset - s->offset) / s->bs;
       w->written[b / 8] |= (unsigned char)(1u << (b % 8));
     }
   }
@@ -165,7 +194,9 @@ int run_loop(struct worker *w, const struct engine_ops *ops, struct engine_ctx *
   /* as fio: a time_based job runs for its runtime (number_ios does not end it), any other ends
    * after its size, or after number_ios I/Os when that comes first; both counted after the ramp,
    * which runs for its time whatever the size */
-  uint64_t budget = s->time_based ? UINT64_MAX : w->nblocks;
+  /* one pass is the size's blocks (io_size's, wrapping, when given); loops passes */
+  uint64_t pass = s->io_limit ? s->io_limit / s->bs : w->nblocks;
+  uint64_t budget = s->time_based ? UINT64_MAX : pass * (s->loops ? s->loops : 1);
   if (!s->time_based && s->number_ios != 0 && (s->number_ios < budget || s->number_ios_wraps)) budget = s->number_ios;
   uint64_t issued = 0, start = now_ns(), now = start;
   job_logs_init(&w->logs, s->log_mask, s->log_avg_ms, start);
@@ -194,7 +225,7 @@ int run_loop(struct worker *w, const struct engine_ops *ops, struct engine_ctx *
          * whether it is one of number_ios: one issued as the ramp ends was counted once and
          * missed by the other (2001 of -number_ios=2000) */
         ramp_over(w, t, &issued);
-        if (w->phase != PHASE_RAMP && (issued >= budget || now >= deadline)) {
+        if (w->phase != PHASE_RAMP && (issued >= budget || now >= deadline || seq_add_done(w))) {
           stop = 1;
           break;
         }
@@ -275,7 +306,7 @@ int verify_pass(struct worker *w, int fd, void *buf) {
   for (uint64_t b = 0; b < w->nblocks; b++) {
     if (!(w->written[b / 8] & (1u << (b % 8)))) continue;
     if (job_stopped(w)) return 0;
-    uint64_t off = b * s->bs;
+    uint64_t off = b * s->bs + s->offset;
     memset(buf, VERIFY_POISON, s->bs);
     ssize_t n = pread(fd, buf, s->bs, (off_t)off);
     if (n < 0) return worker_fail_errno(w, errno, "pread", off);

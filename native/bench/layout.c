@@ -225,8 +225,8 @@ int layout_prepare(const struct job_spec *spec, uint64_t *size, struct job_resul
   }
   /* the file is laid out at the size asked for, as fio does (size=10000 bs=4k: 10000 bytes);
    * the job's I/O covers its whole blocks */
-  uint64_t file_size = spec->file_size != 0 ? spec->file_size : *size;
-  if (*size > file_size) *size = file_size;  /* fio's filesize below size: the I/O covers the file */
+  uint64_t file_size = spec->file_size != 0 ? spec->file_size : *size + spec->offset;
+  if (*size + spec->offset > file_size) *size = file_size > spec->offset ? file_size - spec->offset : 0;  /* filesize below size */
   *size -= *size % spec->bs;
   if (*size < spec->bs) return user_error(e, "size is smaller than one block (bs %u)", spec->bs);
 

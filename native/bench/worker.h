@@ -40,6 +40,7 @@ struct worker {
   struct job_error error;
   /* hot-loop state */
   uint64_t rand_state, next_block, nblocks, measure_from;
+  uint64_t last_pos;       /* rw=read:-8k: where the last sequential I/O ended (file offset; the region's start at first) */
   uint64_t fill_state;     /* refill_buffers' data: its own stream, so the offsets stay as without it */
   unsigned char *written;  /* verify: bitmap of blocks written */
   /* fio's random map: a bit per block, set once the block was issued in this pass; NULL for

@@ -14,6 +14,7 @@ import type { FioCommandLine } from './fio-cli.js';
 import type { FioOptionText, FioSectionText } from './fio-jobfile.js';
 import { FIO_ALIASES, FIO_INVERSES, splitFilenames, stripJobFileLine, substituteValue } from './fio-values.js';
 import { engineInfo, engineOptionOwners } from './engines.js';
+import { parseWholeNumber } from '../numbers.js';
 
 /** One fio job: a section of the job file or a --name of the command line, one clone of it. */
 export interface FioJob {
@@ -72,6 +73,7 @@ function parseOptionText(cmd: Command, text: FioOptionText, fromFile: boolean): 
     value = inverse ? inverse.value('1') : '1';
   }
   if (key === 'ioengine' && fromFile) checkJobFileEngine(where, value);
+  if (key === 'rw' && value.includes(':')) value = value.slice(0, value.indexOf(':'));  // the modifier: rwModifier
   if (key === 'filename') {
     // fio refuses an empty name, and so an unset ${VAR} that was the whole name: never ./NAME.0.0
     if (value.trim() === '') {
@@ -139,10 +141,32 @@ function dumped(text: FioOptionText, fromFile: boolean): [string, string] | unde
   return [name, fromFile ? substituteValue(text.name, text.value) : text.value];
 }
 
+/** fio's offset modifier of a sequential rw (read:-8k, write:112k): bytes added to each next
+ * offset beyond the block; undefined without one. Random or mixed jobs' modifiers (fio's
+ * rw_sequencer counts for random offsets) are refused by name. */
+function rwModifier(text: FioOptionText, fromFile: boolean): number | undefined {
+  const value = fromFile && text.value !== undefined ? substituteValue(text.name, text.value) : text.value;
+  const colon = value?.indexOf(':') ?? -1;
+  if (value === undefined || colon < 0) return undefined;
+  const mode = value.slice(0, colon).trim();
+  const spelled = `${fromFile ? `${text.where}: ` : ''}${text.name}=${value}`;
+  if (mode !== 'read' && mode !== 'write') {
+    throw new UserError(`${spelled}: iolab runs an offset modifier on a read or write job (fio's ':N' on ${mode} counts random offsets)`);
+  }
+  const m = /^(-?)(.+)$/.exec(value.slice(colon + 1).trim());
+  try {
+    const bytes = parseWholeNumber(m?.[2] ?? '', { min: 0, size: true });
+    return m?.[1] === '-' ? -bytes : bytes;
+  } catch (err) {
+    throw new UserError(`${spelled}: the offset modifier ${(err as Error).message}`);
+  }
+}
+
 function applyAll(cmd: Command, into: Values, section: FioSectionText, fromFile: boolean, fioJob: boolean): void {
   for (const text of section.options) {
     if (fioJob) checkEngineOptionOrder(into, text, fromFile);
     const [key, value] = parseOptionText(cmd, text, fromFile);
+    if (key === 'rw') into.rw_offset_add = rwModifier(text, fromFile);
     if (value === undefined) delete into[key];
     else into[key] = value;
   }

@@ -66,6 +66,11 @@ export interface IopsOptions extends Record<string, unknown> {
   filesize?: number;
   gtod_reduce?: boolean;
   end_fsync?: boolean;
+  offset?: number;
+  io_size?: number;
+  loops?: number;
+  /** fio's rw=read:-8k offset modifier (fio-jobs.ts reads it from the rw text). */
+  rw_offset_add?: number;
   write_lat_log?: string | boolean;
   write_bw_log?: string | boolean;
   write_iops_log?: string | boolean;
@@ -124,6 +129,10 @@ export function jobFromOptions(opts: IopsOptions, filename: string, engines: str
     sizeIsDefault: opts.size === undefined && opts.filesize === undefined,
     fileSize: opts.filesize,
     gtodReduce: opts.gtod_reduce ?? false,
+    offset: opts.offset,
+    ioSize: opts.io_size,
+    loops: opts.loops,
+    seqAdd: opts.rw_offset_add,
     endFsync: opts.end_fsync ?? false,
     runtimeMs: opts.runtime,
     timeBased: opts.time_based ?? false,

@@ -63,6 +63,7 @@ export function checkJob(job: BenchJob, role: JobFileRole = { option: '--filenam
   }
   if (job.timeBased && !job.runtimeMs) throw new UserError('--time_based needs --runtime');
   if (job.verify && job.bs % 8 !== 0) throw new UserError(`--verify needs --bs to be a multiple of 8, got ${job.bs}`);
+  if (job.verify && job.seqAdd) throw new UserError('--verify with an offset modifier (rw=read:-8k): iolab checks whole blocks, which the modifier\'s offsets may straddle');
   if (job.direct) {
     const lbs = logicalBlockSize(job.filename);
     if (lbs && job.bs % lbs.size !== 0) {
