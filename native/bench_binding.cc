@@ -315,6 +315,10 @@ void ParseJob(Napi::Env env, Napi::Value value, const std::string& what, uint32_
   s.file_size = uint64_t(job.Integer("fileSize", 0, kMaxSafeInteger, 0));
   s.gtod_reduce = job.Bool("gtodReduce", false);
   s.end_fsync = job.Bool("endFsync", false);
+  s.dist = rand_dist(job.Integer("randomDistribution", 0, DIST_NORMAL, DIST_RANDOM));
+  // the distribution's values in millionths (the argument module reads whole numbers)
+  s.dist_param = double(job.Integer("distributionMicros", 0, int64_t(1e15), 0)) / 1e6;
+  s.dist_center = double(job.Integer("distributionCenterMicros", -1000000, 1000000, -1000000)) / 1e6;
   s.offset = uint64_t(job.Integer("offset", 0, kMaxSafeInteger, 0));
   s.io_limit = uint64_t(job.Integer("ioSize", 0, kMaxSafeInteger, 0));
   s.loops = uint32_t(job.Integer("loops", 0, 1 << 30, 0));

@@ -82,6 +82,12 @@ export interface BenchJob {
   gtodReduce?: boolean;
   /** fio's end_fsync: a job that wrote fsyncs its file when its I/O is done. */
   endFsync?: boolean;
+  /** fio's random_distribution: 0 random (uniform), 1 zipf, 2 pareto, 3 normal. */
+  randomDistribution?: number;
+  /** Its value in millionths: zipf's theta, pareto's power, normal's deviation in percent. */
+  distributionMicros?: number;
+  /** Its center (0..1) in millionths; -1000000 (default): spread by a hash. */
+  distributionCenterMicros?: number;
   /** fio's offset: the job's I/O covers [offset, offset + size) of the file. */
   offset?: number;
   /** fio's io_size: bytes of I/O, wrapping around the size (default the size). */

@@ -3,6 +3,7 @@
 // engines (a known delay, a fault that moves no data); nothing left behind. An engine this
 // machine cannot run is a visible skip with its reason.
 import { describe, expect, it, type TestContext } from 'vitest';
+import { execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { native, type BenchJob, type BenchResult } from '../src/native.js';
@@ -53,6 +54,33 @@ describe('the null engine', () => {
     expect(existsSync(filename)).toBe(false);
     expect(() => native.benchRun({ filename, engine: 'null', rw: 'write', bs: 4096, iodepth: 1, size: 1 << 20, verify: true }))
       .toThrow(/verify: the null engine moves no data to check/);
+  });
+});
+
+describe('random_distribution', () => {
+  // the blocks a cold, buffered, random 4 KiB read touched are the pages it left cached (fincore)
+  const hasFincore = (() => {
+    try {
+      execFileSync('fincore', ['--version']);
+      return true;
+    } catch {
+      return false;
+    }
+  })();
+  it.runIf(hasFincore)('zipf, pareto and normal read a few hot blocks where uniform reads most (pages left cached)', async () => {
+    const filename = join(dir.path, 'dist.dat');
+    const base = { filename, engine: 'psync', bs: 4096, iodepth: 1, size: 4 << 20 } as const;
+    await native.benchRun({ ...base, rw: 'write', endFsync: true });
+    const touched = async (extra: Partial<BenchJob>) => {
+      await native.benchRun({ ...base, rw: 'randread', invalidate: true, numberIos: 512, norandommap: true, ...extra });
+      return Number(execFileSync('fincore', ['--bytes', '--noheadings', '--output', 'RES', filename]).toString().trim()) / 4096;
+    };
+    const uniform = await touched({});
+    expect(uniform).toBeGreaterThan(300);  // 512 draws of 1024 blocks: about 400 distinct
+    for (const d of [{ randomDistribution: 1, distributionMicros: 1.2e6 }, { randomDistribution: 2, distributionMicros: 0.2e6 },
+      { randomDistribution: 3, distributionMicros: 2e6 }]) {
+      expect(await touched(d), JSON.stringify(d)).toBeLessThan(uniform / 2);
+    }
   });
 });
 

@@ -110,9 +110,9 @@ describe('the job list', () => {
       'group_reporting', 'gtod_reduce', 'hipri', 'invalidate', 'io_limit', 'io_size', 'iodepth', 'iodepth_batch',
       'iodepth_batch_complete', 'iodepth_batch_complete_max', 'iodepth_batch_complete_min', 'iodepth_batch_submit',
       'ioengine', 'log_avg_msec', 'loops', 'name', 'new_group', 'norandommap', 'number_ios', 'numjobs', 'offset',
-      'ramp_time', 'randrepeat', 'randseed', 'readwrite', 'refill_buffers', 'registerfiles', 'runtime', 'rw',
-      'rwmixread', 'rwmixwrite', 'size', 'sqthread_poll', 'stonewall', 'thread', 'time_based', 'timeout', 'verify',
-      'wait_for_previous', 'write_bw_log', 'write_iops_log', 'write_lat_log']);
+      'ramp_time', 'random_distribution', 'random_generator', 'randrepeat', 'randseed', 'readwrite', 'refill_buffers',
+      'registerfiles', 'runtime', 'rw', 'rwmixread', 'rwmixwrite', 'size', 'sqthread_poll', 'stonewall', 'thread',
+      'time_based', 'timeout', 'verify', 'wait_for_previous', 'write_bw_log', 'write_iops_log', 'write_lat_log']);
   });
 
   it('refuses a filename that names no file, as fio does ("failed parsing filename="), and so an unset ${VAR}', () => {

@@ -225,6 +225,7 @@ static int init_workers(const struct job_spec *spec, struct job_shared *shared, 
     if (w->dir == NULL) return -1;
     for (int d = 0; d < 2; d++) init_dir(&w->dir[d]);
     if (randmap_init(w) < 0) return -1;
+    dist_init(w);
     if (spec->verify && job_writes(spec->rw)) {
       w->written = calloc((size_t)(w->nblocks + 7) / 8, 1);
       if (w->written == NULL) return -1;

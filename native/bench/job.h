@@ -10,6 +10,9 @@
 #include "bench/job_log.h"
 #include "stats/histogram.h"
 
+/* fio's random_distribution (random: uniform, the default) */
+enum rand_dist { DIST_RANDOM = 0, DIST_ZIPF, DIST_PARETO, DIST_NORMAL };
+
 enum rw_mode { RW_READ, RW_WRITE, RW_RANDREAD, RW_RANDWRITE, RW_RANDRW, RW_READWRITE };
 
 /* fio's fadvise_hint: 1 (the default) tells the kernel the access pattern the job's rw implies */
@@ -41,6 +44,9 @@ struct job_spec {
   uint64_t file_size;     /* fio's filesize: the file laid out at this size, the I/O over [0, size); 0: size */
   int gtod_reduce;        /* fio's gtod_reduce: no latency or bw/IOPS samples recorded, no clock read per I/O for them */
   int end_fsync;          /* fio's end_fsync: a job that wrote fsyncs its file when its I/O is done */
+  enum rand_dist dist;    /* fio's random_distribution: zipf/pareto/normal draw blocks with replacement (no map) */
+  double dist_param;      /* zipf's theta, pareto's power, normal's deviation (percent) */
+  double dist_center;     /* the second value (0..1): where the hottest blocks sit; -1: spread by a hash */
   uint64_t offset;        /* fio's offset: the job's I/O covers [offset, offset + size) of the file */
   uint64_t io_limit;      /* fio's io_size: bytes of I/O per pass set, wrapping around the size (0: the size) */
   unsigned loops;         /* fio's loops: the job's I/O this many times (0 counts as 1) */

@@ -72,6 +72,8 @@ static void prepare_io(struct worker *w, struct io_u *io) {
     io->offset = seq_add_offset(w);
     w->last_pos = io->offset + s->bs;
     block = UINT64_MAX;
+  } else if (s->dist != DIST_RANDOM && job_random(s->rw)) {
+    block = dist_next_block(w);
   } else if (w->randmap != NULL) {
     block = randmap_next(w);
   } else if (job_random(s->rw)) {

@@ -40,6 +40,7 @@ struct worker {
   struct job_error error;
   /* hot-loop state */
   uint64_t rand_state, next_block, nblocks, measure_from;
+  double zipf_zetan, zipf_zeta2;  /* zipf's sums over the blocks (dist_init) */
   uint64_t last_pos;       /* rw=read:-8k: where the last sequential I/O ended (file offset; the region's start at first) */
   uint64_t fill_state;     /* refill_buffers' data: its own stream, so the offsets stay as without it */
   unsigned char *written;  /* verify: bitmap of blocks written */
@@ -81,6 +82,9 @@ static inline int job_stopped(const struct worker *w) {
 /* job_map.c */
 int randmap_init(struct worker *w);
 uint64_t randmap_next(struct worker *w);
+/* job_dist.c: fio's random_distribution */
+void dist_init(struct worker *w);
+uint64_t dist_next_block(struct worker *w);
 void pass_start(struct worker *w);
 
 /* job_loop.c */

@@ -8,6 +8,7 @@ import type { RwMode } from './storage-job.js';
 import type { SweepAxis } from './sweep.js';
 import { jobBlockSize, type BlockSizes } from './block-sizes.js';
 import type { LogKind } from './fio-logs.js';
+import { distributionFields, type Distribution } from './distribution.js';
 
 interface Preset {
   rw?: RwMode;
@@ -66,6 +67,8 @@ export interface IopsOptions extends Record<string, unknown> {
   filesize?: number;
   gtod_reduce?: boolean;
   end_fsync?: boolean;
+  random_distribution?: Distribution;
+  random_generator?: string;
   offset?: number;
   io_size?: number;
   loops?: number;
@@ -103,6 +106,8 @@ function acceptedOptions(opts: IopsOptions): Record<string, string> {
   if (opts.thread !== undefined) o.thread = opts.thread ? '1' : '0';
   if (opts.group_reporting !== undefined) o.group_reporting = opts.group_reporting ? '1' : '0';
   if (opts.description !== undefined) o.description = opts.description;
+  if (opts.random_generator !== undefined) o.random_generator = opts.random_generator;
+  if (opts.random_distribution !== undefined) o.random_distribution = opts.random_distribution.text;
   return o;
 }
 
@@ -144,7 +149,9 @@ export function jobFromOptions(opts: IopsOptions, filename: string, engines: str
     engineOptions: engineOptionsFrom(opts, engines),
     verify,
     force: opts.force ?? false,
-    norandommap: opts.norandommap ?? false,
+    // lfsr promises each block once per pass without a map: iolab's map does that
+    norandommap: opts.random_generator === 'lfsr' ? false : opts.norandommap ?? false,
+    ...distributionFields(opts.random_distribution),
     refillBuffers: opts.refill_buffers ?? false,
     randrepeat: opts.randrepeat ?? true,
     // --randrepeat=0: every run reads at other random offsets than the last (a new random seed

@@ -9,6 +9,7 @@ import { ENGINE_NAMES, ENGINES, engineOptionFlags, MAX_IODEPTH, parseEngines } f
 import { parseRw } from './storage-job.js';
 import { parseSweep, type SweepAxis } from './sweep.js';
 import { blockSizesOption, jobBlockSize, rangeOption } from './block-sizes.js';
+import { distributionOption, generatorOption } from './distribution.js';
 import { runIops } from './iops-run.js';
 import { runVsFio } from './vs-fio.js';
 import { planRun, type RunOptions } from './iops-plan.js';
@@ -65,6 +66,10 @@ export function iopsCommand(): Command {
     .addOption(notPath(new Option('--io_limit, --io_size <size>', 'bytes of I/O per loop, wrapping around --size, as fio\'s io_size (default --size)')
       .argParser(size)))
     .option('--loops <n>', 'run the job\'s I/O this many times, as fio\'s loops (default 1)', numberOption({ min: 1, max: 2 ** 30 }))
+    .option('--random_distribution <dist>', 'random offsets drawn from zipf:THETA, pareto:H or normal:DEV (each [:CENTER]), as fio\'s; ' +
+      'random (default) is uniform; a distribution draws blocks with replacement (no random map, as fio)', distributionOption)
+    .option('--random_generator <gen>', 'fio\'s tausworthe (default), tausworthe64 or lfsr (every block once per pass without a map: the random map on)',
+      generatorOption)
     .addOption(zeroOne('--end_fsync', 'fsync the file when a job that wrote is done, as fio\'s; default 0'))
     .option('--iodepth <n>', 'I/Os in flight per job (default 1)',
       numberOption({ min: 1, max: MAX_IODEPTH, maxReason: 'the most I/O slots a job keeps' }))
