@@ -212,6 +212,10 @@ class BenchWorker : public Napi::AsyncProgressWorker<Progress> {
     o.Set("verifiedBlocks", double(r.verified_blocks));
     o.Set("read", DirToJs(env, r.dir[DDIR_READ], r.async != 0));
     o.Set("write", DirToJs(env, r.dir[DDIR_WRITE], r.async != 0));
+    Napi::Object sync = Napi::Object::New(env);
+    sync.Set("ios", double(r.syncs));
+    sync.Set("lat", HistToJs(env, r.sync_lat));
+    o.Set("sync", sync);
     Napi::Object depth = Napi::Object::New(env);
     depth.Set("level", CountsToJs(env, r.depth.level));
     depth.Set("submit", CountsToJs(env, r.depth.submit));
@@ -323,6 +327,12 @@ void ParseJob(Napi::Env env, Napi::Value value, const std::string& what, uint32_
   s.io_limit = uint64_t(job.Integer("ioSize", 0, kMaxSafeInteger, 0));
   s.loops = uint32_t(job.Integer("loops", 0, 1 << 30, 0));
   s.seq_add = int64_t(job.Integer("seqAdd", -kMaxSafeInteger, kMaxSafeInteger, 0));
+  s.rate_bytes[0] = uint64_t(job.Integer("rateRead", 0, kMaxSafeInteger, 0));
+  s.rate_bytes[1] = uint64_t(job.Integer("rateWrite", 0, kMaxSafeInteger, 0));
+  s.rate_iops[0] = uint64_t(job.Integer("rateIopsRead", 0, 1000000000, 0));
+  s.rate_iops[1] = uint64_t(job.Integer("rateIopsWrite", 0, 1000000000, 0));
+  s.fsync_every = uint32_t(job.Integer("fsync", 0, 1 << 30, 0));
+  s.sync_is_fdatasync = job.Bool("fdatasync", false);
   s.log_mask = uint32_t(job.Integer("logMask", 0, (1 << LOG_KINDS) - 1, 0));
   s.log_avg_ms = uint32_t(job.Integer("logAvgMs", 0, 1 << 30, 0));
   uint32_t entry = uint32_t(job.Integer("entry", 0, 1023, entry_default));

@@ -88,6 +88,14 @@ export interface BenchJob {
   distributionMicros?: number;
   /** Its center (0..1) in millionths; -1000000 (default): spread by a hash. */
   distributionCenterMicros?: number;
+  /** fio's rate (bytes/s) and rate_iops per direction; 0 or absent: no cap. */
+  rateRead?: number;
+  rateWrite?: number;
+  rateIopsRead?: number;
+  rateIopsWrite?: number;
+  /** fio's fsync=N (fdatasync: true: fdatasync=N): a sync after every N writes. */
+  fsync?: number;
+  fdatasync?: boolean;
   /** fio's offset: the job's I/O covers [offset, offset + size) of the file. */
   offset?: number;
   /** fio's io_size: bytes of I/O, wrapping around the size (default the size). */
@@ -176,6 +184,8 @@ export interface BenchDirection {
 }
 
 export interface BenchResult {
+  /** fio's sync figures: fsync/fdatasync calls and their latency. */
+  sync?: { ios: number; lat: BenchHistogram };
   /** fio's log files' text, per job of the result that keeps logs (logMask), in job order. */
   logs?: Partial<Record<'lat' | 'clat' | 'slat' | 'bw' | 'iops', string>>[];
   engine: string;

@@ -146,6 +146,8 @@ static void merge_workers(struct job_result *res, struct worker *ws, unsigned n,
     merge_measured(res, &w->error, w->unavailable, w->reason, w->dir, &w->depth, w->runtime_ns, w->runtime_ns,
                    w->start_unix_ms);
     res->verified_blocks += w->verified;
+    res->syncs += w->syncs;
+    hist_merge(&res->sync_lat, &w->sync_lat);
     for (int k = 0; k < LOG_KINDS; k++) log_text_move(&res->logs[k], &w->logs.text[k]);
     res->async |= w->async;
     res->interrupted |= w->interrupted;
@@ -171,6 +173,8 @@ void job_result_merge(struct job_result *into, const struct job_result *from) {
   into->majf += from->majf;
   into->minf += from->minf;
   into->verified_blocks += from->verified_blocks;
+  into->syncs += from->syncs;
+  hist_merge(&into->sync_lat, &from->sync_lat);
   into->laid_out_bytes += from->laid_out_bytes;
   into->async |= from->async;
   into->interrupted |= from->interrupted;
@@ -224,6 +228,7 @@ static int init_workers(const struct job_spec *spec, struct job_shared *shared, 
     w->dir = malloc(2 * sizeof(*w->dir));
     if (w->dir == NULL) return -1;
     for (int d = 0; d < 2; d++) init_dir(&w->dir[d]);
+    hist_init(&w->sync_lat);
     if (randmap_init(w) < 0) return -1;
     dist_init(w);
     if (spec->verify && job_writes(spec->rw)) {
@@ -243,6 +248,7 @@ int job_run_group(const struct job_spec *specs, unsigned n, struct job_result *r
   for (unsigned j = 0; j < n; j++) {
     memset(&results[j], 0, sizeof(results[j]));
     for (int d = 0; d < 2; d++) init_dir(&results[j].dir[d]);
+    hist_init(&results[j].sync_lat);
   }
   /* each file laid out before any job starts, one after another: a job never reads a file
    * another job of the group is still laying out */

@@ -51,6 +51,10 @@ struct job_spec {
   uint64_t io_limit;      /* fio's io_size: bytes of I/O per pass set, wrapping around the size (0: the size) */
   unsigned loops;         /* fio's loops: the job's I/O this many times (0 counts as 1) */
   int64_t seq_add;        /* fio's rw=read:-8k / write:8k: added to each sequential offset beyond bs */
+  uint64_t rate_bytes[2]; /* fio's rate: bytes/s per direction (read, write); 0: no cap */
+  uint64_t rate_iops[2];  /* fio's rate_iops: I/Os per second per direction; 0: no cap */
+  unsigned fsync_every;   /* fio's fsync: an fsync after every this many writes (0: none) */
+  int sync_is_fdatasync;  /* fio's fdatasync=N instead: fdatasync */
   unsigned log_mask;      /* fio's write_lat_log / write_bw_log / write_iops_log: LOG_MASK_* bits */
   unsigned log_avg_ms;    /* fio's log_avg_msec: 0 a line per I/O */
   enum fadvise_hint fadvise_hint;
@@ -112,6 +116,8 @@ struct job_result {
   uint64_t size;         /* bytes each job addressed (may be less than asked on a short file) */
   int layout_removed;    /* interrupted layout: the file this run created was removed */
   int owned;             /* the file is iolab's (its mark describes it) */
+  uint64_t syncs;        /* fsync/fdatasync calls (fio's sync total_ios) */
+  struct histogram sync_lat;  /* their latency (fio's sync lat_ns) */
   struct log_text logs[LOG_KINDS];  /* fio's log files' text, the job's threads one after another; freed by the caller */
 };
 

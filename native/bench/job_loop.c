@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/sdt.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "pattern.h"
@@ -108,6 +109,7 @@ static int complete_io(struct worker *w, struct io_u *io, uint64_t t, int async)
     const char *call = io->ddir == DDIR_READ ? "read" : "write";
     return worker_fail_errno(w, io->result < 0 ? (int)-io->result : EIO, call, io->offset);  /* short: EIO */
   }
+  if (io->ddir == DDIR_WRITE) w->writes_since_sync++;
   if (s->verify) {
     if (io->ddir == DDIR_READ) {
       int64_t bad = pattern_check(io->buf, io->offset, io->len, PATTERN_KEY);
@@ -168,6 +170,44 @@ static unsigned reap_max(const struct job_spec *s, unsigned inflight) {
   if (max > inflight) max = inflight;
   unsigned min = reap_min(s, inflight);
   return max < min ? min : max;
+}
+
+/* fio's rate and rate_iops: an I/O of a capped direction waits for its slot (1/rate_iops s, or
+ * its bytes at rate bytes/s, after the previous one's), as fio's rate thread paces the job. */
+static void wait_for_rate(struct worker *w, const struct io_u *io) {
+  const struct job_spec *s = w->spec;
+  uint64_t iops = s->rate_iops[io->ddir], bytes = s->rate_bytes[io->ddir];
+  if (iops == 0 && bytes == 0) return;
+  uint64_t step = iops ? 1000000000ull / iops : (uint64_t)io->len * 1000000000ull / bytes;
+  uint64_t now = now_ns();
+  uint64_t *next = &w->rate_next_ns[io->ddir];
+  if (*next == 0) *next = now;
+  if (*next > now) {
+    uint64_t d = *next - now;
+    struct timespec ts = {.tv_sec = (time_t)(d / 1000000000ull), .tv_nsec = (long)(d % 1000000000ull)};
+    while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {}
+  }
+  *next += step;
+}
+
+/* fio's fsync=N / fdatasync=N: after N writes, with nothing in flight, the file is synced; each
+ * sync counted and timed (fio's "sync" figures). 0, or -1 when it failed. */
+static int sync_if_due(struct worker *w) {
+  const struct job_spec *s = w->spec;
+  if (s->fsync_every == 0 || w->writes_since_sync < s->fsync_every) return 0;
+  uint64_t t = now_ns();
+  int r = s->sync_is_fdatasync ? fdatasync(w->fd) : fsync(w->fd);
+  if (r < 0) return worker_fail_errno(w, errno, s->sync_is_fdatasync ? "fdatasync" : "fsync", UINT64_MAX);
+  w->writes_since_sync = 0;
+  if (t >= w->measure_from) {
+    w->syncs++;
+    hist_add(&w->sync_lat, now_ns() - t);
+  }
+  return 0;
+}
+
+static int sync_due(const struct worker *w) {
+  return w->spec->fsync_every != 0 && w->writes_since_sync >= w->spec->fsync_every;
 }
 
 /* The ramp ends: from now on the I/Os count, toward number_ios or size too. */
@@ -231,9 +271,19 @@ int run_loop(struct worker *w, const struct engine_ops *ops, struct engine_ctx *
           stop = 1;
           break;
         }
+        /* a sync waits for the writes in flight, then runs before the next I/O */
+        if (sync_due(w)) {
+          if (inflight > 0) break;
+          if (sync_if_due(w) < 0) {
+            failed = 1;
+            break;
+          }
+        }
         io = free_list[--nfree];
         prepare_io(w, io);
         issued++;
+        wait_for_rate(w, io);
+        t = now_ns();
       }
       retry = NULL;
       io->start_ns = t;

@@ -50,6 +50,9 @@ struct worker {
   int fd;                  /* the job thread's fd: a new pass of a time_based job invalidates it */
   uint64_t start_unix_ms;  /* CLOCK_REALTIME at measure_from (fio's job_start) */
   struct job_logs logs;    /* fio's log files (write_*_log) */
+  uint64_t rate_next_ns[2];  /* rate/rate_iops: when the next I/O of each direction may be issued */
+  uint64_t writes_since_sync, syncs;
+  struct histogram sync_lat;
   /* the current 500 ms sample window */
   uint64_t window_from, window_ios[2], window_bytes[2];
 };

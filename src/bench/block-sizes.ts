@@ -1,7 +1,8 @@
 // fio's block size forms: `bs=4k`; `bs=4k,8k` (reads 4k, writes 8k: fio's read,write[,trim]
 // list); `bs=4k-4k` and `bsrange=4k-4k` (a range). iolab runs one block size per job: a range
 // whose ends are the same is that size, and a read,write pair is the size of the direction the
-// job moves; what would need a block size per I/O is refused by name.
+// job moves; what would need a block size per I/O is refused by name. fio's other per-direction
+// values (rate, rate_iops) and io_submit_mode are read here too.
 import { UserError } from '../cli-util.js';
 import { asCommanderError, parseWholeNumber } from '../numbers.js';
 
@@ -57,3 +58,31 @@ export function jobBlockSize(bs: BlockSizes | undefined, range: BlockSizes | und
   throw new UserError(`${name}=${given.text}: reads and writes of other sizes in one ${rw} job; iolab runs one block size ` +
     'per job (a read job takes the first, a write job the second)');
 }
+
+/** fio's rate and rate_iops: one value for reads and writes, or `read,write[,trim]` where an
+ * empty one is no cap (`rate=,500k` caps writes only). */
+export interface PerDirection { text: string; read: number; write: number }
+
+function parsePerDirection(value: string, size: boolean): PerDirection {
+  const text = value.trim();
+  const parts = text.split(',').map((s) => s.trim());
+  const one = (s: string | undefined) => (s === undefined || s === '' ? 0 : parseWholeNumber(s, { min: 1, size }));
+  if (parts.length === 1) return { text, read: one(parts[0]), write: one(parts[0]) };
+  if (parts.length > 3 || (parts[2] ?? '') !== '') {
+    if (parts.length > 3) throw new RangeError(`expected read[,write[,trim]], got '${value}'`);
+    throw new RangeError(`'${value}': iolab runs no trims, so a trim rate caps nothing; leave it empty`);
+  }
+  return { text, read: one(parts[0]), write: one(parts[1]) };
+}
+
+export const rateOption = asCommanderError((v: string) => parsePerDirection(v, true));
+export const rateIopsOption = asCommanderError((v: string) => parsePerDirection(v, false));
+
+/** fio's io_submit_mode: inline (fio's default) is how iolab always submits; offload is refused. */
+export const submitModeOption = asCommanderError((v: string) => {
+  if (v.trim() === 'inline') return 'inline';
+  if (v.trim() === 'offload') {
+    throw new RangeError('offload hands submissions to fio\'s own submit threads; iolab\'s job thread submits (inline, fio\'s default)');
+  }
+  throw new RangeError(`expected inline or offload, got '${v}'`);
+});

@@ -176,7 +176,8 @@ export function fioJob(entry: JobEntry, _index = 0, all: readonly JobEntry[] = [
     read: direction(r.read, r.runtimeNs, groupBandwidth(group, 'read')),
     write: direction(r.write, r.runtimeNs, groupBandwidth(group, 'write')),
     trim: direction(undefined, 0, 0),
-    sync: { total_ios: 0, lat_ns: latency(null, false) },
+    // fio 3.33 counts fsyncs in total_ios but fdatasyncs only in lat_ns's N
+    sync: { total_ios: job.fdatasync ? 0 : r.sync?.ios ?? 0, lat_ns: latency(r.sync?.lat ?? null, (r.sync?.ios ?? 0) > 0) },
     job_runtime: Math.round((r.jobRuntimeNs || r.runtimeNs) / 1e6),
     usr_cpu: cpuSecs > 0 ? (r.usrSec * 100) / cpuSecs : 0,
     sys_cpu: cpuSecs > 0 ? (r.sysSec * 100) / cpuSecs : 0,

@@ -6,7 +6,7 @@ import type { BenchJob } from '../native.js';
 import { checkDepth, engineOptionsFrom } from './engines.js';
 import type { RwMode } from './storage-job.js';
 import type { SweepAxis } from './sweep.js';
-import { jobBlockSize, type BlockSizes } from './block-sizes.js';
+import { jobBlockSize, type BlockSizes, type PerDirection } from './block-sizes.js';
 import type { LogKind } from './fio-logs.js';
 import { distributionFields, type Distribution } from './distribution.js';
 
@@ -68,6 +68,11 @@ export interface IopsOptions extends Record<string, unknown> {
   gtod_reduce?: boolean;
   end_fsync?: boolean;
   random_distribution?: Distribution;
+  rate?: PerDirection;
+  rate_iops?: PerDirection;
+  io_submit_mode?: string;
+  fsync?: number;
+  fdatasync?: number;
   random_generator?: string;
   offset?: number;
   io_size?: number;
@@ -107,6 +112,7 @@ function acceptedOptions(opts: IopsOptions): Record<string, string> {
   if (opts.group_reporting !== undefined) o.group_reporting = opts.group_reporting ? '1' : '0';
   if (opts.description !== undefined) o.description = opts.description;
   if (opts.random_generator !== undefined) o.random_generator = opts.random_generator;
+  if (opts.io_submit_mode !== undefined) o.io_submit_mode = opts.io_submit_mode;
   if (opts.random_distribution !== undefined) o.random_distribution = opts.random_distribution.text;
   return o;
 }
@@ -138,6 +144,11 @@ export function jobFromOptions(opts: IopsOptions, filename: string, engines: str
     ioSize: opts.io_size,
     loops: opts.loops,
     seqAdd: opts.rw_offset_add,
+    rateRead: opts.rate?.read, rateWrite: opts.rate?.write,
+    rateIopsRead: opts.rate_iops?.read, rateIopsWrite: opts.rate_iops?.write,
+    // fdatasync=N over fsync=N when both are given (fio runs both; one sync each N writes is iolab's)
+    fsync: opts.fdatasync || opts.fsync || 0,
+    fdatasync: (opts.fdatasync ?? 0) > 0,
     endFsync: opts.end_fsync ?? false,
     runtimeMs: opts.runtime,
     timeBased: opts.time_based ?? false,

@@ -8,7 +8,7 @@ import { boolOption, durationOption, numberOption } from '../numbers.js';
 import { ENGINE_NAMES, ENGINES, engineOptionFlags, MAX_IODEPTH, parseEngines } from './engines.js';
 import { parseRw } from './storage-job.js';
 import { parseSweep, type SweepAxis } from './sweep.js';
-import { blockSizesOption, jobBlockSize, rangeOption } from './block-sizes.js';
+import { blockSizesOption, jobBlockSize, rangeOption, rateIopsOption, rateOption, submitModeOption } from './block-sizes.js';
 import { distributionOption, generatorOption } from './distribution.js';
 import { runIops } from './iops-run.js';
 import { runVsFio } from './vs-fio.js';
@@ -70,6 +70,14 @@ export function iopsCommand(): Command {
       'random (default) is uniform; a distribution draws blocks with replacement (no random map, as fio)', distributionOption)
     .option('--random_generator <gen>', 'fio\'s tausworthe (default), tausworthe64 or lfsr (every block once per pass without a map: the random map on)',
       generatorOption)
+    .addOption(notPath(new Option('--rate <bytes>', 'cap the job\'s bandwidth (bytes/s; read,write: 1m,500k; ,500k caps writes only), as fio\'s rate')
+      .argParser(rateOption)))
+    .option('--rate_iops <n>', 'cap the job\'s I/Os per second (read,write as --rate), as fio\'s rate_iops', rateIopsOption)
+    .addOption(new Option('--io_submit_mode <mode>', 'fio\'s inline (the job thread submits, iolab\'s only way; offload, fio\'s submit threads, ' +
+      'is refused)').argParser(submitModeOption))
+    .option('--fsync <n>', 'fsync the file after every n writes (waiting for those in flight), as fio\'s fsync; timed as fio\'s sync figures',
+      numberOption({ min: 0 }))
+    .option('--fdatasync <n>', 'the same with fdatasync, as fio\'s fdatasync', numberOption({ min: 0 }))
     .addOption(zeroOne('--end_fsync', 'fsync the file when a job that wrote is done, as fio\'s; default 0'))
     .option('--iodepth <n>', 'I/Os in flight per job (default 1)',
       numberOption({ min: 1, max: MAX_IODEPTH, maxReason: 'the most I/O slots a job keeps' }))

@@ -32,6 +32,8 @@ export interface DiffJob {
   /** Its completion latencies were recorded (not under gtod_reduce). */
   latencies: boolean;
   gtodReduce: boolean;
+  /** fio's syncs (fsync=N, fdatasync=N): its sync lat_ns's N. */
+  syncs: number;
   /** fio's aggregated keys, as what they mean (undefined: no bw samples to tell): how many jobs'
    * runtimes job_runtime sums, whether bw_mean is the whole of bw or a part, whether bw_agg is
    * the whole group's bandwidth or a share of it. */
@@ -89,6 +91,7 @@ function jobsOf(doc: any): DiffJob[] {
     return {
       name: j.jobname, groupid: j.groupid, rw: rwNames[rw] ?? rw, bs: blockSize(o, rw), iodepth: Number(o.iodepth ?? 1),
       latencies: (j.read?.clat_ns?.N ?? 0) + (j.write?.clat_ns?.N ?? 0) > 0, gtodReduce: o.gtod_reduce === '1',
+      syncs: j.sync?.lat_ns?.N ?? 0,  // fio 3.33 counts an fdatasync in N, not in total_ios
       ios: (j.read?.total_ios ?? 0) + (j.write?.total_ios ?? 0), timeBased: 'time_based' in o, verify: 'verify' in o,
       aggregates: aggregatesOf(j),
     };
@@ -222,6 +225,8 @@ export function differences(c: DiffCase, fio: Outcome, iolab: Outcome): string[]
   // reads as the job's, iolab checks its pattern on its own: not compared)
   const bounded = (jobs: DiffJob[]) => jobs.map((j, i) => (iolab.jobs[i]?.timeBased || iolab.jobs[i]?.verify ? '-' : j.ios));
   same('I/Os of jobs bounded by size or number_ios', bounded(fio.jobs), bounded(iolab.jobs));
+  const syncs = (jobs: DiffJob[]) => jobs.map((j, i) => (iolab.jobs[i]?.timeBased ? '-' : j.syncs));
+  same('syncs (fsync=N, fdatasync=N) of jobs bounded by size', syncs(fio.jobs), syncs(iolab.jobs));
   const sorted = (o: Record<string, string>) => Object.fromEntries(Object.entries(o).sort(([a], [b]) => a.localeCompare(b)));
   same('global options', sorted(fio.globalOptions), sorted(iolab.globalOptions));
   // job_runtime, bw_mean and bw_agg mean what fio's mean, with group_reporting and without, in
