@@ -195,3 +195,17 @@ describe.concurrent('fio\'s --showcmd, --parse-only and a job file on standard i
     expect(files(cwd)).toEqual(['a.0.0 65536', 'x.dat 65536']);
   });
 });
+
+describe.concurrent('unlink', { timeout: 300_000 }, () => {
+  it('deletes a file the run made when the job is done, as fio; a file that was there before only with --force', async () => {
+    const { cwd } = place();
+    await json(['--name=u', '--filename=made.dat', '--size=64k', '--rw=write', '--unlink=1'], cwd);
+    expect(files(cwd)).toEqual([]);
+    writeFileSync(join(cwd, 'keep.dat'), Buffer.alloc(65536, 7));
+    const r = await iops(['--name=u', '--filename=keep.dat', '--size=64k', '--unlink=1'], cwd);
+    expect(r.exitCode).toBe(1);
+    expect(r.stderr).toBe('iolab: u: unlink=1 deletes \'keep.dat\' when the job is done, and it exists already: ' +
+      'iolab deletes a file it did not create only with --force');
+    expect(files(cwd)).toEqual(['keep.dat 65536']);
+  });
+});

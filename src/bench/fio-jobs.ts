@@ -109,6 +109,22 @@ function inDirectory(directory: unknown, file: string): string {
   return join(dirs[0], file);
 }
 
+/** fio's wait_for=NAME: the job starts once the job NAME (all its copies) ended. iolab runs jobs in
+ * steps between waits, so it runs a wait_for that is such a step: every job since the last wait
+ * is NAME's (fio's waitfor example); a wait for one job while others run on is refused by name.
+ * A wait starts no new group (new_group or stonewall do, as in fio). */
+function waitsFor(target: unknown, since: string[], job: string): boolean {
+  if (typeof target !== 'string' || target === '') return false;
+  if (!since.includes(target)) {
+    throw new UserError(`${job}: wait_for=${target}: no job '${target}' before it runs at the same time (fio waits only for a job before it)`);
+  }
+  if (since.some((n) => n !== target)) {
+    throw new UserError(`${job}: wait_for=${target}: ${since.filter((n) => n !== target).join(', ')} run at the same time as ${target} ` +
+      'and would go on; iolab runs jobs in steps between waits, so only a wait for every job since the last one runs (stonewall=1 waits for all)');
+  }
+  return true;
+}
+
 /** A job file names one engine as fio names it: fio has no engine lists, no 'all' and no
  * posix_aio (it fails "engine ... not loadable"); those are iolab's own --ioengine spellings. */
 function checkJobFileEngine(where: string, value: string): void {
@@ -208,7 +224,9 @@ export function fioJobList(cmd: Command, commandLine: FioCommandLine, fileSectio
   const jobs: FioJob[] = [];
   let groupid = 0;
   let jobsInGroup = 0;
+  let sinceWall: string[] = [];  // the jobs since the last wait, by name
   for (const { section, values } of sections) {
+    const waits = waitsFor(values.wait_for, sinceWall, section.name);
     const stonewall = values.stonewall === true;
     if ((stonewall || values.new_group === true) && jobsInGroup > 0) {
       groupid++;
@@ -222,9 +240,11 @@ export function fioJobList(cmd: Command, commandLine: FioCommandLine, fileSectio
       const own = given.length > 0 ? given : section.name !== '' ? [`${section.name}.${clone}.0`] : [];
       const filenames = own.map((f) => inDirectory(values.directory, f));
       jobs.push({ name, section: section.name, clone, options: values, filenames, groupid,
-        stonewall: stonewall && clone === 0 });
+        stonewall: (stonewall || waits) && clone === 0 });
       jobsInGroup++;
     }
+    if (stonewall || waits) sinceWall = [];
+    sinceWall.push(section.name);
   }
   return { jobs, globalOptions, fioJob };
 }

@@ -68,6 +68,8 @@ export interface IopsOptions extends Record<string, unknown> {
   gtod_reduce?: boolean;
   end_fsync?: boolean;
   random_distribution?: Distribution;
+  wait_for?: string;
+  unlink?: boolean;
   rate?: PerDirection;
   rate_iops?: PerDirection;
   io_submit_mode?: string;
@@ -97,6 +99,8 @@ export interface IopsJob extends BenchJob {
   groupReporting?: boolean;
   /** fio's randrepeat (default 1); randrepeat=0 runs with a randseed drawn for the run. */
   randrepeat?: boolean;
+  /** fio's unlink: the job's file is deleted when its step is done. */
+  unlink?: boolean;
   /** fio's log files this job writes (write_*_log), named as fio names them. */
   logFiles?: Partial<Record<LogKind, string>>;
   /** fio options accepted as given that change nothing iolab measures (thread). */
@@ -113,6 +117,7 @@ function acceptedOptions(opts: IopsOptions): Record<string, string> {
   if (opts.description !== undefined) o.description = opts.description;
   if (opts.random_generator !== undefined) o.random_generator = opts.random_generator;
   if (opts.io_submit_mode !== undefined) o.io_submit_mode = opts.io_submit_mode;
+  if (opts.wait_for !== undefined) o.wait_for = opts.wait_for;
   if (opts.random_distribution !== undefined) o.random_distribution = opts.random_distribution.text;
   return o;
 }
@@ -169,6 +174,7 @@ export function jobFromOptions(opts: IopsOptions, filename: string, engines: str
     // each run), as fio does
     randseed: opts.randrepeat === false ? randomInt(2 ** 47) : opts.randseed,
     name: opts.name,
+    unlink: opts.unlink ?? false,
     groupReporting: opts.group_reporting ?? false,
     accepted: acceptedOptions(opts),
   };

@@ -129,6 +129,10 @@ export function planRun(list: FioJobList, run: RunOptions): IopsRun {
     }
     const filename = fio.filenames[0] ?? opts.filename;
     if (!filename) throw new UserError('--filename (or --name) is required (iolab creates and lays it out when missing)');
+    if (opts.unlink && existsSync(filename) && !opts.force) {
+      throw new UserError(`${fio.name || 'the job'}: unlink=1 deletes '${filename}' when the job is done, and it exists already: ` +
+        'iolab deletes a file it did not create only with --force');
+    }
     if (opts.allow_file_create === false && !existsSync(filename)) {
       throw new UserError(`${fio.name || 'the job'}: '${filename}' does not exist, and allow_file_create=0 ` +
         '(fio: "file creation disallowed by allow_file_create=0")');

@@ -78,6 +78,8 @@ export function iopsCommand(): Command {
     .option('--fsync <n>', 'fsync the file after every n writes (waiting for those in flight), as fio\'s fsync; timed as fio\'s sync figures',
       numberOption({ min: 0 }))
     .option('--fdatasync <n>', 'the same with fdatasync, as fio\'s fdatasync', numberOption({ min: 0 }))
+    .option('--wait_for <job>', 'start once the named job (all its copies) ended, as fio\'s wait_for (when every job since the last wait is that job\'s)')
+    .addOption(zeroOne('--unlink', 'delete the job\'s file when the job is done, as fio\'s unlink (a file that existed before the run only with --force); default 0'))
     .addOption(zeroOne('--end_fsync', 'fsync the file when a job that wrote is done, as fio\'s; default 0'))
     .option('--iodepth <n>', 'I/Os in flight per job (default 1)',
       numberOption({ min: 1, max: MAX_IODEPTH, maxReason: 'the most I/O slots a job keeps' }))
