@@ -96,6 +96,10 @@ export interface BenchJob {
   /** fio's fsync=N (fdatasync: true: fdatasync=N): a sync after every N writes. */
   fsync?: number;
   fdatasync?: boolean;
+  /** fio's sync: 1 opens with O_SYNC, 2 with O_DSYNC. */
+  openSync?: number;
+  /** fio's thinktime: microseconds the job stalls before issuing each next I/O. */
+  thinktimeUs?: number;
   /** fio's offset: the job's I/O covers [offset, offset + size) of the file. */
   offset?: number;
   /** fio's io_size: bytes of I/O, wrapping around the size (default the size). */

@@ -25,7 +25,7 @@ static void *worker_main(void *arg) {
   const struct engine_ops *ops = s->ops;
   int writes = job_writes(s->rw);
   int diskless = (ops->flags & ENGINE_DISKLESS) != 0;
-  int fd = diskless ? -1 : open(s->filename, (writes ? O_RDWR : O_RDONLY) | O_CLOEXEC | (s->direct ? O_DIRECT : 0));
+  int fd = diskless ? -1 : open(s->filename, (writes ? O_RDWR : O_RDONLY) | O_CLOEXEC | (s->direct ? O_DIRECT : 0) | s->open_sync);
   if (fd < 0 && !diskless) {
     if (errno == EINVAL && s->direct) {
       w->error.kind = JOB_USER;

@@ -53,6 +53,8 @@ struct job_spec {
   int64_t seq_add;        /* fio's rw=read:-8k / write:8k: added to each sequential offset beyond bs */
   uint64_t rate_bytes[2]; /* fio's rate: bytes/s per direction (read, write); 0: no cap */
   uint64_t rate_iops[2];  /* fio's rate_iops: I/Os per second per direction; 0: no cap */
+  int open_sync;          /* fio's sync: 0, O_SYNC or O_DSYNC on the job's open */
+  uint64_t thinktime_ns;  /* fio's thinktime: the job stalls this long before issuing each next I/O */
   unsigned fsync_every;   /* fio's fsync: an fsync after every this many writes (0: none) */
   int sync_is_fdatasync;  /* fio's fdatasync=N instead: fdatasync */
   unsigned log_mask;      /* fio's write_lat_log / write_bw_log / write_iops_log: LOG_MASK_* bits */

@@ -172,6 +172,11 @@ static unsigned reap_max(const struct job_spec *s, unsigned inflight) {
   return max < min ? min : max;
 }
 
+static void stall(uint64_t ns) {
+  struct timespec ts = {.tv_sec = (time_t)(ns / 1000000000ull), .tv_nsec = (long)(ns % 1000000000ull)};
+  while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {}
+}
+
 /* fio's rate and rate_iops: an I/O of a capped direction waits for its slot (1/rate_iops s, or
  * its bytes at rate bytes/s, after the previous one's), as fio's rate thread paces the job. */
 static void wait_for_rate(struct worker *w, const struct io_u *io) {
@@ -182,11 +187,7 @@ static void wait_for_rate(struct worker *w, const struct io_u *io) {
   uint64_t now = now_ns();
   uint64_t *next = &w->rate_next_ns[io->ddir];
   if (*next == 0) *next = now;
-  if (*next > now) {
-    uint64_t d = *next - now;
-    struct timespec ts = {.tv_sec = (time_t)(d / 1000000000ull), .tv_nsec = (long)(d % 1000000000ull)};
-    while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {}
-  }
+  if (*next > now) stall(*next - now);
   *next += step;
 }
 
@@ -281,6 +282,7 @@ int run_loop(struct worker *w, const struct engine_ops *ops, struct engine_ctx *
         }
         io = free_list[--nfree];
         prepare_io(w, io);
+        if (s->thinktime_ns != 0 && issued > 0) stall(s->thinktime_ns);  /* fio's thinktime */
         issued++;
         wait_for_rate(w, io);
         t = now_ns();

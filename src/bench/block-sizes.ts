@@ -2,7 +2,7 @@
 // list); `bs=4k-4k` and `bsrange=4k-4k` (a range). iolab runs one block size per job: a range
 // whose ends are the same is that size, and a read,write pair is the size of the direction the
 // job moves; what would need a block size per I/O is refused by name. fio's other per-direction
-// values (rate, rate_iops) and io_submit_mode are read here too.
+// values (rate, rate_iops), io_submit_mode, sync and overwrite are read here too.
 import { UserError } from '../cli-util.js';
 import { asCommanderError, parseWholeNumber } from '../numbers.js';
 
@@ -85,4 +85,22 @@ export const submitModeOption = asCommanderError((v: string) => {
     throw new RangeError('offload hands submissions to fio\'s own submit threads; iolab\'s job thread submits (inline, fio\'s default)');
   }
   throw new RangeError(`expected inline or offload, got '${v}'`);
+});
+
+/** fio's sync: 0/none, 1/sync (O_SYNC), dsync (O_DSYNC): the native job's openSync. */
+export const syncModeOption = asCommanderError((v: string) => {
+  const modes: Record<string, number> = { 0: 0, none: 0, 1: 1, sync: 1, dsync: 2 };
+  const mode = modes[v.trim()];
+  if (mode === undefined) throw new RangeError(`expected 0, none, 1, sync or dsync, as fio, got '${v}'`);
+  return mode;
+});
+
+/** fio's overwrite: iolab lays out every new file whole before the job, which is overwrite=1. */
+export const overwriteOption = asCommanderError((v: string) => {
+  if (v.trim() === '1') return 1;
+  if (v.trim() === '0') {
+    throw new RangeError('0 leaves a new file unwritten before the job (fio\'s default); iolab lays out every new file ' +
+      'whole first, which is overwrite=1');
+  }
+  throw new RangeError(`expected 0 or 1, got '${v}'`);
 });

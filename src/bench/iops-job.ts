@@ -69,6 +69,9 @@ export interface IopsOptions extends Record<string, unknown> {
   end_fsync?: boolean;
   random_distribution?: Distribution;
   wait_for?: string;
+  sync?: number;
+  thinktime?: number;
+  overwrite?: number;
   unlink?: boolean;
   rate?: PerDirection;
   rate_iops?: PerDirection;
@@ -118,6 +121,7 @@ function acceptedOptions(opts: IopsOptions): Record<string, string> {
   if (opts.random_generator !== undefined) o.random_generator = opts.random_generator;
   if (opts.io_submit_mode !== undefined) o.io_submit_mode = opts.io_submit_mode;
   if (opts.wait_for !== undefined) o.wait_for = opts.wait_for;
+  if (opts.overwrite !== undefined) o.overwrite = String(opts.overwrite);
   if (opts.random_distribution !== undefined) o.random_distribution = opts.random_distribution.text;
   return o;
 }
@@ -149,6 +153,8 @@ export function jobFromOptions(opts: IopsOptions, filename: string, engines: str
     ioSize: opts.io_size,
     loops: opts.loops,
     seqAdd: opts.rw_offset_add,
+    openSync: opts.sync ?? 0,
+    thinktimeUs: opts.thinktime ?? 0,
     rateRead: opts.rate?.read, rateWrite: opts.rate?.write,
     rateIopsRead: opts.rate_iops?.read, rateIopsWrite: opts.rate_iops?.write,
     // fdatasync=N over fsync=N when both are given (fio runs both; one sync each N writes is iolab's)

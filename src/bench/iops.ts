@@ -8,7 +8,7 @@ import { boolOption, durationOption, numberOption } from '../numbers.js';
 import { ENGINE_NAMES, ENGINES, engineOptionFlags, MAX_IODEPTH, parseEngines } from './engines.js';
 import { parseRw } from './storage-job.js';
 import { parseSweep, type SweepAxis } from './sweep.js';
-import { blockSizesOption, jobBlockSize, rangeOption, rateIopsOption, rateOption, submitModeOption } from './block-sizes.js';
+import { blockSizesOption, jobBlockSize, overwriteOption, rangeOption, rateIopsOption, rateOption, submitModeOption, syncModeOption } from './block-sizes.js';
 import { distributionOption, generatorOption } from './distribution.js';
 import { runIops } from './iops-run.js';
 import { runVsFio } from './vs-fio.js';
@@ -80,6 +80,11 @@ export function iopsCommand(): Command {
     .option('--fdatasync <n>', 'the same with fdatasync, as fio\'s fdatasync', numberOption({ min: 0 }))
     .option('--wait_for <job>', 'start once the named job (all its copies) ended, as fio\'s wait_for (when every job since the last wait is that job\'s)')
     .addOption(zeroOne('--unlink', 'delete the job\'s file when the job is done, as fio\'s unlink (a file that existed before the run only with --force); default 0'))
+    .addOption(new Option('--sync <mode>', 'open the file O_SYNC (1, sync) or O_DSYNC (dsync), as fio\'s sync; default 0 (none)')
+      .argParser(syncModeOption))
+    .option('--thinktime <us>', 'stall this many microseconds before issuing each next I/O, as fio\'s thinktime (default 0)', numberOption({ min: 0 }))
+    .addOption(new Option('--overwrite <0|1>', 'fio\'s overwrite: 1 is how iolab lays out every new file (written whole before the job); ' +
+      '0 (fio\'s default) is refused, as iolab always lays out').argParser(overwriteOption))
     .addOption(zeroOne('--end_fsync', 'fsync the file when a job that wrote is done, as fio\'s; default 0'))
     .option('--iodepth <n>', 'I/Os in flight per job (default 1)',
       numberOption({ min: 1, max: MAX_IODEPTH, maxReason: 'the most I/O slots a job keeps' }))
