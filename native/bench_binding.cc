@@ -321,7 +321,16 @@ void ParseJob(Napi::Env env, Napi::Value value, const std::string& what, uint32_
   s.file_size = uint64_t(job.Integer("fileSize", 0, kMaxSafeInteger, 0));
   s.gtod_reduce = job.Bool("gtodReduce", false);
   s.end_fsync = job.Bool("endFsync", false);
-  s.dist = rand_dist(job.Integer("randomDistribution", 0, DIST_NORMAL, DIST_RANDOM));
+  s.dist = rand_dist(job.Integer("randomDistribution", 0, DIST_ZONED, DIST_RANDOM));
+  Napi::Value zones(env, job.Get("distributionZones"));  // zoned: [access %, size %, ...]
+  if (zones.IsArray()) {
+    Napi::Array z = zones.As<Napi::Array>();
+    s.nzones = std::min<uint32_t>(z.Length() / 2, DIST_MAX_ZONES);
+    for (uint32_t i = 0; i < s.nzones; i++) {
+      s.zone_access_pct[i] = uint32_t(IntegerArg(env, z.Get(2 * i), "job.distributionZones", 0, 100));
+      s.zone_size_pct[i] = uint32_t(IntegerArg(env, z.Get(2 * i + 1), "job.distributionZones", 0, 100));
+    }
+  }
   // the distribution's values in millionths (the argument module reads whole numbers)
   s.dist_param = double(job.Integer("distributionMicros", 0, int64_t(1e15), 0)) / 1e6;
   s.dist_center = double(job.Integer("distributionCenterMicros", -1000000, 1000000, -1000000)) / 1e6;

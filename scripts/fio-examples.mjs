@@ -73,8 +73,10 @@ function jobsOf(doc) {
   });
 }
 
+// a file by its size; a log file (write_*_log) by its lines, whose text differs run to run
 const filesIn = (d) => readdirSync(d).filter((f) => !f.endsWith('-verify.state')).sort()
-  .map((f) => `${f} ${statSync(join(d, f)).size}`);
+  .map((f) => (f.endsWith('.log') ? `${f} ${readFileSync(join(d, f), 'utf8').split('\n').filter((l) => l !== '').length} lines`
+    : `${f} ${statSync(join(d, f)).size}`));
 
 function compare(fio, iolab) {
   const d = [];

@@ -84,6 +84,8 @@ export interface BenchJob {
   endFsync?: boolean;
   /** fio's random_distribution: 0 random (uniform), 1 zipf, 2 pareto, 3 normal. */
   randomDistribution?: number;
+  /** zoned: [access %, size %] per zone, in order. */
+  distributionZones?: number[];
   /** Its value in millionths: zipf's theta, pareto's power, normal's deviation in percent. */
   distributionMicros?: number;
   /** Its center (0..1) in millionths; -1000000 (default): spread by a hash. */

@@ -67,7 +67,7 @@ describe('random_distribution', () => {
       return false;
     }
   })();
-  it.runIf(hasFincore)('zipf, pareto and normal read a few hot blocks where uniform reads most (pages left cached)', async () => {
+  it.runIf(hasFincore)('zipf, pareto, normal and zoned read a few hot blocks where uniform reads most (pages left cached)', async () => {
     const filename = join(dir.path, 'dist.dat');
     const base = { filename, engine: 'psync', bs: 4096, iodepth: 1, size: 4 << 20 } as const;
     await native.benchRun({ ...base, rw: 'write', endFsync: true });
@@ -78,7 +78,7 @@ describe('random_distribution', () => {
     const uniform = await touched({});
     expect(uniform).toBeGreaterThan(300);  // 512 draws of 1024 blocks: about 400 distinct
     for (const d of [{ randomDistribution: 1, distributionMicros: 1.2e6 }, { randomDistribution: 2, distributionMicros: 0.2e6 },
-      { randomDistribution: 3, distributionMicros: 2e6 }]) {
+      { randomDistribution: 3, distributionMicros: 2e6 }, { randomDistribution: 4, distributionZones: [95, 5, 5, 95] }]) {
       expect(await touched(d), JSON.stringify(d)).toBeLessThan(uniform / 2);
     }
   });

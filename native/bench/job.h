@@ -11,7 +11,8 @@
 #include "stats/histogram.h"
 
 /* fio's random_distribution (random: uniform, the default) */
-enum rand_dist { DIST_RANDOM = 0, DIST_ZIPF, DIST_PARETO, DIST_NORMAL };
+enum rand_dist { DIST_RANDOM = 0, DIST_ZIPF, DIST_PARETO, DIST_NORMAL, DIST_ZONED };
+#define DIST_MAX_ZONES 32
 
 enum rw_mode { RW_READ, RW_WRITE, RW_RANDREAD, RW_RANDWRITE, RW_RANDRW, RW_READWRITE };
 
@@ -47,6 +48,8 @@ struct job_spec {
   enum rand_dist dist;    /* fio's random_distribution: zipf/pareto/normal draw blocks with replacement (no map) */
   double dist_param;      /* zipf's theta, pareto's power, normal's deviation (percent) */
   double dist_center;     /* the second value (0..1): where the hottest blocks sit; -1: spread by a hash */
+  /* zoned: zone i takes access_pct[i] percent of the I/Os over size_pct[i] percent of the blocks, in order */
+  unsigned nzones, zone_access_pct[DIST_MAX_ZONES], zone_size_pct[DIST_MAX_ZONES];
   uint64_t offset;        /* fio's offset: the job's I/O covers [offset, offset + size) of the file */
   uint64_t io_limit;      /* fio's io_size: bytes of I/O per pass set, wrapping around the size (0: the size) */
   unsigned loops;         /* fio's loops: the job's I/O this many times (0 counts as 1) */

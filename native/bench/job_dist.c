@@ -1,4 +1,4 @@
-/* fio's random_distribution for a random job's blocks (zipf, pareto, normal): a rank drawn from
+/* fio's random_distribution for a random job's blocks (zipf, pareto, normal, zoned): a rank drawn from
  * the distribution over the job's blocks, then spread over the file by a hash, or, with a center
  * (zipf:1.2:0.25), moved so the hottest block sits at that fraction of the file, as fio does. With
  * a distribution there is no random map (fio disables it): blocks are drawn with replacement. */
@@ -54,8 +54,26 @@ static uint64_t normal_block(struct worker *w) {
   return (uint64_t)(v < 0 ? v + n : v) % w->nblocks;
 }
 
+/* fio's zoned: a zone picked by its share of the I/Os, then a block of it at random. */
+static uint64_t zoned_block(struct worker *w) {
+  const struct job_spec *s = w->spec;
+  unsigned pick = (unsigned)(next_random(&w->rand_state) % 100), access = 0, from_pct = 0;
+  for (unsigned i = 0; i < s->nzones; i++) {
+    access += s->zone_access_pct[i];
+    if (pick < access || i + 1 == s->nzones) {
+      uint64_t from = w->nblocks * from_pct / 100, to = w->nblocks * (from_pct + s->zone_size_pct[i]) / 100;
+      if (to <= from) to = from + 1;
+      if (to > w->nblocks) to = w->nblocks;
+      return from + next_random(&w->rand_state) % (to - from);
+    }
+    from_pct += s->zone_size_pct[i];
+  }
+  return 0;
+}
+
 uint64_t dist_next_block(struct worker *w) {
   const struct job_spec *s = w->spec;
+  if (s->dist == DIST_ZONED) return zoned_block(w);
   if (s->dist == DIST_NORMAL) return normal_block(w);
   uint64_t rank = s->dist == DIST_ZIPF ? zipf_rank(w) : pareto_rank(w);
   if (rank >= w->nblocks) rank = w->nblocks - 1;

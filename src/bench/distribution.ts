@@ -1,6 +1,6 @@
 // fio's random_distribution (random, zipf:THETA[:CENTER], pareto:H[:CENTER], normal:DEV[:CENTER])
-// and random_generator: read as fio reads them, run by native/bench/job_dist.c. zoned and
-// zoned_abs, and a separate distribution for writes (after a comma), are refused by name.
+// zoned:50/5:30/15:20/ and random_generator: read as fio reads them, run by native/bench/job_dist.c.
+// zoned_abs and a separate distribution for writes (after a comma) are refused by name.
 import { asCommanderError } from '../numbers.js';
 
 export interface Distribution {
@@ -8,15 +8,39 @@ export interface Distribution {
   kind: number;  // job.h's enum rand_dist
   value: number;
   center?: number;
+  /** zoned: [access %, size %] per zone. */
+  zones?: number[];
 }
 
-const KINDS: Record<string, number> = { random: 0, zipf: 1, pareto: 2, normal: 3 };
+/** fio's zoned:50/5:30/15:20/ : each zone's share of the I/Os over its share of the blocks, in
+ * order; an empty size is what is left; the shares of the I/Os add up to 100, as fio checks. */
+function parseZones(text: string): Distribution {
+  const zones: number[] = [];
+  let sizes = 0;
+  let access = 0;
+  const parts = text.slice('zoned:'.length).split(':');
+  parts.forEach((part, i) => {
+    const m = /^(\d+)\/(\d*)$/.exec(part.trim());
+    if (!m) throw new RangeError(`each zone is ACCESS%/SIZE% (50/5), got '${part}' in '${text}'`);
+    const size = m[2] === '' ? (i === parts.length - 1 ? 100 - sizes : NaN) : Number(m[2]);
+    if (!Number.isFinite(size)) throw new RangeError(`only the last zone may leave its size empty, in '${text}'`);
+    zones.push(Number(m[1]), size);
+    access += Number(m[1]);
+    sizes += size;
+  });
+  if (access !== 100) throw new RangeError(`the zones' shares of the I/Os add up to ${access}, not 100 (as fio checks), in '${text}'`);
+  if (sizes > 100) throw new RangeError(`the zones' sizes add up to ${sizes} percent, more than the file, in '${text}'`);
+  return { text, kind: 4, value: 0, zones };
+}
+
+const KINDS: Record<string, number> = { random: 0, zipf: 1, pareto: 2, normal: 3, zoned: 4 };
 
 export function parseDistribution(value: string): Distribution {
   const text = value.trim();
   if (text.includes(',')) throw new RangeError(`'${text}': one distribution for reads and writes (iolab runs no separate one after a comma)`);
   const [name, v, c, ...rest] = text.split(':');
-  if (name === 'zoned' || name === 'zoned_abs') throw new RangeError(`${name}: zoned distributions are not run by iolab (random, zipf, pareto, normal are)`);
+  if (name === 'zoned') return parseZones(text);
+  if (name === 'zoned_abs') throw new RangeError('zoned_abs (zones in bytes) is not run by iolab (random, zipf, pareto, normal, zoned are)');
   const kind = KINDS[name];
   if (kind === undefined || rest.length > 0) throw new RangeError(`expected random, zipf:THETA, pareto:H or normal:DEV (each with an optional :CENTER), got '${text}'`);
   if (kind === 0) {
@@ -38,8 +62,9 @@ export function parseDistribution(value: string): Distribution {
 }
 
 /** The native job's fields for a distribution. */
-export function distributionFields(d: Distribution | undefined): Record<string, number> {
+export function distributionFields(d: Distribution | undefined): Record<string, number | number[]> {
   if (d === undefined || d.kind === 0) return {};
+  if (d.zones) return { randomDistribution: d.kind, distributionZones: d.zones };
   return { randomDistribution: d.kind, distributionMicros: Math.round(d.value * 1e6),
     distributionCenterMicros: d.center === undefined ? -1e6 : Math.round(d.center * 1e6) };
 }
