@@ -180,10 +180,10 @@ describe.concurrent('fio\'s --showcmd, --parse-only and a job file on standard i
     const r = await iops(['--parse-only', job], cwd);
     expect([r.exitCode, r.stdout, r.stderr]).toEqual([0, '', '']);
     expect(files(cwd)).toEqual([]);
-    writeFileSync(job, '[a]\nsize=64k\nrate_iops=10\n');
+    writeFileSync(job, '[a]\nsize=64k\ncpus_allowed=0\n');
     const refused = await iops(['--parse-only', job], cwd);
     expect(refused.exitCode).toBe(1);
-    expect(refused.stderr).toMatch(/^iolab: .*'rate_iops': a fio option iolab doesn't run$/);
+    expect(refused.stderr).toMatch(/^iolab: .*'cpus_allowed': a fio option iolab doesn't run$/);
   });
 
   it('reads the job file `-` from standard input, as fio does', async () => {

@@ -80,11 +80,11 @@ export function iopsCommand(): Command {
     .option('--fdatasync <n>', 'the same with fdatasync, as fio\'s fdatasync', numberOption({ min: 0 }))
     .option('--wait_for <job>', 'start once the named job (all its copies) ended, as fio\'s wait_for (when every job since the last wait is that job\'s)')
     .addOption(zeroOne('--unlink', 'delete the job\'s file when the job is done, as fio\'s unlink (a file that existed before the run only with --force); default 0'))
-    .addOption(new Option('--sync <mode>', 'open the file O_SYNC (1, sync) or O_DSYNC (dsync), as fio\'s sync; default 0 (none)')
-      .argParser(syncModeOption))
+    .addOption(notPath(new Option('--sync <mode>', 'open the file O_SYNC (1, sync) or O_DSYNC (dsync), as fio\'s sync; default 0 (none)')
+      .argParser(syncModeOption)))
     .option('--thinktime <us>', 'stall this many microseconds before issuing each next I/O, as fio\'s thinktime (default 0)', numberOption({ min: 0 }))
-    .addOption(new Option('--overwrite <0|1>', 'fio\'s overwrite: 1 is how iolab lays out every new file (written whole before the job); ' +
-      '0 (fio\'s default) is refused, as iolab always lays out').argParser(overwriteOption))
+    .addOption(notPath(new Option('--overwrite <0|1>', 'fio\'s overwrite: 1 is how iolab lays out every new file (written whole before the job); ' +
+      '0 (fio\'s default) is refused, as iolab always lays out').argParser(overwriteOption)))
     .addOption(zeroOne('--end_fsync', 'fsync the file when a job that wrote is done, as fio\'s; default 0'))
     .option('--iodepth <n>', 'I/Os in flight per job (default 1)',
       numberOption({ min: 1, max: MAX_IODEPTH, maxReason: 'the most I/O slots a job keeps' }))
@@ -118,7 +118,7 @@ export function iopsCommand(): Command {
     .addOption(notPath(new Option('--directory <dir>', 'the folder a job\'s files are in, as fio\'s: its filename, or <name>.<n>.0, ' +
       'under it (each file checked as --filename is)')))
     .option('--description <text>', 'a text describing the job, as fio\'s (shown in the JSON as its desc; changes nothing)')
-    .addOption(zeroOne('--allow_file_create', 'create a job\'s file when missing; default 1, as fio (0: a missing file is refused)'))
+    .addOption(notPath(zeroOne('--allow_file_create', 'create a job\'s file when missing; default 1, as fio (0: a missing file is refused)')))
     .addOption(zeroOne('--group_reporting', 'one result for the jobs of a group, as fio\'s (default 0: a result per job, each of numjobs\' copies too)'))
     .addOption(zeroOne('--stonewall', 'wait for the jobs before this one to end, and start a new group, as fio\'s (jobs run at the same time without it)'))
     .addOption(zeroOne('--new_group', 'start a new group (fio\'s groupid) without waiting'));
