@@ -345,6 +345,16 @@ void ParseJob(Napi::Env env, Napi::Value value, const std::string& what, uint32_
   int64_t open_sync = job.Integer("openSync", 0, 2, 0);  // fio's sync: 1 sync, 2 dsync
   s.open_sync = open_sync == 1 ? O_SYNC : open_sync == 2 ? O_DSYNC : 0;
   s.thinktime_ns = uint64_t(job.Integer("thinktimeUs", 0, int64_t(1e12), 0)) * 1000ull;
+  s.bs_max = uint32_t(job.Integer("bsMax", 0, 1 << 30, 0));
+  Napi::Value split(env, job.Get("bssplit"));  // [size, percent, ...]
+  if (split.IsArray()) {
+    Napi::Array a = split.As<Napi::Array>();
+    s.nsplit = std::min<uint32_t>(a.Length() / 2, 16);
+    for (uint32_t i = 0; i < s.nsplit; i++) {
+      s.split_bs[i] = uint32_t(IntegerArg(env, a.Get(2 * i), "job.bssplit", 1, 1 << 30));
+      s.split_pct[i] = uint32_t(IntegerArg(env, a.Get(2 * i + 1), "job.bssplit", 0, 100));
+    }
+  }
   s.fsync_every = uint32_t(job.Integer("fsync", 0, 1 << 30, 0));
   s.sync_is_fdatasync = job.Bool("fdatasync", false);
   s.log_mask = uint32_t(job.Integer("logMask", 0, (1 << LOG_KINDS) - 1, 0));
@@ -355,6 +365,8 @@ void ParseJob(Napi::Env env, Napi::Value value, const std::string& what, uint32_
     ThrowRangeError(env, "ERR_OUT_OF_RANGE", what + ".timeBased needs " + what + ".runtimeMs > 0");
   if (s.verify && (ops->flags & ENGINE_DISKLESS))
     ThrowRangeError(env, "ERR_OUT_OF_RANGE", std::string("verify: the ") + ops->name + " engine moves no data to check");
+  if (s.verify && (s.nsplit != 0 || s.bs_max > s.bs))
+    ThrowRangeError(env, "ERR_OUT_OF_RANGE", "verify needs one block size (bsrange and bssplit vary it)");
   if (s.verify && s.bs % 8 != 0) ThrowRangeError(env, "ERR_OUT_OF_RANGE", "verify needs bs to be a multiple of 8");
   std::unique_ptr<char[]> engine_options = EngineOptions(env, ops, Napi::Value(env, job.Get("engineOptions")));
   Napi::Value stop(env, job.Get("stop"));

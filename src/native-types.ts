@@ -102,6 +102,10 @@ export interface BenchJob {
   openSync?: number;
   /** fio's thinktime: microseconds the job stalls before issuing each next I/O. */
   thinktimeUs?: number;
+  /** fio's bsrange (bs=1k-4k): each I/O's length a multiple of bs up to this. */
+  bsMax?: number;
+  /** fio's bssplit: [size, percent, ...], each I/O's length one of the sizes. */
+  bssplit?: number[];
   /** fio's offset: the job's I/O covers [offset, offset + size) of the file. */
   offset?: number;
   /** fio's io_size: bytes of I/O, wrapping around the size (default the size). */

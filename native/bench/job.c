@@ -38,7 +38,7 @@ static void *worker_main(void *arg) {
   }
   if (!diskless) apply_hints(s, fd, w->size);
   w->fd = fd;
-  size_t stride = ((size_t)s->bs + 4095) & ~(size_t)4095;
+  size_t stride = ((size_t)job_max_len(s) + 4095) & ~(size_t)4095;
   void *mem = NULL;
   struct io_u *io_us = calloc(s->iodepth, sizeof(*io_us));
   if (io_us == NULL || posix_memalign(&mem, 4096, stride * s->iodepth) != 0) {
@@ -59,7 +59,7 @@ static void *worker_main(void *arg) {
   ctx.filename = s->filename;
   ctx.file_size = w->size + s->offset;
   ctx.depth = s->iodepth;
-  ctx.bs = s->bs;
+  ctx.bs = job_max_len(s);  /* the longest I/O: buffers (and io_uring's fixed ones) fit it */
   ctx.direct = s->direct;
   ctx.writable = writes;
   ctx.options = s->engine_options;

@@ -25,7 +25,10 @@ struct job_spec {
   const void *engine_options;  /* ops->options_size bytes, filled from the engine's table */
   enum rw_mode rw;
   unsigned rwmixread;     /* percent of reads in randrw/readwrite */
-  unsigned bs;
+  unsigned bs;             /* the block: every length a multiple of it, offsets aligned to it */
+  /* fio's bsrange (bs=1k-4k): each I/O's length a multiple of bs up to bs_max; bssplit: one of
+   * split_bs[] by its split_pct[] share. 0 / none: every I/O is bs long */
+  unsigned bs_max, nsplit, split_bs[16], split_pct[16];
   unsigned iodepth;
   unsigned iodepth_batch;  /* commit after this many queued I/Os (fio's iodepth_batch_submit); 0 = 1 */
   /* fio's iodepth_batch_complete_min/_max: a full queue reaps at least min (0 counts as 1) and at

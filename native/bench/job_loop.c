@@ -66,9 +66,25 @@ static int seq_add_done(const struct worker *w) {
   return s->seq_add != 0 && !job_random(s->rw) && !s->time_based && w->last_pos >= s->offset + w->size;
 }
 
+/* fio's bsrange and bssplit: this I/O's length, a multiple of bs (fio's get_next_buflen). */
+static uint32_t next_len(struct worker *w) {
+  const struct job_spec *s = w->spec;
+  if (s->nsplit != 0) {
+    unsigned pick = (unsigned)(next_random(&w->rand_state) % 100), sum = 0;
+    for (unsigned i = 0; i < s->nsplit; i++) {
+      sum += s->split_pct[i];
+      if (pick < sum) return s->split_bs[i];
+    }
+    return s->split_bs[s->nsplit - 1];
+  }
+  unsigned steps = (s->bs_max - s->bs) / s->bs + 1;
+  return s->bs + (uint32_t)(next_random(&w->rand_state) % steps) * s->bs;
+}
+
 static void prepare_io(struct worker *w, struct io_u *io) {
   const struct job_spec *s = w->spec;
   uint64_t block;
+  uint32_t len = job_varlen(s) ? next_len(w) : s->bs;
   if (s->seq_add != 0 && !job_random(s->rw)) {
     io->offset = seq_add_offset(w);
     w->last_pos = io->offset + s->bs;
@@ -80,14 +96,23 @@ static void prepare_io(struct worker *w, struct io_u *io) {
   } else if (job_random(s->rw)) {
     block = next_random(&w->rand_state) % w->nblocks;
   } else {
-    block = w->next_block++;
-    if (w->next_block == w->nblocks) {
+    /* a sequential I/O that would cross the end starts the next pass at 0 */
+    if (len > s->bs && w->next_block + len / s->bs > w->nblocks) {
+      w->next_block = 0;
+      pass_start(w);
+    }
+    block = w->next_block;
+    w->next_block += len / s->bs;
+    if (w->next_block >= w->nblocks) {
       w->next_block = 0;
       pass_start(w);
     }
   }
   if (block != UINT64_MAX) io->offset = block * s->bs + s->offset;
-  io->len = s->bs;
+  /* never past the region (a random block near its end takes what is left) */
+  uint64_t end = s->offset + w->size;
+  if (io->offset + len > end) len = (uint32_t)(end - io->offset);
+  io->len = len;
   if (s->rw == RW_RANDRW || s->rw == RW_READWRITE)
     io->ddir = next_random(&w->rand_state) % 100 < s->rwmixread ? DDIR_READ : DDIR_WRITE;
   else
@@ -216,6 +241,7 @@ static void ramp_over(struct worker *w, uint64_t now, uint64_t *issued) {
   if (w->phase != PHASE_RAMP || now < w->measure_from) return;
   w->phase = PHASE_RUN;
   *issued = 0;
+  w->issued_bytes = 0;
 }
 
 /* The measured loop: keep depth I/Os in flight, commit every iodepth_batch, reap what completed.
@@ -240,6 +266,12 @@ int run_loop(struct worker *w, const struct engine_ops *ops, struct engine_ctx *
   /* one pass is the size's blocks (io_size's, wrapping, when given); loops passes */
   uint64_t pass = s->io_limit ? s->io_limit / s->bs : w->nblocks;
   uint64_t budget = s->time_based ? UINT64_MAX : pass * (s->loops ? s->loops : 1);
+  /* with lengths that vary (bsrange, bssplit) the size is a budget of bytes, as fio's io_size */
+  uint64_t byte_budget = UINT64_MAX;
+  if (job_varlen(s) && !s->time_based) {
+    byte_budget = (s->io_limit ? s->io_limit : w->size) * (s->loops ? s->loops : 1);
+    budget = UINT64_MAX;
+  }
   if (!s->time_based && s->number_ios != 0 && (s->number_ios < budget || s->number_ios_wraps)) budget = s->number_ios;
   uint64_t issued = 0, start = now_ns(), now = start;
   job_logs_init(&w->logs, s->log_mask, s->log_avg_ms, start);
@@ -268,7 +300,7 @@ int run_loop(struct worker *w, const struct engine_ops *ops, struct engine_ctx *
          * whether it is one of number_ios: one issued as the ramp ends was counted once and
          * missed by the other (2001 of -number_ios=2000) */
         ramp_over(w, t, &issued);
-        if (w->phase != PHASE_RAMP && (issued >= budget || now >= deadline || seq_add_done(w))) {
+        if (w->phase != PHASE_RAMP && (issued >= budget || w->issued_bytes >= byte_budget || now >= deadline || seq_add_done(w))) {
           stop = 1;
           break;
         }
@@ -284,6 +316,9 @@ int run_loop(struct worker *w, const struct engine_ops *ops, struct engine_ctx *
         prepare_io(w, io);
         if (s->thinktime_ns != 0 && issued > 0) stall(s->thinktime_ns);  /* fio's thinktime */
         issued++;
+        if (byte_budget != UINT64_MAX && w->phase != PHASE_RAMP && w->issued_bytes + io->len > byte_budget)
+          io->len = (uint32_t)(byte_budget - w->issued_bytes);  /* the last I/O takes what is left */
+        w->issued_bytes += io->len;
         wait_for_rate(w, io);
         t = now_ns();
       }

@@ -52,6 +52,7 @@ struct worker {
   struct job_logs logs;    /* fio's log files (write_*_log) */
   uint64_t rate_next_ns[2];  /* rate/rate_iops: when the next I/O of each direction may be issued */
   uint64_t writes_since_sync, syncs;
+  uint64_t issued_bytes;   /* bsrange/bssplit: bytes issued toward the size (their budget is in bytes) */
   struct histogram sync_lat;
   /* the current 500 ms sample window */
   uint64_t window_from, window_ios[2], window_bytes[2];
@@ -71,6 +72,14 @@ static inline uint64_t next_random(uint64_t *s) {  /* xorshift64* */
   *s = x;
   return x * 0x2545f4914f6cdd1dULL;
 }
+
+/* The longest I/O a job issues (bsrange's max, bssplit's largest, else bs). */
+static inline unsigned job_max_len(const struct job_spec *s) {
+  unsigned max = s->bs_max > s->bs ? s->bs_max : s->bs;
+  for (unsigned i = 0; i < s->nsplit; i++) if (s->split_bs[i] > max) max = s->split_bs[i];
+  return max;
+}
+static inline int job_varlen(const struct job_spec *s) { return s->nsplit != 0 || s->bs_max > s->bs; }
 
 static inline int job_reads(enum rw_mode rw) { return rw != RW_WRITE && rw != RW_RANDWRITE; }
 static inline int job_writes(enum rw_mode rw) { return rw != RW_READ && rw != RW_RANDREAD; }

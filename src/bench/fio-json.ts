@@ -97,6 +97,15 @@ export function jobOptions(job: IopsJob, point?: Record<string, string>): Record
     direct: job.direct ? '1' : '0', invalidate: job.invalidate === false ? '0' : '1',
     fadvise_hint: String(job.fadviseHint ?? 1),
   };
+  // a length per I/O: the range as fio writes it, or the split (fio lists no bs beside it)
+  if (job.bsMax) {
+    delete o.bs;
+    o.bsrange = `${job.bs}-${job.bsMax}`;
+  }
+  if (job.bssplit) {
+    delete o.bs;
+    o.bssplit = Array.from({ length: job.bssplit.length / 2 }, (_, i) => `${job.bssplit![2 * i]}/${job.bssplit![2 * i + 1]}`).join(':');
+  }
   if (job.rw === 'randrw' || job.rw === 'readwrite') o.rwmixread = String(job.rwmixread ?? 50);
   if (job.iodepthBatch && job.iodepthBatch > 1) o.iodepth_batch_submit = String(job.iodepthBatch);
   if (job.iodepthBatchCompleteMin !== undefined && job.iodepthBatchCompleteMin !== 1) {

@@ -6,7 +6,7 @@ import type { BenchJob } from '../native.js';
 import { checkDepth, engineOptionsFrom } from './engines.js';
 import type { RwMode } from './storage-job.js';
 import type { SweepAxis } from './sweep.js';
-import { jobBlockSize, type BlockSizes, type PerDirection } from './block-sizes.js';
+import { jobBlockSizes, type BlockSizes, type PerDirection } from './block-sizes.js';
 import type { LogKind } from './fio-logs.js';
 import { distributionFields, type Distribution } from './distribution.js';
 
@@ -64,6 +64,7 @@ export interface IopsOptions extends Record<string, unknown> {
   refill_buffers?: boolean;
   directory?: string;
   bsrange?: BlockSizes;
+  bssplit?: number[];
   filesize?: number;
   gtod_reduce?: boolean;
   end_fsync?: boolean;
@@ -138,7 +139,7 @@ export function jobFromOptions(opts: IopsOptions, filename: string, engines: str
     engine: '',
     rw: opts.rw ?? preset.rw ?? 'read',
     rwmixread: opts.rwmixread ?? preset.rwmixread ?? 50,
-    bs: jobBlockSize(opts.bs, opts.bsrange, opts.rw ?? preset.rw ?? 'read') ?? preset.bs ?? 4096,
+    ...(jobBlockSizes(opts.bs, opts.bsrange, opts.bssplit, opts.rw ?? preset.rw ?? 'read') ?? { bs: preset.bs ?? 4096 }),
     iodepth,
     iodepthBatch: opts.iodepth_batch ?? 1,
     iodepthBatchCompleteMin: opts.iodepth_batch_complete ?? 1,

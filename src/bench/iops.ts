@@ -8,7 +8,7 @@ import { boolOption, durationOption, numberOption } from '../numbers.js';
 import { ENGINE_NAMES, ENGINES, engineOptionFlags, MAX_IODEPTH, parseEngines } from './engines.js';
 import { parseRw } from './storage-job.js';
 import { parseSweep, type SweepAxis } from './sweep.js';
-import { blockSizesOption, jobBlockSize, overwriteOption, rangeOption, rateIopsOption, rateOption, submitModeOption, syncModeOption } from './block-sizes.js';
+import { blockSizesOption, jobBlockSize, overwriteOption, splitOption, rangeOption, rateIopsOption, rateOption, submitModeOption, syncModeOption } from './block-sizes.js';
 import { distributionOption, generatorOption } from './distribution.js';
 import { runIops } from './iops-run.js';
 import { runVsFio } from './vs-fio.js';
@@ -51,8 +51,9 @@ export function iopsCommand(): Command {
       'when named); default all; psync, fio\'s default, for the sections of a .fio and for --name jobs', parseEngines)
     .option('--rw <mode>', 'read, write, randread, randwrite, randrw, readwrite (default read)', parseRw)
     .option('--rwmixread <pct>', 'percent of reads in randrw/readwrite (default 50)', numberOption({ min: 0, max: 100 }))
-    .option('--bs <size>', 'block size, e.g. 4k (default 4k); fio\'s 4k,8k: reads 4k, writes 8k; 4k-4k: a range whose ends are equal', blockSizesOption)
-    .option('--blocksize_range, --bsrange <range>', 'fio\'s block size range, 4k-4k (iolab runs one size per job: equal ends)', rangeOption)
+    .option('--bs <size>', 'block size, e.g. 4k (default 4k); fio\'s 4k,8k: reads 4k, writes 8k; 1k-4k is 1k, as fio 3.33 reads it (--bsrange is a range)', blockSizesOption)
+    .option('--blocksize_range, --bsrange <range>', 'fio\'s block size range, 1k-4k: each I/O\'s length a multiple of the smallest', rangeOption)
+    .option('--bssplit <split>', 'fio\'s block size split, 4k/70:64k/30: each I/O\'s length one of the sizes, by its share of the I/Os', splitOption)
     .addOption(notPath(new Option('--filesize <size>', 'lay the file out at this size, the I/O over --size of it, as fio\'s filesize (default --size)')
       .argParser(size)))
     .addOption(zeroOne('--gtod_reduce', 'record no latencies and no bw/IOPS samples (fio\'s: fewer clock reads per I/O); default 0'))

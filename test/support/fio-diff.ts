@@ -70,7 +70,10 @@ function blockSize(o: Record<string, string>, rw: string): number {
   const pair = text?.split(',');
   if (pair && pair.length > 1) return fioSize(/read/.test(rw) ? pair[0] : pair[1] || pair[0], 4096);
   const range = text?.split('-');
-  if (range && range.length === 2 && fioSize(range[0], 0) === fioSize(range[1], 0)) return fioSize(range[0], 4096);
+  // fio 3.33 runs bs=1k-4k at 1k (its bs takes no range); a bsrange with equal ends is that size
+  if (range && range.length === 2 && (o.bsrange === undefined || fioSize(range[0], 0) === fioSize(range[1], 0))) {
+    return fioSize(range[0], 4096);
+  }
   return fioSize(text, 4096);
 }
 
