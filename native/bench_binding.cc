@@ -346,6 +346,9 @@ void ParseJob(Napi::Env env, Napi::Value value, const std::string& what, uint32_
   s.open_sync = open_sync == 1 ? O_SYNC : open_sync == 2 ? O_DSYNC : 0;
   s.thinktime_ns = uint64_t(job.Integer("thinktimeUs", 0, int64_t(1e12), 0)) * 1000ull;
   s.bs_max = uint32_t(job.Integer("bsMax", 0, 1 << 30, 0));
+  s.block_align = uint32_t(job.Integer("blockAlign", 0, 1 << 30, 0));
+  if (s.block_align != 0 && s.block_align % s.bs != 0)
+    ThrowRangeError(env, "ERR_OUT_OF_RANGE", what + ".blockAlign must be a multiple of bs");
   Napi::Value split(env, job.Get("bssplit"));  // [size, percent, ...]
   if (split.IsArray()) {
     Napi::Array a = split.As<Napi::Array>();

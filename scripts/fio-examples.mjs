@@ -7,8 +7,8 @@
 // loops to 2, and a [global] size=1m first for a file that names an absolute path (a device, or
 // a file it expects to exist). Only files fio itself runs (within 30 s) count. A file matches
 // when both succeed with the same jobs (names, groupids, rw, bs), the same jobs doing I/O, the
-// same bytes for jobs bounded by their size, and the same files left. Prints a line per file and
-// the count.
+// same bytes for jobs bounded by their size (but lengths drawn per I/O), and the same files
+// left. Prints a line per file and the count.
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync, mkdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -67,8 +67,10 @@ function jobsOf(doc) {
     return {
       name: j.jobname, groupid: j.groupid, rw: rw === 'rw' ? 'readwrite' : rw, bs: bytes(o.bs ?? o.blocksize ?? '4k') ?? o.bs,
       io: (j.read?.io_bytes ?? 0) + (j.write?.io_bytes ?? 0),
-      // fio counts a verify's reads as the job's I/O, iolab checks its pattern apart
-      bounded: !('time_based' in o) && !('runtime' in o) && !('timeout' in o) && !('verify' in o),
+      // fio counts a verify's reads as the job's I/O, iolab checks its pattern apart; lengths
+      // drawn per I/O (bsrange, bssplit) make the bytes the draw's, in fio as in iolab
+      bounded: !('time_based' in o) && !('runtime' in o) && !('timeout' in o) && !('verify' in o) &&
+        !('bssplit' in o) && !('bsrange' in o) && !('blocksize_range' in o),
     };
   });
 }

@@ -104,6 +104,8 @@ export interface BenchJob {
   thinktimeUs?: number;
   /** fio's bsrange (bs=1k-4k): each I/O's length a multiple of bs up to this. */
   bsMax?: number;
+  /** fio's blockalign (ba): random offsets a multiple of it. */
+  blockAlign?: number;
   /** fio's bssplit: [size, percent, ...], each I/O's length one of the sizes. */
   bssplit?: number[];
   /** fio's offset: the job's I/O covers [offset, offset + size) of the file. */

@@ -29,6 +29,7 @@ struct job_spec {
   /* fio's bsrange (bs=1k-4k): each I/O's length a multiple of bs up to bs_max; bssplit: one of
    * split_bs[] by its split_pct[] share. 0 / none: every I/O is bs long */
   unsigned bs_max, nsplit, split_bs[16], split_pct[16];
+  unsigned block_align;    /* fio's blockalign (ba): a random offset a multiple of it (a multiple of bs; 0: bs) */
   unsigned iodepth;
   unsigned iodepth_batch;  /* commit after this many queued I/Os (fio's iodepth_batch_submit); 0 = 1 */
   /* fio's iodepth_batch_complete_min/_max: a full queue reaps at least min (0 counts as 1) and at

@@ -108,6 +108,8 @@ static void prepare_io(struct worker *w, struct io_u *io) {
       pass_start(w);
     }
   }
+  /* fio's blockalign: a random offset rounded down to a multiple of it */
+  if (block != UINT64_MAX && s->block_align > s->bs && job_random(s->rw)) block -= block % (s->block_align / s->bs);
   if (block != UINT64_MAX) io->offset = block * s->bs + s->offset;
   /* never past the region (a random block near its end takes what is left) */
   uint64_t end = s->offset + w->size;
@@ -266,7 +268,8 @@ int run_loop(struct worker *w, const struct engine_ops *ops, struct engine_ctx *
   /* one pass is the size's blocks (io_size's, wrapping, when given); loops passes */
   uint64_t pass = s->io_limit ? s->io_limit / s->bs : w->nblocks;
   uint64_t budget = s->time_based ? UINT64_MAX : pass * (s->loops ? s->loops : 1);
-  /* with lengths that vary (bsrange, bssplit) the size is a budget of bytes, as fio's io_size */
+  /* with lengths that vary (bsrange, bssplit) the size is a budget of bytes, as fio's io_size:
+   * I/Os are issued while less than it was */
   uint64_t byte_budget = UINT64_MAX;
   if (job_varlen(s) && !s->time_based) {
     byte_budget = (s->io_limit ? s->io_limit : w->size) * (s->loops ? s->loops : 1);
@@ -316,9 +319,7 @@ int run_loop(struct worker *w, const struct engine_ops *ops, struct engine_ctx *
         prepare_io(w, io);
         if (s->thinktime_ns != 0 && issued > 0) stall(s->thinktime_ns);  /* fio's thinktime */
         issued++;
-        if (byte_budget != UINT64_MAX && w->phase != PHASE_RAMP && w->issued_bytes + io->len > byte_budget)
-          io->len = (uint32_t)(byte_budget - w->issued_bytes);  /* the last I/O takes what is left */
-        w->issued_bytes += io->len;
+        w->issued_bytes += io->len;  /* as fio, the last I/O is whole: the job may pass its size by less than one */
         wait_for_rate(w, io);
         t = now_ns();
       }

@@ -65,6 +65,7 @@ export interface IopsOptions extends Record<string, unknown> {
   directory?: string;
   bsrange?: BlockSizes;
   bssplit?: number[];
+  ba?: number;
   filesize?: number;
   gtod_reduce?: boolean;
   end_fsync?: boolean;
@@ -150,6 +151,7 @@ export function jobFromOptions(opts: IopsOptions, filename: string, engines: str
     sizeIsDefault: opts.size === undefined && opts.filesize === undefined,
     fileSize: opts.filesize,
     gtodReduce: opts.gtod_reduce ?? false,
+    blockAlign: opts.ba,
     offset: opts.offset,
     ioSize: opts.io_size,
     loops: opts.loops,

@@ -53,6 +53,8 @@ export function iopsCommand(): Command {
     .option('--rwmixread <pct>', 'percent of reads in randrw/readwrite (default 50)', numberOption({ min: 0, max: 100 }))
     .option('--bs <size>', 'block size, e.g. 4k (default 4k); fio\'s 4k,8k: reads 4k, writes 8k; 1k-4k is 1k, as fio 3.33 reads it (--bsrange is a range)', blockSizesOption)
     .option('--blocksize_range, --bsrange <range>', 'fio\'s block size range, 1k-4k: each I/O\'s length a multiple of the smallest', rangeOption)
+    .addOption(notPath(new Option('--blockalign, --ba <size>', 'random offsets a multiple of this, as fio\'s blockalign (default: the block size)')
+      .argParser(numberOption({ min: 1, max: 2 ** 30, size: true }))))
     .option('--bssplit <split>', 'fio\'s block size split, 4k/70:64k/30: each I/O\'s length one of the sizes, by its share of the I/Os', splitOption)
     .addOption(notPath(new Option('--filesize <size>', 'lay the file out at this size, the I/O over --size of it, as fio\'s filesize (default --size)')
       .argParser(size)))
