@@ -38,6 +38,8 @@ export interface DiffJob {
    * runtimes job_runtime sums, whether bw_mean is the whole of bw or a part, whether bw_agg is
    * the whole group's bandwidth or a share of it. */
   aggregates?: string;
+  /** Its measured time, ms (the longer direction's). */
+  runtime: number;
   /** When the job's measured I/O ran, ms since the epoch (undefined: too short to tell). */
   from?: number;
   to?: number;
@@ -99,7 +101,7 @@ function jobsOf(doc: any): DiffJob[] {
       latencies: (j.read?.clat_ns?.N ?? 0) + (j.write?.clat_ns?.N ?? 0) > 0, gtodReduce: o.gtod_reduce === '1',
       syncs: j.sync?.lat_ns?.N ?? 0,  // fio 3.33 counts an fdatasync in N, not in total_ios
       ios: (j.read?.total_ios ?? 0) + (j.write?.total_ios ?? 0), timeBased: 'time_based' in o, verify: 'verify' in o,
-      aggregates: aggregatesOf(j),
+      aggregates: aggregatesOf(j), runtime: Math.max(j.read?.runtime ?? 0, j.write?.runtime ?? 0),
     };
   });
 }
@@ -242,7 +244,15 @@ export function differences(c: DiffCase, fio: Outcome, iolab: Outcome): string[]
   const group = (i: number) => fio.jobs.filter((j) => j.groupid === fio.jobs[i].groupid);
   const copies = (i: number) => group(i).every((j) => j.name === fio.jobs[i].name) &&
     (group(i).length > 1 || !/sums 1 runtimes/.test(fio.jobs[i].aggregates ?? ''));
-  const told = (i: number) => copies(i) && fio.jobs[i]?.aggregates !== undefined && iolab.jobs[i]?.aggregates !== undefined;
+  // a share of the group's bandwidth (its bytes over its longest runtime) is a share only when
+  // the copies ran about as long: one held up past its runtime on a loaded machine (a read
+  // stuck behind other I/O) stretches the group's time, in fio as in iolab
+  const steady = (jobs: DiffJob[], i: number) => {
+    const times = jobs.filter((j) => j.groupid === jobs[i].groupid).map((j) => j.runtime);
+    return Math.max(...times) <= 1.2 * Math.min(...times);
+  };
+  const told = (i: number) => copies(i) && steady(fio.jobs, i) && steady(iolab.jobs, i) &&
+    fio.jobs[i]?.aggregates !== undefined && iolab.jobs[i]?.aggregates !== undefined;
   same('aggregated keys', fio.jobs.map((j, i) => (told(i) ? j.aggregates : '-')), iolab.jobs.map((j, i) => (told(i) ? j.aggregates : '-')));
   same('files', fio.files, iolab.files);
   if (fio.jobs.length === iolab.jobs.length) {
