@@ -358,6 +358,9 @@ void ParseJob(Napi::Env env, Napi::Value value, const std::string& what, uint32_
       s.split_pct[i] = uint32_t(IntegerArg(env, a.Get(2 * i + 1), "job.bssplit", 0, 100));
     }
   }
+  s.flow = int(job.Integer("flow", -1000, 1000, 0));
+  s.flow_id = uint32_t(job.Integer("flowId", 0, 1 << 30, 0));
+  s.flow_sleep_ns = uint64_t(job.Integer("flowSleepUs", 0, int64_t(1e12), 0)) * 1000ull;
   s.fsync_every = uint32_t(job.Integer("fsync", 0, 1 << 30, 0));
   s.sync_is_fdatasync = job.Bool("fdatasync", false);
   s.log_mask = uint32_t(job.Integer("logMask", 0, (1 << LOG_KINDS) - 1, 0));

@@ -104,6 +104,10 @@ export interface BenchJob {
   thinktimeUs?: number;
   /** fio's bsrange (bs=1k-4k): each I/O's length a multiple of bs up to this. */
   bsMax?: number;
+  /** fio's flow, flow_id, flow_sleep (µs): the jobs of one flow id share its I/Os by weight. */
+  flow?: number;
+  flowId?: number;
+  flowSleepUs?: number;
   /** fio's blockalign (ba): random offsets a multiple of it. */
   blockAlign?: number;
   /** fio's bssplit: [size, percent, ...], each I/O's length one of the sizes. */

@@ -209,3 +209,15 @@ describe.concurrent('unlink', { timeout: 300_000 }, () => {
     expect(files(cwd)).toEqual(['keep.dat 65536']);
   });
 });
+
+describe.concurrent('flow', { timeout: 300_000 }, () => {
+  it('shares a flow\'s I/Os by weight, as fio: flow=1 beside flow=8 does about an eighth', async () => {
+    const { cwd, job } = place('[global]\nfilename=f.dat\nsize=256k\nflow_sleep=1000\ntime_based\nruntime=1\n' +
+      '[w]\nrw=write\nflow=1\n[r]\nrw=randread\nflow=8\n');
+    const doc = await json([job], cwd);
+    const [w, r] = doc.jobs;
+    const ratio = r.read.total_ios / w.write.total_ios;
+    expect(ratio).toBeGreaterThan(5);
+    expect(ratio).toBeLessThan(12);
+  });
+});

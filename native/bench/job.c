@@ -223,6 +223,8 @@ static int init_workers(const struct job_spec *spec, struct job_shared *shared, 
     w->size = size;
     w->nblocks = size / spec->bs;
     w->last_pos = spec->offset;
+    for (unsigned f = 0; spec->flow != 0 && f < shared->nflows; f++)
+      if (shared->flows[f].id == spec->flow_id) w->flow = &shared->flows[f];
     w->rand_state = (spec->randseed + 1) * 0x9e3779b97f4a7c15ULL + n * 0x632be59bd9b4e019ULL + 1;
     w->fill_state = (w->rand_state ^ 0x5851f42d4c957f2dULL) | 1;
     w->dir = malloc(2 * sizeof(*w->dir));
@@ -276,7 +278,15 @@ int job_run_group(const struct job_spec *specs, unsigned n, struct job_result *r
     pthread_mutex_destroy(&shared.lock);
     return job_errno(&results[0], ENOMEM, "malloc");
   }
-  for (unsigned j = 0; j < n; j++) total += specs[j].numjobs;
+  for (unsigned j = 0; j < n; j++) {
+    total += specs[j].numjobs;
+    if (specs[j].flow == 0) continue;
+    unsigned f = 0;
+    while (f < shared.nflows && shared.flows[f].id != specs[j].flow_id) f++;
+    if (f == MAX_FLOWS) continue;  /* more flow ids than that: the rest run free */
+    if (f == shared.nflows) shared.flows[shared.nflows++].id = specs[j].flow_id;
+    shared.flows[f].total_weight += (long)specs[j].flow * (long)specs[j].numjobs;
+  }
   struct worker **all = calloc(total, sizeof(*all));
   for (unsigned j = 0, k = 0; all != NULL && j < n; j++) {
     ws[j] = calloc(specs[j].numjobs, sizeof(*ws[j]));

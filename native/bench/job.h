@@ -62,6 +62,9 @@ struct job_spec {
   uint64_t rate_iops[2];  /* fio's rate_iops: I/Os per second per direction; 0: no cap */
   int open_sync;          /* fio's sync: 0, O_SYNC or O_DSYNC on the job's open */
   uint64_t thinktime_ns;  /* fio's thinktime: the job stalls this long before issuing each next I/O */
+  int flow;               /* fio's flow: this job's weight among the jobs of its flow_id (0: none) */
+  unsigned flow_id;
+  uint64_t flow_sleep_ns; /* fio's flow_sleep: how long a job ahead of its share waits (0: yields) */
   unsigned fsync_every;   /* fio's fsync: an fsync after every this many writes (0: none) */
   int sync_is_fdatasync;  /* fio's fdatasync=N instead: fdatasync */
   unsigned log_mask;      /* fio's write_lat_log / write_bw_log / write_iops_log: LOG_MASK_* bits */

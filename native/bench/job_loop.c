@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/sdt.h>
+#include <sched.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -238,6 +239,21 @@ static int sync_due(const struct worker *w) {
   return w->spec->fsync_every != 0 && w->writes_since_sync >= w->spec->fsync_every;
 }
 
+/* fio's flow (flow_threshold_exceeded): a job whose share of its flow's I/Os is above its share
+ * of the weights waits; otherwise its I/O counts toward both. A job whose weight or whose flow's
+ * total is not above 0 runs free (fio 3.33 runs its butterfly example's flow=2 and flow=-2 so). */
+static int flow_ahead(struct worker *w) {
+  const struct job_spec *s = w->spec;
+  struct job_flow *f = w->flow;
+  if (f == NULL || s->flow <= 0 || __atomic_load_n(&f->total_weight, __ATOMIC_RELAXED) <= 0) return 0;
+  uint64_t all = __atomic_load_n(&f->counter, __ATOMIC_RELAXED);
+  long total = __atomic_load_n(&f->total_weight, __ATOMIC_RELAXED);
+  if (all != 0 && (double)w->flow_counter / (double)all > (double)s->flow / (double)total) return 1;
+  __atomic_add_fetch(&f->counter, 1, __ATOMIC_RELAXED);
+  w->flow_counter++;
+  return 0;
+}
+
 /* The ramp ends: from now on the I/Os count, toward number_ios or size too. */
 static void ramp_over(struct worker *w, uint64_t now, uint64_t *issued) {
   if (w->phase != PHASE_RAMP || now < w->measure_from) return;
@@ -306,6 +322,14 @@ int run_loop(struct worker *w, const struct engine_ops *ops, struct engine_ctx *
         if (w->phase != PHASE_RAMP && (issued >= budget || w->issued_bytes >= byte_budget || now >= deadline || seq_add_done(w))) {
           stop = 1;
           break;
+        }
+        /* fio's flow: ahead of its share, the job waits (its I/Os in flight done first, as fio) */
+        if (flow_ahead(w)) {
+          if (inflight > 0) break;
+          if (s->flow_sleep_ns) stall(s->flow_sleep_ns);
+          else sched_yield();
+          now = now_ns();  /* the deadline is checked against it: a waiting job still ends on time */
+          continue;
         }
         /* a sync waits for the writes in flight, then runs before the next I/O */
         if (sync_due(w)) {
@@ -383,6 +407,8 @@ int run_loop(struct worker *w, const struct engine_ops *ops, struct engine_ctx *
     inflight -= (unsigned)n;
   }
   w->runtime_ns = last > w->measure_from ? last - w->measure_from : 0;
+  /* as fio's flow_exit_job: a job done leaves its flow, so the others are not held to its share */
+  if (w->flow != NULL) __atomic_sub_fetch(&w->flow->total_weight, (long)s->flow, __ATOMIC_RELAXED);
   job_logs_finish(&w->logs, last);
   free(free_list);
   free(queued);

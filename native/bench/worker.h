@@ -11,8 +11,18 @@
 #include "engine.h"
 #include "job.h"
 
+/* fio's flow: the jobs of one flow_id (at the same time) and the I/Os they issued. */
+#define MAX_FLOWS 16
+struct job_flow {
+  unsigned id;
+  long total_weight;  /* atomic: the weights of the jobs still running */
+  uint64_t counter;   /* atomic */
+};
+
 /* What the job's threads share: the stop flags and the process CPU window of the I/O loops. */
 struct job_shared {
+  struct job_flow flows[MAX_FLOWS];
+  unsigned nflows;
   const int *abort;        /* a sibling thread could not start */
   pthread_mutex_t lock;
   unsigned in_loop;        /* threads inside their I/O loop */
@@ -52,7 +62,9 @@ struct worker {
   struct job_logs logs;    /* fio's log files (write_*_log) */
   uint64_t rate_next_ns[2];  /* rate/rate_iops: when the next I/O of each direction may be issued */
   uint64_t writes_since_sync, syncs;
-  uint64_t issued_bytes;   /* bsrange/bssplit: bytes issued toward the size (their budget is in bytes) */
+  uint64_t issued_bytes;
+  struct job_flow *flow;   /* its flow_id's (NULL: no flow) */
+  uint64_t flow_counter;   /* bsrange/bssplit: bytes issued toward the size (their budget is in bytes) */
   struct histogram sync_lat;
   /* the current 500 ms sample window */
   uint64_t window_from, window_ios[2], window_bytes[2];

@@ -3,7 +3,7 @@
 // `bs=1k-4k` as 1k, and so does iolab);
 // bssplit (sizes by their share of the I/Os). A read,write pair is the size of the direction the
 // job moves (one job of both with two sizes is refused by name). fio's other per-direction
-// values (rate, rate_iops), io_submit_mode, sync and overwrite are read here too.
+// values (rate, rate_iops), io_submit_mode, sync, overwrite and flow are read here too.
 import { UserError } from '../cli-util.js';
 import { asCommanderError, parseWholeNumber } from '../numbers.js';
 
@@ -166,4 +166,11 @@ export const overwriteOption = asCommanderError((v: string) => {
       'whole first, which is overwrite=1');
   }
   throw new RangeError(`expected 0 or 1, got '${v}'`);
+});
+
+/** fio's flow: a weight from -1000 to 1000 (a job whose weight is not above 0 runs free, as fio 3.33 runs its butterfly example). */
+export const flowOption = asCommanderError((v: string) => {
+  const n = Number(v.trim());
+  if (v.trim() === '' || !Number.isInteger(n) || n < -1000 || n > 1000) throw new RangeError(`expected a whole number from -1000 to 1000, got '${v}'`);
+  return n;
 });

@@ -71,6 +71,9 @@ export interface IopsOptions extends Record<string, unknown> {
   end_fsync?: boolean;
   random_distribution?: Distribution;
   wait_for?: string;
+  flow?: number;
+  flow_id?: number;
+  flow_sleep?: number;
   sync?: number;
   thinktime?: number;
   overwrite?: number;
@@ -152,6 +155,9 @@ export function jobFromOptions(opts: IopsOptions, filename: string, engines: str
     fileSize: opts.filesize,
     gtodReduce: opts.gtod_reduce ?? false,
     blockAlign: opts.ba,
+    flow: opts.flow ?? 0,
+    flowId: opts.flow_id ?? 0,
+    flowSleepUs: opts.flow_sleep ?? 0,
     offset: opts.offset,
     ioSize: opts.io_size,
     loops: opts.loops,

@@ -8,7 +8,7 @@ import { boolOption, durationOption, numberOption } from '../numbers.js';
 import { ENGINE_NAMES, ENGINES, engineOptionFlags, MAX_IODEPTH, parseEngines } from './engines.js';
 import { parseRw } from './storage-job.js';
 import { parseSweep, type SweepAxis } from './sweep.js';
-import { blockSizesOption, jobBlockSize, overwriteOption, splitOption, rangeOption, rateIopsOption, rateOption, submitModeOption, syncModeOption } from './block-sizes.js';
+import { blockSizesOption, flowOption, jobBlockSize, overwriteOption, splitOption, rangeOption, rateIopsOption, rateOption, submitModeOption, syncModeOption } from './block-sizes.js';
 import { distributionOption, generatorOption } from './distribution.js';
 import { runIops } from './iops-run.js';
 import { runVsFio } from './vs-fio.js';
@@ -81,6 +81,9 @@ export function iopsCommand(): Command {
     .option('--fsync <n>', 'fsync the file after every n writes (waiting for those in flight), as fio\'s fsync; timed as fio\'s sync figures',
       numberOption({ min: 0 }))
     .option('--fdatasync <n>', 'the same with fdatasync, as fio\'s fdatasync', numberOption({ min: 0 }))
+    .option('--flow <weight>', 'share the I/Os of the jobs of one --flow_id by weight (1 and 8: about 1:8), as fio\'s flow', flowOption)
+    .option('--flow_id <n>', 'the flow a job\'s --flow weight counts in (default 0)', numberOption({ min: 0 }))
+    .option('--flow_sleep <us>', 'a job ahead of its share waits this long, as fio\'s flow_sleep (default 0: it yields)', numberOption({ min: 0 }))
     .option('--wait_for <job>', 'start once the named job (all its copies) ended, as fio\'s wait_for (when every job since the last wait is that job\'s)')
     .addOption(zeroOne('--unlink', 'delete the job\'s file when the job is done, as fio\'s unlink (a file that existed before the run only with --force); default 0'))
     .addOption(notPath(new Option('--sync <mode>', 'open the file O_SYNC (1, sync) or O_DSYNC (dsync), as fio\'s sync; default 0 (none)')
