@@ -281,6 +281,19 @@ std::unique_ptr<char[]> EngineOptions(Napi::Env env, const engine_ops* ops, Napi
 }
 
 // One JS job description -> its spec (what[i] names it in errors: "job" or "jobs[2]").
+// [a, b, a, b, ...] (bssplit's sizes and percents, zoned's percents) into two arrays; their count.
+uint32_t PairsArg(Napi::Env env, napi_value value, const char* name, uint32_t max, int64_t max_a, unsigned* a, unsigned* b) {
+  Napi::Value v(env, value);
+  if (!v.IsArray()) return 0;
+  Napi::Array arr = v.As<Napi::Array>();
+  uint32_t n = std::min<uint32_t>(arr.Length() / 2, max);
+  for (uint32_t i = 0; i < n; i++) {
+    a[i] = unsigned(IntegerArg(env, arr.Get(2 * i), name, 0, max_a));
+    b[i] = unsigned(IntegerArg(env, arr.Get(2 * i + 1), name, 0, 100));
+  }
+  return n;
+}
+
 void ParseJob(Napi::Env env, Napi::Value value, const std::string& what, uint32_t entry_default, ParsedJob* out) {
   if (!value.IsObject()) ThrowTypeError(env, "ERR_INVALID_ARG_TYPE", what + " must be an object");
   OptionsArg job(env, value, what.c_str());
@@ -322,15 +335,8 @@ void ParseJob(Napi::Env env, Napi::Value value, const std::string& what, uint32_
   s.gtod_reduce = job.Bool("gtodReduce", false);
   s.end_fsync = job.Bool("endFsync", false);
   s.dist = rand_dist(job.Integer("randomDistribution", 0, DIST_ZONED, DIST_RANDOM));
-  Napi::Value zones(env, job.Get("distributionZones"));  // zoned: [access %, size %, ...]
-  if (zones.IsArray()) {
-    Napi::Array z = zones.As<Napi::Array>();
-    s.nzones = std::min<uint32_t>(z.Length() / 2, DIST_MAX_ZONES);
-    for (uint32_t i = 0; i < s.nzones; i++) {
-      s.zone_access_pct[i] = uint32_t(IntegerArg(env, z.Get(2 * i), "job.distributionZones", 0, 100));
-      s.zone_size_pct[i] = uint32_t(IntegerArg(env, z.Get(2 * i + 1), "job.distributionZones", 0, 100));
-    }
-  }
+  s.nzones = PairsArg(env, job.Get("distributionZones"), "job.distributionZones", DIST_MAX_ZONES, 100,  // zoned: [access %, size %, ...]
+                      s.zone_access_pct, s.zone_size_pct);
   // the distribution's values in millionths (the argument module reads whole numbers)
   s.dist_param = double(job.Integer("distributionMicros", 0, int64_t(1e15), 0)) / 1e6;
   s.dist_center = double(job.Integer("distributionCenterMicros", -1000000, 1000000, -1000000)) / 1e6;
@@ -347,17 +353,7 @@ void ParseJob(Napi::Env env, Napi::Value value, const std::string& what, uint32_
   s.thinktime_ns = uint64_t(job.Integer("thinktimeUs", 0, int64_t(1e12), 0)) * 1000ull;
   s.bs_max = uint32_t(job.Integer("bsMax", 0, 1 << 30, 0));
   s.block_align = uint32_t(job.Integer("blockAlign", 0, 1 << 30, 0));
-  if (s.block_align != 0 && s.block_align % s.bs != 0)
-    ThrowRangeError(env, "ERR_OUT_OF_RANGE", what + ".blockAlign must be a multiple of bs");
-  Napi::Value split(env, job.Get("bssplit"));  // [size, percent, ...]
-  if (split.IsArray()) {
-    Napi::Array a = split.As<Napi::Array>();
-    s.nsplit = std::min<uint32_t>(a.Length() / 2, 16);
-    for (uint32_t i = 0; i < s.nsplit; i++) {
-      s.split_bs[i] = uint32_t(IntegerArg(env, a.Get(2 * i), "job.bssplit", 1, 1 << 30));
-      s.split_pct[i] = uint32_t(IntegerArg(env, a.Get(2 * i + 1), "job.bssplit", 0, 100));
-    }
-  }
+  s.nsplit = PairsArg(env, job.Get("bssplit"), "job.bssplit", 16, 1 << 30, s.split_bs, s.split_pct);  // [size, percent, ...]
   s.flow = int(job.Integer("flow", -1000, 1000, 0));
   s.flow_id = uint32_t(job.Integer("flowId", 0, 1 << 30, 0));
   s.flow_sleep_ns = uint64_t(job.Integer("flowSleepUs", 0, int64_t(1e12), 0)) * 1000ull;
@@ -367,12 +363,11 @@ void ParseJob(Napi::Env env, Napi::Value value, const std::string& what, uint32_
   s.log_avg_ms = uint32_t(job.Integer("logAvgMs", 0, 1 << 30, 0));
   uint32_t entry = uint32_t(job.Integer("entry", 0, 1023, entry_default));
   if (s.size == 0) ThrowRangeError(env, "ERR_OUT_OF_RANGE", what + ".size must be > 0");
-  if (s.time_based && s.runtime_ns == 0)
-    ThrowRangeError(env, "ERR_OUT_OF_RANGE", what + ".timeBased needs " + what + ".runtimeMs > 0");
-  if (s.verify && (ops->flags & ENGINE_DISKLESS))
-    ThrowRangeError(env, "ERR_OUT_OF_RANGE", std::string("verify: the ") + ops->name + " engine moves no data to check");
-  if (s.verify && (s.nsplit != 0 || s.bs_max > s.bs))
-    ThrowRangeError(env, "ERR_OUT_OF_RANGE", "verify needs one block size (bsrange and bssplit vary it)");
+  auto refuse = [&](bool bad, const std::string& why) { if (bad) ThrowRangeError(env, "ERR_OUT_OF_RANGE", why); };
+  refuse(s.time_based && s.runtime_ns == 0, what + ".timeBased needs " + what + ".runtimeMs > 0");
+  refuse(s.block_align != 0 && s.block_align % s.bs != 0, what + ".blockAlign must be a multiple of bs");
+  refuse(s.verify && (ops->flags & ENGINE_DISKLESS), std::string("verify: the ") + ops->name + " engine moves no data to check");
+  refuse(s.verify && (s.nsplit != 0 || s.bs_max > s.bs), "verify needs one block size (bsrange and bssplit vary it)");
   if (s.verify && s.bs % 8 != 0) ThrowRangeError(env, "ERR_OUT_OF_RANGE", "verify needs bs to be a multiple of 8");
   std::unique_ptr<char[]> engine_options = EngineOptions(env, ops, Napi::Value(env, job.Get("engineOptions")));
   Napi::Value stop(env, job.Get("stop"));
