@@ -14,6 +14,8 @@
 
 extern "C" {
 #include "bench/engine.h"
+#include <fcntl.h>
+
 #include "bench/job.h"
 #include "stats/histogram.h"
 }
@@ -101,7 +103,10 @@ class BenchWorker : public Napi::AsyncProgressWorker<Progress> {
     if (!on_progress.IsEmpty()) on_progress_ = Napi::Persistent(on_progress);
     LiveInc(Live::kNativeJobs);
   }
-  ~BenchWorker() override = default;
+  ~BenchWorker() override {
+    for (size_t i = 0; results_ && i < jobs.size(); i++)
+      for (int k = 0; k < LOG_KINDS; k++) log_text_free(&results_[i].logs[k]);
+  }
 
   std::vector<ParsedJob> jobs;
   Napi::Promise Promise() { return deferred_.Promise(); }
@@ -141,6 +146,9 @@ class BenchWorker : public Napi::AsyncProgressWorker<Progress> {
         return;
       }
     }
+    // fio's log files' text, per job (a group_reporting entry has its jobs' logs, one each)
+    std::vector<Napi::Value> logs(jobs.size());
+    for (size_t i = 0; i < jobs.size(); i++) logs[i] = LogsToJs(env, results_[i], specs_[i].log_mask);
     // each entry: its first job's result, the others of the entry merged into it
     uint32_t entries = 0;
     for (const ParsedJob& j : jobs) entries = std::max(entries, j.entry + 1);
@@ -150,14 +158,20 @@ class BenchWorker : public Napi::AsyncProgressWorker<Progress> {
       if (f < 0) f = int(i);
       else job_result_merge(&results_[f], &results_[i]);
     }
+    auto entry = [&](uint32_t e) {
+      Napi::Object o = ResultToJs(env, results_[first[e]], specs_[first[e]]);
+      Napi::Array own = Napi::Array::New(env);
+      for (size_t i = 0; i < jobs.size(); i++)
+        if (jobs[i].entry == e && !logs[i].IsUndefined()) own.Set(own.Length(), logs[i]);
+      if (own.Length() > 0) o.Set("logs", own);
+      return o;
+    };
     if (single_) {
-      deferred_.Resolve(ResultToJs(env, results_[0], specs_[0]));
+      deferred_.Resolve(entry(0));
       return;
     }
     Napi::Array out = Napi::Array::New(env, entries);
-    for (uint32_t e = 0; e < entries; e++) {
-      out.Set(e, first[e] < 0 ? env.Undefined() : Napi::Value(ResultToJs(env, results_[first[e]], specs_[first[e]])));
-    }
+    for (uint32_t e = 0; e < entries; e++) out.Set(e, first[e] < 0 ? env.Undefined() : Napi::Value(entry(e)));
     deferred_.Resolve(out);
   }
 
@@ -167,6 +181,18 @@ class BenchWorker : public Napi::AsyncProgressWorker<Progress> {
   }
 
  private:
+  // { lat, clat, slat, bw, iops }: the text of each log the job keeps (undefined: none kept)
+  static Napi::Value LogsToJs(Napi::Env env, job_result& r, unsigned mask) {
+    static const char* const kNames[LOG_KINDS] = {"lat", "clat", "slat", "bw", "iops"};
+    if (mask == 0) return env.Undefined();
+    Napi::Object o = Napi::Object::New(env);
+    for (int k = 0; k < LOG_KINDS; k++) {
+      if (mask & (1u << k)) o.Set(kNames[k], Napi::String::New(env, r.logs[k].buf ? r.logs[k].buf : "", r.logs[k].len));
+      log_text_free(&r.logs[k]);
+    }
+    return o;
+  }
+
   static Napi::Object ResultToJs(Napi::Env env, const job_result& r, const job_spec& spec) {
     Napi::Object o = Napi::Object::New(env);
     o.Set("engine", spec.ops->name);
@@ -177,6 +203,7 @@ class BenchWorker : public Napi::AsyncProgressWorker<Progress> {
     o.Set("size", double(r.size));
     o.Set("laidOutBytes", double(r.laid_out_bytes));
     o.Set("runtimeNs", double(r.runtime_ns));
+    o.Set("jobRuntimeNs", double(r.job_runtime_ns));
     o.Set("elapsedNs", double(r.elapsed_ns));
     o.Set("startUnixMs", double(r.start_unix_ms));
     o.Set("usrSec", r.usr_sec);
@@ -187,6 +214,10 @@ class BenchWorker : public Napi::AsyncProgressWorker<Progress> {
     o.Set("verifiedBlocks", double(r.verified_blocks));
     o.Set("read", DirToJs(env, r.dir[DDIR_READ], r.async != 0));
     o.Set("write", DirToJs(env, r.dir[DDIR_WRITE], r.async != 0));
+    Napi::Object sync = Napi::Object::New(env);
+    sync.Set("ios", double(r.syncs));
+    sync.Set("lat", HistToJs(env, r.sync_lat));
+    o.Set("sync", sync);
     Napi::Object depth = Napi::Object::New(env);
     depth.Set("level", CountsToJs(env, r.depth.level));
     depth.Set("submit", CountsToJs(env, r.depth.submit));
@@ -250,6 +281,19 @@ std::unique_ptr<char[]> EngineOptions(Napi::Env env, const engine_ops* ops, Napi
 }
 
 // One JS job description -> its spec (what[i] names it in errors: "job" or "jobs[2]").
+// [a, b, a, b, ...] (bssplit's sizes and percents, zoned's percents) into two arrays; their count.
+uint32_t PairsArg(Napi::Env env, napi_value value, const char* name, uint32_t max, int64_t max_a, unsigned* a, unsigned* b) {
+  Napi::Value v(env, value);
+  if (!v.IsArray()) return 0;
+  Napi::Array arr = v.As<Napi::Array>();
+  uint32_t n = std::min<uint32_t>(arr.Length() / 2, max);
+  for (uint32_t i = 0; i < n; i++) {
+    a[i] = unsigned(IntegerArg(env, arr.Get(2 * i), name, 0, max_a));
+    b[i] = unsigned(IntegerArg(env, arr.Get(2 * i + 1), name, 0, 100));
+  }
+  return n;
+}
+
 void ParseJob(Napi::Env env, Napi::Value value, const std::string& what, uint32_t entry_default, ParsedJob* out) {
   if (!value.IsObject()) ThrowTypeError(env, "ERR_INVALID_ARG_TYPE", what + " must be an object");
   OptionsArg job(env, value, what.c_str());
@@ -287,10 +331,43 @@ void ParseJob(Napi::Env env, Napi::Value value, const std::string& what, uint32_
   s.norandommap = job.Bool("norandommap", false);
   s.size_is_default = job.Bool("sizeIsDefault", false);
   s.number_ios_wraps = job.Bool("numberIosWraps", false);
+  s.file_size = uint64_t(job.Integer("fileSize", 0, kMaxSafeInteger, 0));
+  s.gtod_reduce = job.Bool("gtodReduce", false);
+  s.end_fsync = job.Bool("endFsync", false);
+  s.dist = rand_dist(job.Integer("randomDistribution", 0, DIST_ZONED, DIST_RANDOM));
+  s.nzones = PairsArg(env, job.Get("distributionZones"), "job.distributionZones", DIST_MAX_ZONES, 100,  // zoned: [access %, size %, ...]
+                      s.zone_access_pct, s.zone_size_pct);
+  // the distribution's values in millionths (the argument module reads whole numbers)
+  s.dist_param = double(job.Integer("distributionMicros", 0, int64_t(1e15), 0)) / 1e6;
+  s.dist_center = double(job.Integer("distributionCenterMicros", -1000000, 1000000, -1000000)) / 1e6;
+  s.offset = uint64_t(job.Integer("offset", 0, kMaxSafeInteger, 0));
+  s.io_limit = uint64_t(job.Integer("ioSize", 0, kMaxSafeInteger, 0));
+  s.loops = uint32_t(job.Integer("loops", 0, 1 << 30, 0));
+  s.seq_add = int64_t(job.Integer("seqAdd", -kMaxSafeInteger, kMaxSafeInteger, 0));
+  s.rate_bytes[0] = uint64_t(job.Integer("rateRead", 0, kMaxSafeInteger, 0));
+  s.rate_bytes[1] = uint64_t(job.Integer("rateWrite", 0, kMaxSafeInteger, 0));
+  s.rate_iops[0] = uint64_t(job.Integer("rateIopsRead", 0, 1000000000, 0));
+  s.rate_iops[1] = uint64_t(job.Integer("rateIopsWrite", 0, 1000000000, 0));
+  int64_t open_sync = job.Integer("openSync", 0, 2, 0);  // fio's sync: 1 sync, 2 dsync
+  s.open_sync = open_sync == 1 ? O_SYNC : open_sync == 2 ? O_DSYNC : 0;
+  s.thinktime_ns = uint64_t(job.Integer("thinktimeUs", 0, int64_t(1e12), 0)) * 1000ull;
+  s.bs_max = uint32_t(job.Integer("bsMax", 0, 1 << 30, 0));
+  s.block_align = uint32_t(job.Integer("blockAlign", 0, 1 << 30, 0));
+  s.nsplit = PairsArg(env, job.Get("bssplit"), "job.bssplit", 16, 1 << 30, s.split_bs, s.split_pct);  // [size, percent, ...]
+  s.flow = int(job.Integer("flow", -1000, 1000, 0));
+  s.flow_id = uint32_t(job.Integer("flowId", 0, 1 << 30, 0));
+  s.flow_sleep_ns = uint64_t(job.Integer("flowSleepUs", 0, int64_t(1e12), 0)) * 1000ull;
+  s.fsync_every = uint32_t(job.Integer("fsync", 0, 1 << 30, 0));
+  s.sync_is_fdatasync = job.Bool("fdatasync", false);
+  s.log_mask = uint32_t(job.Integer("logMask", 0, (1 << LOG_KINDS) - 1, 0));
+  s.log_avg_ms = uint32_t(job.Integer("logAvgMs", 0, 1 << 30, 0));
   uint32_t entry = uint32_t(job.Integer("entry", 0, 1023, entry_default));
   if (s.size == 0) ThrowRangeError(env, "ERR_OUT_OF_RANGE", what + ".size must be > 0");
-  if (s.time_based && s.runtime_ns == 0)
-    ThrowRangeError(env, "ERR_OUT_OF_RANGE", what + ".timeBased needs " + what + ".runtimeMs > 0");
+  auto refuse = [&](bool bad, const std::string& why) { if (bad) ThrowRangeError(env, "ERR_OUT_OF_RANGE", why); };
+  refuse(s.time_based && s.runtime_ns == 0, what + ".timeBased needs " + what + ".runtimeMs > 0");
+  refuse(s.block_align != 0 && s.block_align % s.bs != 0, what + ".blockAlign must be a multiple of bs");
+  refuse(s.verify && (ops->flags & ENGINE_DISKLESS), std::string("verify: the ") + ops->name + " engine moves no data to check");
+  refuse(s.verify && (s.nsplit != 0 || s.bs_max > s.bs), "verify needs one block size (bsrange and bssplit vary it)");
   if (s.verify && s.bs % 8 != 0) ThrowRangeError(env, "ERR_OUT_OF_RANGE", "verify needs bs to be a multiple of 8");
   std::unique_ptr<char[]> engine_options = EngineOptions(env, ops, Napi::Value(env, job.Get("engineOptions")));
   Napi::Value stop(env, job.Get("stop"));
@@ -354,6 +431,8 @@ Napi::Array EnginesToJs(Napi::Env env) {
     if (e->alias != nullptr) o.Set("alias", e->alias);
     o.Set("async", Napi::Boolean::New(env, (e->flags & ENGINE_ASYNC) != 0));
     o.Set("testOnly", Napi::Boolean::New(env, (e->flags & ENGINE_TEST_ONLY) != 0));
+    o.Set("namedOnly", Napi::Boolean::New(env, (e->flags & ENGINE_NAMED) != 0));
+    o.Set("diskless", Napi::Boolean::New(env, (e->flags & ENGINE_DISKLESS) != 0));
     if (e->max_depth != 0) {
       o.Set("maxDepth", double(e->max_depth));
       o.Set("maxDepthReason", e->max_depth_why);

@@ -76,6 +76,54 @@ export interface BenchJob {
   refillBuffers?: boolean;
   /** No size was asked for: an existing foreign file or a block device is used whole. */
   sizeIsDefault?: boolean;
+  /** fio's filesize: the file is laid out at this size, the I/O covers [0, size) of it; default size. */
+  fileSize?: number;
+  /** fio's gtod_reduce: no latencies or bw/IOPS samples are recorded (I/Os and bytes still are). */
+  gtodReduce?: boolean;
+  /** fio's end_fsync: a job that wrote fsyncs its file when its I/O is done. */
+  endFsync?: boolean;
+  /** fio's random_distribution: 0 random (uniform), 1 zipf, 2 pareto, 3 normal. */
+  randomDistribution?: number;
+  /** zoned: [access %, size %] per zone, in order. */
+  distributionZones?: number[];
+  /** Its value in millionths: zipf's theta, pareto's power, normal's deviation in percent. */
+  distributionMicros?: number;
+  /** Its center (0..1) in millionths; -1000000 (default): spread by a hash. */
+  distributionCenterMicros?: number;
+  /** fio's rate (bytes/s) and rate_iops per direction; 0 or absent: no cap. */
+  rateRead?: number;
+  rateWrite?: number;
+  rateIopsRead?: number;
+  rateIopsWrite?: number;
+  /** fio's fsync=N (fdatasync: true: fdatasync=N): a sync after every N writes. */
+  fsync?: number;
+  fdatasync?: boolean;
+  /** fio's sync: 1 opens with O_SYNC, 2 with O_DSYNC. */
+  openSync?: number;
+  /** fio's thinktime: microseconds the job stalls before issuing each next I/O. */
+  thinktimeUs?: number;
+  /** fio's bsrange (bs=1k-4k): each I/O's length a multiple of bs up to this. */
+  bsMax?: number;
+  /** fio's flow, flow_id, flow_sleep (µs): the jobs of one flow id share its I/Os by weight. */
+  flow?: number;
+  flowId?: number;
+  flowSleepUs?: number;
+  /** fio's blockalign (ba): random offsets a multiple of it. */
+  blockAlign?: number;
+  /** fio's bssplit: [size, percent, ...], each I/O's length one of the sizes. */
+  bssplit?: number[];
+  /** fio's offset: the job's I/O covers [offset, offset + size) of the file. */
+  offset?: number;
+  /** fio's io_size: bytes of I/O, wrapping around the size (default the size). */
+  ioSize?: number;
+  /** fio's loops: the job's I/O this many times. */
+  loops?: number;
+  /** fio's rw=read:-8k / write:8k: bytes added to each sequential offset beyond bs. */
+  seqAdd?: number;
+  /** fio's write_lat_log (1, 2, 4: lat, clat, slat), write_bw_log (8), write_iops_log (16): the logs the runner keeps. */
+  logMask?: number;
+  /** fio's log_avg_msec: 0 (default) a line per I/O. */
+  logAvgMs?: number;
   /** Set stop[0] to 1 (Atomics.store) to end the job early: the result is marked interrupted. */
   stop?: Int32Array;
   /** Tests only: bytes per layout pwrite, to force short writes. */
@@ -102,6 +150,10 @@ export interface BenchEngineInfo {
   async: boolean;
   /** Fault injection or a known delay, for tests: hidden from help and from 'all'. */
   testOnly: boolean;
+  /** Runs when named (listed in help), not one of 'all': fio's other engines (null, pvsync, pvsync2). */
+  namedOnly: boolean;
+  /** Moves no data and opens no file (null): a job lays nothing out. */
+  diskless: boolean;
   maxDepth?: number;
   maxDepthReason?: string;
   options: BenchEngineOption[];
@@ -148,6 +200,10 @@ export interface BenchDirection {
 }
 
 export interface BenchResult {
+  /** fio's sync figures: fsync/fdatasync calls and their latency. */
+  sync?: { ios: number; lat: BenchHistogram };
+  /** fio's log files' text, per job of the result that keeps logs (logMask), in job order. */
+  logs?: Partial<Record<'lat' | 'clat' | 'slat' | 'bw' | 'iops', string>>[];
   engine: string;
   /** Set when the engine cannot run here (e.g. io_uring refused); nothing ran. */
   unavailable?: string;
@@ -160,6 +216,8 @@ export interface BenchResult {
   /** Stopped while laying out: what this run created is gone (false: nothing was, or it stayed). */
   layoutRemoved: boolean;
   runtimeNs: number;
+  /** fio's job_runtime: the measured times of the jobs (threads) it sums, added up. */
+  jobRuntimeNs: number;
   /** From the first job thread's loop start to the last one's end. */
   elapsedNs: number;
   /** When the measured time began (after the ramp), ms since the epoch: fio's job_start. */

@@ -52,7 +52,7 @@ export function parseWholeNumber(text: string, rule: NumberRule = {}): number {
 
 type Parser<T> = ((value: string) => T) & { rule: NumberRule; list?: boolean };
 
-function asCommanderError<T>(fn: (value: string) => T): (value: string) => T {
+export function asCommanderError<T>(fn: (value: string) => T): (value: string) => T {
   return (value) => {
     try {
       return fn(value);

@@ -64,7 +64,7 @@ describe.concurrent('bench iops', { timeout: 120_000 }, () => {
   it("help lists the engines and their options from the native table, and hides the test-only ones", async () => {
     const r = await iops('--help');
     expect(r.exitCode).toBe(0);
-    expect(r.stdout).toMatch(/--ioengine <list>\s+engine, comma list or 'all' \(sync, psync, io_uring, libaio, posixaio, mmap\)/);
+    expect(r.stdout).toMatch(/--ioengine <list>\s+engine, comma list or 'all' \(sync, psync, io_uring, libaio, posixaio, mmap; also pvsync, pvsync2, null when named\)/);
     expect(r.stdout).toMatch(/--fixedbufs \[0\|1\]\s+io_uring: registered buffers \(READ_FIXED\/WRITE_FIXED\); default 0/);
     expect(r.stdout).toMatch(/--sqthread_poll \[0\|1\]\s+io_uring: a kernel thread polls the SQ \(SQPOLL\); default 0/);
     expect(r.stdout).not.toMatch(/test_delay|test_nodata/);
@@ -100,7 +100,7 @@ describe.concurrent('bench iops', { timeout: 120_000 }, () => {
     writeFileSync(tiny, 'x'.repeat(100));
     const f = file('bad.dat');
     const cases: [string[], RegExp][] = [
-      [['--ioengine', 'nope'], /^iolab: unknown ioengine 'nope' \(known: sync, psync, io_uring, libaio, posixaio, mmap, all\)$/],
+      [['--ioengine', 'nope'], /^iolab: unknown ioengine 'nope' \(known: sync, psync, io_uring, libaio, posixaio, mmap, pvsync, pvsync2, null, all\)$/],
       [['--rw', 'sideways'], /^iolab: unknown rw 'sideways'/],
       [['--iodepth', '0'], /argument '0' is invalid\. expected a whole number from 1 to 65536/],
       [['--iodepth', '65536', '--ioengine', 'psync,io_uring'],

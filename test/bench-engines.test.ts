@@ -3,6 +3,8 @@
 // engines (a known delay, a fault that moves no data); nothing left behind. An engine this
 // machine cannot run is a visible skip with its reason.
 import { describe, expect, it, type TestContext } from 'vitest';
+import { execFileSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { native, type BenchJob, type BenchResult } from '../src/native.js';
 import { checkLeaksAfterAll } from './support/leaks.js';
@@ -12,7 +14,8 @@ const rws = ['read', 'write', 'randread', 'randwrite', 'randrw', 'readwrite'] as
 const dir = shortTempDir('iolab-eng-');
 checkLeaksAfterAll(dir);
 
-const engines = native.benchEngines.filter((e) => !e.testOnly).map((e) => e.name);
+// the engines that move data (null, diskless, has its own test below)
+const engines = native.benchEngines.filter((e) => !e.testOnly && !e.diskless).map((e) => e.name);
 
 function job(engine: string, rw: BenchJob['rw'], direct: boolean, extra: Partial<BenchJob> = {}): BenchJob {
   return {
@@ -30,12 +33,72 @@ async function run(ctx: TestContext, j: BenchJob): Promise<BenchResult> {
 
 describe('the engine table', () => {
   it('lists each engine once, with its own options, and the test-only ones marked', () => {
-    expect(engines).toEqual(['sync', 'psync', 'io_uring', 'libaio', 'posixaio', 'mmap']);
+    expect(engines).toEqual(['sync', 'psync', 'io_uring', 'libaio', 'posixaio', 'mmap', 'pvsync', 'pvsync2']);
+    // fio's other engines run when named, not in 'all'
+    expect(native.benchEngines.filter((e) => e.namedOnly).map((e) => e.name)).toEqual(['pvsync', 'pvsync2', 'null']);
+    expect(native.benchEngines.filter((e) => e.diskless).map((e) => e.name)).toEqual(['null']);
     const uring = native.benchEngines.find((e) => e.name === 'io_uring')!;
     expect(uring.options.map((o) => o.name)).toEqual(['fixedbufs', 'registerfiles', 'sqthread_poll']);
     expect(uring.maxDepth).toBe(32768);
     expect(native.benchEngines.find((e) => e.name === 'posixaio')!.alias).toBe('posix_aio');
     expect(native.benchEngines.filter((e) => e.testOnly).map((e) => e.name)).toEqual(['test_delay', 'test_nodata']);
+  });
+});
+
+describe('the null engine', () => {
+  it('completes every I/O without a file: none is opened or laid out, and verify is refused', async () => {
+    const filename = join(dir.path, 'never-made.dat');
+    const r = await native.benchRun({ filename, engine: 'null', rw: 'randread', bs: 4096, iodepth: 1, size: 1 << 20 });
+    expect(r.read.ios).toBe(256);
+    expect(r.read.bytes).toBe(1 << 20);
+    expect(existsSync(filename)).toBe(false);
+    expect(() => native.benchRun({ filename, engine: 'null', rw: 'write', bs: 4096, iodepth: 1, size: 1 << 20, verify: true }))
+      .toThrow(/verify: the null engine moves no data to check/);
+  });
+});
+
+describe('lengths that vary per I/O (fio\'s bsrange and bssplit)', () => {
+  it('moves its size in bytes (the last I/O whole, as fio), in I/Os of the lengths asked for; verify is refused', async () => {
+    const filename = join(dir.path, 'varlen.dat');
+    const base = { filename, engine: 'psync', rw: 'randread', bs: 4096, iodepth: 1, size: 1 << 20, norandommap: true } as const;
+    const split = await native.benchRun({ ...base, bssplit: [4096, 50, 65536, 50] });
+    expect(split.read.bytes).toBeGreaterThanOrEqual(1 << 20);
+    expect(split.read.bytes).toBeLessThan((1 << 20) + 65536);
+    expect(split.read.ios).toBeGreaterThan(16);   // not all 64k
+    expect(split.read.ios).toBeLessThan(256);     // not all 4k
+    const range = await native.benchRun({ ...base, rw: 'write', bsMax: 16384 });
+    expect(range.write.bytes).toBeGreaterThanOrEqual(1 << 20);
+    expect(range.write.bytes).toBeLessThan((1 << 20) + 16384);
+    expect(range.write.ios).toBeGreaterThan(64);
+    expect(range.write.ios).toBeLessThan(256);
+    expect(() => native.benchRun({ ...base, rw: 'write', bsMax: 16384, verify: true })).toThrow(/verify needs one block size/);
+  });
+});
+
+describe('random_distribution', () => {
+  // the blocks a cold, buffered, random 4 KiB read touched are the pages it left cached (fincore)
+  const hasFincore = (() => {
+    try {
+      execFileSync('fincore', ['--version']);
+      return true;
+    } catch {
+      return false;
+    }
+  })();
+  it.runIf(hasFincore)('zipf, pareto, normal and zoned read a few hot blocks where uniform reads most (pages left cached)', async () => {
+    const filename = join(dir.path, 'dist.dat');
+    const base = { filename, engine: 'psync', bs: 4096, iodepth: 1, size: 4 << 20 } as const;
+    await native.benchRun({ ...base, rw: 'write', endFsync: true });
+    const touched = async (extra: Partial<BenchJob>) => {
+      await native.benchRun({ ...base, rw: 'randread', invalidate: true, numberIos: 512, norandommap: true, ...extra });
+      return Number(execFileSync('fincore', ['--bytes', '--noheadings', '--output', 'RES', filename]).toString().trim()) / 4096;
+    };
+    const uniform = await touched({});
+    expect(uniform).toBeGreaterThan(300);  // 512 draws of 1024 blocks: about 400 distinct
+    for (const d of [{ randomDistribution: 1, distributionMicros: 1.2e6 }, { randomDistribution: 2, distributionMicros: 0.2e6 },
+      { randomDistribution: 3, distributionMicros: 2e6 }, { randomDistribution: 4, distributionZones: [95, 5, 5, 95] }]) {
+      expect(await touched(d), JSON.stringify(d)).toBeLessThan(uniform / 2);
+    }
   });
 });
 

@@ -9,6 +9,7 @@ import { existsSync, mkdirSync, readdirSync, statSync, writeFileSync } from 'nod
 import { totalmem } from 'node:os';
 import { join } from 'node:path';
 import { native } from '../src/native.js';
+import { execa } from 'execa';
 import { runCliText } from './support/cli.js';
 import { checkLeaksAfterAll } from './support/leaks.js';
 import { shortTempDir } from './support/temp.js';
@@ -158,5 +159,65 @@ describe.concurrent('command lines', { timeout: 300_000 }, () => {
     const doc = await json(['--name=ramp', '--size=16m', '--ramp_time=300ms', '--number_ios=2000', '--rw=read', '--name=sized',
       '--size=1m', '--ramp_time=300ms', '--rw=randread', '--stonewall'], cwd);
     expect(doc.jobs.map((j: any) => [j.jobname, j.read.total_ios])).toEqual([['ramp', 2000], ['sized', 256]]);
+  });
+});
+
+describe.concurrent('fio\'s --showcmd, --parse-only and a job file on standard input', { timeout: 300_000 }, () => {
+  const jobText = '[global]\nbs=8k\nsize=64k\n[a]\nrw=read\n[b]\nstonewall\nrw=write\nfilename=x.dat\n';
+
+  it('--showcmd prints the job file as the command line fio prints, with iolab bench iops first, and runs nothing', async () => {
+    const { cwd, job } = place(jobText);
+    const r = await iops(['--showcmd', job], cwd);
+    expect(r.exitCode).toBe(0);
+    expect(r.stdout).toBe('iolab bench iops --bs=8k --size=64k --name=a --rw=read --name=b --stonewall --rw=write --filename=x.dat');
+    const fio = await execa('fio', ['--showcmd', job], { cwd, reject: false });
+    if (fio.exitCode === 0) expect(r.stdout.replace('iolab bench iops', 'fio').trim()).toBe(String(fio.stdout).trim());
+    expect(files(cwd)).toEqual([]);
+  });
+
+  it('--parse-only reads the jobs and stops with nothing made; an option iolab refuses is refused', async () => {
+    const { cwd, job } = place(jobText);
+    const r = await iops(['--parse-only', job], cwd);
+    expect([r.exitCode, r.stdout, r.stderr]).toEqual([0, '', '']);
+    expect(files(cwd)).toEqual([]);
+    writeFileSync(job, '[a]\nsize=64k\ncpus_allowed=0\n');
+    const refused = await iops(['--parse-only', job], cwd);
+    expect(refused.exitCode).toBe(1);
+    expect(refused.stderr).toMatch(/^iolab: .*'cpus_allowed': a fio option iolab doesn't run$/);
+  });
+
+  it('reads the job file `-` from standard input, as fio does', async () => {
+    const { cwd } = place();
+    const r = await runCliText(['bench', 'iops', '-', '--json'], { cwd, input: jobText });
+    expect(r.stderr).toBe('');
+    const doc = JSON.parse(r.stdout);
+    expect(doc.jobs.map((j: any) => [j.jobname, j.groupid])).toEqual([['a', 0], ['b', 1]]);
+    expect(files(cwd)).toEqual(['a.0.0 65536', 'x.dat 65536']);
+  });
+});
+
+describe.concurrent('unlink', { timeout: 300_000 }, () => {
+  it('deletes a file the run made when the job is done, as fio; a file that was there before only with --force', async () => {
+    const { cwd } = place();
+    await json(['--name=u', '--filename=made.dat', '--size=64k', '--rw=write', '--unlink=1'], cwd);
+    expect(files(cwd)).toEqual([]);
+    writeFileSync(join(cwd, 'keep.dat'), Buffer.alloc(65536, 7));
+    const r = await iops(['--name=u', '--filename=keep.dat', '--size=64k', '--unlink=1'], cwd);
+    expect(r.exitCode).toBe(1);
+    expect(r.stderr).toBe('iolab: u: unlink=1 deletes \'keep.dat\' when the job is done, and it exists already: ' +
+      'iolab deletes a file it did not create only with --force');
+    expect(files(cwd)).toEqual(['keep.dat 65536']);
+  });
+});
+
+describe.concurrent('flow', { timeout: 300_000 }, () => {
+  it('shares a flow\'s I/Os by weight, as fio: flow=1 beside flow=8 does about an eighth', async () => {
+    const { cwd, job } = place('[global]\nfilename=f.dat\nsize=256k\nflow_sleep=1000\ntime_based\nruntime=1\n' +
+      '[w]\nrw=write\nflow=1\n[r]\nrw=randread\nflow=8\n');
+    const doc = await json([job], cwd);
+    const [w, r] = doc.jobs;
+    const ratio = r.read.total_ios / w.write.total_ios;
+    expect(ratio).toBeGreaterThan(5);
+    expect(ratio).toBeLessThan(12);
   });
 });

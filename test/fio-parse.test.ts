@@ -105,11 +105,43 @@ describe('the job list', () => {
       }
     }
     // each of these is run (or refused with its own reason, such as a value it does not take)
-    expect(runs).toEqual(['blocksize', 'bs', 'buffered', 'direct', 'fadvise_hint', 'filename', 'fixedbufs', 'group_reporting', 'invalidate',
-      'iodepth', 'iodepth_batch', 'iodepth_batch_complete', 'iodepth_batch_complete_max', 'iodepth_batch_complete_min',
-      'iodepth_batch_submit', 'ioengine', 'name', 'new_group', 'norandommap', 'number_ios', 'numjobs', 'ramp_time', 'randrepeat',
-      'randseed', 'readwrite', 'refill_buffers', 'registerfiles', 'runtime', 'rw', 'rwmixread', 'rwmixwrite', 'size',
-      'sqthread_poll', 'stonewall', 'thread', 'time_based', 'timeout', 'verify', 'wait_for_previous']);
+    expect(runs).toEqual(['allow_file_create', 'ba', 'blockalign', 'blocksize', 'blocksize_range', 'bs', 'bsrange',
+      'bssplit', 'buffered', 'description', 'direct', 'directory', 'end_fsync', 'fadvise_hint', 'fdatasync',
+      'filename', 'fileoffset', 'filesize', 'fixedbufs', 'flow', 'flow_id', 'flow_sleep', 'fsync', 'group_reporting',
+      'gtod_reduce', 'hipri', 'invalidate', 'io_limit', 'io_size', 'io_submit_mode', 'iodepth', 'iodepth_batch',
+      'iodepth_batch_complete', 'iodepth_batch_complete_max', 'iodepth_batch_complete_min', 'iodepth_batch_submit',
+      'ioengine', 'log_avg_msec', 'loops', 'name', 'new_group', 'norandommap', 'number_ios', 'numjobs', 'offset',
+      'overwrite', 'ramp_time', 'random_distribution', 'random_generator', 'randrepeat', 'randseed', 'rate',
+      'rate_iops', 'readwrite', 'refill_buffers', 'registerfiles', 'runtime', 'rw', 'rwmixread', 'rwmixwrite', 'size',
+      'sqthread_poll', 'stonewall', 'sync', 'thinktime', 'thread', 'time_based', 'timeout', 'unlink', 'verify',
+      'wait_for', 'wait_for_previous', 'write_bw_log', 'write_iops_log', 'write_lat_log']);
+  });
+
+  it('refuses a filename that names no file, as fio does ("failed parsing filename="), and so an unset ${VAR}', () => {
+    delete process.env.IOLAB_PARSE_UNSET_DEV;
+    expect(() => fioJobList(cmd, noCommandLine, [section('j', ['filename=${IOLAB_PARSE_UNSET_DEV}'])]))
+      .toThrow(/^job\.fio:2: filename=\$\{IOLAB_PARSE_UNSET_DEV\} names no file \(\$\{IOLAB_PARSE_UNSET_DEV\} is not set\); fio refuses it too/);
+    expect(() => fioJobList(cmd, noCommandLine, [section('j', ['filename='])])).toThrow(/names no file; fio refuses it too/);
+  });
+
+  it('refuses in a job file the engine spellings fio cannot load: a list, all, posix_aio', () => {
+    for (const [value, why] of [['psync,libaio', /an engine list is iolab's own --ioengine/], ['all', /'all' is iolab's own --ioengine list/],
+      ['posix_aio', /fio names this engine posixaio \(fio: "engine posix_aio not loadable"\); write ioengine=posixaio/]] as const) {
+      expect(() => fioJobList(cmd, noCommandLine, [section('j', [`ioengine=${value}`])])).toThrow(why);
+    }
+    expect(fioJobList(cmd, noCommandLine, [section('j', ['ioengine=posixaio'])]).jobs[0].options.ioengine).toEqual(['posixaio']);
+  });
+
+  it('refuses an engine\'s option before its ioengine= in a fio job, as fio does, and takes it after', () => {
+    expect(() => fioJobList(cmd, noCommandLine, [section('j', ['sqthread_poll', 'ioengine=io_uring'])]))
+      .toThrow(/^job\.fio:2: 'sqthread_poll': an option of io_uring, given before its ioengine=/);
+    const { fio } = splitFioArgv(cmd, ['--name=x', '--sqthread_poll', '--ioengine=io_uring']);
+    expect(() => fioJobList(cmd, fio, undefined)).toThrow(/^--sqthread_poll: an option of io_uring, given before its ioengine=/);
+    const after = splitFioArgv(cmd, ['--name=x', '--ioengine=io_uring', '--sqthread_poll']).fio;
+    expect(fioJobList(cmd, after, undefined).jobs[0].options.sqthread_poll).toBe(true);
+    // iolab's own command line (no --name, no job file) takes its flags in any order
+    const own = splitFioArgv(cmd, ['--sqthread_poll', '--ioengine=io_uring']).fio;
+    expect(fioJobList(cmd, own, undefined).jobs[0].options.sqthread_poll).toBe(true);
   });
 
   it('refuses an option fio does not know by file, line and name', () => {

@@ -63,6 +63,8 @@ struct engine_option {
 enum engine_flags {
   ENGINE_ASYNC = 1,      /* queues (has commit/getevents/event); slat is measured */
   ENGINE_TEST_ONLY = 2,  /* fault injection / known delay for tests: hidden from help and 'all' */
+  ENGINE_NAMED = 4,      /* runs when named (and in help), not one of 'all': fio's other engines */
+  ENGINE_DISKLESS = 8,   /* moves no data and opens no file (fio's FIO_DISKLESSIO): no layout, fd -1 */
 };
 
 struct engine_ops {

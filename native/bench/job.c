@@ -24,8 +24,9 @@ static void *worker_main(void *arg) {
   const struct job_spec *s = w->spec;
   const struct engine_ops *ops = s->ops;
   int writes = job_writes(s->rw);
-  int fd = open(s->filename, (writes ? O_RDWR : O_RDONLY) | O_CLOEXEC | (s->direct ? O_DIRECT : 0));
-  if (fd < 0) {
+  int diskless = (ops->flags & ENGINE_DISKLESS) != 0;
+  int fd = diskless ? -1 : open(s->filename, (writes ? O_RDWR : O_RDONLY) | O_CLOEXEC | (s->direct ? O_DIRECT : 0) | s->open_sync);
+  if (fd < 0 && !diskless) {
     if (errno == EINVAL && s->direct) {
       w->error.kind = JOB_USER;
       snprintf(w->error.message, sizeof(w->error.message),
@@ -35,14 +36,14 @@ static void *worker_main(void *arg) {
     }
     return NULL;
   }
-  apply_hints(s, fd, w->size);
+  if (!diskless) apply_hints(s, fd, w->size);
   w->fd = fd;
-  size_t stride = ((size_t)s->bs + 4095) & ~(size_t)4095;
+  size_t stride = ((size_t)job_max_len(s) + 4095) & ~(size_t)4095;
   void *mem = NULL;
   struct io_u *io_us = calloc(s->iodepth, sizeof(*io_us));
   if (io_us == NULL || posix_memalign(&mem, 4096, stride * s->iodepth) != 0) {
     free(io_us);
-    close(fd);
+    if (fd >= 0) close(fd);
     worker_fail_errno(w, ENOMEM, "posix_memalign", UINT64_MAX);
     return NULL;
   }
@@ -56,9 +57,9 @@ static void *worker_main(void *arg) {
   memset(&ctx, 0, sizeof(ctx));
   ctx.fd = fd;
   ctx.filename = s->filename;
-  ctx.file_size = w->size;
+  ctx.file_size = w->size + s->offset;
   ctx.depth = s->iodepth;
-  ctx.bs = s->bs;
+  ctx.bs = job_max_len(s);  /* the longest I/O: buffers (and io_uring's fixed ones) fit it */
   ctx.direct = s->direct;
   ctx.writable = writes;
   ctx.options = s->engine_options;
@@ -74,13 +75,15 @@ static void *worker_main(void *arg) {
     cpu_enter(w->shared);
     int ok = run_loop(w, ops, &ctx) == 0;
     if (ops->flush != NULL && ops->flush(&ctx) < 0 && ok) worker_fail_errno(w, ctx.err, ctx.syscall, UINT64_MAX);
+    /* fio's end_fsync: the written data reaches the device before the job ends (not timed) */
+    if (ok && s->end_fsync && writes && fd >= 0 && fsync(fd) < 0) worker_fail_errno(w, errno, "fsync", UINT64_MAX);
     cpu_leave(w->shared);
   }
   ops->cleanup(&ctx);
   if (w->error.kind == JOB_OK && !w->unavailable && s->verify && writes) verify_pass(w, fd, mem);
   free(mem);
   free(io_us);
-  close(fd);
+  if (fd >= 0) close(fd);
   return NULL;
 }
 
@@ -90,6 +93,7 @@ static void free_workers(struct worker *ws, unsigned n) {
     free(ws[i].dir);
     free(ws[i].written);
     free(ws[i].randmap);
+    for (int k = 0; k < LOG_KINDS; k++) log_text_free(&ws[i].logs.text[k]);
   }
   free(ws);
 }
@@ -111,15 +115,17 @@ static void merge_dir(struct dir_stats *into, const struct dir_stats *from) {
   hist_merge(&into->slat, &from->slat);
   hist_merge(&into->clat, &from->clat);
   hist_merge(&into->lat, &from->lat);
-  samples_merge(&into->bw_kib, &from->bw_kib);
-  samples_merge(&into->iops, &from->iops);
+  /* bw and IOPS samples add up, as fio's group_reporting sums them: the summed mean is the
+   * jobs' bandwidth together */
+  samples_sum(&into->bw_kib, &from->bw_kib);
+  samples_sum(&into->iops, &from->iops);
 }
 
 /* What a job's threads and the jobs of a group_reporting result merge alike: the first error
  * and reason, I/O counts and latencies, depths, the longest runtime, the earliest start. */
 static void merge_measured(struct job_result *into, const struct job_error *error, int unavailable, const char *reason,
                            const struct dir_stats *dir, const struct depth_stats *depth, uint64_t runtime_ns,
-                           uint64_t start_unix_ms) {
+                           uint64_t job_runtime_ns, uint64_t start_unix_ms) {
   if (error->kind != JOB_OK && into->error.kind == JOB_OK) into->error = *error;
   if (unavailable && !into->unavailable) {
     into->unavailable = 1;
@@ -128,6 +134,7 @@ static void merge_measured(struct job_result *into, const struct job_error *erro
   for (int d = 0; d < 2; d++) merge_dir(&into->dir[d], &dir[d]);
   depth_merge(&into->depth, depth);
   if (runtime_ns > into->runtime_ns) into->runtime_ns = runtime_ns;
+  into->job_runtime_ns += job_runtime_ns;
   if (start_unix_ms != 0 && (into->start_unix_ms == 0 || start_unix_ms < into->start_unix_ms)) into->start_unix_ms = start_unix_ms;
 }
 
@@ -136,8 +143,12 @@ static void merge_workers(struct job_result *res, struct worker *ws, unsigned n,
                           double share) {
   for (unsigned i = 0; i < n; i++) {
     struct worker *w = &ws[i];
-    merge_measured(res, &w->error, w->unavailable, w->reason, w->dir, &w->depth, w->runtime_ns, w->start_unix_ms);
+    merge_measured(res, &w->error, w->unavailable, w->reason, w->dir, &w->depth, w->runtime_ns, w->runtime_ns,
+                   w->start_unix_ms);
     res->verified_blocks += w->verified;
+    res->syncs += w->syncs;
+    hist_merge(&res->sync_lat, &w->sync_lat);
+    for (int k = 0; k < LOG_KINDS; k++) log_text_move(&res->logs[k], &w->logs.text[k]);
     res->async |= w->async;
     res->interrupted |= w->interrupted;
   }
@@ -154,7 +165,7 @@ static void merge_workers(struct job_result *res, struct worker *ws, unsigned n,
 
 void job_result_merge(struct job_result *into, const struct job_result *from) {
   merge_measured(into, &from->error, from->unavailable, from->reason, from->dir, &from->depth, from->runtime_ns,
-                 from->start_unix_ms);
+                 from->job_runtime_ns, from->start_unix_ms);
   if (from->elapsed_ns > into->elapsed_ns) into->elapsed_ns = from->elapsed_ns;
   into->usr_sec += from->usr_sec;
   into->sys_sec += from->sys_sec;
@@ -162,6 +173,8 @@ void job_result_merge(struct job_result *into, const struct job_result *from) {
   into->majf += from->majf;
   into->minf += from->minf;
   into->verified_blocks += from->verified_blocks;
+  into->syncs += from->syncs;
+  hist_merge(&into->sync_lat, &from->sync_lat);
   into->laid_out_bytes += from->laid_out_bytes;
   into->async |= from->async;
   into->interrupted |= from->interrupted;
@@ -209,12 +222,17 @@ static int init_workers(const struct job_spec *spec, struct job_shared *shared, 
     w->index = i;
     w->size = size;
     w->nblocks = size / spec->bs;
+    w->last_pos = spec->offset;
+    for (unsigned f = 0; spec->flow != 0 && f < shared->nflows; f++)
+      if (shared->flows[f].id == spec->flow_id) w->flow = &shared->flows[f];
     w->rand_state = (spec->randseed + 1) * 0x9e3779b97f4a7c15ULL + n * 0x632be59bd9b4e019ULL + 1;
     w->fill_state = (w->rand_state ^ 0x5851f42d4c957f2dULL) | 1;
     w->dir = malloc(2 * sizeof(*w->dir));
     if (w->dir == NULL) return -1;
     for (int d = 0; d < 2; d++) init_dir(&w->dir[d]);
+    hist_init(&w->sync_lat);
     if (randmap_init(w) < 0) return -1;
+    dist_init(w);
     if (spec->verify && job_writes(spec->rw)) {
       w->written = calloc((size_t)(w->nblocks + 7) / 8, 1);
       if (w->written == NULL) return -1;
@@ -232,12 +250,15 @@ int job_run_group(const struct job_spec *specs, unsigned n, struct job_result *r
   for (unsigned j = 0; j < n; j++) {
     memset(&results[j], 0, sizeof(results[j]));
     for (int d = 0; d < 2; d++) init_dir(&results[j].dir[d]);
+    hist_init(&results[j].sync_lat);
   }
   /* each file laid out before any job starts, one after another: a job never reads a file
    * another job of the group is still laying out */
   for (unsigned j = 0; j < n; j++) {
     uint64_t size = specs[j].size;
-    int laid = layout_prepare(&specs[j], &size, &results[j], progress, arg);
+    /* a diskless engine (null) addresses its size with no file behind it, as fio's */
+    int laid = specs[j].ops->flags & ENGINE_DISKLESS ? 0 : layout_prepare(&specs[j], &size, &results[j], progress, arg);
+    if (specs[j].ops->flags & ENGINE_DISKLESS) size -= size % specs[j].bs;
     if (laid == -2) {
       for (unsigned k = 0; k < n; k++) results[k].interrupted = 1;
       return 0;
@@ -257,7 +278,15 @@ int job_run_group(const struct job_spec *specs, unsigned n, struct job_result *r
     pthread_mutex_destroy(&shared.lock);
     return job_errno(&results[0], ENOMEM, "malloc");
   }
-  for (unsigned j = 0; j < n; j++) total += specs[j].numjobs;
+  for (unsigned j = 0; j < n; j++) {
+    total += specs[j].numjobs;
+    if (specs[j].flow == 0) continue;
+    unsigned f = 0;
+    while (f < shared.nflows && shared.flows[f].id != specs[j].flow_id) f++;
+    if (f == MAX_FLOWS) continue;  /* more flow ids than that: the rest run free */
+    if (f == shared.nflows) shared.flows[shared.nflows++].id = specs[j].flow_id;
+    shared.flows[f].total_weight += (long)specs[j].flow * (long)specs[j].numjobs;
+  }
   struct worker **all = calloc(total, sizeof(*all));
   for (unsigned j = 0, k = 0; all != NULL && j < n; j++) {
     ws[j] = calloc(specs[j].numjobs, sizeof(*ws[j]));

@@ -7,7 +7,12 @@
 #include <stdint.h>
 
 #include "bench/engine.h"
+#include "bench/job_log.h"
 #include "stats/histogram.h"
+
+/* fio's random_distribution (random: uniform, the default) */
+enum rand_dist { DIST_RANDOM = 0, DIST_ZIPF, DIST_PARETO, DIST_NORMAL, DIST_ZONED };
+#define DIST_MAX_ZONES 32
 
 enum rw_mode { RW_READ, RW_WRITE, RW_RANDREAD, RW_RANDWRITE, RW_RANDRW, RW_READWRITE };
 
@@ -20,7 +25,11 @@ struct job_spec {
   const void *engine_options;  /* ops->options_size bytes, filled from the engine's table */
   enum rw_mode rw;
   unsigned rwmixread;     /* percent of reads in randrw/readwrite */
-  unsigned bs;
+  unsigned bs;             /* the block: every length a multiple of it, offsets aligned to it */
+  /* fio's bsrange (bs=1k-4k): each I/O's length a multiple of bs up to bs_max; bssplit: one of
+   * split_bs[] by its split_pct[] share. 0 / none: every I/O is bs long */
+  unsigned bs_max, nsplit, split_bs[16], split_pct[16];
+  unsigned block_align;    /* fio's blockalign (ba): a random offset a multiple of it (a multiple of bs; 0: bs) */
   unsigned iodepth;
   unsigned iodepth_batch;  /* commit after this many queued I/Os (fio's iodepth_batch_submit); 0 = 1 */
   /* fio's iodepth_batch_complete_min/_max: a full queue reaps at least min (0 counts as 1) and at
@@ -37,6 +46,29 @@ struct job_spec {
   int refill_buffers;     /* fio's refill_buffers: fresh random data before every write */
   int norandommap;        /* fio's norandommap: random blocks drawn with replacement, no map */
   int size_is_default;    /* no size was asked for: a foreign file or a block device is used whole */
+  uint64_t file_size;     /* fio's filesize: the file laid out at this size, the I/O over [0, size); 0: size */
+  int gtod_reduce;        /* fio's gtod_reduce: no latency or bw/IOPS samples recorded, no clock read per I/O for them */
+  int end_fsync;          /* fio's end_fsync: a job that wrote fsyncs its file when its I/O is done */
+  enum rand_dist dist;    /* fio's random_distribution: zipf/pareto/normal draw blocks with replacement (no map) */
+  double dist_param;      /* zipf's theta, pareto's power, normal's deviation (percent) */
+  double dist_center;     /* the second value (0..1): where the hottest blocks sit; -1: spread by a hash */
+  /* zoned: zone i takes access_pct[i] percent of the I/Os over size_pct[i] percent of the blocks, in order */
+  unsigned nzones, zone_access_pct[DIST_MAX_ZONES], zone_size_pct[DIST_MAX_ZONES];
+  uint64_t offset;        /* fio's offset: the job's I/O covers [offset, offset + size) of the file */
+  uint64_t io_limit;      /* fio's io_size: bytes of I/O per pass set, wrapping around the size (0: the size) */
+  unsigned loops;         /* fio's loops: the job's I/O this many times (0 counts as 1) */
+  int64_t seq_add;        /* fio's rw=read:-8k / write:8k: added to each sequential offset beyond bs */
+  uint64_t rate_bytes[2]; /* fio's rate: bytes/s per direction (read, write); 0: no cap */
+  uint64_t rate_iops[2];  /* fio's rate_iops: I/Os per second per direction; 0: no cap */
+  int open_sync;          /* fio's sync: 0, O_SYNC or O_DSYNC on the job's open */
+  uint64_t thinktime_ns;  /* fio's thinktime: the job stalls this long before issuing each next I/O */
+  int flow;               /* fio's flow: this job's weight among the jobs of its flow_id (0: none) */
+  unsigned flow_id;
+  uint64_t flow_sleep_ns; /* fio's flow_sleep: how long a job ahead of its share waits (0: yields) */
+  unsigned fsync_every;   /* fio's fsync: an fsync after every this many writes (0: none) */
+  int sync_is_fdatasync;  /* fio's fdatasync=N instead: fdatasync */
+  unsigned log_mask;      /* fio's write_lat_log / write_bw_log / write_iops_log: LOG_MASK_* bits */
+  unsigned log_avg_ms;    /* fio's log_avg_msec: 0 a line per I/O */
   enum fadvise_hint fadvise_hint;
   uint64_t randseed;      /* fio's randseed: the random offsets and rw mix (the verify pattern has its own PATTERN_KEY) */
   unsigned clone;         /* fio's subjob number: the clones of one job (numjobs) draw other offsets */
@@ -83,6 +115,7 @@ struct job_result {
   struct dir_stats dir[2];
   struct depth_stats depth;
   uint64_t runtime_ns;   /* measured time (after ramp), longest job */
+  uint64_t job_runtime_ns;  /* fio's job_runtime: the jobs' (threads') measured times summed, as group_reporting sums them */
   uint64_t elapsed_ns;   /* from the first thread's start to the last one's end */
   uint64_t start_unix_ms;  /* CLOCK_REALTIME when the measured time began (after ramp): fio's job_start */
   /* the process's CPU, context switches and faults while the job threads ran their I/O loops:
@@ -95,6 +128,9 @@ struct job_result {
   uint64_t size;         /* bytes each job addressed (may be less than asked on a short file) */
   int layout_removed;    /* interrupted layout: the file this run created was removed */
   int owned;             /* the file is iolab's (its mark describes it) */
+  uint64_t syncs;        /* fsync/fdatasync calls (fio's sync total_ios) */
+  struct histogram sync_lat;  /* their latency (fio's sync lat_ns) */
+  struct log_text logs[LOG_KINDS];  /* fio's log files' text, the job's threads one after another; freed by the caller */
 };
 
 enum job_phase { PHASE_LAYOUT = 0, PHASE_RAMP, PHASE_RUN, PHASE_VERIFY };

@@ -5,6 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/sdt.h>
+#include <sched.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "pattern.h"
@@ -40,22 +42,80 @@ static int fail_verify(struct worker *w, uint64_t block, int64_t bad) {
   return -1;
 }
 
+/* fio's sequential offset with a modifier (rw=read:-8k, write:112k), as its get_next_seq_offset
+ * computes it, quirks included: each I/O starts where the last ended plus the modifier; a step
+ * past the file's end wraps a hole to the start and a backwards job to the region's end minus
+ * the step; a backwards job with an offset starts from the region's end. F is fio's file_offset
+ * (offset=), the region [F, F + size), the file F + size long. */
+static uint64_t seq_add_offset(struct worker *w) {
+  const struct job_spec *s = w->spec;
+  uint64_t f = s->offset, io = w->size, real = f + w->size;
+  if (w->last_pos >= io + f && s->time_based) w->last_pos = f;
+  if (w->last_pos == f && f != 0 && s->seq_add < 0) w->last_pos = real > io ? io : real;
+  uint64_t pos = w->last_pos - f;
+  if (pos != 0) {
+    pos += (uint64_t)s->seq_add;  /* below 0 wraps to a huge value, as fio's unsigned sum */
+    if (pos >= real) pos = s->seq_add > 0 ? f : (real > io ? io : real) + (uint64_t)s->seq_add;
+  }
+  if (pos + f + s->bs > real) pos = 0;  /* never past the file (fio would read short) */
+  return pos + f;
+}
+
+/* A sequential job with a modifier ends once an I/O ended at the file's end (fio: no next offset). */
+static int seq_add_done(const struct worker *w) {
+  const struct job_spec *s = w->spec;
+  return s->seq_add != 0 && !job_random(s->rw) && !s->time_based && w->last_pos >= s->offset + w->size;
+}
+
+/* fio's bsrange and bssplit: this I/O's length, a multiple of bs (fio's get_next_buflen). */
+static uint32_t next_len(struct worker *w) {
+  const struct job_spec *s = w->spec;
+  if (s->nsplit != 0) {
+    unsigned pick = (unsigned)(next_random(&w->rand_state) % 100), sum = 0;
+    for (unsigned i = 0; i < s->nsplit; i++) {
+      sum += s->split_pct[i];
+      if (pick < sum) return s->split_bs[i];
+    }
+    return s->split_bs[s->nsplit - 1];
+  }
+  unsigned steps = (s->bs_max - s->bs) / s->bs + 1;
+  return s->bs + (uint32_t)(next_random(&w->rand_state) % steps) * s->bs;
+}
+
 static void prepare_io(struct worker *w, struct io_u *io) {
   const struct job_spec *s = w->spec;
   uint64_t block;
-  if (w->randmap != NULL) {
+  uint32_t len = job_varlen(s) ? next_len(w) : s->bs;
+  if (s->seq_add != 0 && !job_random(s->rw)) {
+    io->offset = seq_add_offset(w);
+    w->last_pos = io->offset + s->bs;
+    block = UINT64_MAX;
+  } else if (s->dist != DIST_RANDOM && job_random(s->rw)) {
+    block = dist_next_block(w);
+  } else if (w->randmap != NULL) {
     block = randmap_next(w);
   } else if (job_random(s->rw)) {
     block = next_random(&w->rand_state) % w->nblocks;
   } else {
-    block = w->next_block++;
-    if (w->next_block == w->nblocks) {
+    /* a sequential I/O that would cross the end starts the next pass at 0 */
+    if (len > s->bs && w->next_block + len / s->bs > w->nblocks) {
+      w->next_block = 0;
+      pass_start(w);
+    }
+    block = w->next_block;
+    w->next_block += len / s->bs;
+    if (w->next_block >= w->nblocks) {
       w->next_block = 0;
       pass_start(w);
     }
   }
-  io->offset = block * s->bs;
-  io->len = s->bs;
+  /* fio's blockalign: a random offset rounded down to a multiple of it */
+  if (block != UINT64_MAX && s->block_align > s->bs && job_random(s->rw)) block -= block % (s->block_align / s->bs);
+  if (block != UINT64_MAX) io->offset = block * s->bs + s->offset;
+  /* never past the region (a random block near its end takes what is left) */
+  uint64_t end = s->offset + w->size;
+  if (io->offset + len > end) len = (uint32_t)(end - io->offset);
+  io->len = len;
   if (s->rw == RW_RANDRW || s->rw == RW_READWRITE)
     io->ddir = next_random(&w->rand_state) % 100 < s->rwmixread ? DDIR_READ : DDIR_WRITE;
   else
@@ -77,12 +137,13 @@ static int complete_io(struct worker *w, struct io_u *io, uint64_t t, int async)
     const char *call = io->ddir == DDIR_READ ? "read" : "write";
     return worker_fail_errno(w, io->result < 0 ? (int)-io->result : EIO, call, io->offset);  /* short: EIO */
   }
+  if (io->ddir == DDIR_WRITE) w->writes_since_sync++;
   if (s->verify) {
     if (io->ddir == DDIR_READ) {
       int64_t bad = pattern_check(io->buf, io->offset, io->len, PATTERN_KEY);
       if (bad >= 0) return fail_verify(w, io->offset, bad);
     } else {
-      uint64_t b = io->offset / s->bs;
+      uint64_t b = (io->offset - s->offset) / s->bs;
       w->written[b / 8] |= (unsigned char)(1u << (b % 8));
     }
   }
@@ -90,6 +151,11 @@ static int complete_io(struct worker *w, struct io_u *io, uint64_t t, int async)
     struct dir_stats *d = &w->dir[io->ddir];
     d->ios++;
     d->bytes += io->len;
+    __atomic_store_n(&w->ios_done, w->ios_done + 1, __ATOMIC_RELAXED);
+    __atomic_store_n(&w->bytes_done, w->bytes_done + io->len, __ATOMIC_RELAXED);
+    if (s->gtod_reduce) return 0;  /* fio's gtod_reduce: counts only, no latencies or samples */
+    uint64_t clat = async ? t - io->issue_ns : t - io->start_ns;
+    job_logs_io(&w->logs, t, io->ddir, io->len, t - io->start_ns, clat, async ? io->issue_ns - io->start_ns : 0, async);
     hist_add(&d->lat, t - io->start_ns);
     if (async) {
       hist_add(&d->slat, io->issue_ns - io->start_ns);
@@ -100,8 +166,6 @@ static int complete_io(struct worker *w, struct io_u *io, uint64_t t, int async)
     w->window_ios[io->ddir]++;
     w->window_bytes[io->ddir] += io->len;
     window_tick(w, t);
-    __atomic_store_n(&w->ios_done, w->ios_done + 1, __ATOMIC_RELAXED);
-    __atomic_store_n(&w->bytes_done, w->bytes_done + io->len, __ATOMIC_RELAXED);
   }
   return 0;
 }
@@ -136,11 +200,66 @@ static unsigned reap_max(const struct job_spec *s, unsigned inflight) {
   return max < min ? min : max;
 }
 
+static void stall(uint64_t ns) {
+  struct timespec ts = {.tv_sec = (time_t)(ns / 1000000000ull), .tv_nsec = (long)(ns % 1000000000ull)};
+  while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {}
+}
+
+/* fio's rate and rate_iops: an I/O of a capped direction waits for its slot (1/rate_iops s, or
+ * its bytes at rate bytes/s, after the previous one's), as fio's rate thread paces the job. */
+static void wait_for_rate(struct worker *w, const struct io_u *io) {
+  const struct job_spec *s = w->spec;
+  uint64_t iops = s->rate_iops[io->ddir], bytes = s->rate_bytes[io->ddir];
+  if (iops == 0 && bytes == 0) return;
+  uint64_t step = iops ? 1000000000ull / iops : (uint64_t)io->len * 1000000000ull / bytes;
+  uint64_t now = now_ns();
+  uint64_t *next = &w->rate_next_ns[io->ddir];
+  if (*next == 0) *next = now;
+  if (*next > now) stall(*next - now);
+  *next += step;
+}
+
+/* fio's fsync=N / fdatasync=N: after N writes, with nothing in flight, the file is synced; each
+ * sync counted and timed (fio's "sync" figures). 0, or -1 when it failed. */
+static int sync_if_due(struct worker *w) {
+  const struct job_spec *s = w->spec;
+  if (s->fsync_every == 0 || w->writes_since_sync < s->fsync_every) return 0;
+  uint64_t t = now_ns();
+  int r = s->sync_is_fdatasync ? fdatasync(w->fd) : fsync(w->fd);
+  if (r < 0) return worker_fail_errno(w, errno, s->sync_is_fdatasync ? "fdatasync" : "fsync", UINT64_MAX);
+  w->writes_since_sync = 0;
+  if (t >= w->measure_from) {
+    w->syncs++;
+    hist_add(&w->sync_lat, now_ns() - t);
+  }
+  return 0;
+}
+
+static int sync_due(const struct worker *w) {
+  return w->spec->fsync_every != 0 && w->writes_since_sync >= w->spec->fsync_every;
+}
+
+/* fio's flow (flow_threshold_exceeded): a job whose share of its flow's I/Os is above its share
+ * of the weights waits; otherwise its I/O counts toward both. A job whose weight or whose flow's
+ * total is not above 0 runs free (fio 3.33 runs its butterfly example's flow=2 and flow=-2 so). */
+static int flow_ahead(struct worker *w) {
+  const struct job_spec *s = w->spec;
+  struct job_flow *f = w->flow;
+  if (f == NULL || s->flow <= 0 || __atomic_load_n(&f->total_weight, __ATOMIC_RELAXED) <= 0) return 0;
+  uint64_t all = __atomic_load_n(&f->counter, __ATOMIC_RELAXED);
+  long total = __atomic_load_n(&f->total_weight, __ATOMIC_RELAXED);
+  if (all != 0 && (double)w->flow_counter / (double)all > (double)s->flow / (double)total) return 1;
+  __atomic_add_fetch(&f->counter, 1, __ATOMIC_RELAXED);
+  w->flow_counter++;
+  return 0;
+}
+
 /* The ramp ends: from now on the I/Os count, toward number_ios or size too. */
 static void ramp_over(struct worker *w, uint64_t now, uint64_t *issued) {
   if (w->phase != PHASE_RAMP || now < w->measure_from) return;
   w->phase = PHASE_RUN;
   *issued = 0;
+  w->issued_bytes = 0;
 }
 
 /* The measured loop: keep depth I/Os in flight, commit every iodepth_batch, reap what completed.
@@ -162,9 +281,19 @@ int run_loop(struct worker *w, const struct engine_ops *ops, struct engine_ctx *
   /* as fio: a time_based job runs for its runtime (number_ios does not end it), any other ends
    * after its size, or after number_ios I/Os when that comes first; both counted after the ramp,
    * which runs for its time whatever the size */
-  uint64_t budget = s->time_based ? UINT64_MAX : w->nblocks;
+  /* one pass is the size's blocks (io_size's, wrapping, when given); loops passes */
+  uint64_t pass = s->io_limit ? s->io_limit / s->bs : w->nblocks;
+  uint64_t budget = s->time_based ? UINT64_MAX : pass * (s->loops ? s->loops : 1);
+  /* with lengths that vary (bsrange, bssplit) the size is a budget of bytes, as fio's io_size:
+   * I/Os are issued while less than it was */
+  uint64_t byte_budget = UINT64_MAX;
+  if (job_varlen(s) && !s->time_based) {
+    byte_budget = (s->io_limit ? s->io_limit : w->size) * (s->loops ? s->loops : 1);
+    budget = UINT64_MAX;
+  }
   if (!s->time_based && s->number_ios != 0 && (s->number_ios < budget || s->number_ios_wraps)) budget = s->number_ios;
   uint64_t issued = 0, start = now_ns(), now = start;
+  job_logs_init(&w->logs, s->log_mask, s->log_avg_ms, start);
   w->measure_from = start + s->ramp_ns;
   struct timespec wall;
   clock_gettime(CLOCK_REALTIME, &wall);
@@ -190,13 +319,33 @@ int run_loop(struct worker *w, const struct engine_ops *ops, struct engine_ctx *
          * whether it is one of number_ios: one issued as the ramp ends was counted once and
          * missed by the other (2001 of -number_ios=2000) */
         ramp_over(w, t, &issued);
-        if (w->phase != PHASE_RAMP && (issued >= budget || now >= deadline)) {
+        if (w->phase != PHASE_RAMP && (issued >= budget || w->issued_bytes >= byte_budget || now >= deadline || seq_add_done(w))) {
           stop = 1;
           break;
         }
+        /* fio's flow: ahead of its share, the job waits (its I/Os in flight done first, as fio) */
+        if (flow_ahead(w)) {
+          if (inflight > 0) break;
+          if (s->flow_sleep_ns) stall(s->flow_sleep_ns);
+          else sched_yield();
+          now = now_ns();  /* the deadline is checked against it: a waiting job still ends on time */
+          continue;
+        }
+        /* a sync waits for the writes in flight, then runs before the next I/O */
+        if (sync_due(w)) {
+          if (inflight > 0) break;
+          if (sync_if_due(w) < 0) {
+            failed = 1;
+            break;
+          }
+        }
         io = free_list[--nfree];
         prepare_io(w, io);
+        if (s->thinktime_ns != 0 && issued > 0) stall(s->thinktime_ns);  /* fio's thinktime */
         issued++;
+        w->issued_bytes += io->len;  /* as fio, the last I/O is whole: the job may pass its size by less than one */
+        wait_for_rate(w, io);
+        t = now_ns();
       }
       retry = NULL;
       io->start_ns = t;
@@ -258,6 +407,9 @@ int run_loop(struct worker *w, const struct engine_ops *ops, struct engine_ctx *
     inflight -= (unsigned)n;
   }
   w->runtime_ns = last > w->measure_from ? last - w->measure_from : 0;
+  /* as fio's flow_exit_job: a job done leaves its flow, so the others are not held to its share */
+  if (w->flow != NULL) __atomic_sub_fetch(&w->flow->total_weight, (long)s->flow, __ATOMIC_RELAXED);
+  job_logs_finish(&w->logs, last);
   free(free_list);
   free(queued);
   return failed ? -1 : 0;
@@ -270,7 +422,7 @@ int verify_pass(struct worker *w, int fd, void *buf) {
   for (uint64_t b = 0; b < w->nblocks; b++) {
     if (!(w->written[b / 8] & (1u << (b % 8)))) continue;
     if (job_stopped(w)) return 0;
-    uint64_t off = b * s->bs;
+    uint64_t off = b * s->bs + s->offset;
     memset(buf, VERIFY_POISON, s->bs);
     ssize_t n = pread(fd, buf, s->bs, (off_t)off);
     if (n < 0) return worker_fail_errno(w, errno, "pread", off);

@@ -21,7 +21,7 @@ static void map_clear(struct worker *w) {
 }
 
 int randmap_init(struct worker *w) {
-  if (!job_random(w->spec->rw) || w->spec->norandommap) return 0;
+  if (!job_random(w->spec->rw) || w->spec->norandommap || w->spec->dist != DIST_RANDOM) return 0;
   w->randmap = malloc(map_words(w) * sizeof(uint64_t));
   if (w->randmap == NULL) return -1;
   map_clear(w);

@@ -39,19 +39,13 @@ void samples_add(struct sample_stats *s, double v) {
   s->m2 += delta * (v - s->mean);
 }
 
-void samples_merge(struct sample_stats *into, const struct sample_stats *from) {
+void samples_sum(struct sample_stats *into, const struct sample_stats *from) {
   if (from->n == 0) return;
-  if (into->n == 0) {
-    *into = *from;
-    return;
-  }
-  double n1 = (double)into->n, n2 = (double)from->n, n = n1 + n2;
-  double delta = from->mean - into->mean;
-  into->mean += delta * n2 / n;
-  into->m2 += from->m2 + delta * delta * n1 * n2 / n;
+  into->min += from->min;
+  into->max += from->max;
+  into->mean += from->mean;
+  into->m2 += from->m2;
   into->n += from->n;
-  if (from->min < into->min) into->min = from->min;
-  if (from->max > into->max) into->max = from->max;
 }
 
 void window_tick(struct worker *w, uint64_t now) {

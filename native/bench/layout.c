@@ -223,25 +223,29 @@ int layout_prepare(const struct job_spec *spec, uint64_t *size, struct job_resul
                         (unsigned long long)current);
     }
   }
+  /* the file is laid out at the size asked for, as fio does (size=10000 bs=4k: 10000 bytes);
+   * the job's I/O covers its whole blocks */
+  uint64_t file_size = spec->file_size != 0 ? spec->file_size : *size + spec->offset;
+  if (*size + spec->offset > file_size) *size = file_size > spec->offset ? file_size - spec->offset : 0;  /* filesize below size */
   *size -= *size % spec->bs;
   if (*size < spec->bs) return user_error(e, "size is smaller than one block (bs %u)", spec->bs);
 
   uint64_t from = need_pattern && state != MARK_STATE_PATTERN ? 0 : current & ~(uint64_t)7;
-  int needs_write = job_writes(spec->rw) || from < *size;
+  int needs_write = job_writes(spec->rw) || from < file_size;
   if (is_link && needs_write) {
     if (!spec->force) return refuse_link(path, e);
-    if (check_space(path, 0, *size, e) < 0) return -1;
-    return create_file(spec, *size, res, 1, progress, arg);
+    if (check_space(path, 0, file_size, e) < 0) return -1;
+    return create_file(spec, file_size, res, 1, progress, arg);
   }
-  if (from >= *size) return 0;
+  if (from >= file_size) return 0;
   if (!exists) {
-    if (check_space(path, 0, *size, e) < 0) return -1;
-    return create_file(spec, *size, res, 0, progress, arg);
+    if (check_space(path, 0, file_size, e) < 0) return -1;
+    return create_file(spec, file_size, res, 0, progress, arg);
   }
-  if (*size > current && check_space(path, 1, *size - current, e) < 0) return -1;
+  if (file_size > current && check_space(path, 1, file_size - current, e) < 0) return -1;
   int fd = open(path, O_WRONLY | O_CLOEXEC | O_NOFOLLOW);
   if (fd < 0) return errno_error(e, errno, "open");
-  int ret = write_pattern(spec, fd, from, *size, &res->laid_out_bytes, e, progress, arg);
+  int ret = write_pattern(spec, fd, from, file_size, &res->laid_out_bytes, e, progress, arg);
   if (ret == -2 && from >= current) {
     /* stopped while extending: give the file back its former size, which still holds its data */
     if (ftruncate(fd, (off_t)current) == 0) res->layout_removed = 1;

@@ -11,8 +11,18 @@
 #include "engine.h"
 #include "job.h"
 
+/* fio's flow: the jobs of one flow_id (at the same time) and the I/Os they issued. */
+#define MAX_FLOWS 16
+struct job_flow {
+  unsigned id;
+  long total_weight;  /* atomic: the weights of the jobs still running */
+  uint64_t counter;   /* atomic */
+};
+
 /* What the job's threads share: the stop flags and the process CPU window of the I/O loops. */
 struct job_shared {
+  struct job_flow flows[MAX_FLOWS];
+  unsigned nflows;
   const int *abort;        /* a sibling thread could not start */
   pthread_mutex_t lock;
   unsigned in_loop;        /* threads inside their I/O loop */
@@ -40,6 +50,8 @@ struct worker {
   struct job_error error;
   /* hot-loop state */
   uint64_t rand_state, next_block, nblocks, measure_from;
+  double zipf_zetan, zipf_zeta2;  /* zipf's sums over the blocks (dist_init) */
+  uint64_t last_pos;       /* rw=read:-8k: where the last sequential I/O ended (file offset; the region's start at first) */
   uint64_t fill_state;     /* refill_buffers' data: its own stream, so the offsets stay as without it */
   unsigned char *written;  /* verify: bitmap of blocks written */
   /* fio's random map: a bit per block, set once the block was issued in this pass; NULL for
@@ -47,6 +59,13 @@ struct worker {
   uint64_t *randmap, map_left;
   int fd;                  /* the job thread's fd: a new pass of a time_based job invalidates it */
   uint64_t start_unix_ms;  /* CLOCK_REALTIME at measure_from (fio's job_start) */
+  struct job_logs logs;    /* fio's log files (write_*_log) */
+  uint64_t rate_next_ns[2];  /* rate/rate_iops: when the next I/O of each direction may be issued */
+  uint64_t writes_since_sync, syncs;
+  uint64_t issued_bytes;
+  struct job_flow *flow;   /* its flow_id's (NULL: no flow) */
+  uint64_t flow_counter;   /* bsrange/bssplit: bytes issued toward the size (their budget is in bytes) */
+  struct histogram sync_lat;
   /* the current 500 ms sample window */
   uint64_t window_from, window_ios[2], window_bytes[2];
 };
@@ -66,6 +85,14 @@ static inline uint64_t next_random(uint64_t *s) {  /* xorshift64* */
   return x * 0x2545f4914f6cdd1dULL;
 }
 
+/* The longest I/O a job issues (bsrange's max, bssplit's largest, else bs). */
+static inline unsigned job_max_len(const struct job_spec *s) {
+  unsigned max = s->bs_max > s->bs ? s->bs_max : s->bs;
+  for (unsigned i = 0; i < s->nsplit; i++) if (s->split_bs[i] > max) max = s->split_bs[i];
+  return max;
+}
+static inline int job_varlen(const struct job_spec *s) { return s->nsplit != 0 || s->bs_max > s->bs; }
+
 static inline int job_reads(enum rw_mode rw) { return rw != RW_WRITE && rw != RW_RANDWRITE; }
 static inline int job_writes(enum rw_mode rw) { return rw != RW_READ && rw != RW_RANDREAD; }
 static inline int job_random(enum rw_mode rw) {
@@ -79,6 +106,9 @@ static inline int job_stopped(const struct worker *w) {
 /* job_map.c */
 int randmap_init(struct worker *w);
 uint64_t randmap_next(struct worker *w);
+/* job_dist.c: fio's random_distribution */
+void dist_init(struct worker *w);
+uint64_t dist_next_block(struct worker *w);
 void pass_start(struct worker *w);
 
 /* job_loop.c */
@@ -93,7 +123,8 @@ void depth_mark_complete(struct depth_stats *d, unsigned n);
 void depth_merge(struct depth_stats *into, const struct depth_stats *from);
 void samples_init(struct sample_stats *s);
 void samples_add(struct sample_stats *s, double v);
-void samples_merge(struct sample_stats *into, const struct sample_stats *from);
+/* fio's pure sum (group_reporting's bw and IOPS): min, max, mean and squares added, samples counted */
+void samples_sum(struct sample_stats *into, const struct sample_stats *from);
 /* Closes the 500 ms window when it is over: one bw and one iops sample per direction the job does. */
 void window_tick(struct worker *w, uint64_t now);
 /* The process CPU window: the first thread entering its loop opens it, the last leaving closes it. */

@@ -9,8 +9,13 @@ import { boolOption, checkNumber, numberOption } from '../numbers.js';
 /** Every engine, test-only ones included (they run when named, but help and 'all' omit them). */
 const table: BenchEngineInfo[] = native.benchEngines;
 
-/** The engines a user is offered: help, 'all', the error for an unknown name. */
-export const ENGINES: string[] = table.filter((e) => !e.testOnly).map((e) => e.name);
+/** The engines 'all' runs (the comparison): every engine but the test-only ones and those that
+ * run only when named. */
+export const ENGINES: string[] = table.filter((e) => !e.testOnly && !e.namedOnly).map((e) => e.name);
+
+/** The engines a user is offered by name: help, the error for an unknown name (fio's null,
+ * pvsync and pvsync2 beside the engines of 'all'). */
+export const ENGINE_NAMES: string[] = table.filter((e) => !e.testOnly).map((e) => e.name);
 
 /** The runner's own depth limit (any engine): buffers are allocated per slot. */
 export const MAX_IODEPTH = 65536;
@@ -27,7 +32,7 @@ export function parseEngines(value: string): string[] {
   if (names.length === 0) throw new UserError(`expected an engine name, a comma list or 'all'`);
   return names.map((raw) => {
     const engine = engineInfo(raw);
-    if (!engine) throw new UserError(`unknown ioengine '${raw}' (known: ${ENGINES.join(', ')}, all)`);
+    if (!engine) throw new UserError(`unknown ioengine '${raw}' (known: ${ENGINE_NAMES.join(', ')}, all)`);
     return engine.name;
   });
 }
@@ -43,6 +48,11 @@ function allOptions(): { option: BenchEngineOption; engines: BenchEngineInfo[] }
     }
   }
   return out;
+}
+
+/** The engines whose table has an option of this name (undefined: no engine's option). */
+export function engineOptionOwners(name: string): string[] | undefined {
+  return allOptions().find((x) => x.option.name === name)?.engines.map((e) => e.name);
 }
 
 /** The commander options for the engines' own knobs: --fixedbufs[=0|1], --test_delay_usec <n>. */

@@ -8,7 +8,7 @@
 import { Command, type Option } from 'commander';
 import { UserError } from '../cli-util.js';
 import { FIO_OPTION_NAMES } from './fio-names.js';
-import { FIO_ALIASES, FIO_INVERSES, fioOptionName, splitFilenames } from './fio-values.js';
+import { FIO_ALIASES, FIO_INVERSES, FIO_SPELLINGS, fioOptionName, splitFilenames } from './fio-values.js';
 import type { FioOptionText, FioSectionText } from './fio-jobfile.js';
 
 /** fio options that change the system rather than the job: named apart in the refusal. */
@@ -17,7 +17,8 @@ const systemSettings: Record<string, string> = {
 };
 
 /** iolab's options about how a run is done and shown, not about the job: never job options. */
-export const RUN_OPTIONS: ReadonlySet<string> = new Set(['json', 'output', 'output-format', 'vs-fio', 'repeat', 'mode', 'sweep', 'help']);
+export const RUN_OPTIONS: ReadonlySet<string> = new Set(['json', 'output', 'output-format', 'vs-fio', 'repeat', 'mode', 'sweep', 'help',
+  'parse-only', 'showcmd']);
 
 /** The one line that refuses a fio option iolab doesn't run (`-ioscheduler=noop`). */
 export function refuseFioOption(name: string, spelled: string, where = ''): never {
@@ -39,7 +40,7 @@ export function findLong(cmd: Command, name: string): Option | undefined {
 /** The command's job option a name written in a job or on a command line means, through fio's
  * aliases and inverse options; undefined when it is no job option of iolab's. */
 export function jobOption(cmd: Command, name: string): Option | undefined {
-  const own = FIO_INVERSES[name]?.option ?? name;
+  const own = FIO_INVERSES[name]?.option ?? FIO_SPELLINGS[name] ?? name;
   const option = findLong(cmd, own) ?? findLong(cmd, FIO_ALIASES[own] ?? own);
   return option && !RUN_OPTIONS.has(option.long?.slice(2) ?? '') ? option : undefined;
 }
@@ -104,6 +105,18 @@ export function splitFioArgv(cmd: Command, argv: string[]): { commander: string[
     section.options.push(text);
   }
   return { commander: out, fio };
+}
+
+/** fio's --showcmd: the job file and command line as one command line, the options before the
+ * first --name every job's, then each job's --name and its options, as written (fio prints the
+ * same with `fio` first). */
+export function showCommand(commandLine: FioCommandLine, file: FioSectionText[] | undefined): string {
+  const words = (s: FioSectionText) => s.options.map((o) => (o.value === undefined ? `--${o.name}` : `--${o.name}=${o.value}`));
+  const out = ['iolab', 'bench', 'iops', ...words(commandLine.global)];
+  for (const s of file ?? []) if (s.global) out.push(...words(s));
+  for (const job of commandLine.jobs) out.push(...words(job));
+  for (const s of file ?? []) if (!s.global) out.push(`--name=${s.name}`, ...words(s));
+  return out.join(' ');
 }
 
 /** A commander Command whose job options are read as fio reads them (fioCommandLine). */

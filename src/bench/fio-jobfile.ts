@@ -3,7 +3,7 @@
 // ';' and then its first '#', `option` or `option=value` lines, `include FILE` (its lines as if
 // written there). The text is read here; fio-jobs.ts gives the options their values. A file
 // that is not a job file (a data file given as the positional) is refused as one.
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { dirname, isAbsolute, join } from 'node:path';
 import { UserError } from '../cli-util.js';
 import { readInputFile } from '../input-file.js';
@@ -25,8 +25,16 @@ export interface FioSectionText {
   where: string;
 }
 
-/** The bytes of a job file: the one place a job file is opened. */
+/** The bytes of a job file: the one place a job file is opened. `-` is standard input, as fio
+ * reads it (a pipe or a file there: `cat job.fio | iolab bench iops -`). */
 export function openJobFile(path: string): Buffer {
+  if (path === '-') {
+    try {
+      return readFileSync(0);
+    } catch (err) {
+      throw new UserError(`-: standard input could not be read as a job file (${(err as NodeJS.ErrnoException).code})`);
+    }
+  }
   return readInputFile(path, 'a fio job file'); // a FIFO or a folder refused in one line, never waited on
 }
 
@@ -52,7 +60,7 @@ function jobFileLines(path: string, depth = 0): { text: string; where: string; l
     }
     if (depth > 8) throw new UserError(`${where}: include nests more than 8 files deep`);
     let name = include[1].trim();
-    if (!isAbsolute(name) && !existsSync(name)) name = join(dirname(path), name);
+    if (!isAbsolute(name) && !existsSync(name) && path !== '-') name = join(dirname(path), name);
     for (const l of jobFileLines(name, depth + 1)) {
       if (l.text.startsWith('[')) throw new UserError(`${l.where}: an included file holds no [sections] (fio's rule)`);
       out.push(l);
@@ -76,6 +84,12 @@ export function readJobFile(path: string): FioSectionText[] {
     if (!option) throw notJobFile(path, `line ${line} is neither a [section] nor an option`);
     const current = sections[sections.length - 1];
     if (current === undefined) throw notJobFile(path, `line ${line} holds an option before any [section]`);
+    // fio keeps the blank after '=' in the value: 'rw= randread' fails to parse, 'size= 64k'
+    // is 64 bytes; iolab refuses the line rather than guess which the user meant
+    if (/=\s/.test(text)) {
+      throw new UserError(`${where}: '${text}': fio reads the value with its leading blank (and refuses 'rw= randread', ` +
+        `reads 'size= 64k' as 64 bytes); write ${option[1]}=${option[2]?.trim() ?? ''}`);
+    }
     current.options.push({ name: option[1], value: option[2]?.trim(), where });
   }
   if (!sections.some((s) => !s.global)) throw notJobFile(path, 'it has no job section');

@@ -5,12 +5,16 @@
 // clones, 0..N-1), each with its own file NAME.N.0 when no filename is given. groupid counts
 // stonewall and new_group as fio does (a job that has either starts a new group after a group
 // with jobs); a stonewall job also waits for every job before it.
+import { statSync } from 'node:fs';
+import { isAbsolute, join } from 'node:path';
 import type { Command } from 'commander';
 import { UserError } from '../cli-util.js';
 import { isFlag, isZeroOne, jobOption, refuseFioOption, isFioOption, findLong } from './fio-cli.js';
 import type { FioCommandLine } from './fio-cli.js';
 import type { FioOptionText, FioSectionText } from './fio-jobfile.js';
 import { FIO_ALIASES, FIO_INVERSES, splitFilenames, stripJobFileLine, substituteValue } from './fio-values.js';
+import { engineInfo, engineOptionOwners } from './engines.js';
+import { parseWholeNumber } from '../numbers.js';
 
 /** One fio job: a section of the job file or a --name of the command line, one clone of it. */
 export interface FioJob {
@@ -68,7 +72,17 @@ function parseOptionText(cmd: Command, text: FioOptionText, fromFile: boolean): 
     if (!isZeroOne(option)) return [key, option.presetArg ?? true];  // --verify alone
     value = inverse ? inverse.value('1') : '1';
   }
-  if (key === 'filename') return [key, value];
+  if (key === 'ioengine' && fromFile) checkJobFileEngine(where, value);
+  if (key === 'rw' && value.includes(':')) value = value.slice(0, value.indexOf(':'));  // the modifier: rwModifier
+  if (key === 'filename') {
+    // fio refuses an empty name, and so an unset ${VAR} that was the whole name: never ./NAME.0.0
+    if (value.trim() === '') {
+      const unset = /\$\{[^}]+\}/.test(text.value ?? '') ? ` (${text.value} is not set)` : '';
+      throw new UserError(`${where}${fromFile ? `filename=${text.value ?? ''}` : label} names no file${unset}; ` +
+        `fio refuses it too ("failed parsing filename=${text.value ?? ''}")`);
+    }
+    return [key, value];
+  }
   try {
     return [key, option.parseArg ? option.parseArg(value, undefined) : value];
   } catch (err) {
@@ -81,6 +95,61 @@ function parseOptionText(cmd: Command, text: FioOptionText, fromFile: boolean): 
   }
 }
 
+/** A job's file under its directory= (fio's: a relative name goes under it; one folder, where
+ * fio's ':' list of folders spreads files over them, which iolab's one file per job does not). */
+function inDirectory(directory: unknown, file: string): string {
+  if (typeof directory !== 'string' || directory === '' || isAbsolute(file)) return file;
+  const dirs = splitFilenames(directory);
+  if (dirs.length > 1) {
+    throw new UserError(`directory=${directory} names ${dirs.length} folders (fio's ':' list): iolab runs a job over one file in one folder`);
+  }
+  if (!statSync(dirs[0], { throwIfNoEntry: false })?.isDirectory()) {
+    throw new UserError(`directory=${directory}: no such folder (fio refuses it too: "${dirs[0]} is not a directory")`);
+  }
+  return join(dirs[0], file);
+}
+
+/** fio's wait_for=NAME: the job starts once the job NAME (all its copies) ended. iolab runs jobs in
+ * steps between waits, so it runs a wait_for that is such a step: every job since the last wait
+ * is NAME's (fio's waitfor example); a wait for one job while others run on is refused by name.
+ * A wait starts no new group (new_group or stonewall do, as in fio). */
+function waitsFor(target: unknown, since: string[], job: string): boolean {
+  if (typeof target !== 'string' || target === '') return false;
+  if (!since.includes(target)) {
+    throw new UserError(`${job}: wait_for=${target}: no job '${target}' before it runs at the same time (fio waits only for a job before it)`);
+  }
+  if (since.some((n) => n !== target)) {
+    throw new UserError(`${job}: wait_for=${target}: ${since.filter((n) => n !== target).join(', ')} run at the same time as ${target} ` +
+      'and would go on; iolab runs jobs in steps between waits, so only a wait for every job since the last one runs (stonewall=1 waits for all)');
+  }
+  return true;
+}
+
+/** A job file names one engine as fio names it: fio has no engine lists, no 'all' and no
+ * posix_aio (it fails "engine ... not loadable"); those are iolab's own --ioengine spellings. */
+function checkJobFileEngine(where: string, value: string): void {
+  const name = value.trim();
+  const engine = engineInfo(name);
+  if (engine?.name === name) return;
+  const why = name === 'all' ? '\'all\' is iolab\'s own --ioengine list' :
+    name.includes(',') ? 'an engine list is iolab\'s own --ioengine, a job file\'s job runs one engine' :
+      engine ? `fio names this engine ${engine.name}` : 'no such engine';
+  throw new UserError(`${where}ioengine=${name}: ${why} (fio: "engine ${name} not loadable")` +
+    (engine && !name.includes(',') && name !== 'all' ? `; write ioengine=${engine.name}` : ''));
+}
+
+/** In a fio job an engine's option is known only once its ioengine= was read, as in fio
+ * (`--sqthread_poll --ioengine=io_uring` is "unrecognized option '--sqthread_poll'"). */
+function checkEngineOptionOrder(values: Values, text: FioOptionText, fromFile: boolean): void {
+  const owners = engineOptionOwners(FIO_ALIASES[text.name] ?? text.name);
+  if (!owners) return;
+  const engines = (values.ioengine as string[] | undefined) ?? ['psync'];
+  if (engines.some((e) => owners.includes(e))) return;
+  throw new UserError(`${fromFile ? `${text.where}: '${text.name}'` : text.where}: an option of ${owners.join(', ')}, ` +
+    `given before its ioengine= (fio reads an engine's options only after ioengine=${owners[0]}, ` +
+    `and refuses this as "unrecognized option '${text.name}'")`);
+}
+
 /** The canonical fio name and text of an option as fio's JSON lists it ("global options"). */
 function dumped(text: FioOptionText, fromFile: boolean): [string, string] | undefined {
   if (text.value === undefined) return undefined;
@@ -88,9 +157,32 @@ function dumped(text: FioOptionText, fromFile: boolean): [string, string] | unde
   return [name, fromFile ? substituteValue(text.name, text.value) : text.value];
 }
 
-function applyAll(cmd: Command, into: Values, section: FioSectionText, fromFile: boolean): void {
+/** fio's offset modifier of a sequential rw (read:-8k, write:112k): bytes added to each next
+ * offset beyond the block; undefined without one. Random or mixed jobs' modifiers (fio's
+ * rw_sequencer counts for random offsets) are refused by name. */
+function rwModifier(text: FioOptionText, fromFile: boolean): number | undefined {
+  const value = fromFile && text.value !== undefined ? substituteValue(text.name, text.value) : text.value;
+  const colon = value?.indexOf(':') ?? -1;
+  if (value === undefined || colon < 0) return undefined;
+  const mode = value.slice(0, colon).trim();
+  const spelled = `${fromFile ? `${text.where}: ` : ''}${text.name}=${value}`;
+  if (mode !== 'read' && mode !== 'write') {
+    throw new UserError(`${spelled}: iolab runs an offset modifier on a read or write job (fio's ':N' on ${mode} counts random offsets)`);
+  }
+  const m = /^(-?)(.+)$/.exec(value.slice(colon + 1).trim());
+  try {
+    const bytes = parseWholeNumber(m?.[2] ?? '', { min: 0, size: true });
+    return m?.[1] === '-' ? -bytes : bytes;
+  } catch (err) {
+    throw new UserError(`${spelled}: the offset modifier ${(err as Error).message}`);
+  }
+}
+
+function applyAll(cmd: Command, into: Values, section: FioSectionText, fromFile: boolean, fioJob: boolean): void {
   for (const text of section.options) {
+    if (fioJob) checkEngineOptionOrder(into, text, fromFile);
     const [key, value] = parseOptionText(cmd, text, fromFile);
+    if (key === 'rw') into.rw_offset_add = rwModifier(text, fromFile);
     if (value === undefined) delete into[key];
     else into[key] = value;
   }
@@ -109,30 +201,32 @@ export function fioJobList(cmd: Command, commandLine: FioCommandLine, fileSectio
       if (d) globalOptions[d[0]] = d[1];
     }
   };
-  applyAll(cmd, defaults, commandLine.global, false);
+  const fioJob = fileSections !== undefined || commandLine.jobs.length > 0;
+  applyAll(cmd, defaults, commandLine.global, false, fioJob);
   dump(commandLine.global, false);
   const sections: { section: FioSectionText; values: Values }[] = [];
   for (const job of commandLine.jobs) {
     const values = { ...defaults };
-    applyAll(cmd, values, job, false);
+    applyAll(cmd, values, job, false, fioJob);
     sections.push({ section: job, values });
   }
   for (const s of fileSections ?? []) {
     if (s.global) {
-      applyAll(cmd, defaults, s, true);
+      applyAll(cmd, defaults, s, true, fioJob);
       dump(s, true);
       continue;
     }
     const values = { ...defaults, name: undefined };
-    applyAll(cmd, values, s, true);
+    applyAll(cmd, values, s, true, fioJob);
     sections.push({ section: s, values });
   }
-  const fioJob = fileSections !== undefined || commandLine.jobs.length > 0;
   if (!fioJob) sections.push({ section: { name: '', global: false, options: [], where: 'the command line' }, values: defaults });
   const jobs: FioJob[] = [];
   let groupid = 0;
   let jobsInGroup = 0;
+  let sinceWall: string[] = [];  // the jobs since the last wait, by name
   for (const { section, values } of sections) {
+    const waits = waitsFor(values.wait_for, sinceWall, section.name);
     const stonewall = values.stonewall === true;
     if ((stonewall || values.new_group === true) && jobsInGroup > 0) {
       groupid++;
@@ -143,11 +237,14 @@ export function fioJobList(cmd: Command, commandLine: FioCommandLine, fileSectio
     const name = typeof values.name === 'string' && values.name !== '' ? values.name : section.name;
     for (let clone = 0; clone < numjobs; clone++) {
       // fio's clones share a named file; without one each has its own, named after the section
-      const filenames = given.length > 0 ? given : section.name !== '' ? [`${section.name}.${clone}.0`] : [];
+      const own = given.length > 0 ? given : section.name !== '' ? [`${section.name}.${clone}.0`] : [];
+      const filenames = own.map((f) => inDirectory(values.directory, f));
       jobs.push({ name, section: section.name, clone, options: values, filenames, groupid,
-        stonewall: stonewall && clone === 0 });
+        stonewall: (stonewall || waits) && clone === 0 });
       jobsInGroup++;
     }
+    if (stonewall || waits) sinceWall = [];
+    sinceWall.push(section.name);
   }
   return { jobs, globalOptions, fioJob };
 }

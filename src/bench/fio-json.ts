@@ -41,7 +41,8 @@ function direction(d: BenchDirection | undefined, runtimeNs: number, groupBwKiB:
     lat_ns: latency(d?.lat ?? null, false),
     bw_min: bw?.n ? Math.round(bw.min) : 0,
     bw_max: bw?.n ? Math.round(bw.max) : 0,
-    bw_agg: bw?.n && groupBwKiB > 0 ? (bw.mean * 100) / groupBwKiB : 0,
+    // a job's mean bw as a percentage of its group's, at most 100 (fio's p_of_agg)
+    bw_agg: bw?.n && groupBwKiB > 0 ? Math.min(100, (bw.mean * 100) / groupBwKiB) : 0,
     bw_mean: bw?.mean ?? 0,
     bw_dev: bw?.stddev ?? 0,
     bw_samples: bw?.n ?? 0,
@@ -96,6 +97,15 @@ export function jobOptions(job: IopsJob, point?: Record<string, string>): Record
     direct: job.direct ? '1' : '0', invalidate: job.invalidate === false ? '0' : '1',
     fadvise_hint: String(job.fadviseHint ?? 1),
   };
+  // a length per I/O: the range as fio writes it, or the split (fio lists no bs beside it)
+  if (job.bsMax) {
+    delete o.bs;
+    o.bsrange = `${job.bs}-${job.bsMax}`;
+  }
+  if (job.bssplit) {
+    delete o.bs;
+    o.bssplit = Array.from({ length: job.bssplit.length / 2 }, (_, i) => `${job.bssplit![2 * i]}/${job.bssplit![2 * i + 1]}`).join(':');
+  }
   if (job.rw === 'randrw' || job.rw === 'readwrite') o.rwmixread = String(job.rwmixread ?? 50);
   if (job.iodepthBatch && job.iodepthBatch > 1) o.iodepth_batch_submit = String(job.iodepthBatch);
   if (job.iodepthBatchCompleteMin !== undefined && job.iodepthBatchCompleteMin !== 1) {
@@ -128,15 +138,27 @@ export interface JobEntry {
   point?: Record<string, string>;
   /** The jobs the result sums (fio's group_reporting); 1 by default. */
   members?: number;
+
 }
 
-/** One fio-style jobs[] entry. */
-export function fioJob({ job, result: r, error, point, members }: JobEntry) {
+/** A group's bandwidth in one direction, KiB/s, as fio's group report has it (its aggr): the
+ * bytes of the group's jobs over the longest of their runtimes. bw_agg is a job's mean bw as a
+ * percentage of it. */
+function groupBandwidth(group: JobEntry[], dir: 'read' | 'write'): number {
+  const bytes = group.reduce((s, e) => s + (e.result?.[dir]?.bytes ?? 0), 0);
+  const runtimeNs = Math.max(0, ...group.map((e) => (e.result?.[dir]?.ios ? e.result.runtimeNs : 0)));
+  return runtimeNs > 0 ? bytes / 1024 / (runtimeNs / 1e9) : 0;
+}
+
+/** One fio-style jobs[] entry; `all` holds the run's entries, of which those of the job's
+ * groupid form its group (for bw_agg). */
+export function fioJob(entry: JobEntry, _index = 0, all: readonly JobEntry[] = [entry]) {
+  const { job, result: r, error, point, members } = entry;
   // fio's jobname is the job's name; iolab's own command line names none, so the engine does
   const name = job.name ?? jobLabel(job.engine, point);
   const ran = r !== undefined && error === undefined && !r.unavailable;
   const base = {
-    jobname: name, groupid: job.groupid ?? 0, job_start: r?.startUnixMs ?? 0, error: ran ? 0 : 1, eta: 0, elapsed: 0,
+    jobname: name, groupid: job.groupid ?? 0, ...(job.accepted?.description ? { desc: job.accepted.description } : {}), job_start: r?.startUnixMs ?? 0, error: ran ? 0 : 1, eta: 0, elapsed: 0,
     'job options': jobOptions(r?.size ? { ...job, size: r.size } : job, point),
   };
   if (!ran || r === undefined) {
@@ -155,15 +177,17 @@ export function fioJob({ job, result: r, error, point, members }: JobEntry) {
   // the threads the result's CPU is shared by: its jobs, and a --sweep numjobs point's threads
   const threads = (members ?? 1) * (job.numjobs ?? 1);
   const cpuSecs = (r.elapsedNs / 1e9) * threads;
-  const groupBwKiB = (d: BenchDirection) => (r.runtimeNs > 0 ? d.bytes / 1024 / (r.runtimeNs / 1e9) : 0);
+  // each run of the job list (an --ioengine list, a sweep point) has groupids of its own
+  const group = all.filter((e) => e.job.groupid === job.groupid);
   return {
     ...base,
     elapsed: Math.ceil(r.elapsedNs / 1e9),
-    read: direction(r.read, r.runtimeNs, groupBwKiB(r.read)),
-    write: direction(r.write, r.runtimeNs, groupBwKiB(r.write)),
+    read: direction(r.read, r.runtimeNs, groupBandwidth(group, 'read')),
+    write: direction(r.write, r.runtimeNs, groupBandwidth(group, 'write')),
     trim: direction(undefined, 0, 0),
-    sync: { total_ios: 0, lat_ns: latency(null, false) },
-    job_runtime: Math.round(r.runtimeNs / 1e6),
+    // fio 3.33 counts fsyncs in total_ios but fdatasyncs only in lat_ns's N
+    sync: { total_ios: job.fdatasync ? 0 : r.sync?.ios ?? 0, lat_ns: latency(r.sync?.lat ?? null, (r.sync?.ios ?? 0) > 0) },
+    job_runtime: Math.round((r.jobRuntimeNs || r.runtimeNs) / 1e6),
     usr_cpu: cpuSecs > 0 ? (r.usrSec * 100) / cpuSecs : 0,
     sys_cpu: cpuSecs > 0 ? (r.sysSec * 100) / cpuSecs : 0,
     ctx: r.ctx,

@@ -18,6 +18,10 @@ export const FIO_ALIASES: Readonly<Record<string, string>> = {
   ss: 'steadystate', ss_dur: 'steadystate_duration', ss_ramp: 'steadystate_ramp_time',
 };
 
+/** Names fio 3.33 takes for an option without listing them as its aliases: `threads=1` (fio's
+ * steadystate and waitfor examples) is thread, and its JSON shows it as written. */
+export const FIO_SPELLINGS: Readonly<Record<string, string>> = { threads: 'thread' };
+
 /** Options fio defines as the other side of one iolab runs: rwmixwrite=30 is rwmixread=70,
  * buffered=0 is direct=1. */
 export const FIO_INVERSES: Readonly<Record<string, { option: string; value: (text: string) => string }>> = {

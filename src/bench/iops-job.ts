@@ -6,6 +6,9 @@ import type { BenchJob } from '../native.js';
 import { checkDepth, engineOptionsFrom } from './engines.js';
 import type { RwMode } from './storage-job.js';
 import type { SweepAxis } from './sweep.js';
+import { jobBlockSizes, type BlockSizes, type PerDirection } from './block-sizes.js';
+import type { LogKind } from './fio-logs.js';
+import { distributionFields, type Distribution } from './distribution.js';
 
 interface Preset {
   rw?: RwMode;
@@ -33,7 +36,7 @@ export interface IopsOptions extends Record<string, unknown> {
   ioengine?: string[];
   rw?: RwMode;
   rwmixread?: number;
-  bs?: number;
+  bs?: BlockSizes;
   iodepth?: number;
   iodepth_batch?: number;  // --iodepth_batch_submit or --iodepth_batch
   iodepth_batch_complete?: number;  // --iodepth_batch_complete_min or --iodepth_batch_complete
@@ -59,6 +62,39 @@ export interface IopsOptions extends Record<string, unknown> {
   randrepeat?: boolean;
   randseed?: number;
   refill_buffers?: boolean;
+  directory?: string;
+  bsrange?: BlockSizes;
+  bssplit?: number[];
+  ba?: number;
+  filesize?: number;
+  gtod_reduce?: boolean;
+  end_fsync?: boolean;
+  random_distribution?: Distribution;
+  wait_for?: string;
+  flow?: number;
+  flow_id?: number;
+  flow_sleep?: number;
+  sync?: number;
+  thinktime?: number;
+  overwrite?: number;
+  unlink?: boolean;
+  rate?: PerDirection;
+  rate_iops?: PerDirection;
+  io_submit_mode?: string;
+  fsync?: number;
+  fdatasync?: number;
+  random_generator?: string;
+  offset?: number;
+  io_size?: number;
+  loops?: number;
+  /** fio's rw=read:-8k offset modifier (fio-jobs.ts reads it from the rw text). */
+  rw_offset_add?: number;
+  write_lat_log?: string | boolean;
+  write_bw_log?: string | boolean;
+  write_iops_log?: string | boolean;
+  log_avg_msec?: number;
+  description?: string;
+  allow_file_create?: boolean;
 }
 
 /** A bench iops job: the native job, and what fio's JSON says of it beside the native options. */
@@ -71,16 +107,27 @@ export interface IopsJob extends BenchJob {
   groupReporting?: boolean;
   /** fio's randrepeat (default 1); randrepeat=0 runs with a randseed drawn for the run. */
   randrepeat?: boolean;
+  /** fio's unlink: the job's file is deleted when its step is done. */
+  unlink?: boolean;
+  /** fio's log files this job writes (write_*_log), named as fio names them. */
+  logFiles?: Partial<Record<LogKind, string>>;
   /** fio options accepted as given that change nothing iolab measures (thread). */
   accepted?: Record<string, string>;
 }
 
-/** fio options a job may carry that change nothing iolab measures: iolab's jobs are threads.
- * Shown in the job options as given. */
+/** fio options a job may carry that change nothing iolab measures: iolab's jobs are threads, a
+ * description is text (fio's HOWTO: "doesn't do anything except dump this text"). Shown in the
+ * job options as given. */
 function acceptedOptions(opts: IopsOptions): Record<string, string> {
   const o: Record<string, string> = {};
   if (opts.thread !== undefined) o.thread = opts.thread ? '1' : '0';
   if (opts.group_reporting !== undefined) o.group_reporting = opts.group_reporting ? '1' : '0';
+  if (opts.description !== undefined) o.description = opts.description;
+  if (opts.random_generator !== undefined) o.random_generator = opts.random_generator;
+  if (opts.io_submit_mode !== undefined) o.io_submit_mode = opts.io_submit_mode;
+  if (opts.wait_for !== undefined) o.wait_for = opts.wait_for;
+  if (opts.overwrite !== undefined) o.overwrite = String(opts.overwrite);
+  if (opts.random_distribution !== undefined) o.random_distribution = opts.random_distribution.text;
   return o;
 }
 
@@ -96,15 +143,33 @@ export function jobFromOptions(opts: IopsOptions, filename: string, engines: str
     engine: '',
     rw: opts.rw ?? preset.rw ?? 'read',
     rwmixread: opts.rwmixread ?? preset.rwmixread ?? 50,
-    bs: opts.bs ?? preset.bs ?? 4096,
+    ...(jobBlockSizes(opts.bs, opts.bsrange, opts.bssplit, opts.rw ?? preset.rw ?? 'read') ?? { bs: preset.bs ?? 4096 }),
     iodepth,
     iodepthBatch: opts.iodepth_batch ?? 1,
     iodepthBatchCompleteMin: opts.iodepth_batch_complete ?? 1,
     iodepthBatchCompleteMax: opts.iodepth_batch_complete_max ?? 0,
     numjobs: 1,
     clones: opts.numjobs ?? 1,
-    size: opts.size ?? DEFAULT_SIZE,
-    sizeIsDefault: opts.size === undefined,
+    size: opts.size ?? opts.filesize ?? DEFAULT_SIZE,
+    sizeIsDefault: opts.size === undefined && opts.filesize === undefined,
+    fileSize: opts.filesize,
+    gtodReduce: opts.gtod_reduce ?? false,
+    blockAlign: opts.ba,
+    flow: opts.flow ?? 0,
+    flowId: opts.flow_id ?? 0,
+    flowSleepUs: opts.flow_sleep ?? 0,
+    offset: opts.offset,
+    ioSize: opts.io_size,
+    loops: opts.loops,
+    seqAdd: opts.rw_offset_add,
+    openSync: opts.sync ?? 0,
+    thinktimeUs: opts.thinktime ?? 0,
+    rateRead: opts.rate?.read, rateWrite: opts.rate?.write,
+    rateIopsRead: opts.rate_iops?.read, rateIopsWrite: opts.rate_iops?.write,
+    // fdatasync=N over fsync=N when both are given (fio runs both; one sync each N writes is iolab's)
+    fsync: opts.fdatasync || opts.fsync || 0,
+    fdatasync: (opts.fdatasync ?? 0) > 0,
+    endFsync: opts.end_fsync ?? false,
     runtimeMs: opts.runtime,
     timeBased: opts.time_based ?? false,
     rampMs: opts.ramp_time,
@@ -115,13 +180,16 @@ export function jobFromOptions(opts: IopsOptions, filename: string, engines: str
     engineOptions: engineOptionsFrom(opts, engines),
     verify,
     force: opts.force ?? false,
-    norandommap: opts.norandommap ?? false,
+    // lfsr promises each block once per pass without a map: iolab's map does that
+    norandommap: opts.random_generator === 'lfsr' ? false : opts.norandommap ?? false,
+    ...distributionFields(opts.random_distribution),
     refillBuffers: opts.refill_buffers ?? false,
     randrepeat: opts.randrepeat ?? true,
     // --randrepeat=0: every run reads at other random offsets than the last (a new random seed
     // each run), as fio does
     randseed: opts.randrepeat === false ? randomInt(2 ** 47) : opts.randseed,
     name: opts.name,
+    unlink: opts.unlink ?? false,
     groupReporting: opts.group_reporting ?? false,
     accepted: acceptedOptions(opts),
   };

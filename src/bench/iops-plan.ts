@@ -10,6 +10,7 @@ import { printJson, UserError, writeJsonFile } from '../cli-util.js';
 import { checkJob } from './storage-job.js';
 import { sweepPoints, type SweepAxis } from './sweep.js';
 import { ENGINES } from './engines.js';
+import { checkLogFiles, logFiles, logMask } from './fio-logs.js';
 import type { FioJobList } from './fio-jobs.js';
 import { jobEngines, jobFromOptions, type IopsJob, type IopsOptions } from './iops-job.js';
 import { showText } from '../show-bytes.js';
@@ -57,6 +58,9 @@ export interface RunOptions {
   vsFio?: boolean;
   repeat?: number;
   sweep?: SweepAxis[];
+  /** fio's --parse-only and --showcmd: read the jobs, run nothing. */
+  parseOnly?: boolean;
+  showcmd?: boolean;
 }
 
 /** 268435456 -> "256MiB", 8192 -> "8KiB": the title's size. */
@@ -126,14 +130,24 @@ export function planRun(list: FioJobList, run: RunOptions): IopsRun {
     }
     const filename = fio.filenames[0] ?? opts.filename;
     if (!filename) throw new UserError('--filename (or --name) is required (iolab creates and lays it out when missing)');
+    if (opts.unlink && existsSync(filename) && !opts.force) {
+      throw new UserError(`${fio.name || 'the job'}: unlink=1 deletes '${filename}' when the job is done, and it exists already: ` +
+        'iolab deletes a file it did not create only with --force');
+    }
+    if (opts.allow_file_create === false && !existsSync(filename)) {
+      throw new UserError(`${fio.name || 'the job'}: '${filename}' does not exist, and allow_file_create=0 ` +
+        '(fio: "file creation disallowed by allow_file_create=0")');
+    }
     // iolab's own command line has a default size; a fio job has none, as in fio
-    if (list.fioJob && opts.size === undefined && !existsSync(filename)) {
+    if (list.fioJob && opts.size === undefined && opts.filesize === undefined && !existsSync(filename)) {
       throw new UserError(`${fio.name}: no size for '${filename}', which does not exist yet (fio refuses it too: ` +
         '"you need to specify size="); give size=');
     }
     const engines = jobEngines(opts, list.fioJob, ENGINES);
     const job = jobFromOptions(opts, filename, engines, sweep);
-    return { fio, engines, job: { ...job, name: list.fioJob ? fio.name : undefined, clone: fio.clone, groupid: fio.groupid } };
+    const logs = logFiles(opts, fio.name, list.jobs.indexOf(fio) + 1);
+    return { fio, engines, job: { ...job, name: list.fioJob ? fio.name : undefined, clone: fio.clone, groupid: fio.groupid,
+      logFiles: logs, logMask: logMask(logs), logAvgMs: opts.log_avg_msec ?? 0 } };
   });
   const phases: (typeof jobs)[] = [];
   for (const j of jobs) {
@@ -157,6 +171,7 @@ export function planRun(list: FioJobList, run: RunOptions): IopsRun {
     }
   }
   for (const v of variants) for (const s of v.steps) for (const { job } of s.jobs) checkJob(job);
+  for (const { job } of jobs) checkLogFiles(job.logFiles ?? {}, job.force === true, variants.length);
   return {
     variants, sweep, phases: phases.map((p) => p.filter((j) => j.fio.clone === 0).map((j) => j.job)),
     json: run.json === true || run.outputFormat === 'json', output: run.output, vsFio: run.vsFio === true,

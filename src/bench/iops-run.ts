@@ -9,6 +9,8 @@ import { plural } from '../numbers.js';
 import type { BenchResult } from '../native.js';
 import { machineInfo } from './machine.js';
 import { checkLayoutSpace, runJobGroup } from './storage-job.js';
+import { writeLogs } from './fio-logs.js';
+import { rmSync } from 'node:fs';
 import { diskSample, diskUtil, fioDocument, fioJob, type JobEntry } from './fio-json.js';
 import { resultHeader, resultRows } from './storage-table.js';
 import { describeJob, jobLabel, outputJson, reportInterruptedLayout, type IopsRun, type Step } from './iops-plan.js';
@@ -36,13 +38,17 @@ export async function runStep(step: Step, show: boolean): Promise<StepEntry[]> {
   const label = firsts.map((j) => entryLabel(j.job, j.point, members(j.entry))).join(' + ');
   try {
     const results = await runJobGroup(step.jobs.map((j) => ({ ...j.job, entry: j.entry })), { show, label });
-    return firsts.map((j) => {
+    const entries = firsts.map((j) => {
       const result = results[j.entry] as BenchResult;
       if (result.interrupted) reportInterruptedLayout(j.job, result);
+      writeLogs(result, step.jobs.filter((k) => k.entry === j.entry && k.job.logMask).map((k) => k.job.logFiles ?? {}));
       // as fio: a summed result has its first job's name and its last job's options
       const last = step.jobs.filter((k) => k.entry === j.entry).pop() ?? j;
       return { job: { ...last.job, name: j.job.name, clone: j.job.clone }, point: j.point, result, phase: step.phase, members: members(j.entry) };
     });
+    // fio's unlink: the files of the step's jobs that ask for it, once every job of the step is done
+    for (const file of new Set(step.jobs.filter((k) => k.job.unlink).map((k) => k.job.filename))) rmSync(file, { force: true });
+    return entries;
   } catch (err) {
     if (isBenchInputError(err)) throw err;  // refused before any I/O: one line, nothing else
     return firsts.map((j) => ({ job: j.job, point: j.point, error: (err as Error).message, phase: step.phase, members: members(j.entry) }));

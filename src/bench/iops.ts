@@ -6,15 +6,17 @@ import { UserError, withStdoutCopy } from '../cli-util.js';
 import { writeOutputFile } from '../write-target.js';
 import { notPath, pathArgument, pathOption, resultsOption } from '../path-options.js';
 import { boolOption, durationOption, numberOption } from '../numbers.js';
-import { ENGINES, engineOptionFlags, MAX_IODEPTH, parseEngines } from './engines.js';
+import { ENGINE_NAMES, ENGINES, engineOptionFlags, MAX_IODEPTH, parseEngines } from './engines.js';
 import { parseRw } from './storage-job.js';
 import { parseSweep, type SweepAxis } from './sweep.js';
+import { blockSizesOption, flowOption, jobBlockSize, overwriteOption, splitOption, rangeOption, rateIopsOption, rateOption, submitModeOption, syncModeOption } from './block-sizes.js';
+import { distributionOption, generatorOption } from './distribution.js';
 import { runIops } from './iops-run.js';
 import { runVsFio } from './vs-fio.js';
 import { planRun, type RunOptions } from './iops-plan.js';
 import { presets, type IopsOptions } from './iops-job.js';
 import { runTestIops } from './testiops.js';
-import { FioStyleCommand } from './fio-cli.js';
+import { FioStyleCommand, showCommand } from './fio-cli.js';
 import { readJobFile } from './fio-jobfile.js';
 import { fioJobList } from './fio-jobs.js';
 
@@ -46,10 +48,51 @@ export function iopsCommand(): Command {
     .addOption(pathOption('--filename <path>', 'file (or block device, read only) to test; created and laid out when missing ' +
       '(default: <name>.0.0)', { output: true }))
     .option('--name <job>', 'starts a job, as fio\'s: the options after it are that job\'s (those before the first --name every job\'s); names it in the table and the JSON')
-    .option('--ioengine <list>', `engine, comma list or 'all' (${ENGINES.join(', ')}); default all; psync, fio's default, for the sections of a .fio and for --name jobs`, parseEngines)
+    .option('--ioengine <list>', `engine, comma list or 'all' (${ENGINES.join(', ')}; also ${ENGINE_NAMES.filter((e) => !ENGINES.includes(e)).join(', ')} ` +
+      'when named); default all; psync, fio\'s default, for the sections of a .fio and for --name jobs', parseEngines)
     .option('--rw <mode>', 'read, write, randread, randwrite, randrw, readwrite (default read)', parseRw)
     .option('--rwmixread <pct>', 'percent of reads in randrw/readwrite (default 50)', numberOption({ min: 0, max: 100 }))
-    .option('--bs <size>', 'block size, e.g. 4k (default 4k)', numberOption({ min: 1, max: 2 ** 30, size: true }))
+    .option('--bs <size>', 'block size, e.g. 4k (default 4k); fio\'s 4k,8k: reads 4k, writes 8k; 1k-4k is 1k, as fio 3.33 reads it (--bsrange is a range)', blockSizesOption)
+    .option('--blocksize_range, --bsrange <range>', 'fio\'s block size range, 1k-4k: each I/O\'s length a multiple of the smallest', rangeOption)
+    .addOption(notPath(new Option('--blockalign, --ba <size>', 'random offsets a multiple of this, as fio\'s blockalign (default: the block size)')
+      .argParser(numberOption({ min: 1, max: 2 ** 30, size: true }))))
+    .option('--bssplit <split>', 'fio\'s block size split, 4k/70:64k/30: each I/O\'s length one of the sizes, by its share of the I/Os', splitOption)
+    .addOption(notPath(new Option('--filesize <size>', 'lay the file out at this size, the I/O over --size of it, as fio\'s filesize (default --size)')
+      .argParser(size)))
+    .addOption(zeroOne('--gtod_reduce', 'record no latencies and no bw/IOPS samples (fio\'s: fewer clock reads per I/O); default 0'))
+    .addOption(notPath(new Option('--write_lat_log [prefix]', 'write fio\'s latency logs, PREFIX_lat.N.log, _clat, _slat (N: the job\'s number; ' +
+      'bare: the job\'s name), as fio writes them')))
+    .addOption(notPath(new Option('--write_bw_log [prefix]', 'write fio\'s bandwidth log, PREFIX_bw.N.log')))
+    .addOption(notPath(new Option('--write_iops_log [prefix]', 'write fio\'s IOPS log, PREFIX_iops.N.log')))
+    .option('--log_avg_msec <ms>', 'average the logs over windows of this many ms, as fio (default 0: a line per I/O)', numberOption({ min: 0 }))
+    .addOption(notPath(new Option('--offset <size>', 'start the job\'s I/O this far into the file, as fio\'s offset (the file is laid out to offset + size)')
+      .argParser(numberOption({ min: 0, size: true }))))
+    .addOption(notPath(new Option('--io_limit, --io_size <size>', 'bytes of I/O per loop, wrapping around --size, as fio\'s io_size (default --size)')
+      .argParser(size)))
+    .option('--loops <n>', 'run the job\'s I/O this many times, as fio\'s loops (default 1)', numberOption({ min: 1, max: 2 ** 30 }))
+    .option('--random_distribution <dist>', 'random offsets drawn from zipf:THETA, pareto:H or normal:DEV (each [:CENTER]), as fio\'s; ' +
+      'random (default) is uniform; a distribution draws blocks with replacement (no random map, as fio)', distributionOption)
+    .option('--random_generator <gen>', 'fio\'s tausworthe (default), tausworthe64 or lfsr (every block once per pass without a map: the random map on)',
+      generatorOption)
+    .addOption(notPath(new Option('--rate <bytes>', 'cap the job\'s bandwidth (bytes/s; read,write: 1m,500k; ,500k caps writes only), as fio\'s rate')
+      .argParser(rateOption)))
+    .option('--rate_iops <n>', 'cap the job\'s I/Os per second (read,write as --rate), as fio\'s rate_iops', rateIopsOption)
+    .addOption(new Option('--io_submit_mode <mode>', 'fio\'s inline (the job thread submits, iolab\'s only way; offload, fio\'s submit threads, ' +
+      'is refused)').argParser(submitModeOption))
+    .option('--fsync <n>', 'fsync the file after every n writes (waiting for those in flight), as fio\'s fsync; timed as fio\'s sync figures',
+      numberOption({ min: 0 }))
+    .option('--fdatasync <n>', 'the same with fdatasync, as fio\'s fdatasync', numberOption({ min: 0 }))
+    .option('--flow <weight>', 'share the I/Os of the jobs of one --flow_id by weight (1 and 8: about 1:8), as fio\'s flow', flowOption)
+    .option('--flow_id <n>', 'the flow a job\'s --flow weight counts in (default 0)', numberOption({ min: 0 }))
+    .option('--flow_sleep <us>', 'a job ahead of its share waits this long, as fio\'s flow_sleep (default 0: it yields)', numberOption({ min: 0 }))
+    .option('--wait_for <job>', 'start once the named job (all its copies) ended, as fio\'s wait_for (when every job since the last wait is that job\'s)')
+    .addOption(zeroOne('--unlink', 'delete the job\'s file when the job is done, as fio\'s unlink (a file that existed before the run only with --force); default 0'))
+    .addOption(notPath(new Option('--sync <mode>', 'open the file O_SYNC (1, sync) or O_DSYNC (dsync), as fio\'s sync; default 0 (none)')
+      .argParser(syncModeOption)))
+    .option('--thinktime <us>', 'stall this many microseconds before issuing each next I/O, as fio\'s thinktime (default 0)', numberOption({ min: 0 }))
+    .addOption(notPath(new Option('--overwrite <0|1>', 'fio\'s overwrite: 1 is how iolab lays out every new file (written whole before the job); ' +
+      '0 (fio\'s default) is refused, as iolab always lays out').argParser(overwriteOption)))
+    .addOption(zeroOne('--end_fsync', 'fsync the file when a job that wrote is done, as fio\'s; default 0'))
     .option('--iodepth <n>', 'I/Os in flight per job (default 1)',
       numberOption({ min: 1, max: MAX_IODEPTH, maxReason: 'the most I/O slots a job keeps' }))
     .option('--iodepth_batch_submit, --iodepth_batch <n>', 'commit after this many queued I/Os (default 1, as fio)',
@@ -79,6 +122,10 @@ export function iopsCommand(): Command {
     .option('--randseed <n>', 'picks the sequence of random offsets and rw mix (with randrepeat=1), as fio\'s randseed', numberOption({ min: 0 }))
     .addOption(zeroOne('--refill_buffers', 'fresh random data in the buffer before every write; default 0, as fio'))
     .addOption(zeroOne('--thread', 'accepted as fio takes it: iolab\'s jobs are always threads'))
+    .addOption(notPath(new Option('--directory <dir>', 'the folder a job\'s files are in, as fio\'s: its filename, or <name>.<n>.0, ' +
+      'under it (each file checked as --filename is)')))
+    .option('--description <text>', 'a text describing the job, as fio\'s (shown in the JSON as its desc; changes nothing)')
+    .addOption(notPath(zeroOne('--allow_file_create', 'create a job\'s file when missing; default 1, as fio (0: a missing file is refused)')))
     .addOption(zeroOne('--group_reporting', 'one result for the jobs of a group, as fio\'s (default 0: a result per job, each of numjobs\' copies too)'))
     .addOption(zeroOne('--stonewall', 'wait for the jobs before this one to end, and start a new group, as fio\'s (jobs run at the same time without it)'))
     .addOption(zeroOne('--new_group', 'start a new group (fio\'s groupid) without waiting'));
@@ -90,6 +137,8 @@ export function iopsCommand(): Command {
     .option('--sweep <key=list>', 'run every point: iodepth=1,2,4,8 (also bs=, numjobs=, rw=); repeat to cross two',
       (v: string, prev?: SweepAxis[]) => parseSweep(v, prev))
     .option('--json', 'print the JSON (fio\'s keys) instead of the table')
+    .option('--parse-only', 'read the job file and options and stop, as fio\'s: nothing runs (an option iolab refuses is refused)')
+    .option('--showcmd', 'print the job file as one command line (fio\'s --showcmd, with iolab bench iops first) and stop')
     .addOption(resultsOption('also write the JSON to <file> (with --output-format=normal the text report, as fio)'))
     .addOption(notPath(new Option('--output-format <format>', 'fio\'s spelling: json is --json; normal with --output writes the text report there').choices(['normal', 'json'])))
     .addOption(new Option('--preset <name>', 'fio profiles for latency, IOPS, throughput and mixed load (and bigwrite); explicit options win')
@@ -113,14 +162,20 @@ Examples:
       // text report (printed as well), else the JSON
       const textTo = given.outputFormat === 'normal' && given.json !== true ? given.output : undefined;
       const run = textTo === undefined ? given : { ...given, output: undefined };
-      const list = fioJobList(cmd, cmd.fioCommandLine, file !== undefined && run.mode === undefined ? readJobFile(file) : undefined);
+      const sections = file !== undefined && run.mode === undefined ? readJobFile(file) : undefined;
+      if (run.showcmd) {
+        process.stdout.write(`${showCommand(cmd.fioCommandLine, sections)}\n`);
+        return;
+      }
+      const list = fioJobList(cmd, cmd.fioCommandLine, sections);
+      if (run.parseOnly) return;
       if (list.jobs.some((j) => j.options.filename === '')) throw new UserError('--filename: the name is empty; name a file');
       const go = async () => {
         if (run.mode !== undefined) {
           const opts = { ...list.jobs[0].options, ...run } as IopsOptions;
           const target = file ?? opts.filename;
           if (!target) throw new UserError('testIOPS mode needs the file: iolab bench iops <file> -m=rRD');
-          return runTestIops(target, opts);
+          return runTestIops(target, { ...opts, bs: jobBlockSize(opts.bs, opts.bsrange, 'read') });
         }
         const plan = planRun(list, run);
         if (plan.vsFio) return runVsFio(plan, { jobFile: file, commandLine: cmd.fioCommandLine });

@@ -98,6 +98,10 @@ export function checkJob(job: BenchJob, role: JobFileRole = { option: '--filenam
   }
   if (job.timeBased && !job.runtimeMs) throw new UserError('--time_based needs --runtime');
   if (job.verify && job.bs % 8 !== 0) throw new UserError(`--verify needs --bs to be a multiple of 8, got ${job.bs}`);
+  if (job.blockAlign && job.blockAlign % job.bs !== 0) {
+    throw new UserError(`blockalign=${job.blockAlign} is not a multiple of the block size (${job.bs}), to which every offset is aligned`);
+  }
+  if (job.verify && job.seqAdd) throw new UserError('--verify with an offset modifier (rw=read:-8k): iolab checks whole blocks, which the modifier\'s offsets may straddle');
   if (job.direct) {
     const lbs = logicalBlockSize(job.filename);
     if (lbs && job.bs % lbs.size !== 0) {

@@ -29,6 +29,17 @@ export interface DiffJob {
   /** Its job options list time_based or verify (fio's JSON leaves out time_based, a bare word). */
   timeBased: boolean;
   verify: boolean;
+  /** Its completion latencies were recorded (not under gtod_reduce). */
+  latencies: boolean;
+  gtodReduce: boolean;
+  /** fio's syncs (fsync=N, fdatasync=N): its sync lat_ns's N. */
+  syncs: number;
+  /** fio's aggregated keys, as what they mean (undefined: no bw samples to tell): how many jobs'
+   * runtimes job_runtime sums, whether bw_mean is the whole of bw or a part, whether bw_agg is
+   * the whole group's bandwidth or a share of it. */
+  aggregates?: string;
+  /** Its measured time, ms (the longer direction's). */
+  runtime: number;
   /** When the job's measured I/O ran, ms since the epoch (undefined: too short to tell). */
   from?: number;
   to?: number;
@@ -54,21 +65,56 @@ export function fioSize(text: string | undefined, fallback: number): number {
 
 const rwNames: Record<string, string> = { rw: 'readwrite', readwrite: 'readwrite' };
 
+/** The block size a job ran: fio's bs (or bsrange) text, `4k,8k` by the job's direction (a
+ * read job the first), `4k-4k` its one size. */
+function blockSize(o: Record<string, string>, rw: string): number {
+  const text = o.bsrange ?? o.bs;
+  const pair = text?.split(',');
+  if (pair && pair.length > 1) return fioSize(/read/.test(rw) ? pair[0] : pair[1] || pair[0], 4096);
+  const range = text?.split('-');
+  // fio 3.33 runs bs=1k-4k at 1k (its bs takes no range); a bsrange with equal ends is that size
+  if (range && range.length === 2 && (o.bsrange === undefined || fioSize(range[0], 0) === fioSize(range[1], 0))) {
+    return fioSize(range[0], 4096);
+  }
+  return fioSize(text, 4096);
+}
+
+/** What a job's job_runtime, bw_mean and bw_agg say, in words that hold across runs. */
+function aggregatesOf(j: any): string | undefined {
+  const d = [j.read, j.write].filter((x) => x?.bw_samples > 0 && x.bw > 0).sort((a, b) => b.bw - a.bw)[0];
+  const runtime = Math.max(j.read?.runtime ?? 0, j.write?.runtime ?? 0);
+  if (!d || runtime < 500) return undefined;
+  // bw_mean against bw only for a sum of jobs (half of it was iolab's defect): one job's mean of
+  // a 1 s run's two samples swings too far from its bw on a loaded machine to tell
+  const sums = Math.round(j.job_runtime / runtime);
+  const mean = sums > 1 ? `, bw_mean is ${d.bw_mean > 0.7 * d.bw ? 'the whole' : 'a part'} of bw` : '';
+  return `job_runtime sums ${sums} runtimes${mean}, bw_agg is ${d.bw_agg > 80 ? 'the whole group' : 'a share'}`;
+}
+
 function jobsOf(doc: any): DiffJob[] {
   const global = (doc['global options'] ?? {}) as Record<string, string>;
   return (doc.jobs as any[]).map((j) => {
     const o = { ...global, ...(j['job options'] ?? {}) } as Record<string, string>;
     const rw = (o.rw ?? 'read').split(':')[0];
     return {
-      name: j.jobname, groupid: j.groupid, rw: rwNames[rw] ?? rw, bs: fioSize(o.bs, 4096), iodepth: Number(o.iodepth ?? 1),
+      name: j.jobname, groupid: j.groupid, rw: rwNames[rw] ?? rw, bs: blockSize(o, rw), iodepth: Number(o.iodepth ?? 1),
+      latencies: (j.read?.clat_ns?.N ?? 0) + (j.write?.clat_ns?.N ?? 0) > 0, gtodReduce: o.gtod_reduce === '1',
+      syncs: j.sync?.lat_ns?.N ?? 0,  // fio 3.33 counts an fdatasync in N, not in total_ios
       ios: (j.read?.total_ios ?? 0) + (j.write?.total_ios ?? 0), timeBased: 'time_based' in o, verify: 'verify' in o,
+      aggregates: aggregatesOf(j), runtime: Math.max(j.read?.runtime ?? 0, j.write?.runtime ?? 0),
     };
   });
 }
 
-/** The files a run left, but fio's verify state (verify_state_save, fio's own bookkeeping). */
+/** The files a run left, but fio's verify state (verify_state_save, fio's own bookkeeping); a log
+ * file (write_*_log) by its lines: how many, and whether each is fio's "time, value, direction,
+ * block size, priority". */
 function filesIn(dir: string): string[] {
-  return readdirSync(dir).filter((f) => !f.endsWith('-verify.state')).sort().map((f) => `${f} ${statSync(join(dir, f)).size}`);
+  return readdirSync(dir).filter((f) => !f.endsWith('-verify.state')).sort().map((f) => {
+    if (!f.endsWith('.log')) return `${f} ${statSync(join(dir, f)).size}`;
+    const lines = readFileSync(join(dir, f), 'utf8').split('\n').filter((l) => l !== '');
+    return `${f} ${lines.length} lines${lines.every((l) => /^\d+, \d+, [01], \d+, 0$/.test(l)) ? '' : ', not fio\'s format'}`;
+  });
 }
 
 /** The case's environment: the corpus file's `; env: A=b C=d` line, then its own. */
@@ -180,12 +226,34 @@ export function differences(c: DiffCase, fio: Outcome, iolab: Outcome): string[]
   same('groupids', fio.jobs.map((j) => j.groupid), iolab.jobs.map((j) => j.groupid));
   same('rw, bs, iodepth', fio.jobs.map((j) => [j.rw, j.bs, j.iodepth]), iolab.jobs.map((j) => [j.rw, j.bs, j.iodepth]));
   same('jobs that did I/O', fio.jobs.map((j) => j.ios > 0), iolab.jobs.map((j) => j.ios > 0));
+  // gtod_reduce records none (fio records none either for a job whose I/O all fell in its ramp)
+  same('latencies recorded under gtod_reduce', fio.jobs.map((j) => (j.gtodReduce ? j.latencies : '-')),
+    iolab.jobs.map((j, i) => (fio.jobs[i]?.gtodReduce ? j.latencies : '-')));
   // a job bounded by its size or number_ios does as many I/Os in both (fio counts a verify's
   // reads as the job's, iolab checks its pattern on its own: not compared)
   const bounded = (jobs: DiffJob[]) => jobs.map((j, i) => (iolab.jobs[i]?.timeBased || iolab.jobs[i]?.verify ? '-' : j.ios));
   same('I/Os of jobs bounded by size or number_ios', bounded(fio.jobs), bounded(iolab.jobs));
+  const syncs = (jobs: DiffJob[]) => jobs.map((j, i) => (iolab.jobs[i]?.timeBased ? '-' : j.syncs));
+  same('syncs (fsync=N, fdatasync=N) of jobs bounded by size', syncs(fio.jobs), syncs(iolab.jobs));
   const sorted = (o: Record<string, string>) => Object.fromEntries(Object.entries(o).sort(([a], [b]) => a.localeCompare(b)));
   same('global options', sorted(fio.globalOptions), sorted(iolab.globalOptions));
+  // job_runtime, bw_mean and bw_agg mean what fio's mean, with group_reporting and without, in
+  // groups of one job's copies (numjobs), where a share is about 1/N of the whole: other jobs of
+  // a group (a reader beside a writer) have shares of any size, too close to call in a 1 s run
+  // (a job alone in its group is the whole of it whatever its samples say: not compared)
+  const group = (i: number) => fio.jobs.filter((j) => j.groupid === fio.jobs[i].groupid);
+  const copies = (i: number) => group(i).every((j) => j.name === fio.jobs[i].name) &&
+    (group(i).length > 1 || !/sums 1 runtimes/.test(fio.jobs[i].aggregates ?? ''));
+  // a share of the group's bandwidth (its bytes over its longest runtime) is a share only when
+  // the copies ran about as long: one held up past its runtime on a loaded machine (a read
+  // stuck behind other I/O) stretches the group's time, in fio as in iolab
+  const steady = (jobs: DiffJob[], i: number) => {
+    const times = jobs.filter((j) => j.groupid === jobs[i].groupid).map((j) => j.runtime);
+    return Math.max(...times) <= 1.2 * Math.min(...times);
+  };
+  const told = (i: number) => copies(i) && steady(fio.jobs, i) && steady(iolab.jobs, i) &&
+    fio.jobs[i]?.aggregates !== undefined && iolab.jobs[i]?.aggregates !== undefined;
+  same('aggregated keys', fio.jobs.map((j, i) => (told(i) ? j.aggregates : '-')), iolab.jobs.map((j, i) => (told(i) ? j.aggregates : '-')));
   same('files', fio.files, iolab.files);
   if (fio.jobs.length === iolab.jobs.length) {
     const known = (i: number) => fio.jobs[i].from !== undefined && iolab.jobs[i].from !== undefined;

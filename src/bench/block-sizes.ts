@@ -1,0 +1,176 @@
+// fio's block size forms: `bs=4k`; `bs=4k,8k` (reads 4k, writes 8k: fio's read,write[,trim]
+// list); `bsrange=1k-4k` (a range: each I/O's length a multiple of the smallest; fio 3.33 reads
+// `bs=1k-4k` as 1k, and so does iolab);
+// bssplit (sizes by their share of the I/Os). A read,write pair is the size of the direction the
+// job moves (one job of both with two sizes is refused by name). fio's other per-direction
+// values (rate, rate_iops), io_submit_mode, sync, overwrite and flow are read here too.
+import { UserError } from '../cli-util.js';
+import { asCommanderError, parseWholeNumber } from '../numbers.js';
+
+/** A block size as written: one size, a range (fio's bs=a-b, bsrange), or one per direction. */
+export type BlockSizes = number | { text: string; min: number; max: number } | { text: string; read: number; write: number };
+
+const sizeRule = { min: 1, max: 2 ** 30, size: true } as const;
+
+/** --bs: 4k, 4k,8k (read,write; a third, trim, must match the write's), or 1k-4k, which fio 3.33
+ * reads as its first size (1k: its bs takes no range, bsrange does; what fio runs, iolab runs). */
+export function parseBlockSizes(value: string): BlockSizes {
+  const text = value.trim();
+  const range = /^([^,-]+)-([^,-]+)$/.exec(text);
+  if (range) {
+    parseRange(text);  // both ends sizes, the second not below the first
+    return parseWholeNumber(range[1].trim(), sizeRule);
+  }
+  if (text.includes(',')) {
+    const [read, write = '', trim] = text.split(',').map((s) => s.trim());
+    const r = parseWholeNumber(read, sizeRule);
+    const w = write === '' ? r : parseWholeNumber(write, sizeRule);
+    if (trim !== undefined && trim !== '' && parseWholeNumber(trim, sizeRule) !== w) {
+      throw new RangeError(`the trim size of '${value}' (iolab runs no trims) must be the write's or empty`);
+    }
+    return { text, read: r, write: w };
+  }
+  return parseWholeNumber(text, sizeRule);
+}
+
+/** --bsrange: 4k-4k (fio's blocksize_range). */
+export function parseRange(value: string): BlockSizes {
+  const m = /^([^,-]+)-([^,-]+)$/.exec(value.trim());
+  if (!m) throw new RangeError(`expected a range of sizes such as 4k-16k, got '${value}'`);
+  const min = parseWholeNumber(m[1].trim(), sizeRule);
+  const max = parseWholeNumber(m[2].trim(), sizeRule);
+  if (max < min) throw new RangeError(`the range '${value}' ends below its start`);
+  return { text: value.trim(), min, max };
+}
+
+export const blockSizesOption = asCommanderError(parseBlockSizes);
+export const rangeOption = asCommanderError(parseRange);
+
+/** The block sizes a job runs: bs (every length a multiple of it), and bsMax (fio's range,
+ * bs=1k-4k, bsrange) or bssplit ([size, percent, ...]) when the length varies per I/O. */
+export interface JobBlockSizes { bs: number; bsMax?: number; bssplit?: number[] }
+
+/** A job of this rw's block sizes from its bs, bsrange and bssplit, or a refusal naming the option. */
+export function jobBlockSizes(bs: BlockSizes | undefined, range: BlockSizes | undefined, split: number[] | undefined,
+  rw: string): JobBlockSizes | undefined {
+  if (split !== undefined) {
+    const sizes = split.filter((_, i) => i % 2 === 0);
+    const min = Math.min(...sizes);
+    if (sizes.some((s) => s % min !== 0)) {
+      throw new UserError(`bssplit: each size a multiple of the smallest (${min}), which the offsets are aligned to; got ${sizes.join(', ')}`);
+    }
+    return { bs: min, bssplit: split };
+  }
+  const given = range ?? bs;
+  if (given === undefined) return undefined;
+  if (typeof given === 'number') return { bs: given };
+  const name = range !== undefined ? 'bsrange' : 'bs';
+  if ('min' in given) {
+    if (given.max % given.min !== 0 && given.min !== given.max) {
+      throw new UserError(`${name}=${given.text}: iolab draws lengths that are multiples of ${given.min} (fio's rule for a power of 2), ` +
+        `so the range ends at a multiple of it`);
+    }
+    return given.min === given.max ? { bs: given.min } : { bs: given.min, bsMax: given.max };
+  }
+  const reads = rw === 'read' || rw === 'randread';
+  const writes = rw === 'write' || rw === 'randwrite';
+  if (reads) return { bs: given.read };
+  if (writes || given.read === given.write) return { bs: given.write };
+  throw new UserError(`${name}=${given.text}: reads and writes of other sizes in one ${rw} job; iolab runs one block size ` +
+    'per direction only in a read or a write job (a read job takes the first, a write job the second)');
+}
+
+/** The one block size of a job (testIOPS mode): a range's or split's smallest. */
+export function jobBlockSize(bs: BlockSizes | undefined, range: BlockSizes | undefined, rw: string): number | undefined {
+  return jobBlockSizes(bs, range, undefined, rw)?.bs;
+}
+
+/** fio's bssplit=512/4:4k/67:64k/ : sizes with their percent of the I/Os (an empty one shares
+ * what is left); one split for reads and writes (a second after a comma is refused). */
+export function parseSplit(value: string): number[] {
+  const text = value.trim();
+  if (text.includes(',')) {
+    const [r, ...rest] = text.split(',');
+    if (rest.some((x) => x.trim() !== '' && x.trim() !== r.trim())) {
+      throw new RangeError(`'${text}': one split for reads and writes (iolab runs no second split after a comma)`);
+    }
+    return parseSplit(r);
+  }
+  const entries = text.split(':').map((e) => {
+    const m = /^([^/]+)(?:\/(\d*))?$/.exec(e.trim());
+    if (!m) throw new RangeError(`each entry is SIZE/PERCENT (4k/67), got '${e}' in '${text}'`);
+    return { size: parseWholeNumber(m[1].trim(), sizeRule), pct: m[2] === undefined || m[2] === '' ? undefined : Number(m[2]) };
+  });
+  const given = entries.reduce((s, e) => s + (e.pct ?? 0), 0);
+  const open = entries.filter((e) => e.pct === undefined).length;
+  if (given > 100) throw new RangeError(`the percentages of '${text}' add up to ${given}, more than 100`);
+  if (open === 0 && given !== 100) throw new RangeError(`the percentages of '${text}' add up to ${given}, not 100`);
+  const share = open > 0 ? Math.floor((100 - given) / open) : 0;
+  const out: number[] = [];
+  let left = 100 - given - share * open;
+  for (const e of entries) {
+    let pct = e.pct ?? share;
+    if (e.pct === undefined && left > 0) {
+      pct++;
+      left--;
+    }
+    out.push(e.size, pct);
+  }
+  if (out.length / 2 > 16) throw new RangeError(`'${text}' has ${out.length / 2} sizes; iolab runs up to 16`);
+  return out;
+}
+
+export const splitOption = asCommanderError(parseSplit);
+
+/** fio's rate and rate_iops: one value for reads and writes, or `read,write[,trim]` where an
+ * empty one is no cap (`rate=,500k` caps writes only). */
+export interface PerDirection { text: string; read: number; write: number }
+
+function parsePerDirection(value: string, size: boolean): PerDirection {
+  const text = value.trim();
+  const parts = text.split(',').map((s) => s.trim());
+  const one = (s: string | undefined) => (s === undefined || s === '' ? 0 : parseWholeNumber(s, { min: 1, size }));
+  if (parts.length === 1) return { text, read: one(parts[0]), write: one(parts[0]) };
+  if (parts.length > 3 || (parts[2] ?? '') !== '') {
+    if (parts.length > 3) throw new RangeError(`expected read[,write[,trim]], got '${value}'`);
+    throw new RangeError(`'${value}': iolab runs no trims, so a trim rate caps nothing; leave it empty`);
+  }
+  return { text, read: one(parts[0]), write: one(parts[1]) };
+}
+
+export const rateOption = asCommanderError((v: string) => parsePerDirection(v, true));
+export const rateIopsOption = asCommanderError((v: string) => parsePerDirection(v, false));
+
+/** fio's io_submit_mode: inline (fio's default) is how iolab always submits; offload is refused. */
+export const submitModeOption = asCommanderError((v: string) => {
+  if (v.trim() === 'inline') return 'inline';
+  if (v.trim() === 'offload') {
+    throw new RangeError('offload hands submissions to fio\'s own submit threads; iolab\'s job thread submits (inline, fio\'s default)');
+  }
+  throw new RangeError(`expected inline or offload, got '${v}'`);
+});
+
+/** fio's sync: 0/none, 1/sync (O_SYNC), dsync (O_DSYNC): the native job's openSync. */
+export const syncModeOption = asCommanderError((v: string) => {
+  const modes: Record<string, number> = { 0: 0, none: 0, 1: 1, sync: 1, dsync: 2 };
+  const mode = modes[v.trim()];
+  if (mode === undefined) throw new RangeError(`expected 0, none, 1, sync or dsync, as fio, got '${v}'`);
+  return mode;
+});
+
+/** fio's overwrite: iolab lays out every new file whole before the job, which is overwrite=1. */
+export const overwriteOption = asCommanderError((v: string) => {
+  if (v.trim() === '1') return 1;
+  if (v.trim() === '0') {
+    throw new RangeError('0 leaves a new file unwritten before the job (fio\'s default); iolab lays out every new file ' +
+      'whole first, which is overwrite=1');
+  }
+  throw new RangeError(`expected 0 or 1, got '${v}'`);
+});
+
+/** fio's flow: a weight from -1000 to 1000 (a job whose weight is not above 0 runs free, as fio 3.33 runs its butterfly example). */
+export const flowOption = asCommanderError((v: string) => {
+  const n = Number(v.trim());
+  if (v.trim() === '' || !Number.isInteger(n) || n < -1000 || n > 1000) throw new RangeError(`expected a whole number from -1000 to 1000, got '${v}'`);
+  return n;
+});
