@@ -1,6 +1,8 @@
 /* pvsync2: preadv2/pwritev2 of one buffer, one I/O at a time (fio's "pvsync2"); --hipri sets
  * RWF_HIPRI (polled completion, where the device has poll queues), as fio's hipri option. */
+#ifndef _GNU_SOURCE
 #define _GNU_SOURCE
+#endif
 #include <errno.h>
 #include <stddef.h>
 #include <sys/uio.h>
