@@ -169,7 +169,6 @@ Examples:
       }
       const list = fioJobList(cmd, cmd.fioCommandLine, sections);
       if (run.parseOnly) return;
-      if (list.jobs.some((j) => j.options.filename === '')) throw new UserError('--filename: the name is empty; name a file');
       const go = async () => {
         if (run.mode !== undefined) {
           const opts = { ...list.jobs[0].options, ...run } as IopsOptions;
