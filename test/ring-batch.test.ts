@@ -2,9 +2,10 @@
 // one Promise for the lot; the values match the per-op methods', errors reject once every op is
 // done and leave no fd behind, and close() settles a batch in flight.
 import { describe, expect, it } from 'vitest';
+import { execa } from 'execa';
 import fs from 'node:fs';
 import { join } from 'node:path';
-import { native } from '../src/native.js';
+import { native, projectRoot } from '../src/native.js';
 import { sendmsg } from '../src/syscalls.js';
 import { Ring, RingClosedError } from '../src/ring/index.js';
 import { checkLeaksAfterAll, collectGarbage, openFdCount } from './support/leaks.js';
@@ -179,6 +180,21 @@ describe('batches', () => {
 });
 
 describe('readvBatch', () => {
+  it('one after another from its own continuations: each settles without the loop waiting for another wake-up', async () => {
+    // In a process with nothing else to wake its loop: a batch started in a continuation the
+    // loop's prepare phase ran took its CQEs off the CQ there, so the ring fd never became
+    // readable for them and the process waited for good (or until an unrelated wake-up).
+    const code = `const { Ring } = await import('./src/ring/index.ts');
+      const fs = await import('node:fs');
+      const fd = fs.openSync('package.json', 'r');
+      const ring = new Ring();
+      for (let i = 0; i < 200; i++) await ring.readvBatch(fd, [{ buffers: [Buffer.alloc(64)], position: 0 }]);
+      await ring.close();
+      console.log('done');`;
+    const run = await execa(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', code], { cwd: projectRoot, reject: false, timeout: 25_000 });
+    expect({ stdout: run.stdout, timedOut: run.timedOut }).toEqual({ stdout: 'done', timedOut: false });
+  });
+
   const data = Buffer.from(Array.from({ length: 3 * 4096 + 100 }, (_, i) => (i * 31 + (i >> 8)) & 255));
   const file = () => {
     const path = join(tmp.path, 'readv-data');

@@ -298,8 +298,22 @@ void RingCore::OnPrepare(uv_prepare_t* handle) {
   for (auto& part : core->parts_) part.second->BeforeFlush();
   if (core->unsubmitted_ > 0) core->Flush();
   // What that submit completed at once (a send the socket took, a page-cache read) is settled
-  // on this loop turn, not after another trip through epoll: one wake-up per request saved.
-  if (!core->torn_down_ && io_uring_cq_ready(&core->ring_) > 0) core->ReapTurns();
+  // on this loop turn, not after another trip through epoll: one wake-up per request saved;
+  // so are the CQEs a continuation that ran here took off the CQ itself (readvBatch's direct
+  // reads): nothing would make the ring fd readable for them before the loop waits.
+  if (!core->torn_down_ && (io_uring_cq_ready(&core->ring_) > 0 || !core->stash_.empty())) core->ReapTurns();
+  if (!core->torn_down_ && !core->stash_.empty()) core->Nudge();
+}
+
+// A NOP whose CQE (no op's: ignored) makes the ring fd readable, so the loop comes back to settle
+// what is still stashed instead of waiting in epoll for good.
+void RingCore::Nudge() {
+  struct io_uring_sqe* sqe = io_uring_get_sqe(&ring_);
+  if (sqe == nullptr) return;  // the SQ is full: its submit's CQEs wake the loop anyway
+  io_uring_prep_nop(sqe);
+  io_uring_sqe_set_data(sqe, nullptr);
+  unsubmitted_++;
+  SubmitQueued();
 }
 
 // ---- one op cancelled (an AbortSignal) ----

@@ -183,6 +183,7 @@ class RingCore {
   void AddInFlight(size_t n);
   void ReapAndSettle();
   void ReapTurns();
+  void Nudge();
   void Reap();
   size_t StashCqes(const std::vector<Op*>& mine);
   void SettleStashed();
