@@ -7,6 +7,7 @@ import { execFileSync } from 'node:child_process';
 import { chmodSync, chownSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { runCliText } from './support/cli.js';
+import { cli } from './support/demo.js';
 import { shortTempDir } from './support/temp.js';
 
 const root = process.getuid?.() === 0;
@@ -81,7 +82,8 @@ describe.runIf(root)('--force keeps the owner, group, mode and extended attribut
     const f = join(folder, 'roots.txt');
     writeFileSync(f, 'old\n');
     chmodSync(f, 0o644);
-    const r = await runCliText(['writev', f, 'new', '--force'], { uid: nobody, gid: nobody });
+    // as nobody, also where nobody cannot read the checkout (a clone under a 0700 folder)
+    const r = await cli(['writev', f, 'new', '--force'], { uid: nobody, gid: nobody });
     expect(r.stderr).toBe(`note: '${f}' replaced without its owner (uid 0) and its group (gid 0): not this user's to set`);
     expect(r.exitCode).toBe(0);
     expect((statSync(f).mode & 0o7777).toString(8)).toBe('644');
