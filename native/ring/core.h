@@ -23,7 +23,8 @@
 // - Ops are queued into the SQ (or a native backlog when the SQ is full) and go to the kernel
 //   in one io_uring_submit per loop turn (a uv_prepare_t flushes before the loop polls).
 // - Completions wake the loop through the ring fd itself, watched by a uv_poll_t (readable
-//   while CQEs wait; the ring is COOP_TASKRUN, never DEFER_TASKRUN: setup.cc); its callback reaps every CQE and settles through each op's table (op.h) inside one callback
+//   while CQEs wait; the ring is COOP_TASKRUN, never DEFER_TASKRUN: setup.cc); its callback
+//   reaps every CQE and settles through each op's table (op.h) inside one callback
 //   scope. The core never names an op kind; parts of the Ring it does not know (its streams)
 //   hang on it as RingParts.
 // - The JS Ring object is held strongly while ops are in flight, so a Ring that JS dropped is
