@@ -342,10 +342,12 @@ int run_loop(struct worker *w, const struct engine_ops *ops, struct engine_ctx *
         io = free_list[--nfree];
         prepare_io(w, io);
         if (s->thinktime_ns != 0 && issued > 0) stall(s->thinktime_ns);  /* fio's thinktime */
+        wait_for_rate(w, io);
+        /* stamped after the waits: the ramp may have ended meanwhile, and the stamp decides */
+        t = now_ns();
+        ramp_over(w, t, &issued);
         issued++;
         w->issued_bytes += io->len;  /* as fio, the last I/O is whole: the job may pass its size by less than one */
-        wait_for_rate(w, io);
-        t = now_ns();
       }
       retry = NULL;
       io->start_ns = t;
