@@ -129,7 +129,7 @@ const nodelay: boolean = getsockopt(fd, 'TCP_NODELAY');
 // @ts-expect-error a flag option takes true/false
 setsockopt(fd, 'SO_REUSEADDR', 1);
 // @ts-expect-error no such option
-getsockopt(fd, 'SO_LINGER');
+getsockopt(fd, 'SO_PRIORITY');
 const n: number = readvSync(fd, [new Uint8Array(1)], null);
 const r: RecvResult = recvmsg(fd, [new Uint8Array(1)]);
 const bytes: number = r.bytesRead;
