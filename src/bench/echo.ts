@@ -26,7 +26,7 @@ export interface EchoCell {
 }
 
 /** The latency goal at 1 client: the ring server's p50 within 1.2x the C io_uring server's and
- * at or below node's (issue 32). Ratios are of the cells' p50 (median of the rounds). */
+ * at or below node's. Ratios are of the cells' p50 (median of the rounds). */
 export interface LatencyGoal {
   generator: string;
   clients: number;
