@@ -74,6 +74,28 @@ describe('Channel: a creator that lays the region out wrong cannot make this sid
     }
   });
 
+  it('a record longer than what was published, inside the queue: refused, never a view over unpublished bytes', async () => {
+    // Only the first 16 bytes are published (one record of 8), but its header says 1,000: the
+    // record fits the queue, so only the check against what was published stops it.
+    const region = craftedRegion(4096, (w, u32) => {
+      u32[HEADER / 4] = 1000;
+      w[DIR(0) / 8] = 16n;
+    });
+    try {
+      for (const zeroCopy of [false, true]) {
+        const channel = await joinPassed(region.memfd, { zeroCopy });
+        try {
+          await expect(channel.receive(), `zeroCopy ${zeroCopy}`).rejects.toMatchObject({ code: 'ERR_CHANNEL_PROTOCOL' });
+        } finally {
+          await channel.close();
+        }
+      }
+    } finally {
+      native.munmap(region.mapping);
+      close(region.memfd);
+    }
+  });
+
   it('a capacity and a record length flipped by the other side while this side reads them: the checked copy is the one used', async () => {
     // A worker rewrites the capacity (4 KiB / 1 GiB) and the first record's length (8 / 8,176)
     // as fast as it can, while this thread joins and receives, 40 times. Read twice, the
