@@ -15,10 +15,12 @@ static uint64_t now_ns(void) {
   return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
 }
 
-/* Writes all of buf (a stream socket may take part of it). 0 or an errno. */
-static int write_all(int fd, const unsigned char *buf, size_t len) {
+/* Sends or reads exactly len bytes (a stream socket may move part of them at a time). 0, an
+ * errno, or EPIPE when a read finds the other side closed first. */
+static int move_all(int fd, unsigned char *buf, size_t len, int sending) {
   while (len > 0) {
-    ssize_t n = send(fd, buf, len, MSG_NOSIGNAL);
+    ssize_t n = sending ? send(fd, buf, len, MSG_NOSIGNAL) : read(fd, buf, len);
+    if (n == 0 && !sending) return EPIPE;
     if (n < 0) {
       if (errno == EINTR) continue;
       return errno;
@@ -45,7 +47,7 @@ int pingpong_echo(int fd, const char **syscall) {
       *syscall = "read";
       break;
     }
-    err = write_all(fd, buf, (size_t)n);
+    err = move_all(fd, buf, (size_t)n, 1);
     if (err != 0) {
       *syscall = "send";
       break;
@@ -53,22 +55,6 @@ int pingpong_echo(int fd, const char **syscall) {
   }
   free(buf);
   return err;
-}
-
-/* Reads exactly len bytes. 0, an errno, or EPIPE when the echo closed first. */
-static int read_all(int fd, unsigned char *buf, size_t len, const char **syscall) {
-  *syscall = "read";
-  while (len > 0) {
-    ssize_t n = read(fd, buf, len);
-    if (n == 0) return EPIPE;
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      return errno;
-    }
-    buf += n;
-    len -= (size_t)n;
-  }
-  return 0;
 }
 
 int pingpong_loop(int fd, uint64_t bytes, uint64_t round_trips, uint64_t duration_ns, struct histogram *h,
@@ -87,13 +73,16 @@ int pingpong_loop(int fd, uint64_t bytes, uint64_t round_trips, uint64_t duratio
     /* the round trip's number in its first bytes: a stale or repeated echo differs */
     memcpy(message, &n, bytes < sizeof n ? bytes : sizeof n);
     uint64_t t0 = now_ns();
-    err = write_all(fd, message, bytes);
+    err = move_all(fd, message, bytes, 1);
     if (err != 0) {
       *syscall = "send";
       break;
     }
-    err = read_all(fd, reply, bytes, syscall);
-    if (err != 0) break;
+    err = move_all(fd, reply, bytes, 0);
+    if (err != 0) {
+      *syscall = "read";
+      break;
+    }
     hist_add(h, now_ns() - t0);
     n++;
     if (memcmp(message, reply, bytes) != 0) {
