@@ -10,8 +10,8 @@
 #include "args.h"
 #include "registry.h"
 #include "ring/setup.h"
+#include "sys/socket_address.h"
 #include "sys/unix_msg.h"
-#include "sys/unix_socket.h"
 
 namespace iolab {
 

@@ -1,5 +1,5 @@
 // Socket addresses of every family the sync calls take, as JS writes and reads them: a Unix path
-// or abstract name (a string; unix_socket.h's AddressArg checks it) or an IP address
+// or abstract name (a string; AddressArg below checks it) or an IP address
 // { host, port } with a numeric IPv4/IPv6 host (names go through dns.lookup first, in JS, as
 // node:net does); and back from the kernel: a path, or { address, family, port } as node:net's
 // address() gives it. An error that names an address carries it as fs's errors do (`path`) for
@@ -7,10 +7,28 @@
 #pragma once
 #include <napi.h>
 #include <sys/socket.h>
+#include <sys/un.h>
 
 #include <string>
 
 namespace iolab {
+
+// Bytes of a socket path: sun_path (108 bytes) keeps its terminating NUL. An abstract name
+// (leading '\0') may use all 108.
+constexpr size_t kMaxSocketPathBytes = sizeof(sockaddr_un::sun_path) - 1;
+
+// A socket address as JS writes it: a filesystem path, or an abstract name with a leading '\0'.
+struct UnixAddress {
+  sockaddr_un addr{};
+  socklen_t length = 0;
+  std::string text;     // exactly as given (may start with '\0')
+  std::string display;  // for messages: abstract names shown with a leading '@'
+};
+
+// A path (at most 107 bytes: sun_path keeps its NUL) or an abstract name written with a
+// leading '\0' (at most 108 bytes); TypeError for anything else, ENAMETOOLONG (with `path`)
+// when it does not fit.
+UnixAddress AddressArg(Napi::Env env, Napi::Value value, const char* syscall, const char* name = "address");
 
 struct SocketAddress {
   sockaddr_storage storage{};

@@ -35,31 +35,6 @@ static bool IsUndefined(napi_env env, napi_value v) {
   return napi_typeof(env, v, &type) == napi_ok && type == napi_undefined;
 }
 
-// Errors that name an address: `path` is the address as given, the message shows it readably.
-[[noreturn]] static void ThrowAddressErrno(Napi::Env env, int err, const char* syscall, const UnixAddress& a) {
-  Napi::Error error = ErrnoError(env, err, syscall, a.display.c_str());
-  error.Value().Set("path", Napi::String::New(env, a.text));
-  throw error;
-}
-
-UnixAddress AddressArg(Napi::Env env, Napi::Value value, const char* syscall, const char* name) {
-  UnixAddress a;
-  a.text = StringArg(env, value, name);
-  bool abstract = !a.text.empty() && a.text[0] == '\0';
-  a.display = abstract ? "@" + a.text.substr(1) : a.text;
-  if (a.text.empty() || (!abstract && a.text.find('\0') != std::string::npos)) {
-    ThrowArgValue(env, name, "must be a non-empty path without null bytes, or an abstract name starting with '\\0'", value);
-  }
-  a.addr.sun_family = AF_UNIX;
-  // sun_path is 108 bytes: a path needs its terminating NUL (107 usable bytes); an abstract
-  // name uses all 108 (its leading NUL included) and is not terminated.
-  size_t limit = abstract ? sizeof(a.addr.sun_path) : kMaxSocketPathBytes;
-  if (a.text.size() > limit) ThrowAddressErrno(env, ENAMETOOLONG, syscall, a);
-  memcpy(a.addr.sun_path, a.text.data(), a.text.size());
-  a.length = socklen_t(offsetof(sockaddr_un, sun_path) + a.text.size() + (abstract ? 0 : 1));
-  return a;
-}
-
 // socket(family, type = 'stream', { nonBlocking })
 static Napi::Value Socket(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
