@@ -82,9 +82,11 @@ describe.each(echoServerNames)('echo server --server %s under stress', (server) 
       // ... and the server stopped taking their bytes: its memory grew by less than one peer's
       // 32 MiB (a server that went on receiving queues both, 64 MiB). Not the peers' unsent bytes:
       // the kernel's receive buffer alone may take 32 MiB here (tcp_rmem's max).
-      // The ring and duplex servers are left out for now: their 32 MiB buffer pool is touched into
-      // memory as it is used, and the ring server grew by 67 MiB here (more than its pool: to be
-      // looked into), so this bound cannot tell their pause from their pool yet.
+      // The ring and duplex servers are left out: their 32 MiB buffer pool is touched into memory
+      // as it is used, and a stream's queue is bounded by pauseAt plus the pool, not by pauseAt
+      // (docs/ring.md: the pause is decided when JS sees the chunks, after a reap that may fill
+      // every free buffer). Measured: 69 MiB = the pool, queues of 22 and 3 MiB, and the rest.
+      // test/ring-stream-pause.test.ts holds the stream's own bound.
       process.stderr.write(`${server}: server memory grew ${grownBy >> 20} MiB with 2 peers that never read\n`);
       if (server !== 'ring' && server !== 'duplex') expect(grownBy, `the server's memory grew by ${grownBy >> 20} MiB`).toBeLessThan(24 << 20);
     } finally {
