@@ -7,7 +7,7 @@ import { Duplex, type DuplexOptions } from 'node:stream';
 import type { AddressInfo } from '../native.js';
 import { close, getpeername, getsockname, setsockopt, shutdown } from '../syscalls.js';
 import type { BufferRing, Ring, RingStream } from './ring.js';
-import type { RingSocketOptions } from './socket.js';
+import type { RingSocketOptions } from './socket-options.js';
 
 type Callback = (err?: Error | null) => void;
 

@@ -5,7 +5,8 @@
 // is a node:stream Duplex (instanceof Duplex).
 import type { AddressInfo } from '../native.js';
 import { RingSocketDuplex } from './duplex.js';
-import type { BufferRing, Ring } from './ring.js';
+import type { Ring } from './ring.js';
+import type { RingSocketOptions } from './socket-options.js';
 
 declare global {
   namespace NodeJS {
@@ -13,20 +14,7 @@ declare global {
   }
 }
 
-export interface RingSocketOptions {
-  /** The buffer ring the chunks arrive in (one may serve every socket of the Ring). */
-  bufferRing: BufferRing;
-  /** Keep the writable side open after the peer's EOF (net.Socket's option). Default false:
-   * the socket ends its side too once everything written is sent. */
-  allowHalfOpen?: boolean;
-  /** destroy() closes the fd. Default true; false when the caller owns it. */
-  closeFd?: boolean;
-  /** The readable side's highWaterMark in bytes (Node's default otherwise): past it, receiving
-   * pauses until the consumer reads. */
-  readableHighWaterMark?: number;
-  /** The writable side's highWaterMark in bytes (Node's default otherwise). */
-  writableHighWaterMark?: number;
-}
+export type { RingSocketOptions };
 
 /** A node:stream Duplex over a connected stream socket, receiving and sending through a Ring,
  * with net.Socket's members below. Chunks are copies: a consumer may keep them. */
