@@ -6,6 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync, readdirSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
+import { stronglyConnected } from './support/circles.js';
 
 const root = join(import.meta.dirname, '..');
 const read = (path: string) => readFileSync(join(root, path), 'utf8');
@@ -105,23 +106,7 @@ function callCircles(objDir: string): { files: string[]; calls: string[] }[] {
       edges.get(object)!.set(to, [...list, symbol]);
     }
   }
-  // Tarjan's strongly connected components.
-  let next = 0;
-  const index = new Map<string, number>(), low = new Map<string, number>(), stack: string[] = [], onStack = new Set<string>();
-  const found: string[][] = [];
-  const visit = (v: string) => {
-    index.set(v, next); low.set(v, next++); stack.push(v); onStack.add(v);
-    for (const w of edges.get(v)!.keys()) {
-      if (!index.has(w)) { visit(w); low.set(v, Math.min(low.get(v)!, low.get(w)!)); }
-      else if (onStack.has(w)) low.set(v, Math.min(low.get(v)!, index.get(w)!));
-    }
-    if (low.get(v) !== index.get(v)) return;
-    const set: string[] = [];
-    let w: string;
-    do { w = stack.pop()!; onStack.delete(w); set.push(w); } while (w !== v);
-    if (set.length > 1) found.push(set);
-  };
-  for (const o of objects) if (!index.has(o)) visit(o);
+  const found = stronglyConnected(new Map([...edges].map(([o, to]) => [o, [...to.keys()]])));
   const source = (object: string) => {
     const base = relative(objDir, object).replace(/\.o$/, '');
     return existsSync(join(root, `${base}.c`)) ? `${base}.c` : `${base}.cc`;

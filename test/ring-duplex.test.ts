@@ -129,6 +129,7 @@ describe('RingSocket', () => {
       expect(RingSocket).toBe(PublicRingSocket); // the export is the class, a node:stream Duplex
       expect(sockets[0]).toBeInstanceOf(Duplex);
       expect(sockets[0].localPort).toBe(listening.port);
+      expect([sockets[0].localFamily, sockets[0].remoteFamily]).toEqual(['IPv4', 'IPv4']);
       expect(sockets.reduce((n, s) => n + s.bytesRead, 0)).toBeGreaterThan(1000 * 50);
     } finally {
       agent.destroy();
@@ -297,7 +298,7 @@ c.close()
     await expectAllClosed(accepted, pool);
   });
 
-  it("the peer's reset: 'error' (ECONNRESET) then 'close', as net.Socket; the fd closed", async () => {
+  it("the peer's reset: 'error' (ECONNRESET) then 'close' (hadError true), as net.Socket; the fd closed", async () => {
     const ring = newRing();
     const pool = ring.setupBufRing({ count: 8, size: 4096 });
     const listening = listenLocal();
@@ -308,12 +309,12 @@ c.close()
     const s = accepted[0];
     const events: string[] = [];
     s.on('error', (err: NodeJS.ErrnoException) => events.push(`error ${err.code}`));
-    s.on('close', () => events.push('close'));
+    s.on('close', (hadError: boolean) => events.push(`close ${hadError}`));
     s.resume();
     const closedEvent = new Promise((resolve) => s.on('close', resolve)); // once() would reject on 'error'
     peer.resetAndDestroy(); // SO_LINGER 0: an RST
     await closedEvent;
-    expect(events).toEqual(['error ECONNRESET', 'close']);
+    expect(events).toEqual(['error ECONNRESET', 'close true']);
     expect(() => fs.fstatSync(s.fd)).toThrow(/EBADF/);
     expect(heldCount(pool)).toBe(0);
   });
@@ -329,7 +330,8 @@ c.close()
     const closing = new RingSocket(ring, plain, { bufferRing: pool });
     kept.destroy();
     closing.destroy();
-    await Promise.all([once(kept, 'close'), once(closing, 'close')]);
+    // 'close' says no error, as net.Socket's (hadError false)
+    expect(await Promise.all([once(kept, 'close'), once(closing, 'close')])).toEqual([[false], [false]]);
     expect(fs.fstatSync(owned).isSocket()).toBe(true);
     expect(() => fs.fstatSync(plain)).toThrow(/EBADF/);
     expect(kept.readyState).toBe('closed');

@@ -3,7 +3,8 @@
 // RingSockets accepted with the Ring (keep-alive, bodies both ways checked), stream.pipeline
 // through one, every buffer back in the pool and nothing left open; node:http on onRing (the one
 // line: listen, address, close once drained); and RingSocket's and onRing's types checked by tsc
-// against the installed .d.ts, with and without @types/node's stream types.
+// against the installed .d.ts, with and without @types/node: uses that must compile, and misuses
+// that must be refused (@ts-expect-error fails the compile if one is accepted).
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
@@ -117,18 +118,50 @@ const n: number = s.bytesRead + s.bytesWritten;
 const port: number | undefined = s.remotePort;
 // @ts-expect-error the options name the buffer ring
 new RingSocket(ring, 3, {});
+// @ts-expect-error bytesRead is a number
+export const count: string = s.bytesRead;
+// @ts-expect-error connected when made: it has no connect()
+s.connect(80);
 export { n, port };
 `;
 
-/** With @types/node: a RingSocket is a stream pipeline() takes; onRing gives the server back as
- * it was typed. */
+/** With @types/node: a RingSocket is a net.Socket (a Duplex) to the compiler, with no cast: an
+ * http.Agent's createConnection and a request's, tls.connect({ socket }), TLSSocket, pipeline(), a
+ * net.Socket (what undici's connect gives back) and a Duplex take it; its listeners' arguments
+ * are net's (a chunk is no number, 'close' gives a boolean); onRing gives the server back as it
+ * was typed. */
 const typedWithNode = typed + `
-import { pipeline } from 'node:stream/promises';
 import http from 'node:http';
+import net from 'node:net';
+import { Duplex } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import tls from 'node:tls';
 import { onRing } from 'iolab';
 export const server: http.Server = onRing(http.createServer(), { bufferCount: 64 });
+const open = () => new RingSocket(ring, 3, options);
+class RingAgent extends http.Agent {
+  override createConnection(): RingSocket { return open(); }
+}
+export const agent = new RingAgent({ keepAlive: true });
+export const request = http.request({ createConnection: () => open() });
+export const secure: tls.TLSSocket = tls.connect({ socket: open(), servername: 'localhost' });
+export const wrapped = new tls.TLSSocket(open());
 export const piped: Promise<void> = pipeline(s, s);
-s.on('data', (chunk: Buffer) => chunk.length);
+export const asNet: net.Socket = s;
+export const asDuplex: Duplex = s;
+export const chained: RingSocket = s.on('end', () => {}).once('drain', () => {}).setKeepAlive(true).unref();
+s.on('data', (chunk) => { const b: Buffer | string = chunk; return b; });
+s.on('error', (err) => { const e: Error = err; return e; });
+s.on('close', (hadError) => { const h: boolean = hadError; return h; });
+s.on('timeout', () => {}).on('connect', () => {}).on('ready', () => {});
+// @ts-expect-error a chunk is a Buffer, no number
+s.on('data', (chunk) => { const wrong: number = chunk; return wrong; });
+// @ts-expect-error 'close' gives a boolean
+s.on('close', (hadError) => { const wrong: string = hadError; return wrong; });
+// @ts-expect-error 'error' gives an Error
+s.on('error', (err) => err.notAMember);
+// @ts-expect-error not a TTY
+s.setRawMode(true);
 `;
 
 export async function checks({ root, project, node, run, check }) {
@@ -145,11 +178,12 @@ export async function checks({ root, project, node, run, check }) {
   writeFileSync(join(project, 'duplex.ts'), typed);
   writeFileSync(join(project, 'tsconfig.duplex.json'), JSON.stringify({ compilerOptions: { ...options, types: [] }, files: ['duplex.ts'] }));
   const bare = run(process.execPath, [tsc, '-p', join(project, 'tsconfig.duplex.json')]);
-  check("RingSocket's types typecheck without @types/node (wrong ones refused)", bare.status === 0, bare.out);
+  check("RingSocket's types typecheck without @types/node (wrong uses refused)", bare.status === 0, bare.out);
   writeFileSync(join(project, 'duplex-node.ts'), typedWithNode);
   writeFileSync(join(project, 'tsconfig.duplex-node.json'), JSON.stringify({
     compilerOptions: { ...options, types: ['node'], typeRoots: [join(root, 'node_modules', '@types')] }, files: ['duplex-node.ts'],
   }));
   const withNode = run(process.execPath, [tsc, '-p', join(project, 'tsconfig.duplex-node.json')]);
-  check('with @types/node a RingSocket is a stream (pipeline takes it, its events typed)', withNode.status === 0, withNode.out);
+  check('with @types/node a RingSocket is a net.Socket with no cast (Agent createConnection, tls.connect({ socket }), pipeline; listener arguments typed, misuses refused)',
+    withNode.status === 0, withNode.out);
 }

@@ -7,7 +7,7 @@ import { Duplex, type DuplexOptions } from 'node:stream';
 import type { AddressInfo } from '../native.js';
 import { close, getpeername, getsockname, setsockopt, shutdown } from '../syscalls.js';
 import type { BufferRing, Ring, RingStream } from './ring.js';
-import type { RingSocketOptions } from './socket.js';
+import type { RingSocketOptions } from './socket-options.js';
 
 type Callback = (err?: Error | null) => void;
 
@@ -184,6 +184,13 @@ export class RingSocketDuplex extends Duplex {
     }, callback);
   }
 
+  // 'close' with net.Socket's argument: whether the socket ended with an error (Duplex's own
+  // 'close' has none).
+  override emit(event: string | symbol, ...args: unknown[]): boolean {
+    if (event === 'close' && args.length === 0) return super.emit(event, this.errored !== null);
+    return super.emit(event, ...args);
+  }
+
   // Bytes waiting to be sent; none once the Ring is closed (its sends are cancelled).
   #queued(): number {
     try {
@@ -313,6 +320,10 @@ export class RingSocketDuplex extends Duplex {
   get localPort(): number | undefined {
     const a = this.address();
     return 'port' in a ? a.port : undefined;
+  }
+  get localFamily(): string | undefined {
+    const a = this.address();
+    return 'family' in a ? a.family : undefined;
   }
 
   /** Always false: the socket is connected when it is made. */

@@ -1,38 +1,45 @@
-// RingSocket's public face (duplex.ts is the class): its type is written here without Node's
-// own types, so that the package's types need no @types/node. Where a project has them,
-// NodeJS.ReadWriteStream is theirs (merged with the empty one below): a RingSocket then has
-// every member of a readable and writable stream, and stream.pipeline takes it. At run time it
-// is a node:stream Duplex (instanceof Duplex).
+// RingSocket's public face (duplex.ts is the class): its type is written here so that the
+// package's types need no @types/node. It extends NodeJS.ReadStream, @types/node's global name
+// for process.stdin's type (tty.ReadStream, a net.Socket, a stream.Duplex), the one path to
+// net.Socket that needs no import of 'node:net'. Where a project has Node's types, a RingSocket
+// is a net.Socket to the compiler (net's events and their listeners' arguments, accepted where a
+// net.Socket or a Duplex is asked for); where it has none, that interface is the empty one below
+// and a RingSocket has its own members only. At run time it is a node:stream Duplex.
 import type { AddressInfo } from '../native.js';
 import { RingSocketDuplex } from './duplex.js';
-import type { BufferRing, Ring } from './ring.js';
+import type { Ring } from './ring.js';
+import type { RingSocketOptions } from './socket-options.js';
+
+export type { RingSocketOptions };
 
 declare global {
   namespace NodeJS {
-    interface ReadWriteStream {}
+    interface ReadStream {}
   }
 }
 
-export interface RingSocketOptions {
-  /** The buffer ring the chunks arrive in (one may serve every socket of the Ring). */
-  bufferRing: BufferRing;
-  /** Keep the writable side open after the peer's EOF (net.Socket's option). Default false:
-   * the socket ends its side too once everything written is sent. */
-  allowHalfOpen?: boolean;
-  /** destroy() closes the fd. Default true; false when the caller owns it. */
-  closeFd?: boolean;
-  /** The readable side's highWaterMark in bytes (Node's default otherwise): past it, receiving
-   * pauses until the consumer reads. */
-  readableHighWaterMark?: number;
-  /** The writable side's highWaterMark in bytes (Node's default otherwise). */
-  writableHighWaterMark?: number;
-}
-
 /** A node:stream Duplex over a connected stream socket, receiving and sending through a Ring,
- * with net.Socket's members below. Chunks are copies: a consumer may keep them. */
-export interface RingSocket extends NodeJS.ReadWriteStream {
+ * with net.Socket's members. Chunks are copies: a consumer may keep them. */
+export interface RingSocket extends NodeJS.ReadStream, SocketMembers {
   /** The socket. */
   readonly fd: number;
+  // net.Socket's and tty.ReadStream's members that a RingSocket has not: never, so that a use is
+  // refused while a RingSocket still goes where a net.Socket is asked for.
+  /** None: the socket is connected when it is made. */
+  readonly connect: never;
+  readonly autoSelectFamilyAttemptedAddresses: never;
+  readonly isTTY: never;
+  readonly isRaw: never;
+  readonly setRawMode: never;
+}
+
+/** Where the program has Node's types, net.Socket's own declarations of these members (their
+ * overloads differ between @types/node versions, and a declaration of ours could conflict with
+ * one); where it has none, RingSocket's. */
+type SocketMembers = NodeJS.ReadStream extends { setKeepAlive: unknown } ? {} : RingSocketMembers;
+
+/** RingSocket's net.Socket members, declared without Node's types. */
+interface RingSocketMembers {
   /** Bytes received so far. */
   readonly bytesRead: number;
   /** Bytes sent so far (not counting what waits to be sent). */
@@ -42,6 +49,7 @@ export interface RingSocket extends NodeJS.ReadWriteStream {
   readonly remoteFamily: string | undefined;
   readonly localAddress: string | undefined;
   readonly localPort: number | undefined;
+  readonly localFamily: string | undefined;
   /** Always false: the socket is connected when it is made. */
   readonly connecting: boolean;
   readonly readyState: 'open' | 'readOnly' | 'writeOnly' | 'closed';
