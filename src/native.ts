@@ -132,6 +132,9 @@ export interface NativeAddon {
    * open file toFd; returns the names it could not set. native/sys/xattr_copy.cc, used by
    * src/keep-attributes.ts. */
   copyXattrs(fromPath: string, toFd: number): string[];
+  /** renameat2(RENAME_NOREPLACE): from to `to` only if nothing is there (EEXIST), in one step;
+   * EINVAL where the file system cannot. native/sys/rename.cc, used by src/write-target.ts. */
+  renameNoReplace(from: string, to: string): void;
   /** flock(2). Without wait: false (instead of waiting) when another open file holds the lock. */
   flock(fd: number, operation: 'exclusive' | 'shared' | 'unlock', options?: { wait?: boolean }): boolean;
   /** PR_SET_PDEATHSIG(SIGKILL) for this process; killed at once when its parent is no longer

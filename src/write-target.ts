@@ -13,6 +13,7 @@ import { accessSync, closeSync, constants, linkSync, lstatSync, mkdirSync, openS
 import { dirname, resolve } from 'node:path';
 import { errnoText, UserError } from './user-error.js';
 import { kernelFolderOf } from './mounts.js';
+import { native } from './native.js';
 import { showText } from './show-bytes.js';
 import { removeStaleTempFiles, tempNameFor } from './temp-files.js';
 
@@ -208,14 +209,24 @@ export function writeOutputFile(path: string, data: string, option: string): voi
   }
 }
 
-/** Puts temp at path only if nothing is there (link(2) never replaces), then drops the temp
- * name; where the file system has no hard links, a rename. */
+/** Puts temp at path only if nothing is there, in one step (renameat2 RENAME_NOREPLACE: a kill
+ * at any point leaves either the temp name or the output, never both). Where the file system
+ * cannot, link(2) (never replaces) and then drop the temp name; without hard links, a rename. */
 function linkOrRename(temp: string, path: string, option: string): void {
+  const appeared = () => new UserError(`${option}: '${showText(path)}' appeared while the run went on; left untouched (--force replaces it)`);
+  try {
+    native.renameNoReplace(temp, path);
+    return;
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === 'EEXIST') throw appeared();
+    if (code !== 'EINVAL' && code !== 'ENOSYS') throw err;
+  }
   try {
     linkSync(temp, path);
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
-    if (code === 'EEXIST') throw new UserError(`${option}: '${showText(path)}' appeared while the run went on; left untouched (--force replaces it)`);
+    if (code === 'EEXIST') throw appeared();
     if (code !== 'EPERM' && code !== 'ENOTSUP' && code !== 'EOPNOTSUPP') throw err;
     renameSync(temp, path);
     return;

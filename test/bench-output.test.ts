@@ -123,6 +123,18 @@ describe('an existing file, a symlink, the run\'s own files', () => {
     expect(readFileSync(target, 'utf8')).toBe('keep me');
   });
 
+  it('killed at the first unlink after its run: the results file is whole and no temp name is left beside it', async () => {
+    // strace kills iolab as it enters unlink. The file used to get its name in two steps (link,
+    // then unlink of the temp name), so a kill between them left both names, and a next run
+    // without --force was refused ("it exists"). One renameat2 leaves one name, whenever killed.
+    const out = at('killed-at-unlink.json');
+    const [file, args] = iolabArgv([...ipc, '--output', out]);
+    const r = await execa('strace', ['-f', '-qq', '-o', '/dev/null', '-e', 'trace=unlink,unlinkat',
+      '-e', 'inject=unlink,unlinkat:signal=KILL', file, ...args], { reject: false });
+    expect(readdirSync(tmp.path).filter((f) => f.startsWith('.killed-at-unlink.json.iolab-')), `${r.stdout}\n${r.stderr}`).toEqual([]);
+    expect(JSON.parse(readFileSync(out, 'utf8')).rows.length, r.stderr).toBeGreaterThan(0);
+  });
+
   it('a file the run reads or writes is always refused, --force or not: by its name, a hard link, a job file\'s filename=', async () => {
     const data = at('userdata.img');
     writeFileSync(data, randomBytes(1 << 20));
