@@ -65,6 +65,7 @@ function serveOnRing(ring: Ring, listenFd: number, pool: BufferRing, server: htt
   const sockets: RingSocket[] = [];
   acceptSockets(ring, listenFd, pool, (s) => {
     sockets.push(s);
+    s.setNoDelay(true); // as net.Server does for http (its noDelay): else Nagle holds a body behind its headers
     server.emit('connection', s);
   });
   return sockets;
