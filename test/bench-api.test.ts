@@ -126,7 +126,7 @@ describe('iolab bench api', () => {
     expect(table.stdout).toMatch(/^channel\s+64 B\s+[\d,]+\s+[\d,]+\s+[\d,]+\s+[\d.]+(ns|us)\s+[\d.]+ [kMG]?B\/s$/m);
     expect(table.stdout).toMatch(/^net\.unix\s+1 MiB\s+[\d,]+/m);
     expect(table.stdout).toMatch(/^channel\/64 \/ net\.unix\/64 = \d+\.\d\dx {2}\(goal >= 2\.0x: (met|not met)\)$/m);
-  });
+  }, 90_000); // 10 s beside a second suite: seven peers started, two runs
 
   it.each(['channel/64', 'channel.worker/1m', 'process.send/64', 'net.unix/1m', 'MessagePort/64', 'zeromq/64', 'sab.worker/1m'])(
     'the channel group checks every message: one wrong byte on the %s row fails the run with one line', async (only) => {
