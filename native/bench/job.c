@@ -28,9 +28,10 @@ static void *worker_main(void *arg) {
   int fd = diskless ? -1 : open(s->filename, (writes ? O_RDWR : O_RDONLY) | O_CLOEXEC | (s->direct ? O_DIRECT : 0) | s->open_sync);
   if (fd < 0 && !diskless) {
     if (errno == EINVAL && s->direct) {
+      char name[256];
       w->error.kind = JOB_USER;
       snprintf(w->error.message, sizeof(w->error.message),
-               "--direct: the filesystem of '%s' does not support O_DIRECT", s->filename);
+               "--direct: the filesystem of '%s' does not support O_DIRECT", shown_name(name, sizeof(name), s->filename));
     } else {
       worker_fail_errno(w, errno, "open", UINT64_MAX);
     }

@@ -4,6 +4,7 @@
 #ifndef IOLAB_BENCH_JOB_H
 #define IOLAB_BENCH_JOB_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "bench/engine.h"
@@ -161,5 +162,8 @@ int layout_prepare(const struct job_spec *spec, uint64_t *size, struct job_resul
  * (inode, size, mtime, sampled content), in the state "written" unless it still holds the
  * layout pattern everywhere (pattern = 1). No-op for a file iolab does not own. */
 void layout_mark_written(const char *filename, int pattern);
+/* layout.c: a file name as the CLI shows one (a newline as \n, a control byte as \xHH), into buf. */
+const char *shown_name(char *buf, size_t len, const char *name);
+
 
 #endif
