@@ -82,6 +82,11 @@ export interface BenchJob {
   gtodReduce?: boolean;
   /** fio's end_fsync: a job that wrote fsyncs its file when its I/O is done. */
   endFsync?: boolean;
+  /** fio's exitall: when a thread of this job ends, 1 ends the jobs of its groupid, 2 every job
+   * of the run (exit_what=stonewall, all); 0 (the default): none. */
+  exitWhat?: number;
+  /** fio's groupid (exitWhat 1). */
+  groupid?: number;
   /** fio's random_distribution: 0 random (uniform), 1 zipf, 2 pareto, 3 normal. */
   randomDistribution?: number;
   /** zoned: [access %, size %] per zone, in order. */

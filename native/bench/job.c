@@ -19,6 +19,15 @@ static void apply_hints(const struct job_spec *s, int fd, uint64_t size) {
   if (advice >= 0) (void)posix_fadvise(fd, 0, (off_t)size, advice);
 }
 
+/* fio's exitall: this thread's job ended, so the jobs its exit_what names end too. */
+static void job_exit_others(const struct worker *w) {
+  const struct job_spec *s = w->spec;
+  if (s->exit_what == EXIT_NONE) return;
+  for (unsigned j = 0; j < w->shared->nspecs; j++)
+    if (s->exit_what == EXIT_RUNNING || w->shared->specs[j].groupid == s->groupid)
+      __atomic_store_n(&w->shared->exited[j], 1, __ATOMIC_RELAXED);
+}
+
 static void *worker_main(void *arg) {
   struct worker *w = arg;
   const struct job_spec *s = w->spec;
@@ -81,6 +90,7 @@ static void *worker_main(void *arg) {
     cpu_leave(w->shared);
   }
   ops->cleanup(&ctx);
+  job_exit_others(w);
   if (w->error.kind == JOB_OK && !w->unavailable && s->verify && writes) verify_pass(w, fd, mem);
   free(mem);
   free(io_us);
@@ -273,9 +283,14 @@ int job_run_group(const struct job_spec *specs, unsigned n, struct job_result *r
   struct job_shared shared;
   memset(&shared, 0, sizeof(shared));
   shared.abort = &stop_all;
+  shared.specs = specs;
+  shared.nspecs = n;
   pthread_mutex_init(&shared.lock, NULL);
   struct worker **ws = calloc(n, sizeof(*ws));
-  if (ws == NULL) {
+  shared.exited = calloc(n, sizeof(*shared.exited));
+  if (ws == NULL || shared.exited == NULL) {
+    free(ws);
+    free(shared.exited);
     pthread_mutex_destroy(&shared.lock);
     return job_errno(&results[0], ENOMEM, "malloc");
   }
@@ -321,6 +336,7 @@ out:
   for (unsigned j = 0; j < n; j++) free_workers(ws[j], specs[j].numjobs);
   free(ws);
   free(all);
+  free(shared.exited);
   pthread_mutex_destroy(&shared.lock);
   return ret;
 }

@@ -74,8 +74,15 @@ struct job_spec {
   uint64_t randseed;      /* fio's randseed: the random offsets and rw mix (the verify pattern has its own PATTERN_KEY) */
   unsigned clone;         /* fio's subjob number: the clones of one job (numjobs) draw other offsets */
   const int *stop;        /* another thread sets *stop to end the job early (interrupted) */
+  /* fio's exitall: when a thread of this job ends, the jobs exit_what names end too, not as
+   * interrupted: EXIT_GROUP those of its groupid, EXIT_RUNNING every job running (fio's
+   * exit_what=stonewall and all; the steps after it are the caller's). 0: no exitall */
+  unsigned exit_what;
+  unsigned groupid;       /* fio's groupid, for exit_what=group */
   uint32_t layout_write_cap;  /* tests only: bytes per layout pwrite, to force short writes (0: none) */
 };
+
+enum exit_what { EXIT_NONE = 0, EXIT_GROUP, EXIT_RUNNING };
 
 enum job_error_kind { JOB_OK = 0, JOB_ERRNO, JOB_USER, JOB_VERIFY };
 

@@ -82,6 +82,8 @@ static uint32_t next_len(struct worker *w) {
   return s->bs + (uint32_t)(next_random(&w->rand_state) % steps) * s->bs;
 }
 
+static void fill_buffer(struct worker *w, struct io_u *io);
+
 static void prepare_io(struct worker *w, struct io_u *io) {
   const struct job_spec *s = w->spec;
   uint64_t block;
@@ -120,6 +122,13 @@ static void prepare_io(struct worker *w, struct io_u *io) {
     io->ddir = next_random(&w->rand_state) % 100 < s->rwmixread ? DDIR_READ : DDIR_WRITE;
   else
     io->ddir = job_reads(s->rw) ? DDIR_READ : DDIR_WRITE;
+  fill_buffer(w, io);
+}
+
+/* The buffer of an I/O of its direction: a write's data (the verify pattern, or refill_buffers'
+ * fresh data), a read's poison for the check. */
+static void fill_buffer(struct worker *w, struct io_u *io) {
+  const struct job_spec *s = w->spec;
   if (s->verify) {
     if (io->ddir == DDIR_WRITE) pattern_fill(io->buf, io->offset, io->len, PATTERN_KEY);
     else memset(io->buf, VERIFY_POISON, io->len);
@@ -205,6 +214,29 @@ static void stall(uint64_t ns) {
   while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {}
 }
 
+/* Sleeps ns, waking early once the job is stopped: an exitall or Ctrl-C does not wait out a
+ * long rate slot (fio's, too, ends a job waiting for its rate). */
+static void stall_unless_stopped(const struct worker *w, uint64_t ns) {
+  const uint64_t slice = 10000000ull;
+  for (uint64_t until = now_ns() + ns, now; (now = now_ns()) < until && !job_stopped(w);)
+    stall(until - now < slice ? until - now : slice);
+}
+
+/* fio's rate_ddir: a mixed job whose drawn direction is ahead of its rate takes the other
+ * direction when that one is due first (one without a cap is always due), so a capped mixed
+ * job does not wait out one direction's slot while the other could go. */
+static void rate_direction(struct worker *w, struct io_u *io) {
+  const struct job_spec *s = w->spec;
+  if (s->rw != RW_RANDRW && s->rw != RW_READWRITE) return;
+  int d = io->ddir, o = d ^ 1;
+  unsigned other_share = o == DDIR_READ ? s->rwmixread : 100 - s->rwmixread;
+  if (other_share == 0 || w->rate_next_ns[d] == 0 || w->rate_next_ns[d] <= now_ns()) return;
+  if (w->rate_next_ns[o] < w->rate_next_ns[d]) {
+    io->ddir = (enum io_ddir)o;
+    fill_buffer(w, io);
+  }
+}
+
 /* fio's rate and rate_iops: an I/O of a capped direction waits for its slot (1/rate_iops s, or
  * its bytes at rate bytes/s, after the previous one's), as fio's rate thread paces the job. */
 static void wait_for_rate(struct worker *w, const struct io_u *io) {
@@ -215,7 +247,7 @@ static void wait_for_rate(struct worker *w, const struct io_u *io) {
   uint64_t now = now_ns();
   uint64_t *next = &w->rate_next_ns[io->ddir];
   if (*next == 0) *next = now;
-  if (*next > now) stall(*next - now);
+  if (*next > now) stall_unless_stopped(w, *next - now);
   *next += step;
 }
 
@@ -341,8 +373,13 @@ int run_loop(struct worker *w, const struct engine_ops *ops, struct engine_ctx *
         }
         io = free_list[--nfree];
         prepare_io(w, io);
-        if (s->thinktime_ns != 0 && issued > 0) stall(s->thinktime_ns);  /* fio's thinktime */
+        if (s->thinktime_ns != 0 && issued > 0) stall_unless_stopped(w, s->thinktime_ns);  /* fio's thinktime */
+        rate_direction(w, io);
         wait_for_rate(w, io);
+        if (job_stopped(w)) {  /* stopped while it waited: the I/O is not issued */
+          free_list[nfree++] = io;
+          continue;
+        }
         /* stamped after the waits: the ramp may have ended meanwhile, and the stamp decides */
         t = now_ns();
         ramp_over(w, t, &issued);

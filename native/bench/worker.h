@@ -24,6 +24,10 @@ struct job_shared {
   struct job_flow flows[MAX_FLOWS];
   unsigned nflows;
   const int *abort;        /* a sibling thread could not start */
+  /* fio's exitall: exited[j] set ends the threads of specs[j] (no interruption) */
+  const struct job_spec *specs;
+  unsigned nspecs;
+  int *exited;
   pthread_mutex_t lock;
   unsigned in_loop;        /* threads inside their I/O loop */
   int cpu_started;
@@ -100,7 +104,8 @@ static inline int job_random(enum rw_mode rw) {
 }
 static inline int job_stopped(const struct worker *w) {
   return __atomic_load_n(w->shared->abort, __ATOMIC_RELAXED) ||
-         (w->spec->stop != NULL && __atomic_load_n(w->spec->stop, __ATOMIC_RELAXED));
+         (w->spec->stop != NULL && __atomic_load_n(w->spec->stop, __ATOMIC_RELAXED)) ||
+         (w->shared->exited != NULL && __atomic_load_n(&w->shared->exited[w->spec - w->shared->specs], __ATOMIC_RELAXED));
 }
 
 /* job_map.c */

@@ -69,6 +69,8 @@ export interface IopsOptions extends Record<string, unknown> {
   filesize?: number;
   gtod_reduce?: boolean;
   end_fsync?: boolean;
+  exitall?: boolean;
+  exit_what?: 'group' | 'stonewall' | 'all';
   random_distribution?: Distribution;
   wait_for?: string;
   flow?: number;
@@ -170,6 +172,8 @@ export function jobFromOptions(opts: IopsOptions, filename: string, engines: str
     fsync: opts.fdatasync || opts.fsync || 0,
     fdatasync: (opts.fdatasync ?? 0) > 0,
     endFsync: opts.end_fsync ?? false,
+    // fio's exitall: its group's jobs end with it, or (exit_what=stonewall, all) every job running
+    exitWhat: !opts.exitall ? 0 : (opts.exit_what ?? 'group') === 'group' ? 1 : 2,
     runtimeMs: opts.runtime,
     timeBased: opts.time_based ?? false,
     rampMs: opts.ramp_time,

@@ -9,7 +9,7 @@ import { boolOption, durationOption, numberOption } from '../numbers.js';
 import { ENGINE_NAMES, ENGINES, engineOptionFlags, MAX_IODEPTH, parseEngines } from './engines.js';
 import { parseRw } from './storage-job.js';
 import { parseSweep, type SweepAxis } from './sweep.js';
-import { blockSizesOption, flowOption, jobBlockSize, overwriteOption, splitOption, rangeOption, rateIopsOption, rateOption, submitModeOption, syncModeOption } from './block-sizes.js';
+import { blockSizesOption, flowOption, jobBlockSize, overwriteOption, splitOption, rangeOption, rateIopsOption, rateOption, submitModeOption, syncModeOption, exitWhatOption } from './block-sizes.js';
 import { distributionOption, generatorOption } from './distribution.js';
 import { runIops } from './iops-run.js';
 import { runVsFio } from './vs-fio.js';
@@ -92,6 +92,9 @@ export function iopsCommand(): Command {
     .option('--thinktime <us>', 'stall this many microseconds before issuing each next I/O, as fio\'s thinktime (default 0)', numberOption({ min: 0 }))
     .addOption(notPath(new Option('--overwrite <0|1>', 'fio\'s overwrite: 1 is how iolab lays out every new file (written whole before the job); ' +
       '0 (fio\'s default) is refused, as iolab always lays out').argParser(overwriteOption)))
+    .addOption(zeroOne('--exitall', 'when a job ends, end the jobs exit_what names (default: those of its group), as fio\'s exitall; default 0'))
+    .addOption(notPath(new Option('--exit_what <jobs>', 'the jobs an exitall job ends: group (its group\'s, the default), stonewall ' +
+      '(every job running) or all (every job running, the jobs of later steps never start), as fio\'s').argParser(exitWhatOption)))
     .addOption(zeroOne('--end_fsync', 'fsync the file when a job that wrote is done, as fio\'s; default 0'))
     .option('--iodepth <n>', 'I/Os in flight per job (default 1)',
       numberOption({ min: 1, max: MAX_IODEPTH, maxReason: 'the most I/O slots a job keeps' }))
