@@ -336,6 +336,8 @@ void ParseJob(Napi::Env env, Napi::Value value, const std::string& what, uint32_
   s.end_fsync = job.Bool("endFsync", false);
   s.exit_what = unsigned(job.Integer("exitWhat", EXIT_NONE, EXIT_RUNNING, EXIT_NONE));
   s.groupid = unsigned(job.Integer("groupid", 0, UINT32_MAX, 0));
+  s.ioprio = int(job.Integer("ioprio", -1, 0xffff, -1));
+  s.log_prio = job.Bool("logPrio", false);
   s.dist = rand_dist(job.Integer("randomDistribution", 0, DIST_ZONED, DIST_RANDOM));
   s.nzones = PairsArg(env, job.Get("distributionZones"), "job.distributionZones", DIST_MAX_ZONES, 100,  // zoned: [access %, size %, ...]
                       s.zone_access_pct, s.zone_size_pct);

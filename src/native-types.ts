@@ -85,6 +85,10 @@ export interface BenchJob {
   /** fio's exitall: when a thread of this job ends, 1 ends the jobs of its groupid, 2 every job
    * of the run (exit_what=stonewall, all); 0 (the default): none. */
   exitWhat?: number;
+  /** fio's prioclass/prio: the job thread's I/O priority (class << 13 | level); -1 or none: unset. */
+  ioprio?: number;
+  /** fio's log_prio: the logs' last column is the I/O's priority value. */
+  logPrio?: boolean;
   /** fio's groupid (exitWhat 1). */
   groupid?: number;
   /** fio's random_distribution: 0 random (uniform), 1 zipf, 2 pareto, 3 normal. */

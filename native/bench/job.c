@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "worker.h"
@@ -34,6 +35,12 @@ static void *worker_main(void *arg) {
   const struct engine_ops *ops = s->ops;
   int writes = job_writes(s->rw);
   int diskless = (ops->flags & ENGINE_DISKLESS) != 0;
+  /* fio's prioclass/prio: the job thread's own I/O priority (IOPRIO_WHO_PROCESS 1, who 0: this thread) */
+  if (s->ioprio >= 0 && syscall(SYS_ioprio_set, 1, 0, s->ioprio) < 0) {
+    worker_fail_errno(w, errno, "ioprio_set", UINT64_MAX);
+    job_exit_others(w);
+    return NULL;
+  }
   int fd = diskless ? -1 : open(s->filename, (writes ? O_RDWR : O_RDONLY) | O_CLOEXEC | (s->direct ? O_DIRECT : 0) | s->open_sync);
   if (fd < 0 && !diskless) {
     if (errno == EINVAL && s->direct) {

@@ -79,6 +79,8 @@ struct job_spec {
    * exit_what=stonewall and all; the steps after it are the caller's). 0: no exitall */
   unsigned exit_what;
   unsigned groupid;       /* fio's groupid, for exit_what=group */
+  int ioprio;             /* fio's prioclass/prio: the job thread's I/O priority (class << 13 | level); -1: none set */
+  int log_prio;           /* fio's log_prio: the logs show each I/O's priority value, not only whether it was realtime */
   uint32_t layout_write_cap;  /* tests only: bytes per layout pwrite, to force short writes (0: none) */
 };
 

@@ -118,6 +118,7 @@ static void prepare_io(struct worker *w, struct io_u *io) {
   uint64_t end = s->offset + w->size;
   if (io->offset + len > end) len = (uint32_t)(end - io->offset);
   io->len = len;
+  io->ioprio = s->ioprio >= 0 ? (unsigned)s->ioprio : 0;  /* the job's; an engine's cmdprio may raise it */
   if (s->rw == RW_RANDRW || s->rw == RW_READWRITE)
     io->ddir = next_random(&w->rand_state) % 100 < s->rwmixread ? DDIR_READ : DDIR_WRITE;
   else
@@ -164,7 +165,7 @@ static int complete_io(struct worker *w, struct io_u *io, uint64_t t, int async)
     __atomic_store_n(&w->bytes_done, w->bytes_done + io->len, __ATOMIC_RELAXED);
     if (s->gtod_reduce) return 0;  /* fio's gtod_reduce: counts only, no latencies or samples */
     uint64_t clat = async ? t - io->issue_ns : t - io->start_ns;
-    job_logs_io(&w->logs, t, io->ddir, io->len, t - io->start_ns, clat, async ? io->issue_ns - io->start_ns : 0, async);
+    job_logs_io(&w->logs, t, io->ddir, io->len, t - io->start_ns, clat, async ? io->issue_ns - io->start_ns : 0, async, io->ioprio);
     hist_add(&d->lat, t - io->start_ns);
     if (async) {
       hist_add(&d->slat, io->issue_ns - io->start_ns);
@@ -326,6 +327,7 @@ int run_loop(struct worker *w, const struct engine_ops *ops, struct engine_ctx *
   if (!s->time_based && s->number_ios != 0 && (s->number_ios < budget || s->number_ios_wraps)) budget = s->number_ios;
   uint64_t issued = 0, start = now_ns(), now = start;
   job_logs_init(&w->logs, s->log_mask, s->log_avg_ms, start);
+  w->logs.log_prio = s->log_prio;
   w->measure_from = start + s->ramp_ns;
   struct timespec wall;
   clock_gettime(CLOCK_REALTIME, &wall);

@@ -70,6 +70,9 @@ export interface IopsOptions extends Record<string, unknown> {
   gtod_reduce?: boolean;
   end_fsync?: boolean;
   exitall?: boolean;
+  prioclass?: number;
+  prio?: number;
+  log_prio?: boolean;
   exit_what?: 'group' | 'stonewall' | 'all';
   random_distribution?: Distribution;
   wait_for?: string;
@@ -173,6 +176,9 @@ export function jobFromOptions(opts: IopsOptions, filename: string, engines: str
     fdatasync: (opts.fdatasync ?? 0) > 0,
     endFsync: opts.end_fsync ?? false,
     // fio's exitall: its group's jobs end with it, or (exit_what=stonewall, all) every job running
+    // fio's ioprio_value: class 0 (none given) is best effort, 2
+    ioprio: opts.prioclass === undefined && opts.prio === undefined ? -1 : ((opts.prioclass || 2) << 13) | (opts.prio ?? 0),
+    logPrio: opts.log_prio ?? false,
     exitWhat: !opts.exitall ? 0 : (opts.exit_what ?? 'group') === 'group' ? 1 : 2,
     runtimeMs: opts.runtime,
     timeBased: opts.time_based ?? false,

@@ -92,6 +92,10 @@ export function iopsCommand(): Command {
     .option('--thinktime <us>', 'stall this many microseconds before issuing each next I/O, as fio\'s thinktime (default 0)', numberOption({ min: 0 }))
     .addOption(notPath(new Option('--overwrite <0|1>', 'fio\'s overwrite: 1 is how iolab lays out every new file (written whole before the job); ' +
       '0 (fio\'s default) is refused, as iolab always lays out').argParser(overwriteOption)))
+    .option('--prioclass <class>', 'the job thread\'s I/O priority class, as fio\'s prioclass: 1 realtime, 2 best effort, 3 idle ' +
+      '(0: best effort)', numberOption({ min: 0, max: 3 }))
+    .option('--prio <level>', 'the job thread\'s I/O priority level in its class, 0 (highest) to 7, as fio\'s prio', numberOption({ min: 0, max: 7 }))
+    .addOption(zeroOne('--log_prio', 'the logs\' last column is each I/O\'s priority value (0x6000), not 1 for a realtime one, as fio\'s; default 0'))
     .addOption(zeroOne('--exitall', 'when a job ends, end the jobs exit_what names (default: those of its group), as fio\'s exitall; default 0'))
     .addOption(notPath(new Option('--exit_what <jobs>', 'the jobs an exitall job ends: group (its group\'s, the default), stonewall ' +
       '(every job running) or all (every job running, the jobs of later steps never start), as fio\'s').argParser(exitWhatOption)))

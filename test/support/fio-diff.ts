@@ -111,13 +111,15 @@ function jobsOf(doc: any): DiffJob[] {
 }
 
 /** The files a run left, but fio's verify state (verify_state_save, fio's own bookkeeping); a log
- * file (write_*_log) by its lines: how many, and whether each is fio's "time, value, direction,
- * block size, priority". */
+ * file (write_*_log) by its lines: how many, whether each is fio's "time, value, direction,
+ * block size, priority", and the priorities they show (log_prio's values, or 1 for realtime). */
 function filesIn(dir: string): string[] {
   return readdirSync(dir).filter((f) => !f.endsWith('-verify.state')).sort().map((f) => {
     if (!f.endsWith('.log')) return `${f} ${statSync(join(dir, f)).size}`;
     const lines = readFileSync(join(dir, f), 'utf8').split('\n').filter((l) => l !== '');
-    return `${f} ${lines.length} lines${lines.every((l) => /^\d+, \d+, [01], \d+, 0$/.test(l)) ? '' : ', not fio\'s format'}`;
+    const format = lines.every((l) => /^\d+, \d+, [01], \d+, ([01]|0x[0-9a-f]{4})$/.test(l)) ? '' : ', not fio\'s format';
+    const prios = [...new Set(lines.map((l) => l.split(', ').pop()))].sort().join('/');
+    return `${f} ${lines.length} lines${format}${prios ? `, priorities ${prios}` : ''}`;
   });
 }
 
