@@ -218,6 +218,7 @@ class BenchWorker : public Napi::AsyncProgressWorker<Progress> {
     sync.Set("ios", double(r.syncs));
     sync.Set("lat", HistToJs(env, r.sync_lat));
     o.Set("sync", sync);
+    if (r.latency_depth != 0) o.Set("latencyDepth", double(r.latency_depth));
     Napi::Object depth = Napi::Object::New(env);
     depth.Set("level", CountsToJs(env, r.depth.level));
     depth.Set("submit", CountsToJs(env, r.depth.submit));
@@ -338,6 +339,11 @@ void ParseJob(Napi::Env env, Napi::Value value, const std::string& what, uint32_
   s.groupid = unsigned(job.Integer("groupid", 0, UINT32_MAX, 0));
   s.ioprio = int(job.Integer("ioprio", -1, 0xffff, -1));
   s.log_prio = job.Bool("logPrio", false);
+  s.latency_target_ns = uint64_t(job.Integer("latencyTargetNs", 0, kMaxSafeInteger, 0));
+  s.latency_window_ns = uint64_t(job.Integer("latencyWindowNs", 0, kMaxSafeInteger, 0));
+  // the percentile in millionths of a percent (the argument module reads whole numbers)
+  s.latency_percentile = double(job.Integer("latencyPercentileMicros", 0, 100000000, 100000000)) / 1e6;
+  s.latency_run = job.Bool("latencyRun", false);
   s.dist = rand_dist(job.Integer("randomDistribution", 0, DIST_ZONED, DIST_RANDOM));
   s.nzones = PairsArg(env, job.Get("distributionZones"), "job.distributionZones", DIST_MAX_ZONES, 100,  // zoned: [access %, size %, ...]
                       s.zone_access_pct, s.zone_size_pct);

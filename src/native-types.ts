@@ -89,6 +89,12 @@ export interface BenchJob {
   ioprio?: number;
   /** fio's log_prio: the logs' last column is the I/O's priority value. */
   logPrio?: boolean;
+  /** fio's latency_target, latency_window (ns), latency_percentile (millionths of a percent),
+   * latency_run: the job searches for the deepest queue that meets the target. */
+  latencyTargetNs?: number;
+  latencyWindowNs?: number;
+  latencyPercentileMicros?: number;
+  latencyRun?: boolean;
   /** fio's groupid (exitWhat 1). */
   groupid?: number;
   /** fio's random_distribution: 0 random (uniform), 1 zipf, 2 pareto, 3 normal. */
@@ -211,6 +217,8 @@ export interface BenchDirection {
 export interface BenchResult {
   /** fio's sync figures: fsync/fdatasync calls and their latency. */
   sync?: { ios: number; lat: BenchHistogram };
+  /** The queue depth a latency_target job ended at (absent without latency_target). */
+  latencyDepth?: number;
   /** fio's log files' text, per job of the result that keeps logs (logMask), in job order. */
   logs?: Partial<Record<'lat' | 'clat' | 'slat' | 'bw' | 'iops', string>>[];
   engine: string;

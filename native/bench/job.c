@@ -165,6 +165,7 @@ static void merge_workers(struct job_result *res, struct worker *ws, unsigned n,
                    w->start_unix_ms);
     res->verified_blocks += w->verified;
     res->syncs += w->syncs;
+    if (w->spec->latency_target_ns != 0 && w->lat_qd > res->latency_depth) res->latency_depth = w->lat_qd;
     hist_merge(&res->sync_lat, &w->sync_lat);
     for (int k = 0; k < LOG_KINDS; k++) log_text_move(&res->logs[k], &w->logs.text[k]);
     res->async |= w->async;
@@ -192,6 +193,7 @@ void job_result_merge(struct job_result *into, const struct job_result *from) {
   into->minf += from->minf;
   into->verified_blocks += from->verified_blocks;
   into->syncs += from->syncs;
+  if (from->latency_depth > into->latency_depth) into->latency_depth = from->latency_depth;
   hist_merge(&into->sync_lat, &from->sync_lat);
   into->laid_out_bytes += from->laid_out_bytes;
   into->async |= from->async;

@@ -80,6 +80,12 @@ struct job_spec {
   unsigned exit_what;
   unsigned groupid;       /* fio's groupid, for exit_what=group */
   int ioprio;             /* fio's prioclass/prio: the job thread's I/O priority (class << 13 | level); -1: none set */
+  /* fio's latency_target: the job searches for the deepest queue (up to iodepth) at which
+   * latency_percentile percent of the I/Os of each latency_window finish within the target;
+   * latency_run keeps searching instead of a last window at the depth found. 0: off */
+  uint64_t latency_target_ns, latency_window_ns;
+  double latency_percentile;
+  int latency_run;
   int log_prio;           /* fio's log_prio: the logs show each I/O's priority value, not only whether it was realtime */
   uint32_t layout_write_cap;  /* tests only: bytes per layout pwrite, to force short writes (0: none) */
 };
@@ -139,6 +145,7 @@ struct job_result {
   int layout_removed;    /* interrupted layout: the file this run created was removed */
   int owned;             /* the file is iolab's (its mark describes it) */
   uint64_t syncs;        /* fsync/fdatasync calls (fio's sync total_ios) */
+  unsigned latency_depth; /* the queue depth a latency_target job ended at (else 0) */
   struct histogram sync_lat;  /* their latency (fio's sync lat_ns) */
   struct log_text logs[LOG_KINDS];  /* fio's log files' text, the job's threads one after another; freed by the caller */
 };

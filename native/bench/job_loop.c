@@ -32,12 +32,13 @@ int worker_fail_errno(struct worker *w, int err, const char *syscall, uint64_t o
 
 static int fail_verify(struct worker *w, uint64_t block, int64_t bad) {
   if (w->error.kind == JOB_OK) {
+    char name[160];
     w->error.kind = JOB_VERIFY;
     w->error.offset = (uint64_t)bad;
     snprintf(w->error.message, sizeof(w->error.message),
              "verify failed: block at offset %llu (bs %u) of '%s' does not hold what was written there "
              "(first bad byte at offset %llu)",
-             (unsigned long long)block, w->spec->bs, w->spec->filename, (unsigned long long)bad);
+             (unsigned long long)block, w->spec->bs, shown_name(name, sizeof(name), w->spec->filename), (unsigned long long)bad);
   }
   return -1;
 }
@@ -140,6 +141,94 @@ static void fill_buffer(struct worker *w, struct io_u *io) {
   }
 }
 
+/* fio's latency_target, as fio's lat_target_* search it: from depth 1, a window that met the
+ * target doubles the depth (bisects once a depth failed), a window that did not (or, at
+ * latency_percentile=100, one I/O over the target) bisects down; a depth found twice gets one
+ * last window, measured alone, and ends the job (latency_run: it searches on). */
+static void lat_new_window(struct worker *w, uint64_t now) {
+  w->lat_window_from = now;
+  w->lat_ios_from = w->lat_ios;
+  w->lat_failed = 0;
+}
+
+/* 1 at depth 1: nothing shallower to try (fio's window goes on; an I/O over a target every I/O
+ * must meet fails the job) */
+static int lat_ramp_down(struct worker *w, uint64_t now) {
+  if (w->lat_qd == 1) return 1;
+  w->lat_qd_high = w->lat_qd;
+  if (w->lat_qd == w->lat_qd_low) w->lat_qd_low--;
+  w->lat_qd = (w->lat_qd + w->lat_qd_low) / 2;
+  w->lat_stable = 0;
+  lat_new_window(w, now);
+  return 0;
+}
+
+/* 1: the depth is found, its last window starts (the measurement restarts) */
+static int lat_ramp_up(struct worker *w, uint64_t now) {
+  const struct job_spec *s = w->spec;
+  unsigned qd = w->lat_qd;
+  int restart = 0;
+  w->lat_qd_low = w->lat_qd;
+  /* one below the failing depth three times in a row: try the failing one again */
+  if (w->lat_qd + 1 == w->lat_qd_high && ++w->lat_stable >= 3) {
+    w->lat_qd_high++;
+    w->lat_stable = 0;
+  }
+  w->lat_qd = w->lat_qd_high != s->iodepth ? (w->lat_qd + w->lat_qd_high) / 2 : w->lat_qd * 2;
+  if (w->lat_qd > s->iodepth) w->lat_qd = s->iodepth;
+  if (!s->latency_run && w->lat_qd == qd) {
+    if (w->lat_end_run) w->lat_done = 1;
+    else restart = w->lat_end_run = 1;
+  }
+  lat_new_window(w, now);
+  return restart;
+}
+
+static int lat_check_io(struct worker *w, const struct io_u *io, uint64_t t) {
+  const struct job_spec *s = w->spec;
+  w->lat_ios++;
+  if (t - io->start_ns <= s->latency_target_ns) return 0;
+  if (s->latency_percentile < 100.0) {
+    w->lat_failed++;
+    return 0;
+  }
+  if (lat_ramp_down(w, t) == 0 || w->error.kind != JOB_OK) return 0;
+  w->error.kind = JOB_USER;
+  snprintf(w->error.message, sizeof(w->error.message),
+           "latency_target: a %s of %u bytes at offset %llu took %llu ns at depth 1, over the target of %llu ns "
+           "(fio fails the job too: \"max latency exceeded\")",
+           io->ddir == DDIR_READ ? "read" : "write", io->len, (unsigned long long)io->offset,
+           (unsigned long long)(t - io->start_ns), (unsigned long long)s->latency_target_ns);
+  return -1;
+}
+
+static int lat_check_window(struct worker *w, uint64_t now) {
+  const struct job_spec *s = w->spec;
+  if (s->latency_target_ns == 0 || w->lat_done || now - w->lat_window_from < s->latency_window_ns) return 0;
+  uint64_t ios = w->lat_ios - w->lat_ios_from;
+  if (ios > 0 && (double)(ios - w->lat_failed) * 100.0 / (double)ios >= s->latency_percentile) return lat_ramp_up(w, now);
+  (void)lat_ramp_down(w, now);
+  return 0;
+}
+
+/* The last window at the depth found is measured alone, as fio resets the job's figures for it. */
+static void restart_measure(struct worker *w, uint64_t now) {
+  for (int d = 0; d < 2; d++) {
+    struct dir_stats *x = &w->dir[d];
+    x->ios = x->bytes = 0;
+    hist_init(&x->slat);
+    hist_init(&x->clat);
+    hist_init(&x->lat);
+    samples_init(&x->bw_kib);
+    samples_init(&x->iops);
+    w->window_ios[d] = w->window_bytes[d] = 0;
+  }
+  memset(&w->depth, 0, sizeof(w->depth));
+  w->window_from = now;
+  w->measure_from = now;
+  w->issued_bytes = 0;
+}
+
 static int complete_io(struct worker *w, struct io_u *io, uint64_t t, int async) {
   const struct job_spec *s = w->spec;
   DTRACE_PROBE3(iolab, io_complete, io->offset, io->len, io->result);
@@ -148,6 +237,7 @@ static int complete_io(struct worker *w, struct io_u *io, uint64_t t, int async)
     return worker_fail_errno(w, io->result < 0 ? (int)-io->result : EIO, call, io->offset);  /* short: EIO */
   }
   if (io->ddir == DDIR_WRITE) w->writes_since_sync++;
+  if (s->latency_target_ns != 0 && lat_check_io(w, io, t) < 0) return -1;
   if (s->verify) {
     if (io->ddir == DDIR_READ) {
       int64_t bad = pattern_check(io->buf, io->offset, io->len, PATTERN_KEY);
@@ -337,10 +427,20 @@ int run_loop(struct worker *w, const struct engine_ops *ops, struct engine_ctx *
   struct io_u *retry = NULL;  /* refused with BUSY, offered again after a reap */
   int failed = 0, stop = 0, commit_failed = 0;
   w->phase = s->ramp_ns ? PHASE_RAMP : PHASE_RUN;
+  w->lat_qd = s->latency_target_ns ? 1 : depth;
+  w->lat_qd_low = 1;
+  w->lat_qd_high = depth;
+  lat_new_window(w, start);
   for (;;) {
+    if (lat_check_window(w, now)) {
+      restart_measure(w, now);
+      issued = 0;
+      if (s->runtime_ns) deadline = now + s->runtime_ns;
+    }
     ramp_over(w, now, &issued);
     nqueued = 0;
-    while (!stop && !failed && (retry != NULL || nfree > 0)) {
+    /* latency_target: no more in flight than the depth being tried */
+    while (!stop && !failed && (retry != NULL || (nfree > 0 && depth - nfree < w->lat_qd))) {
       if (job_stopped(w)) {
         w->interrupted = s->stop != NULL && __atomic_load_n(s->stop, __ATOMIC_RELAXED);
         stop = 1;
@@ -353,7 +453,8 @@ int run_loop(struct worker *w, const struct engine_ops *ops, struct engine_ctx *
          * whether it is one of number_ios: one issued as the ramp ends was counted once and
          * missed by the other (2001 of -number_ios=2000) */
         ramp_over(w, t, &issued);
-        if (w->phase != PHASE_RAMP && (issued >= budget || w->issued_bytes >= byte_budget || now >= deadline || seq_add_done(w))) {
+        if (w->lat_done ||
+            (w->phase != PHASE_RAMP && (issued >= budget || w->issued_bytes >= byte_budget || now >= deadline || seq_add_done(w)))) {
           stop = 1;
           break;
         }

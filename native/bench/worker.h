@@ -64,6 +64,10 @@ struct worker {
   int fd;                  /* the job thread's fd: a new pass of a time_based job invalidates it */
   uint64_t start_unix_ms;  /* CLOCK_REALTIME at measure_from (fio's job_start) */
   struct job_logs logs;    /* fio's log files (write_*_log) */
+  /* fio's latency_target: the depth tried (lat_qd) between its bounds, the window's counts */
+  unsigned lat_qd, lat_qd_low, lat_qd_high, lat_stable;
+  int lat_end_run, lat_done;
+  uint64_t lat_window_from, lat_ios, lat_ios_from, lat_failed;
   uint64_t rate_next_ns[2];  /* rate/rate_iops: when the next I/O of each direction may be issued */
   uint64_t writes_since_sync, syncs;
   uint64_t issued_bytes;

@@ -150,6 +150,14 @@ export const submitModeOption = asCommanderError((v: string) => {
   throw new RangeError(`expected inline or offload, got '${v}'`);
 });
 
+/** fio's percentages with decimals (latency_percentile=99.9): 0 to 100. */
+export const percentOption = asCommanderError((v: string) => {
+  const text = v.trim();
+  const pct = /^\d+(\.\d+)?$/.test(text) ? Number(text) : NaN;
+  if (!(pct >= 0 && pct <= 100)) throw new RangeError(`expected a percent from 0 to 100, got '${v}'`);
+  return pct;
+});
+
 /** fio's exit_what: group, stonewall or all. */
 export const exitWhatOption = asCommanderError((v: string) => {
   const what = v.trim();

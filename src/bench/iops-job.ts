@@ -73,6 +73,10 @@ export interface IopsOptions extends Record<string, unknown> {
   prioclass?: number;
   prio?: number;
   log_prio?: boolean;
+  latency_target?: number;
+  latency_window?: number;
+  latency_percentile?: number;
+  latency_run?: boolean;
   exit_what?: 'group' | 'stonewall' | 'all';
   random_distribution?: Distribution;
   wait_for?: string;
@@ -179,6 +183,11 @@ export function jobFromOptions(opts: IopsOptions, filename: string, engines: str
     // fio's ioprio_value: class 0 (none given) is best effort, 2
     ioprio: opts.prioclass === undefined && opts.prio === undefined ? -1 : ((opts.prioclass || 2) << 13) | (opts.prio ?? 0),
     logPrio: opts.log_prio ?? false,
+    // fio's latency_target and latency_window, in microseconds unless a unit is given
+    latencyTargetNs: Math.round((opts.latency_target ?? 0) * 1e6),
+    latencyWindowNs: Math.round((opts.latency_window ?? 0) * 1e6),
+    latencyPercentileMicros: Math.round((opts.latency_percentile ?? 100) * 1e6),
+    latencyRun: opts.latency_run ?? false,
     exitWhat: !opts.exitall ? 0 : (opts.exit_what ?? 'group') === 'group' ? 1 : 2,
     runtimeMs: opts.runtime,
     timeBased: opts.time_based ?? false,

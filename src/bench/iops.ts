@@ -9,7 +9,7 @@ import { boolOption, durationOption, numberOption } from '../numbers.js';
 import { ENGINE_NAMES, ENGINES, engineOptionFlags, MAX_IODEPTH, parseEngines } from './engines.js';
 import { parseRw } from './storage-job.js';
 import { parseSweep, type SweepAxis } from './sweep.js';
-import { blockSizesOption, flowOption, jobBlockSize, overwriteOption, splitOption, rangeOption, rateIopsOption, rateOption, submitModeOption, syncModeOption, exitWhatOption } from './block-sizes.js';
+import { blockSizesOption, flowOption, jobBlockSize, overwriteOption, splitOption, rangeOption, rateIopsOption, rateOption, submitModeOption, syncModeOption, exitWhatOption, percentOption } from './block-sizes.js';
 import { distributionOption, generatorOption } from './distribution.js';
 import { runIops } from './iops-run.js';
 import { runVsFio } from './vs-fio.js';
@@ -96,6 +96,12 @@ export function iopsCommand(): Command {
       '(0: best effort)', numberOption({ min: 0, max: 3 }))
     .option('--prio <level>', 'the job thread\'s I/O priority level in its class, 0 (highest) to 7, as fio\'s prio', numberOption({ min: 0, max: 7 }))
     .addOption(zeroOne('--log_prio', 'the logs\' last column is each I/O\'s priority value (0x6000), not 1 for a realtime one, as fio\'s; default 0'))
+    .option('--latency_target <time>', 'search for the deepest queue (up to --iodepth) whose I/Os finish within this time ' +
+      '(microseconds unless a unit is given), as fio\'s latency_target', durationOption({ unit: 'us' }))
+    .option('--latency_window <time>', 'the window each depth of that search is tried for (microseconds unless a unit is given)',
+      durationOption({ unit: 'us' }))
+    .option('--latency_percentile <pct>', 'the percent of a window\'s I/Os that must finish within the target (default 100)', percentOption)
+    .addOption(zeroOne('--latency_run', 'keep searching instead of a last window at the depth found, as fio\'s; default 0'))
     .addOption(zeroOne('--exitall', 'when a job ends, end the jobs exit_what names (default: those of its group), as fio\'s exitall; default 0'))
     .addOption(notPath(new Option('--exit_what <jobs>', 'the jobs an exitall job ends: group (its group\'s, the default), stonewall ' +
       '(every job running) or all (every job running, the jobs of later steps never start), as fio\'s').argParser(exitWhatOption)))

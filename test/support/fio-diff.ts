@@ -32,6 +32,8 @@ export interface DiffJob {
   /** Its completion latencies were recorded (not under gtod_reduce). */
   latencies: boolean;
   gtodReduce: boolean;
+  /** fio's latency_depth, latency_target (ns), latency_percentile, latency_window (us). */
+  latency: string;
   /** fio's syncs (fsync=N, fdatasync=N): its sync lat_ns's N. */
   syncs: number;
   /** fio's aggregated keys, as what they mean (undefined: no bw samples to tell): how many jobs'
@@ -103,6 +105,7 @@ function jobsOf(doc: any): DiffJob[] {
     return {
       name: j.jobname, groupid: j.groupid, rw: rwNames[rw] ?? rw, bs: blockSize(o, rw), iodepth: Number(o.iodepth ?? 1),
       latencies: (j.read?.clat_ns?.N ?? 0) + (j.write?.clat_ns?.N ?? 0) > 0, gtodReduce: o.gtod_reduce === '1',
+      latency: `${j.latency_depth} ${j.latency_target} ${j.latency_percentile} ${j.latency_window}`,
       syncs: j.sync?.lat_ns?.N ?? 0,  // fio 3.33 counts an fdatasync in N, not in total_ios
       ios: (j.read?.total_ios ?? 0) + (j.write?.total_ios ?? 0), timeBased: 'time_based' in o, verify: 'verify' in o,
       aggregates: aggregatesOf(j), runtime: Math.max(j.read?.runtime ?? 0, j.write?.runtime ?? 0),
@@ -232,6 +235,7 @@ export function differences(c: DiffCase, fio: Outcome, iolab: Outcome): string[]
   same('groupids', fio.jobs.map((j) => j.groupid), iolab.jobs.map((j) => j.groupid));
   same('rw, bs, iodepth', fio.jobs.map((j) => [j.rw, j.bs, j.iodepth]), iolab.jobs.map((j) => [j.rw, j.bs, j.iodepth]));
   same('jobs that did I/O', fio.jobs.map((j) => j.ios > 0), iolab.jobs.map((j) => j.ios > 0));
+  same('latency_depth, _target, _percentile, _window', fio.jobs.map((j) => j.latency), iolab.jobs.map((j) => j.latency));
   // gtod_reduce records none (fio records none either for a job whose I/O all fell in its ramp)
   same('latencies recorded under gtod_reduce', fio.jobs.map((j) => (j.gtodReduce ? j.latencies : '-')),
     iolab.jobs.map((j, i) => (fio.jobs[i]?.gtodReduce ? j.latencies : '-')));
