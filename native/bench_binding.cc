@@ -91,6 +91,7 @@ Napi::Array CountsToJs(Napi::Env env, const uint64_t* counts) {
 struct ParsedJob {
   job_spec spec{};
   std::string filename;
+  std::string verify_pattern;  // fio's verify_pattern bytes
   std::unique_ptr<char[]> engine_options;
   Napi::ObjectReference stop_ref;  // keeps the stop flag's memory alive while the job runs
   uint32_t entry = 0;              // the result it is reported in (fio's group_reporting)
@@ -118,6 +119,8 @@ class BenchWorker : public Napi::AsyncProgressWorker<Progress> {
       specs_[i] = jobs[i].spec;
       specs_[i].filename = jobs[i].filename.c_str();
       specs_[i].engine_options = jobs[i].engine_options.get();
+      specs_[i].verify_pattern = reinterpret_cast<const unsigned char*>(jobs[i].verify_pattern.data());
+      specs_[i].verify_pattern_len = unsigned(jobs[i].verify_pattern.size());
     }
     results_.reset(new job_result[jobs.size()]());
     progress_ = &progress;
@@ -391,6 +394,14 @@ void ParseJob(Napi::Env env, Napi::Value value, const std::string& what, uint32_
   out->spec = s;
   out->spec.stop = stop_flag;
   out->filename = filename;
+  Napi::Value v(env, job.Get("verifyPattern"));
+  if (!v.IsUndefined()) {
+    if (!v.IsBuffer()) ThrowTypeError(env, "ERR_INVALID_ARG_TYPE", what + ".verifyPattern must be a Buffer");
+    Napi::Buffer<uint8_t> b = v.As<Napi::Buffer<uint8_t>>();
+    if (b.Length() == 0 || b.Length() > 512 || s.bs % b.Length() != 0)
+      ThrowRangeError(env, "ERR_OUT_OF_RANGE", what + ".verifyPattern must be 1 to 512 bytes, a length that divides bs");
+    out->verify_pattern.assign(reinterpret_cast<const char*>(b.Data()), b.Length());
+  }
   out->engine_options = std::move(engine_options);
   out->entry = entry;
   if (stop_flag != nullptr) out->stop_ref = Napi::Persistent(stop.As<Napi::Object>());

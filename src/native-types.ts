@@ -95,6 +95,9 @@ export interface BenchJob {
   latencyWindowNs?: number;
   latencyPercentileMicros?: number;
   latencyRun?: boolean;
+  /** fio's verify_pattern: writes carry these bytes repeated from each I/O's start, and the
+   * verify compares against them (1 to 512 bytes, a length that divides bs). */
+  verifyPattern?: Uint8Array;
   /** fio's groupid (exitWhat 1). */
   groupid?: number;
   /** fio's random_distribution: 0 random (uniform), 1 zipf, 2 pareto, 3 normal. */

@@ -338,7 +338,7 @@ int job_run_group(const struct job_spec *specs, unsigned n, struct job_result *r
   poll_progress(all, total, start, progress, arg);
   for (unsigned j = 0; j < n; j++) {
     merge_workers(&results[j], ws[j], specs[j].numjobs, &shared, (double)specs[j].numjobs / (double)total);
-    if (job_writes(specs[j].rw) && results[j].owned) layout_mark_written(specs[j].filename, specs[j].verify);
+    if (job_writes(specs[j].rw) && results[j].owned) layout_mark_written(specs[j].filename, specs[j].verify && specs[j].verify_pattern_len == 0);
     if (results[j].error.kind != JOB_OK) ret = -1;
   }
 out:

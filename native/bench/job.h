@@ -86,6 +86,11 @@ struct job_spec {
   uint64_t latency_target_ns, latency_window_ns;
   double latency_percentile;
   int latency_run;
+  /* fio's verify_pattern: writes carry these bytes repeated from each I/O's start, and reads
+   * (and the check after a write job) compare against them instead of the offset pattern;
+   * the length divides bs. 0: the offset pattern */
+  const unsigned char *verify_pattern;
+  unsigned verify_pattern_len;
   int log_prio;           /* fio's log_prio: the logs show each I/O's priority value, not only whether it was realtime */
   uint32_t layout_write_cap;  /* tests only: bytes per layout pwrite, to force short writes (0: none) */
 };

@@ -30,6 +30,13 @@ int worker_fail_errno(struct worker *w, int err, const char *syscall, uint64_t o
   return -1;
 }
 
+/* -1 when buf holds what the job's verify expects at offset (its verify_pattern, else the offset
+ * pattern); else the file offset of the first byte that differs. */
+static int64_t verify_check(const struct job_spec *s, const void *buf, uint64_t offset, size_t len) {
+  if (s->verify_pattern_len != 0) return fixed_pattern_check(buf, offset, len, s->verify_pattern, s->verify_pattern_len);
+  return pattern_check(buf, offset, len, PATTERN_KEY);
+}
+
 static int fail_verify(struct worker *w, uint64_t block, int64_t bad) {
   if (w->error.kind == JOB_OK) {
     char name[160];
@@ -132,7 +139,9 @@ static void prepare_io(struct worker *w, struct io_u *io) {
 static void fill_buffer(struct worker *w, struct io_u *io) {
   const struct job_spec *s = w->spec;
   if (s->verify) {
-    if (io->ddir == DDIR_WRITE) pattern_fill(io->buf, io->offset, io->len, PATTERN_KEY);
+    if (io->ddir == DDIR_WRITE && s->verify_pattern_len != 0)
+      fixed_pattern_fill(io->buf, io->len, s->verify_pattern, s->verify_pattern_len);
+    else if (io->ddir == DDIR_WRITE) pattern_fill(io->buf, io->offset, io->len, PATTERN_KEY);
     else memset(io->buf, VERIFY_POISON, io->len);
   } else if (s->refill_buffers && io->ddir == DDIR_WRITE) {
     /* fio's refill_buffers: every write carries data the device has not seen (dedup, compression) */
@@ -240,7 +249,7 @@ static int complete_io(struct worker *w, struct io_u *io, uint64_t t, int async)
   if (s->latency_target_ns != 0 && lat_check_io(w, io, t) < 0) return -1;
   if (s->verify) {
     if (io->ddir == DDIR_READ) {
-      int64_t bad = pattern_check(io->buf, io->offset, io->len, PATTERN_KEY);
+      int64_t bad = verify_check(s, io->buf, io->offset, io->len);
       if (bad >= 0) return fail_verify(w, io->offset, bad);
     } else {
       uint64_t b = (io->offset - s->offset) / s->bs;
@@ -569,7 +578,7 @@ int verify_pass(struct worker *w, int fd, void *buf) {
     ssize_t n = pread(fd, buf, s->bs, (off_t)off);
     if (n < 0) return worker_fail_errno(w, errno, "pread", off);
     if (n != (ssize_t)s->bs) return worker_fail_errno(w, EIO, "pread", off);
-    int64_t bad = pattern_check(buf, off, s->bs, PATTERN_KEY);
+    int64_t bad = verify_check(s, buf, off, s->bs);
     if (bad >= 0) return fail_verify(w, off, bad);
     w->verified++;
   }

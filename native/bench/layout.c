@@ -236,7 +236,8 @@ int layout_prepare(const struct job_spec *spec, uint64_t *size, struct job_resul
   enum mark_state state = exists ? layout_mark_check(path, &st) : MARK_NONE;
   int owned = state != MARK_NONE;
   res->owned = owned;
-  int need_pattern = spec->verify && job_reads(spec->rw);
+  /* a verify_pattern job checks the bytes a job wrote, never the layout's offset pattern */
+  int need_pattern = spec->verify && job_reads(spec->rw) && spec->verify_pattern_len == 0;
   uint64_t current = exists ? (uint64_t)st.st_size : 0;
   /* no size asked for: a file iolab did not create is used at its own size, as fio takes it,
    * --force or not (--force lets a job write into it, never grow it unasked) */

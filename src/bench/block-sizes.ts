@@ -158,6 +158,20 @@ export const percentOption = asCommanderError((v: string) => {
   return pct;
 });
 
+/** fio's verify_pattern: 0x hex bytes in the order written (0xaa555aa5), or a "quoted" string. */
+export const verifyPatternOption = asCommanderError((v: string) => {
+  const text = v.trim();
+  const hex = /^0x([0-9a-f]+)$/i.exec(text);
+  const quoted = /^"(.+)"$/s.exec(text);  // fio takes double quotes only
+  const bytes = hex && hex[1].length % 2 === 0 ? Buffer.from(hex[1], 'hex') : quoted ? Buffer.from(quoted[1]) : undefined;
+  if (!bytes) {
+    throw new RangeError(`expected 0x and an even number of hex digits (0xaa555aa5) or a string in double quotes ("abc"), got '${v}' ` +
+      '(fio\'s decimal numbers, %o and lists in a verify_pattern are not run)');
+  }
+  if (bytes.length > 512) throw new RangeError(`'${v}' is ${bytes.length} bytes; fio takes at most 512`);
+  return bytes;
+});
+
 /** fio's exit_what: group, stonewall or all. */
 export const exitWhatOption = asCommanderError((v: string) => {
   const what = v.trim();

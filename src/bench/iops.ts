@@ -9,7 +9,7 @@ import { boolOption, durationOption, numberOption } from '../numbers.js';
 import { ENGINE_NAMES, ENGINES, engineOptionFlags, MAX_IODEPTH, parseEngines } from './engines.js';
 import { parseRw } from './storage-job.js';
 import { parseSweep, type SweepAxis } from './sweep.js';
-import { blockSizesOption, flowOption, jobBlockSize, overwriteOption, splitOption, rangeOption, rateIopsOption, rateOption, submitModeOption, syncModeOption, exitWhatOption, percentOption } from './block-sizes.js';
+import { blockSizesOption, flowOption, jobBlockSize, overwriteOption, splitOption, rangeOption, rateIopsOption, rateOption, submitModeOption, syncModeOption, exitWhatOption, percentOption, verifyPatternOption } from './block-sizes.js';
 import { distributionOption, generatorOption } from './distribution.js';
 import { runIops } from './iops-run.js';
 import { runVsFio } from './vs-fio.js';
@@ -145,6 +145,8 @@ export function iopsCommand(): Command {
   for (const flag of engineOptionFlags()) cmd.addOption(flag);
   return cmd
     .option('--verify [kind]', 'writes carry a pattern derived from each offset; reads check every block (any kind: the same check)')
+    .addOption(notPath(new Option('--verify_pattern <bytes>', 'writes carry these bytes repeated (0xaa555aa5, or "text"), and the ' +
+      'verify checks them, as fio\'s verify_pattern (it turns --verify on); its length divides --bs').argParser(verifyPatternOption)))
     .option('--force', 'allow writing into a file iolab did not create (or that changed since), replacing a symlink, ' +
       'and replacing an existing --output file')
     .option('--sweep <key=list>', 'run every point: iodepth=1,2,4,8 (also bs=, numjobs=, rw=); repeat to cross two',

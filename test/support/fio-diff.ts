@@ -15,6 +15,8 @@ export interface DiffCase {
   /** Options before the job file (or the whole job, for a command-line case), as fio takes them. */
   args: string[];
   env?: Record<string, string>;
+  /** Files that hold the same bytes after both runs (a corpus file's `; same bytes:` line). */
+  sameBytes?: string[];
   /** iolab refuses this case by name, with a line matching this, where fio runs it. */
   refuses?: RegExp;
 }
