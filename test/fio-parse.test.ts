@@ -115,7 +115,7 @@ describe('the job list', () => {
       'loops', 'name', 'new_group', 'norandommap', 'number_ios', 'numjobs', 'offset',
       'overwrite', 'prio', 'prioclass', 'ramp_time', 'random_distribution', 'random_generator', 'randrepeat', 'randseed', 'rate',
       'rate_iops', 'readwrite', 'refill_buffers', 'registerfiles', 'runtime', 'rw', 'rwmixread', 'rwmixwrite', 'size',
-      'sqthread_poll', 'stonewall', 'sync', 'thinktime', 'thread', 'time_based', 'timeout', 'unlink', 'verify',
+      'sqthread_poll', 'stonewall', 'sync', 'thinktime', 'thread', 'time_based', 'timeout', 'unlink', 'verify', 'verify_pattern',
       'wait_for', 'wait_for_previous', 'write_bw_log', 'write_iops_log', 'write_lat_log']);
   });
 
