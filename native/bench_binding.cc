@@ -91,6 +91,7 @@ Napi::Array CountsToJs(Napi::Env env, const uint64_t* counts) {
 struct ParsedJob {
   job_spec spec{};
   std::string filename;
+  std::string verify_pattern;  // fio's verify_pattern bytes
   std::unique_ptr<char[]> engine_options;
   Napi::ObjectReference stop_ref;  // keeps the stop flag's memory alive while the job runs
   uint32_t entry = 0;              // the result it is reported in (fio's group_reporting)
@@ -118,6 +119,8 @@ class BenchWorker : public Napi::AsyncProgressWorker<Progress> {
       specs_[i] = jobs[i].spec;
       specs_[i].filename = jobs[i].filename.c_str();
       specs_[i].engine_options = jobs[i].engine_options.get();
+      specs_[i].verify_pattern = reinterpret_cast<const unsigned char*>(jobs[i].verify_pattern.data());
+      specs_[i].verify_pattern_len = unsigned(jobs[i].verify_pattern.size());
     }
     results_.reset(new job_result[jobs.size()]());
     progress_ = &progress;
@@ -218,6 +221,7 @@ class BenchWorker : public Napi::AsyncProgressWorker<Progress> {
     sync.Set("ios", double(r.syncs));
     sync.Set("lat", HistToJs(env, r.sync_lat));
     o.Set("sync", sync);
+    if (r.latency_depth != 0) o.Set("latencyDepth", double(r.latency_depth));
     Napi::Object depth = Napi::Object::New(env);
     depth.Set("level", CountsToJs(env, r.depth.level));
     depth.Set("submit", CountsToJs(env, r.depth.submit));
@@ -334,6 +338,15 @@ void ParseJob(Napi::Env env, Napi::Value value, const std::string& what, uint32_
   s.file_size = uint64_t(job.Integer("fileSize", 0, kMaxSafeInteger, 0));
   s.gtod_reduce = job.Bool("gtodReduce", false);
   s.end_fsync = job.Bool("endFsync", false);
+  s.exit_what = unsigned(job.Integer("exitWhat", EXIT_NONE, EXIT_RUNNING, EXIT_NONE));
+  s.groupid = unsigned(job.Integer("groupid", 0, UINT32_MAX, 0));
+  s.ioprio = int(job.Integer("ioprio", -1, 0xffff, -1));
+  s.log_prio = job.Bool("logPrio", false);
+  s.latency_target_ns = uint64_t(job.Integer("latencyTargetNs", 0, kMaxSafeInteger, 0));
+  s.latency_window_ns = uint64_t(job.Integer("latencyWindowNs", 0, kMaxSafeInteger, 0));
+  // the percentile in millionths of a percent (the argument module reads whole numbers)
+  s.latency_percentile = double(job.Integer("latencyPercentileMicros", 0, 100000000, 100000000)) / 1e6;
+  s.latency_run = job.Bool("latencyRun", false);
   s.dist = rand_dist(job.Integer("randomDistribution", 0, DIST_ZONED, DIST_RANDOM));
   s.nzones = PairsArg(env, job.Get("distributionZones"), "job.distributionZones", DIST_MAX_ZONES, 100,  // zoned: [access %, size %, ...]
                       s.zone_access_pct, s.zone_size_pct);
@@ -381,6 +394,14 @@ void ParseJob(Napi::Env env, Napi::Value value, const std::string& what, uint32_
   out->spec = s;
   out->spec.stop = stop_flag;
   out->filename = filename;
+  Napi::Value v(env, job.Get("verifyPattern"));
+  if (!v.IsUndefined()) {
+    if (!v.IsBuffer()) ThrowTypeError(env, "ERR_INVALID_ARG_TYPE", what + ".verifyPattern must be a Buffer");
+    Napi::Buffer<uint8_t> b = v.As<Napi::Buffer<uint8_t>>();
+    if (b.Length() == 0 || b.Length() > 512 || s.bs % b.Length() != 0)
+      ThrowRangeError(env, "ERR_OUT_OF_RANGE", what + ".verifyPattern must be 1 to 512 bytes, a length that divides bs");
+    out->verify_pattern.assign(reinterpret_cast<const char*>(b.Data()), b.Length());
+  }
   out->engine_options = std::move(engine_options);
   out->entry = entry;
   if (stop_flag != nullptr) out->stop_ref = Napi::Persistent(stop.As<Napi::Object>());

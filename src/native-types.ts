@@ -82,6 +82,24 @@ export interface BenchJob {
   gtodReduce?: boolean;
   /** fio's end_fsync: a job that wrote fsyncs its file when its I/O is done. */
   endFsync?: boolean;
+  /** fio's exitall: when a thread of this job ends, 1 ends the jobs of its groupid, 2 every job
+   * of the run (exit_what=stonewall, all); 0 (the default): none. */
+  exitWhat?: number;
+  /** fio's prioclass/prio: the job thread's I/O priority (class << 13 | level); -1 or none: unset. */
+  ioprio?: number;
+  /** fio's log_prio: the logs' last column is the I/O's priority value. */
+  logPrio?: boolean;
+  /** fio's latency_target, latency_window (ns), latency_percentile (millionths of a percent),
+   * latency_run: the job searches for the deepest queue that meets the target. */
+  latencyTargetNs?: number;
+  latencyWindowNs?: number;
+  latencyPercentileMicros?: number;
+  latencyRun?: boolean;
+  /** fio's verify_pattern: writes carry these bytes repeated from each I/O's start, and the
+   * verify compares against them (1 to 512 bytes, a length that divides bs). */
+  verifyPattern?: Uint8Array;
+  /** fio's groupid (exitWhat 1). */
+  groupid?: number;
   /** fio's random_distribution: 0 random (uniform), 1 zipf, 2 pareto, 3 normal. */
   randomDistribution?: number;
   /** zoned: [access %, size %] per zone, in order. */
@@ -202,6 +220,8 @@ export interface BenchDirection {
 export interface BenchResult {
   /** fio's sync figures: fsync/fdatasync calls and their latency. */
   sync?: { ios: number; lat: BenchHistogram };
+  /** The queue depth a latency_target job ended at (absent without latency_target). */
+  latencyDepth?: number;
   /** fio's log files' text, per job of the result that keeps logs (logMask), in job order. */
   logs?: Partial<Record<'lat' | 'clat' | 'slat' | 'bw' | 'iops', string>>[];
   engine: string;

@@ -125,7 +125,7 @@ export interface DurationRule {
   /** Allow 0 (ramp_time); otherwise a duration must be > 0. */
   zero?: boolean;
   /** The unit of a bare number (fio: seconds). */
-  unit?: 'ms' | 's';
+  unit?: 'us' | 'ms' | 's';
   /** Whole milliseconds only (what a native timer takes): 250us is refused, not rounded. */
   wholeMs?: boolean;
   /** A shorter longest duration than MAX_DURATION_MS, and why (`what every server's timer holds`). */

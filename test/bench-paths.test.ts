@@ -6,7 +6,7 @@
 import { describe, expect, it } from 'vitest';
 import { execFileSync, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { runCli, runCliText } from './support/cli.js';
 import { checkLeaksAfterAll } from './support/leaks.js';
@@ -112,6 +112,21 @@ describe('the temp file of a layout killed by SIGKILL', () => {
     expect(temps()).toEqual([live]);
     expect(readdirSync(tmp.path).filter((n) => n.endsWith('.tmp'))).toEqual([live]);
   }, 120_000);
+});
+
+describe('a file name with a newline or a control byte', () => {
+  it('is shown on one line in the layout\'s refusals, as every name the CLI prints (\\n, \\\\, \\xHH)', async () => {
+    const foreign = at('a\nb\\c\x1b');
+    writeFileSync(foreign, randomBytes(8192));
+    const r = await runCliText(['bench', 'iops', '--filename', foreign, '--rw', 'randwrite', '--size', '8k', '--number_ios', '1', '--ioengine', 'psync']);
+    expect(r).toEqual({ exitCode: 1, stdout: '', stderr: `iolab: refusing to write into '${tmp.path}/a\\nb\\\\c\\x1b': iolab did not ` +
+      'create it, or it changed since (use --force to allow)' });
+    const link = at('l\nk');
+    symlinkSync('no\twhere', link);
+    const l = await runCliText(['bench', 'iops', '--filename', link, '--rw', 'randwrite', '--size', '8k', '--number_ios', '1', '--ioengine', 'psync']);
+    expect(l.stderr).toBe(`iolab: refusing to write through symlink '${tmp.path}/l\\nk' -> 'no\\twhere' (use --force to replace the link ` +
+      'with a new file; its target is never written)');
+  });
 });
 
 checkLeaksAfterAll(tmp);

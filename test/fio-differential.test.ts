@@ -10,6 +10,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { execa } from 'execa';
 import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { createHash } from 'node:crypto';
 import { projectRoot } from '../src/native.js';
 import { table } from '../src/format.js';
 import { checkLeaksAfterAll } from './support/leaks.js';
@@ -24,8 +25,11 @@ checkLeaksAfterAll(dir);
 const corpusDir = join(projectRoot, 'test/fixtures/fio-corpus');
 const fileCases: DiffCase[] = readdirSync(corpusDir).filter((f) => f.endsWith('.fio')).sort().map((f) => {
   const path = join(corpusDir, f);
-  const refuses = /^;\s*iolab refuses:\s*(.+)$/m.exec(readFileSync(path, 'utf8'))?.[1];
-  return { name: f, jobFile: path, args: [], refuses: refuses ? new RegExp(refuses.trim()) : undefined };
+  const text = readFileSync(path, 'utf8');
+  const refuses = /^;\s*iolab refuses:\s*(.+)$/m.exec(text)?.[1];
+  // `; same bytes: a.dat b.dat`: those files hold the same bytes after fio's run and iolab's
+  const sameBytes = /^;\s*same bytes:\s*(.+)$/m.exec(text)?.[1].trim().split(/\s+/);
+  return { name: f, jobFile: path, args: [], refuses: refuses ? new RegExp(refuses.trim()) : undefined, sameBytes };
 });
 
 // a job file for the command line's precedence: its job's bs wins over the command line's
@@ -90,6 +94,10 @@ async function checkCase(c: DiffCase): Promise<void> {
   const theirs = await runFioCase(c, caseDir);
   const ours = await runIolabCase(c, caseDir);
   const diffs = differences(c, theirs, ours);
+  for (const f of c.sameBytes ?? []) {
+    const hash = (side: string) => createHash('sha256').update(readFileSync(join(caseDir, side, f))).digest('hex');
+    if (hash('fio') !== hash('iolab')) diffs.push(`${f}: other bytes than fio's`);
+  }
   rows.push(summaryRow(c, theirs, ours, diffs));
   expect(diffs, `${c.name}: iolab vs fio`).toEqual([]);
 }

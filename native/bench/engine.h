@@ -23,6 +23,7 @@ struct io_u {
   uint64_t start_ns;  /* when the runner handed it to queue() */
   uint64_t issue_ns;  /* when commit() returned (async engines) */
   void *engine_data;  /* per-io state an engine may keep (iocb, aiocb) */
+  unsigned ioprio;    /* the I/O's priority (class << 13 | level): the job's, or cmdprio's (cmdprio.h) */
 };
 
 /* What an engine is given; engine_data holds its private state between calls. */

@@ -14,6 +14,7 @@
 
 #include <liburing.h>
 
+#include "cmdprio.h"
 #include "engine.h"
 
 #ifndef IORING_SETUP_COOP_TASKRUN
@@ -31,6 +32,7 @@
 
 struct uring_options {
   unsigned fixedbufs, registerfiles, sqthread_poll;
+  struct cmdprio_options cmdprio;
 };
 
 static const struct engine_option uring_option_table[] = {
@@ -40,11 +42,13 @@ static const struct engine_option uring_option_table[] = {
      offsetof(struct uring_options, registerfiles), 0, 0, 1},
     {"sqthread_poll", ENGINE_OPT_BOOL, "io_uring: a kernel thread polls the SQ (SQPOLL)",
      offsetof(struct uring_options, sqthread_poll), 0, 0, 1},
+    CMDPRIO_OPTIONS(struct uring_options, cmdprio, "io_uring"),
     {NULL},
 };
 
 struct uring_data {
   struct io_uring ring;
+  uint64_t prio_state;  /* cmdprio's draws */
   int ring_ok;
   int defer_taskrun;
   struct io_u **events;
@@ -77,6 +81,7 @@ static int uring_setup(struct engine_ctx *ctx) {
   struct uring_data *d = calloc(1, sizeof(*d));
   if (d == NULL) return ENGINE_ERR(ctx, ENOMEM, "calloc");
   ctx->engine_data = d;
+  d->prio_state = 0x853c49e6748fea9bULL;
   d->events = calloc(ctx->depth, sizeof(*d->events));
   if (d->events == NULL) return ENGINE_ERR(ctx, ENOMEM, "calloc");
   int ret = uring_init(d, ctx);
@@ -125,6 +130,7 @@ static int uring_queue(struct engine_ctx *ctx, struct io_u *io) {
     io_uring_prep_write(sqe, fd, io->buf, io->len, io->offset);
   }
   if (o->registerfiles) sqe->flags |= IOSQE_FIXED_FILE;
+  if (cmdprio_pick(&o->cmdprio, &d->prio_state, io)) sqe->ioprio = (uint16_t)io->ioprio;
   io_uring_sqe_set_data(sqe, io);
   return FIO_Q_QUEUED;
 }

@@ -9,6 +9,7 @@
 
 #include <libaio.h>
 
+#include "cmdprio.h"
 #include "engine.h"
 
 /* The kernel's completion ring, mapped at the io_context_t address (linux/fs/aio.c). */
@@ -18,8 +19,23 @@ struct aio_ring {
 };
 #define AIO_RING_MAGIC 0xa10a10a1
 
+struct libaio_options {
+  struct cmdprio_options cmdprio;
+};
+
+static const struct engine_option libaio_option_table[] = {
+    CMDPRIO_OPTIONS(struct libaio_options, cmdprio, "libaio"),
+    {NULL},
+};
+
+/* linux/aio_abi.h: the iocb's aio_reqprio is its I/O priority */
+#ifndef IOCB_FLAG_IOPRIO
+#define IOCB_FLAG_IOPRIO (1 << 1)
+#endif
+
 struct libaio_data {
   io_context_t ctx;
+  uint64_t prio_state;  /* cmdprio's draws */
   int ctx_ok;
   struct iocb *iocbs;        /* one per io_u, by index */
   struct iocb **pending;     /* queued, not yet submitted */
@@ -31,6 +47,7 @@ static int libaio_setup(struct engine_ctx *ctx) {
   struct libaio_data *d = calloc(1, sizeof(*d));
   if (d == NULL) return ENGINE_ERR(ctx, ENOMEM, "calloc");
   ctx->engine_data = d;
+  d->prio_state = 0x853c49e6748fea9bULL;
   d->iocbs = calloc(ctx->depth, sizeof(*d->iocbs));
   d->pending = calloc(ctx->depth, sizeof(*d->pending));
   d->events = calloc(ctx->depth, sizeof(*d->events));
@@ -49,6 +66,11 @@ static int libaio_queue(struct engine_ctx *ctx, struct io_u *io) {
   struct iocb *cb = &d->iocbs[io->index];
   if (io->ddir == DDIR_READ) io_prep_pread(cb, ctx->fd, io->buf, io->len, (long long)io->offset);
   else io_prep_pwrite(cb, ctx->fd, io->buf, io->len, (long long)io->offset);
+  const struct libaio_options *o = ctx->options;
+  if (cmdprio_pick(&o->cmdprio, &d->prio_state, io)) {
+    cb->aio_reqprio = (short)io->ioprio;
+    cb->u.c.flags |= IOCB_FLAG_IOPRIO;
+  }
   cb->data = io;
   d->pending[d->npending++] = cb;
   return FIO_Q_QUEUED;
@@ -117,5 +139,6 @@ static void libaio_cleanup(struct engine_ctx *ctx) {
 static const struct engine_ops engine_libaio = {
     .name = "libaio", .flags = ENGINE_ASYNC, .list_order = 40, .setup = libaio_setup, .queue = libaio_queue, .commit = libaio_commit,
     .getevents = libaio_getevents, .event = libaio_event, .cleanup = libaio_cleanup,
+    .options = libaio_option_table, .options_size = sizeof(struct libaio_options),
 };
 ENGINE_REGISTER(engine_libaio)

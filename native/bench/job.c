@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "worker.h"
@@ -19,18 +20,34 @@ static void apply_hints(const struct job_spec *s, int fd, uint64_t size) {
   if (advice >= 0) (void)posix_fadvise(fd, 0, (off_t)size, advice);
 }
 
+/* fio's exitall: this thread's job ended, so the jobs its exit_what names end too. */
+static void job_exit_others(const struct worker *w) {
+  const struct job_spec *s = w->spec;
+  if (s->exit_what == EXIT_NONE) return;
+  for (unsigned j = 0; j < w->shared->nspecs; j++)
+    if (s->exit_what == EXIT_RUNNING || w->shared->specs[j].groupid == s->groupid)
+      __atomic_store_n(&w->shared->exited[j], 1, __ATOMIC_RELAXED);
+}
+
 static void *worker_main(void *arg) {
   struct worker *w = arg;
   const struct job_spec *s = w->spec;
   const struct engine_ops *ops = s->ops;
   int writes = job_writes(s->rw);
   int diskless = (ops->flags & ENGINE_DISKLESS) != 0;
+  /* fio's prioclass/prio: the job thread's own I/O priority (IOPRIO_WHO_PROCESS 1, who 0: this thread) */
+  if (s->ioprio >= 0 && syscall(SYS_ioprio_set, 1, 0, s->ioprio) < 0) {
+    worker_fail_errno(w, errno, "ioprio_set", UINT64_MAX);
+    job_exit_others(w);
+    return NULL;
+  }
   int fd = diskless ? -1 : open(s->filename, (writes ? O_RDWR : O_RDONLY) | O_CLOEXEC | (s->direct ? O_DIRECT : 0) | s->open_sync);
   if (fd < 0 && !diskless) {
     if (errno == EINVAL && s->direct) {
+      char name[256];
       w->error.kind = JOB_USER;
       snprintf(w->error.message, sizeof(w->error.message),
-               "--direct: the filesystem of '%s' does not support O_DIRECT", s->filename);
+               "--direct: the filesystem of '%s' does not support O_DIRECT", shown_name(name, sizeof(name), s->filename));
     } else {
       worker_fail_errno(w, errno, "open", UINT64_MAX);
     }
@@ -80,6 +97,7 @@ static void *worker_main(void *arg) {
     cpu_leave(w->shared);
   }
   ops->cleanup(&ctx);
+  job_exit_others(w);
   if (w->error.kind == JOB_OK && !w->unavailable && s->verify && writes) verify_pass(w, fd, mem);
   free(mem);
   free(io_us);
@@ -147,6 +165,7 @@ static void merge_workers(struct job_result *res, struct worker *ws, unsigned n,
                    w->start_unix_ms);
     res->verified_blocks += w->verified;
     res->syncs += w->syncs;
+    if (w->spec->latency_target_ns != 0 && w->lat_qd > res->latency_depth) res->latency_depth = w->lat_qd;
     hist_merge(&res->sync_lat, &w->sync_lat);
     for (int k = 0; k < LOG_KINDS; k++) log_text_move(&res->logs[k], &w->logs.text[k]);
     res->async |= w->async;
@@ -174,6 +193,7 @@ void job_result_merge(struct job_result *into, const struct job_result *from) {
   into->minf += from->minf;
   into->verified_blocks += from->verified_blocks;
   into->syncs += from->syncs;
+  if (from->latency_depth > into->latency_depth) into->latency_depth = from->latency_depth;
   hist_merge(&into->sync_lat, &from->sync_lat);
   into->laid_out_bytes += from->laid_out_bytes;
   into->async |= from->async;
@@ -272,9 +292,14 @@ int job_run_group(const struct job_spec *specs, unsigned n, struct job_result *r
   struct job_shared shared;
   memset(&shared, 0, sizeof(shared));
   shared.abort = &stop_all;
+  shared.specs = specs;
+  shared.nspecs = n;
   pthread_mutex_init(&shared.lock, NULL);
   struct worker **ws = calloc(n, sizeof(*ws));
-  if (ws == NULL) {
+  shared.exited = calloc(n, sizeof(*shared.exited));
+  if (ws == NULL || shared.exited == NULL) {
+    free(ws);
+    free(shared.exited);
     pthread_mutex_destroy(&shared.lock);
     return job_errno(&results[0], ENOMEM, "malloc");
   }
@@ -313,13 +338,14 @@ int job_run_group(const struct job_spec *specs, unsigned n, struct job_result *r
   poll_progress(all, total, start, progress, arg);
   for (unsigned j = 0; j < n; j++) {
     merge_workers(&results[j], ws[j], specs[j].numjobs, &shared, (double)specs[j].numjobs / (double)total);
-    if (job_writes(specs[j].rw) && results[j].owned) layout_mark_written(specs[j].filename, specs[j].verify);
+    if (job_writes(specs[j].rw) && results[j].owned) layout_mark_written(specs[j].filename, specs[j].verify && specs[j].verify_pattern_len == 0);
     if (results[j].error.kind != JOB_OK) ret = -1;
   }
 out:
   for (unsigned j = 0; j < n; j++) free_workers(ws[j], specs[j].numjobs);
   free(ws);
   free(all);
+  free(shared.exited);
   pthread_mutex_destroy(&shared.lock);
   return ret;
 }

@@ -4,6 +4,7 @@
 #ifndef IOLAB_BENCH_JOB_H
 #define IOLAB_BENCH_JOB_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "bench/engine.h"
@@ -73,8 +74,28 @@ struct job_spec {
   uint64_t randseed;      /* fio's randseed: the random offsets and rw mix (the verify pattern has its own PATTERN_KEY) */
   unsigned clone;         /* fio's subjob number: the clones of one job (numjobs) draw other offsets */
   const int *stop;        /* another thread sets *stop to end the job early (interrupted) */
+  /* fio's exitall: when a thread of this job ends, the jobs exit_what names end too, not as
+   * interrupted: EXIT_GROUP those of its groupid, EXIT_RUNNING every job running (fio's
+   * exit_what=stonewall and all; the steps after it are the caller's). 0: no exitall */
+  unsigned exit_what;
+  unsigned groupid;       /* fio's groupid, for exit_what=group */
+  int ioprio;             /* fio's prioclass/prio: the job thread's I/O priority (class << 13 | level); -1: none set */
+  /* fio's latency_target: the job searches for the deepest queue (up to iodepth) at which
+   * latency_percentile percent of the I/Os of each latency_window finish within the target;
+   * latency_run keeps searching instead of a last window at the depth found. 0: off */
+  uint64_t latency_target_ns, latency_window_ns;
+  double latency_percentile;
+  int latency_run;
+  /* fio's verify_pattern: writes carry these bytes repeated from each I/O's start, and reads
+   * (and the check after a write job) compare against them instead of the offset pattern;
+   * the length divides bs. 0: the offset pattern */
+  const unsigned char *verify_pattern;
+  unsigned verify_pattern_len;
+  int log_prio;           /* fio's log_prio: the logs show each I/O's priority value, not only whether it was realtime */
   uint32_t layout_write_cap;  /* tests only: bytes per layout pwrite, to force short writes (0: none) */
 };
+
+enum exit_what { EXIT_NONE = 0, EXIT_GROUP, EXIT_RUNNING };
 
 enum job_error_kind { JOB_OK = 0, JOB_ERRNO, JOB_USER, JOB_VERIFY };
 
@@ -129,6 +150,7 @@ struct job_result {
   int layout_removed;    /* interrupted layout: the file this run created was removed */
   int owned;             /* the file is iolab's (its mark describes it) */
   uint64_t syncs;        /* fsync/fdatasync calls (fio's sync total_ios) */
+  unsigned latency_depth; /* the queue depth a latency_target job ended at (else 0) */
   struct histogram sync_lat;  /* their latency (fio's sync lat_ns) */
   struct log_text logs[LOG_KINDS];  /* fio's log files' text, the job's threads one after another; freed by the caller */
 };
@@ -161,5 +183,8 @@ int layout_prepare(const struct job_spec *spec, uint64_t *size, struct job_resul
  * (inode, size, mtime, sampled content), in the state "written" unless it still holds the
  * layout pattern everywhere (pattern = 1). No-op for a file iolab does not own. */
 void layout_mark_written(const char *filename, int pattern);
+/* layout.c: a file name as the CLI shows one (a newline as \n, a control byte as \xHH), into buf. */
+const char *shown_name(char *buf, size_t len, const char *name);
+
 
 #endif

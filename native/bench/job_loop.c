@@ -30,14 +30,22 @@ int worker_fail_errno(struct worker *w, int err, const char *syscall, uint64_t o
   return -1;
 }
 
+/* -1 when buf holds what the job's verify expects at offset (its verify_pattern, else the offset
+ * pattern); else the file offset of the first byte that differs. */
+static int64_t verify_check(const struct job_spec *s, const void *buf, uint64_t offset, size_t len) {
+  if (s->verify_pattern_len != 0) return fixed_pattern_check(buf, offset, len, s->verify_pattern, s->verify_pattern_len);
+  return pattern_check(buf, offset, len, PATTERN_KEY);
+}
+
 static int fail_verify(struct worker *w, uint64_t block, int64_t bad) {
   if (w->error.kind == JOB_OK) {
+    char name[160];
     w->error.kind = JOB_VERIFY;
     w->error.offset = (uint64_t)bad;
     snprintf(w->error.message, sizeof(w->error.message),
              "verify failed: block at offset %llu (bs %u) of '%s' does not hold what was written there "
              "(first bad byte at offset %llu)",
-             (unsigned long long)block, w->spec->bs, w->spec->filename, (unsigned long long)bad);
+             (unsigned long long)block, w->spec->bs, shown_name(name, sizeof(name), w->spec->filename), (unsigned long long)bad);
   }
   return -1;
 }
@@ -82,6 +90,8 @@ static uint32_t next_len(struct worker *w) {
   return s->bs + (uint32_t)(next_random(&w->rand_state) % steps) * s->bs;
 }
 
+static void fill_buffer(struct worker *w, struct io_u *io);
+
 static void prepare_io(struct worker *w, struct io_u *io) {
   const struct job_spec *s = w->spec;
   uint64_t block;
@@ -116,18 +126,116 @@ static void prepare_io(struct worker *w, struct io_u *io) {
   uint64_t end = s->offset + w->size;
   if (io->offset + len > end) len = (uint32_t)(end - io->offset);
   io->len = len;
+  io->ioprio = s->ioprio >= 0 ? (unsigned)s->ioprio : 0;  /* the job's; an engine's cmdprio may raise it */
   if (s->rw == RW_RANDRW || s->rw == RW_READWRITE)
     io->ddir = next_random(&w->rand_state) % 100 < s->rwmixread ? DDIR_READ : DDIR_WRITE;
   else
     io->ddir = job_reads(s->rw) ? DDIR_READ : DDIR_WRITE;
+  fill_buffer(w, io);
+}
+
+/* The buffer of an I/O of its direction: a write's data (the verify pattern, or refill_buffers'
+ * fresh data), a read's poison for the check. */
+static void fill_buffer(struct worker *w, struct io_u *io) {
+  const struct job_spec *s = w->spec;
   if (s->verify) {
-    if (io->ddir == DDIR_WRITE) pattern_fill(io->buf, io->offset, io->len, PATTERN_KEY);
+    if (io->ddir == DDIR_WRITE && s->verify_pattern_len != 0)
+      fixed_pattern_fill(io->buf, io->len, s->verify_pattern, s->verify_pattern_len);
+    else if (io->ddir == DDIR_WRITE) pattern_fill(io->buf, io->offset, io->len, PATTERN_KEY);
     else memset(io->buf, VERIFY_POISON, io->len);
   } else if (s->refill_buffers && io->ddir == DDIR_WRITE) {
     /* fio's refill_buffers: every write carries data the device has not seen (dedup, compression) */
     uint64_t *words = (uint64_t *)io->buf;
     for (size_t i = 0; i < io->len / 8; i++) words[i] = next_random(&w->fill_state);
   }
+}
+
+/* fio's latency_target, as fio's lat_target_* search it: from depth 1, a window that met the
+ * target doubles the depth (bisects once a depth failed), a window that did not (or, at
+ * latency_percentile=100, one I/O over the target) bisects down; a depth found twice gets one
+ * last window, measured alone, and ends the job (latency_run: it searches on). */
+static void lat_new_window(struct worker *w, uint64_t now) {
+  w->lat_window_from = now;
+  w->lat_ios_from = w->lat_ios;
+  w->lat_failed = 0;
+}
+
+/* 1 at depth 1: nothing shallower to try (fio's window goes on; an I/O over a target every I/O
+ * must meet fails the job) */
+static int lat_ramp_down(struct worker *w, uint64_t now) {
+  if (w->lat_qd == 1) return 1;
+  w->lat_qd_high = w->lat_qd;
+  if (w->lat_qd == w->lat_qd_low) w->lat_qd_low--;
+  w->lat_qd = (w->lat_qd + w->lat_qd_low) / 2;
+  w->lat_stable = 0;
+  lat_new_window(w, now);
+  return 0;
+}
+
+/* 1: the depth is found, its last window starts (the measurement restarts) */
+static int lat_ramp_up(struct worker *w, uint64_t now) {
+  const struct job_spec *s = w->spec;
+  unsigned qd = w->lat_qd;
+  int restart = 0;
+  w->lat_qd_low = w->lat_qd;
+  /* one below the failing depth three times in a row: try the failing one again */
+  if (w->lat_qd + 1 == w->lat_qd_high && ++w->lat_stable >= 3) {
+    w->lat_qd_high++;
+    w->lat_stable = 0;
+  }
+  w->lat_qd = w->lat_qd_high != s->iodepth ? (w->lat_qd + w->lat_qd_high) / 2 : w->lat_qd * 2;
+  if (w->lat_qd > s->iodepth) w->lat_qd = s->iodepth;
+  if (!s->latency_run && w->lat_qd == qd) {
+    if (w->lat_end_run) w->lat_done = 1;
+    else restart = w->lat_end_run = 1;
+  }
+  lat_new_window(w, now);
+  return restart;
+}
+
+static int lat_check_io(struct worker *w, const struct io_u *io, uint64_t t) {
+  const struct job_spec *s = w->spec;
+  w->lat_ios++;
+  if (t - io->start_ns <= s->latency_target_ns) return 0;
+  if (s->latency_percentile < 100.0) {
+    w->lat_failed++;
+    return 0;
+  }
+  if (lat_ramp_down(w, t) == 0 || w->error.kind != JOB_OK) return 0;
+  w->error.kind = JOB_USER;
+  snprintf(w->error.message, sizeof(w->error.message),
+           "latency_target: a %s of %u bytes at offset %llu took %llu ns at depth 1, over the target of %llu ns "
+           "(fio fails the job too: \"max latency exceeded\")",
+           io->ddir == DDIR_READ ? "read" : "write", io->len, (unsigned long long)io->offset,
+           (unsigned long long)(t - io->start_ns), (unsigned long long)s->latency_target_ns);
+  return -1;
+}
+
+static int lat_check_window(struct worker *w, uint64_t now) {
+  const struct job_spec *s = w->spec;
+  if (s->latency_target_ns == 0 || w->lat_done || now - w->lat_window_from < s->latency_window_ns) return 0;
+  uint64_t ios = w->lat_ios - w->lat_ios_from;
+  if (ios > 0 && (double)(ios - w->lat_failed) * 100.0 / (double)ios >= s->latency_percentile) return lat_ramp_up(w, now);
+  (void)lat_ramp_down(w, now);
+  return 0;
+}
+
+/* The last window at the depth found is measured alone, as fio resets the job's figures for it. */
+static void restart_measure(struct worker *w, uint64_t now) {
+  for (int d = 0; d < 2; d++) {
+    struct dir_stats *x = &w->dir[d];
+    x->ios = x->bytes = 0;
+    hist_init(&x->slat);
+    hist_init(&x->clat);
+    hist_init(&x->lat);
+    samples_init(&x->bw_kib);
+    samples_init(&x->iops);
+    w->window_ios[d] = w->window_bytes[d] = 0;
+  }
+  memset(&w->depth, 0, sizeof(w->depth));
+  w->window_from = now;
+  w->measure_from = now;
+  w->issued_bytes = 0;
 }
 
 static int complete_io(struct worker *w, struct io_u *io, uint64_t t, int async) {
@@ -138,9 +246,10 @@ static int complete_io(struct worker *w, struct io_u *io, uint64_t t, int async)
     return worker_fail_errno(w, io->result < 0 ? (int)-io->result : EIO, call, io->offset);  /* short: EIO */
   }
   if (io->ddir == DDIR_WRITE) w->writes_since_sync++;
+  if (s->latency_target_ns != 0 && lat_check_io(w, io, t) < 0) return -1;
   if (s->verify) {
     if (io->ddir == DDIR_READ) {
-      int64_t bad = pattern_check(io->buf, io->offset, io->len, PATTERN_KEY);
+      int64_t bad = verify_check(s, io->buf, io->offset, io->len);
       if (bad >= 0) return fail_verify(w, io->offset, bad);
     } else {
       uint64_t b = (io->offset - s->offset) / s->bs;
@@ -155,7 +264,7 @@ static int complete_io(struct worker *w, struct io_u *io, uint64_t t, int async)
     __atomic_store_n(&w->bytes_done, w->bytes_done + io->len, __ATOMIC_RELAXED);
     if (s->gtod_reduce) return 0;  /* fio's gtod_reduce: counts only, no latencies or samples */
     uint64_t clat = async ? t - io->issue_ns : t - io->start_ns;
-    job_logs_io(&w->logs, t, io->ddir, io->len, t - io->start_ns, clat, async ? io->issue_ns - io->start_ns : 0, async);
+    job_logs_io(&w->logs, t, io->ddir, io->len, t - io->start_ns, clat, async ? io->issue_ns - io->start_ns : 0, async, io->ioprio);
     hist_add(&d->lat, t - io->start_ns);
     if (async) {
       hist_add(&d->slat, io->issue_ns - io->start_ns);
@@ -205,6 +314,29 @@ static void stall(uint64_t ns) {
   while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {}
 }
 
+/* Sleeps ns, waking early once the job is stopped: an exitall or Ctrl-C does not wait out a
+ * long rate slot (fio's, too, ends a job waiting for its rate). */
+static void stall_unless_stopped(const struct worker *w, uint64_t ns) {
+  const uint64_t slice = 10000000ull;
+  for (uint64_t until = now_ns() + ns, now; (now = now_ns()) < until && !job_stopped(w);)
+    stall(until - now < slice ? until - now : slice);
+}
+
+/* fio's rate_ddir: a mixed job whose drawn direction is ahead of its rate takes the other
+ * direction when that one is due first (one without a cap is always due), so a capped mixed
+ * job does not wait out one direction's slot while the other could go. */
+static void rate_direction(struct worker *w, struct io_u *io) {
+  const struct job_spec *s = w->spec;
+  if (s->rw != RW_RANDRW && s->rw != RW_READWRITE) return;
+  int d = io->ddir, o = d ^ 1;
+  unsigned other_share = o == DDIR_READ ? s->rwmixread : 100 - s->rwmixread;
+  if (other_share == 0 || w->rate_next_ns[d] == 0 || w->rate_next_ns[d] <= now_ns()) return;
+  if (w->rate_next_ns[o] < w->rate_next_ns[d]) {
+    io->ddir = (enum io_ddir)o;
+    fill_buffer(w, io);
+  }
+}
+
 /* fio's rate and rate_iops: an I/O of a capped direction waits for its slot (1/rate_iops s, or
  * its bytes at rate bytes/s, after the previous one's), as fio's rate thread paces the job. */
 static void wait_for_rate(struct worker *w, const struct io_u *io) {
@@ -215,7 +347,7 @@ static void wait_for_rate(struct worker *w, const struct io_u *io) {
   uint64_t now = now_ns();
   uint64_t *next = &w->rate_next_ns[io->ddir];
   if (*next == 0) *next = now;
-  if (*next > now) stall(*next - now);
+  if (*next > now) stall_unless_stopped(w, *next - now);
   *next += step;
 }
 
@@ -294,6 +426,7 @@ int run_loop(struct worker *w, const struct engine_ops *ops, struct engine_ctx *
   if (!s->time_based && s->number_ios != 0 && (s->number_ios < budget || s->number_ios_wraps)) budget = s->number_ios;
   uint64_t issued = 0, start = now_ns(), now = start;
   job_logs_init(&w->logs, s->log_mask, s->log_avg_ms, start);
+  w->logs.log_prio = s->log_prio;
   w->measure_from = start + s->ramp_ns;
   struct timespec wall;
   clock_gettime(CLOCK_REALTIME, &wall);
@@ -303,10 +436,20 @@ int run_loop(struct worker *w, const struct engine_ops *ops, struct engine_ctx *
   struct io_u *retry = NULL;  /* refused with BUSY, offered again after a reap */
   int failed = 0, stop = 0, commit_failed = 0;
   w->phase = s->ramp_ns ? PHASE_RAMP : PHASE_RUN;
+  w->lat_qd = s->latency_target_ns ? 1 : depth;
+  w->lat_qd_low = 1;
+  w->lat_qd_high = depth;
+  lat_new_window(w, start);
   for (;;) {
+    if (lat_check_window(w, now)) {
+      restart_measure(w, now);
+      issued = 0;
+      if (s->runtime_ns) deadline = now + s->runtime_ns;
+    }
     ramp_over(w, now, &issued);
     nqueued = 0;
-    while (!stop && !failed && (retry != NULL || nfree > 0)) {
+    /* latency_target: no more in flight than the depth being tried */
+    while (!stop && !failed && (retry != NULL || (nfree > 0 && depth - nfree < w->lat_qd))) {
       if (job_stopped(w)) {
         w->interrupted = s->stop != NULL && __atomic_load_n(s->stop, __ATOMIC_RELAXED);
         stop = 1;
@@ -319,7 +462,8 @@ int run_loop(struct worker *w, const struct engine_ops *ops, struct engine_ctx *
          * whether it is one of number_ios: one issued as the ramp ends was counted once and
          * missed by the other (2001 of -number_ios=2000) */
         ramp_over(w, t, &issued);
-        if (w->phase != PHASE_RAMP && (issued >= budget || w->issued_bytes >= byte_budget || now >= deadline || seq_add_done(w))) {
+        if (w->lat_done ||
+            (w->phase != PHASE_RAMP && (issued >= budget || w->issued_bytes >= byte_budget || now >= deadline || seq_add_done(w)))) {
           stop = 1;
           break;
         }
@@ -341,8 +485,13 @@ int run_loop(struct worker *w, const struct engine_ops *ops, struct engine_ctx *
         }
         io = free_list[--nfree];
         prepare_io(w, io);
-        if (s->thinktime_ns != 0 && issued > 0) stall(s->thinktime_ns);  /* fio's thinktime */
+        if (s->thinktime_ns != 0 && issued > 0) stall_unless_stopped(w, s->thinktime_ns);  /* fio's thinktime */
+        rate_direction(w, io);
         wait_for_rate(w, io);
+        if (job_stopped(w)) {  /* stopped while it waited: the I/O is not issued */
+          free_list[nfree++] = io;
+          continue;
+        }
         /* stamped after the waits: the ramp may have ended meanwhile, and the stamp decides */
         t = now_ns();
         ramp_over(w, t, &issued);
@@ -429,7 +578,7 @@ int verify_pass(struct worker *w, int fd, void *buf) {
     ssize_t n = pread(fd, buf, s->bs, (off_t)off);
     if (n < 0) return worker_fail_errno(w, errno, "pread", off);
     if (n != (ssize_t)s->bs) return worker_fail_errno(w, EIO, "pread", off);
-    int64_t bad = pattern_check(buf, off, s->bs, PATTERN_KEY);
+    int64_t bad = verify_check(s, buf, off, s->bs);
     if (bad >= 0) return fail_verify(w, off, bad);
     w->verified++;
   }

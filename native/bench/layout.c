@@ -24,6 +24,39 @@
 
 #define LAYOUT_CHUNK (1u << 20)
 
+/* A file name as one line of the CLI's text, as it shows every name (show-bytes.ts): a backslash
+ * doubled, tab, newline and carriage return as \t \n \r, any other control byte or byte of no
+ * whole UTF-8 character as \xHH. A name with a newline must not break the message's line. */
+const char *shown_name(char *buf, size_t len, const char *s) {
+  static const char hex[] = "0123456789abcdef";
+  size_t o = 0;
+  const unsigned char *p = (const unsigned char *)s;
+  while (*p != '\0' && o + 5 < len) {
+    unsigned char b = *p;
+    size_t n = b < 0x80 ? 1 : (b & 0xe0) == 0xc0 ? 2 : (b & 0xf0) == 0xe0 ? 3 : (b & 0xf8) == 0xf0 ? 4 : 0;
+    for (size_t i = 1; i < n; i++)
+      if ((p[i] & 0xc0) != 0x80) n = 0;
+    if (b == '\\' || b == '\t' || b == '\n' || b == '\r') {
+      buf[o++] = '\\';
+      buf[o++] = b == '\\' ? '\\' : b == '\t' ? 't' : b == '\n' ? 'n' : 'r';
+      p++;
+    } else if (n == 0 || (n == 1 && (b < 0x20 || b == 0x7f))) {
+      buf[o++] = '\\';
+      buf[o++] = 'x';
+      buf[o++] = hex[b >> 4];
+      buf[o++] = hex[b & 15];
+      p++;
+    } else {
+      if (o + n >= len) break;
+      memcpy(buf + o, p, n);
+      o += n;
+      p += n;
+    }
+  }
+  buf[o] = '\0';
+  return buf;
+}
+
 static int user_error(struct job_error *e, const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
@@ -53,13 +86,14 @@ static int block_device_size(const struct job_spec *spec, uint64_t *size, struct
   int err = errno;
   close(fd);
   if (ret < 0) return errno_error(e, err, "ioctl");
+  char name[256];
   if (job_writes(spec->rw))
     return user_error(e, "refusing to write to block device '%s': iolab reads block devices, it never writes "
-                      "into what it did not create", spec->filename);
+                      "into what it did not create", shown_name(name, sizeof(name), spec->filename));
   if (spec->verify && !job_writes(spec->rw))
-    return user_error(e, "--verify on a read-only job needs a file iolab laid out, not block device '%s'", spec->filename);
+    return user_error(e, "--verify on a read-only job needs a file iolab laid out, not block device '%s'", shown_name(name, sizeof(name), spec->filename));
   if (bytes < spec->bs)
-    return user_error(e, "'%s' is smaller than one block (%llu bytes < bs %u)", spec->filename,
+    return user_error(e, "'%s' is smaller than one block (%llu bytes < bs %u)", shown_name(name, sizeof(name), spec->filename),
                       (unsigned long long)bytes, spec->bs);
   if (*size > bytes || spec->size_is_default) *size = bytes;  /* fio's default size: the device's */
   *size -= *size % spec->bs;
@@ -128,8 +162,9 @@ static int check_space(const char *path, int exists, uint64_t growth, struct job
   free(copy);
   if (ret < 0) return errno_error(e, err, "statvfs");
   uint64_t avail = (uint64_t)vfs.f_bavail * vfs.f_frsize;
+  char name[256];
   if (avail < growth)
-    return user_error(e, "not enough free space to lay out '%s': needs %llu MiB more, %llu MiB free", path,
+    return user_error(e, "not enough free space to lay out '%s': needs %llu MiB more, %llu MiB free", shown_name(name, sizeof(name), path),
                       (unsigned long long)((growth + (1 << 20) - 1) >> 20), (unsigned long long)(avail >> 20));
   return 0;
 }
@@ -138,8 +173,10 @@ static int refuse_link(const char *path, struct job_error *e) {
   char target[4096];
   ssize_t n = readlink(path, target, sizeof(target) - 1);
   target[n < 0 ? 0 : n] = '\0';
+  char name[128], to[128];
   return user_error(e, "refusing to write through symlink '%s' -> '%s' (use --force to replace the link "
-                    "with a new file; its target is never written)", path, target);
+                    "with a new file; its target is never written)", shown_name(name, sizeof(name), path),
+                    shown_name(to, sizeof(to), target));
 }
 
 /* A new file (or the replacement of a symlink): laid out under a temp name, marked, renamed. */
@@ -184,6 +221,7 @@ int layout_prepare(const struct job_spec *spec, uint64_t *size, struct job_resul
   struct stat st, lst;
   int exists = 1, is_link = lstat(path, &lst) == 0 && S_ISLNK(lst.st_mode);
   res->laid_out_bytes = 0;
+  char name[256];
   if (stat(path, &st) < 0) {
     if (errno != ENOENT) return errno_error(e, errno, "stat");
     exists = 0;
@@ -191,14 +229,15 @@ int layout_prepare(const struct job_spec *spec, uint64_t *size, struct job_resul
   if (exists && S_ISDIR(st.st_mode)) return errno_error(e, EISDIR, "open");
   if (exists && S_ISBLK(st.st_mode)) return block_device_size(spec, size, e);
   if (exists && !S_ISREG(st.st_mode))
-    return user_error(e, "'%s' is neither a regular file nor a block device", path);
+    return user_error(e, "'%s' is neither a regular file nor a block device", shown_name(name, sizeof(name), path));
 
   if (is_link && job_writes(spec->rw) && !spec->force) return refuse_link(path, e);
 
   enum mark_state state = exists ? layout_mark_check(path, &st) : MARK_NONE;
   int owned = state != MARK_NONE;
   res->owned = owned;
-  int need_pattern = spec->verify && job_reads(spec->rw);
+  /* a verify_pattern job checks the bytes a job wrote, never the layout's offset pattern */
+  int need_pattern = spec->verify && job_reads(spec->rw) && spec->verify_pattern_len == 0;
   uint64_t current = exists ? (uint64_t)st.st_size : 0;
   /* no size asked for: a file iolab did not create is used at its own size, as fio takes it,
    * --force or not (--force lets a job write into it, never grow it unasked) */
@@ -207,18 +246,18 @@ int layout_prepare(const struct job_spec *spec, uint64_t *size, struct job_resul
   if (exists && !owned && !spec->force) {
     if (job_writes(spec->rw))
       return user_error(e, "refusing to write into '%s': iolab did not create it, or it changed since "
-                        "(use --force to allow)", path);
+                        "(use --force to allow)", shown_name(name, sizeof(name), path));
     if (need_pattern)
       return user_error(e, "--verify needs a file iolab laid out; '%s' was not created by iolab, or it changed "
-                        "since (use another --filename, or --force to overwrite it)", path);
+                        "since (use another --filename, or --force to overwrite it)", shown_name(name, sizeof(name), path));
     if (current < spec->bs)
-      return user_error(e, "'%s' is smaller than one block (%llu bytes < bs %u)", path,
+      return user_error(e, "'%s' is smaller than one block (%llu bytes < bs %u)", shown_name(name, sizeof(name), path),
                         (unsigned long long)current, spec->bs);
     if (!spec->size_is_default && *size > current) {
       /* measuring the few blocks there are would print a rate for a job nobody asked for */
       char asked[32];
       return user_error(e, "'%s' holds %llu bytes, less than --size %llu (%s): iolab lays out only files it "
-                        "created (give --size %llu or less, or a --filename iolab may create)", path,
+                        "created (give --size %llu or less, or a --filename iolab may create)", shown_name(name, sizeof(name), path),
                         (unsigned long long)current, (unsigned long long)*size, size_text(asked, sizeof(asked), *size),
                         (unsigned long long)current);
     }

@@ -29,3 +29,15 @@ int64_t pattern_check(const void *buf, uint64_t offset, size_t len, uint64_t key
   }
   return -1;
 }
+
+void fixed_pattern_fill(void *buf, size_t len, const unsigned char *p, size_t n) {
+  unsigned char *b = buf;
+  for (size_t i = 0; i < len; i++) b[i] = p[i % n];
+}
+
+int64_t fixed_pattern_check(const void *buf, uint64_t offset, size_t len, const unsigned char *p, size_t n) {
+  const unsigned char *b = buf;
+  for (size_t i = 0; i < len; i++)
+    if (b[i] != p[i % n]) return (int64_t)(offset + i);
+  return -1;
+}

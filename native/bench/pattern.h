@@ -14,4 +14,10 @@ void pattern_fill(void *buf, uint64_t offset, size_t len, uint64_t key);
  * byte that differs. */
 int64_t pattern_check(const void *buf, uint64_t offset, size_t len, uint64_t key);
 
+/* fio's verify_pattern: the n bytes of p repeated from buf's start. */
+void fixed_pattern_fill(void *buf, size_t len, const unsigned char *p, size_t n);
+/* -1 when buf holds p repeated from its start; else the file offset (offset: buf's) of the
+ * first byte that differs. */
+int64_t fixed_pattern_check(const void *buf, uint64_t offset, size_t len, const unsigned char *p, size_t n);
+
 #endif

@@ -24,6 +24,10 @@ struct job_shared {
   struct job_flow flows[MAX_FLOWS];
   unsigned nflows;
   const int *abort;        /* a sibling thread could not start */
+  /* fio's exitall: exited[j] set ends the threads of specs[j] (no interruption) */
+  const struct job_spec *specs;
+  unsigned nspecs;
+  int *exited;
   pthread_mutex_t lock;
   unsigned in_loop;        /* threads inside their I/O loop */
   int cpu_started;
@@ -60,6 +64,10 @@ struct worker {
   int fd;                  /* the job thread's fd: a new pass of a time_based job invalidates it */
   uint64_t start_unix_ms;  /* CLOCK_REALTIME at measure_from (fio's job_start) */
   struct job_logs logs;    /* fio's log files (write_*_log) */
+  /* fio's latency_target: the depth tried (lat_qd) between its bounds, the window's counts */
+  unsigned lat_qd, lat_qd_low, lat_qd_high, lat_stable;
+  int lat_end_run, lat_done;
+  uint64_t lat_window_from, lat_ios, lat_ios_from, lat_failed;
   uint64_t rate_next_ns[2];  /* rate/rate_iops: when the next I/O of each direction may be issued */
   uint64_t writes_since_sync, syncs;
   uint64_t issued_bytes;
@@ -100,7 +108,8 @@ static inline int job_random(enum rw_mode rw) {
 }
 static inline int job_stopped(const struct worker *w) {
   return __atomic_load_n(w->shared->abort, __ATOMIC_RELAXED) ||
-         (w->spec->stop != NULL && __atomic_load_n(w->spec->stop, __ATOMIC_RELAXED));
+         (w->spec->stop != NULL && __atomic_load_n(w->spec->stop, __ATOMIC_RELAXED)) ||
+         (w->shared->exited != NULL && __atomic_load_n(&w->shared->exited[w->spec - w->shared->specs], __ATOMIC_RELAXED));
 }
 
 /* job_map.c */

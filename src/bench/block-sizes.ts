@@ -123,7 +123,7 @@ export function parseSplit(value: string): number[] {
 export const splitOption = asCommanderError(parseSplit);
 
 /** fio's rate and rate_iops: one value for reads and writes, or `read,write[,trim]` where an
- * empty one is no cap (`rate=,500k` caps writes only). */
+ * empty one is no cap (`rate=,500k` caps writes only); the trim one caps no I/O iolab runs. */
 export interface PerDirection { text: string; read: number; write: number }
 
 function parsePerDirection(value: string, size: boolean): PerDirection {
@@ -131,10 +131,10 @@ function parsePerDirection(value: string, size: boolean): PerDirection {
   const parts = text.split(',').map((s) => s.trim());
   const one = (s: string | undefined) => (s === undefined || s === '' ? 0 : parseWholeNumber(s, { min: 1, size }));
   if (parts.length === 1) return { text, read: one(parts[0]), write: one(parts[0]) };
-  if (parts.length > 3 || (parts[2] ?? '') !== '') {
-    if (parts.length > 3) throw new RangeError(`expected read[,write[,trim]], got '${value}'`);
-    throw new RangeError(`'${value}': iolab runs no trims, so a trim rate caps nothing; leave it empty`);
-  }
+  if (parts.length > 3) throw new RangeError(`expected read[,write[,trim]], got '${value}'`);
+  // a trim rate is checked and caps nothing, as in fio for a job that issues no trims (fio's
+  // exitwhat example's rate=300,300,300): iolab runs no trims
+  one(parts[2]);
   return { text, read: one(parts[0]), write: one(parts[1]) };
 }
 
@@ -148,6 +148,35 @@ export const submitModeOption = asCommanderError((v: string) => {
     throw new RangeError('offload hands submissions to fio\'s own submit threads; iolab\'s job thread submits (inline, fio\'s default)');
   }
   throw new RangeError(`expected inline or offload, got '${v}'`);
+});
+
+/** fio's percentages with decimals (latency_percentile=99.9): 0 to 100. */
+export const percentOption = asCommanderError((v: string) => {
+  const text = v.trim();
+  const pct = /^\d+(\.\d+)?$/.test(text) ? Number(text) : NaN;
+  if (!(pct >= 0 && pct <= 100)) throw new RangeError(`expected a percent from 0 to 100, got '${v}'`);
+  return pct;
+});
+
+/** fio's verify_pattern: 0x hex bytes in the order written (0xaa555aa5), or a "quoted" string. */
+export const verifyPatternOption = asCommanderError((v: string) => {
+  const text = v.trim();
+  const hex = /^0x([0-9a-f]+)$/i.exec(text);
+  const quoted = /^"(.+)"$/s.exec(text);  // fio takes double quotes only
+  const bytes = hex && hex[1].length % 2 === 0 ? Buffer.from(hex[1], 'hex') : quoted ? Buffer.from(quoted[1]) : undefined;
+  if (!bytes) {
+    throw new RangeError(`expected 0x and an even number of hex digits (0xaa555aa5) or a string in double quotes ("abc"), got '${v}' ` +
+      '(fio\'s decimal numbers, %o and lists in a verify_pattern are not run)');
+  }
+  if (bytes.length > 512) throw new RangeError(`'${v}' is ${bytes.length} bytes; fio takes at most 512`);
+  return bytes;
+});
+
+/** fio's exit_what: group, stonewall or all. */
+export const exitWhatOption = asCommanderError((v: string) => {
+  const what = v.trim();
+  if (what === 'group' || what === 'stonewall' || what === 'all') return what;
+  throw new RangeError(`expected group, stonewall or all, as fio, got '${v}'`);
 });
 
 /** fio's sync: 0/none, 1/sync (O_SYNC), dsync (O_DSYNC): the native job's openSync. */

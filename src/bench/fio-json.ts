@@ -152,6 +152,17 @@ function groupBandwidth(group: JobEntry[], dir: 'read' | 'write'): number {
 
 /** One fio-style jobs[] entry; `all` holds the run's entries, of which those of the job's
  * groupid form its group (for bw_agg). */
+/** fio's latency_target keys: the depth the search ended at, the target in ns, the window in
+ * microseconds (as fio 3.33 prints them); without a target, the job's iodepth and zeros. */
+function latencyTarget(job: IopsJob, depth: number | undefined) {
+  return {
+    latency_depth: job.latencyTargetNs ? depth ?? 1 : job.iodepth,
+    latency_target: job.latencyTargetNs ?? 0,
+    latency_percentile: (job.latencyPercentileMicros ?? 100e6) / 1e6,
+    latency_window: Math.round((job.latencyWindowNs ?? 0) / 1000),
+  };
+}
+
 export function fioJob(entry: JobEntry, _index = 0, all: readonly JobEntry[] = [entry]) {
   const { job, result: r, error, point, members } = entry;
   // fio's jobname is the job's name; iolab's own command line names none, so the engine does
@@ -170,7 +181,7 @@ export function fioJob(entry: JobEntry, _index = 0, all: readonly JobEntry[] = [
       iodepth_level: percents(depthKeys, emptyDepth), iodepth_submit: percents(countKeys, emptyDepth),
       iodepth_complete: percents(countKeys, emptyDepth), latency_ns: percents(latencyKeys, emptyDepth),
       latency_us: percents(latencyKeys, emptyDepth), latency_ms: percents([...latencyKeys, '2000', '>=2000'], emptyDepth),
-      latency_depth: job.iodepth, latency_target: 0, latency_percentile: 100, latency_window: 0,
+      ...latencyTarget(job, undefined),
       ...(why ? { error_message: why } : {}), ...(r?.unavailable ? { unavailable: r.unavailable } : {}),
     };
   }
@@ -197,10 +208,7 @@ export function fioJob(entry: JobEntry, _index = 0, all: readonly JobEntry[] = [
     iodepth_submit: percents(countKeys, r.depth?.submit ?? emptyDepth),
     iodepth_complete: percents(countKeys, r.depth?.complete ?? emptyDepth),
     ...latencyBuckets(r),
-    latency_depth: job.iodepth,
-    latency_target: 0,
-    latency_percentile: 100,
-    latency_window: 0,
+    ...latencyTarget(job, r.latencyDepth),
     iolab: {
       cpu_us_per_io: cpuPerIoUs(r) || 0, verified_blocks: r.verifiedBlocks, laid_out_bytes: r.laidOutBytes,
       size: r.size, interrupted: r.interrupted,

@@ -1,6 +1,7 @@
 // One `bench iops` job from its options: fio's names (commander's keys), the presets, iolab's
 // defaults (fio's, except where docs/storage.md says why not), and the fio options it was given
 // that change nothing iolab measures (thread), shown in its job options.
+import { UserError } from '../cli-util.js';
 import { randomInt } from 'node:crypto';
 import type { BenchJob } from '../native.js';
 import { checkDepth, engineOptionsFrom } from './engines.js';
@@ -51,6 +52,7 @@ export interface IopsOptions extends Record<string, unknown> {
   invalidate?: boolean;
   fadvise_hint?: number;
   verify?: boolean | string;
+  verify_pattern?: Buffer;
   force?: boolean;
   preset?: string;
   name?: string;
@@ -69,6 +71,15 @@ export interface IopsOptions extends Record<string, unknown> {
   filesize?: number;
   gtod_reduce?: boolean;
   end_fsync?: boolean;
+  exitall?: boolean;
+  prioclass?: number;
+  prio?: number;
+  log_prio?: boolean;
+  latency_target?: number;
+  latency_window?: number;
+  latency_percentile?: number;
+  latency_run?: boolean;
+  exit_what?: 'group' | 'stonewall' | 'all';
   random_distribution?: Distribution;
   wait_for?: string;
   flow?: number;
@@ -134,11 +145,12 @@ function acceptedOptions(opts: IopsOptions): Record<string, string> {
 /** The job of these options over filename (its engine set per run: '' here). */
 export function jobFromOptions(opts: IopsOptions, filename: string, engines: string[], sweep: SweepAxis[]): IopsJob {
   const preset = opts.preset ? presets[opts.preset] : {};
-  const verify = opts.verify !== undefined && opts.verify !== false && opts.verify !== '0';
+  // fio's verify_pattern verifies too when no verify= is given
+  const verify = (opts.verify !== undefined && opts.verify !== false && opts.verify !== '0') || opts.verify_pattern !== undefined;
   const iodepth = opts.iodepth ?? preset.iodepth ?? 1;
   checkDepth(iodepth, engines);
   for (const axis of sweep) if (axis.key === 'iodepth') for (const d of axis.values) checkDepth(d as number, engines);
-  return {
+  const job: IopsJob = {
     filename,
     engine: '',
     rw: opts.rw ?? preset.rw ?? 'read',
@@ -170,6 +182,16 @@ export function jobFromOptions(opts: IopsOptions, filename: string, engines: str
     fsync: opts.fdatasync || opts.fsync || 0,
     fdatasync: (opts.fdatasync ?? 0) > 0,
     endFsync: opts.end_fsync ?? false,
+    // fio's exitall: its group's jobs end with it, or (exit_what=stonewall, all) every job running
+    // fio's ioprio_value: class 0 (none given) is best effort, 2
+    ioprio: opts.prioclass === undefined && opts.prio === undefined ? -1 : ((opts.prioclass || 2) << 13) | (opts.prio ?? 0),
+    logPrio: opts.log_prio ?? false,
+    // fio's latency_target and latency_window, in microseconds unless a unit is given
+    latencyTargetNs: Math.round((opts.latency_target ?? 0) * 1e6),
+    latencyWindowNs: Math.round((opts.latency_window ?? 0) * 1e6),
+    latencyPercentileMicros: Math.round((opts.latency_percentile ?? 100) * 1e6),
+    latencyRun: opts.latency_run ?? false,
+    exitWhat: !opts.exitall ? 0 : (opts.exit_what ?? 'group') === 'group' ? 1 : 2,
     runtimeMs: opts.runtime,
     timeBased: opts.time_based ?? false,
     rampMs: opts.ramp_time,
@@ -179,6 +201,7 @@ export function jobFromOptions(opts: IopsOptions, filename: string, engines: str
     fadviseHint: opts.fadvise_hint ?? 1,
     engineOptions: engineOptionsFrom(opts, engines),
     verify,
+    verifyPattern: opts.verify_pattern,
     force: opts.force ?? false,
     // lfsr promises each block once per pass without a map: iolab's map does that
     norandommap: opts.random_generator === 'lfsr' ? false : opts.norandommap ?? false,
@@ -193,6 +216,12 @@ export function jobFromOptions(opts: IopsOptions, filename: string, engines: str
     groupReporting: opts.group_reporting ?? false,
     accepted: acceptedOptions(opts),
   };
+  // the pattern is checked block by block, each block starting it again, as each of fio's I/Os does
+  if (opts.verify_pattern && job.bs % opts.verify_pattern.length !== 0) {
+    throw new UserError(`verify_pattern: its ${opts.verify_pattern.length} bytes do not divide bs ${job.bs}; ` +
+      'iolab checks the pattern block by block, so give a pattern whose length divides the block size');
+  }
+  return job;
 }
 
 /** The engines a job runs: its ioengine (or its preset's); without one, fio's psync for a fio

@@ -154,6 +154,13 @@ export function planRun(list: FioJobList, run: RunOptions): IopsRun {
     if (phases.length === 0 || j.fio.stonewall) phases.push([]);
     phases[phases.length - 1].push(j);
   }
+  // fio's exit_what=all also ends the jobs of later steps before they start, which fio then
+  // reports as having run nothing; iolab runs every step it plans
+  const endsAll = phases.slice(0, -1).flat().find((j) => (j.fio.options as IopsOptions).exitall && (j.fio.options as IopsOptions).exit_what === 'all');
+  if (endsAll) {
+    throw new UserError(`${endsAll.fio.name}: exit_what=all ends the jobs after its stonewall before they start; iolab runs every ` +
+      'step of a job list (exit_what=stonewall ends every job running and lets the next step start)');
+  }
   const groups = Math.max(...jobs.map((j) => j.fio.groupid)) + 1;
   const variants: Variant[] = [];
   const engines = variantEngines(jobs);

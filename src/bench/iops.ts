@@ -9,7 +9,7 @@ import { boolOption, durationOption, numberOption } from '../numbers.js';
 import { ENGINE_NAMES, ENGINES, engineOptionFlags, MAX_IODEPTH, parseEngines } from './engines.js';
 import { parseRw } from './storage-job.js';
 import { parseSweep, type SweepAxis } from './sweep.js';
-import { blockSizesOption, flowOption, jobBlockSize, overwriteOption, splitOption, rangeOption, rateIopsOption, rateOption, submitModeOption, syncModeOption } from './block-sizes.js';
+import { blockSizesOption, flowOption, jobBlockSize, overwriteOption, splitOption, rangeOption, rateIopsOption, rateOption, submitModeOption, syncModeOption, exitWhatOption, percentOption, verifyPatternOption } from './block-sizes.js';
 import { distributionOption, generatorOption } from './distribution.js';
 import { runIops } from './iops-run.js';
 import { runVsFio } from './vs-fio.js';
@@ -92,6 +92,19 @@ export function iopsCommand(): Command {
     .option('--thinktime <us>', 'stall this many microseconds before issuing each next I/O, as fio\'s thinktime (default 0)', numberOption({ min: 0 }))
     .addOption(notPath(new Option('--overwrite <0|1>', 'fio\'s overwrite: 1 is how iolab lays out every new file (written whole before the job); ' +
       '0 (fio\'s default) is refused, as iolab always lays out').argParser(overwriteOption)))
+    .option('--prioclass <class>', 'the job thread\'s I/O priority class, as fio\'s prioclass: 1 realtime, 2 best effort, 3 idle ' +
+      '(0: best effort)', numberOption({ min: 0, max: 3 }))
+    .option('--prio <level>', 'the job thread\'s I/O priority level in its class, 0 (highest) to 7, as fio\'s prio', numberOption({ min: 0, max: 7 }))
+    .addOption(zeroOne('--log_prio', 'the logs\' last column is each I/O\'s priority value (0x6000), not 1 for a realtime one, as fio\'s; default 0'))
+    .option('--latency_target <time>', 'search for the deepest queue (up to --iodepth) whose I/Os finish within this time ' +
+      '(microseconds unless a unit is given), as fio\'s latency_target', durationOption({ unit: 'us' }))
+    .option('--latency_window <time>', 'the window each depth of that search is tried for (microseconds unless a unit is given)',
+      durationOption({ unit: 'us' }))
+    .option('--latency_percentile <pct>', 'the percent of a window\'s I/Os that must finish within the target (default 100)', percentOption)
+    .addOption(zeroOne('--latency_run', 'keep searching instead of a last window at the depth found, as fio\'s; default 0'))
+    .addOption(zeroOne('--exitall', 'when a job ends, end the jobs exit_what names (default: those of its group), as fio\'s exitall; default 0'))
+    .addOption(notPath(new Option('--exit_what <jobs>', 'the jobs an exitall job ends: group (its group\'s, the default), stonewall ' +
+      '(every job running) or all (every job running, the jobs of later steps never start), as fio\'s').argParser(exitWhatOption)))
     .addOption(zeroOne('--end_fsync', 'fsync the file when a job that wrote is done, as fio\'s; default 0'))
     .option('--iodepth <n>', 'I/Os in flight per job (default 1)',
       numberOption({ min: 1, max: MAX_IODEPTH, maxReason: 'the most I/O slots a job keeps' }))
@@ -132,6 +145,8 @@ export function iopsCommand(): Command {
   for (const flag of engineOptionFlags()) cmd.addOption(flag);
   return cmd
     .option('--verify [kind]', 'writes carry a pattern derived from each offset; reads check every block (any kind: the same check)')
+    .addOption(notPath(new Option('--verify_pattern <bytes>', 'writes carry these bytes repeated (0xaa555aa5, or "text"), and the ' +
+      'verify checks them, as fio\'s verify_pattern (it turns --verify on); its length divides --bs').argParser(verifyPatternOption)))
     .option('--force', 'allow writing into a file iolab did not create (or that changed since), replacing a symlink, ' +
       'and replacing an existing --output file')
     .option('--sweep <key=list>', 'run every point: iodepth=1,2,4,8 (also bs=, numjobs=, rw=); repeat to cross two',

@@ -15,6 +15,8 @@ export interface DiffCase {
   /** Options before the job file (or the whole job, for a command-line case), as fio takes them. */
   args: string[];
   env?: Record<string, string>;
+  /** Files that hold the same bytes after both runs (a corpus file's `; same bytes:` line). */
+  sameBytes?: string[];
   /** iolab refuses this case by name, with a line matching this, where fio runs it. */
   refuses?: RegExp;
 }
@@ -32,6 +34,8 @@ export interface DiffJob {
   /** Its completion latencies were recorded (not under gtod_reduce). */
   latencies: boolean;
   gtodReduce: boolean;
+  /** fio's latency_depth, latency_target (ns), latency_percentile, latency_window (us). */
+  latency: string;
   /** fio's syncs (fsync=N, fdatasync=N): its sync lat_ns's N. */
   syncs: number;
   /** fio's aggregated keys, as what they mean (undefined: no bw samples to tell): how many jobs'
@@ -103,6 +107,7 @@ function jobsOf(doc: any): DiffJob[] {
     return {
       name: j.jobname, groupid: j.groupid, rw: rwNames[rw] ?? rw, bs: blockSize(o, rw), iodepth: Number(o.iodepth ?? 1),
       latencies: (j.read?.clat_ns?.N ?? 0) + (j.write?.clat_ns?.N ?? 0) > 0, gtodReduce: o.gtod_reduce === '1',
+      latency: `${j.latency_depth} ${j.latency_target} ${j.latency_percentile} ${j.latency_window}`,
       syncs: j.sync?.lat_ns?.N ?? 0,  // fio 3.33 counts an fdatasync in N, not in total_ios
       ios: (j.read?.total_ios ?? 0) + (j.write?.total_ios ?? 0), timeBased: 'time_based' in o, verify: 'verify' in o,
       aggregates: aggregatesOf(j), runtime: Math.max(j.read?.runtime ?? 0, j.write?.runtime ?? 0),
@@ -111,13 +116,15 @@ function jobsOf(doc: any): DiffJob[] {
 }
 
 /** The files a run left, but fio's verify state (verify_state_save, fio's own bookkeeping); a log
- * file (write_*_log) by its lines: how many, and whether each is fio's "time, value, direction,
- * block size, priority". */
+ * file (write_*_log) by its lines: how many, whether each is fio's "time, value, direction,
+ * block size, priority", and the priorities they show (log_prio's values, or 1 for realtime). */
 function filesIn(dir: string): string[] {
   return readdirSync(dir).filter((f) => !f.endsWith('-verify.state')).sort().map((f) => {
     if (!f.endsWith('.log')) return `${f} ${statSync(join(dir, f)).size}`;
     const lines = readFileSync(join(dir, f), 'utf8').split('\n').filter((l) => l !== '');
-    return `${f} ${lines.length} lines${lines.every((l) => /^\d+, \d+, [01], \d+, 0$/.test(l)) ? '' : ', not fio\'s format'}`;
+    const format = lines.every((l) => /^\d+, \d+, [01], \d+, ([01]|0x[0-9a-f]{4})$/.test(l)) ? '' : ', not fio\'s format';
+    const prios = [...new Set(lines.map((l) => l.split(', ').pop()))].sort().join('/');
+    return `${f} ${lines.length} lines${format}${prios ? `, priorities ${prios}` : ''}`;
   });
 }
 
@@ -230,6 +237,7 @@ export function differences(c: DiffCase, fio: Outcome, iolab: Outcome): string[]
   same('groupids', fio.jobs.map((j) => j.groupid), iolab.jobs.map((j) => j.groupid));
   same('rw, bs, iodepth', fio.jobs.map((j) => [j.rw, j.bs, j.iodepth]), iolab.jobs.map((j) => [j.rw, j.bs, j.iodepth]));
   same('jobs that did I/O', fio.jobs.map((j) => j.ios > 0), iolab.jobs.map((j) => j.ios > 0));
+  same('latency_depth, _target, _percentile, _window', fio.jobs.map((j) => j.latency), iolab.jobs.map((j) => j.latency));
   // gtod_reduce records none (fio records none either for a job whose I/O all fell in its ramp)
   same('latencies recorded under gtod_reduce', fio.jobs.map((j) => (j.gtodReduce ? j.latencies : '-')),
     iolab.jobs.map((j, i) => (fio.jobs[i]?.gtodReduce ? j.latencies : '-')));
