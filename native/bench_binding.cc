@@ -91,6 +91,8 @@ Napi::Array CountsToJs(Napi::Env env, const uint64_t* counts) {
 struct ParsedJob {
   job_spec spec{};
   std::string filename;
+  std::vector<std::string> filenames;      // fio's filename=a:b: every file (empty: filename alone)
+  std::vector<const char*> filename_ptrs;  // what spec.filenames points at
   std::string verify_pattern;  // fio's verify_pattern bytes
   std::unique_ptr<char[]> engine_options;
   Napi::ObjectReference stop_ref;  // keeps the stop flag's memory alive while the job runs
@@ -118,6 +120,10 @@ class BenchWorker : public Napi::AsyncProgressWorker<Progress> {
     for (size_t i = 0; i < jobs.size(); i++) {
       specs_[i] = jobs[i].spec;
       specs_[i].filename = jobs[i].filename.c_str();
+      jobs[i].filename_ptrs.clear();
+      for (const std::string& f : jobs[i].filenames) jobs[i].filename_ptrs.push_back(f.c_str());
+      specs_[i].filenames = jobs[i].filename_ptrs.data();
+      specs_[i].nfiles = unsigned(jobs[i].filename_ptrs.size());
       specs_[i].engine_options = jobs[i].engine_options.get();
       specs_[i].verify_pattern = reinterpret_cast<const unsigned char*>(jobs[i].verify_pattern.data());
       specs_[i].verify_pattern_len = unsigned(jobs[i].verify_pattern.size());
@@ -394,6 +400,19 @@ void ParseJob(Napi::Env env, Napi::Value value, const std::string& what, uint32_
   out->spec = s;
   out->spec.stop = stop_flag;
   out->filename = filename;
+  // the job's files (fio's filename=a:b), the first of them filename
+  Napi::Value files(env, job.Get("filenames"));
+  if (!files.IsUndefined()) {
+    if (!files.IsArray()) ThrowTypeError(env, "ERR_INVALID_ARG_TYPE", what + ".filenames must be an array of strings");
+    Napi::Array list = files.As<Napi::Array>();
+    if (list.Length() > 4096) ThrowRangeError(env, "ERR_OUT_OF_RANGE", what + ".filenames has more than 4096 files");
+    for (uint32_t i = 0; i < list.Length(); i++)
+      out->filenames.push_back(StringArg(env, list.Get(i), (what + ".filenames[" + std::to_string(i) + "]").c_str()));
+    if (!out->filenames.empty() && out->filenames[0] != filename)
+      ThrowRangeError(env, "ERR_OUT_OF_RANGE", what + ".filenames[0] must be " + what + ".filename");
+    if (out->filenames.size() > 1 && s.size < out->filenames.size())
+      ThrowRangeError(env, "ERR_OUT_OF_RANGE", what + ".size must hold a byte per file");
+  }
   Napi::Value v(env, job.Get("verifyPattern"));
   if (!v.IsUndefined()) {
     if (!v.IsBuffer()) ThrowTypeError(env, "ERR_INVALID_ARG_TYPE", what + ".verifyPattern must be a Buffer");

@@ -38,6 +38,9 @@ export interface IpcJob<T> {
 /** One storage benchmark job (fio's options; sizes in bytes, times in ms). */
 export interface BenchJob {
   filename: string;
+  /** fio's filename=a:b: every file of the job, the first filename; the size is split among them
+   * (each size / files), each laid out, the I/Os going to one after the other. Default: filename alone. */
+  filenames?: string[];
   engine: string;
   rw: 'read' | 'write' | 'randread' | 'randwrite' | 'randrw' | 'readwrite';
   rwmixread?: number;

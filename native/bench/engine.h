@@ -24,13 +24,17 @@ struct io_u {
   uint64_t issue_ns;  /* when commit() returned (async engines) */
   void *engine_data;  /* per-io state an engine may keep (iocb, aiocb) */
   unsigned ioprio;    /* the I/O's priority (class << 13 | level): the job's, or cmdprio's (cmdprio.h) */
+  int fd;             /* the file it targets: one of ctx->fds (a job may run over several files) */
+  unsigned file;      /* that file's index in ctx->fds */
 };
 
 /* What an engine is given; engine_data holds its private state between calls. */
 struct engine_ctx {
-  int fd;
+  int fd;                 /* the job's first file (its only one, but for fio's filename=a:b) */
   const char *filename;
-  uint64_t file_size;     /* bytes the job addresses: [0, file_size) */
+  const int *fds;         /* every file of the job, nfiles of them (fds[0] == fd); an I/O names its own */
+  unsigned nfiles;
+  uint64_t file_size;     /* bytes the job addresses in each file: [0, file_size) */
   unsigned depth;
   unsigned bs;
   int direct;

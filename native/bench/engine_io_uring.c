@@ -106,7 +106,7 @@ static int uring_setup(struct engine_ctx *ctx) {
     }
   }
   if (o->registerfiles) {
-    ret = io_uring_register_files(&d->ring, &ctx->fd, 1);
+    ret = io_uring_register_files(&d->ring, ctx->fds, ctx->nfiles);
     if (ret < 0) {
       snprintf(ctx->reason, sizeof(ctx->reason), "io_uring_register_files: %s", strerror(-ret));
       return -1;
@@ -120,7 +120,7 @@ static int uring_queue(struct engine_ctx *ctx, struct io_u *io) {
   const struct uring_options *o = ctx->options;
   struct io_uring_sqe *sqe = io_uring_get_sqe(&d->ring);
   if (sqe == NULL) return FIO_Q_BUSY;  /* the SQ is full until the runner commits */
-  int fd = o->registerfiles ? 0 : ctx->fd;
+  int fd = o->registerfiles ? (int)io->file : io->fd;  /* a registered file by its index */
   if (o->fixedbufs) {
     if (io->ddir == DDIR_READ) io_uring_prep_read_fixed(sqe, fd, io->buf, io->len, io->offset, (int)io->index);
     else io_uring_prep_write_fixed(sqe, fd, io->buf, io->len, io->offset, (int)io->index);

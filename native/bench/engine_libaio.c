@@ -64,8 +64,8 @@ static int libaio_setup(struct engine_ctx *ctx) {
 static int libaio_queue(struct engine_ctx *ctx, struct io_u *io) {
   struct libaio_data *d = ctx->engine_data;
   struct iocb *cb = &d->iocbs[io->index];
-  if (io->ddir == DDIR_READ) io_prep_pread(cb, ctx->fd, io->buf, io->len, (long long)io->offset);
-  else io_prep_pwrite(cb, ctx->fd, io->buf, io->len, (long long)io->offset);
+  if (io->ddir == DDIR_READ) io_prep_pread(cb, io->fd, io->buf, io->len, (long long)io->offset);
+  else io_prep_pwrite(cb, io->fd, io->buf, io->len, (long long)io->offset);
   const struct libaio_options *o = ctx->options;
   if (cmdprio_pick(&o->cmdprio, &d->prio_state, io)) {
     cb->aio_reqprio = (short)io->ioprio;

@@ -9,8 +9,10 @@
 
 #include "engine.h"
 
+/* one mapping per file of the job (fio's filename=a:b), each file_size long */
 struct mmap_data {
-  char *map;
+  char **maps;
+  unsigned nmaps;
   size_t len;
 };
 
@@ -19,18 +21,22 @@ static int mmap_setup(struct engine_ctx *ctx) {
   if (d == NULL) return ENGINE_ERR(ctx, ENOMEM, "calloc");
   ctx->engine_data = d;
   d->len = ctx->file_size;
-  void *p = mmap(NULL, d->len, ctx->writable ? PROT_READ | PROT_WRITE : PROT_READ, MAP_SHARED, ctx->fd, 0);
-  if (p == MAP_FAILED) {
-    snprintf(ctx->reason, sizeof(ctx->reason), "mmap failed: %s", strerror(errno));
-    return -1;
+  d->maps = calloc(ctx->nfiles, sizeof(*d->maps));
+  if (d->maps == NULL) return ENGINE_ERR(ctx, ENOMEM, "calloc");
+  for (; d->nmaps < ctx->nfiles; d->nmaps++) {
+    void *p = mmap(NULL, d->len, ctx->writable ? PROT_READ | PROT_WRITE : PROT_READ, MAP_SHARED, ctx->fds[d->nmaps], 0);
+    if (p == MAP_FAILED) {
+      snprintf(ctx->reason, sizeof(ctx->reason), "mmap failed: %s", strerror(errno));
+      return -1;
+    }
+    d->maps[d->nmaps] = p;
   }
-  d->map = p;
   return 0;
 }
 
 static int mmap_queue(struct engine_ctx *ctx, struct io_u *io) {
   struct mmap_data *d = ctx->engine_data;
-  char *at = d->map + io->offset;
+  char *at = d->maps[io->file] + io->offset;
   if (io->ddir == DDIR_READ) memcpy(io->buf, at, io->len);
   else memcpy(at, io->buf, io->len);
   if (ctx->direct) {
@@ -47,14 +53,16 @@ static int mmap_queue(struct engine_ctx *ctx, struct io_u *io) {
 
 static int mmap_flush(struct engine_ctx *ctx) {
   struct mmap_data *d = ctx->engine_data;
-  if (d != NULL && d->map != NULL && msync(d->map, d->len, MS_SYNC) < 0) return ENGINE_ERR(ctx, errno, "msync");
+  for (unsigned i = 0; d != NULL && i < d->nmaps; i++)
+    if (msync(d->maps[i], d->len, MS_SYNC) < 0) return ENGINE_ERR(ctx, errno, "msync");
   return 0;
 }
 
 static void mmap_cleanup(struct engine_ctx *ctx) {
   struct mmap_data *d = ctx->engine_data;
   if (d == NULL) return;
-  if (d->map != NULL) munmap(d->map, d->len);
+  for (unsigned i = 0; i < d->nmaps; i++) munmap(d->maps[i], d->len);
+  free(d->maps);
   free(d);
   ctx->engine_data = NULL;
 }

@@ -49,7 +49,7 @@ static int posixaio_queue(struct engine_ctx *ctx, struct io_u *io) {
   struct posixaio_data *d = ctx->engine_data;
   struct aiocb *cb = &d->cbs[io->index];
   memset(cb, 0, sizeof(*cb));
-  cb->aio_fildes = ctx->fd;
+  cb->aio_fildes = io->fd;
   cb->aio_buf = io->buf;
   cb->aio_nbytes = io->len;
   cb->aio_offset = (off_t)io->offset;
@@ -99,7 +99,7 @@ static void posixaio_cleanup(struct engine_ctx *ctx) {
   if (d == NULL) return;
   /* never free control blocks glibc's threads still use */
   if (d->ninflight > 0 && d->cbs != NULL) {
-    aio_cancel(ctx->fd, NULL);
+    for (unsigned i = 0; i < ctx->nfiles; i++) aio_cancel(ctx->fds[i], NULL);
     while (d->ninflight > 0) {
       const struct aiocb *suspend[SUSPEND_ENTRIES];
       int nsuspend = 0;

@@ -7,8 +7,8 @@
 static int psync_setup(struct engine_ctx *ctx) { (void)ctx; return 0; }
 
 static int psync_queue(struct engine_ctx *ctx, struct io_u *io) {
-  ssize_t n = io->ddir == DDIR_READ ? pread(ctx->fd, io->buf, io->len, (off_t)io->offset)
-                                    : pwrite(ctx->fd, io->buf, io->len, (off_t)io->offset);
+  ssize_t n = io->ddir == DDIR_READ ? pread(io->fd, io->buf, io->len, (off_t)io->offset)
+                                    : pwrite(io->fd, io->buf, io->len, (off_t)io->offset);
   if (n < 0) return ENGINE_ERR(ctx, errno, io->ddir == DDIR_READ ? "pread" : "pwrite");
   io->result = n;
   return FIO_Q_COMPLETED;

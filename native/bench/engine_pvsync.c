@@ -8,8 +8,8 @@ static int pvsync_setup(struct engine_ctx *ctx) { (void)ctx; return 0; }
 
 static int pvsync_queue(struct engine_ctx *ctx, struct io_u *io) {
   struct iovec iov = {.iov_base = io->buf, .iov_len = io->len};
-  ssize_t n = io->ddir == DDIR_READ ? preadv(ctx->fd, &iov, 1, (off_t)io->offset)
-                                    : pwritev(ctx->fd, &iov, 1, (off_t)io->offset);
+  ssize_t n = io->ddir == DDIR_READ ? preadv(io->fd, &iov, 1, (off_t)io->offset)
+                                    : pwritev(io->fd, &iov, 1, (off_t)io->offset);
   if (n < 0) return ENGINE_ERR(ctx, errno, io->ddir == DDIR_READ ? "preadv" : "pwritev");
   io->result = n;
   return FIO_Q_COMPLETED;

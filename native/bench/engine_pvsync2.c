@@ -25,8 +25,8 @@ static int pvsync2_queue(struct engine_ctx *ctx, struct io_u *io) {
   const struct pvsync2_options *o = ctx->options;
   int flags = o != NULL && o->hipri ? RWF_HIPRI : 0;
   struct iovec iov = {.iov_base = io->buf, .iov_len = io->len};
-  ssize_t n = io->ddir == DDIR_READ ? preadv2(ctx->fd, &iov, 1, (off_t)io->offset, flags)
-                                    : pwritev2(ctx->fd, &iov, 1, (off_t)io->offset, flags);
+  ssize_t n = io->ddir == DDIR_READ ? preadv2(io->fd, &iov, 1, (off_t)io->offset, flags)
+                                    : pwritev2(io->fd, &iov, 1, (off_t)io->offset, flags);
   if (n < 0) return ENGINE_ERR(ctx, errno, io->ddir == DDIR_READ ? "preadv2" : "pwritev2");
   io->result = n;
   return FIO_Q_COMPLETED;

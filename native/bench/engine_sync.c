@@ -7,8 +7,8 @@
 static int sync_setup(struct engine_ctx *ctx) { (void)ctx; return 0; }
 
 static int sync_queue(struct engine_ctx *ctx, struct io_u *io) {
-  if (lseek(ctx->fd, (off_t)io->offset, SEEK_SET) < 0) return ENGINE_ERR(ctx, errno, "lseek");
-  ssize_t n = io->ddir == DDIR_READ ? read(ctx->fd, io->buf, io->len) : write(ctx->fd, io->buf, io->len);
+  if (lseek(io->fd, (off_t)io->offset, SEEK_SET) < 0) return ENGINE_ERR(ctx, errno, "lseek");
+  ssize_t n = io->ddir == DDIR_READ ? read(io->fd, io->buf, io->len) : write(io->fd, io->buf, io->len);
   if (n < 0) return ENGINE_ERR(ctx, errno, io->ddir == DDIR_READ ? "read" : "write");
   io->result = n;
   return FIO_Q_COMPLETED;

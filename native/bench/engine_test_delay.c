@@ -51,8 +51,8 @@ static int delay_queue(struct engine_ctx *ctx, struct io_u *io) {
   struct delay_data *d = ctx->engine_data;
   const struct delay_options *o = ctx->options;
   if (o->slots != 0 && d->npending >= o->slots) return FIO_Q_BUSY;
-  ssize_t n = io->ddir == DDIR_READ ? pread(ctx->fd, io->buf, io->len, (off_t)io->offset)
-                                    : pwrite(ctx->fd, io->buf, io->len, (off_t)io->offset);
+  ssize_t n = io->ddir == DDIR_READ ? pread(io->fd, io->buf, io->len, (off_t)io->offset)
+                                    : pwrite(io->fd, io->buf, io->len, (off_t)io->offset);
   io->result = n < 0 ? -errno : n;
   d->pending[d->npending++] = io;
   return FIO_Q_QUEUED;

@@ -31,8 +31,8 @@ static int nodata_queue(struct engine_ctx *ctx, struct io_u *io) {
     io->result = io->len;
     return FIO_Q_COMPLETED;
   }
-  ssize_t n = io->ddir == DDIR_READ ? pread(ctx->fd, io->buf, io->len, (off_t)io->offset)
-                                    : pwrite(ctx->fd, io->buf, io->len, (off_t)io->offset);
+  ssize_t n = io->ddir == DDIR_READ ? pread(io->fd, io->buf, io->len, (off_t)io->offset)
+                                    : pwrite(io->fd, io->buf, io->len, (off_t)io->offset);
   if (n < 0) return ENGINE_ERR(ctx, errno, io->ddir == DDIR_READ ? "pread" : "pwrite");
   io->result = n;
   return FIO_Q_COMPLETED;

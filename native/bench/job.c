@@ -29,6 +29,11 @@ static void job_exit_others(const struct worker *w) {
       __atomic_store_n(&w->shared->exited[j], 1, __ATOMIC_RELAXED);
 }
 
+static void close_all(const int *fds, unsigned n) {
+  for (unsigned i = 0; i < n; i++)
+    if (fds[i] >= 0) close(fds[i]);
+}
+
 static void *worker_main(void *arg) {
   struct worker *w = arg;
   const struct job_spec *s = w->spec;
@@ -41,26 +46,38 @@ static void *worker_main(void *arg) {
     job_exit_others(w);
     return NULL;
   }
-  int fd = diskless ? -1 : open(s->filename, (writes ? O_RDWR : O_RDONLY) | O_CLOEXEC | (s->direct ? O_DIRECT : 0) | s->open_sync);
-  if (fd < 0 && !diskless) {
+  /* fio's filename=a:b: every file open for the whole job; a diskless engine opens none */
+  unsigned nfiles = !diskless && s->nfiles > 1 ? s->nfiles : 1;
+  int fds[nfiles];
+  for (unsigned i = 0; i < nfiles; i++) fds[i] = -1;
+  for (unsigned i = 0; i < nfiles && !diskless; i++) {
+    const char *filename = nfiles > 1 ? s->filenames[i] : s->filename;
+    fds[i] = open(filename, (writes ? O_RDWR : O_RDONLY) | O_CLOEXEC | (s->direct ? O_DIRECT : 0) | s->open_sync);
+    if (fds[i] >= 0) {
+      apply_hints(s, fds[i], w->size);
+      if (w->files != NULL) w->files[i].fd = fds[i];
+      continue;
+    }
     if (errno == EINVAL && s->direct) {
       char name[256];
       w->error.kind = JOB_USER;
       snprintf(w->error.message, sizeof(w->error.message),
-               "--direct: the filesystem of '%s' does not support O_DIRECT", shown_name(name, sizeof(name), s->filename));
+               "--direct: the filesystem of '%s' does not support O_DIRECT", shown_name(name, sizeof(name), filename));
     } else {
       worker_fail_errno(w, errno, "open", UINT64_MAX);
     }
+    close_all(fds, i);
     return NULL;
   }
-  if (!diskless) apply_hints(s, fd, w->size);
+  int fd = fds[0];
   w->fd = fd;
+  w->sync_fd = fd;
   size_t stride = ((size_t)job_max_len(s) + 4095) & ~(size_t)4095;
   void *mem = NULL;
   struct io_u *io_us = calloc(s->iodepth, sizeof(*io_us));
   if (io_us == NULL || posix_memalign(&mem, 4096, stride * s->iodepth) != 0) {
     free(io_us);
-    if (fd >= 0) close(fd);
+    close_all(fds, nfiles);
     worker_fail_errno(w, ENOMEM, "posix_memalign", UINT64_MAX);
     return NULL;
   }
@@ -74,6 +91,8 @@ static void *worker_main(void *arg) {
   memset(&ctx, 0, sizeof(ctx));
   ctx.fd = fd;
   ctx.filename = s->filename;
+  ctx.fds = fds;
+  ctx.nfiles = nfiles;
   ctx.file_size = w->size + s->offset;
   ctx.depth = s->iodepth;
   ctx.bs = job_max_len(s);  /* the longest I/O: buffers (and io_uring's fixed ones) fit it */
@@ -93,15 +112,16 @@ static void *worker_main(void *arg) {
     int ok = run_loop(w, ops, &ctx) == 0;
     if (ops->flush != NULL && ops->flush(&ctx) < 0 && ok) worker_fail_errno(w, ctx.err, ctx.syscall, UINT64_MAX);
     /* fio's end_fsync: the written data reaches the device before the job ends (not timed) */
-    if (ok && s->end_fsync && writes && fd >= 0 && fsync(fd) < 0) worker_fail_errno(w, errno, "fsync", UINT64_MAX);
+    for (unsigned i = 0; ok && s->end_fsync && writes && fds[i] >= 0 && i < nfiles; i++)
+      if (fsync(fds[i]) < 0) ok = worker_fail_errno(w, errno, "fsync", UINT64_MAX) == 0;
     cpu_leave(w->shared);
   }
   ops->cleanup(&ctx);
   job_exit_others(w);
-  if (w->error.kind == JOB_OK && !w->unavailable && s->verify && writes) verify_pass(w, fd, mem);
+  if (w->error.kind == JOB_OK && !w->unavailable && s->verify && writes) verify_pass(w, mem);
   free(mem);
   free(io_us);
-  if (fd >= 0) close(fd);
+  close_all(fds, nfiles);
   return NULL;
 }
 
@@ -109,8 +129,16 @@ static void free_workers(struct worker *ws, unsigned n) {
   if (ws == NULL) return;
   for (unsigned i = 0; i < n; i++) {
     free(ws[i].dir);
-    free(ws[i].written);
-    free(ws[i].randmap);
+    if (ws[i].files != NULL) {
+      for (unsigned f = 0; f < ws[i].nfiles; f++) {
+        free(ws[i].files[f].written);
+        free(ws[i].files[f].randmap);
+      }
+      free(ws[i].files);
+    } else {
+      free(ws[i].written);
+      free(ws[i].randmap);
+    }
     for (int k = 0; k < LOG_KINDS; k++) log_text_free(&ws[i].logs.text[k]);
   }
   free(ws);
@@ -233,7 +261,15 @@ static int job_errno(struct job_result *res, int err, const char *syscall) {
   return -1;
 }
 
+/* The files a job's threads open: a diskless engine's none (one fd of -1), else the list's. */
+static unsigned job_nfiles(const struct job_spec *spec) {
+  return spec->nfiles > 1 && !(spec->ops->flags & ENGINE_DISKLESS) ? spec->nfiles : 1;
+}
+
+/* size: the job's, over all its files (each holds an equal share) */
 static int init_workers(const struct job_spec *spec, struct job_shared *shared, uint64_t size, struct worker *ws) {
+  unsigned nfiles = job_nfiles(spec);
+  size /= nfiles;
   for (unsigned i = 0; i < spec->numjobs; i++) {
     struct worker *w = &ws[i];
     unsigned n = i + spec->clone;
@@ -251,13 +287,63 @@ static int init_workers(const struct job_spec *spec, struct job_shared *shared, 
     if (w->dir == NULL) return -1;
     for (int d = 0; d < 2; d++) init_dir(&w->dir[d]);
     hist_init(&w->sync_lat);
-    if (randmap_init(w) < 0) return -1;
     dist_init(w);
-    if (spec->verify && job_writes(spec->rw)) {
-      w->written = calloc((size_t)(w->nblocks + 7) / 8, 1);
-      if (w->written == NULL) return -1;
+    /* a job over several files: each its own map and bitmap, the first one current */
+    if (nfiles > 1) {
+      w->files = calloc(nfiles, sizeof(*w->files));
+      if (w->files == NULL) return -1;
+      w->nfiles = nfiles;
+    }
+    for (unsigned f = nfiles; f-- > 0;) {
+      w->randmap = NULL;
+      w->written = NULL;
+      if (randmap_init(w) < 0) return -1;
+      if (w->files != NULL) {
+        w->files[f] = (struct file_state){.fd = -1, .last_pos = w->last_pos, .map_left = w->map_left, .randmap = w->randmap};
+      }
+      if (spec->verify && job_writes(spec->rw)) {
+        w->written = calloc((size_t)(w->nblocks + 7) / 8, 1);
+        if (w->written == NULL) return -1;
+        if (w->files != NULL) w->files[f].written = w->written;
+      }
     }
   }
+  return 0;
+}
+
+/* Lays out the job's file, or each of its files (fio's filename=a:b) at an equal share of its
+ * size, as fio's size / nr_files; the job then addresses what the shortest one holds in each.
+ * A stop removes the files this call created before the one being laid out, too. */
+static int layout_job(const struct job_spec *spec, uint64_t *size, struct job_result *res, job_progress_fn progress,
+                      void *arg) {
+  if (spec->ops->flags & ENGINE_DISKLESS) {  /* a diskless engine (null) addresses its size with no file behind it, as fio's */
+    *size -= *size % spec->bs;
+    return 0;
+  }
+  if (spec->nfiles < 2) return layout_prepare(spec, size, res, progress, arg);
+  uint64_t least = UINT64_MAX, laid = 0;
+  int owned = 1;
+  int created[spec->nfiles];
+  for (unsigned i = 0; i < spec->nfiles; i++) {
+    struct job_spec one = *spec;
+    one.filename = spec->filenames[i];
+    one.filenames = NULL;
+    one.nfiles = 0;
+    one.size = spec->size / spec->nfiles;
+    uint64_t got = one.size;
+    created[i] = access(one.filename, F_OK) != 0;
+    int r = layout_prepare(&one, &got, res, progress, arg);
+    laid += res->laid_out_bytes;
+    res->laid_out_bytes = laid;
+    if (r == -2 && res->layout_removed)
+      for (unsigned k = 0; k < i; k++)
+        if (created[k]) (void)unlink(spec->filenames[k]);
+    if (r != 0) return r;
+    owned &= res->owned;
+    if (got < least) least = got;
+  }
+  res->owned = owned;
+  *size = least * spec->nfiles;
   return 0;
 }
 
@@ -276,9 +362,7 @@ int job_run_group(const struct job_spec *specs, unsigned n, struct job_result *r
    * another job of the group is still laying out */
   for (unsigned j = 0; j < n; j++) {
     uint64_t size = specs[j].size;
-    /* a diskless engine (null) addresses its size with no file behind it, as fio's */
-    int laid = specs[j].ops->flags & ENGINE_DISKLESS ? 0 : layout_prepare(&specs[j], &size, &results[j], progress, arg);
-    if (specs[j].ops->flags & ENGINE_DISKLESS) size -= size % specs[j].bs;
+    int laid = layout_job(&specs[j], &size, &results[j], progress, arg);
     if (laid == -2) {
       for (unsigned k = 0; k < n; k++) results[k].interrupted = 1;
       return 0;
@@ -338,7 +422,9 @@ int job_run_group(const struct job_spec *specs, unsigned n, struct job_result *r
   poll_progress(all, total, start, progress, arg);
   for (unsigned j = 0; j < n; j++) {
     merge_workers(&results[j], ws[j], specs[j].numjobs, &shared, (double)specs[j].numjobs / (double)total);
-    if (job_writes(specs[j].rw) && results[j].owned) layout_mark_written(specs[j].filename, specs[j].verify && specs[j].verify_pattern_len == 0);
+    for (unsigned f = 0; job_writes(specs[j].rw) && results[j].owned && f < job_nfiles(&specs[j]); f++)
+      layout_mark_written(job_nfiles(&specs[j]) > 1 ? specs[j].filenames[f] : specs[j].filename,
+                          specs[j].verify && specs[j].verify_pattern_len == 0);
     if (results[j].error.kind != JOB_OK) ret = -1;
   }
 out:

@@ -22,6 +22,11 @@ enum fadvise_hint { FADVISE_OFF = 0, FADVISE_BY_RW = 1, FADVISE_SEQUENTIAL = 2, 
 
 struct job_spec {
   const char *filename;
+  /* fio's filename=a:b: the job's files (filenames[0] == filename), nfiles of them (0 or 1: filename
+   * alone). size is split among them (each size / nfiles, as fio's), each laid out and addressed
+   * on its own; the I/Os go to one file after the other (fio's file_service_type=roundrobin) */
+  const char *const *filenames;
+  unsigned nfiles;
   const struct engine_ops *ops;
   const void *engine_options;  /* ops->options_size bytes, filled from the engine's table */
   enum rw_mode rw;
@@ -146,7 +151,7 @@ struct job_result {
   uint64_t ctx, majf, minf;
   uint64_t verified_blocks;
   uint64_t laid_out_bytes;
-  uint64_t size;         /* bytes each job addressed (may be less than asked on a short file) */
+  uint64_t size;         /* bytes each job addressed, over all its files (may be less than asked on a short file) */
   int layout_removed;    /* interrupted layout: the file this run created was removed */
   int owned;             /* the file is iolab's (its mark describes it) */
   uint64_t syncs;        /* fsync/fdatasync calls (fio's sync total_ios) */

@@ -37,7 +37,12 @@ static int64_t verify_check(const struct job_spec *s, const void *buf, uint64_t 
   return pattern_check(buf, offset, len, PATTERN_KEY);
 }
 
-static int fail_verify(struct worker *w, uint64_t block, int64_t bad) {
+/* The name of the job's file number i (its only one, but for fio's filename=a:b). */
+static const char *file_name(const struct job_spec *s, unsigned i) {
+  return s->nfiles > 1 ? s->filenames[i] : s->filename;
+}
+
+static int fail_verify(struct worker *w, unsigned file, uint64_t block, int64_t bad) {
   if (w->error.kind == JOB_OK) {
     char name[160];
     w->error.kind = JOB_VERIFY;
@@ -45,7 +50,7 @@ static int fail_verify(struct worker *w, uint64_t block, int64_t bad) {
     snprintf(w->error.message, sizeof(w->error.message),
              "verify failed: block at offset %llu (bs %u) of '%s' does not hold what was written there "
              "(first bad byte at offset %llu)",
-             (unsigned long long)block, w->spec->bs, shown_name(name, sizeof(name), w->spec->filename), (unsigned long long)bad);
+             (unsigned long long)block, w->spec->bs, shown_name(name, sizeof(name), file_name(w->spec, file)), (unsigned long long)bad);
   }
   return -1;
 }
@@ -131,6 +136,9 @@ static void prepare_io(struct worker *w, struct io_u *io) {
     io->ddir = next_random(&w->rand_state) % 100 < s->rwmixread ? DDIR_READ : DDIR_WRITE;
   else
     io->ddir = job_reads(s->rw) ? DDIR_READ : DDIR_WRITE;
+  io->fd = w->fd;
+  io->file = w->cur;
+  file_next(w);  /* fio's file_service_type=roundrobin: the next I/O goes to the next file */
   fill_buffer(w, io);
 }
 
@@ -245,15 +253,19 @@ static int complete_io(struct worker *w, struct io_u *io, uint64_t t, int async)
     const char *call = io->ddir == DDIR_READ ? "read" : "write";
     return worker_fail_errno(w, io->result < 0 ? (int)-io->result : EIO, call, io->offset);  /* short: EIO */
   }
-  if (io->ddir == DDIR_WRITE) w->writes_since_sync++;
+  if (io->ddir == DDIR_WRITE) {
+    w->writes_since_sync++;
+    w->sync_fd = io->fd;
+  }
   if (s->latency_target_ns != 0 && lat_check_io(w, io, t) < 0) return -1;
   if (s->verify) {
     if (io->ddir == DDIR_READ) {
       int64_t bad = verify_check(s, io->buf, io->offset, io->len);
-      if (bad >= 0) return fail_verify(w, io->offset, bad);
+      if (bad >= 0) return fail_verify(w, io->file, io->offset, bad);
     } else {
       uint64_t b = (io->offset - s->offset) / s->bs;
-      w->written[b / 8] |= (unsigned char)(1u << (b % 8));
+      unsigned char *written = w->files != NULL ? w->files[io->file].written : w->written;
+      written[b / 8] |= (unsigned char)(1u << (b % 8));
     }
   }
   if (io->start_ns >= w->measure_from) {
@@ -357,7 +369,7 @@ static int sync_if_due(struct worker *w) {
   const struct job_spec *s = w->spec;
   if (s->fsync_every == 0 || w->writes_since_sync < s->fsync_every) return 0;
   uint64_t t = now_ns();
-  int r = s->sync_is_fdatasync ? fdatasync(w->fd) : fsync(w->fd);
+  int r = s->sync_is_fdatasync ? fdatasync(w->sync_fd) : fsync(w->sync_fd);
   if (r < 0) return worker_fail_errno(w, errno, s->sync_is_fdatasync ? "fdatasync" : "fsync", UINT64_MAX);
   w->writes_since_sync = 0;
   if (t >= w->measure_from) {
@@ -414,13 +426,14 @@ int run_loop(struct worker *w, const struct engine_ops *ops, struct engine_ctx *
    * after its size, or after number_ios I/Os when that comes first; both counted after the ramp,
    * which runs for its time whatever the size */
   /* one pass is the size's blocks (io_size's, wrapping, when given); loops passes */
-  uint64_t pass = s->io_limit ? s->io_limit / s->bs : w->nblocks;
+  unsigned nfiles = w->nfiles > 1 ? w->nfiles : 1;
+  uint64_t pass = s->io_limit ? s->io_limit / s->bs : w->nblocks * nfiles;  /* size is every file's */
   uint64_t budget = s->time_based ? UINT64_MAX : pass * (s->loops ? s->loops : 1);
   /* with lengths that vary (bsrange, bssplit) the size is a budget of bytes, as fio's io_size:
    * I/Os are issued while less than it was */
   uint64_t byte_budget = UINT64_MAX;
   if (job_varlen(s) && !s->time_based) {
-    byte_budget = (s->io_limit ? s->io_limit : w->size) * (s->loops ? s->loops : 1);
+    byte_budget = (s->io_limit ? s->io_limit : w->size * nfiles) * (s->loops ? s->loops : 1);
     budget = UINT64_MAX;
   }
   if (!s->time_based && s->number_ios != 0 && (s->number_ios < budget || s->number_ios_wraps)) budget = s->number_ios;
@@ -566,21 +579,27 @@ int run_loop(struct worker *w, const struct engine_ops *ops, struct engine_ctx *
   return failed ? -1 : 0;
 }
 
-/* After a job that wrote with verify on: read back every block written and check it. */
-int verify_pass(struct worker *w, int fd, void *buf) {
+/* After a job that wrote with verify on: read back every block written and check it, file
+ * after file. */
+int verify_pass(struct worker *w, void *buf) {
   const struct job_spec *s = w->spec;
   w->phase = PHASE_VERIFY;
-  for (uint64_t b = 0; b < w->nblocks; b++) {
-    if (!(w->written[b / 8] & (1u << (b % 8)))) continue;
-    if (job_stopped(w)) return 0;
-    uint64_t off = b * s->bs + s->offset;
-    memset(buf, VERIFY_POISON, s->bs);
-    ssize_t n = pread(fd, buf, s->bs, (off_t)off);
-    if (n < 0) return worker_fail_errno(w, errno, "pread", off);
-    if (n != (ssize_t)s->bs) return worker_fail_errno(w, EIO, "pread", off);
-    int64_t bad = verify_check(s, buf, off, s->bs);
-    if (bad >= 0) return fail_verify(w, off, bad);
-    w->verified++;
+  unsigned nfiles = w->files != NULL ? w->nfiles : 1;
+  for (unsigned f = 0; f < nfiles; f++) {
+    int fd = w->files != NULL ? w->files[f].fd : w->fd;
+    const unsigned char *written = w->files != NULL ? w->files[f].written : w->written;
+    for (uint64_t b = 0; b < w->nblocks; b++) {
+      if (!(written[b / 8] & (1u << (b % 8)))) continue;
+      if (job_stopped(w)) return 0;
+      uint64_t off = b * s->bs + s->offset;
+      memset(buf, VERIFY_POISON, s->bs);
+      ssize_t n = pread(fd, buf, s->bs, (off_t)off);
+      if (n < 0) return worker_fail_errno(w, errno, "pread", off);
+      if (n != (ssize_t)s->bs) return worker_fail_errno(w, EIO, "pread", off);
+      int64_t bad = verify_check(s, buf, off, s->bs);
+      if (bad >= 0) return fail_verify(w, f, off, bad);
+      w->verified++;
+    }
   }
   return 0;
 }

@@ -3,7 +3,8 @@
  * already; norandommap draws with replacement instead. A time_based job whose map is full (or
  * whose sequential offset wraps) starts a new pass, and with invalidate=1 drops the file's cached
  * pages again, as fio does, so every pass of a buffered job reads a cold file. With norandommap a
- * random job never ends a pass, in fio as here: it invalidates once, at the start. */
+ * random job never ends a pass, in fio as here: it invalidates once, at the start. A job over
+ * several files (fio's filename=a:b) keeps a map, an offset and a pass per file. */
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
@@ -48,4 +49,22 @@ uint64_t randmap_next(struct worker *w) {
   w->randmap[i] |= 1ULL << bit;
   w->map_left--;
   return i * 64 + bit;
+}
+
+/* Only the scalars move: each file's randmap and written bitmap stay where they were allocated. */
+void file_next(struct worker *w) {
+  if (w->nfiles < 2) return;
+  struct file_state *f = &w->files[w->cur];
+  f->fd = w->fd;
+  f->next_block = w->next_block;
+  f->last_pos = w->last_pos;
+  f->map_left = w->map_left;
+  w->cur = (w->cur + 1) % w->nfiles;
+  f = &w->files[w->cur];
+  w->fd = f->fd;
+  w->next_block = f->next_block;
+  w->last_pos = f->last_pos;
+  w->map_left = f->map_left;
+  w->randmap = f->randmap;
+  w->written = f->written;
 }

@@ -35,6 +35,15 @@ struct job_shared {
   uint64_t started_ns, ended_ns;
 };
 
+/* One file of a job over several (fio's filename=a:b): its own offsets, random map and verify
+ * bitmap. The worker's fields hold the current file's; file_next() swaps them. */
+struct file_state {
+  int fd;
+  uint64_t next_block, last_pos, map_left;
+  uint64_t *randmap;
+  unsigned char *written;
+};
+
 struct worker {
   const struct job_spec *spec;
   struct job_shared *shared;
@@ -61,7 +70,9 @@ struct worker {
   /* fio's random map: a bit per block, set once the block was issued in this pass; NULL for
    * sequential jobs and norandommap. map_left blocks are still free in the pass. */
   uint64_t *randmap, map_left;
-  int fd;                  /* the job thread's fd: a new pass of a time_based job invalidates it */
+  int fd;                  /* the current file's fd: a new pass of a time_based job invalidates it */
+  struct file_state *files;  /* nfiles of them when the job has several files, else NULL */
+  unsigned nfiles, cur;      /* cur: the file the next I/O goes to */
   uint64_t start_unix_ms;  /* CLOCK_REALTIME at measure_from (fio's job_start) */
   struct job_logs logs;    /* fio's log files (write_*_log) */
   /* fio's latency_target: the depth tried (lat_qd) between its bounds, the window's counts */
@@ -70,6 +81,7 @@ struct worker {
   uint64_t lat_window_from, lat_ios, lat_ios_from, lat_failed;
   uint64_t rate_next_ns[2];  /* rate/rate_iops: when the next I/O of each direction may be issued */
   uint64_t writes_since_sync, syncs;
+  int sync_fd;             /* fsync=N syncs the file of the last write (fio's, too) */
   uint64_t issued_bytes;
   struct job_flow *flow;   /* its flow_id's (NULL: no flow) */
   uint64_t flow_counter;   /* bsrange/bssplit: bytes issued toward the size (their budget is in bytes) */
@@ -120,10 +132,13 @@ void dist_init(struct worker *w);
 uint64_t dist_next_block(struct worker *w);
 void pass_start(struct worker *w);
 
+/* job_map.c: makes the next file of the job the current one (fio's roundrobin) */
+void file_next(struct worker *w);
+
 /* job_loop.c */
 int worker_fail_errno(struct worker *w, int err, const char *syscall, uint64_t offset);
 int run_loop(struct worker *w, const struct engine_ops *ops, struct engine_ctx *ctx);
-int verify_pass(struct worker *w, int fd, void *buf);
+int verify_pass(struct worker *w, void *buf);
 
 /* job_stats.c */
 void depth_mark_level(struct depth_stats *d, unsigned inflight, unsigned n);
