@@ -5,7 +5,7 @@
 // file's, numjobs' files of their own, number_ios after the ramp, fio's jobname and "global
 // options". fio itself is the oracle in test/fio-differential.test.ts; these pin each rule.
 import { describe, expect, it } from 'vitest';
-import { existsSync, mkdirSync, readdirSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { totalmem } from 'node:os';
 import { join } from 'node:path';
 import { native } from '../src/native.js';
@@ -96,12 +96,16 @@ describe.concurrent('the job file\'s text, as fio reads it', { timeout: 300_000 
     expect(Math.floor(totalmem() / 2 ** 20)).toBeGreaterThan(0);
   });
 
-  it('reads filename=a:b as two files (refused by name: one file a job) and a\\:b as one', async () => {
-    const { cwd, job } = place('[two]\nfilename=a.dat:b.dat\nsize=64k\n');
-    const r = await iops([job], cwd);
-    expect(r.stderr).toBe('iolab: filename=a.dat:b.dat names 2 files (fio\'s \':\' list): iolab runs a job over one file, ' +
-      'so give each file a job of its own');
-    expect([r.exitCode, r.stdout, files(cwd)]).toEqual([1, '', []]);
+  it('reads filename=a:b as two files of one job (its size split between them) and a\\:b as one', async () => {
+    const { cwd, job } = place('[two]\nfilename=a.dat:b\\:c.dat\nsize=64k\n');
+    const two = await json([job], cwd);
+    expect(two.jobs).toHaveLength(1);
+    expect([two.jobs[0]['job options'].filename, two.jobs[0].read.total_ios]).toEqual(['a.dat:b\\:c.dat', 16]);
+    expect(files(cwd)).toEqual(['a.dat 32768', 'b:c.dat 32768']);
+    for (const f of ['a.dat', 'b:c.dat']) rmSync(join(cwd, f));
+    const small = await iops(['--name=s', '--filename=x.dat:y.dat:z.dat', '--size=10000'], cwd);
+    expect(small.stderr).toBe('iolab: --size (10000 bytes) over 3 files is 3333 bytes each, less than one block (--bs 4096)');
+    expect([small.exitCode, files(cwd)]).toEqual([1, []]);
     writeFileSync(job, '[one]\nfilename=odd\\:name.dat\nsize=64k\n');
     await json([job], cwd);
     expect(files(cwd)).toEqual(['odd:name.dat 65536']);

@@ -96,12 +96,12 @@ function parseOptionText(cmd: Command, text: FioOptionText, fromFile: boolean): 
 }
 
 /** A job's file under its directory= (fio's: a relative name goes under it; one folder, where
- * fio's ':' list of folders spreads files over them, which iolab's one file per job does not). */
+ * fio's ':' list of folders spreads a job's files over them, which iolab does not). */
 function inDirectory(directory: unknown, file: string): string {
   if (typeof directory !== 'string' || directory === '' || isAbsolute(file)) return file;
   const dirs = splitFilenames(directory);
   if (dirs.length > 1) {
-    throw new UserError(`directory=${directory} names ${dirs.length} folders (fio's ':' list): iolab runs a job over one file in one folder`);
+    throw new UserError(`directory=${directory} names ${dirs.length} folders (fio's ':' list): iolab puts a job's files in one folder`);
   }
   if (!statSync(dirs[0], { throwIfNoEntry: false })?.isDirectory()) {
     throw new UserError(`directory=${directory}: no such folder (fio refuses it too: "${dirs[0]} is not a directory")`);

@@ -4,6 +4,7 @@
 import { readFileSync } from 'node:fs';
 import { native, type BenchDirection, type BenchHistogram, type BenchResult } from '../native.js';
 import { jobLabel, type IopsJob } from './iops-plan.js';
+import { joinFilenames } from './fio-values.js';
 import type { MachineInfo } from './machine.js';
 
 const percentileKeys = native.benchPercentileList.map((p) => p.toFixed(6));
@@ -92,7 +93,7 @@ function measuredFioOptions(job: IopsJob): Record<string, string> {
 /** The options of a job as fio's "job options" lists them: fio's names, string values. */
 export function jobOptions(job: IopsJob, point?: Record<string, string>): Record<string, string> {
   const o: Record<string, string> = {
-    name: job.name ?? job.engine, filename: job.filename, ioengine: job.engine, rw: job.rw, bs: String(job.bs),
+    name: job.name ?? job.engine, filename: job.filenames ? joinFilenames(job.filenames) : job.filename, ioengine: job.engine, rw: job.rw, bs: String(job.bs),
     iodepth: String(job.iodepth), numjobs: String(job.clones ?? job.numjobs ?? 1), size: String(job.size),
     direct: job.direct ? '1' : '0', invalidate: job.invalidate === false ? '0' : '1',
     fadvise_hint: String(job.fadviseHint ?? 1),

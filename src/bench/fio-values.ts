@@ -133,6 +133,11 @@ export function substituteValue(name: string, value: string, env: NodeJS.Process
 }
 
 /** fio's filename list: names separated by ':', a '\:' being a colon within a name. */
+/** The files of a list as fio's filename= takes them: ':' between, a colon in a name as '\:'. */
+export function joinFilenames(names: string[]): string {
+  return names.map((n) => n.replaceAll(':', '\\:')).join(':');
+}
+
 export function splitFilenames(value: string): string[] {
   const names: string[] = [];
   let current = '';

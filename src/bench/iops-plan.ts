@@ -14,6 +14,7 @@ import { checkLogFiles, logFiles, logMask } from './fio-logs.js';
 import type { FioJobList } from './fio-jobs.js';
 import { jobEngines, jobFromOptions, type IopsJob, type IopsOptions } from './iops-job.js';
 import { showText } from '../show-bytes.js';
+import { joinFilenames } from './fio-values.js';
 
 export type { IopsJob } from './iops-job.js';
 
@@ -79,9 +80,15 @@ export function describeJob(job: IopsJob, sweep: SweepAxis[] = []): string {
 }
 
 /** Says on stderr what an interrupted layout left behind. */
+/** A job's file, or its files as fio's filename= lists them (a:b, a colon in a name as \:), each
+ * name as the CLI shows one (its own backslash doubled, so a \: is always the list's). */
+export function shownFiles(job: { filename: string; filenames?: string[] }): string {
+  return job.filenames && job.filenames.length > 1 ? joinFilenames(job.filenames.map(showText)) : showText(job.filename);
+}
+
 export function reportInterruptedLayout(job: BenchJob, r: BenchResult): void {
   if (r.read.ios + r.write.ios > 0 || r.laidOutBytes === 0) return;
-  process.stderr.write(`iolab: interrupted while laying out '${showText(job.filename)}': ` +
+  process.stderr.write(`iolab: interrupted while laying out '${shownFiles(job)}': ` +
     (r.layoutRemoved ? 'what this run wrote is removed\n' : 'the file keeps what was laid out so far\n'));
 }
 
@@ -124,27 +131,32 @@ export function planRun(list: FioJobList, run: RunOptions): IopsRun {
   const sweep = run.sweep ?? [];
   const jobs = list.jobs.map((fio) => {
     const opts = fio.options as IopsOptions;
-    if (fio.filenames.length > 1) {
-      throw new UserError(`filename=${String(opts.filename)} names ${fio.filenames.length} files (fio's ':' list): iolab runs a job ` +
-        'over one file, so give each file a job of its own');
-    }
     const filename = fio.filenames[0] ?? opts.filename;
     if (!filename) throw new UserError('--filename (or --name) is required (iolab creates and lays it out when missing)');
-    if (opts.unlink && existsSync(filename) && !opts.force) {
-      throw new UserError(`${fio.name || 'the job'}: unlink=1 deletes '${filename}' when the job is done, and it exists already: ` +
-        'iolab deletes a file it did not create only with --force');
-    }
-    if (opts.allow_file_create === false && !existsSync(filename)) {
-      throw new UserError(`${fio.name || 'the job'}: '${filename}' does not exist, and allow_file_create=0 ` +
-        '(fio: "file creation disallowed by allow_file_create=0")');
-    }
-    // iolab's own command line has a default size; a fio job has none, as in fio
-    if (list.fioJob && opts.size === undefined && opts.filesize === undefined && !existsSync(filename)) {
-      throw new UserError(`${fio.name}: no size for '${filename}', which does not exist yet (fio refuses it too: ` +
-        '"you need to specify size="); give size=');
+    // fio's filename=a:b: one job over every file of the list, each checked as a job's one file is
+    const files = fio.filenames.length > 1 ? fio.filenames : [filename];
+    for (const file of files) {
+      if (opts.unlink && existsSync(file) && !opts.force) {
+        throw new UserError(`${fio.name || 'the job'}: unlink=1 deletes '${file}' when the job is done, and it exists already: ` +
+          'iolab deletes a file it did not create only with --force');
+      }
+      if (opts.allow_file_create === false && !existsSync(file)) {
+        throw new UserError(`${fio.name || 'the job'}: '${file}' does not exist, and allow_file_create=0 ` +
+          '(fio: "file creation disallowed by allow_file_create=0")');
+      }
+      // iolab's own command line has a default size; a fio job has none, as in fio
+      if (list.fioJob && opts.size === undefined && opts.filesize === undefined && !existsSync(file)) {
+        throw new UserError(`${fio.name}: no size for '${file}', which does not exist yet (fio refuses it too: ` +
+          '"you need to specify size="); give size=');
+      }
     }
     const engines = jobEngines(opts, list.fioJob, ENGINES);
     const job = jobFromOptions(opts, filename, engines, sweep);
+    if (files.length > 1) {
+      job.filenames = files;
+      // fio's filesize is each file's; without a size the job's is all of them
+      if (opts.size === undefined && opts.filesize !== undefined) job.size = opts.filesize * files.length;
+    }
     const logs = logFiles(opts, fio.name, list.jobs.indexOf(fio) + 1);
     return { fio, engines, job: { ...job, name: list.fioJob ? fio.name : undefined, clone: fio.clone, groupid: fio.groupid,
       logFiles: logs, logMask: logMask(logs), logAvgMs: opts.log_avg_msec ?? 0 } };

@@ -13,8 +13,7 @@ import { writeLogs } from './fio-logs.js';
 import { rmSync } from 'node:fs';
 import { diskSample, diskUtil, fioDocument, fioJob, type JobEntry } from './fio-json.js';
 import { resultHeader, resultRows } from './storage-table.js';
-import { describeJob, jobLabel, outputJson, reportInterruptedLayout, type IopsRun, type Step } from './iops-plan.js';
-import { showText } from '../show-bytes.js';
+import { describeJob, jobLabel, outputJson, reportInterruptedLayout, shownFiles, type IopsRun, type Step } from './iops-plan.js';
 
 /** Below this many I/Os a row's IOPS is a figure from a handful of calls: the table says so. */
 const MEANINGFUL_IOS = 100;
@@ -47,7 +46,7 @@ export async function runStep(step: Step, show: boolean): Promise<StepEntry[]> {
       return { job: { ...last.job, name: j.job.name, clone: j.job.clone }, point: j.point, result, phase: step.phase, members: members(j.entry) };
     });
     // fio's unlink: the files of the step's jobs that ask for it, once every job of the step is done
-    for (const file of new Set(step.jobs.filter((k) => k.job.unlink).map((k) => k.job.filename))) rmSync(file, { force: true });
+    for (const file of new Set(step.jobs.filter((k) => k.job.unlink).flatMap((k) => k.job.filenames ?? [k.job.filename]))) rmSync(file, { force: true });
     return entries;
   } catch (err) {
     if (isBenchInputError(err)) throw err;  // refused before any I/O: one line, nothing else
@@ -104,7 +103,7 @@ function printTable(plan: IopsRun, phase: number, entries: StepEntry[]): void {
   for (const job of jobs) {
     // the size the job addressed: a file used whole (no --size) or a block device has its own
     const size = entries.find((e) => e.job.filename === job.filename && e.result?.size)?.result?.size ?? job.size;
-    process.stdout.write(`iolab bench iops: ${describeJob({ ...job, size }, plan.sweep)} file=${showText(job.filename)}\n`);
+    process.stdout.write(`iolab bench iops: ${describeJob({ ...job, size }, plan.sweep)} file=${shownFiles(job)}\n`);
   }
   if (jobs.length > 1) process.stdout.write(`at the same time: ${jobs.map((j) => j.name).join(', ')}\n`);
   process.stdout.write(table(resultHeader, rows));

@@ -46,7 +46,7 @@ export function iopsCommand(): Command {
     .addArgument(pathArgument('[jobfile]', 'a fio job file ([global] and job sections); with -m, the file testIOPS mode tests',
       { output: true, called: 'job file' }))
     .addOption(pathOption('--filename <path>', 'file (or block device, read only) to test; created and laid out when missing ' +
-      '(default: <name>.0.0)', { output: true }))
+      '(default: <name>.0.0); a:b is one job over both files, as fio\'s (\\: a colon in a name)', { output: true }))
     .option('--name <job>', 'starts a job, as fio\'s: the options after it are that job\'s (those before the first --name every job\'s); names it in the table and the JSON')
     .option('--ioengine <list>', `engine, comma list or 'all' (${ENGINES.join(', ')}; also ${ENGINE_NAMES.filter((e) => !ENGINES.includes(e)).join(', ')} ` +
       'when named); default all; psync, fio\'s default, for the sections of a .fio and for --name jobs', parseEngines)

@@ -44,10 +44,10 @@ export function logicalBlockSize(path: string): { size: number; device: string }
  * own check (native/bench/layout.c) sees only itself, so numjobs=2 of 200 MiB on 252 MiB would
  * lay out the first and then be refused, leaving it. One line, as the layout's own.
  */
-export function checkLayoutSpace(jobs: { filename: string; size?: number }[]): void {
+export function checkLayoutSpace(jobs: { filename: string; filenames?: string[]; size?: number }[]): void {
   const byFileSystem = new Map<number, { folder: string; need: number; files: string[] }>();
   const seen = new Set<string>();
-  for (const job of jobs) {
+  for (const job of jobs.flatMap(eachFile)) {
     const path = resolve(job.filename);
     if (seen.has(path) || !job.size) continue;
     seen.add(path);
@@ -72,6 +72,15 @@ export function checkLayoutSpace(jobs: { filename: string; size?: number }[]): v
   }
 }
 
+/** A job over several files (fio's filename=a:b) as a job per file, each at its share of the
+ * size (fio's size / nr_files); a job over one file as itself. */
+export function eachFile<J extends { filename: string; filenames?: string[]; size?: number }>(job: J): J[] {
+  const files = job.filenames ?? [];
+  if (files.length < 2) return [job];
+  const size = job.size === undefined ? undefined : Math.floor(job.size / files.length);
+  return files.map((filename) => ({ ...job, filename, filenames: undefined, size }));
+}
+
 /** How a job's file was named: the option, and whether the job may create or write it. */
 export interface JobFileRole {
   option: string;
@@ -83,6 +92,15 @@ export interface JobFileRole {
  * the same as another it reads or writes); a file it may create is never one under /dev, /proc
  * or /sys, and the temp files that killed runs left for it are removed first. */
 export function checkJob(job: BenchJob, role: JobFileRole = { option: '--filename', output: true }): void {
+  const files = job.filenames ?? [];
+  if (files.length > 1) {
+    const share = Math.floor(job.size / files.length);
+    if (share < job.bs) {
+      throw new UserError(`--size (${job.size} bytes) over ${files.length} files is ${share} bytes each, less than one block (--bs ${job.bs})`);
+    }
+    for (const each of eachFile(job)) checkJob(each, role);
+    return;
+  }
   noteRunFile(job.filename, role.option, role.output);
   const fs = mountOf(job.filename);
   if (fs && pseudoFileSystems.has(fs.type)) {

@@ -12,11 +12,10 @@ import { engineInfo } from './engines.js';
 import { cpuPerIoUs, diskSample, diskUtil, fioDocument, fioJob } from './fio-json.js';
 import { fioArgs, fioVersion, runFio, type FioFigures } from './fio-runner.js';
 import { formatCpuPerIo, resultIops } from './storage-table.js';
-import { describeJob, jobLabel, outputJson, type IopsRun, type Variant } from './iops-plan.js';
+import { describeJob, jobLabel, outputJson, shownFiles, type IopsRun, type Variant } from './iops-plan.js';
 import { runStep, type StepEntry } from './iops-run.js';
 import { checkLayoutSpace } from './storage-job.js';
 import type { FioCommandLine } from './fio-cli.js';
-import { showText } from '../show-bytes.js';
 
 /** One round of iolab's side: every step of the run, and the figures of all its jobs together. */
 interface IolabRound {
@@ -148,7 +147,7 @@ export async function runVsFio(plan: IopsRun, user: { jobFile?: string; commandL
         // iolab's cache drop cannot reach it: a read would be of memory, not the file. So the
         // layout is written to disk and the round run again, on the file as fio will find it.
         if (entries.some((e) => (e.result?.laidOutBytes ?? 0) > 0) && !signal.aborted && !entries.some((e) => e.error)) {
-          syncFiles(jobs.map((j) => j.filename));
+          syncFiles(jobs.flatMap((j) => j.filenames ?? [j.filename]));
           entries = await runSteps(p.variant, signal, !plan.json);
         }
         const failed = entries.find((e) => e.error);
@@ -173,7 +172,7 @@ export async function runVsFio(plan: IopsRun, user: { jobFile?: string; commandL
           if (!signal.aborted) throw err;  // stopped by Ctrl-C: fio's run is partial
         }
         // fio wrote into iolab's files on its behalf
-        if (writes) for (const j of jobs) native.benchMarkWritten(j.filename);
+        if (writes) for (const j of jobs) for (const f of j.filenames ?? [j.filename]) native.benchMarkWritten(f);
         if (signal.aborted || f === undefined) p.partial = true;
         else p.fio.push(f);
       };
@@ -204,7 +203,7 @@ export async function runVsFio(plan: IopsRun, user: { jobFile?: string; commandL
   }, plan.globalOptions);
   outputJson(plan, doc);
   if (!plan.json) {
-    const titles = plan.phases.flat().map((j) => `${describeJob(j, plan.sweep)} file=${showText(j.filename)}`).join('; ');
+    const titles = plan.phases.flat().map((j) => `${describeJob(j, plan.sweep)} file=${shownFiles(j)}`).join('; ');
     // the rounds both sides finished for every engine: the figures are over those
     const done = Math.min(...pairs.filter((p) => !p.unavailable).map((p) => Math.min(p.iolab.length, p.fio.length)), plan.repeat);
     process.stdout.write(`iolab bench iops --vs-fio (${version}, ${roundsText(Number.isFinite(done) ? done : 0, plan.repeat)}): ${titles}\n`);
