@@ -112,7 +112,7 @@ static void *worker_main(void *arg) {
     int ok = run_loop(w, ops, &ctx) == 0;
     if (ops->flush != NULL && ops->flush(&ctx) < 0 && ok) worker_fail_errno(w, ctx.err, ctx.syscall, UINT64_MAX);
     /* fio's end_fsync: the written data reaches the device before the job ends (not timed) */
-    for (unsigned i = 0; ok && s->end_fsync && writes && fds[i] >= 0 && i < nfiles; i++)
+    for (unsigned i = 0; ok && s->end_fsync && writes && i < nfiles && fds[i] >= 0; i++)
       if (fsync(fds[i]) < 0) ok = worker_fail_errno(w, errno, "fsync", UINT64_MAX) == 0;
     cpu_leave(w->shared);
   }
