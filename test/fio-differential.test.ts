@@ -49,10 +49,8 @@ const commandLineCases: DiffCase[] = [
   { name: 'without group_reporting: bw_agg each job\'s share', args: ['--name=g', '--filename=g.dat', '--size=8m',
     '--rw=randread', '--numjobs=2', '--runtime=1', '--time_based'] },
   { name: 'ramp_time with number_ios', args: ['--name=ramp', '--size=4m', '--ramp_time=500ms', '--number_ios=300'] },
-  { name: 'a file list on the command line, numjobs sharing it', args: ['--name=cl', '--filename=cl-a.dat:cl-b.dat', '--size=256k',
-    '--rw=read', '--bs=16k', '--numjobs=2'] },
-  { name: 'a file list, time_based', args: ['--name=tb', '--filename=tb-a.dat:tb-b.dat:tb-c.dat', '--size=192k', '--rw=randwrite',
-    '--runtime=1', '--time_based'] },
+  { name: 'a file list on the command line, numjobs sharing it, time_based', args: ['--name=tb', '--filename=tb-a.dat:tb-b.dat:tb-c.dat',
+    '--size=192k', '--rw=randwrite', '--numjobs=2', '--runtime=1', '--time_based'] },
   { name: 'a writer and a reader at once', args: ['--filename=cl.dat', '--size=1m', '--runtime=1', '--time_based',
     '--name=w', '--rw=write', '--name=r', '--rw=read'] },
 ];
