@@ -88,6 +88,10 @@ describe('the Ring against its model', () => {
       'cancelledInKernel',
       'abortedInKernel',
       'batchFailedPartway',
+      // cancelFd while an op waited there with no bytes: it must end without them
+      'cancelFdWhileWaiting',
+      // the fds of messages a failed recvmsgBatch had received: closed (the end finds none open)
+      'recvmsgBatchFailedWithFds',
       'poolClosedWhileHeld',
       'poolCloseRefused',
     ];

@@ -8,7 +8,7 @@ import { RingClosedError } from '../../../src/index.js';
 import type { Adversary, AdversaryAction, Memory } from './getters.js';
 import { checkHeld, closePool, releaseHeld, releaseNotHeld, sendHeld, writeCopy } from './held.js';
 import { abortOps, readDuct, readFile, readvBatch, type BatchSpec, type PositionSpec, type ReadSpec } from './ops.js';
-import { cancelFd, recvmsgSeq, sendmsgSeq, writeDuct, writeFile, type WriteSpec } from './ops-write.js';
+import { cancelFd, recvmsgBatchAborted, recvmsgSeq, sendmsgSeq, writeDuct, writeFile, type WriteSpec } from './ops-write.js';
 import { openStream, type EndReaction, type Reaction, type StreamScript } from './streams.js';
 import { taggedBytes } from './channel.js';
 import { turn } from './finish.js';
@@ -183,7 +183,7 @@ const added: fc.Arbitrary<Cmd>[] = [
   fc.tuple(index, fc.integer({ min: 401, max: 1 << 16 })).map(([d, n]) => command(`the peer writes ${n} bytes to socket ${d % 3}`, (w) => {
     w.peerWrite(pick(w.sockets, d)!, n);
   }, true)),
-  fc.tuple(index, fc.integer({ min: 1, max: 4096 })).map(([d, n]) => command(`the peer reads at most ${n} bytes of writable ${d}`, (w) => w.peerDrain(pick(w.writable, d)!, n), true)),
+  fc.tuple(index, fc.integer({ min: 1, max: 1024 })).map(([d, n]) => command(`the peer reads at most ${n} bytes of writable ${d}`, (w) => w.peerDrain(pick(w.writable, d)!, n), true)),
   fc.tuple(index, readSpec).map(([d, s]) => command(`${s.call} of socket ${d % 3} with the signal ${JSON.stringify(s)}`, (w) => readDuct(w, pick(w.sockets, d)!, { ...s, signal: true }, 'a command'))),
   fc.tuple(fc.option(index, { nil: undefined }), batchSpec).map(([d, s]) => command(`readvBatch of ${d === undefined ? 'the file' : `readable ${d}`} with the signal ${JSON.stringify(s)}`,
     (w) => readvBatch(w, d === undefined ? 'file' : pick(w.readable, d)!, { ...s, signal: true }, 'a command'))),
@@ -199,6 +199,13 @@ const added: fc.Arbitrary<Cmd>[] = [
       await turn();
       await turn();
       abortOps(w);
+    })),
+  // messages with fds there, a recvmsgBatch of more, aborted: the ones it got go with it
+  fc.tuple(fc.array(fc.nat({ max: 3 }), { maxLength: 3 }), fc.integer({ min: 1, max: 2 }), fc.nat({ max: 3 }))
+    .map(([sent, more, maxFds]) => waitingCommand(`the peer sends messages with ${JSON.stringify(sent)} fds, a recvmsgBatch of ${sent.length + more} (maxFds ${maxFds}) with the signal, aborted`, async (w) => {
+      if (w.seq.reader !== undefined) return;
+      for (const fds of sent) w.peerSendMessage(16, fds);
+      await recvmsgBatchAborted(w, w.seq.toRing.length + more, maxFds, turn);
     })),
   // its streams closed first (the buffers they gave JS still held), then the pool
   fc.nat({ max: 1 }).map((p) => waitingCommand(`close the streams of pool ${p}, then the pool`, async (w) => {

@@ -29,7 +29,7 @@ function releaseAll(world: World): void {
 /** What is waiting for whom, for a stuck run's message. */
 function waiting(world: World): string {
   const streams = world.streams.filter((s) => !s.finished).map((s) =>
-    `${s.name}: closeCalled ${s.closeCalled}, ended ${s.ended}, unread ${s.duct.inbound!.unread}, queued ${s.closeCalled || world.closing !== undefined ? '-' : s.stream.queuedBytes}`);
+    `${s.name}: closeCalled ${s.closeCalled}, ended ${s.ended}, peer closed ${s.duct.peerClosed}, unread ${s.duct.inbound!.unread}, queued ${s.closeCalled || world.closing !== undefined ? '-' : s.stream.queuedBytes}`);
   return [...[...world.pending].map((p) => p.label), ...streams].join('; ');
 }
 

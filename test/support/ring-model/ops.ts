@@ -191,6 +191,7 @@ export function readvBatch(world: World, target: Duct | 'file', spec: BatchSpec,
   }
   const done = () => {
     world.inFlightViews.delete(all);
+    if (duct?.abortedReader === label) duct.abortedReader = undefined;
     if (duct !== undefined && duct.reader === label) duct.reader = undefined;
     if (file !== undefined) {
       file.readers--;

@@ -112,6 +112,10 @@ export const coverage = {
   abortedInKernel: 0,
   /** a readvBatch rejected with some of its reads done and another failed */
   batchFailedPartway: 0,
+  /** cancelFd while an op waited in the kernel on that fd with no bytes there */
+  cancelFdWhileWaiting: 0,
+  /** a recvmsgBatch aborted after it had received messages with fds */
+  recvmsgBatchFailedWithFds: 0,
   /** pool.close() with buffers of it held by JS */
   poolClosedWhileHeld: 0,
   /** pool.close() refused: a stream on it not finished */
