@@ -38,7 +38,7 @@ beforeAll(async () => {
   });
 }, timeoutMs + 10_000);
 afterAll(() => {
-  if (process.env.IOLAB_FUZZ_KEEP_GOING === '1') console.log(JSON.stringify({ runs: result.runs, failures: result.failures.map((f) => f.seed) }));
+  if (process.env.IOLAB_FUZZ_KEEP_GOING === '1') console.log(JSON.stringify({ runs: result.runs, failures: result.failures.map((f) => f.seed), coverage: result.coverage }));
 });
 
 function explain(run: ModelRun): string {

@@ -207,6 +207,28 @@ const added: fc.Arbitrary<Cmd>[] = [
       for (const fds of sent) w.peerSendMessage(16, fds);
       await recvmsgBatchAborted(w, w.seq.toRing.length + more, maxFds, turn);
     })),
+  // an echoing stream the peer floods and does not read: its queue passes pauseAt, and from
+  // then on it may take only what the pool held (streams.ts checks each chunk)
+  // (copies: each buffer goes back at once, so only the pause stops the recv)
+  fc.tuple(index, fc.constantFrom<Reaction[]>(['copy'], ['copy'], ['echo', 'copy']), fc.integer({ min: 1, max: 2048 }), fc.integer({ min: 4096, max: 1 << 16 }))
+    .map(([d, reactions, pauseAt, n]) => waitingCommand(`an echoing stream on socket ${d % 3} from pool 1 ${JSON.stringify(reactions)} (pauseAt ${pauseAt}), the peer writes ${n} bytes 4 times`, async (w) => {
+      const duct = pick(w.sockets, d)!;
+      if (duct.reader !== undefined || duct.writer !== undefined || duct.peerClosed) return;
+      if (openStream(w, duct, 1, { reactions, onEnd: 'closeSelf', pauseAt }, 'a command') === undefined) return;
+      for (let i = 0; i < 4 && w.closing === undefined; i++) {
+        w.peerWrite(duct, n);
+        await turn();
+        await turn();
+      }
+    })),
+  // a copy, then one a byte longer than what a small send buffer takes at once (unix sockets
+  // send in pieces of sndbuf/2 - 64): the second's send may stop a byte short of its end
+  fc.tuple(index, fc.integer({ min: 1, max: 4000 })).map(([i, m]) => command(`stream ${i} writes a copy of ${m} bytes, then one of a send's piece and a byte`, (w) => {
+    const s = pick(w.streams.filter((x) => !x.finished), i);
+    if (s === undefined) return;
+    const piece = (w.sndbuf ?? 4608) / 2 - 64 + 1;
+    for (const n of [m, piece]) writeCopy(w, s, taggedBytes(s.duct.outbound!.id, w.spec.seed + 17, s.duct.outbound!.length, n));
+  })),
   // its streams closed first (the buffers they gave JS still held), then the pool
   fc.nat({ max: 1 }).map((p) => waitingCommand(`close the streams of pool ${p}, then the pool`, async (w) => {
     const pool = p % w.pools.length;

@@ -19,6 +19,9 @@ export const regressions: { gen: number; seed: number; found: string }[] = [
   { gen: 1, seed: 900273, found: "the model's own: a stream closed in its data handler dropped the socket's last byte, in flight; the model waited for the next stream on the socket to get it" },
   { gen: 1, seed: 1101857, found: "the model's own: a readvBatch whose one read's view the model no longer trusts (a getter touched it) read 1 byte after a closing stream's gap; the model put it at the gap's start, not anywhere after it" },
   { gen: 1, seed: 1314965, found: "the model's own: a readvBatch's two reads (of 1 and 17 bytes) took the socket's bytes longer one first; the 1-byte read's byte also fitted first, and the model, trying that order only, found the other read fit nowhere" },
-  { gen: 2, seed: 24307, found: 'a readvBatch aborted by its signal after its first read took bytes rejected without index and results: the bytes were lost' },
-  { gen: 2, seed: 24424, found: 'a stream starved for its pool\'s one buffer while its queue passed pauseAt: woken by the buffer, it went on receiving' },
+  { gen: 2, seed: 24316, found: 'a readvBatch aborted by its signal after its first read took bytes rejected without index and results: the bytes were lost' },
+  { gen: 2, seed: 24391, found: 'a stream starved for its pool\'s one buffer while its queue passed pauseAt: woken by the buffer, it went on receiving' },
+  { gen: 2, seed: 24459, found: "the model's own: a stream's queued sends dropped (cancelFd), then another stream on the socket wrote; one read of the peer took the bytes sent before the drop and the next stream's after it, and the model let a gap be only at a read's start" },
+  { gen: 2, seed: 30740, found: "the model's own: after a stream's sends were dropped, the peer read part of what had gone out (886 bytes), then read across the drop; the model had spent the gap on the first read" },
+  { gen: 2, seed: 30099, found: "the model's own: the pause check added up what a stream received past pauseAt across a resume it did not see (the queue drained between two chunks)" },
 ];

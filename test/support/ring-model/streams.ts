@@ -33,9 +33,12 @@ export class ModelStream implements StreamLike {
   cancels = 0;
 
   readonly pauseAt: number;
-  /** Bytes received while its queued bytes were past pauseAt, since the peer last read. */
+  /** Bytes received while its queued bytes were past pauseAt, since the window began: the
+   * first chunk seen past pauseAt, with `windowQueued` queued and `windowSent` gone out. */
   pausedBytes = 0;
   peerReadsSeen = 0;
+  windowQueued = 0;
+  windowSent = 0;
 
   constructor(readonly world: World, readonly duct: Duct, readonly pool: number, readonly script: StreamScript, where: string) {
     this.pauseAt = script.pauseAt ?? 65536;
@@ -55,7 +58,7 @@ export class ModelStream implements StreamLike {
       }, this.script.pauseAt === undefined ? undefined : { pauseAt: this.script.pauseAt });
     } catch (e) {
       duct.reader = duct.writer = undefined;
-      const closedPool = world.poolClosed[this.pool] && (e as { code?: string }).code !== undefined;
+      const closedPool = world.poolClosed[this.pool] && (e as { code?: string }).code === 'ERR_RING_BUFFER_RING_CLOSED';
       if (!closedPool && !world.expectedError(e, duct)) world.fail(`${this.name}: recvMultishot threw ${(e as Error).stack}`);
       return false;
     }
@@ -80,6 +83,7 @@ export class ModelStream implements StreamLike {
     }
     const done = () => {
       this.finished = true;
+      duct.outbound!.markResume();
       if (duct.reader === this.name) duct.reader = undefined;
       if (duct.writer === this.name) duct.writer = undefined;
     };
@@ -109,14 +113,23 @@ export class ModelStream implements StreamLike {
 
   /** Past its pauseAt, a stream stops receiving: what the kernel had put in buffers before the
    * cancel still comes (at most the pool, twice for a cancel racing the buffers given back),
-   * no more until the peer reads (which lets it resume). */
+   * no more until it resumes, which takes its queue down to pauseAt or under: until
+   * `windowQueued - pauseAt` bytes went out (none while the peer does not read and the socket
+   * is full), it cannot have. */
   #pausedCheck(length: number): void {
     const { world, duct } = this;
     if (world.closing !== undefined || this.closeCalled) return;
-    if (duct.peerReads !== this.peerReadsSeen || this.stream.queuedBytes <= this.pauseAt) {
+    const queued = this.stream.queuedBytes;
+    const sent = duct.outbound!.length - queued;
+    const mayHaveResumed = this.pausedBytes > 0 && sent - this.windowSent >= this.windowQueued - this.pauseAt;
+    if (duct.peerReads !== this.peerReadsSeen || queued <= this.pauseAt || mayHaveResumed) {
       this.peerReadsSeen = duct.peerReads;
       this.pausedBytes = 0;
-      return;
+      if (queued <= this.pauseAt) return;
+    }
+    if (this.pausedBytes === 0) {
+      this.windowQueued = queued;
+      this.windowSent = sent;
     }
     coverage.chunksWhilePaused++;
     this.pausedBytes += length;
