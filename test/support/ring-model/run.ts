@@ -28,8 +28,19 @@ const keepGoing = process.env.IOLAB_FUZZ_KEEP_GOING === '1';
 const shrinkMs = Number(process.env.IOLAB_FUZZ_SHRINK_MS ?? 60_000);
 const noShrink = process.env.IOLAB_FUZZ_SHRINK_MS === '0';
 
+const pause = new Int32Array(new SharedArrayBuffer(4));
 function print(line: object): void {
-  fs.writeSync(1, `${JSON.stringify(line)}\n`);
+  const text = Buffer.from(`${JSON.stringify(line)}\n`);
+  // stdout may be a non-blocking pipe its reader empties late (a long failure report on a
+  // loaded machine): wait for room, never lose a line or die of EAGAIN
+  for (let at = 0; at < text.length;) {
+    try {
+      at += fs.writeSync(1, text, at);
+    } catch (e) {
+      if ((e as { code?: string }).code !== 'EAGAIN') throw e;
+      Atomics.wait(pause, 0, 0, 1);
+    }
+  }
 }
 
 async function collect(): Promise<void> {
