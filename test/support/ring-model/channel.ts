@@ -115,7 +115,8 @@ export class ByteChannel {
 
   /** The stream whose sends were dropped is done: what comes next is another writer's. */
   markResume(): void {
-    if (this.#gapAllowed && this.mayEndShort) this.#resumeAt = this.#length;
+    // (the first drop's: the next stream's own may drop its last sends too, the Ring closing)
+    if (this.#gapAllowed && this.mayEndShort && this.#resumeAt === undefined) this.#resumeAt = this.#length;
   }
 
   /** A read across the drop: its first k bytes where the reader is, the rest at #resumeAt.

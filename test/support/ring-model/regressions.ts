@@ -24,4 +24,5 @@ export const regressions: { gen: number; seed: number; found: string }[] = [
   { gen: 2, seed: 24459, found: "the model's own: a stream's queued sends dropped (cancelFd), then another stream on the socket wrote; one read of the peer took the bytes sent before the drop and the next stream's after it, and the model let a gap be only at a read's start" },
   { gen: 2, seed: 30740, found: "the model's own: after a stream's sends were dropped, the peer read part of what had gone out (886 bytes), then read across the drop; the model had spent the gap on the first read" },
   { gen: 2, seed: 30099, found: "the model's own: the pause check added up what a stream received past pauseAt across a resume it did not see (the queue drained between two chunks)" },
+  { gen: 2, seed: 1007711, found: "the model's own: a stream's sends dropped by cancelFd, then the next stream's dropped as the Ring closed; the second drop moved the place the next writer's bytes began, and a read across the first drop fitted nowhere (3 of a 20,000-sequence search, all this)" },
 ];
