@@ -5,6 +5,7 @@ import { execFileSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { native, projectRoot } from '../src/native.js';
+import { RingClosedError } from '../src/index.js';
 import { ringTestSetup } from './support/ring.js';
 
 const { newRing, track, dir } = ringTestSetup('iolab-ring-bufring-close-');
@@ -40,8 +41,12 @@ describe('BufferRing.close()', () => {
     expect(() => pool.view(0)).toThrow(expect.objectContaining({ code: 'ERR_RING_BUFFER_RING_CLOSED' }));
     expect(() => pool.release(0)).toThrow(expect.objectContaining({ code: 'ERR_RING_BUFFER_RING_CLOSED' }));
     const [, b] = track(native.socketpair('stream'));
-    expect(() => ring.recvMultishot(b, pool, { data() {}, end() {} })).toThrow(/buffer ring of this Ring/);
+    expect(() => ring.recvMultishot(b, pool, { data() {}, end() {} })).toThrow(expect.objectContaining({ code: 'ERR_RING_BUFFER_RING_CLOSED', message: 'buffer ring 0 is closed' }));
     expect(await receive(ring, other, 'second')).toBe('second');
+    // once the Ring is closing, that comes first (as for every sync call of a closing Ring)
+    const closing = ring.close();
+    expect(() => ring.recvMultishot(b, pool, { data() {}, end() {} })).toThrow(RingClosedError);
+    await closing;
   });
 
   it('is refused while a stream on it is not finished, and works once it is', async () => {

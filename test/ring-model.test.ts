@@ -1,19 +1,22 @@
 // The Ring's model-based test (test/support/ring-model/): random sequences of reads, writes,
 // readvBatch, messages with fds, streams whose handlers close streams and the Ring or open
-// others, buffers held and given back, cancelFd and ring.close(), with argument objects whose
+// others, buffers held and given back, sends into a full socket, cancelFd, aborts, pools
+// closed and ring.close(), with argument objects whose
 // getters and `then` re-enter the Ring; checked against a model of every fd's bytes after each
 // step (each byte to its own reader once, in order; file reads equal to the sync reads; every
 // Promise settled; the pools whole; nothing leaked). It runs in a child process, so a crash
 // fails with the seed of the run it happened in.
 //
 // IOLAB_FUZZ_RUNS=N searches longer (default 300), from IOLAB_FUZZ_SEED (default fixed, so
-// npm test is repeatable); a failure prints how to replay it. IOLAB_FUZZ_KEEP_GOING=1 goes on
-// after a failure, to count them.
+// npm test is repeatable), with the generators of IOLAB_FUZZ_GEN (default the latest,
+// version.ts); a failure prints how to replay it. IOLAB_FUZZ_KEEP_GOING=1 goes on after a
+// failure, to count them.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { checkLeaksAfterAll } from './support/leaks.js';
 import { shortTempDir } from './support/temp.js';
 import { regressions } from './support/ring-model/regressions.js';
 import { replayCommand, runModel, type ModelRun } from './support/ring-model/spawn.js';
+import { latestGen } from './support/ring-model/version.js';
 
 const tmp = shortTempDir('iolab-ring-model-');
 checkLeaksAfterAll(tmp);
@@ -21,20 +24,21 @@ checkLeaksAfterAll(tmp);
 const sanitized = process.env.IOLAB_ASAN === '1';
 const runs = Number(process.env.IOLAB_FUZZ_RUNS ?? 300);
 const seed = Number(process.env.IOLAB_FUZZ_SEED ?? 24_300);
+const gen = Number(process.env.IOLAB_FUZZ_GEN || latestGen);
 // about 0.1 s a run here; ASan is several times slower
 const timeoutMs = Math.max(120_000, runs * (sanitized ? 2000 : 400));
 
 let result: ModelRun;
 beforeAll(async () => {
   result = await runModel({
-    seed, runs, dir: tmp.path, timeoutMs,
+    seed, gen, runs, dir: tmp.path, timeoutMs,
     path: process.env.IOLAB_FUZZ_PATH || undefined,
     replay: process.env.IOLAB_FUZZ_REPLAY || undefined,
     keepGoing: process.env.IOLAB_FUZZ_KEEP_GOING === '1',
   });
 }, timeoutMs + 10_000);
 afterAll(() => {
-  if (process.env.IOLAB_FUZZ_KEEP_GOING === '1') console.log(JSON.stringify({ runs: result.runs, failures: result.failures.map((f) => f.seed) }));
+  if (process.env.IOLAB_FUZZ_KEEP_GOING === '1') console.log(JSON.stringify({ runs: result.runs, failures: result.failures.map((f) => f.seed), coverage: result.coverage }));
 });
 
 function explain(run: ModelRun): string {
@@ -42,7 +46,7 @@ function explain(run: ModelRun): string {
 }
 
 describe('the Ring against its model', () => {
-  it(`${runs} random sequences from seed ${seed}: every invariant holds, nothing crashes`, () => {
+  it(`${runs} random sequences from seed ${seed} (generators ${gen}): every invariant holds, nothing crashes`, () => {
     expect(result.failures, explain(result)).toEqual([]);
     expect(result.runs).toBe(process.env.IOLAB_FUZZ_PATH ? 1 : runs);
   });
@@ -69,6 +73,31 @@ describe('the Ring against its model', () => {
     expect(reached.filter((k) => !(c[k] > 0)), JSON.stringify(c)).toEqual([]);
   });
 
+  it.skipIf(process.env.IOLAB_FUZZ_PATH || gen < 2)('the generators make sends meet a full socket, cancel and abort ops in the kernel, fail batches partway and close pools while held', () => {
+    expect(result.runs, 'the search stopped early (see the test above): what it reached is not known').toBe(runs);
+    const c = result.coverage;
+    const reached = [
+      // a stream's peer closed, and finish.ts waited for its end(null)
+      'endAfterPeerClose',
+      // a small SO_SNDBUF and a peer that lags: held buffers sent into a full socket
+      'heldSendsIntoFullSocket',
+      'peerPartialReads',
+      // chunks that came past pauseAt, each checked against the pool's worth the kernel may have had
+      'chunksWhilePaused',
+      // ops waiting in the kernel ended by cancelFd or their signal
+      'cancelledInKernel',
+      'abortedInKernel',
+      'batchFailedPartway',
+      // cancelFd while an op waited there with no bytes: it must end without them
+      'cancelFdWhileWaiting',
+      // the fds of messages a failed recvmsgBatch had received: closed (the end finds none open)
+      'recvmsgBatchFailedWithFds',
+      'poolClosedWhileHeld',
+      'poolCloseRefused',
+    ];
+    expect(reached.filter((k) => !(c[k] > 0)), JSON.stringify(c)).toEqual([]);
+  });
+
   it("the addon's counters show the recv found no buffer (ENOBUFS), a stream slot reused and a send's buffer copied", () => {
     // ring.stats.recvNoBuffers, streamSlotsReused and streamSendsCopied, summed over the run's Rings
     expect(result.coverage.recvNoBuffers ?? 0).toBeGreaterThan(0);
@@ -79,8 +108,8 @@ describe('the Ring against its model', () => {
 
 describe('regression seeds (each found a defect once)', () => {
   for (const r of regressions) {
-    it(`seed ${r.seed}: ${r.found}`, async () => {
-      const replayed = await runModel({ seed: r.seed, runs: 1, dir: tmp.path, timeoutMs: 60_000, shrinkMs: 10_000 });
+    it(`seed ${r.seed} (generators ${r.gen}): ${r.found}`, async () => {
+      const replayed = await runModel({ seed: r.seed, gen: r.gen, runs: 1, dir: tmp.path, timeoutMs: 60_000, shrinkMs: 10_000 });
       expect(replayed.failures, explain(replayed)).toEqual([]);
     }, 70_000);
   }

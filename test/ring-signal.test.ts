@@ -96,6 +96,23 @@ describe('signal', () => {
     expect(ring.inFlight).toBe(0);
   });
 
+  it('a readvBatch aborted partway rejects with index and results: the bytes its first read took are told', async () => {
+    const ring = newRing();
+    const [a, b] = track(socketpair('stream'));
+    writevSync(a, [Buffer.from('partway')]);
+    const controller = new AbortController();
+    const reads = ring.readvBatch(b, [{ buffers: [Buffer.alloc(16)] }, { buffers: [Buffer.alloc(16)] }], { signal: controller.signal });
+    ring.submit();
+    await tick();
+    controller.abort();
+    const err = (await reads.catch((e: unknown) => e)) as ReadvBatchError;
+    expect(err).toBeInstanceOf(AbortError);
+    expect(err.index).toBe(1);
+    expect(err.results[0]).toBe(7);
+    expect(err.results[1]).toBeInstanceOf(AbortError);
+
+  });
+
   it('an op still waiting for room in the SQ is settled by the abort, never sent', async () => {
     const ring = newRing({ entries: 2 });
     const [, b] = track(socketpair('stream'));

@@ -97,4 +97,41 @@ describe('RingStream.pause()', () => {
     expect(received).toBe(written);
     await stream.close();
   });
+
+  it('a stream that starved (its one buffer held) while its queue passed pauseAt stays paused when the buffer comes back', async () => {
+    const ring = newRing({ entries: 16 });
+    // One buffer: while the data handler holds it the recv finds none (ENOBUFS) and starves, so
+    // the stream is not receiving when its queue passes pauseAt; the buffer's return must not
+    // start it again.
+    const pool = ring.setupBufRing({ count: 1, size: 256 });
+    const [a, b] = track(native.socketpair('stream'));
+    native.setsockopt(b, 'SO_SNDBUF', 1); // the copies meet a full socket at once
+    const pauseAt = 4096;
+    let received = 0;
+    let overAt: number | undefined;
+    const stream: RingStream = ring.recvMultishot(b, pool, {
+      data(id, length) {
+        received += length;
+        stream.write(pool.bytes(id, length));
+        pool.release(id);
+        if (overAt === undefined && stream.queuedBytes > pauseAt) overAt = received;
+      },
+      end() {},
+    }, { pauseAt });
+    // more than the socket's send buffer and pauseAt together, never read: the queue must pass
+    // pauseAt, and then at most the one chunk in the buffer may still come
+    native.setNonBlocking(a, true);
+    const bytes = randomBytes(64 << 10);
+    const written = native.writev(a, [bytes]);
+    await waitFor(() => overAt !== undefined, 10_000, 'the queue past pauseAt');
+    // (a slow machine can only hide a broken pause, not fail a working one)
+    for (let i = 0; i < 20; i++) await sleep(5);
+    expect(written).toBe(64 << 10);
+    expect(received - overAt!).toBeLessThanOrEqual(pool.size);
+    expect(stream.queuedBytes).toBeLessThanOrEqual(pauseAt + pool.size);
+    // once the peer reads, it resumes (starved still: it takes the buffer again) and echoes all
+    expect((await readAll(a, written)).equals(bytes)).toBe(true);
+    expect(received).toBe(written);
+    await stream.close();
+  });
 });

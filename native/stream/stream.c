@@ -163,8 +163,11 @@ static void unblocked(struct stream *s) {
 
 void stream_queued_changed(struct stream *s) {
   size_t queued = stream_unsent(s);
-  if (!s->paused && queued > s->pause_at && s->armed) {
+  /* Armed or not: a stream starved for a buffer (or held) when its queue passes pause_at must
+   * not be woken by the next buffer that comes back. */
+  if (!s->paused && queued > s->pause_at && !s->ended && !s->closing) {
     s->paused = true;
+    unlist(s); /* still starved: it waits its turn again when it resumes */
     s->pool->pauses++;
     cancel(s);
   } else if (s->paused && queued <= s->resume_at) {

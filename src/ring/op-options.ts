@@ -117,7 +117,16 @@ export function withOptions<T>(ring: Armable, options: unknown, call: () => Prom
       },
       (err: unknown) => {
         doneWithSignal(ring, s, u);
-        throw s.aborted && (err as { code?: unknown } | null)?.code === 'ECANCELED' ? abortError(s) : err;
+        if (!s.aborted || (err as { code?: unknown } | null)?.code !== 'ECANCELED') throw err;
+        // a batch's error keeps its index and results: the reads done before the abort took
+        // their bytes (and a recvmsg its fds), which are the caller's still
+        const abort = abortError(s);
+        const { index, results } = err as { index?: unknown; results?: unknown };
+        if (Array.isArray(results)) {
+          const mapped = results.map((r) => ((r as { code?: unknown } | null)?.code === 'ECANCELED' ? abort : r));
+          Object.assign(abort, { index, results: mapped });
+        }
+        throw abort;
       },
     );
   } catch (err) {

@@ -73,6 +73,7 @@ export const makeBufferRing = (...args: BufferRingArgs): BufferRing => newBuffer
 /** ring.recvMultishot's RingStream. */
 export const makeRingStream = (...args: RingStreamArgs): RingStream => newRingStream(args);
 let heldOf: (pool: BufferRing) => Uint8Array;
+let closedOf: (pool: BufferRing) => boolean;
 let ringOf: (pool: BufferRing) => NativeStreamMethods;
 
 /** An errno error like the addon's (code, errno, syscall), from a CQE's -errno: Node's negative
@@ -157,6 +158,7 @@ export class BufferRing {
 
   static {
     heldOf = (pool) => pool.#held;
+    closedOf = (pool) => pool.#closed;
     ringOf = (pool) => pool.#ring;
     newBufferRing = (args) => new BufferRing(internal, ...args);
   }
@@ -286,6 +288,11 @@ export class RingStream {
       throw Object.assign(new TypeError('The "handlers" argument must be an object with data(id, length) and end(err) functions'), { code: 'ERR_INVALID_ARG_TYPE' });
     }
     this.#table = streamTable(ring, closedError);
+    // a closed buffer ring is not the addon's any more: say so, not that it is not this Ring's
+    if (closedOf(pool)) {
+      if (this.#table.closing) throw this.#table.closedError();
+      throw Object.assign(new Error(`buffer ring ${pool.id} is closed`), { code: 'ERR_RING_BUFFER_RING_CLOSED' });
+    }
     this.#ring = ring;
     this.fd = fd;
     this.bufferRing = pool;

@@ -109,6 +109,29 @@ export class ByteChannel {
     this.mayEndShort = true;
   }
 
+  /** Where the next writer's bytes begin after a stream's sends were dropped (it finished):
+   * one read may take the last bytes that went out before the drop and then these. */
+  #resumeAt: number | undefined;
+
+  /** The stream whose sends were dropped is done: what comes next is another writer's. */
+  markResume(): void {
+    // (the first drop's: the next stream's own may drop its last sends too, the Ring closing)
+    if (this.#gapAllowed && this.mayEndShort && this.#resumeAt === undefined) this.#resumeAt = this.#length;
+  }
+
+  /** A read across the drop: its first k bytes where the reader is, the rest at #resumeAt.
+   * Returns k, or undefined. (Bytes carry their position's low bits: a wrong split fits only
+   * by chance, so only the few splits just before the first mismatch are tried.) */
+  #acrossDrop(bytes: Uint8Array): number | undefined {
+    const from = this.consumed;
+    const to = this.#resumeAt;
+    if (to === undefined || to < from) return undefined;
+    let m = 0;
+    while (m < bytes.length && from + m < to && (this.#known[from + m] !== 1 || this.#expected[from + m] === bytes[m])) m++;
+    for (let k = m; k >= Math.max(0, m - 64); k--) if (this.#matches([bytes.subarray(k)], to)) return k;
+    return undefined;
+  }
+
   /** At the end: every byte put in was delivered, unless the end may be short. */
   complete(): string | undefined {
     // (a gap still open: the bytes after `consumed` were a closing stream's to drop)
@@ -133,10 +156,27 @@ export class ByteChannel {
     if (wrong !== undefined || partsLength(parts) === 0) return wrong;
     const places = [this.consumed, ...this.#others];
     const fits = this.#gapAllowed ? this.#findAll(parts, Math.min(...places)) : places.filter((at) => this.#matches(parts, at));
+    const split = fits.length === 0 && this.#gapAllowed && parts.length === 1 && typeof parts[0] !== 'number' ? this.#acrossDrop(parts[0]) : undefined;
+    if (split !== undefined) {
+      const n = partsLength(parts);
+      this.skipped += this.#resumeAt! - (this.consumed + split);
+      this.consumed = this.#resumeAt! + n - split;
+      this.#gapAllowed = false;
+      this.#resumeAt = undefined;
+      this.#others = [];
+      return undefined;
+    }
     if (fits.length === 0) return this.#mismatch(parts, this.consumed, who);
     this.#take(parts, fits[0]);
     this.#others = fits.slice(1).map((at) => at + partsLength(parts));
     return undefined;
+  }
+
+  /** Sends dropped (mayEndShort) are the last the Ring had put in then: a delivery that skipped
+   * nothing may have stopped short of them (all the socket had), and the next writer's bytes
+   * come after them. The gap stays open until a delivery skips. */
+  #gapStillAhead(at: number): boolean {
+    return this.mayEndShort && at === this.consumed;
   }
 
   /** The reads of one batch, each in order but the batch in the kernel's: on one socket,
@@ -186,9 +226,11 @@ export class ByteChannel {
   }
 
   #take(parts: Part[], at: number): void {
+    const keepGap = this.#gapAllowed && this.#gapStillAhead(at);
+    if (!keepGap) this.#resumeAt = undefined;
     this.skipped += at - this.consumed;
     this.consumed = at + partsLength(parts);
-    this.#gapAllowed = false;
+    this.#gapAllowed = keepGap;
     this.#others = [];
   }
 

@@ -6,12 +6,13 @@ import fc from 'fast-check';
 import fs from 'node:fs';
 import { RingClosedError } from '../../../src/index.js';
 import type { Adversary, AdversaryAction, Memory } from './getters.js';
-import { checkHeld, releaseHeld, releaseNotHeld, sendHeld, writeCopy } from './held.js';
-import { readDuct, readFile, readvBatch, type BatchSpec, type PositionSpec, type ReadSpec } from './ops.js';
-import { cancelFd, recvmsgSeq, sendmsgSeq, writeDuct, writeFile, type WriteSpec } from './ops-write.js';
+import { checkHeld, closePool, releaseHeld, releaseNotHeld, sendHeld, writeCopy } from './held.js';
+import { abortOps, readDuct, readFile, readvBatch, type BatchSpec, type PositionSpec, type ReadSpec } from './ops.js';
+import { cancelFd, recvmsgBatchAborted, recvmsgSeq, sendmsgSeq, writeDuct, writeFile, type WriteSpec } from './ops-write.js';
 import { openStream, type EndReaction, type Reaction, type StreamScript } from './streams.js';
 import { taggedBytes } from './channel.js';
 import { turn } from './finish.js';
+import { latestGen } from './version.js';
 import { coverage, type World } from './world.js';
 
 export interface Model {
@@ -82,7 +83,16 @@ const index = fc.nat({ max: 7 });
 
 const pick = <T>(list: T[], i: number): T | undefined => (list.length === 0 ? undefined : list[i % list.length]);
 
-export const commands: fc.Arbitrary<Cmd>[] = [
+/** The commands of generators `gen`: version 1's, then what version 2 adds (a send that meets
+ * a full socket, a peer that reads part, ops aborted in the kernel, pools closed while held). */
+export function commandsOf(gen: number): fc.Arbitrary<Cmd>[] {
+  if (gen === 1) return commands;
+  // (the added ones twice: their paths need several of them in one sequence)
+  if (gen === 2) return [...commands, ...added, ...added];
+  throw new Error(`no generators of version ${gen} (1 to ${latestGen})`);
+}
+
+const commands: fc.Arbitrary<Cmd>[] = [
   fc.tuple(index, fc.integer({ min: 1, max: 400 })).map(([d, n]) => command(`the peer writes ${n} bytes to readable ${d}`, (w) => {
     w.peerWrite(pick(w.readable, d)!, n);
   }, true)),
@@ -142,6 +152,91 @@ export const commands: fc.Arbitrary<Cmd>[] = [
     { arbitrary: fc.constant(command('wait a turn', () => {}, true)), weight: 3 }),
   fc.constant(command('a closed Ring throws RingClosedError', (w) => closedRingThrows(w), true)),
   fc.integer({ min: 1, max: 4 }).map((n) => command(`wait ${n} turns`, () => {}, true)),
+];
+
+/** A command that waits for what it started (stream.close() settling, say). */
+function waitingCommand(describe: string, act: (world: World) => Promise<void>): Cmd {
+  return {
+    check: (m) => m.world.closing === undefined,
+    async run(_m, world) {
+      if (trace) fs.writeSync(1, `${JSON.stringify({ command: describe })}\n`);
+      await act(world);
+      await checkStep(world, describe);
+    },
+    toString: () => describe,
+  };
+}
+
+// a stream that sends back what it gets (some held first), past a small pauseAt or not
+const echoScript: fc.Arbitrary<StreamScript> = fc.record({
+  reactions: fc.array(fc.constantFrom<Reaction>('echo', 'echo', 'echo', 'hold', 'copy', 'release'), { minLength: 1, maxLength: 3 }),
+  onEnd: fc.constantFrom<EndReaction>('closeSelf', 'none'),
+  pauseAt: fc.option(fc.integer({ min: 1, max: 8192 }), { nil: undefined }),
+});
+
+const added: fc.Arbitrary<Cmd>[] = [
+  fc.tuple(index, fc.nat({ max: 1 }), echoScript).map(([d, p, s]) => command(`an echoing stream on socket ${d % 3} from pool ${p} ${JSON.stringify(s)}`, (w) => {
+    const duct = pick(w.sockets, d)!;
+    if (duct.reader === undefined && duct.writer === undefined && !duct.peerClosed) openStream(w, duct, p % w.pools.length, s, 'a command');
+  })),
+  // more than a small pool's buffers at once, up to more than the Ring's end holds
+  fc.tuple(index, fc.integer({ min: 401, max: 1 << 16 })).map(([d, n]) => command(`the peer writes ${n} bytes to socket ${d % 3}`, (w) => {
+    w.peerWrite(pick(w.sockets, d)!, n);
+  }, true)),
+  fc.tuple(index, fc.integer({ min: 1, max: 1024 })).map(([d, n]) => command(`the peer reads at most ${n} bytes of writable ${d}`, (w) => w.peerDrain(pick(w.writable, d)!, n), true)),
+  fc.tuple(index, readSpec).map(([d, s]) => command(`${s.call} of socket ${d % 3} with the signal ${JSON.stringify(s)}`, (w) => readDuct(w, pick(w.sockets, d)!, { ...s, signal: true }, 'a command'))),
+  fc.tuple(fc.option(index, { nil: undefined }), batchSpec).map(([d, s]) => command(`readvBatch of ${d === undefined ? 'the file' : `readable ${d}`} with the signal ${JSON.stringify(s)}`,
+    (w) => readvBatch(w, d === undefined ? 'file' : pick(w.readable, d)!, { ...s, signal: true }, 'a command'))),
+  fc.constant(command('abort the signal', (w) => abortOps(w))),
+  fc.nat({ max: 1 }).map((p) => command(`close pool ${p}`, (w) => closePool(w, p % w.pools.length, 'a command'))),
+  // a few bytes there, more reads than they fill: the first reads get them, the rest wait in
+  // the kernel until the signal ends them (the batch fails partway)
+  fc.tuple(index, fc.integer({ min: 1, max: 64 }), fc.array(fc.record({ sizes, position: fc.constant<PositionSpec>('omitted') }), { minLength: 2, maxLength: 4 }))
+    .map(([d, n, requests]) => waitingCommand(`the peer writes ${n} bytes to socket ${d % 3}, a readvBatch of it ${JSON.stringify(requests)} with the signal, aborted`, async (w) => {
+      const duct = pick(w.sockets, d)!;
+      w.peerWrite(duct, n);
+      readvBatch(w, duct, { requests, memory: 'heap', signal: true }, 'a command');
+      await turn();
+      await turn();
+      abortOps(w);
+    })),
+  // messages with fds there, a recvmsgBatch of more, aborted: the ones it got go with it
+  fc.tuple(fc.array(fc.nat({ max: 3 }), { maxLength: 3 }), fc.integer({ min: 1, max: 2 }), fc.nat({ max: 3 }))
+    .map(([sent, more, maxFds]) => waitingCommand(`the peer sends messages with ${JSON.stringify(sent)} fds, a recvmsgBatch of ${sent.length + more} (maxFds ${maxFds}) with the signal, aborted`, async (w) => {
+      if (w.seq.reader !== undefined) return;
+      for (const fds of sent) w.peerSendMessage(16, fds);
+      await recvmsgBatchAborted(w, w.seq.toRing.length + more, maxFds, turn);
+    })),
+  // an echoing stream the peer floods and does not read: its queue passes pauseAt, and from
+  // then on it may take only what the pool held (streams.ts checks each chunk)
+  // (copies: each buffer goes back at once, so only the pause stops the recv)
+  fc.tuple(index, fc.constantFrom<Reaction[]>(['copy'], ['copy'], ['echo', 'copy']), fc.integer({ min: 1, max: 2048 }), fc.integer({ min: 4096, max: 1 << 16 }))
+    .map(([d, reactions, pauseAt, n]) => waitingCommand(`an echoing stream on socket ${d % 3} from pool 1 ${JSON.stringify(reactions)} (pauseAt ${pauseAt}), the peer writes ${n} bytes 4 times`, async (w) => {
+      const duct = pick(w.sockets, d)!;
+      if (duct.reader !== undefined || duct.writer !== undefined || duct.peerClosed) return;
+      if (openStream(w, duct, 1, { reactions, onEnd: 'closeSelf', pauseAt }, 'a command') === undefined) return;
+      for (let i = 0; i < 4 && w.closing === undefined; i++) {
+        w.peerWrite(duct, n);
+        await turn();
+        await turn();
+      }
+    })),
+  // a copy, then one a byte longer than what a small send buffer takes at once (unix sockets
+  // send in pieces of sndbuf/2 - 64): the second's send may stop a byte short of its end
+  fc.tuple(index, fc.integer({ min: 1, max: 4000 })).map(([i, m]) => command(`stream ${i} writes a copy of ${m} bytes, then one of a send's piece and a byte`, (w) => {
+    const s = pick(w.streams.filter((x) => !x.finished), i);
+    if (s === undefined) return;
+    const piece = (w.sndbuf ?? 4608) / 2 - 64 + 1;
+    for (const n of [m, piece]) writeCopy(w, s, taggedBytes(s.duct.outbound!.id, w.spec.seed + 17, s.duct.outbound!.length, n));
+  })),
+  // its streams closed first (the buffers they gave JS still held), then the pool
+  fc.nat({ max: 1 }).map((p) => waitingCommand(`close the streams of pool ${p}, then the pool`, async (w) => {
+    const pool = p % w.pools.length;
+    const streams = w.streams.filter((s) => s.pool === pool);
+    for (const s of streams) s.close('a command');
+    for (let i = 0; i < 100 && streams.some((s) => !s.finished); i++) await turn();
+    closePool(w, pool, 'a command');
+  })),
 ];
 
 function writeFileCommand(w: World, s: WriteSpec): void {

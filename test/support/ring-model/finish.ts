@@ -29,7 +29,7 @@ function releaseAll(world: World): void {
 /** What is waiting for whom, for a stuck run's message. */
 function waiting(world: World): string {
   const streams = world.streams.filter((s) => !s.finished).map((s) =>
-    `${s.name}: closeCalled ${s.closeCalled}, ended ${s.ended}, unread ${s.duct.inbound!.unread}, queued ${s.closeCalled || world.closing !== undefined ? '-' : s.stream.queuedBytes}`);
+    `${s.name}: closeCalled ${s.closeCalled}, ended ${s.ended}, peer closed ${s.duct.peerClosed}, unread ${s.duct.inbound!.unread}, queued ${s.closeCalled || world.closing !== undefined ? '-' : s.stream.queuedBytes}`);
   return [...[...world.pending].map((p) => p.label), ...streams].join('; ');
 }
 
@@ -37,8 +37,10 @@ function waiting(world: World): string {
  * every byte its peer wrote and nothing left to send. */
 async function quiesce(world: World, ms: number): Promise<void> {
   world.quiescing = true;
-  const caughtUp = () => world.streams.every((s) => s.closeCalled || s.ended || s.duct.peerClosed ||
-    (s.duct.inbound!.unread === 0 && s.stream.queuedBytes === 0));
+  // (a stream whose peer closed is caught up once it got `end`: EOF after the peer's last byte,
+  // or the error of a send the peer did not take)
+  const caughtUp = () => world.streams.every((s) => s.closeCalled || s.ended ||
+    (!s.duct.peerClosed && s.duct.inbound!.unread === 0 && s.stream.queuedBytes === 0));
   // A stream closed with chunks in flight drops them: when they were the socket's last bytes,
   // the next reader has nothing to read and the model cannot know they went. Bytes written
   // after them (once per gap) show where the next reader is: past them, or still before.
@@ -49,7 +51,7 @@ async function quiesce(world: World, ms: number): Promise<void> {
     world.peerReceiveMessages();
     // an op waits for bytes (a batch may want more than its peer wrote): feed it
     for (const d of world.readable) {
-      if (d.reader === undefined) continue;
+      if (d.reader === undefined || d.reader === d.abortedReader) continue;
       if (!d.reader.startsWith('stream')) world.peerWrite(d, 16);
       else if (d.inbound!.gapOpen && d.inbound!.unread > 0 && fedAt.get(d) !== d.inbound!.length) {
         world.peerWrite(d, 16);
@@ -65,6 +67,7 @@ async function quiesce(world: World, ms: number): Promise<void> {
 /** Every pool still has all its buffers: a stream that holds each chunk gets `count` of them. */
 async function poolsWhole(world: World, ms: number): Promise<void> {
   for (let p = 0; p < world.pools.length; p++) {
+    if (world.poolClosed[p]) continue;
     const duct = world.sockets.find((d) => d.reader === undefined && d.writer === undefined && !d.peerClosed);
     if (duct === undefined || world.closing !== undefined) return;
     const s = openStream(world, duct, p, { reactions: ['hold'], onEnd: 'none' }, 'the end, to count the buffers');

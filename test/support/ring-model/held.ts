@@ -31,6 +31,8 @@ export function releaseHeld(world: World, held: Held, who: string): void {
 export function sendHeld(world: World, held: Held, via: StreamLike): void {
   const out = via.duct.outbound!;
   const before = out.length;
+  // (unix sockets count a send's memory, about twice its bytes, against the send buffer)
+  if (world.sndbuf !== undefined && out.unread >= world.sndbuf / 2) coverage.heldSendsIntoFullSocket++;
   out.append(held.bytes);
   try {
     via.stream.send(held.id, held.bytes.length);
@@ -65,7 +67,10 @@ export function releaseNotHeld(world: World, pool: number, id: number, where: st
     ring.release(id);
     world.fail(`${where}: pool ${pool}.release(${id}) of a buffer JS does not hold did not throw`);
   } catch (e) {
-    if ((e as { code?: string }).code === 'ERR_RING_BUFFER_RETURNED') coverage.notHeldReleaseThrew++;
+    const code = (e as { code?: string }).code;
+    if (world.poolClosed[pool]) {
+      if (code !== 'ERR_RING_BUFFER_RING_CLOSED') world.fail(`${where}: pool ${pool} is closed, release(${id}) threw ${(e as Error).stack}`);
+    } else if (code === 'ERR_RING_BUFFER_RETURNED') coverage.notHeldReleaseThrew++;
     else world.fail(`${where}: pool ${pool}.release(${id}) threw ${(e as Error).stack}`);
   }
 }
@@ -79,4 +84,28 @@ export function checkHeld(world: World, where: string): void {
       if (ring.held(id) !== model) world.fail(`${where}: pool ${p}.held(${id}) is ${ring.held(id)}, the model says ${model}`);
     }
   });
+}
+
+/** pool.close(): refused (ERR_RING_BUFFER_RING_BUSY) while a stream on it is open, else the
+ * buffers JS holds of it are no one's (held() false, release() throws) and no stream opens on
+ * it. A stream that ended or was closed may still be finishing: either answer then. */
+export function closePool(world: World, pool: number, where: string): void {
+  if (world.closing !== undefined || world.poolClosed[pool]) return;
+  const ring = world.pools[pool];
+  const open = world.streams.find((s) => s.pool === pool && !s.closeCalled && !s.ended);
+  const finishing = world.streams.some((s) => s.pool === pool && !s.finished);
+  const held = world.held.filter((h) => h.pool === pool);
+  try {
+    ring.close();
+  } catch (e) {
+    if ((e as { code?: string }).code !== 'ERR_RING_BUFFER_RING_BUSY' || !finishing) world.fail(`${where}: pool ${pool}.close() threw ${(e as Error).stack}`);
+    else coverage.poolCloseRefused++;
+    return;
+  }
+  if (open !== undefined) world.fail(`${where}: pool ${pool}.close() succeeded while ${open.name} on it is open`);
+  world.poolClosed[pool] = true;
+  if (held.length > 0) coverage.poolClosedWhileHeld++;
+  for (const h of held) forget(world, h);
+  for (let id = 0; id < ring.count; id++) if (ring.held(id)) world.fail(`${where}: pool ${pool} closed, held(${id}) is still true`);
+  for (const h of held) releaseNotHeld(world, pool, h.id, `${where}, a buffer held as its pool closed`);
 }

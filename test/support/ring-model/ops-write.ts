@@ -3,9 +3,9 @@
 // and sendmsg with fds on the seqpacket pair, and cancelFd.
 import { readParts } from './check-views.js';
 import { armThen, makeViews, once, withElementGetter, withOptionGetter, type Adversary } from './getters.js';
-import { outboundViews, positionArg, type PositionSpec } from './ops.js';
+import { abortOps, outboundViews, positionArg, type PositionSpec } from './ops.js';
 import { taggedBytes } from './channel.js';
-import type { Duct, World } from './world.js';
+import { coverage, type Duct, type World } from './world.js';
 
 const total = (sizes: number[]) => sizes.reduce((a, b) => a + b, 0);
 
@@ -201,6 +201,12 @@ export function sendmsgSeq(world: World, size: number, fds: number, adversary: A
 /** ring.cancelFd on a socket or pipe: what waits on it may end ECANCELED. */
 export function cancelFd(world: World, duct: Duct, where: string): void {
   duct.cancels++;
+  // an op waiting in the kernel for bytes that are not there: every one on the fd ends
+  // (ECANCELED), without the peer's help, so the peer writes it nothing more (finish.ts)
+  if (duct.reader !== undefined && !duct.reader.startsWith('stream') && duct.inbound!.unread === 0) {
+    duct.abortedReader = duct.reader;
+    coverage.cancelFdWhileWaiting++;
+  }
   // a stream's recv and queued sends on it go too
   if (duct.reader?.startsWith('stream')) duct.inbound?.allowGap();
   if (duct.writer?.startsWith('stream')) duct.outbound?.allowShortEnd();
@@ -216,4 +222,44 @@ export function cancelFd(world: World, duct: Duct, where: string): void {
   }, (e) => {
     if (!world.expectedError(e, duct)) world.fail(`cancelFd(${duct.name}) rejected: ${e.stack}`);
   });
+}
+
+/** recvmsgBatch on the seqpacket pair, of more messages than the peer sent, with the signal,
+ * aborted once the ones there came: it rejects, and the messages it had received go with it,
+ * their fds closed (the end's check finds any left open). */
+export async function recvmsgBatchAborted(world: World, count: number, maxFds: number, turn: () => Promise<void>): Promise<void> {
+  const seq = world.seq;
+  if (seq.reader !== undefined) return;
+  const there = seq.toRing.length;
+  const label = `recvmsgBatch of ${count} on the seqpacket pair, ${there} there (a command)`;
+  const aborts = world.aborts;
+  const buffers = Array.from({ length: count }, () => Buffer.alloc(64));
+  seq.reader = label;
+  let p;
+  try {
+    p = world.ring.recvmsgBatch(seq.ringFd, buffers.map((b) => [b]), { maxFds, signal: world.abort.signal });
+  } catch (e) {
+    seq.reader = undefined;
+    if (!world.expectedError(e, undefined)) world.fail(`${label} threw ${(e as Error).stack}`);
+    return;
+  }
+  world.track(label, p, (got) => {
+    seq.reader = undefined;
+    got.forEach((r, i) => {
+      const want = seq.toRing.shift();
+      const fdsOk = want !== undefined && (want.fds > maxFds ? r.fds.length === 0 : r.fds.length === want.fds);
+      if (want === undefined || !buffers[i].subarray(0, r.bytesRead).equals(want.bytes.subarray(0, 64)) || !fdsOk) {
+        world.fail(`${label}: message ${i} of ${r.bytesRead} bytes and ${r.fds.length} fds is not the one the peer sent`);
+      }
+      for (const fd of r.fds) world.checkFileFd(fd, label);
+    });
+  }, (e) => {
+    seq.reader = undefined;
+    if (!world.expectedError(e, undefined, 0, aborts)) world.fail(`${label} rejected: ${e.stack}`);
+    if (there > 0) coverage.recvmsgBatchFailedWithFds++;
+    seq.toRing.splice(0, Math.min(count, there));
+  });
+  await turn();
+  await turn();
+  if (world.closing === undefined) abortOps(world);
 }

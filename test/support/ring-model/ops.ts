@@ -23,6 +23,8 @@ export interface ReadSpec {
   position: PositionSpec;
   memory: Memory;
   adversary?: Adversary;
+  /** With the world's AbortSignal (generators 2 on): a command may abort it in flight. */
+  signal?: boolean;
 }
 
 /** The first free fd with an inbound side other than `not` (for an op started by a getter). */
@@ -51,31 +53,55 @@ export function readDuct(world: World, duct: Duct, spec: ReadSpec, where: string
     world.inFlightViews.delete(own);
     if (duct.reader === label) duct.reader = undefined;
   };
+  const aborts = spec.signal ? world.aborts : undefined;
+  const signal = spec.signal ? { signal: world.abort.signal } : undefined;
   let p: Promise<number>;
   try {
-    if (call === 'read') p = world.ring.read(duct.ringFd, views[0], position);
-    else if (call === 'readv') p = world.ring.readv(duct.ringFd, views, position);
-    else if (call === 'recv') p = world.ring.recv(duct.ringFd, views[0]);
+    if (call === 'read') p = world.ring.read(duct.ringFd, views[0], position, signal);
+    else if (call === 'readv') p = world.ring.readv(duct.ringFd, views, position, signal);
+    else if (call === 'recv') p = world.ring.recv(duct.ringFd, views[0], undefined, signal);
     else {
-      const options = spec.adversary?.where === 'option' ? withOptionGetter({ maxFds: 0 }, 'maxFds', fire) : { maxFds: 0 };
+      const options = spec.adversary?.where === 'option' ? withOptionGetter({ maxFds: 0, ...signal }, 'maxFds', fire) : { maxFds: 0, ...signal };
       p = world.ring.recvmsg(duct.ringFd, views, options).then((r) => r.bytesRead);
     }
   } catch (e) {
     done();
-    if (!world.expectedError(e, duct, cancels)) world.fail(`${label} threw ${(e as Error).stack}`);
+    if (!world.expectedError(e, duct, cancels, aborts)) world.fail(`${label} threw ${(e as Error).stack}`);
     return;
   }
   world.inFlightViews.add(own);
   const capacity = total(sizes);
-  world.track(label, p, (n) => {
+  if (spec.signal) world.abortable.add({ duct, label });
+  const over = () => {
     done();
+    for (const a of world.abortable) if (a.label === label) world.abortable.delete(a);
+    if (duct.abortedReader === label) duct.abortedReader = undefined;
+  };
+  world.track(label, p, (n) => {
+    over();
     if (n === 0 && capacity > 0 && !duct.peerClosed && own.views.every((v) => v.byteLength > 0)) world.fail(`${label}: 0 bytes (EOF) while the peer is open`);
     deliverViews(world, duct.inbound!, own, n, label);
   }, (e) => {
-    done();
+    over();
     const espipe = codeOf(e) === 'ESPIPE' && typeof position === 'number' && position >= 0;
-    if (!espipe && !world.expectedError(e, duct, cancels)) world.fail(`${label} rejected: ${e.stack}`);
+    if (!espipe && !world.expectedError(e, duct, cancels, aborts)) world.fail(`${label} rejected: ${e.stack}`);
+    if (codeOf(e) === 'ECANCELED' || codeOf(e) === 'ABORT_ERR') coverage.cancelledInKernel++;
   });
+}
+
+/** Aborts the world's signal: an op with it waiting in the kernel for bytes (none there) must
+ * end without the peer's help (AbortError), so the peer writes it nothing more. */
+export function abortOps(world: World): void {
+  for (const a of world.abortable) {
+    if (a.duct.inbound!.unread === 0 && a.duct.reader === a.label) {
+      coverage.abortedInKernel++;
+      a.duct.abortedReader = a.label;
+    }
+  }
+  world.aborts++;
+  const was = world.abort;
+  world.abort = new AbortController();
+  was.abort();
 }
 
 /** A read of the file: many at once, none while a write is in flight; one at a time where the
@@ -124,6 +150,7 @@ export interface BatchSpec {
   requests: { sizes: number[]; position: PositionSpec }[];
   memory: Memory;
   adversary?: Adversary;
+  signal?: boolean;
 }
 
 /** readvBatch on the file (explicit positions: its direct path) or on a socket or pipe. */
@@ -152,6 +179,7 @@ export function readvBatch(world: World, target: Duct | 'file', spec: BatchSpec,
   });
   const args = spec.adversary?.where === 'element' ? withElementGetter(requests, fire) : requests;
   const cancels = duct?.cancels ?? 0;
+  const aborts = spec.signal ? world.aborts : undefined;
   // positions on a socket or pipe with some bytes there and more to come: the reads must not
   // be retried over what they got
   const firstCapacity = own[0].lengths.reduce((a, b) => a + b, 0);
@@ -163,6 +191,7 @@ export function readvBatch(world: World, target: Duct | 'file', spec: BatchSpec,
   }
   const done = () => {
     world.inFlightViews.delete(all);
+    if (duct?.abortedReader === label) duct.abortedReader = undefined;
     if (duct !== undefined && duct.reader === label) duct.reader = undefined;
     if (file !== undefined) {
       file.readers--;
@@ -178,7 +207,7 @@ export function readvBatch(world: World, target: Duct | 'file', spec: BatchSpec,
       const what = `${label}, request ${i}`;
       const p = positions[i];
       const from = typeof p === 'number' && p >= 0 ? p : at;
-      if (r instanceof Error && codeOf(r) !== 'EFAULT' && world.expectedError(r, duct, cancels)) {
+      if (r instanceof Error && codeOf(r) !== 'EFAULT' && world.expectedError(r, duct, cancels, aborts)) {
         // cancelled: the Ring closed
       } else if (memory === 'readOnlyMapped') {
         readOnlyOutcome(world, own[i], from, r instanceof Error ? codeOf(r) ?? String(r) : r, what);
@@ -201,10 +230,10 @@ export function readvBatch(world: World, target: Duct | 'file', spec: BatchSpec,
   };
   let p: Promise<number[]>;
   try {
-    p = world.ring.readvBatch(target === 'file' ? world.file.ringFd : duct!.ringFd, args);
+    p = world.ring.readvBatch(target === 'file' ? world.file.ringFd : duct!.ringFd, args, spec.signal ? { signal: world.abort.signal } : undefined);
   } catch (e) {
     done();
-    if (!world.expectedError(e, duct, cancels)) world.fail(`${label} threw ${(e as Error).stack}`);
+    if (!world.expectedError(e, duct, cancels, aborts)) world.fail(`${label} threw ${(e as Error).stack}`);
     return;
   }
   world.inFlightViews.add(all);
@@ -214,12 +243,13 @@ export function readvBatch(world: World, target: Duct | 'file', spec: BatchSpec,
   }, (e) => {
     done();
     const results = (e as { results?: (number | Error)[] }).results;
+    if (Array.isArray(results) && results.some((r) => typeof r === 'number') && results.some((r) => r instanceof Error)) coverage.batchFailedPartway++;
     if (Array.isArray(results)) settle(results);
     // a position on a socket or pipe: the whole batch refused before anything was read
     else if (codeOf(e) === 'ESPIPE' && duct !== undefined && positions.some((q) => typeof q === 'number' && q >= 0)) return;
     // a view in a read-only mapping: the whole batch refused before anything was read
     else if (codeOf(e) === 'EFAULT' && spec.memory === 'readOnlyMapped') return;
-    else if (!world.expectedError(e, duct, cancels)) world.fail(`${label} rejected: ${e.stack}`);
+    else if (!world.expectedError(e, duct, cancels, aborts)) world.fail(`${label} rejected: ${e.stack}`);
   });
 }
 

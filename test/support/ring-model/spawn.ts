@@ -5,11 +5,14 @@
 import { execa } from 'execa';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { latestGen } from './version.js';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '../../..');
 
 export interface ModelFailure {
   seed: number;
+  /** The generators' version it ran with. */
+  gen: number;
   /** The run's number in the search (seeds are consecutive from the first). */
   run: number;
   report: string;
@@ -23,6 +26,8 @@ export interface ModelRun {
 
 export interface ModelOptions {
   seed: number;
+  /** The generators' version (commands.ts latestGen when left out). */
+  gen?: number;
   runs: number;
   dir: string;
   path?: string;
@@ -37,13 +42,14 @@ export interface ModelOptions {
 export function replayCommand(f: ModelFailure): string {
   const path = /path: "([^"]+)"/.exec(f.report)?.[1];
   const replay = /replayPath="([^"]*)"/.exec(f.report)?.[1];
-  const exact = path === undefined ? '' : ` (the shrunk case at once: IOLAB_FUZZ_SEED=${f.seed} IOLAB_FUZZ_PATH='${path}' IOLAB_FUZZ_REPLAY='${replay ?? ''}')`;
-  return `IOLAB_FUZZ_SEED=${f.seed} IOLAB_FUZZ_RUNS=1 npx vitest run test/ring-model.test.ts${exact}`;
+  const exact = path === undefined ? '' : ` (the shrunk case at once: IOLAB_FUZZ_GEN=${f.gen} IOLAB_FUZZ_SEED=${f.seed} IOLAB_FUZZ_PATH='${path}' IOLAB_FUZZ_REPLAY='${replay ?? ''}')`;
+  return `IOLAB_FUZZ_GEN=${f.gen} IOLAB_FUZZ_SEED=${f.seed} IOLAB_FUZZ_RUNS=1 npx vitest run test/ring-model.test.ts${exact}`;
 }
 
 export async function runModel(options: ModelOptions): Promise<ModelRun> {
   const total: ModelRun = { runs: 0, failures: [], coverage: {} };
   let seed = options.seed;
+  const gen = options.gen ?? latestGen;
   let left = options.runs;
   const deadline = Date.now() + options.timeoutMs;
   while (left > 0) {
@@ -53,6 +59,7 @@ export async function runModel(options: ModelOptions): Promise<ModelRun> {
       timeout: Math.max(1000, deadline - Date.now()),
       env: {
         IOLAB_FUZZ_SEED: String(seed),
+        IOLAB_FUZZ_GEN: String(gen),
         IOLAB_FUZZ_RUNS: String(left),
         IOLAB_FUZZ_PATH: options.path ?? '',
         IOLAB_FUZZ_REPLAY: options.replay ?? '',
@@ -72,7 +79,7 @@ export async function runModel(options: ModelOptions): Promise<ModelRun> {
       if (o.seed !== undefined && o.run !== undefined) started = o;
       if (o.command !== undefined) commands.push(o.command);
       if (o.reached !== undefined) reached = o.reached;
-      if (o.failure !== undefined) total.failures.push({ ...o.failure, run: o.failure.run + (seed - options.seed) });
+      if (o.failure !== undefined) total.failures.push({ ...o.failure, gen, run: o.failure.run + (seed - options.seed) });
       if (o.done !== undefined) summary = o;
     }
     for (const [k, n] of Object.entries(summary?.coverage ?? reached)) total.coverage[k] = (total.coverage[k] ?? 0) + n;
@@ -84,7 +91,7 @@ export async function runModel(options: ModelOptions): Promise<ModelRun> {
     const how = child.timedOut ? 'timed out' : `died (${child.signal ?? `exit ${child.exitCode}`})`;
     const at = started ?? { run: 0, seed };
     const last = commands.length === 0 ? '' : `\nits last commands (a replay of it shows them):\n  ${commands.slice(-3).join('\n  ')}`;
-    total.failures.push({ seed: at.seed, run: at.seed - options.seed, report: `the process ${how} in this run${last}\n${child.stderr.slice(-3000)}` });
+    total.failures.push({ seed: at.seed, gen, run: at.seed - options.seed, report: `the process ${how} in this run${last}\n${child.stderr.slice(-3000)}` });
     total.runs += at.run;
     if (!options.keepGoing || child.timedOut || options.path !== undefined) break;
     left -= at.run + 1;

@@ -33,6 +33,12 @@ export class ModelStream implements StreamLike {
   cancels = 0;
 
   readonly pauseAt: number;
+  /** Bytes received while its queued bytes were past pauseAt, since the window began: the
+   * first chunk seen past pauseAt, with `windowQueued` queued and `windowSent` gone out. */
+  pausedBytes = 0;
+  peerReadsSeen = 0;
+  windowQueued = 0;
+  windowSent = 0;
 
   constructor(readonly world: World, readonly duct: Duct, readonly pool: number, readonly script: StreamScript, where: string) {
     this.pauseAt = script.pauseAt ?? 65536;
@@ -52,9 +58,11 @@ export class ModelStream implements StreamLike {
       }, this.script.pauseAt === undefined ? undefined : { pauseAt: this.script.pauseAt });
     } catch (e) {
       duct.reader = duct.writer = undefined;
-      if (!world.expectedError(e, duct)) world.fail(`${this.name}: recvMultishot threw ${(e as Error).stack}`);
+      const closedPool = world.poolClosed[this.pool] && (e as { code?: string }).code === 'ERR_RING_BUFFER_RING_CLOSED';
+      if (!closedPool && !world.expectedError(e, duct)) world.fail(`${this.name}: recvMultishot threw ${(e as Error).stack}`);
       return false;
     }
+    if (world.poolClosed[this.pool]) world.fail(`${this.name}: recvMultishot on a closed pool did not throw`);
     coverage.streamsOpened++;
     world.streams.push(this);
     return true;
@@ -75,6 +83,7 @@ export class ModelStream implements StreamLike {
     }
     const done = () => {
       this.finished = true;
+      duct.outbound!.markResume();
       if (duct.reader === this.name) duct.reader = undefined;
       if (duct.writer === this.name) duct.writer = undefined;
     };
@@ -92,6 +101,7 @@ export class ModelStream implements StreamLike {
     const poolRing = world.pools[this.pool];
     if (world.held.some((h) => h.pool === this.pool && h.id === id)) world.fail(`${this.name}: buffer ${id} handed to JS while JS still held it`);
     const bytes = Buffer.from(poolRing.bytes(id, length));
+    this.#pausedCheck(length);
     const wrong = duct.inbound!.deliver(bytes, this.name);
     if (wrong !== undefined) world.fail(wrong);
     const held: Held = { pool: this.pool, id, bytes };
@@ -99,6 +109,34 @@ export class ModelStream implements StreamLike {
     const reaction = world.quiescing ? 'release' : this.script.reactions[this.chunks % this.script.reactions.length];
     this.chunks++;
     this.#react(reaction, held);
+  }
+
+  /** Past its pauseAt, a stream stops receiving: what the kernel had put in buffers before the
+   * cancel still comes (at most the pool, twice for a cancel racing the buffers given back),
+   * no more until it resumes, which takes its queue down to pauseAt or under: until
+   * `windowQueued - pauseAt` bytes went out (none while the peer does not read and the socket
+   * is full), it cannot have. */
+  #pausedCheck(length: number): void {
+    const { world, duct } = this;
+    if (world.closing !== undefined || this.closeCalled) return;
+    const queued = this.stream.queuedBytes;
+    const sent = duct.outbound!.length - queued;
+    const mayHaveResumed = this.pausedBytes > 0 && sent - this.windowSent >= this.windowQueued - this.pauseAt;
+    if (duct.peerReads !== this.peerReadsSeen || queued <= this.pauseAt || mayHaveResumed) {
+      this.peerReadsSeen = duct.peerReads;
+      this.pausedBytes = 0;
+      if (queued <= this.pauseAt) return;
+    }
+    if (this.pausedBytes === 0) {
+      this.windowQueued = queued;
+      this.windowSent = sent;
+    }
+    coverage.chunksWhilePaused++;
+    this.pausedBytes += length;
+    const { count, size } = world.pools[this.pool];
+    if (this.pausedBytes > 2 * count * size) {
+      world.fail(`${this.name}: received ${this.pausedBytes} bytes with ${this.stream.queuedBytes} queued to send, past its pauseAt ${this.pauseAt}: receiving did not pause`);
+    }
   }
 
   #react(reaction: Reaction, held: Held): void {
@@ -168,6 +206,7 @@ export class ModelStream implements StreamLike {
       duct.outbound!.allowShortEnd(); // the queued sends are dropped
     }
     if (err === null && !duct.peerClosed) world.fail(`${this.name}: end(null) (EOF) while its peer is open`);
+    if (err === null && duct.peerClosed) coverage.endAfterPeerClose++;
     const onEnd = world.quiescing ? 'closeSelf' : this.script.onEnd;
     if (onEnd === 'closeSelf') this.close('its end handler');
     else if (onEnd === 'closeRing') {

@@ -7,17 +7,22 @@ import { randomUUID } from 'node:crypto';
 import fs from 'node:fs';
 import { join } from 'node:path';
 import {
-  Ring, ftruncate, memfdCreate, mmap, munmap, readvSync, recvmsg, sendmsg, setNonBlocking, socketpair, writevSync, type BufferRing, type RingStream,
+  Ring, ftruncate, memfdCreate, mmap, munmap, readvSync, recvmsg, sendmsg, setNonBlocking, getsockopt, setsockopt, socketpair, writevSync, type BufferRing, type RingStream,
 } from '../../../src/index.js';
 import { ByteChannel, taggedBytes } from './channel.js';
 
 export interface WorldSpec {
+  /** The generators' version that drew it (run.ts): a seed replays with its own. */
+  gen: number;
   seed: number;
   entries: number;
   pools: { count: number; size: number }[];
   /** How the sequence ends: everything caught up first, or ring.close() as things are (streams
    * open, starved, paused, buffers held). */
   end: 'settled' | 'ringClose';
+  /** SO_SNDBUF of the Ring's ends of the stream sockets (1: the kernel's least), so that a
+   * send meets a full socket; undefined: the kernel's default. */
+  sndbuf?: number;
 }
 
 /** One fd the Ring uses and the peer's end of it: `in` is what the peer writes for the Ring to
@@ -29,6 +34,10 @@ export class Duct {
   peerClosed = false;
   /** cancelFd calls on this fd so far: an op or stream started before the last may end ECANCELED */
   cancels = 0;
+  /** Reads by the peer that got bytes (a paused stream may resume after one). */
+  peerReads = 0;
+  /** An op aborted while it waited here for bytes: the peer leaves it be (finish.ts). */
+  abortedReader: string | undefined;
   constructor(
     readonly name: string,
     readonly ringFd: number,
@@ -88,6 +97,29 @@ export const coverage = {
   recvNoBuffers: 0,
   streamSlotsReused: 0,
   streamSendsCopied: 0,
+  // (generators 2 on)
+  /** a stream got end(null) after its peer closed (finish.ts waits for it) */
+  endAfterPeerClose: 0,
+  /** a held buffer sent while the peer had not read more than the socket's send buffer */
+  heldSendsIntoFullSocket: 0,
+  /** the peer read only part of what waited for it */
+  peerPartialReads: 0,
+  /** a data handler called while its stream's queued bytes were past its pauseAt */
+  chunksWhilePaused: 0,
+  /** an op on a socket or pipe ended ECANCELED (cancelFd) or AbortError while in the kernel */
+  cancelledInKernel: 0,
+  /** an op aborted (its signal) while in the kernel */
+  abortedInKernel: 0,
+  /** a readvBatch rejected with some of its reads done and another failed */
+  batchFailedPartway: 0,
+  /** cancelFd while an op waited in the kernel on that fd with no bytes there */
+  cancelFdWhileWaiting: 0,
+  /** a recvmsgBatch aborted after it had received messages with fds */
+  recvmsgBatchFailedWithFds: 0,
+  /** pool.close() with buffers of it held by JS */
+  poolClosedWhileHeld: 0,
+  /** pool.close() refused: a stream on it not finished */
+  poolCloseRefused: 0,
 };
 
 /** Memory that many ops share (the world's mappings): never detached (getters.ts). */
@@ -145,6 +177,16 @@ export class World {
   /** Streams made so far (their names' numbers). */
   streamsMade = 0;
   readonly held: Held[] = [];
+  /** pool.close() succeeded on these pools (held.ts): their buffers are no one's. */
+  readonly poolClosed: boolean[] = [];
+  /** The signal of ops started with one (ops.ts); a command aborts it and makes the next. */
+  abort = new AbortController();
+  /** The Ring's sockets' send buffer as the kernel holds it, when the spec made it small. */
+  sndbuf: number | undefined;
+  /** abort() calls so far. */
+  aborts = 0;
+  /** Ops in flight with the signal. */
+  readonly abortable = new Set<{ duct: Duct; label: string }>();
   readonly violations: string[] = [];
   /** The Promises not settled yet, by what they are. */
   readonly pending = new Set<{ label: string }>();
@@ -166,6 +208,10 @@ export class World {
     for (let k = 0; k < 3; k++) {
       const [r, p] = this.#keep(socketpair('stream'));
       setNonBlocking(p, true);
+      if (spec.sndbuf !== undefined) {
+        setsockopt(r, 'SO_SNDBUF', spec.sndbuf);
+        this.sndbuf = getsockopt(r, 'SO_SNDBUF');
+      }
       this.ducts.push(new Duct(`socket ${k}`, r, p, true, new ByteChannel(k, `socket ${k} in`), new ByteChannel(k, `socket ${k} out`, false)));
     }
     // A FIFO's read end opened non-blocking does not wait for a writer; the Ring's end is then
@@ -256,8 +302,9 @@ export class World {
 
   /** Is this error one the world allows now (the Ring closing, a cancelFd since the op started
    * (`cancels`: the duct's count then), a peer gone)? */
-  expectedError(e: unknown, duct: Duct | undefined, cancels = 0): boolean {
+  expectedError(e: unknown, duct: Duct | undefined, cancels = 0, aborts?: number): boolean {
     const code = (e as { code?: string } | null)?.code;
+    if (code === 'ABORT_ERR') return aborts !== undefined && this.aborts > aborts;
     if (code === 'ERR_RING_CLOSED') return this.closing !== undefined;
     if (code === 'ECANCELED') return duct !== undefined && duct.cancels > cancels;
     if (code === 'EPIPE' || code === 'ECONNRESET') return duct?.peerClosed === true;
@@ -294,19 +341,22 @@ export class World {
     return wrote;
   }
 
-  /** The peer reads what the Ring sent it and checks it. */
-  peerDrain(d: Duct): void {
+  /** The peer reads what the Ring sent it (at most `max` bytes) and checks it. */
+  peerDrain(d: Duct, max = Infinity): void {
     if (d.outbound === undefined || d.peerClosed) return;
     const buf = Buffer.alloc(65536);
-    for (;;) {
+    for (let left = max; left > 0;) {
       let n: number;
       try {
-        n = readvSync(d.peerFd, [buf]);
+        n = readvSync(d.peerFd, [buf.subarray(0, Math.min(buf.length, left))]);
       } catch (e) {
         if ((e as { code?: string }).code === 'EAGAIN') return;
         throw e;
       }
       if (n === 0) return;
+      d.peerReads++;
+      left -= n;
+      if (left <= 0) coverage.peerPartialReads++;
       const wrong = d.outbound.deliver(buf.subarray(0, n), 'the peer');
       if (wrong !== undefined) this.fail(wrong);
     }
