@@ -20,16 +20,6 @@
  * pass on what an earlier I/O left in the buffer. */
 #define VERIFY_POISON 0xa5
 
-int worker_fail_errno(struct worker *w, int err, const char *syscall, uint64_t offset) {
-  if (w->error.kind == JOB_OK) {
-    w->error.kind = JOB_ERRNO;
-    w->error.err = err;
-    w->error.syscall = syscall;
-    w->error.offset = offset;
-  }
-  return -1;
-}
-
 /* -1 when buf holds what the job's verify expects at offset (its verify_pattern, else the offset
  * pattern); else the file offset of the first byte that differs. */
 static int64_t verify_check(const struct job_spec *s, const void *buf, uint64_t offset, size_t len) {
@@ -158,76 +148,6 @@ static void fill_buffer(struct worker *w, struct io_u *io) {
   }
 }
 
-/* fio's latency_target, as fio's lat_target_* search it: from depth 1, a window that met the
- * target doubles the depth (bisects once a depth failed), a window that did not (or, at
- * latency_percentile=100, one I/O over the target) bisects down; a depth found twice gets one
- * last window, measured alone, and ends the job (latency_run: it searches on). */
-static void lat_new_window(struct worker *w, uint64_t now) {
-  w->lat_window_from = now;
-  w->lat_ios_from = w->lat_ios;
-  w->lat_failed = 0;
-}
-
-/* 1 at depth 1: nothing shallower to try (fio's window goes on; an I/O over a target every I/O
- * must meet fails the job) */
-static int lat_ramp_down(struct worker *w, uint64_t now) {
-  if (w->lat_qd == 1) return 1;
-  w->lat_qd_high = w->lat_qd;
-  if (w->lat_qd == w->lat_qd_low) w->lat_qd_low--;
-  w->lat_qd = (w->lat_qd + w->lat_qd_low) / 2;
-  w->lat_stable = 0;
-  lat_new_window(w, now);
-  return 0;
-}
-
-/* 1: the depth is found, its last window starts (the measurement restarts) */
-static int lat_ramp_up(struct worker *w, uint64_t now) {
-  const struct job_spec *s = w->spec;
-  unsigned qd = w->lat_qd;
-  int restart = 0;
-  w->lat_qd_low = w->lat_qd;
-  /* one below the failing depth three times in a row: try the failing one again */
-  if (w->lat_qd + 1 == w->lat_qd_high && ++w->lat_stable >= 3) {
-    w->lat_qd_high++;
-    w->lat_stable = 0;
-  }
-  w->lat_qd = w->lat_qd_high != s->iodepth ? (w->lat_qd + w->lat_qd_high) / 2 : w->lat_qd * 2;
-  if (w->lat_qd > s->iodepth) w->lat_qd = s->iodepth;
-  if (!s->latency_run && w->lat_qd == qd) {
-    if (w->lat_end_run) w->lat_done = 1;
-    else restart = w->lat_end_run = 1;
-  }
-  lat_new_window(w, now);
-  return restart;
-}
-
-static int lat_check_io(struct worker *w, const struct io_u *io, uint64_t t) {
-  const struct job_spec *s = w->spec;
-  w->lat_ios++;
-  if (t - io->start_ns <= s->latency_target_ns) return 0;
-  if (s->latency_percentile < 100.0) {
-    w->lat_failed++;
-    return 0;
-  }
-  if (lat_ramp_down(w, t) == 0 || w->error.kind != JOB_OK) return 0;
-  w->error.kind = JOB_USER;
-  snprintf(w->error.message, sizeof(w->error.message),
-           "latency_target: a %s of %u bytes at offset %llu took %llu ns at depth 1, over the target of %llu ns "
-           "(fio fails the job too: \"max latency exceeded\")",
-           io->ddir == DDIR_READ ? "read" : "write", io->len, (unsigned long long)io->offset,
-           (unsigned long long)(t - io->start_ns), (unsigned long long)s->latency_target_ns);
-  return -1;
-}
-
-static int lat_check_window(struct worker *w, uint64_t now) {
-  const struct job_spec *s = w->spec;
-  if (s->latency_target_ns == 0 || w->lat_done || now - w->lat_window_from < s->latency_window_ns) return 0;
-  uint64_t ios = w->lat_ios - w->lat_ios_from;
-  if (ios > 0 && (double)(ios - w->lat_failed) * 100.0 / (double)ios >= s->latency_percentile) return lat_ramp_up(w, now);
-  (void)lat_ramp_down(w, now);
-  return 0;
-}
-
 /* The last window at the depth found is measured alone, as fio resets the job's figures for it. */
 static void restart_measure(struct worker *w, uint64_t now) {
   for (int d = 0; d < 2; d++) {
@@ -321,19 +241,6 @@ static unsigned reap_max(const struct job_spec *s, unsigned inflight) {
   return max < min ? min : max;
 }
 
-static void stall(uint64_t ns) {
-  struct timespec ts = {.tv_sec = (time_t)(ns / 1000000000ull), .tv_nsec = (long)(ns % 1000000000ull)};
-  while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {}
-}
-
-/* Sleeps ns, waking early once the job is stopped: an exitall or Ctrl-C does not wait out a
- * long rate slot (fio's, too, ends a job waiting for its rate). */
-static void stall_unless_stopped(const struct worker *w, uint64_t ns) {
-  const uint64_t slice = 10000000ull;
-  for (uint64_t until = now_ns() + ns, now; (now = now_ns()) < until && !job_stopped(w);)
-    stall(until - now < slice ? until - now : slice);
-}
-
 /* fio's rate_ddir: a mixed job whose drawn direction is ahead of its rate takes the other
  * direction when that one is due first (one without a cap is always due), so a capped mixed
  * job does not wait out one direction's slot while the other could go. */
@@ -347,55 +254,6 @@ static void rate_direction(struct worker *w, struct io_u *io) {
     io->ddir = (enum io_ddir)o;
     fill_buffer(w, io);
   }
-}
-
-/* fio's rate and rate_iops: an I/O of a capped direction waits for its slot (1/rate_iops s, or
- * its bytes at rate bytes/s, after the previous one's), as fio's rate thread paces the job. */
-static void wait_for_rate(struct worker *w, const struct io_u *io) {
-  const struct job_spec *s = w->spec;
-  uint64_t iops = s->rate_iops[io->ddir], bytes = s->rate_bytes[io->ddir];
-  if (iops == 0 && bytes == 0) return;
-  uint64_t step = iops ? 1000000000ull / iops : (uint64_t)io->len * 1000000000ull / bytes;
-  uint64_t now = now_ns();
-  uint64_t *next = &w->rate_next_ns[io->ddir];
-  if (*next == 0) *next = now;
-  if (*next > now) stall_unless_stopped(w, *next - now);
-  *next += step;
-}
-
-/* fio's fsync=N / fdatasync=N: after N writes, with nothing in flight, the file is synced; each
- * sync counted and timed (fio's "sync" figures). 0, or -1 when it failed. */
-static int sync_if_due(struct worker *w) {
-  const struct job_spec *s = w->spec;
-  if (s->fsync_every == 0 || w->writes_since_sync < s->fsync_every) return 0;
-  uint64_t t = now_ns();
-  int r = s->sync_is_fdatasync ? fdatasync(w->sync_fd) : fsync(w->sync_fd);
-  if (r < 0) return worker_fail_errno(w, errno, s->sync_is_fdatasync ? "fdatasync" : "fsync", UINT64_MAX);
-  w->writes_since_sync = 0;
-  if (t >= w->measure_from) {
-    w->syncs++;
-    hist_add(&w->sync_lat, now_ns() - t);
-  }
-  return 0;
-}
-
-static int sync_due(const struct worker *w) {
-  return w->spec->fsync_every != 0 && w->writes_since_sync >= w->spec->fsync_every;
-}
-
-/* fio's flow (flow_threshold_exceeded): a job whose share of its flow's I/Os is above its share
- * of the weights waits; otherwise its I/O counts toward both. A job whose weight or whose flow's
- * total is not above 0 runs free (fio 3.33 runs its butterfly example's flow=2 and flow=-2 so). */
-static int flow_ahead(struct worker *w) {
-  const struct job_spec *s = w->spec;
-  struct job_flow *f = w->flow;
-  if (f == NULL || s->flow <= 0 || __atomic_load_n(&f->total_weight, __ATOMIC_RELAXED) <= 0) return 0;
-  uint64_t all = __atomic_load_n(&f->counter, __ATOMIC_RELAXED);
-  long total = __atomic_load_n(&f->total_weight, __ATOMIC_RELAXED);
-  if (all != 0 && (double)w->flow_counter / (double)all > (double)s->flow / (double)total) return 1;
-  __atomic_add_fetch(&f->counter, 1, __ATOMIC_RELAXED);
-  w->flow_counter++;
-  return 0;
 }
 
 /* The ramp ends: from now on the I/Os count, toward number_ios or size too. */
@@ -483,7 +341,7 @@ int run_loop(struct worker *w, const struct engine_ops *ops, struct engine_ctx *
         /* fio's flow: ahead of its share, the job waits (its I/Os in flight done first, as fio) */
         if (flow_ahead(w)) {
           if (inflight > 0) break;
-          if (s->flow_sleep_ns) stall(s->flow_sleep_ns);
+          if (s->flow_sleep_ns) job_stall(s->flow_sleep_ns);
           else sched_yield();
           now = now_ns();  /* the deadline is checked against it: a waiting job still ends on time */
           continue;
@@ -498,7 +356,7 @@ int run_loop(struct worker *w, const struct engine_ops *ops, struct engine_ctx *
         }
         io = free_list[--nfree];
         prepare_io(w, io);
-        if (s->thinktime_ns != 0 && issued > 0) stall_unless_stopped(w, s->thinktime_ns);  /* fio's thinktime */
+        if (s->thinktime_ns != 0 && issued > 0) job_stall_unless_stopped(w, s->thinktime_ns);  /* fio's thinktime */
         rate_direction(w, io);
         wait_for_rate(w, io);
         if (job_stopped(w)) {  /* stopped while it waited: the I/O is not issued */

@@ -1,6 +1,6 @@
 /* Statistics the runner keeps beside the latency histograms, as fio reports them: queue depth
  * levels, I/Os per submit and per reap, bw/iops samples every 500 ms, and the process CPU over
- * the I/O loops. */
+ * the I/O loops; and the job's first error. */
 #include <string.h>
 
 #include "worker.h"
@@ -78,4 +78,15 @@ void cpu_leave(struct job_shared *s) {
     s->ended_ns = now_ns();
   }
   pthread_mutex_unlock(&s->lock);
+}
+
+/* The job's first error (later ones are its consequences); -1, for `return worker_fail_errno(...)`. */
+int worker_fail_errno(struct worker *w, int err, const char *syscall, uint64_t offset) {
+  if (w->error.kind == JOB_OK) {
+    w->error.kind = JOB_ERRNO;
+    w->error.err = err;
+    w->error.syscall = syscall;
+    w->error.offset = offset;
+  }
+  return -1;
 }

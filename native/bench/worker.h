@@ -135,12 +135,27 @@ void pass_start(struct worker *w);
 /* job_map.c: makes the next file of the job the current one (fio's roundrobin) */
 void file_next(struct worker *w);
 
+/* job_latency.c: fio's latency_target search (a window at a depth, then deeper or shallower) */
+void lat_new_window(struct worker *w, uint64_t now);
+/* -1 when an I/O over a target every I/O must meet fails the job at depth 1 */
+int lat_check_io(struct worker *w, const struct io_u *io, uint64_t t);
+/* 1 when the depth is found and its last window starts (the measurement restarts) */
+int lat_check_window(struct worker *w, uint64_t now);
+
+/* job_pace.c: sleeps (the stopped-job one wakes at an exitall or Ctrl-C), rate slots, fsync=N, flow */
+void job_stall(uint64_t ns);
+void job_stall_unless_stopped(const struct worker *w, uint64_t ns);
+void wait_for_rate(struct worker *w, const struct io_u *io);
+int sync_if_due(struct worker *w);
+int sync_due(const struct worker *w);
+int flow_ahead(struct worker *w);
+
 /* job_loop.c */
-int worker_fail_errno(struct worker *w, int err, const char *syscall, uint64_t offset);
 int run_loop(struct worker *w, const struct engine_ops *ops, struct engine_ctx *ctx);
 int verify_pass(struct worker *w, void *buf);
 
 /* job_stats.c */
+int worker_fail_errno(struct worker *w, int err, const char *syscall, uint64_t offset);
 void depth_mark_level(struct depth_stats *d, unsigned inflight, unsigned n);
 void depth_mark_submit(struct depth_stats *d, unsigned n);
 void depth_mark_complete(struct depth_stats *d, unsigned n);
