@@ -6,7 +6,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { benchGroup, describeError, oneLineErrors, UserError } from './cli-util.js';
 import { checkGivenPaths } from './run-files.js';
-import { prepareReplacing, replacingOutputs } from './write-target.js';
+import { prepareOutputs } from './write-target.js';
 // Read when the module loads, not per command: a command may run after the process dropped to
 // a uid that cannot read the checkout (the tests' other-user runs do).
 const packageVersion: string = (JSON.parse(readFileSync(join(dirname(fileURLToPath(import.meta.url)), '..', 'package.json'), 'utf8')) as { version: string }).version;
@@ -61,7 +61,7 @@ export async function buildProgram(args: readonly string[] = []): Promise<Comman
   // written unless the command's mark and flags allow it, and no run writes a file it reads.
   program.hook('preAction', async (_program, command) => {
     checkGivenPaths(command);
-    if (replacingOutputs()) await prepareReplacing();
+    await prepareOutputs();
   });
   // Usage errors of every command, however deep, read like all other errors: one `iolab:` line.
   oneLineErrors(program);

@@ -13,7 +13,6 @@ import { accessSync, closeSync, constants, linkSync, lstatSync, mkdirSync, openS
 import { dirname, resolve } from 'node:path';
 import { errnoText, UserError } from './user-error.js';
 import { kernelFolderOf } from './mounts.js';
-import { native } from './native.js';
 import { showText } from './show-bytes.js';
 import { removeStaleTempFiles, tempNameFor } from './temp-files.js';
 
@@ -97,15 +96,23 @@ export function checkWriteTarget(path: string, flags: WriteFlags): Stats | undef
   return st;
 }
 
-/** What a results file replaced with --force keeps (src/keep-attributes.ts): loaded by
- * prepareReplacing before the run, since it needs the addon, which a command that replaces
- * nothing (`iolab --version`) starts without. */
+/** What writing a results file needs of the addon, loaded by prepareOutputs before the run,
+ * since a command that writes nothing (`iolab --version`) starts without the addon: the one-step
+ * rename, and what a file replaced with --force keeps (src/keep-attributes.ts). */
+let renameNoReplace: ((from: string, to: string) => void) | undefined;
 let keepAttributes: ((path: string, fd: number) => void) | undefined;
 
-/** Loads what replacing a results file needs; the program awaits it before an action whose
- * results may replace a file (src/program.ts), so writeOutputFile can stay synchronous. */
-export async function prepareReplacing(): Promise<void> {
-  keepAttributes ??= (await import('./keep-attributes.js')).keepAttributes;
+/** Loads what writing the run's checked results files needs; the program awaits it before an
+ * action (src/program.ts), and a run that checks more files later (fio's logs) before its work,
+ * so writeOutputFile can stay synchronous. */
+export async function prepareOutputs(): Promise<void> {
+  if (checkedOutputs.size === 0) return;
+  try {
+    renameNoReplace ??= (await import('./native.js')).native.renameNoReplace;
+  } catch {
+    // no addon where this runs (report needs none): the two-step link and unlink below
+  }
+  if (replacingOutputs()) keepAttributes ??= (await import('./keep-attributes.js')).keepAttributes;
 }
 
 /** Whether a results file of this run may replace one that is there (--force was given). */
@@ -193,7 +200,7 @@ export function writeOutputFile(path: string, data: string, option: string): voi
       // a file it replaces keeps its owner, mode and extended attributes (a symlink replaced is
       // not its target: nothing of the target is kept)
       if (allowed.replace) {
-        if (!keepAttributes) throw new Error('internal: prepareReplacing() was not awaited before this run');
+        if (!keepAttributes) throw new Error('internal: prepareOutputs() was not awaited before this run');
         keepAttributes(path, fd);
       }
       writeFileSync(fd, data);  // every byte (a short write is carried on; EFBIG is an error)
@@ -211,16 +218,19 @@ export function writeOutputFile(path: string, data: string, option: string): voi
 
 /** Puts temp at path only if nothing is there, in one step (renameat2 RENAME_NOREPLACE: a kill
  * at any point leaves either the temp name or the output, never both). Where the file system
- * cannot, link(2) (never replaces) and then drop the temp name; without hard links, a rename. */
+ * cannot, or without the addon, link(2) (never replaces) and then drop the temp name; without
+ * hard links, a rename. */
 function linkOrRename(temp: string, path: string, option: string): void {
   const appeared = () => new UserError(`${option}: '${showText(path)}' appeared while the run went on; left untouched (--force replaces it)`);
-  try {
-    native.renameNoReplace(temp, path);
-    return;
-  } catch (err) {
-    const code = (err as NodeJS.ErrnoException).code;
-    if (code === 'EEXIST') throw appeared();
-    if (code !== 'EINVAL' && code !== 'ENOSYS') throw err;
+  if (renameNoReplace) {
+    try {
+      renameNoReplace(temp, path);
+      return;
+    } catch (err) {
+      const code = (err as NodeJS.ErrnoException).code;
+      if (code === 'EEXIST') throw appeared();
+      if (code !== 'EINVAL' && code !== 'ENOSYS') throw err;
+    }
   }
   try {
     linkSync(temp, path);

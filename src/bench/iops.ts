@@ -3,7 +3,7 @@
 // ebpf-io_uring benchmark's `-m=rRD` runs). Options of the engines' own tables come from C.
 import { Command, Option } from 'commander';
 import { UserError, withStdoutCopy } from '../cli-util.js';
-import { writeOutputFile } from '../write-target.js';
+import { prepareOutputs, writeOutputFile } from '../write-target.js';
 import { notPath, pathArgument, pathOption, resultsOption } from '../path-options.js';
 import { boolOption, durationOption, numberOption } from '../numbers.js';
 import { ENGINE_NAMES, ENGINES, engineOptionFlags, MAX_IODEPTH, parseEngines } from './engines.js';
@@ -192,6 +192,7 @@ Examples:
           return runTestIops(target, { ...opts, bs: jobBlockSize(opts.bs, opts.bsrange, 'read') });
         }
         const plan = planRun(list, run);
+        await prepareOutputs(); // fio's log files, checked by planRun
         if (plan.vsFio) return runVsFio(plan, { jobFile: file, commandLine: cmd.fioCommandLine });
         return runIops(plan);
       };
