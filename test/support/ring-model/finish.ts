@@ -12,14 +12,30 @@ import { coverage, type Duct, type World } from './world.js';
 
 export const turn = () => new Promise<void>((r) => setImmediate(r));
 
-/** Turns of the loop until `done` (true) or `ms` pass (false). */
-async function until(done: () => boolean, ms: number): Promise<boolean> {
-  const deadline = Date.now() + ms;
+/** Turns of the loop until `done` (true) or `ms` pass (false); with `moved`, `ms` with nothing
+ * moved: a run with much to move on a loaded machine is slow, not stuck. */
+async function until(done: () => boolean, ms: number, moved?: () => string): Promise<boolean> {
+  let deadline = Date.now() + ms;
+  let last = moved?.();
   while (!done()) {
+    const now = moved?.();
+    if (now !== last) {
+      last = now;
+      deadline = Date.now() + ms;
+    }
     if (Date.now() > deadline) return false;
     await turn();
   }
   return true;
+}
+
+/** What has moved so far: the bytes readers and peers took, and the ops still waiting. */
+function moved(world: World): string {
+  let bytes = 0;
+  for (const d of [...world.readable, ...world.writable]) {
+    for (const c of [d.inbound, d.outbound]) if (c !== undefined) bytes += c.length - c.unread;
+  }
+  return `${bytes}/${world.pending.size}`;
 }
 
 function releaseAll(world: World): void {
@@ -60,8 +76,8 @@ async function quiesce(world: World, ms: number): Promise<void> {
     }
     if (world.seq.reader !== undefined) world.peerSendMessage(8, 0);
     return world.pending.size === 0 && caughtUp();
-  }, ms);
-  if (!settled) world.fail(`stuck for ${ms} ms with the Ring open: ${waiting(world)}`);
+  }, ms, () => moved(world));
+  if (!settled) world.fail(`stuck: nothing moved for ${ms} ms with the Ring open: ${waiting(world)}`);
 }
 
 /** Every pool still has all its buffers: a stream that holds each chunk gets `count` of them. */
