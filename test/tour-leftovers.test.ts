@@ -55,7 +55,7 @@ describe('tour after a tour that was killed', () => {
     const mine = () => readdirSync(tmp.path).filter((n) => n.startsWith(`iolab-tour-${child.pid}-`));
     expect(mine()).toHaveLength(1);
     const next = await execa(file, argv, { reject: false, env });
-    expect(next.exitCode).toBe(0);
+    expect(next.exitCode, `${next.stdout}\n${next.stderr}`).toBe(0);
     expect(String(next.stderr)).toContain(`left by a tour that was killed (pid ${child.pid})`);
     expect(mine()).toEqual([]);
     expect(readdirSync('/dev/shm').filter((n) => n.startsWith(`iolab-tour-${child.pid}`))).toEqual([]);
