@@ -8,6 +8,7 @@
 // the child's CPU time from wait4 as well, all of its threads.
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <signal.h>
 #include <string.h>
 #include <sys/prctl.h>
@@ -76,6 +77,12 @@ static Napi::Value SpawnDyingWithParent(const Napi::CallbackInfo& info) {
     ThrowErrno(env, e, "pipe2");
   }
   pid_t parent = getpid();
+  // Signals stay blocked across fork until the child has reset its handlers: one that reached
+  // the child first would run Node's handler there, which writes to the signal pipe it shares
+  // with this process, and this process would take the child's SIGINT for a second Ctrl-C.
+  sigset_t all, before;
+  sigfillset(&all);
+  pthread_sigmask(SIG_SETMASK, &all, &before);
   pid_t pid = fork();
   if (pid == 0) {
     // the child: only async-signal-safe calls until exec
@@ -92,6 +99,7 @@ static Napi::Value SpawnDyingWithParent(const Napi::CallbackInfo& info) {
     _exit(127);
   }
   int e = errno;
+  pthread_sigmask(SIG_SETMASK, &before, nullptr);
   close(devnull);
   close(out[1]);
   close(err[1]);

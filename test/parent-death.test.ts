@@ -35,6 +35,21 @@ describe('runDyingWithParent', () => {
     expect(Date.now() - t0).toBeLessThan(10_000);
   });
 
+  it('a stop sent the moment the program starts is the program\'s, never its starter\'s', { timeout: 60_000 }, async () => {
+    // between fork and exec the child still has Node's handler, which writes to the signal pipe
+    // it shares with its starter: a SIGINT caught there reached the starter as a second Ctrl-C
+    // (bench http then exited 130 with nothing printed)
+    const script = join(dir.path, 'stopper.mjs');
+    writeFileSync(script, `import { runDyingWithParent } from ${JSON.stringify(join(projectRoot, 'dist/parent-death.js'))};\n` +
+      'let mine = 0; process.on("SIGINT", () => mine++);\n' +
+      'const stopped = AbortSignal.abort(); const ends = {};\n' +
+      'for (let i = 0; i < 300; i++) { const r = await runDyingWithParent("sleep", ["0.05"], stopped); ends[r.signal ?? r.exitCode] = (ends[r.signal ?? r.exitCode] ?? 0) + 1; }\n' +
+      'await new Promise((r) => setTimeout(r, 200));\n' +
+      'console.log(JSON.stringify({ mine, ends }));\n');
+    const r = await execa(process.execPath, [script]);
+    expect(JSON.parse(r.stdout)).toEqual({ mine: 0, ends: { SIGINT: 300 } });
+  });
+
   it('the program dies with the process that started it, even by SIGKILL', { timeout: 60_000 }, async () => {
     // a Node process (the compiled package's module) starts `sleep 60` and says its pid
     const script = join(dir.path, 'starter.mjs');
