@@ -45,6 +45,12 @@ function explain(run: ModelRun): string {
   return run.failures.map((f) => `run ${f.run}, seed ${f.seed}:\n${f.report}\nreplay: ${replayCommand(f)}`).join('\n\n');
 }
 
+/** The coverage counters of `reached` that the search left at zero (none when it reached all). */
+function unreached(reached: string[]): string[] {
+  expect(result.runs, 'the search stopped early (see the test above): what it reached is not known').toBe(runs);
+  return reached.filter((k) => !(result.coverage[k] > 0));
+}
+
 describe('the Ring against its model', () => {
   it(`${runs} random sequences from seed ${seed} (generators ${gen}): every invariant holds, nothing crashes`, () => {
     expect(result.failures, explain(result)).toEqual([]);
@@ -53,9 +59,7 @@ describe('the Ring against its model', () => {
 
   // (a replay of one shrunk sequence reaches what that sequence does, no more)
   it.skipIf(process.env.IOLAB_FUZZ_PATH)('the generators reach starvation, closes and opens inside handlers, and re-entering getters', () => {
-    expect(result.runs, 'the search stopped early (see the test above): what it reached is not known').toBe(runs);
-    const c = result.coverage;
-    const reached = [
+    expect(unreached([
       // a pool all held by JS while a peer's bytes wait for a stream of it: ENOBUFS
       'poolHeldWhilePeerSends',
       // a stream's sends queued past its pauseAt (a peer that does not read): receiving paused
@@ -69,14 +73,11 @@ describe('the Ring against its model', () => {
       // readvBatch with positions on a socket holding fewer bytes than the first read wants
       'positionedBatchWithBytesWaiting',
       'notHeldReleaseThrew',
-    ];
-    expect(reached.filter((k) => !(c[k] > 0)), JSON.stringify(c)).toEqual([]);
+    ]), JSON.stringify(result.coverage)).toEqual([]);
   });
 
   it.skipIf(process.env.IOLAB_FUZZ_PATH || gen < 2)('the generators make sends meet a full socket, cancel and abort ops in the kernel, fail batches partway and close pools while held', () => {
-    expect(result.runs, 'the search stopped early (see the test above): what it reached is not known').toBe(runs);
-    const c = result.coverage;
-    const reached = [
+    expect(unreached([
       // a stream's peer closed, and finish.ts waited for its end(null)
       'endAfterPeerClose',
       // a small SO_SNDBUF and a peer that lags: held buffers sent into a full socket
@@ -94,8 +95,7 @@ describe('the Ring against its model', () => {
       'recvmsgBatchFailedWithFds',
       'poolClosedWhileHeld',
       'poolCloseRefused',
-    ];
-    expect(reached.filter((k) => !(c[k] > 0)), JSON.stringify(c)).toEqual([]);
+    ]), JSON.stringify(result.coverage)).toEqual([]);
   });
 
   it("the addon's counters show the recv found no buffer (ENOBUFS), a stream slot reused and a send's buffer copied", () => {
