@@ -96,6 +96,33 @@ describe('Channel: a creator that lays the region out wrong cannot make this sid
     }
   });
 
+  it('a tail the reader moved past what was written, after the join: the send that looks for room refuses, the channel ends, no unread record is overwritten', async () => {
+    const capacity = 4096;
+    const region = craftedRegion(capacity);
+    const channel = await joinPassed(region.memfd);
+    try {
+      // this side (the joiner) writes queue 1; nobody reads it: 256 records of 16 bytes fill it
+      let sent = 0;
+      while (channel.trySend(Buffer.alloc(8, sent))) sent++;
+      expect(sent).toBe(capacity / 16);
+      const head = region.words[DIR(1) / 8];
+      expect(head).toBe(BigInt(capacity));
+      const queue = new Uint8Array(region.mapping, HEADER + capacity, capacity);
+      const before = Buffer.from(queue);
+      // 8 bytes past the head: as if the reader had read more than was ever written
+      region.words[(DIR(1) + 64) / 8] = head + 8n;
+      expect(() => channel.trySend(Buffer.from('overrun!'))).toThrow(expect.objectContaining({ code: 'ERR_CHANNEL_PROTOCOL' }));
+      expect(channel.closed).toBe(true);
+      await expect(channel.receive()).rejects.toMatchObject({ code: 'ERR_CHANNEL_PROTOCOL' });
+      expect(Buffer.from(queue).equals(before)).toBe(true);
+      expect(region.words[DIR(1) / 8]).toBe(head);
+    } finally {
+      await channel.close();
+      native.munmap(region.mapping);
+      close(region.memfd);
+    }
+  });
+
   it('a capacity and a record length flipped by the other side while this side reads them: the checked copy is the one used', async () => {
     // A worker rewrites the capacity (4 KiB / 1 GiB) and the first record's length (8 / 8,176)
     // as fast as it can, while this thread joins and receives, 40 times. Read twice, the
