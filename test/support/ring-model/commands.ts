@@ -36,6 +36,7 @@ async function checkStep(world: World, what: string): Promise<void> {
   // a stream whose peer does not read what it sends: paused, until the peer reads
   // (queuedBytes throws RingClosedError once the Ring is closing)
   if (world.closing === undefined && world.streams.some((s) => !s.closeCalled && !s.finished && s.stream.queuedBytes > s.pauseAt)) coverage.pausedStreams++;
+  if (world.streams.some((s) => s.userPaused && !s.closeCalled && s.duct.inbound!.unread > 0)) coverage.userPausedWithBytesWaiting++;
   world.throwIfFailed();
 }
 
@@ -84,11 +85,13 @@ const index = fc.nat({ max: 7 });
 const pick = <T>(list: T[], i: number): T | undefined => (list.length === 0 ? undefined : list[i % list.length]);
 
 /** The commands of generators `gen`: version 1's, then what version 2 adds (a send that meets
- * a full socket, a peer that reads part, ops aborted in the kernel, pools closed while held). */
+ * a full socket, a peer that reads part, ops aborted in the kernel, pools closed while held),
+ * then version 3's (a stream's pause() and resume(), cancelFd over a batch of reads). */
 export function commandsOf(gen: number): fc.Arbitrary<Cmd>[] {
   if (gen === 1) return commands;
   // (the added ones twice: their paths need several of them in one sequence)
   if (gen === 2) return [...commands, ...added, ...added];
+  if (gen === 3) return [...commands, ...added, ...added, ...third, ...third];
   throw new Error(`no generators of version ${gen} (1 to ${latestGen})`);
 }
 
@@ -237,6 +240,37 @@ const added: fc.Arbitrary<Cmd>[] = [
     for (let i = 0; i < 100 && streams.some((s) => !s.finished); i++) await turn();
     closePool(w, pool, 'a command');
   })),
+];
+
+const third: fc.Arbitrary<Cmd>[] = [
+  index.map((i) => command(`pause stream ${i}`, (w) => pick(w.streams.filter((s) => !s.closeCalled), i)?.pauseByUser(true))),
+  index.map((i) => command(`resume stream ${i}`, (w) => pick(w.streams.filter((s) => !s.closeCalled), i)?.pauseByUser(false))),
+  // a stream paused, then more than its pool holds from the peer: at most what the kernel had
+  // taken comes (streams.ts checks each chunk), the rest waits in the socket until resume()
+  fc.tuple(index, fc.nat({ max: 1 }), fc.integer({ min: 1, max: 1 << 16 }), fc.boolean())
+    .map(([d, p, n, resume]) => waitingCommand(`a stream on socket ${d % 3} from pool ${p}, paused, the peer writes ${n} bytes${resume ? ', resumed' : ''}`, async (w) => {
+      const duct = pick(w.sockets, d)!;
+      if (duct.reader !== undefined || duct.writer !== undefined || duct.peerClosed) return;
+      const s = openStream(w, duct, p % w.pools.length, { reactions: ['release'], onEnd: 'closeSelf' }, 'a command');
+      if (s === undefined) return;
+      await turn();
+      s.pauseByUser(true);
+      w.peerWrite(duct, n);
+      for (let i = 0; i < 4; i++) await turn();
+      if (resume) s.pauseByUser(false);
+    })),
+  // a few bytes there, more reads than they fill: cancelFd ends the reads still in the kernel
+  fc.tuple(index, fc.integer({ min: 1, max: 64 }), fc.array(fc.record({ sizes, position: fc.constant<PositionSpec>('omitted') }), { minLength: 2, maxLength: 4 }))
+    .map(([d, n, requests]) => waitingCommand(`the peer writes ${n} bytes to socket ${d % 3}, a readvBatch of it ${JSON.stringify(requests)}, cancelFd`, async (w) => {
+      const duct = pick(w.sockets, d)!;
+      if (duct.reader !== undefined || duct.writer !== undefined) return;
+      w.peerWrite(duct, n);
+      readvBatch(w, duct, { requests, memory: 'heap' }, 'a command');
+      await turn();
+      await turn();
+      if (duct.reader !== undefined) coverage.cancelFdOverBatch++;
+      cancelFd(w, duct, 'a command');
+    })),
 ];
 
 function writeFileCommand(w: World, s: WriteSpec): void {

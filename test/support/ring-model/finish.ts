@@ -53,6 +53,7 @@ function waiting(world: World): string {
  * every byte its peer wrote and nothing left to send. */
 async function quiesce(world: World, ms: number): Promise<void> {
   world.quiescing = true;
+  for (const s of world.streams) s.pauseByUser(false); // a paused stream catches up only once resumed
   // (a stream whose peer closed is caught up once it got `end`: EOF after the peer's last byte,
   // or the error of a send the peer did not take)
   const caughtUp = () => world.streams.every((s) => s.closeCalled || s.ended ||

@@ -32,6 +32,10 @@ export class ModelStream implements StreamLike {
   /** The socket's cancelFd count when it opened. */
   cancels = 0;
 
+  /** pause() was called and resume() not since; bytes that came to `data` meanwhile. */
+  userPaused = false;
+  bytesAfterPause = 0;
+
   readonly pauseAt: number;
   /** Bytes received while its queued bytes were past pauseAt, since the window began: the
    * first chunk seen past pauseAt, with `windowQueued` queued and `windowSent` gone out. */
@@ -94,6 +98,21 @@ export class ModelStream implements StreamLike {
     });
   }
 
+  /** pause() (or resume()): receiving stops, but for what the kernel had already taken. */
+  pauseByUser(on: boolean): void {
+    if (this.closeCalled || this.finished || this.userPaused === on) return;
+    try {
+      if (on) this.stream.pause();
+      else this.stream.resume();
+    } catch (e) {
+      if (!(this.world.closing !== undefined && this.world.expectedError(e, this.duct))) this.world.fail(`${this.name}: ${on ? 'pause' : 'resume'}() threw ${(e as Error).stack}`);
+      return;
+    }
+    this.userPaused = on;
+    this.bytesAfterPause = 0;
+    if (!on) coverage.userResumed++;
+  }
+
   #data(id: number, length: number): void {
     const { world, duct } = this;
     if (this.ended) world.fail(`${this.name}: data(${id}, ${length}) after end`);
@@ -102,6 +121,7 @@ export class ModelStream implements StreamLike {
     if (world.held.some((h) => h.pool === this.pool && h.id === id)) world.fail(`${this.name}: buffer ${id} handed to JS while JS still held it`);
     const bytes = Buffer.from(poolRing.bytes(id, length));
     this.#pausedCheck(length);
+    this.#afterPauseCheck(length);
     const wrong = duct.inbound!.deliver(bytes, this.name);
     if (wrong !== undefined) world.fail(wrong);
     const held: Held = { pool: this.pool, id, bytes };
@@ -136,6 +156,18 @@ export class ModelStream implements StreamLike {
     const { count, size } = world.pools[this.pool];
     if (this.pausedBytes > 2 * count * size) {
       world.fail(`${this.name}: received ${this.pausedBytes} bytes with ${this.stream.queuedBytes} queued to send, past its pauseAt ${this.pauseAt}: receiving did not pause`);
+    }
+  }
+
+  /** After pause(), only the chunks the kernel took before its cancel may come: at most the
+   * pool's bytes, twice for a cancel racing buffers given back (as past pauseAt). */
+  #afterPauseCheck(length: number): void {
+    if (!this.userPaused || this.world.closing !== undefined) return;
+    coverage.chunksAfterPause++;
+    this.bytesAfterPause += length;
+    const { count, size } = this.world.pools[this.pool];
+    if (this.bytesAfterPause > 2 * count * size) {
+      this.world.fail(`${this.name}: received ${this.bytesAfterPause} bytes after pause(): receiving did not stop`);
     }
   }
 

@@ -59,7 +59,11 @@ export interface StreamLike {
   closeCalled: boolean;
   finished: boolean;
   ended: boolean;
+  /** pause() was called and resume() not since. */
+  userPaused: boolean;
   close(where: string): void;
+  /** pause() (true) or resume() (false), as a user calls them. */
+  pauseByUser(on: boolean): void;
 }
 
 /** A buffer JS holds, with the bytes it had when it came. */
@@ -116,6 +120,15 @@ export const coverage = {
   cancelFdWhileWaiting: 0,
   /** a recvmsgBatch aborted after it had received messages with fds */
   recvmsgBatchFailedWithFds: 0,
+  // (generators 3 on)
+  /** a stream paused by pause() while its peer's bytes waited in the socket */
+  userPausedWithBytesWaiting: 0,
+  /** a data handler called after pause(): a chunk the kernel had taken before the cancel */
+  chunksAfterPause: 0,
+  /** a stream resumed by resume() after pause() */
+  userResumed: 0,
+  /** cancelFd while a readvBatch of several reads waited on that fd */
+  cancelFdOverBatch: 0,
   /** pool.close() with buffers of it held by JS */
   poolClosedWhileHeld: 0,
   /** pool.close() refused: a stream on it not finished */
