@@ -113,26 +113,31 @@ export class ByteChannel {
     this.mayEndShort = true;
   }
 
-  /** Where the next writer's bytes begin after a stream's sends were dropped (it finished):
-   * one read may take the last bytes that went out before the drop and then these. */
-  #resumeAt: number | undefined;
+  /** Where the next writer's bytes begin after a stream's sends were dropped (it finished),
+   * in order: one read may take the last bytes that went out before a drop and then these.
+   * (Several: each stream after the first may drop its own last sends before the peer reads.) */
+  #resumes: number[] = [];
 
   /** The stream whose sends were dropped is done: what comes next is another writer's. */
   markResume(): void {
-    // (the first drop's: the next stream's own may drop its last sends too, the Ring closing)
-    if (this.#gapAllowed && this.mayEndShort && this.#resumeAt === undefined) this.#resumeAt = this.#length;
+    if (this.#gapAllowed && this.mayEndShort && this.#resumes.at(-1) !== this.#length) this.#resumes.push(this.#length);
   }
 
-  /** A read across the drop: its first k bytes where the reader is, the rest at #resumeAt.
-   * Returns k, or undefined. (Bytes carry their position's low bits: a wrong split fits only
-   * by chance, so only the few splits just before the first mismatch are tried.) */
-  #acrossDrop(bytes: Uint8Array): number | undefined {
-    const from = this.consumed;
-    const to = this.#resumeAt;
+  /** A read across drops: bytes from `from` up to a point before the next drop's resume
+   * point, then on from there, and so on. Returns where it ends and the bytes it skipped, or
+   * undefined. (Bytes carry their position's low bits: a wrong split fits only by chance, so
+   * only the few splits just before the first mismatch are tried.) */
+  #acrossDrops(bytes: Uint8Array, from: number, next: number): { end: number; skipped: number } | undefined {
+    const to = this.#resumes[next];
     if (to === undefined || to < from) return undefined;
     let m = 0;
     while (m < bytes.length && from + m < to && (this.#known[from + m] !== 1 || this.#expected[from + m] === bytes[m])) m++;
-    for (let k = m; k >= Math.max(0, m - 64); k--) if (this.#matches([bytes.subarray(k)], to)) return k;
+    for (let k = m; k >= Math.max(0, m - 64); k--) {
+      const rest = bytes.subarray(k);
+      if (this.#matches([rest], to)) return { end: to + rest.length, skipped: to - (from + k) };
+      const further = this.#acrossDrops(rest, to, next + 1);
+      if (further !== undefined) return { end: further.end, skipped: further.skipped + to - (from + k) };
+    }
     return undefined;
   }
 
@@ -160,13 +165,13 @@ export class ByteChannel {
     if (wrong !== undefined || partsLength(parts) === 0) return wrong;
     const places = [this.consumed, ...this.#others];
     const fits = this.#gapAllowed ? this.#findAll(parts, lowest(places)) : places.filter((at) => this.#matches(parts, at));
-    const split = fits.length === 0 && this.#gapAllowed && parts.length === 1 && typeof parts[0] !== 'number' ? this.#acrossDrop(parts[0]) : undefined;
-    if (split !== undefined) {
-      const n = partsLength(parts);
-      this.skipped += this.#resumeAt! - (this.consumed + split);
-      this.consumed = this.#resumeAt! + n - split;
-      this.#gapAllowed = false;
-      this.#resumeAt = undefined;
+    const across = fits.length === 0 && this.#gapAllowed && parts.length === 1 && typeof parts[0] !== 'number'
+      ? this.#acrossDrops(parts[0], this.consumed, this.#resumes.findIndex((r) => r >= this.consumed)) : undefined;
+    if (across !== undefined) {
+      this.skipped += across.skipped;
+      this.consumed = across.end;
+      this.#resumes = this.#resumes.filter((r) => r > across.end);
+      this.#gapAllowed = this.#resumes.length > 0;
       this.#others = [];
       return undefined;
     }
@@ -231,10 +236,11 @@ export class ByteChannel {
 
   #take(parts: Part[], at: number): void {
     const keepGap = this.#gapAllowed && this.#gapStillAhead(at);
-    if (!keepGap) this.#resumeAt = undefined;
     this.skipped += at - this.consumed;
     this.consumed = at + partsLength(parts);
-    this.#gapAllowed = keepGap;
+    // (a later drop's resume point still ahead: the reader may skip there too)
+    if (!keepGap) this.#resumes = this.#resumes.filter((r) => r > this.consumed);
+    this.#gapAllowed = keepGap || this.#resumes.length > 0;
     this.#others = [];
   }
 

@@ -26,4 +26,5 @@ export const regressions: { gen: number; seed: number; found: string }[] = [
   { gen: 2, seed: 30099, found: "the model's own: the pause check added up what a stream received past pauseAt across a resume it did not see (the queue drained between two chunks)" },
   { gen: 2, seed: 1007711, found: "the model's own: a stream's sends dropped by cancelFd, then the next stream's dropped as the Ring closed; the second drop moved the place the next writer's bytes began, and a read across the first drop fitted nowhere (3 of a 20,000-sequence search, all this)" },
   { gen: 3, seed: 500553, found: "the model's own: a read whose views no longer show its bytes fitted at every place past a gap in 127,000 bytes, and the places, spread into Math.max, overflowed the stack" },
+  { gen: 3, seed: 611716, found: "the model's own: two streams' sends dropped by cancelFd, one after the other, before the peer read; the model kept the first drop's resume point only, and the peer's read across the second drop fitted nowhere (1 of a 20,000-sequence search)" },
 ];
