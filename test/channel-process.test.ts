@@ -80,8 +80,11 @@ describe('Channel between processes', () => {
       most = Math.max(most, sent + 1 - acked);
     }
     expect(waits).toBeGreaterThan(100);
-    // in flight: what the queue holds, plus the reader's last 16 it has not counted back yet
-    expect(most).toBeLessThanOrEqual(perRing + 16 + 1);
+    // in flight: what the queue holds, plus the reader's last 16 it has not counted back yet,
+    // plus a count on its way: woken once half the queue is free, the writer fills it without
+    // a turn of the loop, before the count the reader sent meanwhile reaches the listener (34
+    // of 33 beside a second suite). A writer that kept waiting sends itself would reach 2,000
+    expect(most).toBeLessThanOrEqual(perRing + 2 * 16 + 1);
     expect(process.memoryUsage().rss - rssBefore).toBeLessThan(32 << 20);
     await channel.close();
     child.kill('SIGKILL');

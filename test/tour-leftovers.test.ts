@@ -3,7 +3,7 @@
 // tour's are left alone.
 import { afterAll, describe, expect, it } from 'vitest';
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { execa } from 'execa';
 import { iolabArgv } from './support/cli.js';
@@ -39,6 +39,26 @@ describe('tour after a tour that was killed', () => {
     expect(existsSync(folder)).toBe(false);
     for (const o of objects) expect(existsSync(o)).toBe(false);
     expect(existsSync(live)).toBe(true);
+  }, 90_000);
+
+  it('a dead tour\'s folder that cannot be removed is said in a note; the tour still runs and exits 0', async () => {
+    // (a demo process of the killed tour, dying too, can still add a file while the folder goes:
+    // ENOTEMPTY, retried; a mount inside it stays, EBUSY, each time)
+    const pid = deadPid();
+    const folder = join(tmp.path, `iolab-tour-${pid}-MnT456`);
+    const mount = join(folder, 'mounted');
+    mkdirSync(mount, { recursive: true });
+    execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=1m', 'iolab-test', mount]);
+    try {
+      const [file, argv] = iolabArgv(['tour']);
+      const r = await execa(file, argv, { reject: false, env: { ...process.env, TMPDIR: tmp.path } });
+      expect(r.exitCode, `${r.stdout}\n${r.stderr}`).toBe(0);
+      expect(String(r.stderr)).toMatch(new RegExp(`^note: could not remove the temp folder '${folder}', left by a tour that was killed \\(pid ${pid}\\): EBUSY`, 'm'));
+      expect(existsSync(mount)).toBe(true);
+    } finally {
+      execFileSync('umount', [mount]);
+      rmSync(folder, { recursive: true, force: true });
+    }
   }, 90_000);
 
   it('a real tour killed with SIGKILL: the next one leaves nothing of it', async () => {

@@ -36,7 +36,14 @@ export function removeDeadToursLeftovers(): string[] {
       const path = join(folder, name);
       const st = lstatSync(path, { throwIfNoEntry: false });
       if (!st || st.isSymbolicLink() || (uid !== undefined && st.uid !== uid)) continue;
-      rmSync(path, { recursive: true, force: true });
+      try {
+        // the dead tour's demo processes die with it, but not at once: one may still add a file
+        // (ENOTEMPTY) for a moment; rm retries, and a folder that stays is said, not fatal
+        rmSync(path, { recursive: true, force: true, maxRetries: 10, retryDelay: 50 });
+      } catch (err) {
+        process.stderr.write(`note: could not remove ${what} '${showText(path)}', left by a tour that was killed (pid ${pid}): ${(err as Error).message}\n`);
+        continue;
+      }
       removed.push(path);
       process.stderr.write(`note: removed ${what} '${showText(path)}', left by a tour that was killed (pid ${pid})\n`);
     }
