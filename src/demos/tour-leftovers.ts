@@ -41,7 +41,10 @@ export function removeDeadToursLeftovers(): string[] {
         // (ENOTEMPTY) for a moment; rm retries, and a folder that stays is said, not fatal
         rmSync(path, { recursive: true, force: true, maxRetries: 10, retryDelay: 50 });
       } catch (err) {
-        process.stderr.write(`note: could not remove ${what} '${showText(path)}', left by a tour that was killed (pid ${pid}): ${(err as Error).message}\n`);
+        // (Node 24's rm gives no code, only ", Unknown error: Device or resource busy 'path'")
+        const e = err as NodeJS.ErrnoException;
+        const why = e.code ? e.message : e.message.replace(/^[,\s]*(Unknown error:\s*)?/, '');
+        process.stderr.write(`note: could not remove ${what} '${showText(path)}', left by a tour that was killed (pid ${pid}): ${why}\n`);
         continue;
       }
       removed.push(path);
