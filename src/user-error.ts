@@ -15,5 +15,9 @@ export class UserError extends Error {
 export function errnoText(err: unknown): string {
   const e = err as NodeJS.ErrnoException;
   const text = e.errno !== undefined ? getSystemErrorMap().get(e.errno)?.[1] : undefined;
-  return e.code && text ? `${e.code}: ${text}` : err instanceof Error ? err.message : String(err);
+  if (e.code && text) return `${e.code}: ${text}`;
+  // (Node 24's recursive rm gives no code, only ", Unknown error: Device or resource busy 'path'")
+  const node24 = err instanceof Error ? /^, Unknown error: (.*?)(?: '[^']*')?$/.exec(err.message) : null;
+  if (node24) return node24[1];
+  return err instanceof Error ? err.message : String(err);
 }

@@ -8,6 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { processIsAlive } from '../procfs.js';
 import { showText } from '../show-bytes.js';
+import { errnoText } from '../user-error.js';
 
 /** The prefix of this tour's temp folder (mkdtemp adds six characters). */
 export function tourFolderPrefix(): string {
@@ -41,10 +42,7 @@ export function removeDeadToursLeftovers(): string[] {
         // (ENOTEMPTY) for a moment; rm retries, and a folder that stays is said, not fatal
         rmSync(path, { recursive: true, force: true, maxRetries: 10, retryDelay: 50 });
       } catch (err) {
-        // (Node 24's rm gives no code, only ", Unknown error: Device or resource busy 'path'")
-        const e = err as NodeJS.ErrnoException;
-        const why = e.code ? e.message : e.message.replace(/^[,\s]*(Unknown error:\s*)?/, '');
-        process.stderr.write(`note: could not remove ${what} '${showText(path)}', left by a tour that was killed (pid ${pid}): ${why}\n`);
+        process.stderr.write(`note: could not remove ${what} '${showText(path)}', left by a tour that was killed (pid ${pid}): ${errnoText(err)}\n`);
         continue;
       }
       removed.push(path);
