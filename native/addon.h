@@ -4,7 +4,11 @@
 #pragma once
 #include <napi.h>
 
+#include <vector>
+
 namespace iolab {
+
+class RingCore;
 
 // Property names the addon sets or reads on every op, made once per env (creating and
 // internalizing a key string per result object was a measurable cost).
@@ -18,6 +22,9 @@ struct Addon {
   napi_ref ring_closed_error = nullptr;  // the class src/ring/ring.ts registers (or none yet)
   napi_ref keys = nullptr;               // an Array of the Key strings (a ref cannot hold a string)
   napi_ref recv_result_class = nullptr;  // the class src/native.ts registers for recvmsg results
+  // This thread's Rings that are not torn down: JS that one of them runs in its prepare callback
+  // may queue ops on another whose callback ran already this turn (native/ring/core.cc).
+  std::vector<RingCore*> rings;
 
 };
 

@@ -16,7 +16,7 @@
 namespace iolab {
 
 RingCore::RingCore(napi_env env, unsigned entries, unsigned cq_entries, bool sqpoll, RingHandle* handle)
-    : env_(env), handle_(handle), cancel_(&ring_, &unsubmitted_, &stats_, sqpoll) {
+    : env_(env), addon_(&AddonOf(env)), handle_(handle), cancel_(&ring_, &unsubmitted_, &stats_, sqpoll) {
   setup_flags_ = SetupRing(env, &ring_, entries, cq_entries, sqpoll);
 
   NAPI_THROW_IF_FAILED_VOID(env, napi_get_uv_event_loop(env, &loop_));
@@ -38,8 +38,12 @@ RingCore::RingCore(napi_env env, unsigned entries, unsigned cq_entries, bool sqp
   uv_unref(reinterpret_cast<uv_handle_t*>(prepare_));
   open_handles_ = 2;
 
-  napi_add_env_cleanup_hook(env, OnEnvCleanup, this);
-  cleanup_hook_ = true;
+  // Asynchronous: the env's teardown waits until the handles' close callbacks (code of this
+  // addon) have run. With a plain cleanup hook a worker thread that ends with a Ring open has
+  // the addon unloaded first (when no other thread loaded it), and libuv then calls into
+  // unmapped code.
+  napi_add_async_cleanup_hook(env, OnEnvCleanup, this, &cleanup_hook_);
+  addon_->rings.push_back(this);
   LiveInc(Live::kRings);
 }
 
@@ -303,6 +307,26 @@ void RingCore::OnPrepare(uv_prepare_t* handle) {
   // reads): nothing would make the ring fd readable for them before the loop waits.
   if (!core->torn_down_ && (io_uring_cq_ready(&core->ring_) > 0 || !core->stash_.empty())) core->ReapTurns();
   if (!core->torn_down_ && !core->stash_.empty()) core->Nudge();
+  core->FlushOthers();
+}
+
+// The JS this prepare callback ran (continuations of ops that completed at once) may have queued
+// ops on another Ring of the thread, one whose prepare callback ran already this turn or that
+// the JS made: nothing would submit them before the loop waits in epoll, maybe for good.
+void RingCore::FlushOthers() {
+  std::vector<RingCore*>& rings = addon_->rings;
+  if (rings.size() < 2) return;
+  for (int round = 0; round < 8; round++) {
+    bool flushed = false;
+    // by index: a flush's reap may run JS that makes or tears down Rings
+    for (size_t i = 0; i < rings.size(); i++) {
+      RingCore* other = rings[i];
+      if (other == this || other->depth_ > 0 || (other->unsubmitted_ == 0 && other->backlog_.empty())) continue;
+      other->Flush();
+      flushed = true;
+    }
+    if (!flushed) return;
+  }
 }
 
 // A NOP whose CQE (no op's: ignored) makes the ring fd readable, so the loop comes back to settle

@@ -38,6 +38,7 @@
 #include <utility>
 #include <vector>
 
+#include "addon.h"
 #include "cancel.h"
 #include "op.h"
 #include "stats.h"
@@ -140,6 +141,8 @@ class RingCore {
   struct io_uring_sqe* FreeSqe();
   // Sends whatever is queued to the kernel (ring.submit() and the prepare handle).
   void Flush();
+  // Every other Ring of the thread with ops queued and not submitted: submitted now.
+  void FlushOthers();
   // One io_uring_submit of what the SQ holds, counted; returns its result.
   int SubmitQueued();
 
@@ -173,7 +176,7 @@ class RingCore {
   static void OnPoll(uv_poll_t* handle, int status, int events);
   static void OnPrepare(uv_prepare_t* handle);
   static void OnHandleClosed(uv_handle_t* handle);
-  static void OnEnvCleanup(void* arg);
+  static void OnEnvCleanup(napi_async_cleanup_hook_handle hook, void* arg);
   static void ReturnRecord(RingCore* core, void* op, intptr_t);
   static void TearDownEntry(RingCore* core, void*, intptr_t);
 
@@ -201,6 +204,7 @@ class RingCore {
   void CleanupBlocking();
 
   napi_env env_;
+  Addon* addon_;
   uv_loop_t* loop_ = nullptr;
   struct io_uring ring_ {};
   unsigned setup_flags_ = 0;
@@ -239,7 +243,9 @@ class RingCore {
   bool closing_ = false;
   bool torn_down_ = false;
   bool in_cleanup_ = false;   // env teardown: no JS can run
-  bool cleanup_hook_ = false;
+  // Registered from setup until the last handle's close callback, which removes it: the env's
+  // teardown, once it called OnEnvCleanup, waits for that.
+  napi_async_cleanup_hook_handle cleanup_hook_ = nullptr;
   std::vector<napi_deferred> close_waiters_;
   RingHandle* handle_ = nullptr;
   RingStats stats_;

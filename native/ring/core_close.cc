@@ -4,6 +4,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <algorithm>
+
 #include "core.h"
 #include "live_objects.h"
 
@@ -54,16 +56,14 @@ void RingCore::Orphan() {
 void RingCore::TearDown() {
   if (torn_down_) return;
   torn_down_ = true;
-  if (cleanup_hook_) {
-    napi_remove_env_cleanup_hook(env_, OnEnvCleanup, this);
-    cleanup_hook_ = false;
-  }
   uv_poll_stop(poll_);  // before the ring fd closes: it is the fd polled
   uv_prepare_stop(prepare_);
   io_uring_queue_exit(&ring_);
   for (auto& part : parts_) part.second->TearDown(in_cleanup_, in_flight_ > 0);
   uv_close(reinterpret_cast<uv_handle_t*>(poll_), OnHandleClosed);
   uv_close(reinterpret_cast<uv_handle_t*>(prepare_), OnHandleClosed);
+  std::vector<RingCore*>& rings = addon_->rings;
+  rings.erase(std::find(rings.begin(), rings.end(), this));
   LiveDec(Live::kRings);
   if (handle_ != nullptr) {
     if (in_flight_ > 0 && !in_cleanup_) Hold(false);
@@ -90,16 +90,20 @@ void RingCore::OnHandleClosed(uv_handle_t* handle) {
     delete core->prepare_;
     core->prepare_ = nullptr;
   }
-  if (--core->open_handles_ == 0) delete core;
+  if (--core->open_handles_ > 0) return;
+  napi_async_cleanup_hook_handle hook = core->cleanup_hook_;
+  delete core;
+  // Last: an env being torn down goes on from here (and may unload this code).
+  if (hook != nullptr) napi_remove_async_cleanup_hook(hook);
 }
 
 // Env teardown (process or worker exit) with the Ring still open: no JS can run any more.
 // Cancel everything, WAIT for the kernel to hand back every op, then free. An op the kernel
 // will not give back within the deadline is leaked on purpose (its memory may still be hit).
-void RingCore::OnEnvCleanup(void* arg) {
-  RingCore* core = static_cast<RingCore*>(arg);
-  core->cleanup_hook_ = false;
-  core->CleanupBlocking();
+// A Ring closed before (its handles closing) has nothing to do here: the hook is removed, and
+// the teardown let go on, by the last close callback.
+void RingCore::OnEnvCleanup(napi_async_cleanup_hook_handle, void* arg) {
+  static_cast<RingCore*>(arg)->CleanupBlocking();
 }
 
 void RingCore::CleanupBlocking() {
