@@ -280,7 +280,8 @@ c.close()
     expect(slow.readableLength).toBe(buffered);
     expect(buffered).toBeLessThan(512 << 10);
     expect(peerDone).toBe(false);
-    expect(heldCount(pool)).toBe(0);
+    // what came after the pause waits in the pool, uncopied, up to half of it (the rest copied)
+    expect(heldCount(pool)).toBeLessThanOrEqual(pool.count / 2);
     // The pool serves another socket meanwhile.
     const got = once(other, 'data');
     otherPeer.write('still served');

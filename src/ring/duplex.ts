@@ -26,8 +26,10 @@ export class RingSocketDuplex extends Duplex {
   #bytesRead = 0;
   #bytesWritten = 0;
   #paused = false; // the RingStream was paused because push() said the buffer is full
+  #parked: number[] = []; // chunks that came while paused, still in the pool: id, length, ...
   #drained: Callback | undefined; // a write's or _final's callback, once the queue drains
   #eofPending = false;
+  #eofParked = false; // the EOF came behind parked chunks: told once they are pushed
   #timeoutMs = 0;
   #timer: NodeJS.Timeout | undefined;
   #peer: AddressInfo | string | undefined;
@@ -48,23 +50,23 @@ export class RingSocketDuplex extends Duplex {
     const pool = this.#pool;
     this.#stream = ring.recvMultishot(fd, pool, {
       data: (id, length) => {
-        // Copied and released before push(): push() may run the consumer's code, and a
-        // consumer (node:http's parser, a Buffer.concat later) may keep the chunk for good.
-        const chunk = chunkBuffer(length);
-        try {
-          chunk.set(pool.view(id).subarray(0, length));
-        } finally {
-          pool.release(id);
-        }
         this.#bytesRead += length;
         this.#timer?.refresh();
-        if (!this.push(chunk) && !this.#paused && !this.destroyed) {
-          this.#paused = true;
-          this.#stream.pause();
+        if (!this.#paused) return void this.#deliver(id, length); // (nothing is parked then)
+        // Paused: what the kernel took before the pause landed (a burst can be megabytes, all
+        // reaped at once) stays in the pool, uncopied, so JS holds at most the highWaterMark and
+        // the chunk that crossed it; but the pool keeps half its buffers for the other sockets:
+        // past that, the oldest parked chunks are copied out.
+        const parked = this.#parked;
+        parked.push(id, length);
+        while (parked.length > 0 && pool.heldBuffers > pool.count >> 1) {
+          const [oldest, bytes] = parked.splice(0, 2);
+          this.#deliver(oldest, bytes);
         }
       },
       end: (err) => {
         if (err !== null) this.destroy(err);
+        else if (this.#parked.length > 0) this.#eofParked = true;
         else if (this.#queued() === 0) this.#eof();
         // EOF while bytes wait to be sent: a peer's reset reads as EOF once the failing send
         // took the socket's error. The end is told once they are sent; a failed send makes it
@@ -102,10 +104,55 @@ export class RingSocketDuplex extends Duplex {
     this.read(0);
   }
 
+  /** Copies a chunk out of the pool (the buffer goes back at once: a consumer may keep the
+   * chunk for good) and pushes it; false when the readable buffer is full (receiving pauses). */
+  #deliver(id: number, length: number): boolean {
+    const pool = this.#pool;
+    const chunk = chunkBuffer(length);
+    try {
+      chunk.set(pool.view(id).subarray(0, length));
+    } finally {
+      pool.release(id);
+    }
+    if (this.push(chunk)) return true;
+    if (!this.#paused && !this.destroyed) {
+      this.#paused = true;
+      this.#stream.pause();
+    }
+    return false;
+  }
+
   override _read(): void {
-    if (this.#paused) {
+    const parked = this.#parked;
+    let at = 0;
+    let full = false;
+    while (at < parked.length && !full && !this.destroyed) {
+      full = !this.#deliver(parked[at], parked[at + 1]);
+      at += 2;
+    }
+    parked.splice(0, at);
+    if (full || this.destroyed) return;
+    if (this.#eofParked) {
+      this.#eofParked = false;
+      if (this.#queued() === 0) this.#eof();
+      else {
+        this.#eofPending = true;
+        this.#tellEofWhenSent();
+      }
+    } else if (this.#paused) {
       this.#paused = false;
       this.#stream.resume();
+    }
+  }
+
+  // Parked chunks go back to the pool unread (the socket is done with).
+  #releaseParked(): void {
+    const parked = this.#parked;
+    this.#parked = [];
+    for (let i = 0; i < parked.length; i += 2) {
+      try {
+        this.#pool.release(parked[i]);
+      } catch { /* the Ring or the pool is closed: it took them back */ }
     }
   }
 
@@ -121,20 +168,20 @@ export class RingSocketDuplex extends Duplex {
   }
 
   // Every write goes through the stream's one send path (the stream core's send policy: in
-  // order, one send in flight, copied into its queue now). Writable hears the write is done at
-  // once while the queue is under the highWaterMark, else when it drains to it.
+  // order, one send in flight, copied into its queue now). Writable hears the write is done once
+  // the kernel has every byte of it, as net's callback says: until then the bytes wait in the
+  // stream's queue, which destroy() drops, so no byte a callback called written is lost there.
+  // Writable gathers what is written meanwhile and gives it to _writev as one send.
   #send(buffers: Buffer[], total: number, callback: Callback): void {
-    let queued = 0;
     try {
-      for (const b of buffers) queued = this.#stream.write(b);
+      for (const b of buffers) this.#stream.write(b);
     } catch (err) {
       callback(err as Error); // the Ring or the stream is closed, or a view could not be read
       return;
     }
     this.#bytesWritten += total;
     this.#timer?.refresh();
-    const mark = this.writableHighWaterMark;
-    if (queued <= mark || !this.#stream.drainTo(mark)) callback();
+    if (!this.#stream.drainTo(0)) callback();
     else this.#drained = callback;
   }
 
@@ -160,6 +207,7 @@ export class RingSocketDuplex extends Duplex {
   override _destroy(error: Error | null, callback: Callback): void {
     clearTimeout(this.#timer);
     this.#timer = undefined;
+    this.#releaseParked();
     const waiting = this.#drained;
     this.#drained = undefined;
     // a write the socket did not finish: as Writable says of a destroyed stream's writes

@@ -73,6 +73,7 @@ export const makeBufferRing = (...args: BufferRingArgs): BufferRing => newBuffer
 /** ring.recvMultishot's RingStream. */
 export const makeRingStream = (...args: RingStreamArgs): RingStream => newRingStream(args);
 let heldOf: (pool: BufferRing) => Uint8Array;
+let heldCountOf: (pool: BufferRing) => Uint32Array;
 let closedOf: (pool: BufferRing) => boolean;
 let ringOf: (pool: BufferRing) => NativeStreamMethods;
 
@@ -154,10 +155,12 @@ export class BufferRing {
   readonly #memory: ArrayBuffer;
   readonly #views: (Uint8Array | undefined)[];
   readonly #held: Uint8Array; // 1 while JS holds the buffer (mirrors the addon's state)
+  readonly #heldCount = new Uint32Array(1); // how many are 1 there (its streams count too)
   #closed = false;
 
   static {
     heldOf = (pool) => pool.#held;
+    heldCountOf = (pool) => pool.#heldCount;
     closedOf = (pool) => pool.#closed;
     ringOf = (pool) => pool.#ring;
     newBufferRing = (args) => new BufferRing(internal, ...args);
@@ -180,6 +183,11 @@ export class BufferRing {
   /** True while JS holds buffer `id` (from its chunk until release or send). */
   held(id: number): boolean {
     return this.#held[id] === 1;
+  }
+
+  /** How many buffers JS holds now (chunks handed to `data` and not yet released or sent). */
+  get heldBuffers(): number {
+    return this.#heldCount[0];
   }
 
   #check(id: number): void {
@@ -216,6 +224,7 @@ export class BufferRing {
     this.#check(id);
     this.#ring.bufRelease(this.id, id);
     this.#held[id] = 0;
+    this.#heldCount[0]--;
   }
 
   /** Unregisters the buffer ring from the Ring and frees its memory: every view of it reads
@@ -231,6 +240,7 @@ export class BufferRing {
     }
     this.#closed = true;
     this.#held.fill(0);
+    this.#heldCount[0] = 0;
   }
 
   /** `using pool = ring.setupBufRing(...)`: close() on leaving the block. */
@@ -251,6 +261,7 @@ export class RingStream {
   readonly #handlers: RecvHandlers;
   readonly #table: StreamTable;
   #held: Uint8Array;
+  #heldCount: Uint32Array;
   #ended = false;
   #closed = false;
   #closing: Promise<void> | undefined;
@@ -266,6 +277,7 @@ export class RingStream {
     deliver = (s, type, a, b) => {
       if (type === Event.Data) {
         s.#held[a] = 1;
+        s.#heldCount[0]++;
         if (s.#closing === undefined) s.#handlers.data(a, b);
         else s.bufferRing.release(a); // came before close() took effect: nobody wants it
       } else if (type === Event.End) {
@@ -297,6 +309,7 @@ export class RingStream {
     this.fd = fd;
     this.bufferRing = pool;
     this.#held = heldOf(pool);
+    this.#heldCount = heldCountOf(pool);
     this.#handlers = handlers;
     this.#token = ring.recvMultishot(fd, pool.id, options?.pauseAt ?? DEFAULT_PAUSE_AT);
     this.#table.streams[this.#token] = this;
@@ -310,6 +323,7 @@ export class RingStream {
     if (this.#closed) throw this.#closedErr();
     this.#ring.streamSend(this.#token, id, length);
     this.#held[id] = 0;
+    this.#heldCount[0]--;
   }
 
   /** Sends a copy of `data` (taken now) in order with the stream's other sends; a view that
