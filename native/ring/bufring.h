@@ -127,6 +127,7 @@ class RingStreams : public RingPart {
   static void ArmRecv(struct stream* core);
   static void CancelRecv(struct stream* core);
   static void QueueSend(struct stream* core);
+  static long TrySend(struct stream* core, const void* data, uint32_t len);
   void CancelRecv(RingStream* s);
   void ReturnBuffer(BufRing* pool, unsigned id);
   void OnRecv(RingStream* s, int res, unsigned flags);

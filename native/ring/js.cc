@@ -266,6 +266,7 @@ static napi_value Stats(napi_env env, napi_callback_info info) {
   out.Set("recvNoBuffers", s.recv_no_buffers);
   out.Set("streamSlotsReused", s.stream_slots_reused);
   out.Set("streamSendsCopied", s.stream_sends_copied);
+  out.Set("streamSendsDirect", s.stream_sends_direct);
   return out;
 }
 

@@ -13,6 +13,7 @@ struct RingStats {
   double recv_no_buffers = 0;     // stream recvs that ended with ENOBUFS (the pool was empty)
   double stream_slots_reused = 0; // streams that took the slot (token) of a finished one
   double stream_sends_copied = 0; // buffers given to a stream's send copied into its queue
+  double stream_sends_direct = 0; // writes the socket took (wholly or in part) inside the call
 };
 
 }  // namespace iolab

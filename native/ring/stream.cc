@@ -4,12 +4,14 @@
 // stream's recv, a stream's send) whose tables the core calls.
 #include <errno.h>
 #include <string.h>
+#include <sys/socket.h>
 
 #include <algorithm>
 
 #include "bufring.h"
 #include "copy.h"
 #include "live_objects.h"
+#include "sys/mappings.h"
 
 namespace iolab {
 
@@ -104,7 +106,7 @@ void RingStreams::Emit(RingStream* s, StreamEvent type, int32_t a, int32_t b) {
 
 // ---- the recv ----
 
-const struct stream_ops RingStreams::kStreamOps = {RingStreams::ArmRecv, RingStreams::CancelRecv, RingStreams::QueueSend};
+const struct stream_ops RingStreams::kStreamOps = {RingStreams::ArmRecv, RingStreams::CancelRecv, RingStreams::QueueSend, RingStreams::TrySend};
 
 void RingStreams::ArmRecv(struct stream* core) {
   RingStream* s = static_cast<RingStream*>(core->owner);
@@ -187,6 +189,18 @@ Next RingStreams::OnRecvCqe(StreamOp* op, int res, unsigned flags) {
 void RingStreams::QueueSend(struct stream* core) {
   RingStream* s = static_cast<RingStream*>(core->owner);
   s->owner->core_->Queue(s->owner->NewOp(true, s));
+}
+
+// A write that nothing is ahead of goes to the socket inside the JS call, as net's uv_try_write:
+// its callback can say written at once, with no SQE, CQE or second call into JS for it.
+// Not a view of iolab's own mmap, which may fault: its bytes go through the queue's checked
+// copy, so a view that faults sends nothing at all (the kernel's send would take its first part).
+long RingStreams::TrySend(struct stream* core, const void* data, uint32_t len) {
+  RingStream* s = static_cast<RingStream*>(core->owner);
+  if (InMapping(data, len)) return -EAGAIN;
+  ssize_t took = ::send(s->fd, data, len, MSG_DONTWAIT | MSG_NOSIGNAL);
+  if (took > 0) s->owner->core_->counters()->stream_sends_direct++;
+  return took >= 0 ? long(took) : -long(errno);
 }
 
 // The pool's count of buffers the send side copied, moved into ring.stats.

@@ -50,6 +50,16 @@ int stream_send_buffer(struct stream *s, unsigned id, uint32_t len) {
 
 int stream_send_bytes(struct stream *s, const void *data, uint32_t len, byte_queue_copy_fn copy) {
   if (s->sends_stopped) return 0;
+  if (!s->send_busy && s->queue.bytes == 0 && len > 0 && s->pool->ops->try_send) {
+    /* An error (a reset, a view that faults) is left to the queued send and the copy, which
+     * report it as they would have. */
+    long took = s->pool->ops->try_send(s, data, len);
+    if (took >= (long)len) return 0;
+    if (took > 0) {
+      data = (const unsigned char *)data + took;
+      len -= (uint32_t)took;
+    }
+  }
   int err = byte_queue_append(&s->queue, data, len, copy);
   if (err == -ENOMEM) fail(s, err);
   if (err) return err;

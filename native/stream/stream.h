@@ -7,7 +7,9 @@
  * them).
  *
  * The send policy (send.c). One send per stream is in flight at a time, so bytes leave in the
- * order they were given. A provided buffer given to send while nothing waits goes straight out
+ * order they were given. Bytes given while nothing is queued or in flight are first offered to
+ * the socket at once where the owner can (`try_send`): what it takes is in the kernel when the
+ * call returns, as with net's write, and only the rest is queued. A provided buffer given to send while nothing waits goes straight out
  * with MSG_DONTWAIT, and back to the ring when that send completes; a full socket answers
  * EAGAIN at once instead of parking the buffer until the peer reads. Whatever the socket did not
  * take, and every buffer or byte given while a send is ahead of it, is copied into the stream's
@@ -48,6 +50,9 @@ struct stream_ops {
   void (*cancel)(struct stream *s);
   /* Queue s's send (an SQE that stream_prep_send fills); its CQE goes to stream_send_done. */
   void (*send)(struct stream *s);
+  /* Optional: offers len bytes to the socket at once (a non-blocking send); the bytes it took,
+   * or -errno. NULL: every byte goes through `send`. */
+  long (*try_send)(struct stream *s, const void *data, uint32_t len);
 };
 
 /* A provided-buffer ring: `count` buffers (a power of two, <= 32768) of `size` bytes in `mem`,
@@ -141,8 +146,9 @@ enum stream_send_end {
  * the core's from here on (back to the pool once sent or copied). 0 or -ENOMEM (the buffer went
  * back, nothing queued). After the send side stopped, the buffer goes back and nothing is sent. */
 int stream_send_buffer(struct stream *s, unsigned id, uint32_t len);
-/* Sends a copy of len bytes after everything given before; copy NULL is memcpy. 0, -ENOMEM or
- * the copy's -errno (nothing queued). */
+/* Sends len bytes after everything given before: offered to the socket at once when nothing is
+ * ahead (try_send), the rest copied into the queue; copy NULL is memcpy. 0, -ENOMEM or the
+ * copy's -errno (nothing more queued: what the socket took at once has gone). */
 int stream_send_bytes(struct stream *s, const void *data, uint32_t len, byte_queue_copy_fn copy);
 /* The send's fields of an SQE; the owner sets the fd's fixed-file flag and user_data. */
 void stream_prep_send(struct io_uring_sqe *sqe, const struct stream *s, int fd);

@@ -168,20 +168,22 @@ export class RingSocketDuplex extends Duplex {
   }
 
   // Every write goes through the stream's one send path (the stream core's send policy: in
-  // order, one send in flight, copied into its queue now). Writable hears the write is done once
-  // the kernel has every byte of it, as net's callback says: until then the bytes wait in the
-  // stream's queue, which destroy() drops, so no byte a callback called written is lost there.
+  // order, one send in flight; what nothing is ahead of is offered to the socket at once, the
+  // rest copied into its queue). Writable hears the write is done once the kernel has every
+  // byte of it, as net's callback says: at once when the socket took it all, else when the
+  // queue drained. Bytes in the queue are not called written, since destroy() drops them.
   // Writable gathers what is written meanwhile and gives it to _writev as one send.
   #send(buffers: Buffer[], total: number, callback: Callback): void {
+    let queued = 0;
     try {
-      for (const b of buffers) this.#stream.write(b);
+      for (const b of buffers) queued = this.#stream.write(b);
     } catch (err) {
       callback(err as Error); // the Ring or the stream is closed, or a view could not be read
       return;
     }
     this.#bytesWritten += total;
     this.#timer?.refresh();
-    if (!this.#stream.drainTo(0)) callback();
+    if (queued === 0 || !this.#stream.drainTo(0)) callback();
     else this.#drained = callback;
   }
 

@@ -44,6 +44,8 @@ export interface RingStats {
   /** Buffers given to `stream.send` whose bytes were copied into the stream's queue (a send
    * was ahead of them, or the socket took only part) and that went back to the ring at once. */
   streamSendsCopied: number;
+  /** Writes the socket took, wholly or in part, inside stream.write() (no SQE for those bytes). */
+  streamSendsDirect: number;
 }
 
 export type Packed = [Float64Array, ({ credentials?: Credentials; from?: string } | undefined)[] | undefined];
