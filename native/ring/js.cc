@@ -339,6 +339,7 @@ static const Method kMethods[] = {
     METHOD("streamsInit", StreamsInit, false),
     METHOD("recvMultishot", RecvMultishot, true),
     METHOD("bufRelease", BufRelease, true),
+    METHOD("bufReleaseMany", BufReleaseMany, true),
     METHOD("bufRingClose", BufRingClose, true),
     METHOD("streamSend", StreamSend, true),
     METHOD("streamWrite", StreamWrite, true),

@@ -7,6 +7,7 @@ import { Duplex, type DuplexOptions } from 'node:stream';
 import type { AddressInfo } from '../native.js';
 import { close, getpeername, getsockname, setsockopt, shutdown } from '../syscalls.js';
 import type { BufferRing, Ring, RingStream } from './ring.js';
+import { copyChunk } from './stream.js';
 import type { RingSocketOptions } from './socket-options.js';
 
 type Callback = (err?: Error | null) => void;
@@ -107,13 +108,8 @@ export class RingSocketDuplex extends Duplex {
   /** Copies a chunk out of the pool (the buffer goes back at once: a consumer may keep the
    * chunk for good) and pushes it; false when the readable buffer is full (receiving pauses). */
   #deliver(id: number, length: number): boolean {
-    const pool = this.#pool;
     const chunk = chunkBuffer(length);
-    try {
-      chunk.set(pool.view(id).subarray(0, length));
-    } finally {
-      pool.release(id);
-    }
+    copyChunk(this.#pool, id, length, chunk);
     if (this.push(chunk)) return true;
     if (!this.#paused && !this.destroyed) {
       this.#paused = true;

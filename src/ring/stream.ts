@@ -12,6 +12,7 @@ export interface NativeStreamMethods {
   streamsInit(dispatch: (this: object, count: number) => void, events: Int32Array): void;
   recvMultishot(fd: number, bufferRing: number, pauseAt: number): number;
   bufRelease(bufferRing: number, id: number): void;
+  bufReleaseMany(bufferRing: number, ids: Int32Array, count: number): void;
   bufRingClose(bufferRing: number): boolean;
   streamSend(stream: number, id: number, length: number): void;
   streamWrite(stream: number, data: ArrayBufferView): number;
@@ -55,6 +56,10 @@ interface StreamTable {
   closing: boolean;
   streams: (RingStream | undefined)[];
   closedError: () => Error;
+  /** A dispatch is running: chunks copied out (copyChunk) go back to the kernel at its end. */
+  dispatching: boolean;
+  /** Pools with such buffers waiting to go back. */
+  releasing: BufferRing[];
 }
 const tables = new WeakMap<object, StreamTable>();
 let deliver: (s: RingStream, type: number, a: number, b: number) => void;
@@ -74,6 +79,8 @@ export const makeBufferRing = (...args: BufferRingArgs): BufferRing => newBuffer
 export const makeRingStream = (...args: RingStreamArgs): RingStream => newRingStream(args);
 let heldOf: (pool: BufferRing) => Uint8Array;
 let heldCountOf: (pool: BufferRing) => Uint32Array;
+let copyOut: (pool: BufferRing, id: number, length: number, into: Uint8Array) => void;
+let releaseWaiting: (pool: BufferRing) => void;
 let closedOf: (pool: BufferRing) => boolean;
 let ringOf: (pool: BufferRing) => NativeStreamMethods;
 
@@ -99,18 +106,33 @@ function dispatch(this: object, count: number): void {
   const table = tables.get(this);
   if (table === undefined) return;
   const { events, streams } = table;
-  for (let i = 0, end = count * 4; i < end; i += 4) {
-    const s = streams[events[i]];
-    if (s === undefined || (table.closing && events[i + 1] === Event.Data)) continue;
-    deliverReporting(s, events[i + 1], events[i + 2], events[i + 3]);
+  table.dispatching = true;
+  try {
+    for (let i = 0, end = count * 4; i < end; i += 4) {
+      const s = streams[events[i]];
+      if (s === undefined || (table.closing && events[i + 1] === Event.Data)) continue;
+      deliverReporting(s, events[i + 1], events[i + 2], events[i + 3]);
+    }
+  } finally {
+    table.dispatching = false;
+    const pools = table.releasing;
+    table.releasing = [];
+    for (const pool of pools) releaseWaiting(pool);
   }
+}
+
+/** Copies the first `length` bytes of held buffer `id` into `into` and gives the buffer back:
+ * at once, or inside a dispatch with the others it copied out, in one call at its end. The
+ * chunk handlers of RingSocket take each chunk so: a copy, and no call into the addon, per chunk. */
+export function copyChunk(pool: BufferRing, id: number, length: number, into: Uint8Array): void {
+  copyOut(pool, id, length, into);
 }
 
 /** Makes the ring object's stream table (once per Ring). */
 function streamTable(ring: NativeStreamMethods & object, closedError: () => Error): StreamTable {
   let table = tables.get(ring);
   if (table === undefined) {
-    table = { events: new Int32Array(EVENTS * 4), closing: false, streams: [], closedError };
+    table = { events: new Int32Array(EVENTS * 4), closing: false, streams: [], closedError, dispatching: false, releasing: [] };
     ring.streamsInit(dispatch, table.events);
     tables.set(ring, table);
   }
@@ -156,11 +178,33 @@ export class BufferRing {
   readonly #views: (Uint8Array | undefined)[];
   readonly #held: Uint8Array; // 1 while JS holds the buffer (mirrors the addon's state)
   readonly #heldCount = new Uint32Array(1); // how many are 1 there (its streams count too)
+  #whole: Buffer | undefined; // a Buffer over the whole memory, to copy chunks out of
+  #waiting: Int32Array | undefined; // ids copied out in a dispatch, given back at its end
+  #waitingCount = 0;
   #closed = false;
 
   static {
     heldOf = (pool) => pool.#held;
     heldCountOf = (pool) => pool.#heldCount;
+    copyOut = (pool, id, length, into) => {
+      pool.#check(id);
+      pool.#whole ??= Buffer.from(pool.#memory);
+      const start = id * pool.size;
+      pool.#whole.copy(into, 0, start, start + length);
+      if (!pool.#table.dispatching) return pool.release(id);
+      pool.#held[id] = 0;
+      pool.#heldCount[0]--;
+      const waiting = (pool.#waiting ??= new Int32Array(pool.count));
+      if (pool.#waitingCount === 0) pool.#table.releasing.push(pool);
+      waiting[pool.#waitingCount++] = id;
+    };
+    releaseWaiting = (pool) => {
+      const n = pool.#waitingCount;
+      pool.#waitingCount = 0;
+      // a pool closed meanwhile (or the Ring) took its buffers back already
+      if (n === 0 || pool.#closed || pool.#table.closing || pool.#memory.byteLength === 0) return;
+      pool.#ring.bufReleaseMany(pool.id, pool.#waiting!, n);
+    };
     closedOf = (pool) => pool.#closed;
     ringOf = (pool) => pool.#ring;
     newBufferRing = (args) => new BufferRing(internal, ...args);
