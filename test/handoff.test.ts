@@ -79,39 +79,28 @@ function handoffWay(server: 'ring' | 'node'): Way {
   };
 }
 
-function clusterWay(kind: 'ring' | 'node'): Way {
-  let primary: JsonChild;
-  return {
-    async start() {
-      primary = startJsonChild(process.execPath, [fixture('http-cluster.mjs'), indexUrl, kind, 'rr', '2']);
-      return (await primary.next<{ port: number }>('port')).port;
-    },
-    async restart() {
-      primary.child.kill('SIGUSR2');
-      await primary.next('restarted');
-    },
-    async stop() {
-      expect(await primary.stop()).toBe(0);
-    },
-  };
-}
-
-function relistenWay(): Way {
+/** A fixture that prints its port, restarts on `signal` and says `doneKey` when it did. */
+function fixtureWay(args: string[], signal: NodeJS.Signals, doneKey: string): Way {
   let server: JsonChild;
   return {
     async start() {
-      server = startJsonChild(process.execPath, [fixture('http-relisten.mjs')]);
+      server = startJsonChild(process.execPath, args);
       return (await server.next<{ port: number }>('port')).port;
     },
     async restart() {
-      server.child.kill('SIGHUP');
-      await server.next('relistened');
+      server.child.kill(signal);
+      await server.next(doneKey);
     },
     async stop() {
       expect(await server.stop()).toBe(0);
     },
   };
 }
+
+/** node:cluster's worker-by-worker restart (test/fixtures/http-cluster.mjs, SIGUSR2). */
+const clusterWay = (kind: 'ring' | 'node') => fixtureWay([fixture('http-cluster.mjs'), indexUrl, kind, 'rr', '2'], 'SIGUSR2', 'restarted');
+/** close() and listen() again in one process (test/fixtures/http-relisten.mjs, SIGHUP). */
+const relistenWay = () => fixtureWay([fixture('http-relisten.mjs')], 'SIGHUP', 'relistened');
 
 async function underLoad(way: Way): Promise<WrkCounts> {
   const port = await way.start();

@@ -4,7 +4,7 @@
 // 'drop' event's remote address, ring.connect's abort during the host's lookup, onRing's
 // parameter type, and ringConnector: client connections on the Ring for http.Agent (http and
 // https) and undici, their buffer pool freed with the last.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { execFileSync, spawnSync } from 'node:child_process';
 import { existsSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
@@ -14,21 +14,11 @@ import { join } from 'node:path';
 import { Agent as UndiciAgent, request as undiciRequest } from 'undici';
 import { onRing, Ring, ringConnector, socket } from '../src/index.js';
 import { projectRoot } from '../src/native.js';
-import { checkLeaksAfterAll, settledLiveObjects } from './support/leaks.js';
-import { shortTempDir } from './support/temp.js';
+import { settledLiveObjects } from './support/leaks.js';
+import { ringTestSetup } from './support/ring.js';
 import { indexUrl } from './support/http-servers.js';
 
-const tmp = shortTempDir('iolab-ring-contract-');
-checkLeaksAfterAll(tmp);
-const rings: Ring[] = [];
-afterAll(async () => {
-  await Promise.all(rings.map((r) => r.close()));
-});
-function newRing(): Ring {
-  const ring = new Ring();
-  rings.push(ring);
-  return ring;
-}
+const { dir, newRing } = ringTestSetup('iolab-ring-contract-');
 const kinds = ['ring', 'node'] as const;
 type Kind = (typeof kinds)[number];
 /** The server as the case runs it: on the Ring, or node's own. */
@@ -42,10 +32,10 @@ const closed = (server: net.Server) => new Promise<void>((resolve) => server.clo
 let key: Buffer;
 let cert: Buffer;
 beforeAll(() => {
-  execFileSync('openssl', ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-keyout', join(tmp.path, 'key.pem'),
-    '-out', join(tmp.path, 'cert.pem'), '-days', '1', '-subj', '/CN=localhost'], { stdio: 'ignore' });
-  key = readFileSync(join(tmp.path, 'key.pem'));
-  cert = readFileSync(join(tmp.path, 'cert.pem'));
+  execFileSync('openssl', ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-keyout', join(dir().path, 'key.pem'),
+    '-out', join(dir().path, 'cert.pem'), '-days', '1', '-subj', '/CN=localhost'], { stdio: 'ignore' });
+  key = readFileSync(join(dir().path, 'key.pem'));
+  cert = readFileSync(join(dir().path, 'cert.pem'));
 });
 
 describe.each(kinds)('%s', (kind) => {
@@ -72,7 +62,7 @@ describe.each(kinds)('%s', (kind) => {
   });
 
   it("a Unix path: close() removes the socket file, so listening on it again works; readableAll and writableAll give net's mode", async () => {
-    const path = join(tmp.path, `${kind}.sock`);
+    const path = join(dir().path, `${kind}.sock`);
     const modes: Record<string, number> = {};
     for (const [name, opts] of [['none', {}], ['readable', { readableAll: true }], ['writable', { writableAll: true }], ['both', { readableAll: true, writableAll: true }]] as const) {
       const server = served(kind, net.createServer((s) => s.end('x')));
@@ -134,9 +124,9 @@ describe('ring.connect to a host name with a signal', () => {
   it("settles at the abort, not after the lookup, as net.connect does (the lookup held up: the child's one libuv thread blocked)", () => {
     // The child's only threadpool thread waits in the open(2) of a FIFO nobody writes to, so
     // 'localhost' cannot be looked up until the child writes to it itself, after the checks.
-    const fifo = join(tmp.path, 'held.fifo');
+    const fifo = join(dir().path, 'held.fifo');
     execFileSync('mkfifo', [fifo]);
-    const script = join(tmp.path, 'abort-lookup.mjs');
+    const script = join(dir().path, 'abort-lookup.mjs');
     writeFileSync(script, `
 import fs from 'node:fs';
 import net from 'node:net';
@@ -172,7 +162,7 @@ console.log(JSON.stringify(result));
 
 describe("onRing's parameter type", () => {
   it('takes a net.Server (http, https, net, tls) and refuses a request handler at compile time', () => {
-    const file = join(tmp.path, 'types.ts');
+    const file = join(dir().path, 'types.ts');
     writeFileSync(file, `
 import http from 'node:http';
 import https from 'node:https';
@@ -191,12 +181,12 @@ const agent = new http.Agent();
 agent.createConnection = ringConnector();
 export const req = http.request({ createConnection: ringConnector() });
 `);
-    writeFileSync(join(tmp.path, 'tsconfig.json'), JSON.stringify({
+    writeFileSync(join(dir().path, 'tsconfig.json'), JSON.stringify({
       compilerOptions: { module: 'nodenext', moduleResolution: 'nodenext', target: 'es2022', strict: true, noEmit: true, allowImportingTsExtensions: true, skipLibCheck: true,
         types: ['node'], typeRoots: [join(projectRoot, 'node_modules', '@types')] },
       files: ['types.ts'],
     }));
-    const r = spawnSync(process.execPath, [join(projectRoot, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', join(tmp.path, 'tsconfig.json')], { encoding: 'utf8' });
+    const r = spawnSync(process.execPath, [join(projectRoot, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', join(dir().path, 'tsconfig.json')], { encoding: 'utf8' });
     expect(r.stdout + r.stderr).toBe('');
     expect(r.status).toBe(0);
   });
@@ -209,18 +199,20 @@ describe('ringConnector: client connections on the Ring', () => {
     await listening(server, 0, '127.0.0.1');
     const port = (server.address() as net.AddressInfo).port;
     const pools = (await settledLiveObjects()).bufferRings;
-    const agent = new http.Agent({ keepAlive: true, maxSockets: 2 });
+    const agent = new http.Agent({ keepAlive: true });
     agent.createConnection = ringConnector({ ring, bufferCount: 16 });
     const sockets = new Set<unknown>();
-    const bodies = await Promise.all(Array.from({ length: 20 }, (_, i) => new Promise<string>((resolve, reject) => {
-      http.get({ host: 'localhost', port, path: `/${i}`, agent }, (res) => {
-        sockets.add(res.socket.constructor.name);
-        let b = '';
-        res.on('data', (c) => (b += c)).on('end', () => resolve(b));
-      }).on('error', reject);
-    })));
-    expect(bodies).toEqual(Array.from({ length: 20 }, (_, i) => `/${i} 127.0.0.1`));
-    expect([...sockets]).toEqual(['RingSocketDuplex']);
+    for (let i = 0; i < 20; i++) {
+      const body = await new Promise<string>((resolve, reject) => {
+        http.get({ host: 'localhost', port, path: `/${i}`, agent }, (res) => {
+          sockets.add(res.socket);
+          let b = '';
+          res.on('data', (c) => (b += c)).on('end', () => resolve(b));
+        }).on('error', reject);
+      });
+      expect(body).toBe(`/${i} 127.0.0.1`);
+    }
+    expect([...sockets].map((s) => (s as object).constructor.name)).toEqual(['RingSocketDuplex']); // one, kept alive
     expect((await settledLiveObjects()).bufferRings).toBe(pools + 1); // one pool for the agent's connections
     agent.destroy();
     await closed(server);

@@ -4,24 +4,18 @@
 // cluster mode, reusePort on every supported Node line, systemd's socket activation (LISTEN_FDS,
 // fd 3), and a listening socket handed to another process with SCM_RIGHTS whose old owner's
 // close() leaves it working for the new one, close()'s other contracts kept.
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { execFileSync, spawnSync } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
 import http from 'node:http';
 import { join } from 'node:path';
-import { accept, bind, close, connect, getsockname, listen, onRing, recvmsg, Ring, sendmsg, socket, socketpair, waitFd } from '../src/index.js';
+import { accept, bind, close, connect, getsockname, listen, onRing, recvmsg, sendmsg, socket, socketpair, waitFd } from '../src/index.js';
 import { projectRoot } from '../src/native.js';
-import { checkLeaksAfterAll } from './support/leaks.js';
-import { shortTempDir } from './support/temp.js';
+import { ringTestSetup } from './support/ring.js';
 import { answer, fixture, indexUrl, spread, startJsonChild } from './support/http-servers.js';
 import { newProcessTag, processesTagged, processTagVariable, waitFor } from './support/procs.js';
 
-const tmp = shortTempDir('iolab-ring-procs-');
-checkLeaksAfterAll(tmp);
-const rings: Ring[] = [];
-afterAll(async () => {
-  await Promise.all(rings.map((r) => r.close()));
-});
+const { dir, newRing } = ringTestSetup('iolab-ring-procs-');
 
 const kinds = ['ring', 'node'] as const;
 const thisLine = Number(process.versions.node.split('.')[0]);
@@ -49,8 +43,8 @@ describe.each(kinds)('node:cluster, %s', (kind) => {
 
 describe.each(kinds)("pm2's cluster mode, %s", (kind) => {
   it('pm2 start -i 2: both instances listen on one port and answer', async () => {
-    const home = mkdtempSync(join(tmp.path, 'pm2-'));
-    const workersDir = mkdtempSync(join(tmp.path, 'workers-'));
+    const home = mkdtempSync(join(dir().path, 'pm2-'));
+    const workersDir = mkdtempSync(join(dir().path, 'workers-'));
     const tag = newProcessTag();
     const env = { ...process.env, PM2_HOME: home, WORKERS_DIR: workersDir, PORT: '0', [processTagVariable]: tag };
     const pm2 = join(projectRoot, 'node_modules', 'pm2', 'bin', 'pm2');
@@ -138,8 +132,7 @@ describe('a listening socket handed to another process with SCM_RIGHTS', () => {
         res.end(String(process.pid));
       }
     };
-    const ring = new Ring();
-    rings.push(ring);
+    const ring = newRing();
     const server = oldKind === 'ring' ? onRing(http.createServer(handler), { ring, bufferCount: 64 }) : http.createServer(handler);
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     const { port } = server.address() as { port: number };
@@ -174,8 +167,7 @@ describe('a listening socket handed to another process with SCM_RIGHTS', () => {
 
 describe('close() gives the socket up, never shuts it down', () => {
   it('a copy of the listening fd held elsewhere still accepts after the server closed', async () => {
-    const ring = new Ring();
-    rings.push(ring);
+    const ring = newRing();
     const server = onRing(http.createServer((req, res) => res.end('x')), { ring, bufferCount: 16 });
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     const { port } = server.address() as { port: number };
