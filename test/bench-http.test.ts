@@ -38,9 +38,10 @@ describe('bench http', () => {
     const r = await runCliText(['bench', 'http', '--workers', '--connections', '8', '--in-flight', '1', '--duration', '1', '--rounds', '1', '--json']);
     expect(r.exitCode, r.stderr).toBe(0);
     type WorkerCell = Cell & { spread: { connections: [number, number]; requests: [number, number] } };
-    const json = JSON.parse(r.stdout) as { workers: number[]; cells: Record<string, Record<string, WorkerCell>>; ratios: Record<string, Record<string, { reqPerSec: number }>>;
+    const json = JSON.parse(r.stdout) as { workers: number[]; clusterScheduling: string; cells: Record<string, Record<string, WorkerCell>>; ratios: Record<string, Record<string, { reqPerSec: number }>>;
       samples: { workers: number; perWorker: { pid: number; connections: number; requests: number }[]; requests: number }[]; errors: number; goals: unknown[] };
     expect(json.workers).toEqual([1, 2]);
+    expect(json.clusterScheduling).toBe('rr'); // node:cluster's default here
     expect(Object.keys(json.cells).sort()).toEqual(['1 worker, 8 x 1', '2 workers, 8 x 1']);
     for (const row of Object.values(json.cells)) {
       expect(Object.keys(row).sort()).toEqual(['node-cluster', 'ring-cluster', 'ring-reuseport']);

@@ -40,6 +40,9 @@ export interface HttpBenchResults {
   rounds: number;
   servers: BenchServerName[];
   workers?: number[];
+  /** With --workers: node:cluster's scheduling, 'rr' (the primary hands connections out) or
+   * 'none' (the kernel gives them to the workers' accepts), as NODE_CLUSTER_SCHED_POLICY says. */
+  clusterScheduling?: 'rr' | 'none';
   samples: HttpSample[];
   /** "connections x inFlight" (with --workers "N workers, connections x inFlight") -> server ->
    * medians of the rounds */
@@ -108,7 +111,9 @@ export function buildHttpResults(o: { durationSec: number; rounds: number; serve
     }
   }
   return {
-    durationSec: o.durationSec, rounds: o.rounds, servers: o.servers, ...(o.workers ? { workers: o.workers } : {}), samples: run.samples, cells, ratios, goals,
+    durationSec: o.durationSec, rounds: o.rounds, servers: o.servers,
+    ...(o.workers ? { workers: o.workers, clusterScheduling: process.env.NODE_CLUSTER_SCHED_POLICY === 'none' ? 'none' as const : 'rr' as const } : {}),
+    samples: run.samples, cells, ratios, goals,
     errors: run.samples.reduce((n, s) => n + s.errors, 0),
     interrupted: run.interruptedBy !== undefined, ...(run.interruptedBy ? { signal: run.interruptedBy } : {}),
   };
@@ -116,7 +121,9 @@ export function buildHttpResults(o: { durationSec: number; rounds: number; serve
 
 export function formatHttpResults(r: HttpBenchResults): string {
   const cut = r.interrupted ? ` (interrupted by ${r.signal}: partial, figures of the rounds that ran)` : '';
-  const lines = [`HTTP servers under wrk, ${r.durationSec} s per run, median of ${r.rounds} round(s), loopback${cut}`, ''];
+  const scheduling = r.clusterScheduling === undefined ? ''
+    : r.clusterScheduling === 'rr' ? ', node:cluster round-robin' : ', node:cluster SCHED_NONE (the kernel gives the connections out)';
+  const lines = [`HTTP servers under wrk, ${r.durationSec} s per run, median of ${r.rounds} round(s), loopback${scheduling}${cut}`, ''];
   const rows: string[][] = [];
   const workers = r.workers !== undefined;
   for (const [key, row] of Object.entries(r.cells)) {
