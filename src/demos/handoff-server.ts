@@ -21,7 +21,7 @@ export interface HandoffOptions {
   host: string;
   port: number;
   server: HandoffServer;
-  /** How long a kept-alive connection may stay idle once draining, before it is closed (ms). */
+  /** Once it handed over, when the connections still idle are closed (ms). */
   drainMs: number;
   /** Take the listening socket from fd 3 (a Unix socket its predecessor sends it over). */
   takeOver: boolean;

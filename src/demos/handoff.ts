@@ -33,7 +33,7 @@ export function handoffCommand(): Command {
     .option('--host <address>', 'numeric address to listen on', '127.0.0.1')
     .option('--port <n>', 'port (0: any free one)', numberOption({ min: 0, max: 65535 }), 8080)
     .addOption(new Option('--server <server>', 'ring: node:http on the Ring (onRing); node: node:http as it is').choices(['ring', 'node']).default('ring'))
-    .addOption(new Option('--drain <time>', 'once it handed over, how long a kept-alive connection may stay idle before it is closed (500ms, 5s)')
+    .addOption(new Option('--drain <time>', 'once it handed over, when to close the connections still idle (500ms, 5s)')
       .argParser(durationOption({ wholeMs: true })).default(5000, '5s'))
     .option('--json', 'print one JSON object per event')
     .addOption(new Option('--take-over', 'take the listening socket from fd 3 (how a server starts its successor)').hideHelp())
@@ -50,7 +50,7 @@ On SIGHUP the server starts its successor (iolab handoff --take-over) with one e
 socket as its fd 3 and sends the listening socket over it (sendmsg, SCM_RIGHTS). The successor
 listens on it (listen({ fd })) and says so; then the old server stops accepting (the socket
 stays open: the successor accepts every new connection), answers what its connections ask
-with "Connection: close", closes connections idle for --drain, and exits once the last one
+with "Connection: close", closes the connections still idle after --drain, and exits once the last one
 closed. A successor that fails leaves the old server serving, and says why. The successor
 outlives the process that started it: stop the newest with kill (Ctrl-C reaches it only while
 it shares the terminal). docs/api.md ("More than one process") has the same steps as a recipe.`)
