@@ -13,10 +13,11 @@ import { processIsAlive } from '../src/procfs.js';
 import { cliPath, runCliText } from './support/cli.js';
 import { answer, fixture, indexUrl, startJsonChild, type JsonChild } from './support/http-servers.js';
 import { processesTagged, processTagVariable, newProcessTag, waitFor } from './support/procs.js';
+import { checkLeaksAfterAll } from './support/leaks.js';
 import { shortTempDir } from './support/temp.js';
 
 const tmp = shortTempDir('iolab-handoff-');
-afterAll(() => tmp.cleanup());
+checkLeaksAfterAll(tmp);
 
 interface WrkCounts { requests: number; connect: number; read: number; write: number; status: number; timeout: number }
 
