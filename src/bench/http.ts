@@ -232,7 +232,7 @@ function serversFrom(value: string | undefined, workers: boolean): BenchServerNa
 
 export function benchHttpCommand(): Command {
   const cmd = new Command('http')
-    .description('node:http on the Ring (onRing) against node\'s own server, and fastify on each where installed, under wrk: req/s, p50/p99 latency and the server\'s CPU per request, medians and ratios to node')
+    .description('node:http on the Ring (onRing) against node\'s own server, and fastify on each where installed, under wrk: req/s, p50/p99 latency and the server\'s CPU per request, medians and ratios to node; with --workers, on several processes (node:cluster, reusePort)')
     .option('--connections <list>', 'connection counts (wrk -c)', numberListOption({ min: 1, max: 10000 }), [1, 100, 1000])
     .option('--in-flight <list>', 'requests in flight per connection: 1, or more pipelined by wrk', numberListOption({ min: 1, max: 100 }), [1, 10])
     .option('--duration <sec>', 'seconds per run', numberOption({ min: 1 }), 5)
