@@ -4,7 +4,9 @@
 export { Ring, RingClosedError, AbortError, isIoUringUnavailable, BufferRing, RingStream, RingSocket } from './ring/index.js';
 export type { RingOptions, RingFeatures, RingStats, RingAddress, OpOptions, ReadvRequest, ReadvBatchError, RecvHandlers, RecvMultishotOptions, RingSocketOptions, RingSocketConstructor } from './ring/index.js';
 export { onRing } from './ring/server.js';
-export type { OnRingOptions } from './ring/server.js';
+export type { OnRingOptions, RingServable } from './ring/server.js';
+export { ringConnector } from './ring/client.js';
+export type { RingConnectorOptions, RingConnectTarget, RingConnect } from './ring/client.js';
 export { Channel } from './ring/channel.js';
 export type { ChannelOptions, ChannelMessage, ChannelEvents } from './ring/channel.js';
 export {

@@ -18,6 +18,7 @@ const commands: { name: string; group?: 'bench'; load: () => Promise<Command> }[
   { name: 'writev', load: async () => (await import('./demos/writev.js')).writevCommand() },
   { name: 'fdpass', load: async () => (await import('./demos/fdpass.js')).fdpassCommand() },
   { name: 'shm', load: async () => (await import('./demos/shm.js')).shmCommand() },
+  { name: 'handoff', load: async () => (await import('./demos/handoff.js')).handoffCommand() },
   { name: 'echo', load: async () => (await import('./echo/command.js')).echoCommand() },
   { name: 'tour', load: async () => (await import('./demos/tour.js')).tourCommand() },
   { name: 'gen', load: async () => (await import('./bench/gen.js')).genCommand() },

@@ -1,6 +1,7 @@
 // `iolab bench http` through the CLI, with wrk (a load generator in C that iolab did not write)
 // as the client: the JSON's cells, ratios and goals; the table; Ctrl-C mid-run (what finished,
-// marked partial, the servers stopped and reaped, exit 130); the errors a user meets.
+// marked partial, the servers stopped and reaped, exit 130); the errors a user meets; --workers:
+// the servers of several processes, their CPU summed, the spread over the workers.
 import { describe, expect, it } from 'vitest';
 import { runCli, runCliText } from './support/cli.js';
 import { newProcessTag, processTagVariable, processesTagged, waitFor } from './support/procs.js';
@@ -32,18 +33,57 @@ describe('bench http', () => {
     expect(json.command).toContain('http');
   }, 120_000);
 
-  it('prints the table, then on SIGINT what finished, marked partial, stops its servers and exits 130', async () => {
+
+  it('--workers: node:http and onRing under node:cluster and onRing with reusePort, at 1 and 2 workers: CPU of every process, the spread per worker, ratios to node:cluster', async () => {
+    const r = await runCliText(['bench', 'http', '--workers', '--connections', '8', '--in-flight', '1', '--duration', '1', '--rounds', '1', '--json']);
+    expect(r.exitCode, r.stderr).toBe(0);
+    type WorkerCell = Cell & { spread: { connections: [number, number]; requests: [number, number] } };
+    const json = JSON.parse(r.stdout) as { workers: number[]; clusterScheduling: string; cells: Record<string, Record<string, WorkerCell>>; ratios: Record<string, Record<string, { reqPerSec: number }>>;
+      samples: { workers: number; perWorker: { pid: number; connections: number; requests: number }[]; requests: number }[]; errors: number; goals: unknown[] };
+    expect(json.workers).toEqual([1, 2]);
+    expect(json.clusterScheduling).toBe('rr'); // node:cluster's default here
+    expect(Object.keys(json.cells).sort()).toEqual(['1 worker, 8 x 1', '2 workers, 8 x 1']);
+    for (const row of Object.values(json.cells)) {
+      expect(Object.keys(row).sort()).toEqual(['node-cluster', 'ring-cluster', 'ring-reuseport']);
+      for (const c of Object.values(row)) {
+        expect(c.reqPerSec).toBeGreaterThan(0);
+        expect(c.serverUsPerReq).toBeGreaterThan(0);
+        expect(c.spread.requests[0]).toBeLessThanOrEqual(c.spread.requests[1]);
+      }
+    }
+    for (const s of json.samples) {
+      expect(s.perWorker).toHaveLength(s.workers); // one count per worker, each its own process
+      expect(new Set(s.perWorker.map((w) => w.pid)).size).toBe(s.workers);
+      // every request wrk counted was answered by one of the workers (wrk's first connection
+      // may have asked nothing)
+      expect(s.perWorker.reduce((n, w) => n + w.requests, 0)).toBeGreaterThanOrEqual(s.requests);
+    }
+    expect(Object.keys(json.ratios['2 workers, 8 x 1']).sort()).toEqual(['ring-cluster/node-cluster', 'ring-reuseport/node-cluster']);
+    expect(json.goals).toEqual([]);
+    expect(json.errors).toBe(0);
+  }, 180_000);
+
+  it('--workers 3 --servers ring-reuseport: any count; the table has the spread columns', async () => {
+    const r = await runCliText(['bench', 'http', '--workers', '3', '--servers', 'ring-reuseport', '--connections', '12', '--in-flight', '1', '--duration', '1', '--rounds', '1']);
+    expect(r.exitCode, r.stderr).toBe(0);
+    expect(r.stdout).toMatch(/^workers, conns x in flight +server +req\/s +p50 us +p99 us +server us\/req +conns\/worker +req\/worker$/m);
+    expect(r.stdout).toMatch(/^3 workers, 12 x 1 +ring-reuseport +\d+ +\d+ +\d+ +[\d.]+ +\d+-\d+ +\d+-\d+$/m);
+  }, 120_000);
+
+  it.each([
+    ['', ['--servers', 'node,ring', '--connections', '1'], /round 1 1 conn x 1 \w+:/, /^1 x 1 +(node|ring)/m],
+    [' (--workers: every process of its servers)', ['--workers', '2', '--connections', '4'], /round 1 2 worker\(s\) 4 conn x 1 [\w-]+:/, /^2 workers, 4 x 1 +[\w-]+/m],
+  ])('prints the table, then on SIGINT what finished, marked partial, stops its servers%s and exits 130', async (_, args, firstRun, row) => {
     const tag = newProcessTag();
-    const bench = runCli(['bench', 'http', '--servers', 'node,ring', '--connections', '1', '--in-flight', '1', '--duration', '2', '--rounds', '3'],
-      { env: { ...process.env, [processTagVariable]: tag } });
+    const bench = runCli(['bench', 'http', ...args, '--in-flight', '1', '--duration', '2', '--rounds', '3'], { env: { ...process.env, [processTagVariable]: tag } });
     let progress = '';
     bench.stderr!.on('data', (d: Buffer) => (progress += d));
-    await waitFor('the first run', () => /round 1 1 conn x 1 \w+:/.test(progress), 60_000);
+    await waitFor('the first run', () => firstRun.test(progress), 60_000);
     bench.kill('SIGINT');
     const r = await bench;
     expect(r.exitCode).toBe(130);
     expect(String(r.stdout)).toMatch(/interrupted by SIGINT: partial/);
-    expect(String(r.stdout)).toMatch(/^1 x 1 +(node|ring)/m);
+    expect(String(r.stdout)).toMatch(row);
     await waitFor('its servers gone', () => processesTagged(tag).length === 0, 10_000);
   }, 120_000);
 
@@ -51,6 +91,9 @@ describe('bench http', () => {
     const r = await runCliText(['bench', 'http', '--servers', 'node,apache']);
     expect(r.exitCode).not.toBe(0);
     expect(r.stderr).toMatch(/^iolab: --servers: expected a comma-separated list of node, ring, fastify, fastify-ring, got 'node,apache'$/);
+    const w = await runCliText(['bench', 'http', '--workers', '2', '--servers', 'node']);
+    expect(w.stderr).toBe("iolab: --servers: expected a comma-separated list of node-cluster, ring-cluster, ring-reuseport (the servers of --workers), got 'node'");
+    expect((await runCliText(['bench', 'http', '--workers', '0'])).stderr).toMatch(/^iolab: .*--workers/);
     const n = await runCliText(['bench', 'http', '--connections', '0']);
     expect(n.stderr).toMatch(/^iolab: .*--connections/);
   });

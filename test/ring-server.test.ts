@@ -60,7 +60,10 @@ describe('onRing: a net.Server on the Ring', () => {
     const port = portOf(server);
     const closed = new Promise<Error | undefined>((resolve) => server.close(resolve));
     expect(server.address()).toBeNull();
-    await expect(get(port, '/late', new http.Agent()).catch((e: Error & { code?: string }) => e.code)).resolves.toBe('ECONNREFUSED');
+    // accepting stopped at once: a connection made now waits in the socket's queue, never
+    // answered, until the fd closes a loop turn later (net closes it at once: refused); then refused
+    await expect(get(port, '/late', new http.Agent()).catch((e: Error & { code?: string }) => e.code)).resolves.toMatch(/^(ECONNRESET|ECONNREFUSED)$/);
+    await expect(get(port, '/later', new http.Agent()).catch((e: Error & { code?: string }) => e.code)).resolves.toBe('ECONNREFUSED');
     agent.destroy(); // the last connection ends: then 'close'
     expect(await closed).toBeUndefined();
     expect(events).toEqual(['listening', 'close']);

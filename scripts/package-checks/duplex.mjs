@@ -110,7 +110,7 @@ console.log('onRing ok');
 `;
 
 const typed = `
-import { Ring, RingSocket, type RingSocketOptions } from 'iolab';
+import { Ring, RingSocket, onRing, type RingSocketOptions } from 'iolab';
 declare const ring: Ring;
 const options: RingSocketOptions = { bufferRing: ring.setupBufRing({ count: 8, size: 4096 }), allowHalfOpen: true };
 const s: RingSocket = new RingSocket(ring, 3, options).setNoDelay(true).setTimeout(1000);
@@ -122,6 +122,8 @@ new RingSocket(ring, 3, {});
 export const count: string = s.bytesRead;
 // @ts-expect-error connected when made: it has no connect()
 s.connect(80);
+// @ts-expect-error onRing takes a server, not a request handler
+onRing((req: unknown, res: { end(): void }) => res.end());
 export { n, port };
 `;
 
@@ -132,11 +134,11 @@ export { n, port };
  * was typed. */
 const typedWithNode = typed + `
 import http from 'node:http';
+import { ringConnector } from 'iolab';
 import net from 'node:net';
 import { Duplex } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import tls from 'node:tls';
-import { onRing } from 'iolab';
 export const server: http.Server = onRing(http.createServer(), { bufferCount: 64 });
 const open = () => new RingSocket(ring, 3, options);
 class RingAgent extends http.Agent {
@@ -145,6 +147,10 @@ class RingAgent extends http.Agent {
 export const agent = new RingAgent({ keepAlive: true });
 export const request = http.request({ createConnection: () => open() });
 export const secure: tls.TLSSocket = tls.connect({ socket: open(), servername: 'localhost' });
+const connector = ringConnector();
+const plainAgent = new http.Agent({ keepAlive: true });
+plainAgent.createConnection = connector;
+export const viaConnector = http.request({ createConnection: connector });
 export const wrapped = new tls.TLSSocket(open());
 export const piped: Promise<void> = pipeline(s, s);
 export const asNet: net.Socket = s;

@@ -10,15 +10,11 @@ import { UserError } from '../cli-util.js';
 import { numberOption } from '../numbers.js';
 import { dieWithParentIfAsked } from '../parent-death.js';
 import { onRing } from '../ring/server.js';
+import { BODY, handler } from './http-handler.js';
+import { serveWorkers, workerServerNames, type WorkerServerName } from './http-workers.js';
 
 export const httpServerNames = ['node', 'ring', 'fastify', 'fastify-ring'] as const;
 export type HttpServerName = (typeof httpServerNames)[number];
-
-const BODY = 'hello world';
-const handler = (_req: http.IncomingMessage, res: http.ServerResponse) => {
-  res.setHeader('Content-Type', 'text/plain');
-  res.end(BODY);
-};
 
 interface FastifyApp {
   get(path: string, handler: () => unknown): void;
@@ -58,16 +54,20 @@ export async function startHttpServer(name: HttpServerName, host: string, port: 
   return { port: (app.server.address() as { port: number }).port, close: () => app.close() };
 }
 
-/** The hidden `bench http serve`: prints {"listening":true,"port":N}, serves until SIGTERM. */
+/** The hidden `bench http serve`: prints {"listening":true,"port":N}, serves until SIGTERM;
+ * with --processes, one of the servers of N processes (http-workers.ts). */
 export function serveCommand(): Command {
+  const names = [...httpServerNames, ...workerServerNames];
   return new Command('serve')
     .description('one of bench http\'s servers (started by bench http itself)')
-    .requiredOption('--server <name>', httpServerNames.join(', '))
+    .requiredOption('--server <name>', names.join(', '))
     .option('--host <address>', 'address to listen on', '127.0.0.1')
     .option('--port <n>', 'port (0: any free one)', numberOption({ min: 0, max: 65535 }), 0)
-    .action(async (opts: { server: string; host: string; port: number }) => {
+    .option('--processes <n>', 'processes of a server of workers (bench http --workers)', numberOption({ min: 1 }), 1)
+    .action(async (opts: { server: string; host: string; port: number; processes: number }) => {
       dieWithParentIfAsked();
-      if (!(httpServerNames as readonly string[]).includes(opts.server)) throw new UserError(`--server: expected one of ${httpServerNames.join(', ')}, got '${opts.server}'`);
+      if (!(names as readonly string[]).includes(opts.server)) throw new UserError(`--server: expected one of ${names.join(', ')}, got '${opts.server}'`);
+      if ((workerServerNames as readonly string[]).includes(opts.server)) return serveWorkers(opts.server as WorkerServerName, opts.host, opts.processes);
       const server = await startHttpServer(opts.server as HttpServerName, opts.host, opts.port);
       process.stdout.write(`${JSON.stringify({ listening: true, port: server.port })}\n`);
       process.on('SIGINT', () => {}); // a terminal's Ctrl-C: bench http stops this process in order

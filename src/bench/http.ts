@@ -2,15 +2,16 @@
 // (onRing), and fastify on each where it is installed, under wrk (HTTP load in C, one thread by
 // default, leaving the cores to the servers): req/s, p50/p99 latency and the server's CPU per
 // request from /proc, at 1 to 1000 connections, with 1 and 10 requests in flight per
-// connection (wrk's pipelining). Servers rotate within each round; the figures are medians of
-// the rounds, printed with their ratios to node and the goals.
+// connection (wrk's pipelining). With --workers, the servers of several processes instead:
+// node:http and onRing under node:cluster, onRing with reusePort, their CPU summed over every
+// process and the spread over the workers. Servers rotate within each round; the figures are
+// medians of the rounds, printed with their ratios (http-results.ts).
 import { Command } from 'commander';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { commandLine, emitResults, oneLineErrors, UserError } from '../cli-util.js';
-import { median, table } from '../format.js';
 import { interruptedBy, interruption, markInterrupted } from '../interrupt.js';
 import { numberListOption, numberOption } from '../numbers.js';
 import { childEnv, runDyingWithParent } from '../parent-death.js';
@@ -20,26 +21,8 @@ import { iolabArgv } from '../spawn-iolab.js';
 import { raiseOpenFileLimitFor } from '../echo/load.js';
 import { machineInfo } from './machine.js';
 import { httpServerNames, loadFastify, serveCommand, type HttpServerName } from './http-servers.js';
-
-export interface HttpSample {
-  round: number;
-  server: HttpServerName;
-  connections: number;
-  /** Requests in flight per connection (wrk's pipelining). */
-  inFlight: number;
-  reqPerSec: number;
-  requests: number;
-  /** Latency of a request (of a pipelined batch with inFlight > 1), wrk's, in microseconds;
-   * none where wrk gave none. */
-  p50Us?: number;
-  p99Us?: number;
-  /** The server process's CPU time over the run / the requests answered, in microseconds. */
-  serverUsPerReq?: number;
-  errors: number;
-  partial?: boolean;
-}
-
-export interface HttpCell { reqPerSec: number; p50Us?: number; p99Us?: number; serverUsPerReq?: number }
+import { workerServerNames, type WorkerCounts } from './http-workers.js';
+import { buildHttpResults, formatHttpResults, type BenchServerName, type HttpSample } from './http-results.js';
 
 const USER_HZ = 100; // /proc's clock ticks per second (procfs.ts)
 
@@ -72,26 +55,68 @@ end
 `;
 }
 
-interface Running { child: ChildProcess; port: number; exited: Promise<void> }
+interface Running {
+  child: ChildProcess;
+  port: number;
+  /** Every process of the server: the one started, and its workers. */
+  pids: number[];
+  exited: Promise<void>;
+  /** Each worker's connections and requests so far (a server of workers). */
+  counts?: () => Promise<WorkerCounts[]>;
+}
 
-function startServer(name: HttpServerName, signal: AbortSignal): Promise<Running | undefined> {
-  const [file, argv] = iolabArgv(['bench', 'http', 'serve', '--server', name]);
-  const child = spawn(file, argv, { stdio: ['ignore', 'pipe', 'pipe'], env: childEnv(), detached: true });
+function startServer(name: BenchServerName, workers: number | undefined, signal: AbortSignal): Promise<Running | undefined> {
+  const [file, argv] = iolabArgv(['bench', 'http', 'serve', '--server', name, ...(workers === undefined ? [] : ['--processes', String(workers)])]);
+  const child = spawn(file, argv, { stdio: [workers === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'], env: childEnv(), detached: true });
   const exited = new Promise<void>((r) => child.once('exit', () => r()));
+  let out = '';
+  const waiting: ((counts: WorkerCounts[]) => void)[] = [];
+  const counts = () => new Promise<WorkerCounts[]>((resolve) => {
+    waiting.push(resolve);
+    child.stdin!.write('counts\n');
+  });
   return new Promise((resolve, reject) => {
-    let out = '';
     let err = '';
     child.stderr!.on('data', (d: Buffer) => (err += d));
     child.stdout!.on('data', (d: Buffer) => {
       out += d;
-      const line = out.split('\n').find((l) => l.includes('"listening"'));
-      if (line) resolve({ child, port: (JSON.parse(line) as { port: number }).port, exited });
+      const lines = out.split('\n');
+      out = lines.pop()!;
+      for (const line of lines) {
+        const m = JSON.parse(line) as { listening?: true; port: number; workers?: number[]; counts?: WorkerCounts[] };
+        if (m.listening) resolve({ child, port: m.port, pids: [child.pid!, ...(m.workers ?? [])], exited, ...(workers === undefined ? {} : { counts }) });
+        if (m.counts) waiting.shift()?.(m.counts);
+      }
     });
+    // stopped while it starts: a server of several processes can take seconds to listen
+    const onAbort = () => child.kill('SIGTERM');
+    signal.addEventListener('abort', onAbort, { once: true });
     child.once('exit', (code, killedBy) => {
+      signal.removeEventListener('abort', onAbort);
+      for (const w of waiting.splice(0)) w([]);
       if (signal.aborted) return resolve(undefined);
       reject(new UserError(`the ${name} server ${code !== null ? `exited with status ${code}` : `was killed by ${killedBy}`} before listening` +
         (err.trim() ? `: ${err.trim().split('\n').pop()}` : '')));
     });
+  });
+}
+
+/** The CPU ticks of every process of a server, or undefined if one is gone. */
+function serverTicks(s: Running): number | undefined {
+  let sum = 0;
+  for (const pid of s.pids) {
+    const t = cpuTicks(pid);
+    if (t === undefined) return undefined;
+    sum += t;
+  }
+  return sum;
+}
+
+/** Each worker's share of a run: its counts after less before. */
+function perWorkerOf(before: WorkerCounts[], after: WorkerCounts[]): WorkerCounts[] {
+  return after.map((a) => {
+    const b = before.find((x) => x.pid === a.pid);
+    return { pid: a.pid, connections: a.connections - (b?.connections ?? 0), requests: a.requests - (b?.requests ?? 0) };
   });
 }
 
@@ -108,7 +133,9 @@ export interface HttpBenchOptions {
   inFlight: number[];
   durationSec: number;
   rounds: number;
-  servers: HttpServerName[];
+  servers: BenchServerName[];
+  /** The worker counts of the servers of several processes (--workers); none: one process each. */
+  workers?: number[];
   threads: number;
 }
 
@@ -121,46 +148,54 @@ export async function runHttpBench(o: HttpBenchOptions, log: (line: string) => v
   const running = new Set<Running>();
   try {
     rounds: for (let round = 1; round <= o.rounds; round++) {
-      const servers = new Map<HttpServerName, Running>();
-      for (const name of rotate(o.servers, round - 1)) {
-        if (signal.aborted) break rounds;
-        const s = await startServer(name, signal);
-        if (s === undefined) break rounds;
-        running.add(s);
-        servers.set(name, s);
-      }
-      for (const connections of o.connections) {
-        for (const inFlight of o.inFlight) {
-          for (const name of rotate(o.servers, round - 1)) {
-            if (signal.aborted) break rounds;
-            const server = servers.get(name)!;
-            const script = join(dir, `pipeline-${inFlight}.lua`);
-            writeFileSync(script, wrkScript(inFlight));
-            const before = cpuTicks(server.child.pid!);
-            const run = await runDyingWithParent('wrk', ['-t', String(Math.min(o.threads, connections)), '-c', String(connections),
-              '-d', `${o.durationSec}s`, '--timeout', '10s', '-s', script, `http://127.0.0.1:${server.port}/`], signal);
-            const after = cpuTicks(server.child.pid!);
-            const line = run.stdout.trim().split('\n').find((l) => l.startsWith('{"requests"'));
-            if (line === undefined) {
+      for (const workers of o.workers ?? [undefined]) {
+        const servers = new Map<BenchServerName, Running>();
+        for (const name of rotate(o.servers, round - 1)) {
+          if (signal.aborted) break rounds;
+          const s = await startServer(name, workers, signal);
+          if (s === undefined) break rounds;
+          running.add(s);
+          servers.set(name, s);
+        }
+        for (const connections of o.connections) {
+          for (const inFlight of o.inFlight) {
+            for (const name of rotate(o.servers, round - 1)) {
               if (signal.aborted) break rounds;
-              throw new UserError(`wrk failed (${run.exitCode !== null ? `status ${run.exitCode}` : run.signal}): ${run.stderr.trim().split('\n').pop() ?? 'no output'}`);
+              const server = servers.get(name)!;
+              const script = join(dir, `pipeline-${inFlight}.lua`);
+              writeFileSync(script, wrkScript(inFlight));
+              const countsBefore = await server.counts?.();
+              const before = serverTicks(server);
+              const run = await runDyingWithParent('wrk', ['-t', String(Math.min(o.threads, connections)), '-c', String(connections),
+                '-d', `${o.durationSec}s`, '--timeout', '10s', '-s', script, `http://127.0.0.1:${server.port}/`], signal);
+              const after = serverTicks(server);
+              const countsAfter = signal.aborted ? undefined : await server.counts?.();
+              const line = run.stdout.trim().split('\n').find((l) => l.startsWith('{"requests"'));
+              if (line === undefined) {
+                if (signal.aborted) break rounds;
+                throw new UserError(`wrk failed (${run.exitCode !== null ? `status ${run.exitCode}` : run.signal}): ${run.stderr.trim().split('\n').pop() ?? 'no output'}`);
+              }
+              const m = JSON.parse(line) as { requests: number; durationUs: number; p50Us: number; p99Us: number; errors: number };
+              const sample: HttpSample = {
+                round, server: name, ...(workers === undefined ? {} : { workers }), connections, inFlight, requests: m.requests,
+                reqPerSec: m.durationUs > 0 ? m.requests / (m.durationUs / 1e6) : 0,
+                ...(m.p50Us >= 0 ? { p50Us: m.p50Us } : {}), ...(m.p99Us >= 0 ? { p99Us: m.p99Us } : {}), errors: m.errors,
+                ...(before !== undefined && after !== undefined && m.requests > 0 ? { serverUsPerReq: ((after - before) * 1e6) / USER_HZ / m.requests } : {}),
+                ...(countsBefore && countsAfter && countsAfter.length > 0 ? { perWorker: perWorkerOf(countsBefore, countsAfter) } : {}),
+                ...(signal.aborted ? { partial: true } : {}),
+              };
+              samples.push(sample);
+              const spread = sample.perWorker ? `, per worker ${sample.perWorker.map((w) => `${w.connections} conn ${w.requests} req`).join(' / ')}` : '';
+              log(`round ${round} ${workers === undefined ? '' : `${workers} worker(s) `}${connections} conn x ${inFlight} ${name}: ${Math.round(sample.reqPerSec)} req/s, ` +
+                `p50 ${sample.p50Us ?? '-'} us, p99 ${sample.p99Us ?? '-'} us, ${sample.serverUsPerReq?.toFixed(2) ?? '-'} us/req${spread}` +
+                `${sample.errors ? `, ${sample.errors} errors` : ''}${sample.partial ? ' (partial)' : ''}`);
             }
-            const m = JSON.parse(line) as { requests: number; durationUs: number; p50Us: number; p99Us: number; errors: number };
-            const sample: HttpSample = {
-              round, server: name, connections, inFlight, requests: m.requests, reqPerSec: m.durationUs > 0 ? m.requests / (m.durationUs / 1e6) : 0,
-              ...(m.p50Us >= 0 ? { p50Us: m.p50Us } : {}), ...(m.p99Us >= 0 ? { p99Us: m.p99Us } : {}), errors: m.errors,
-              ...(before !== undefined && after !== undefined && m.requests > 0 ? { serverUsPerReq: ((after - before) * 1e6) / USER_HZ / m.requests } : {}),
-              ...(signal.aborted ? { partial: true } : {}),
-            };
-            samples.push(sample);
-            log(`round ${round} ${connections} conn x ${inFlight} ${name}: ${Math.round(sample.reqPerSec)} req/s, p50 ${sample.p50Us ?? '-'} us, p99 ${sample.p99Us ?? '-'} us, ` +
-              `${sample.serverUsPerReq?.toFixed(2) ?? '-'} us/req${sample.errors ? `, ${sample.errors} errors` : ''}${sample.partial ? ' (partial)' : ''}`);
           }
         }
-      }
-      for (const s of servers.values()) {
-        await stopServer(s);
-        running.delete(s);
+        for (const s of servers.values()) {
+          await stopServer(s);
+          running.delete(s);
+        }
       }
     }
   } finally {
@@ -170,127 +205,40 @@ export async function runHttpBench(o: HttpBenchOptions, log: (line: string) => v
   return { samples, ...(signal.aborted ? { interruptedBy: interruptedBy() ?? 'a signal' } : {}) };
 }
 
-export interface HttpBenchResults {
-  durationSec: number;
-  rounds: number;
-  servers: HttpServerName[];
-  samples: HttpSample[];
-  /** "connections x inFlight" -> server -> medians of the rounds */
-  cells: Record<string, Partial<Record<HttpServerName, HttpCell>>>;
-  /** "connections x inFlight" -> 'ring/node'...: req/s, p50 and CPU per request of the first over the second's */
-  ratios: Record<string, Record<string, { reqPerSec: number; p50?: number; usPerReq?: number }>>;
-  goals: { text: string; met: boolean }[];
-  errors: number;
-  interrupted: boolean;
-  signal?: string;
-}
-
-const pairs: [HttpServerName, HttpServerName][] = [['ring', 'node'], ['fastify-ring', 'fastify']];
-
-export function buildHttpResults(o: HttpBenchOptions, run: { samples: HttpSample[]; interruptedBy?: string }): HttpBenchResults {
-  const cells: HttpBenchResults['cells'] = {};
-  for (const s of run.samples) {
-    const key = `${s.connections} x ${s.inFlight}`;
-    const row = (cells[key] ??= {});
-    if (row[s.server]) continue;
-    const mine = run.samples.filter((x) => x.server === s.server && x.connections === s.connections && x.inFlight === s.inFlight);
-    // a median only where every round has the figure
-    const medianOf = (f: (x: HttpSample) => number | undefined) => {
-      const v = mine.map(f);
-      return v.every((x) => x !== undefined) ? median(v as number[]) : undefined;
-    };
-    const [p50Us, p99Us, serverUsPerReq] = [medianOf((x) => x.p50Us), medianOf((x) => x.p99Us), medianOf((x) => x.serverUsPerReq)];
-    row[s.server] = {
-      reqPerSec: median(mine.map((x) => x.reqPerSec)),
-      ...(p50Us !== undefined ? { p50Us } : {}), ...(p99Us !== undefined ? { p99Us } : {}), ...(serverUsPerReq !== undefined ? { serverUsPerReq } : {}),
-    };
-  }
-  const ratios: HttpBenchResults['ratios'] = {};
-  const goals: HttpBenchResults['goals'] = [];
-  for (const [key, row] of Object.entries(cells)) {
-    for (const [a, b] of pairs) {
-      const x = row[a];
-      const y = row[b];
-      if (!x || !y || !y.reqPerSec) continue;
-      const r = { reqPerSec: x.reqPerSec / y.reqPerSec, ...(x.p50Us !== undefined && y.p50Us ? { p50: x.p50Us / y.p50Us } : {}),
-        ...(x.serverUsPerReq !== undefined && y.serverUsPerReq ? { usPerReq: x.serverUsPerReq / y.serverUsPerReq } : {}) };
-      (ratios[key] ??= {})[`${a}/${b}`] = r;
-      if (a !== 'ring') continue;
-      const [connections, inFlight] = key.split(' x ').map(Number);
-      if (connections === 1 && inFlight === 1) {
-        goals.push({ text: `1 connection: ring/node req/s ${r.reqPerSec.toFixed(2)}x (goal >= 0.9x), p50 ${r.p50?.toFixed(2) ?? '-'}x (goal <= 1x)`,
-          met: r.reqPerSec >= 0.9 && r.p50 !== undefined && r.p50 <= 1 });
-      } else if (connections >= 100) {
-        goals.push({ text: `${key}: ring/node req/s ${r.reqPerSec.toFixed(2)}x (goal >= 1.3x), CPU per request ${r.usPerReq?.toFixed(2) ?? '-'}x (goal <= 0.8x)`,
-          met: r.reqPerSec >= 1.3 && r.usPerReq !== undefined && r.usPerReq <= 0.8 });
-      }
-    }
-  }
-  return {
-    durationSec: o.durationSec, rounds: o.rounds, servers: o.servers, samples: run.samples, cells, ratios, goals,
-    errors: run.samples.reduce((n, s) => n + s.errors, 0),
-    interrupted: run.interruptedBy !== undefined, ...(run.interruptedBy ? { signal: run.interruptedBy } : {}),
-  };
-}
-
-export function formatHttpResults(r: HttpBenchResults): string {
-  const cut = r.interrupted ? ` (interrupted by ${r.signal}: partial, figures of the rounds that ran)` : '';
-  const lines = [`HTTP servers under wrk, ${r.durationSec} s per run, median of ${r.rounds} round(s), loopback${cut}`, ''];
-  const rows: string[][] = [];
-  for (const [key, row] of Object.entries(r.cells)) {
-    for (const [server, c] of Object.entries(row)) {
-      const partial = r.samples.some((s) => s.partial && s.server === server && `${s.connections} x ${s.inFlight}` === key);
-      rows.push([key, `${server}${partial ? ' (partial)' : ''}`, String(Math.round(c!.reqPerSec)), String(c!.p50Us ?? '-'), String(c!.p99Us ?? '-'), c!.serverUsPerReq?.toFixed(2) ?? '-']);
-    }
-  }
-  lines.push(table(['conns x in flight', 'server', 'req/s', 'p50 us', 'p99 us', 'server us/req'], rows).trimEnd());
-  lines.push('(p50/p99: wrk\'s latency of a request, of a pipelined batch with more than 1 in flight, - where wrk gave none;');
-  lines.push(' server us/req: the server process\'s CPU time over the run / the requests answered; lower is better)');
-  if (Object.keys(r.ratios).length > 0) {
-    lines.push('', 'ratios (req/s: higher is better; p50 and CPU per request: lower is better):');
-    for (const [key, byPair] of Object.entries(r.ratios)) {
-      for (const [pair, x] of Object.entries(byPair)) {
-        lines.push(`${key}: ${pair} req/s ${x.reqPerSec.toFixed(2)}x, p50 ${x.p50?.toFixed(2) ?? '-'}x, CPU per request ${x.usPerReq?.toFixed(2) ?? '-'}x`);
-      }
-    }
-  }
-  if (r.goals.length > 0) {
-    lines.push('', 'goals:');
-    for (const g of r.goals) lines.push(`${g.text}: ${g.met ? 'met' : 'not met'}`);
-  }
-  if (r.errors) lines.push(`errors: ${r.errors} (wrk's connect, read, write, status and timeout errors; see --json)`);
-  return lines.join('\n') + '\n';
-}
-
 interface CommandOptions {
   connections: number[];
   inFlight: number[];
   duration: number;
   rounds: number;
   servers?: string;
+  workers?: number[] | true;
   threads: number;
   output?: string;
   json?: boolean;
 }
 
-function serversFrom(value: string | undefined): HttpServerName[] {
-  const fastify = loadFastify() !== undefined;
-  if (value === undefined) return fastify ? [...httpServerNames] : ['node', 'ring'];
+function serversFrom(value: string | undefined, workers: boolean): BenchServerName[] {
+  const known: readonly string[] = workers ? workerServerNames : httpServerNames;
+  const fastify = !workers && loadFastify() !== undefined;
+  if (value === undefined) return workers ? [...workerServerNames] : fastify ? [...httpServerNames] : ['node', 'ring'];
   const names = value.split(',').map((s) => s.trim()).filter((s) => s !== '');
-  const unknown = names.filter((n) => !(httpServerNames as readonly string[]).includes(n));
-  if (names.length === 0 || unknown.length > 0) throw new UserError(`--servers: expected a comma-separated list of ${httpServerNames.join(', ')}, got '${value}'`);
-  if (!fastify && names.some((n) => n.startsWith('fastify'))) throw new UserError('--servers: the fastify servers need fastify installed (npm install fastify)');
-  return names as HttpServerName[];
+  const unknown = names.filter((n) => !known.includes(n));
+  if (names.length === 0 || unknown.length > 0) {
+    throw new UserError(`--servers: expected a comma-separated list of ${known.join(', ')}${workers ? ' (the servers of --workers)' : ''}, got '${value}'`);
+  }
+  if (!workers && !fastify && names.some((n) => n.startsWith('fastify'))) throw new UserError('--servers: the fastify servers need fastify installed (npm install fastify)');
+  return names as BenchServerName[];
 }
 
 export function benchHttpCommand(): Command {
   const cmd = new Command('http')
-    .description('node:http on the Ring (onRing) against node\'s own server, and fastify on each where installed, under wrk: req/s, p50/p99 latency and the server\'s CPU per request, medians and ratios to node')
+    .description('node:http on the Ring (onRing) against node\'s own server, and fastify on each where installed, under wrk: req/s, p50/p99 latency and the server\'s CPU per request, medians and ratios to node; with --workers, on several processes (node:cluster, reusePort)')
     .option('--connections <list>', 'connection counts (wrk -c)', numberListOption({ min: 1, max: 10000 }), [1, 100, 1000])
     .option('--in-flight <list>', 'requests in flight per connection: 1, or more pipelined by wrk', numberListOption({ min: 1, max: 100 }), [1, 10])
     .option('--duration <sec>', 'seconds per run', numberOption({ min: 1 }), 5)
     .option('--rounds <n>', 'rounds (servers alternate within each)', numberOption({ min: 1 }), 3)
-    .option('--servers <list>', `servers, comma-separated (${httpServerNames.join(', ')}; default: all, the fastify ones where fastify is installed)`)
+    .option('--servers <list>', `servers, comma-separated (${httpServerNames.join(', ')}; default: all, the fastify ones where fastify is installed; with --workers: ${workerServerNames.join(', ')}, default all)`)
+    .option('--workers [list]', 'servers of several processes instead, at each of these worker counts (default 1,2): node:http and onRing under node:cluster, onRing with reusePort', numberListOption({ min: 1, max: 1024 }))
     .option('--threads <n>', 'wrk threads', numberOption({ min: 1, max: 64 }), 1)
     .option('--json', 'print the results as JSON instead of the table')
     .addOption(resultsOption('also write the results as JSON to this file (npm run bench:http: bench-results/http.json)'))
@@ -298,14 +246,21 @@ export function benchHttpCommand(): Command {
     .addHelpText('after', `
 Needs wrk (Debian: apt-get install wrk). Every server answers GET / with "hello world" from the
 same node:http handler; "ring" is that server with onRing(), the one line a user changes.
+With --workers, each server is N processes: node-cluster (node:http under node:cluster),
+ring-cluster (the same with onRing), ring-reuseport (onRing, listen({ reusePort: true }) in
+each worker: a socket each); node:cluster schedules round-robin unless the environment says
+NODE_CLUSTER_SCHED_POLICY=none. The CPU per request sums every process of a server; the
+spread columns give the fewest and most connections and requests one worker took.
 
 Examples:
   $ iolab bench http --connections 1,100 --duration 3
-  $ iolab bench http --servers node,ring --in-flight 1`)
+  $ iolab bench http --servers node,ring --in-flight 1
+  $ iolab bench http --workers 1,2 --connections 100 --in-flight 1`)
     .action(async (opts: CommandOptions) => {
+      const workers = opts.workers === true ? [1, 2] : opts.workers;
       const options: HttpBenchOptions = {
         connections: opts.connections, inFlight: opts.inFlight, durationSec: opts.duration, rounds: opts.rounds,
-        servers: serversFrom(opts.servers), threads: opts.threads,
+        servers: serversFrom(opts.servers, workers !== undefined), ...(workers ? { workers } : {}), threads: opts.threads,
       };
       if (spawnSync('wrk', ['-v']).error !== undefined) throw new UserError('bench http needs wrk on PATH (Debian: apt-get install wrk)');
       // before any server starts: they inherit the raised limit

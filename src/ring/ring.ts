@@ -8,7 +8,7 @@ import { native, type RecvResult } from '../native.js';
 import { getsockname } from '../syscalls.js';
 import { readvBatch, recvmsgBatch, sendmsgBatch, isFdNumber, type ReadvRequest, type ReadvBatchError, type ReadvScratch } from './batch.js';
 import type { NativeRing, RingFeatures, RingStats } from './native-ring.js';
-import { AbortError, withOptions, type OpOptions } from './op-options.js';
+import { AbortError, readOpOptions, withOptions, type OpOptions } from './op-options.js';
 import { BufferRing, endStreams, RingStream, streamsClosing, makeBufferRing, makeRingStream, type RecvHandlers, type RecvMultishotOptions } from './stream.js';
 
 export { BufferRing, RingStream, AbortError };
@@ -56,6 +56,22 @@ async function resolved(fd: number, host: string, port: unknown): Promise<{ host
   }
   const { address } = await lookup(host, family === undefined ? {} : { family });
   return { host: address, port };
+}
+
+/** `work`, or an AbortError as soon as `signal` aborts (a lookup cannot be cancelled: what it
+ * finds later is dropped), as net.connect settles at the abort. */
+function settleAtAbort<T>(work: Promise<T>, signal: AbortSignal | undefined): Promise<T> {
+  if (signal === undefined) return work;
+  const aborted = () => new AbortError(undefined, { cause: signal.reason });
+  if (signal.aborted) {
+    work.catch(() => {});
+    return Promise.reject(aborted());
+  }
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => reject(aborted());
+    signal.addEventListener('abort', onAbort, { once: true });
+    work.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
+  });
 }
 
 /** One io_uring instance bound to this thread's event loop. */
@@ -199,7 +215,10 @@ export class Ring {
       if (address !== null && typeof address === 'object') {
         const { host, port } = address; // read once: the addon gets a plain copy
         if (typeof host === 'string' && host !== '' && isIP(host) === 0) {
-          return resolved(fd, host, port).then((ip) => this.connect(fd, ip as RingAddress, options));
+          // the options read once, here: the connect after the lookup gets a plain copy
+          const { signal, timeout, ref } = readOpOptions(options);
+          const copy: OpOptions = { ...(signal ? { signal } : {}), ...(timeout ? { timeout } : {}), ref };
+          return settleAtAbort(resolved(fd, host, port), signal).then((ip) => this.connect(fd, ip as RingAddress, copy));
         }
         to = host === undefined ? { port } : { host, port };
       }
