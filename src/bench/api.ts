@@ -22,13 +22,14 @@ import { notPath, pathOption, resultsOption } from '../path-options.js';
 import { formatBytes, formatCount, formatNs, formatRate, median, table } from '../format.js';
 import { interruptedBy, interruption, markInterrupted } from '../interrupt.js';
 import { machineInfo } from './machine.js';
-import { rowKey as key, type Contender } from './api-loops.js';
+import { rowKey as key, undoAll, type Contender } from './api-loops.js';
 import { blockSize, prepareFile, randomOffsets, readContenders } from './api-read.js';
 import { fdContenders } from './api-fd.js';
 import { channelContenderNames, channelGroup, channelRatioPairs } from './api-channel.js';
 import { servePeer } from './api-channel-peer.js';
 import { echoPeerCommand, formatPingpong, pingpongContenderNames, pingpongGroup, rttMedians, rttRatios, type RttFigures, type RttRatio } from './api-pingpong.js';
 import { dieWithParentIfAsked } from '../parent-death.js';
+import { removeDeadRunsLeftovers, runFolderKind } from '../leftovers.js';
 
 export interface ApiRow {
   contender: string;
@@ -101,9 +102,7 @@ async function setUpGroups(options: ApiOptions): Promise<{ list: Contender[]; cl
   const groups = options.groups ?? apiGroups;
   const list: Contender[] = [];
   const undo: (() => unknown)[] = [];
-  const cleanup = async () => {
-    for (const step of undo.reverse()) await step();
-  };
+  const cleanup = () => undoAll(undo);
   try {
     if (groups.includes('read') || groups.includes('fd')) {
       const ring = new Ring({ entries: 256 });
@@ -152,6 +151,31 @@ async function setUpGroups(options: ApiOptions): Promise<{ list: Contender[]; cl
   return { list, cleanup, phases: [] };
 }
 
+/** Whether signal aborts within ms (at once when it has). */
+function abortedSoon(signal: AbortSignal, ms: number): Promise<boolean> {
+  if (signal.aborted) return Promise.resolve(true);
+  return new Promise((resolve) => {
+    const timer = setTimeout(() => { signal.removeEventListener('abort', onAbort); resolve(false); }, ms);
+    const onAbort = () => { clearTimeout(timer); resolve(true); };
+    signal.addEventListener('abort', onAbort, { once: true });
+  });
+}
+
+/**
+ * step's result; undefined when it failed because the run was interrupted. A signal sent to the
+ * whole process group (`timeout`, kill -- -PGID) ends the peers too: what they fail is the
+ * interrupted run, not an error of its own. A peer's end can be seen before this process's own
+ * copy of the signal, so that is given a moment.
+ */
+async function unlessInterrupted<T>(signal: AbortSignal, step: () => Promise<T>): Promise<T | undefined> {
+  try {
+    return await step();
+  } catch (err) {
+    if (await abortedSoon(signal, 250)) return undefined;
+    throw err;
+  }
+}
+
 interface RoundSamples {
   samples: Record<string, number[]>;
   cpuSamples: Record<string, number[]>;
@@ -165,7 +189,7 @@ async function runRounds(runnable: Contender[], options: ApiOptions, signal: Abo
   for (const c of runnable) {
     await new Promise((resolve) => setImmediate(resolve));
     if (signal.aborted) return false;
-    await c.run(Math.min(50, options.durationMs)); // warm up the JIT
+    if (!(await unlessInterrupted(signal, () => c.run(Math.min(50, options.durationMs))))) return false; // warm up the JIT
   }
   for (let round = 0; round < options.rounds; round++) {
     // Alternate: each round starts one contender later, so none always runs first or last.
@@ -176,7 +200,8 @@ async function runRounds(runnable: Contender[], options: ApiOptions, signal: Abo
       if (signal.aborted) return false;
       const c = runnable[(round + k) % runnable.length];
       const cpu = jsThreadCpuNs();
-      const m = await c.run(options.durationMs);
+      const m = await unlessInterrupted(signal, () => c.run(options.durationMs));
+      if (m === undefined) return false;
       (out.samples[key(c)] ??= []).push(m.ops / m.seconds);
       (out.cpuSamples[key(c)] ??= []).push((jsThreadCpuNs() - cpu) / Math.max(1, m.ops));
       if (m.rtt) {
@@ -193,6 +218,9 @@ async function runRounds(runnable: Contender[], options: ApiOptions, signal: Abo
 /** Runs every contender `rounds` times, alternating their order, and returns the medians. */
 export async function runApiBench(options: ApiOptions, progress?: (line: string) => void): Promise<ApiResults> {
   const signal = interruption();
+  // a run killed before its cleanup (SIGKILL, a third signal) left these: each name has its pid
+  removeDeadRunsLeftovers([runFolderKind('iolab-bench-api'),
+    { folder: tmpdir(), pattern: /^iolab-api-zmq-(\d+)-[0-9a-f]{8}\.sock$/, what: 'the zeromq socket' }], 'a bench api run');
   const setup = await setUpGroups(options);
   try {
     let all = setup.list;
@@ -213,7 +241,10 @@ export async function runApiBench(options: ApiOptions, progress?: (line: string)
     for (const phase of setup.phases) {
       const mine = runnable.filter((c) => c.group === phase.group);
       if (!going || mine.length === 0) continue;
-      await phase.start();
+      if ((await unlessInterrupted(signal, async () => { await phase.start(); return true; })) === undefined) {
+        going = false;
+        continue;
+      }
       try {
         going = await runRounds(mine, options, signal, out, phase.group === 'pingpong' ? 'ping-pong ' : `${phase.group} `, progress);
       } finally {

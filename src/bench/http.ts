@@ -6,7 +6,6 @@
 // the rounds, printed with their ratios to node and the goals.
 import { Command } from 'commander';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { commandLine, emitResults, oneLineErrors, UserError } from '../cli-util.js';
@@ -14,6 +13,7 @@ import { median, table } from '../format.js';
 import { interruptedBy, interruption, markInterrupted } from '../interrupt.js';
 import { numberListOption, numberOption } from '../numbers.js';
 import { childEnv, runDyingWithParent } from '../parent-death.js';
+import { removeDeadRunsLeftovers, runFolderKind, runFolderPrefix } from '../leftovers.js';
 import { resultsOption } from '../path-options.js';
 import { cpuTicks } from '../procfs.js';
 import { iolabArgv } from '../spawn-iolab.js';
@@ -116,7 +116,8 @@ const rotate = <T>(xs: readonly T[], by: number) => xs.map((_, i) => xs[(i + by)
 
 export async function runHttpBench(o: HttpBenchOptions, log: (line: string) => void): Promise<{ samples: HttpSample[]; interruptedBy?: string }> {
   const signal = interruption();
-  const dir = mkdtempSync(join(tmpdir(), 'iolab-bench-http-'));
+  removeDeadRunsLeftovers([runFolderKind('iolab-bench-http')], 'a bench http run');
+  const dir = mkdtempSync(runFolderPrefix('iolab-bench-http'));
   const samples: HttpSample[] = [];
   const running = new Set<Running>();
   try {

@@ -69,16 +69,12 @@ function serverCommand(): Command {
         throw explainServerError(err, opts.server, formatAddress(host, opts.port));
       }
       // The handlers go in before `listening` is printed: whoever waits for that line may
-      // signal at once. process.on, not once: a second signal while stopping must not kill
-      // the process before it has closed everything and said what it served.
+      // signal at once. A second signal while stopping does not cut it short (src/interrupt.ts).
       let signal = '';
-      const onSignal = (name: string) => {
-        if (signal) return;
-        signal = name;
+      interruption().addEventListener('abort', () => {
+        signal = interruptedBy() ?? 'SIGINT';
         void server.stop();
-      };
-      process.on('SIGINT', () => onSignal('SIGINT'));
-      process.on('SIGTERM', () => onSignal('SIGTERM'));
+      }, { once: true });
       const address = formatAddress(host, server.port);
       if (opts.json) printJson({ event: 'listening', server: opts.server, host, port: server.port });
       else process.stdout.write(`listening on ${address} (server ${opts.server})\n`);
