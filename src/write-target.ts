@@ -208,7 +208,7 @@ export function writeOutputFile(path: string, data: string, option: string): voi
       closeSync(fd);
     }
     if (allowed.replace) renameSync(temp, path);
-    else linkOrRename(temp, path, option);
+    else placeNewFile(temp, path, () => new UserError(`${option}: '${showText(path)}' appeared while the run went on; left untouched (--force replaces it)`));
   } catch (err) {
     rmSync(temp, { force: true });
     if (err instanceof UserError) throw err;
@@ -217,14 +217,15 @@ export function writeOutputFile(path: string, data: string, option: string): voi
 }
 
 /** Puts temp at path only if nothing is there, in one step (renameat2 RENAME_NOREPLACE: a kill
- * at any point leaves either the temp name or the output, never both). Where the file system
- * cannot, or without the addon, link(2) (never replaces) and then drop the temp name; without
- * hard links, a rename. */
-function linkOrRename(temp: string, path: string, option: string): void {
-  const appeared = () => new UserError(`${option}: '${showText(path)}' appeared while the run went on; left untouched (--force replaces it)`);
-  if (renameNoReplace) {
+ * at any point leaves either the temp name or the output, never both); `appeared` is the error
+ * when something is there. Where the file system cannot, or without the addon, link(2) (never
+ * replaces) and then drop the temp name; without hard links, a rename. A command that has the
+ * addon loaded passes its renameNoReplace. */
+export function placeNewFile(temp: string, path: string, appeared: () => Error,
+  rename: ((from: string, to: string) => void) | undefined = renameNoReplace): void {
+  if (rename) {
     try {
-      renameNoReplace(temp, path);
+      rename(temp, path);
       return;
     } catch (err) {
       const code = (err as NodeJS.ErrnoException).code;
