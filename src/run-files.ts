@@ -11,6 +11,7 @@ import { givenPaths, type GivenPath, type OptionsGivenElsewhere, type PathMark }
 import { UserError } from './user-error.js';
 import { showText } from './show-bytes.js';
 import { checkOutputPath } from './write-target.js';
+import { refuseNonUtf8Arguments } from './argv-text.js';
 
 interface RunFile {
   option: string;
@@ -83,7 +84,8 @@ function changeAllowed(cmd: Command, mark: PathMark): boolean {
 }
 
 /**
- * The program's check of every path a command was given, before its action runs (a hook): the
+ * The program's check of every path a command was given, before its action runs (a hook): an
+ * argument that is not UTF-8 first (src/argv-text.ts), then the
  * files it reads, then those it writes, then its results, each against the others; the results
  * also by the rule of src/write-target.ts (checkOutputPath). `--output -` of a command that has
  * --json is --json. A new run starts with no files.
@@ -91,6 +93,7 @@ function changeAllowed(cmd: Command, mark: PathMark): boolean {
 export function checkGivenPaths(cmd: Command): void {
   files.length = 0;
   const given = givenPaths(cmd);
+  refuseNonUtf8Arguments(given);
   for (const g of given) {
     if (g.path === '') throw new UserError(`${g.option}: the name is empty; name a file${g.mark.results ? ', or - for stdout' : ''}`);
   }
