@@ -22,6 +22,7 @@ import { notPath, pathOption, resultsOption } from '../path-options.js';
 import { formatBytes, formatCount, formatNs, formatRate, median, table } from '../format.js';
 import { interruptedBy, interruption, markInterrupted } from '../interrupt.js';
 import { machineInfo } from './machine.js';
+import { verdictText } from './goals.js';
 import { rowKey as key, undoAll, type Contender } from './api-loops.js';
 import { blockSize, prepareFile, randomOffsets, readContenders } from './api-read.js';
 import { fdContenders } from './api-fd.js';
@@ -327,8 +328,7 @@ export function formatApiResults(results: ApiResults, options: ApiOptions): stri
   if (pingpong.length > 0) lines.push(...pingpong, '');
   for (const r of results.rows) if (r.unavailable) lines.push(`${r.contender}: ${r.unavailable}`);
   if (results.rows.some((r) => r.unavailable)) lines.push('');
-  // no verdict on a goal from the rounds an interrupted run finished
-  const verdict = (goal: string, met: boolean) => `  (goal >= ${goal}: ${results.partial ? 'not judged, the run was cut short' : met ? 'met' : 'not met'})`;
+  const verdict = (goal: string, met: boolean) => `  (goal >= ${goal}: ${verdictText(met, results.partial !== undefined)})`;
   for (const r of results.ratios) {
     const goal = r.goal === undefined ? '' : verdict(`${Number.isInteger(r.goal * 10) ? r.goal.toFixed(1) : r.goal}x`, r.ratio >= r.goal);
     lines.push(`${r.name} = ${r.ratio.toFixed(2)}x${goal}`);

@@ -10,6 +10,7 @@ import { generatorModes, raiseOpenFileLimitFor, type GeneratorMode } from '../ec
 import { echoServerNames, type EchoServerName } from '../echo/servers.js';
 import { generatorAliases, knownNames, optionAlias, serverAliases } from '../aliases.js';
 import { machineInfo } from './machine.js';
+import { judged, verdictText } from './goals.js';
 import { ms, runEchoBench, us, type EchoBenchOptions, type EchoBenchRun, type EchoSample } from './echo-run.js';
 import { checkNetnsAllowed, parseNetem, type NetnsLink } from './netns.js';
 
@@ -33,9 +34,10 @@ export interface LatencyGoal {
   p50Ms: Record<string, number>;
   /** 'ring/io_uring', 'ring/node': where both ran. */
   ratios: Record<string, number>;
-  /** Each part's bound and whether it was met; a part whose peer did not run is left out. */
-  parts: { pair: string; atMost: number; met: boolean }[];
-  met: boolean;
+  /** Each part's bound and whether it was met; a part whose peer did not run is left out. met:
+   * null when the run was cut short (src/bench/goals.ts). */
+  parts: { pair: string; atMost: number; met: boolean | null }[];
+  met: boolean | null;
 }
 
 type ByClients<T> = Record<string, T>;
@@ -91,13 +93,13 @@ function pairRatios<T>(cells: ByClients<Record<string, T>>, value: (c: T) => num
 
 const goalBounds: [string, number][] = [['ring/io_uring', 1.2], ['ring/node', 1.0]];
 
-function latencyGoal(generator: string, cells: Record<string, EchoCell> | undefined, ratios: Record<string, number>): LatencyGoal | undefined {
+function latencyGoal(generator: string, cells: Record<string, EchoCell> | undefined, ratios: Record<string, number>, cutShort: boolean): LatencyGoal | undefined {
   if (cells?.ring?.p50Ms === undefined) return undefined;
   const p50Ms: Record<string, number> = {};
   for (const server of ['ring', 'io_uring', 'node']) if (cells[server]?.p50Ms !== undefined) p50Ms[server] = cells[server].p50Ms!;
   const mine = Object.fromEntries(goalBounds.filter(([pair]) => ratios[pair] !== undefined).map(([pair]) => [pair, ratios[pair]]));
-  const parts = goalBounds.filter(([pair]) => mine[pair] !== undefined).map(([pair, atMost]) => ({ pair, atMost, met: mine[pair] <= atMost }));
-  return { generator, clients: 1, p50Ms, ratios: mine, parts, met: parts.length === goalBounds.length && parts.every((p) => p.met) };
+  const parts = goalBounds.filter(([pair]) => mine[pair] !== undefined).map(([pair, atMost]) => ({ pair, atMost, met: judged(mine[pair] <= atMost, cutShort) }));
+  return { generator, clients: 1, p50Ms, ratios: mine, parts, met: judged(parts.length === goalBounds.length && parts.every((p) => p.met), cutShort) };
 }
 
 /** The goal line: the ring server's p50 against io_uring's and node's, each with its ratio and bound. */
@@ -106,10 +108,10 @@ function goalLine(g: LatencyGoal): string {
     const peer = pair.split('/')[1];
     const part = g.parts.find((p) => p.pair === pair);
     if (!part) return `${peer} not run`;
-    return `${ratio(g.ratios[pair], 1)} ${peer}'s ${ms(g.p50Ms[peer])} ms (goal <= ${atMost.toFixed(1)}x: ${part.met ? 'met' : 'NOT met'})`;
+    return `${ratio(g.ratios[pair], 1)} ${peer}'s ${ms(g.p50Ms[peer])} ms (goal <= ${atMost.toFixed(1)}x: ${verdictText(part.met, false, { met: 'met', notMet: 'NOT met' })})`;
   });
   return `latency goal at 1 client, ${g.generator} generator: ring p50 ${ms(g.p50Ms.ring)} ms = ${parts.join(', ')}` +
-    (g.parts.length < goalBounds.length ? ' (not all peers ran: the goal is not shown met)' : '');
+    (g.parts.length < goalBounds.length && g.met !== null ? ' (not all peers ran: the goal is not shown met)' : '');
 }
 
 export function buildEchoResults(o: EchoBenchOptions, run: EchoBenchRun): EchoBenchResults {
@@ -136,11 +138,12 @@ export function buildEchoResults(o: EchoBenchOptions, run: EchoBenchRun): EchoBe
   const reqPerSecRatios: EchoBenchResults['reqPerSecRatios'] = {};
   const p50Ratios: EchoBenchResults['p50Ratios'] = {};
   const latencyGoals: LatencyGoal[] = [];
+  const cutShort = run.interruptedBy !== undefined || run.samples.some((s) => s.partial);
   for (const [g, cells] of Object.entries(byGenerator)) {
     usPerReqRatios[g] = pairRatios(cells, (c) => c.serverUsPerReq);
     reqPerSecRatios[g] = pairRatios(cells, (c) => c.reqPerSec);
     p50Ratios[g] = pairRatios(cells, (c) => c.p50Ms);
-    const goal = latencyGoal(g, cells['1'], p50Ratios[g]['1'] ?? {});
+    const goal = latencyGoal(g, cells['1'], p50Ratios[g]['1'] ?? {}, cutShort);
     if (goal) latencyGoals.push(goal);
   }
   const first = byGenerator[o.generators[0]] ?? {};

@@ -14,6 +14,7 @@ import { interruptedBy, interruption, markInterrupted } from '../interrupt.js';
 import { numberListOption, numberOption } from '../numbers.js';
 import { childEnv, runDyingWithParent } from '../parent-death.js';
 import { removeDeadRunsLeftovers, runFolderKind, runFolderPrefix } from '../leftovers.js';
+import { judged, verdictText } from './goals.js';
 import { resultsOption } from '../path-options.js';
 import { cpuTicks } from '../procfs.js';
 import { iolabArgv } from '../spawn-iolab.js';
@@ -180,7 +181,8 @@ export interface HttpBenchResults {
   cells: Record<string, Partial<Record<HttpServerName, HttpCell>>>;
   /** "connections x inFlight" -> 'ring/node'...: req/s, p50 and CPU per request of the first over the second's */
   ratios: Record<string, Record<string, { reqPerSec: number; p50?: number; usPerReq?: number }>>;
-  goals: { text: string; met: boolean }[];
+  /** met: null when the run was cut short (src/bench/goals.ts). */
+  goals: { text: string; met: boolean | null }[];
   errors: number;
   interrupted: boolean;
   signal?: string;
@@ -208,6 +210,7 @@ export function buildHttpResults(o: HttpBenchOptions, run: { samples: HttpSample
   }
   const ratios: HttpBenchResults['ratios'] = {};
   const goals: HttpBenchResults['goals'] = [];
+  const cutShort = run.interruptedBy !== undefined || run.samples.some((s) => s.partial);
   for (const [key, row] of Object.entries(cells)) {
     for (const [a, b] of pairs) {
       const x = row[a];
@@ -220,10 +223,10 @@ export function buildHttpResults(o: HttpBenchOptions, run: { samples: HttpSample
       const [connections, inFlight] = key.split(' x ').map(Number);
       if (connections === 1 && inFlight === 1) {
         goals.push({ text: `1 connection: ring/node req/s ${r.reqPerSec.toFixed(2)}x (goal >= 0.9x), p50 ${r.p50?.toFixed(2) ?? '-'}x (goal <= 1x)`,
-          met: r.reqPerSec >= 0.9 && r.p50 !== undefined && r.p50 <= 1 });
+          met: judged(r.reqPerSec >= 0.9 && r.p50 !== undefined && r.p50 <= 1, cutShort) });
       } else if (connections >= 100) {
         goals.push({ text: `${key}: ring/node req/s ${r.reqPerSec.toFixed(2)}x (goal >= 1.3x), CPU per request ${r.usPerReq?.toFixed(2) ?? '-'}x (goal <= 0.8x)`,
-          met: r.reqPerSec >= 1.3 && r.usPerReq !== undefined && r.usPerReq <= 0.8 });
+          met: judged(r.reqPerSec >= 1.3 && r.usPerReq !== undefined && r.usPerReq <= 0.8, cutShort) });
       }
     }
   }
@@ -257,7 +260,7 @@ export function formatHttpResults(r: HttpBenchResults): string {
   }
   if (r.goals.length > 0) {
     lines.push('', 'goals:');
-    for (const g of r.goals) lines.push(`${g.text}: ${g.met ? 'met' : 'not met'}`);
+    for (const g of r.goals) lines.push(`${g.text}: ${verdictText(g.met, r.interrupted)}`);
   }
   if (r.errors) lines.push(`errors: ${r.errors} (wrk's connect, read, write, status and timeout errors; see --json)`);
   return lines.join('\n') + '\n';
