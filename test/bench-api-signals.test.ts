@@ -29,7 +29,7 @@ const leftovers = (tmpdir: string) => readdirSync(tmpdir).filter((n) => n.starts
 /** bench api's read and channel groups (temp data and a zeromq socket), in a process group of
  * its own as under `timeout`, once its channel round 1 has finished. */
 async function startedInChannelRound(tmpdir: string, tag: string): Promise<{ child: ResultPromise }> {
-  const [file, argv] = iolabArgv(['bench', 'api', '--groups', 'read,channel', '--rounds', '200', '--duration', '10', '--size', '1m',
+  const [file, argv] = iolabArgv(['bench', 'api', '--groups', 'read,channel', '--rounds', '200', '--duration', '10ms', '--size', '1m',
     '--only', 'fs.readvSync,channel/64,zeromq/64,net.unix/64']);
   const child = execa(file, argv, { reject: false, detached: true, env: { TMPDIR: tmpdir, [processTagVariable]: tag } });
   let stderr = '';
@@ -60,7 +60,7 @@ describe('bench api stopped by two signals', () => {
 
   /** A short read-group run in tmpdir: what it says on stderr before its progress. */
   async function nextRun(tmpdir: string): Promise<string[]> {
-    const [file, argv] = iolabArgv(['bench', 'api', '--groups', 'read', '--rounds', '1', '--duration', '5', '--size', '256k', '--only', 'fs.read']);
+    const [file, argv] = iolabArgv(['bench', 'api', '--groups', 'read', '--rounds', '1', '--duration', '5ms', '--size', '256k', '--only', 'fs.read']);
     const next = await execa(file, argv, { reject: false, env: { TMPDIR: tmpdir } });
     expect(next.exitCode, String(next.stderr)).toBe(0);
     return String(next.stderr).split('\n').filter((l) => l.startsWith('note:'));

@@ -232,7 +232,7 @@ describe('--output of every benchmark', () => {
     for (const args of [
       ['bench', 'iops', '--filename', at('every.dat'), '--size', '1m', '--number_ios', '16', '--ioengine', 'psync'],
       ['bench', 'echo', '--clients', '2', '--duration', '1', '--rounds', '1', '--servers', 'epoll', '--generators', 'epoll'],
-      ['bench', 'api', '--rounds', '1', '--duration', '5', '--size', '64k'],
+      ['bench', 'api', '--rounds', '1', '--duration', '5ms', '--size', '64k'],
     ]) {
       expect(await runCliText([...args, '--output', folder]), args[1]).toEqual({ exitCode: 1, stdout: '', stderr: line });
     }

@@ -27,7 +27,7 @@ describe('bench api\'s temporary file', () => {
     const small = folder('small-tmpfs');
     execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=8m', 'iolab-test', small]);
     try {
-      const r = await runCliText(['bench', 'api', '--groups', 'read', '--rounds', '1', '--duration', '5', '--size', '64m'],
+      const r = await runCliText(['bench', 'api', '--groups', 'read', '--rounds', '1', '--duration', '5ms', '--size', '64m'],
         { env: { TMPDIR: small }, timeout: 60_000 });
       expect(r.stderr).toMatch(/^iolab: not enough free space for the temporary test file \(--size 64 MiB\) in .*small-tmpfs: [\d.]+ MiB free, 64 MiB needed$/);
       expect(r.exitCode).toBe(1);
@@ -41,7 +41,7 @@ describe('bench api\'s temporary file', () => {
     const tmp = folder('limited');
     // SIGXFSZ ignored (kept across exec): a write past the limit fails with EFBIG
     const r = await execa('sh', ['-c', `trap '' XFSZ; ulimit -f 1024; exec "$0" "$@"`, process.execPath, cliPath,
-      'bench', 'api', '--groups', 'read', '--rounds', '1', '--duration', '5', '--size', '4m'],
+      'bench', 'api', '--groups', 'read', '--rounds', '1', '--duration', '5ms', '--size', '4m'],
     { env: { TMPDIR: tmp }, reject: false, timeout: 60_000 });
     expect(r.stderr).toBe(`iolab: cannot write the temporary test file in ${tmp} (EFBIG: file too large); nothing is left there`);
     expect(r.exitCode).toBe(1);

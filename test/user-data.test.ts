@@ -62,7 +62,7 @@ const recipes: Record<string, Recipe> = {
   'bench api': {
     input: '--file', existing: ['--file'], optional: ['--output'],
     argv: (p, c) => ['bench', 'api', '--only', 'iolab.readvSync', '--file', p['--file']!,
-      ...(long(c) ? ['--rounds', '40', '--duration', '20'] : ['--rounds', '1', '--duration', '5']), ...opt('--output', p['--output'])],
+      ...(long(c) ? ['--rounds', '40', '--duration', '20ms'] : ['--rounds', '1', '--duration', '5ms']), ...opt('--output', p['--output'])],
   },
   'bench iops': {
     input: '--filename', existing: ['<jobfile>'], optional: ['<jobfile>', '--output'], content: { '<jobfile>': 'jobfile' },

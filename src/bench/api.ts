@@ -17,7 +17,7 @@ import fs from 'node:fs';
 import { tmpdir } from 'node:os';
 import { Ring } from '../ring/index.js';
 import { commandLine, emitResults, oneLineErrors, UserError } from '../cli-util.js';
-import { numberOption } from '../numbers.js';
+import { durationOption, numberOption } from '../numbers.js';
 import { notPath, pathOption, resultsOption } from '../path-options.js';
 import { formatBytes, formatCount, formatNs, formatRate, median, table } from '../format.js';
 import { interruptedBy, interruption, markInterrupted } from '../interrupt.js';
@@ -368,7 +368,8 @@ export function apiCommand(): Command {
   const cmd = new Command('api')
     .description('the JS API cost per op: iolab readv vs fs.readvSync, ring.readv vs fs.promises / fs.read, fd messages via the Ring vs sync, the shared-memory channel vs process.send / net / zeromq / MessagePort / a SharedArrayBuffer ring / a C ring, and ping-pong round trips (Ring, net, channel, C)')
     .option('--rounds <n>', 'rounds (contenders alternate within each)', numberOption({ min: 1 }), 5)
-    .option('--duration <ms>', 'time per contender per round, in milliseconds', numberOption({ min: 1 }), 300)
+    .addOption(new Option('--duration <time>', 'time per contender per round: 300ms, 2s; with its unit (a bare number was milliseconds here, and is seconds elsewhere)')
+      .argParser(durationOption({ wholeMs: true, bareWas: 'milliseconds' })).default(300, '300ms'))
     .option('--size <bytes>', 'size of the temporary test file (4k/1m/1g suffixes)', numberOption({ min: blockSize, size: true }), 64 << 20)
     .addOption(pathOption('--file <path>', 'read this file instead of a temporary one', { output: false }))
     .option('--groups <list>', `comma-separated groups to run: ${apiGroups.join(', ')} (default: all)`, groupsOption)
@@ -401,7 +402,7 @@ the other groups.
 Every contender runs once per round; each round starts one contender later.
 
 Examples:
-  $ iolab bench api --rounds 3 --duration 200
+  $ iolab bench api --rounds 3 --duration 200ms
   $ iolab bench api --groups channel    (npm run bench:channel)
   $ iolab bench api --groups pingpong   (npm run bench:pingpong)`)
     .action(async (opts: { rounds: number; duration: number; size: number; file?: string; groups?: string[]; only?: string; roundTrips?: number;

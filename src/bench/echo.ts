@@ -1,10 +1,10 @@
 // `iolab bench echo`: the options, the results (CPU per request and req/s: medians, ratios) and their table. The runs
 // themselves are in echo-run.ts, the two-namespace setup in netns.ts.
-import { Command } from 'commander';
+import { Command, Option } from 'commander';
 import { commandLine, emitResults, oneLineErrors, UserError } from '../cli-util.js';
 import { median, ratio, table } from '../format.js';
 import { markInterrupted } from '../interrupt.js';
-import { numberListOption, numberOption } from '../numbers.js';
+import { durationOption, numberListOption, numberOption } from '../numbers.js';
 import { resultsOption } from '../path-options.js';
 import { generatorModes, raiseOpenFileLimitFor, type GeneratorMode } from '../echo/load.js';
 import { echoServerNames, type EchoServerName } from '../echo/servers.js';
@@ -229,7 +229,7 @@ function optionsFrom(opts: CommandOptions): EchoBenchOptions {
   // before any server starts: they inherit the raised limit
   raiseOpenFileLimitFor(Math.max(...opts.clients), '--clients');
   return {
-    clients: opts.clients, durationSec: opts.duration, rounds: opts.rounds, length: opts.length, servers, generators,
+    clients: opts.clients, durationSec: opts.duration / 1000, rounds: opts.rounds, length: opts.length, servers, generators,
     netns: opts.netns ?? false, ...(netem ? { netem } : {}),
   };
 }
@@ -238,7 +238,8 @@ export function benchEchoCommand(): Command {
   const cmd = new Command('echo')
     .description('echo servers under the load generators: CPU per request (server and generator), req/s and p50/p99 latency per server, medians and ratios (io_uring/epoll, io_uring/node, epoll/node, ring/node)')
     .option('--clients <list>', 'client counts to run, each up to 1000000 (the open-file limit is raised to fit, within the hard limit)', numberListOption({ min: 1, max: 1_000_000 }), [1, 10, 100, 1000, 5000])
-    .option('--duration <sec>', 'seconds per run, up to 1000000', numberOption({ min: 1, max: 1_000_000 }), 5)
+    .addOption(new Option('--duration <time>', 'time per run: 5, 500ms, 2m (a bare number is seconds), whole milliseconds, up to 1000000s')
+      .argParser(durationOption({ wholeMs: true, max: { ms: 1e9, why: '11.5 days' } })).default(5000, '5s'))
     .option('--rounds <n>', 'rounds (servers alternate within each)', numberOption({ min: 1 }), 3)
     .option('--length <bytes>', 'message length', numberOption({ min: 1, max: 64 << 20, size: true }), 512)
     .option('--servers <list>', `echo servers, comma-separated (${echoServerNames.join(',')})`, echoServerNames.join(','))

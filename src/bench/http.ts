@@ -4,14 +4,14 @@
 // request from /proc, at 1 to 1000 connections, with 1 and 10 requests in flight per
 // connection (wrk's pipelining). Servers rotate within each round; the figures are medians of
 // the rounds, printed with their ratios to node and the goals.
-import { Command } from 'commander';
+import { Command, Option } from 'commander';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { commandLine, emitResults, oneLineErrors, UserError } from '../cli-util.js';
 import { median, table } from '../format.js';
 import { interruptedBy, interruption, markInterrupted } from '../interrupt.js';
-import { numberListOption, numberOption } from '../numbers.js';
+import { durationOption, numberListOption, numberOption } from '../numbers.js';
 import { childEnv, runDyingWithParent } from '../parent-death.js';
 import { removeDeadRunsLeftovers, runFolderKind, runFolderPrefix } from '../leftovers.js';
 import { judged, verdictText } from './goals.js';
@@ -292,7 +292,8 @@ export function benchHttpCommand(): Command {
     .description('node:http on the Ring (onRing) against node\'s own server, and fastify on each where installed, under wrk: req/s, p50/p99 latency and the server\'s CPU per request, medians and ratios to node')
     .option('--connections <list>', 'connection counts (wrk -c)', numberListOption({ min: 1, max: 10000 }), [1, 100, 1000])
     .option('--in-flight <list>', 'requests in flight per connection: 1, or more pipelined by wrk', numberListOption({ min: 1, max: 100 }), [1, 10])
-    .option('--duration <sec>', 'seconds per run', numberOption({ min: 1 }), 5)
+    .addOption(new Option('--duration <time>', 'time per run: 5, 2m (a bare number is seconds), whole seconds (wrk\'s)')
+      .argParser(durationOption({ wholeSeconds: true })).default(5000, '5s'))
     .option('--rounds <n>', 'rounds (servers alternate within each)', numberOption({ min: 1 }), 3)
     .option('--servers <list>', `servers, comma-separated (${httpServerNames.join(', ')}; default: all, the fastify ones where fastify is installed)`)
     .option('--threads <n>', 'wrk threads', numberOption({ min: 1, max: 64 }), 1)
@@ -308,7 +309,7 @@ Examples:
   $ iolab bench http --servers node,ring --in-flight 1`)
     .action(async (opts: CommandOptions) => {
       const options: HttpBenchOptions = {
-        connections: opts.connections, inFlight: opts.inFlight, durationSec: opts.duration, rounds: opts.rounds,
+        connections: opts.connections, inFlight: opts.inFlight, durationSec: opts.duration / 1000, rounds: opts.rounds,
         servers: serversFrom(opts.servers), threads: opts.threads,
       };
       if (spawnSync('wrk', ['-v']).error !== undefined) throw new UserError('bench http needs wrk on PATH (Debian: apt-get install wrk)');
