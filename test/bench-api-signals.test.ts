@@ -82,13 +82,18 @@ describe('bench api stopped by two signals', () => {
   }, 120_000);
 });
 
-/** test/fixtures/interrupt-stages.mjs, once it is ready: what it printed so far. */
-async function stagesChild() {
+/** test/fixtures/interrupt-stages.mjs, sent a first signal and then `second`, each once the one
+ * before it was seen: the child and what it printed so far. */
+async function twiceSignalled(second: NodeJS.Signals) {
   const child = execa(process.execPath, [join(projectRoot, 'test/fixtures/interrupt-stages.mjs')], { reject: false, stdin: 'pipe' });
   const said = { out: '', err: '' };
   child.stdout?.on('data', (chunk: Buffer) => (said.out += chunk.toString()));
   child.stderr?.on('data', (chunk: Buffer) => (said.err += chunk.toString()));
   await waitFor('ready', () => said.out.includes('ready\n'));
+  child.kill('SIGINT');
+  await waitFor('the first signal to stop the run', () => said.out.includes('stopping\n'));
+  child.kill(second);
+  await waitFor('the second signal said', () => said.err.includes('\n'));
   return { child, said };
 }
 
@@ -96,11 +101,7 @@ const again = (signal: string) => `note: ${signal} again: still stopping and rem
 
 describe('the interrupt rule, every command\'s (src/interrupt.ts)', () => {
   it('the first signal stops the run, the second is said and changes nothing, the third ends it at once (130)', async () => {
-    const { child, said } = await stagesChild();
-    child.kill('SIGINT');
-    await waitFor('the first signal to stop the run', () => said.out.includes('stopping\n'));
-    child.kill('SIGTERM');
-    await waitFor('the second signal said', () => said.err.includes('\n'));
+    const { child, said } = await twiceSignalled('SIGTERM');
     expect(said.err).toBe(again('SIGTERM'));
     expect(child.exitCode).toBe(null); // still cleaning up
     child.kill('SIGINT');
@@ -110,11 +111,7 @@ describe('the interrupt rule, every command\'s (src/interrupt.ts)', () => {
   });
 
   it('two signals: the cleanup runs to its end', async () => {
-    const { child, said } = await stagesChild();
-    child.kill('SIGINT');
-    await waitFor('the first signal to stop the run', () => said.out.includes('stopping\n'));
-    child.kill('SIGINT');
-    await waitFor('the second signal said', () => said.err.includes('\n'));
+    const { child, said } = await twiceSignalled('SIGINT');
     child.stdin?.end();
     const r = await child;
     expect(r.exitCode).toBe(130);
