@@ -1,11 +1,20 @@
 // Ctrl-C and SIGTERM for long runs: the first signal aborts one shared AbortSignal, so a run
 // stops its native work, prints what finished (marked partial), removes what it created and
-// exits 130. A second signal while cleaning up ends the process at once.
+// exits 130. Signals come in pairs more often than not: `timeout` signals iolab and then its
+// process group, and an impatient user presses Ctrl-C twice; so the second one does not cut
+// the cleanup short (it is said on stderr). Only a third ends the process at once, and then
+// what it made is removed by the next run of the same command (src/leftovers.ts).
 let controller: AbortController | undefined;
 let received: NodeJS.Signals | undefined;
+let count = 0;
 
 function onSignal(signal: NodeJS.Signals): void {
-  if (received !== undefined) process.exit(130);
+  count++;
+  if (count >= 3) process.exit(130);
+  if (count === 2) {
+    process.stderr.write(`note: ${signal} again: still stopping and removing what this run made; a third signal ends iolab at once\n`);
+    return;
+  }
   received = signal;
   controller?.abort(new Error(`interrupted by ${signal}`));
 }
@@ -42,6 +51,7 @@ export function endQuietlyOnClosedStdout(): void {
     if (controller === undefined) process.exit(process.exitCode ?? 0);
     if (received === undefined) {
       received = 'SIGPIPE';
+      count = 1;
       controller.abort(new Error('interrupted: stdout was closed'));
     }
   });

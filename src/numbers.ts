@@ -121,13 +121,22 @@ export function plural(n: number, unit: string, units = `${unit}s`): string {
   return `${n} ${n === 1 ? unit : units}`;
 }
 
+// Durations: a number with its unit (250us, 500ms, 2s, 1m, 1h). A bare number is seconds in
+// every option of iolab's own, as fio reads its runtime; fio's job options keep fio's units
+// (thinktime and latency_target: microseconds, log_avg_msec: milliseconds), as fio reads them.
+// An option whose bare number once meant another unit (bench api --duration: milliseconds)
+// refuses a bare number, so no old command line silently changes meaning.
 export interface DurationRule {
   /** Allow 0 (ramp_time); otherwise a duration must be > 0. */
   zero?: boolean;
-  /** The unit of a bare number (fio: seconds). */
+  /** The unit of a bare number: seconds, unless the option is fio's with another unit. */
   unit?: 'us' | 'ms' | 's';
   /** Whole milliseconds only (what a native timer takes): 250us is refused, not rounded. */
   wholeMs?: boolean;
+  /** Whole seconds only (what wrk's -d takes). */
+  wholeSeconds?: boolean;
+  /** A bare number is refused, with the unit it used to mean (`milliseconds`). */
+  bareWas?: string;
   /** A shorter longest duration than MAX_DURATION_MS, and why (`what every server's timer holds`). */
   max?: { ms: number; why: string };
 }
@@ -141,6 +150,10 @@ export const MAX_DURATION_MS = 1e12;
  * -> milliseconds. Whole numbers with an optional unit, nothing else. */
 export function parseDuration(text: string, rule: DurationRule = {}): number {
   const m = /^(\d+)(us|ms|s|m|h)?$/i.exec(text.trim());
+  if (m && m[2] === undefined && rule.bareWas !== undefined) {
+    throw new RangeError(`a bare number here was ${rule.bareWas}, and is seconds elsewhere in iolab: give the unit, ` +
+      `${m[1]}ms or ${m[1]}s, got '${text}'`);
+  }
   const ms = m ? Number(m[1]) * timeUnits[(m[2] ?? rule.unit ?? 's').toLowerCase()] : NaN;
   if (!Number.isFinite(ms) || ms < 0 || (ms === 0 && !rule.zero)) {
     throw new RangeError(`expected a duration ${rule.zero ? '>= 0' : '> 0'} such as 10, 500ms or 2s, got '${text}'`);
@@ -148,10 +161,12 @@ export function parseDuration(text: string, rule: DurationRule = {}): number {
   if (ms > MAX_DURATION_MS) throw new RangeError(`expected a duration of at most ${MAX_DURATION_MS / 1000}s, got '${text}'`);
   if (rule.max && ms > rule.max.ms) throw new RangeError(`expected a duration of at most ${rule.max.ms / 1000}s (${rule.max.why}), got '${text}'`);
   if (rule.wholeMs && !Number.isInteger(ms)) throw new RangeError(`expected a whole number of milliseconds (1ms or more), got '${text}'`);
+  if (rule.wholeSeconds && ms % 1000 !== 0) throw new RangeError(`expected whole seconds (such as 5 or 5s; 1s or more), got '${text}'`);
   return ms;
 }
 
-/** A commander argParser for a duration (value in milliseconds). */
-export function durationOption(rule: DurationRule = {}): ((value: string) => number) & { rule: DurationRule } {
-  return Object.assign(asCommanderError((value: string) => parseDuration(value, rule)), { rule });
+/** A commander argParser for a duration (value in milliseconds); `duration` marks it so for the
+ * test that holds every duration option of the program to the one rule. */
+export function durationOption(rule: DurationRule = {}): ((value: string) => number) & { rule: DurationRule; duration: true } {
+  return Object.assign(asCommanderError((value: string) => parseDuration(value, rule)), { rule, duration: true as const });
 }

@@ -6,6 +6,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { benchGroup, describeError, oneLineErrors, UserError } from './cli-util.js';
 import { checkGivenPaths } from './run-files.js';
+import { noteRawArguments } from './argv-text.js';
 import { prepareOutputs } from './write-target.js';
 // Read when the module loads, not per command: a command may run after the process dropped to
 // a uid that cannot read the checkout (the tests' other-user runs do).
@@ -72,6 +73,7 @@ export async function buildProgram(args: readonly string[] = []): Promise<Comman
 /** Runs iolab with argv (process.argv's shape); errors become one `iolab:` line and an exit code.
  * program: one buildProgram made for these arguments beforehand (loaded before a uid drop). */
 export async function runIolab(argv: string[], program?: Command): Promise<void> {
+  if (argv === process.argv) noteRawArguments(argv.slice(2));
   // `help bench iops` is `bench iops --help`: commander's help command looks at one word only
   const rest = argv.slice(2);
   if (rest[0] === 'help' && rest.length > 2 && rest.every((w) => !w.startsWith('-'))) argv = [...argv.slice(0, 2), ...rest.slice(1), '--help'];

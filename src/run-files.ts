@@ -10,7 +10,8 @@ import type { Command } from 'commander';
 import { givenPaths, type GivenPath, type OptionsGivenElsewhere, type PathMark } from './path-options.js';
 import { UserError } from './user-error.js';
 import { showText } from './show-bytes.js';
-import { checkOutputPath } from './write-target.js';
+import { checkOutputPath, standardStream } from './write-target.js';
+import { refuseNonUtf8Arguments } from './argv-text.js';
 
 interface RunFile {
   option: string;
@@ -56,7 +57,7 @@ function statSafe(path: string, stat: typeof statSync) {
  * naming the same path again (one file, several jobs) is the same file.
  */
 export function noteRunFile(path: string, option: string, output: boolean, results = false): void {
-  if (path === '' || path === '-') return;
+  if (path === '' || path === '-' || (results && standardStream(path))) return;
   const file: RunFile = { option, path, output, results, ...identify(path) };
   for (const other of files) {
     if (other.option === option && other.absolute === file.absolute) return;
@@ -83,14 +84,16 @@ function changeAllowed(cmd: Command, mark: PathMark): boolean {
 }
 
 /**
- * The program's check of every path a command was given, before its action runs (a hook): the
+ * The program's check of every path a command was given, before its action runs (a hook): an
+ * argument that is not UTF-8 first (src/argv-text.ts), then the
  * files it reads, then those it writes, then its results, each against the others; the results
- * also by the rule of src/write-target.ts (checkOutputPath). `--output -` of a command that has
- * --json is --json. A new run starts with no files.
+ * also by the rule of src/write-target.ts (checkOutputPath). `--output -` (or /dev/stdout) of a
+ * command that has --json is --json. A new run starts with no files.
  */
 export function checkGivenPaths(cmd: Command): void {
   files.length = 0;
   const given = givenPaths(cmd);
+  refuseNonUtf8Arguments(given);
   for (const g of given) {
     if (g.path === '') throw new UserError(`${g.option}: the name is empty; name a file${g.mark.results ? ', or - for stdout' : ''}`);
   }
@@ -101,7 +104,7 @@ export function checkGivenPaths(cmd: Command): void {
       noteRunFile(g.path, g.option, false);
       continue;
     }
-    if (g.mark.results && g.path === '-' && g.key !== undefined && cmd.options.some((o) => o.long === '--json')) {
+    if (g.mark.results && (g.path === '-' || standardStream(g.path) === 'stdout') && g.key !== undefined && cmd.options.some((o) => o.long === '--json')) {
       cmd.setOptionValue('json', true);
       cmd.setOptionValue(g.key, undefined);
       continue;

@@ -2,11 +2,13 @@
 // - a writing command's file (writev, gen; shm checks the object it opened): nothing there, or a
 //   regular file (touched only as the command's flags allow), or a symlink (refused; --force
 //   replaces the link itself, never its target);
-// - the results of a run (every --output, report -o): `-` is stdout, an empty name is refused,
+// - the results of a run (every --output, report -o): `-` is stdout (so are /dev/stdout and
+//   /dev/fd/1; /dev/stderr is stderr), an empty name is refused,
 //   an existing file or a symlink only with --force (then replaced whole, keeping its mode).
 // Under both, anything else at the path (a device node, a FIFO, a socket, a folder) is refused
 // whatever the flags: replacing one is never what a user meant (/dev/null), and opening a FIFO
-// to write waits for a reader. Nothing is created under /dev, /proc or /sys (src/mounts.ts). New
+// to write waits for a reader. Nothing under /dev, /proc or /sys is created, written or replaced,
+// --force or not (src/mounts.ts): `--force -o /dev/stdout` replaced the system's link. New
 // contents go to a temp name beside the file (src/temp-files.ts) and are renamed into place.
 import { accessSync, closeSync, constants, linkSync, lstatSync, mkdirSync, openSync, readlinkSync, renameSync,
   rmSync, statSync, writeFileSync, type Stats } from 'node:fs';
@@ -24,6 +26,21 @@ export interface WriteFlags {
   append?: boolean;
   /** The refusal for an existing regular file the flags do not allow touching. */
   existsMessage: string;
+}
+
+/** The stream a results path names as other tools take it: /dev/stdout, /dev/fd/1 and
+ * /proc/self/fd/1 are this process's stdout (as `-` is), /dev/stderr and fd 2 its stderr. Their
+ * names are links under /dev and /proc, which iolab never replaces: it writes to the stream. */
+export function standardStream(path: string): 'stdout' | 'stderr' | undefined {
+  const m = /^(?:\/dev\/(std(?:out|err))|\/dev\/fd\/([12])|\/proc\/self\/fd\/([12]))$/.exec(path);
+  if (!m) return undefined;
+  return m[1] === 'stdout' || m[2] === '1' || m[3] === '1' ? 'stdout' : 'stderr';
+}
+
+/** Where an entry that is there lives when that is one of the kernel's file systems (its folder's
+ * mount: /dev's links, /proc's files), never replaced or written whatever the flags. */
+function kernelFolderHolding(path: string): string | undefined {
+  return kernelFolderOf(dirname(resolve(path)));
 }
 
 /** Whether a path that is not there yet can only name a folder (`out/`, `out/.`): a file is
@@ -88,6 +105,8 @@ export function checkWriteTarget(path: string, flags: WriteFlags): Stats | undef
   }
   const refusal = notRegularFile(path, st);
   if (refusal) throw refusal;
+  const kernel = kernelFolderHolding(path);
+  if (kernel) throw new UserError(`'${showText(path)}' is in ${kernel}: iolab writes and replaces nothing there, --force or not`);
   if (st.isSymbolicLink()) {
     if (flags.replace) return st;
     throw symlinkRefused(path);
@@ -133,7 +152,7 @@ const checkedOutputs = new Map<string, { replace: boolean; createFolders: boolea
  * (`--output: cannot write 'x': it is a folder; name a file`). `-` (stdout) passes.
  */
 export function checkOutputPath(path: string, option: string, opts: { force: boolean; createFolders: boolean }): void {
-  if (path === '-') return;
+  if (path === '-' || standardStream(path)) return;
   const refuse = (why: string) => new UserError(`${option}: cannot write '${showText(path)}': ${why}`);
   let existing: Stats | undefined;
   try {
@@ -147,6 +166,8 @@ export function checkOutputPath(path: string, option: string, opts: { force: boo
   if (!existing && namesFolder(path)) throw refuse('a name ending in / is a folder\'s; name a file');
   const kind = existing && otherKind(existing);
   if (kind) throw refuse(`it is ${kind}, not a regular file; left untouched`);
+  const kernel = existing && kernelFolderHolding(path);
+  if (kernel) throw refuse(`it is in ${kernel}, where iolab replaces nothing, --force or not`);
   if (existing?.isSymbolicLink() && !opts.force) {
     throw refuse(`it is a symlink to '${showText(readlinkSync(path))}' (--force replaces the link itself, never its target)`);
   }
@@ -185,8 +206,9 @@ function statOrUndefined(path: string): Stats | undefined {
  * it, not the temp name, and leaves no temp file.
  */
 export function writeOutputFile(path: string, data: string, option: string): void {
-  if (path === '-') {
-    process.stdout.write(data);
+  const stream = path === '-' ? 'stdout' : standardStream(path);
+  if (stream) {
+    process[stream].write(data);
     return;
   }
   const allowed = checkedOutputs.get(resolve(path)) ?? { replace: false, createFolders: false };
@@ -208,7 +230,7 @@ export function writeOutputFile(path: string, data: string, option: string): voi
       closeSync(fd);
     }
     if (allowed.replace) renameSync(temp, path);
-    else linkOrRename(temp, path, option);
+    else placeNewFile(temp, path, () => new UserError(`${option}: '${showText(path)}' appeared while the run went on; left untouched (--force replaces it)`));
   } catch (err) {
     rmSync(temp, { force: true });
     if (err instanceof UserError) throw err;
@@ -217,14 +239,15 @@ export function writeOutputFile(path: string, data: string, option: string): voi
 }
 
 /** Puts temp at path only if nothing is there, in one step (renameat2 RENAME_NOREPLACE: a kill
- * at any point leaves either the temp name or the output, never both). Where the file system
- * cannot, or without the addon, link(2) (never replaces) and then drop the temp name; without
- * hard links, a rename. */
-function linkOrRename(temp: string, path: string, option: string): void {
-  const appeared = () => new UserError(`${option}: '${showText(path)}' appeared while the run went on; left untouched (--force replaces it)`);
-  if (renameNoReplace) {
+ * at any point leaves either the temp name or the output, never both); `appeared` is the error
+ * when something is there. Where the file system cannot, or without the addon, link(2) (never
+ * replaces) and then drop the temp name; without hard links, a rename. A command that has the
+ * addon loaded passes its renameNoReplace. */
+export function placeNewFile(temp: string, path: string, appeared: () => Error,
+  rename: ((from: string, to: string) => void) | undefined = renameNoReplace): void {
+  if (rename) {
     try {
-      renameNoReplace(temp, path);
+      rename(temp, path);
       return;
     } catch (err) {
       const code = (err as NodeJS.ErrnoException).code;

@@ -48,7 +48,7 @@ async function interruptedAfter(args: string[], after: string, env: Record<strin
 describe('iolab bench api', () => {
   it('--json prints one object with a row per contender', async () => {
     const out = join(dir.path, 'api.json');
-    const run = await runCli(['bench', 'api', '--rounds', '1', '--duration', '10', '--size', '1m', '--json', '--output', out]);
+    const run = await runCli(['bench', 'api', '--rounds', '1', '--duration', '10ms', '--size', '1m', '--json', '--output', out]);
     expect(run.stderr).toBe('');
     expect(run.exitCode).toBe(0);
     const report = JSON.parse(String(run.stdout));
@@ -78,14 +78,14 @@ describe('iolab bench api', () => {
 
   it('where usocket cannot be loaded its row says unavailable and the rest runs', async () => {
     const blocker = join(projectRoot, 'test/fixtures/without-usocket.cjs');
-    const run = await runCli(['bench', 'api', '--rounds', '1', '--duration', '5', '--size', '256k', '--only', 'iolab.sendmsg,usocket'],
+    const run = await runCli(['bench', 'api', '--rounds', '1', '--duration', '5ms', '--size', '256k', '--only', 'iolab.sendmsg,usocket'],
       { env: { NODE_OPTIONS: `--require ${blocker}` } });
     expect(run.exitCode).toBe(0);
     expect(run.stdout).toMatch(/^usocket\s+32\s+unavailable\s*$/m);
     expect(run.stdout).toMatch(/^usocket: usocket cannot be loaded: Cannot find module 'usocket'$/m);
     expect(run.stdout).toMatch(/^iolab\.sendmsg\s+1\s+[\d,]+/m);
     expect(run.stdout).not.toMatch(/usocket@32 =/); // no ratio over a row that did not run
-    const json = await runCli(['bench', 'api', '--rounds', '1', '--duration', '5', '--size', '256k', '--only', 'usocket', '--json'],
+    const json = await runCli(['bench', 'api', '--rounds', '1', '--duration', '5ms', '--size', '256k', '--only', 'usocket', '--json'],
       { env: { NODE_OPTIONS: `--require ${blocker}` } });
     expect(JSON.parse(String(json.stdout)).rows).toEqual([
       { contender: 'usocket', inflight: 32, opsPerSec: null, unavailable: "usocket cannot be loaded: Cannot find module 'usocket'" },
@@ -95,7 +95,7 @@ describe('iolab bench api', () => {
   it('Ctrl-C: the rounds that finished as a partial table, the temp file removed, exit 130', async () => {
     const tmpdir = join(dir.path, 'tmp');
     mkdirSync(tmpdir);
-    const run = await interruptedAfter(['--rounds', '100', '--duration', '50', '--size', '256k', '--only', 'iolab.readvSync,fs.readvSync'], 'round 2/100 done', { TMPDIR: tmpdir });
+    const run = await interruptedAfter(['--rounds', '100', '--duration', '50ms', '--size', '256k', '--only', 'iolab.readvSync,fs.readvSync'], 'round 2/100 done', { TMPDIR: tmpdir });
     expect(run.exitCode).toBe(130);
     expect(run.stdout).toMatch(/^partial: interrupted by SIGINT; the rows hold the rounds that finished$/m);
     expect(run.stdout).toMatch(/^iolab\.readvSync\s+1\s+[\d,]+/m);
@@ -104,7 +104,7 @@ describe('iolab bench api', () => {
 
   it('the channel group: the channel beside process.send, a corked net.unix, zeromq, MessagePort, a SharedArrayBuffer ring, a C ring and memcpy at 64 B to 1 MiB, with the goals; its peers gone after', async () => {
     const tag = newProcessTag();
-    const run = await runCli(['bench', 'api', '--groups', 'channel', '--rounds', '1', '--duration', '20', '--json'], { env: { [processTagVariable]: tag } });
+    const run = await runCli(['bench', 'api', '--groups', 'channel', '--rounds', '1', '--duration', '20ms', '--json'], { env: { [processTagVariable]: tag } });
     expect(run.stderr).toBe('');
     expect(run.exitCode).toBe(0);
     const report = JSON.parse(String(run.stdout));
@@ -120,7 +120,7 @@ describe('iolab bench api', () => {
       'channel/64k / c.shm-ring/64k': 0.8, 'channel.worker/64 / sab.worker/64': 1, 'channel/1m / zeromq/1m': 1, 'channel/1m / memcpy/1m': 0.5 });
     expect(Object.keys(goals)).toHaveLength(4 * 6 + 1); // channel/channel.zeroCopy: no goal, the copy's cost
     expect(processesTagged(tag)).toEqual([]); // the receiving process ended with the run
-    const table = await runCli(['bench', 'api', '--groups', 'channel', '--rounds', '1', '--duration', '10', '--only', 'channel/64,net.unix']);
+    const table = await runCli(['bench', 'api', '--groups', 'channel', '--rounds', '1', '--duration', '10ms', '--only', 'channel/64,net.unix']);
     expect(table.exitCode).toBe(0);
     expect(table.stdout).toMatch(/^contender\s+message\s+messages\/s \(median\)\s+min\s+max\s+JS-thread CPU\/msg\s+bytes\/s$/m);
     expect(table.stdout).toMatch(/^channel\s+64 B\s+[\d,]+\s+[\d,]+\s+[\d,]+\s+[\d.]+(ns|us)\s+[\d.]+ [kMG]?B\/s$/m);
@@ -130,7 +130,7 @@ describe('iolab bench api', () => {
 
   it.each(['channel/64', 'channel.worker/1m', 'process.send/64', 'net.unix/1m', 'MessagePort/64', 'zeromq/64', 'sab.worker/1m'])(
     'the channel group checks every message: one wrong byte on the %s row fails the run with one line', async (only) => {
-      const run = await runCli(['bench', 'api', '--groups', 'channel', '--rounds', '1', '--duration', '10', '--only', only], { env: { IOLAB_API_FAULT: '3' } });
+      const run = await runCli(['bench', 'api', '--groups', 'channel', '--rounds', '1', '--duration', '10ms', '--only', only], { env: { IOLAB_API_FAULT: '3' } });
       const [contender, size] = only.split('/');
       expect(run.stderr).toMatch(new RegExp(`^iolab: ${contender.replace('.', '\\.')} at ${size === '64' ? '64 B' : '1 MiB'} delivered wrong bytes: message 3 differs at byte \\d+: expected 0x[0-9a-f]+, got 0x[0-9a-f]+$`));
       expect(run.exitCode).toBe(1);
@@ -138,7 +138,7 @@ describe('iolab bench api', () => {
 
   it('Ctrl-C in the channel group: the finished rounds, marked partial, its peers gone, exit 130', async () => {
     const tag = newProcessTag();
-    const run = await interruptedAfter(['--groups', 'channel', '--rounds', '100', '--duration', '20'], 'round 1/100 done', { [processTagVariable]: tag });
+    const run = await interruptedAfter(['--groups', 'channel', '--rounds', '100', '--duration', '20ms'], 'round 1/100 done', { [processTagVariable]: tag });
     expect(run.exitCode).toBe(130);
     expect(run.stdout).toMatch(/^partial: interrupted by SIGINT; the rows hold the rounds that finished$/m);
     expect(run.stdout).toMatch(/^channel\s+64 B\s+[\d,]+/m);
@@ -189,7 +189,7 @@ describe('iolab bench api', () => {
   });
 
   it('prints a table, and refuses bad input with one line', async () => {
-    const run = await runCli(['bench', 'api', '--rounds', '1', '--duration', '5', '--size', '256k', '--only', 'ring.readv@32,fs.read@32', '--output', join(dir.path, 'b.json')]);
+    const run = await runCli(['bench', 'api', '--rounds', '1', '--duration', '5ms', '--size', '256k', '--only', 'ring.readv@32,fs.read@32', '--output', join(dir.path, 'b.json')]);
     expect(run.exitCode).toBe(0);
     expect(run.stdout).toMatch(/^contender\s+in flight\s+ops\/s \(median\)\s+min\s+max\s+JS-thread CPU\/op$/m);
     expect(run.stdout).toMatch(/^ring\.readv\s+32\s+[\d,]+\s+[\d,]+\s+[\d,]+\s+[\d.]+(ns|us)$/m);
@@ -213,7 +213,7 @@ describe('bench api --file', () => {
     chmodSync(f, 0o444);
     const before = { ...pick(statSync(f)), bytes: readFileSync(f).toString('base64') };
     const log = join(dir.path, 'strace.log');
-    const [node, argv] = iolabArgv(['bench', 'api', '--file', f, '--rounds', '1', '--duration', '5', '--only', 'iolab.readvSync,ring.readv', '--json']);
+    const [node, argv] = iolabArgv(['bench', 'api', '--file', f, '--rounds', '1', '--duration', '5ms', '--only', 'iolab.readvSync,ring.readv', '--json']);
     const run = await execa('strace', ['-f', '-qq', '-e', 'trace=openat', '-o', log, node, ...argv], { reject: false, cwd: projectRoot });
     expect(run.exitCode).toBe(0);
     const report = JSON.parse(String(run.stdout));
@@ -243,7 +243,7 @@ describe('bench api --file', () => {
       [missing, `${missing}: no such file`],
     ]) {
       // the timeout only ends a run that waits on the FIFO: a fixed iolab never meets it
-      const r = await runCli(['bench', 'api', '--file', file, '--rounds', '1', '--duration', '5', '--only', 'iolab.readvSync'], { timeout: 20_000 });
+      const r = await runCli(['bench', 'api', '--file', file, '--rounds', '1', '--duration', '5ms', '--only', 'iolab.readvSync'], { timeout: 20_000 });
       expect({ exitCode: r.exitCode, stdout: String(r.stdout), stderr: String(r.stderr) }, file).toEqual({ exitCode: 1, stdout: '', stderr: `iolab: ${line}` });
     }
     expect(statSync(fifo).isFIFO()).toBe(true);

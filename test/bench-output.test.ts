@@ -189,6 +189,29 @@ describe('an existing file, a symlink, the run\'s own files', () => {
     expect(existsSync(at('lat-out.dat'))).toBe(false);
   }, 120_000);
 
+  it('a job file\'s included files are inputs too: neither --output nor a job\'s filename= writes one, --force or not', async () => {
+    const common = at('common.fio');
+    writeFileSync(common, 'ioengine=psync\nsize=64k\n');
+    const nested = at('nested.fio');
+    writeFileSync(nested, `include ${common}\n`);
+    const job = at('includes.fio');
+    writeFileSync(job, `[global]\ninclude nested.fio\n[reader]\nfilename=${at('inc-data.img')}\nrw=read\nnumber_ios=16\n`);
+    const writer = at('writes-include.fio');
+    writeFileSync(writer, `[global]\ninclude ${common}\n[writer]\nfilename=${common}\nrw=write\nnumber_ios=16\n`);
+    const same = (option: string, path: string, where: string, included: string) =>
+      `iolab: ${option}: '${path}' is the same file as the include at ${where} '${included}' of this run; name another file (--force does not change this)`;
+    const before = [common, nested, job, writer].map(fileState);
+    const cases: [string[], string][] = [
+      [['bench', 'iops', job, '--output', common, '--force'], same('--output', common, `${nested}:1`, common)],
+      [['bench', 'iops', job, '--output', nested, '--force'], same('--output', nested, `${job}:2`, join(tmp.path, 'nested.fio'))],
+      [['bench', 'iops', writer, '--force'], same('--filename', common, `${writer}:2`, common)],
+      [['bench', 'iops', job, '--filename', common, '--rw', 'write', '--force'], same('--filename', common, `${nested}:1`, common)],
+    ];
+    for (const [args, line] of cases) expect(await runCliText(args), args.join(' ')).toEqual({ exitCode: 1, stdout: '', stderr: line });
+    expect([common, nested, job, writer].map(fileState)).toEqual(before);
+    expect(existsSync(at('inc-data.img'))).toBe(false);
+  }, 60_000);
+
   it('- is stdout: the JSON instead of the table, no file named -; an empty name is refused', async () => {
     const r = await runCliText([...ipc, '--output', '-'], { cwd: tmp.path });
     expect(r.exitCode).toBe(0);
@@ -209,7 +232,7 @@ describe('--output of every benchmark', () => {
     for (const args of [
       ['bench', 'iops', '--filename', at('every.dat'), '--size', '1m', '--number_ios', '16', '--ioengine', 'psync'],
       ['bench', 'echo', '--clients', '2', '--duration', '1', '--rounds', '1', '--servers', 'epoll', '--generators', 'epoll'],
-      ['bench', 'api', '--rounds', '1', '--duration', '5', '--size', '64k'],
+      ['bench', 'api', '--rounds', '1', '--duration', '5ms', '--size', '64k'],
     ]) {
       expect(await runCliText([...args, '--output', folder]), args[1]).toEqual({ exitCode: 1, stdout: '', stderr: line });
     }

@@ -81,7 +81,7 @@ describe('bench latency --infile on a block device', () => {
 describe('bench api --only', () => {
   it('a name that is no contender: one line listing the names it takes', async () => {
     for (const only of ['bogus', 'ring.readv,bogus']) {
-      const r = await runCliText(['bench', 'api', '--only', only, '--rounds', '1', '--duration', '5', '--size', '64k']);
+      const r = await runCliText(['bench', 'api', '--only', only, '--rounds', '1', '--duration', '5ms', '--size', '64k']);
       expect(r.exitCode).toBe(1);
       expect(r.stdout).toBe('');
       expect(r.stderr).toMatch(/^iolab: --only: no contender named 'bogus' \(known: iolab\.readvSync, fs\.readvSync, ring\.readv, .*c\.sendmsg.*; name@N picks one in-flight count, e\.g\. ring\.readv@32, name\/size one message size, e\.g\. channel\/64\)$/);

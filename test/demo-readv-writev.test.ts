@@ -176,7 +176,7 @@ describe('iolab writev', () => {
     const r = await cli(['writev', dir, 'x', '--force']);
     expect(r.stderr).toBe(`iolab: ${dir} is a directory, not a file`);
     const missing = await cli(['writev', at('nope/file.txt'), 'x']);
-    expect(missing.stderr).toBe(`iolab: ENOENT: no such file or directory, open '${at('nope/file.txt')}'`);
+    expect(missing.stderr).toBe(`iolab: cannot write '${at('nope/file.txt')}': no folder '${at('nope')}'`);
     expect(missing.exitCode).toBe(1);
     expect(readdirSync(dir)).toEqual([]);
   });

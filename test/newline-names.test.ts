@@ -38,7 +38,7 @@ describe('a newline in a file name', () => {
 
   it('report', async () => {
     const input = at('api\n.json');
-    expect((await runCliText(['bench', 'api', '--groups', 'read', '--only', 'iolab.readvSync', '--rounds', '1', '--duration', '5',
+    expect((await runCliText(['bench', 'api', '--groups', 'read', '--only', 'iolab.readvSync', '--rounds', '1', '--duration', '5ms',
       '--size', '64k', '--output', input])).exitCode).toBe(0);
     const page = at('pa\nge.html');
     const r = await runCliText(['report', input, '-o', page], { timeout: 120_000 });

@@ -4,7 +4,7 @@
 // not there, a folder that cannot be written.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { execa } from 'execa';
 import { cliPath, runCliText } from './support/cli.js';
@@ -27,7 +27,7 @@ describe('bench api\'s temporary file', () => {
     const small = folder('small-tmpfs');
     execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=8m', 'iolab-test', small]);
     try {
-      const r = await runCliText(['bench', 'api', '--groups', 'read', '--rounds', '1', '--duration', '5', '--size', '64m'],
+      const r = await runCliText(['bench', 'api', '--groups', 'read', '--rounds', '1', '--duration', '5ms', '--size', '64m'],
         { env: { TMPDIR: small }, timeout: 60_000 });
       expect(r.stderr).toMatch(/^iolab: not enough free space for the temporary test file \(--size 64 MiB\) in .*small-tmpfs: [\d.]+ MiB free, 64 MiB needed$/);
       expect(r.exitCode).toBe(1);
@@ -41,7 +41,7 @@ describe('bench api\'s temporary file', () => {
     const tmp = folder('limited');
     // SIGXFSZ ignored (kept across exec): a write past the limit fails with EFBIG
     const r = await execa('sh', ['-c', `trap '' XFSZ; ulimit -f 1024; exec "$0" "$@"`, process.execPath, cliPath,
-      'bench', 'api', '--groups', 'read', '--rounds', '1', '--duration', '5', '--size', '4m'],
+      'bench', 'api', '--groups', 'read', '--rounds', '1', '--duration', '5ms', '--size', '4m'],
     { env: { TMPDIR: tmp }, reject: false, timeout: 60_000 });
     expect(r.stderr).toBe(`iolab: cannot write the temporary test file in ${tmp} (EFBIG: file too large); nothing is left there`);
     expect(r.exitCode).toBe(1);
@@ -58,6 +58,28 @@ describe('bench iops\' layout', () => {
         '--runtime', '100ms'], { cwd: small, timeout: 60_000 });
       expect(r.stderr).toBe('iolab: not enough free space to lay out \'a.0.0\', \'a.1.0\' together: they need 32 MiB more, 24 MiB free; nothing was laid out');
       expect(r.exitCode).toBe(1);
+      expect(readdirSync(small)).toEqual([]);
+    } finally {
+      execFileSync('umount', [small]);
+    }
+  });
+});
+
+describe('bench latency\'s --outfile', () => {
+  it.runIf(root)('one its file system cannot hold is refused before the first read, not after them', async () => {
+    const small = folder('latency-tmpfs');
+    const input = join(dir.path, 'latency-in.dat');
+    writeFileSync(input, Buffer.alloc(1 << 20, 7));
+    execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=1m', 'iolab-test', small]);
+    try {
+      // 1,000 writes of 4 KiB: a 4 MiB file on a 1 MiB file system; strace -y names each read's file
+      const log = join(dir.path, 'latency-strace.log');
+      const r = await execa('strace', ['-f', '-y', '-qq', '-e', 'trace=read,pread64,readv,preadv,preadv2', '-o', log, process.execPath, cliPath,
+        'bench', 'latency', '--engine', 'sync', '--count', '1000', '--no-direct', '--infile', input, '--outfile', join(small, 'out.dat')],
+      { reject: false, timeout: 60_000 });
+      expect({ exitCode: r.exitCode, stdout: r.stdout, stderr: r.stderr }).toEqual({ exitCode: 1, stdout: '',
+        stderr: `iolab: not enough free space to lay out '${join(small, 'out.dat')}': it needs 4 MiB more, 1 MiB free; nothing was laid out` });
+      expect(readFileSync(log, 'utf8').split('\n').filter((l) => l.includes(`<${input}>`))).toEqual([]); // not one read of --infile
       expect(readdirSync(small)).toEqual([]);
     } finally {
       execFileSync('umount', [small]);

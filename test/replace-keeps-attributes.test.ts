@@ -63,7 +63,7 @@ describe.runIf(root)('--force keeps the owner, group, mode and extended attribut
   it('a benchmark\'s --output --force, and report -o --force', async () => {
     const results = usersFile('api.json');
     const r = await runCliText(['bench', 'api', '--groups', 'read', '--only', 'iolab.readvSync', '--rounds', '1',
-      '--duration', '5', '--size', '64k', '--output', results, '--force']);
+      '--duration', '5ms', '--size', '64k', '--output', results, '--force']);
     expect(r.stderr).toBe('round 1/1 done');
     expect(JSON.parse(readFileSync(results, 'utf8')).rows).toHaveLength(1);
     expectKept(results);

@@ -59,8 +59,24 @@ describe('iolab report', () => {
     expect(marks.get(`f${at('echo')}-echo-cpu`)).toBe(cpuPoints);
     expect(marks.get(`f${at('api')}-api`)).toBe(load('api').rows.filter((r: Json) => r.opsPerSec > 0 && r.messageBytes === undefined).length);
     // the channel group's rows, one bar per contender and message size (the ping-pong group's
-    // rows are round trip times: left out)
+    // rows are round trip times: charted apart, a p50 and a p99 point per path and size)
     expect(load('api').rows.filter((r: Json) => r.group === 'pingpong')).toHaveLength(12);
+    const roundTrips = (doc: Json) => doc.rows.filter((r: Json) => r.group === 'pingpong' && r.rttP50Us > 0)
+      .reduce((k: number, r: Json) => k + (r.rttP99Us > 0 ? 2 : 1), 0);
+    expect(marks.get(`f${at('api')}-api-pingpong`)).toBe(roundTrips(load('api')));
+    // bench api --groups pingpong alone: its round trips are its only chart
+    expect(roundTrips(load('pingpong'))).toBe(24); // 4 paths at 3 sizes, p50 and p99
+    expect([...marks.keys()].filter((k) => k.startsWith(`f${at('pingpong')}-`))).toEqual([`f${at('pingpong')}-api-pingpong`]);
+    expect(marks.get(`f${at('pingpong')}-api-pingpong`)).toBe(24);
+    if (inputs.files.http) {
+      // bench http: a point per server and cell, whatever servers ran (fastify's where installed)
+      const http = load('http');
+      const cells = Object.values(http.cells as Record<string, Record<string, Json>>).flatMap((row) => Object.values(row));
+      expect(cells.length).toBe(4 * Object.keys((Object.values(http.cells)[0]) as object).length);
+      expect(Object.keys(Object.values(http.cells)[0] as object)).toEqual(expect.arrayContaining(['node', 'ring']));
+      expect(marks.get(`f${at('http')}-http`)).toBe(cells.filter((c) => c.reqPerSec > 0).length);
+      expect(marks.get(`f${at('http')}-http-cpu`)).toBe(cells.filter((c) => c.serverUsPerReq !== undefined).length);
+    }
     expect(marks.get(`f${at('api')}-api-channel`)).toBe(load('api').rows.filter((r: Json) => r.opsPerSec > 0 && r.messageBytes !== undefined && r.group !== 'pingpong').length);
     expect(marks.get(`f${at('api')}-api-channel`)).toBe(40); // 10 contenders at 4 sizes
     // bench latency: p50, p99, p99.9 of reads and of writes, per engine
@@ -87,10 +103,15 @@ describe('iolab report', () => {
     }
   });
 
-  it('the ratio tables: echo\'s and bench api\'s', () => {
+  it('the ratio tables: echo\'s, bench api\'s (its round trips\' too) and bench http\'s', () => {
     expect(html).toMatch(/<caption>echo req\/s ratios<\/caption>[\s\S]*io_uring\/epoll at 2 clients/);
     expect(html).toMatch(/<caption>echo server us\/req ratios \(lower: less CPU per request\)<\/caption>[\s\S]*io_uring\/epoll at 2 clients, epoll generator/);
     expect(html).toMatch(/<caption>bench api ratios<\/caption>/);
+    expect(html).toMatch(/<caption>bench api ping-pong p50 round trip ratios \(lower is faster\)<\/caption>[\s\S]*ring\.pingpong\/64 \/ c\.pingpong\/64/);
+    if (inputs.files.http) {
+      expect(html).toMatch(/<caption>bench http req\/s ratios \(higher is faster\)<\/caption>[\s\S]*ring\/node at 8 connections x 4 in flight/);
+      expect(html).toMatch(/<caption>bench http CPU per request ratios \(lower is leaner\)<\/caption>/);
+    }
   });
 
   it('is self-contained: no script, no link, no external source, a policy that refuses loads', () => {

@@ -13,6 +13,7 @@ import {
 import { cliPath } from './support/cli.js';
 import { execa } from 'execa';
 import { projectRoot } from '../src/native.js';
+import { newProcessTag, processesTagged, processTagVariable } from './support/procs.js';
 import { addonUsdtNames, bpftraceBinary } from '../src/trace/probes.js';
 import { usdtProbes } from '../src/trace/usdt.js';
 
@@ -165,6 +166,32 @@ describe.skipIf(skip !== undefined)(`iolab trace${skip ? ` (skipped: ${skip})` :
     expect(alive(command)).toBe(false);
     expectNothingAttached(command);
   }, 90_000);
+
+  it('kill -9 of iolab trace: the traced command and every process below it die with it; bpftrace ends too', async () => {
+    // bench echo under trace: its servers are its children, the generator runs in it
+    const tag = newProcessTag();
+    const child = execa(process.execPath, [cliPath, 'trace', '--', 'bench', 'echo', '--servers', 'epoll', '--generators', 'epoll',
+      '--clients', '1', '--duration', '3600', '--rounds', '1'], { reject: false, cwd: projectRoot, env: { [processTagVariable]: tag } });
+    const tracer = child.pid!;
+    let command = 0;
+    await until(() => {
+      command = childrenOf(tracer).find((c) => commandName(c) !== 'bpftrace') ?? 0;
+      return command !== 0 && childrenOf(command).length > 0; // its server started
+    }, 60_000, 'the traced bench echo to start its server');
+    const tree = processesTagged(tag).map((p) => p.pid);
+    expect(tree.length).toBeGreaterThanOrEqual(3); // bpftrace, bench echo, its server
+    child.kill('SIGKILL');
+    // (not `await child`: a traced command left running would hold its stdout open, and that waits for it)
+    try {
+      await until(() => processesTagged(tag).length === 0, 30_000, 'the processes of the trace to end');
+    } finally {
+      const left = processesTagged(tag);
+      for (const p of left) process.kill(p.pid, 'SIGKILL'); // a failing run leaves nothing running
+      await child;
+      expect(left).toEqual([]);
+    }
+    expectNothingAttached(command);
+  }, 120_000);
 
   it('bpftrace dying mid-run stops the command, says so in one line, exits non-zero, nothing left', async () => {
     const { child, bpftrace, command } = await traceLongIops('kill.dat');

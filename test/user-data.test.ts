@@ -20,7 +20,7 @@ import fc from 'fast-check';
 import { execa } from 'execa';
 import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { chmodSync, existsSync, linkSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, linkSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { iolabArgv } from './support/cli.js';
 import { checkLeaksAfterAll } from './support/leaks.js';
@@ -62,7 +62,7 @@ const recipes: Record<string, Recipe> = {
   'bench api': {
     input: '--file', existing: ['--file'], optional: ['--output'],
     argv: (p, c) => ['bench', 'api', '--only', 'iolab.readvSync', '--file', p['--file']!,
-      ...(long(c) ? ['--rounds', '40', '--duration', '20'] : ['--rounds', '1', '--duration', '5']), ...opt('--output', p['--output'])],
+      ...(long(c) ? ['--rounds', '40', '--duration', '20ms'] : ['--rounds', '1', '--duration', '5ms']), ...opt('--output', p['--output'])],
   },
   'bench iops': {
     input: '--filename', existing: ['<jobfile>'], optional: ['<jobfile>', '--output'], content: { '<jobfile>': 'jobfile' },
@@ -286,6 +286,60 @@ describe('nothing a user names is harmed', { timeout: 600_000 }, () => {
       ]);
       await fc.assert(fc.asyncProperty(caseArb, (c) => checkCase(command, recipe, c)),
         { numRuns: runsPerCommand + links.length, examples: [[success], ...links.map((l) => [l] as [Case])], endOnFailure: true });
+    });
+  }
+});
+
+// A name that is not UTF-8 (Latin-1 `caf\xe9.dat`): Node reads argv as UTF-8 and would make it
+// 'caf\uFFFD.dat', another file, which is there too here. Every path option of every command is
+// given such a name through a shell (a JS string cannot hold the byte): refused in one line that
+// names the option, before anything runs; neither file nor anything else in the folder changes.
+describe('a name that is not UTF-8, given to every path option', () => {
+  const bad = 'iolab-not-utf8';
+  /** The folder's entries by their bytes (two names that differ only there read as one string). */
+  const rawState = (dir: string) => new Map(readdirSync(dir, { encoding: 'buffer' }).map((name) => {
+    const path = Buffer.concat([Buffer.from(`${dir}/`), name]);
+    const st = lstatSync(path);
+    return [name.toString('hex'), { ino: st.ino, mode: st.mode, size: st.size, bytes: st.isFile() ? readFileSync(path).toString('hex') : '' }];
+  }));
+  const shellWord = (word: string, latin1: Buffer) => (word === bad
+    ? `"$(printf '${[...latin1].map((b) => `\\${b.toString(8).padStart(3, '0')}`).join('')}')"`
+    : `'${word.replaceAll("'", "'\\''")}'`);
+
+  it('nor is text that is not UTF-8 taken for other bytes: writev\'s pieces', async () => {
+    const dir = mkdtempSync(join(tmp.path, 'utf8-'));
+    const r = await execa('/bin/sh', ['-c', `exec ${iolabArgv(['writev', 'out.txt']).flat().map((w) => shellWord(w, Buffer.alloc(0))).join(' ')} "$(printf 'caf\\351')"`],
+      { reject: false, cwd: dir });
+    expect({ exitCode: r.exitCode, stderr: r.stderr }).toEqual({ exitCode: 1,
+      stderr: "iolab: 'caf\\xe9' is not UTF-8 text, and iolab reads the command line as UTF-8: it would be taken for other bytes; give it as UTF-8" });
+    expect(readdirSync(dir)).toEqual([]);
+  });
+
+  for (const name of Object.keys(recipes)) {
+    it(`${name}: refused in one line naming the option, nothing touched`, async () => {
+      const command = surface.commands.find((c) => c.name === name)!;
+      const recipe = recipes[name];
+      for (const item of command.paths) {
+        const dir = mkdtempSync(join(tmp.path, 'utf8-'));
+        const picks = Object.fromEntries(command.paths.map((i) => [i.key, 'default' as const]));
+        const paths = { ...materialize(dir, recipe, command.paths, picks), [item.key]: bad };
+        const latin1 = Buffer.concat([Buffer.from(`${dir}/caf`), Buffer.from([0xe9]), Buffer.from('.dat')]);
+        writeFileSync(latin1, 'the file the user named\n');
+        writeFileSync(join(dir, 'caf\uFFFD.dat'), 'another file, the one Node\'s reading of the name gives\n');
+        const before = rawState(dir);
+        const complete: Case = { picks, change: [], mode: 'complete', rw: 'read', delayMs: 0 };
+        const [file, args] = iolabArgv(recipe.argv(paths, complete));
+        const script = `exec ${[file, ...args].map((w) => shellWord(w, latin1)).join(' ')}`;
+        const r = await execa('/bin/sh', ['-c', script], { reject: false, cwd: dir, timeout: 60_000 });
+        const what = `${name} ${item.key}`;
+        expect(r.exitCode, `${what}: ${r.stderr}`).toBe(1);
+        // an option by its flag, an argument by what the command calls it (`file`, `input`)
+        const option = item.argument ? '[a-z ]+' : item.key;
+        expect(String(r.stderr), what).toMatch(new RegExp(`^iolab: ${option}: '${dir}/caf\\\\xe9\\.dat' is not UTF-8 text`));
+        expect(String(r.stderr).split('\n'), what).toHaveLength(1);
+        expect(rawState(dir), what).toEqual(before);
+        rmSync(dir, { recursive: true, force: true });
+      }
     });
   }
 });

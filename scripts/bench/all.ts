@@ -52,7 +52,7 @@ await step('bench echo', 'all-echo.json', ['bench', 'echo', '--clients', '10,100
   '--rounds', '1', '--generators', 'epoll']);
 await step('bench ipc', 'all-ipc.json', ['bench', 'ipc', '--sizes', '64,4k,64k,1m', '--mode', 'throughput',
   '--duration', '200ms', '--rounds', '1']);
-await step('bench api', 'all-api.json', ['bench', 'api', '--rounds', '1', '--duration', '200']);
+await step('bench api', 'all-api.json', ['bench', 'api', '--rounds', '1', '--duration', '200ms']);
 
 const report = join(results, 'report.html');
 if (written.length > 0 && await iolab(['report', ...written, '-o', report, '--force'])) {

@@ -33,7 +33,7 @@ import { childEnv } from '../parent-death.js';
 import { iolabArgv } from '../spawn-iolab.js';
 import { startPeer as startIpcPeer } from '../ipc/peer.js';
 import { loadZeromq, type PeerReply, type PeerRequest, type ZmqPush } from './api-channel-peer.js';
-import type { Contender } from './api-loops.js';
+import { undoAll, type Contender } from './api-loops.js';
 import { comparedByte, messageBuffer, stamp } from './api-messages.js';
 import { sabRingMemory, SabRingWriter } from './api-sab-ring.js';
 
@@ -63,6 +63,13 @@ class Replies {
   #queue: PeerReply[] = [];
   #waiting: { resolve(r: PeerReply): void; reject(e: Error): void }[] = [];
   #failure: Error | undefined;
+  #onFailure: ((err: Error) => void) | undefined;
+  /** Rejects once the peer ends: what waits on a send to it (room in a queue, a drained socket)
+   * races this, since a dead receiver never makes room. */
+  readonly failed: Promise<never> = new Promise<never>((_, reject) => (this.#onFailure = reject));
+  constructor() {
+    this.failed.catch(() => {});
+  }
   put = (reply: PeerReply): void => {
     const w = this.#waiting.shift();
     if (w) w.resolve(reply);
@@ -70,6 +77,7 @@ class Replies {
   };
   fail(err: Error): void {
     this.#failure ??= err;
+    this.#onFailure?.(this.#failure);
     for (const w of this.#waiting.splice(0)) w.reject(err);
   }
   next(): Promise<PeerReply> {
@@ -95,7 +103,8 @@ function startChildPeer(channelEnd: number, zeroCopyEnd: number, netEnd: number,
   let said = '';
   child.stderr!.on('data', (d: Buffer) => (said += d.toString()));
   child.on('message', (m) => replies.put(m as PeerReply));
-  const exited = once(child, 'exit').then(([code, signal]) => {
+  // not events.once: that rejects on an 'error' first (an EPIPE of a send to a peer just killed)
+  const exited = new Promise<[number | null, NodeJS.Signals | null]>((resolve) => child.once('exit', (...how) => resolve(how))).then(([code, signal]) => {
     const how = signal ? `was killed by ${signal}` : `exited with ${code}`;
     const last = said.trim().split('\n').pop();
     replies.fail(new UserError(`the channel group's receiving process (pid ${child.pid}) ${how}${last ? `: ${last}` : ''}`));
@@ -105,7 +114,11 @@ function startChildPeer(channelEnd: number, zeroCopyEnd: number, netEnd: number,
     child, replies,
     request: (r) => child.send(r),
     async stop() {
-      if (child.exitCode === null && child.signalCode === null && child.connected) child.send({ quit: true });
+      try {
+        if (child.exitCode === null && child.signalCode === null && child.connected) child.send({ quit: true });
+      } catch {
+        // it died meanwhile (EPIPE): the signal that stopped the run reached its process group
+      }
       const timer = setTimeout(() => child.kill('SIGKILL'), 2000);
       await exited;
       clearTimeout(timer);
@@ -129,7 +142,7 @@ function startWorkerPeer(channelEnd: number, port: MessagePort, sab: SharedArray
   const replies = new Replies();
   worker.on('message', (m) => replies.put(m as PeerReply));
   worker.on('error', (err) => replies.fail(err));
-  const exited = once(worker, 'exit').then(() => replies.fail(new UserError("the channel group's receiving worker ended")));
+  const exited = new Promise((resolve) => worker.once('exit', resolve)).then(() => replies.fail(new UserError("the channel group's receiving worker ended")));
   return {
     worker, replies,
     request: (r) => worker.postMessage(r),
@@ -164,11 +177,11 @@ async function stream(peer: Peer, run: string, size: number, durationMs: number,
     const fault = seq === faultMessage ? comparedByte(size, seq) : -1;
     if (fault >= 0) message[fault] ^= 0xff;
     const wait = send(message, seq++);
-    if (wait !== undefined) await wait;
+    if (wait !== undefined) await Promise.race([wait, peer.replies.failed]);
     if (fault >= 0) message[fault] ^= 0xff;
     if ((seq & 15) === 0 && performance.now() >= until) break;
   }
-  await end();
+  await Promise.race([end(), peer.replies.failed]);
   const reply = await peer.replies.next();
   const seconds = (performance.now() - start) / 1000;
   if (!('done' in reply)) throw new UserError(`${run}: the receiver answered out of turn`);
@@ -197,9 +210,7 @@ export function channelGroup(): { list: Contender[]; start: () => Promise<void>;
   let toChildZeroCopy!: Channel;
   let toWorker!: Channel;
   const undo: (() => unknown)[] = [];
-  const cleanup = async () => {
-    for (const step of undo.splice(0).reverse()) await step();
-  };
+  const cleanup = () => undoAll(undo);
   const start = async () => {
     try {
       const [childChannel, childChannelEnd] = socketpair('stream');

@@ -21,6 +21,20 @@ export interface Contender {
   run(durationMs: number): Promise<Measured>;
 }
 
+/** Runs every step of an undo list, last first, even when one fails (a peer already killed
+ * by the signal that stopped the run); then throws the first failure. */
+export async function undoAll(steps: (() => unknown)[]): Promise<void> {
+  let first: { err: unknown } | undefined;
+  for (const step of steps.splice(0).reverse()) {
+    try {
+      await step();
+    } catch (err) {
+      first ??= { err };
+    }
+  }
+  if (first) throw first.err;
+}
+
 /** A message size as a row's name says it: 64, 4k, 1m. */
 function sizeName(bytes: number): string {
   return bytes % (1 << 20) === 0 ? `${bytes >> 20}m` : bytes % 1024 === 0 ? `${bytes >> 10}k` : String(bytes);

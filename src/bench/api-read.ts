@@ -11,6 +11,7 @@ import type { Ring } from '../ring/index.js';
 import { UserError } from '../cli-util.js';
 import { errnoText } from '../user-error.js';
 import { checkFreeSpace } from '../free-space.js';
+import { runFolderPrefix } from '../leftovers.js';
 import { formatBytes } from '../format.js';
 import { readInputFile } from '../input-file.js';
 import { promiseLoop, syncLoop, type Contender, type Measured } from './api-loops.js';
@@ -52,7 +53,7 @@ export function prepareFile(options: { file?: string; fileSize: number }): { pat
   }
   // refused before a byte is written: a --size the disk cannot hold would fill it first
   checkFreeSpace(`the temporary test file (--size ${formatBytes(options.fileSize)})`, tmpdir(), options.fileSize);
-  const dir = fs.mkdtempSync(join(tmpdir(), 'iolab-bench-api-'));
+  const dir = fs.mkdtempSync(runFolderPrefix('iolab-bench-api'));
   const cleanup = () => fs.rmSync(dir, { recursive: true, force: true });
   const path = join(dir, 'data');
   try {

@@ -17,18 +17,20 @@ import fs from 'node:fs';
 import { tmpdir } from 'node:os';
 import { Ring } from '../ring/index.js';
 import { commandLine, emitResults, oneLineErrors, UserError } from '../cli-util.js';
-import { numberOption } from '../numbers.js';
+import { durationOption, numberOption } from '../numbers.js';
 import { notPath, pathOption, resultsOption } from '../path-options.js';
 import { formatBytes, formatCount, formatNs, formatRate, median, table } from '../format.js';
 import { interruptedBy, interruption, markInterrupted } from '../interrupt.js';
 import { machineInfo } from './machine.js';
-import { rowKey as key, type Contender } from './api-loops.js';
+import { verdictText } from './goals.js';
+import { rowKey as key, undoAll, type Contender } from './api-loops.js';
 import { blockSize, prepareFile, randomOffsets, readContenders } from './api-read.js';
 import { fdContenders } from './api-fd.js';
 import { channelContenderNames, channelGroup, channelRatioPairs } from './api-channel.js';
 import { servePeer } from './api-channel-peer.js';
 import { echoPeerCommand, formatPingpong, pingpongContenderNames, pingpongGroup, rttMedians, rttRatios, type RttFigures, type RttRatio } from './api-pingpong.js';
 import { dieWithParentIfAsked } from '../parent-death.js';
+import { removeDeadRunsLeftovers, runFolderKind } from '../leftovers.js';
 
 export interface ApiRow {
   contender: string;
@@ -101,9 +103,7 @@ async function setUpGroups(options: ApiOptions): Promise<{ list: Contender[]; cl
   const groups = options.groups ?? apiGroups;
   const list: Contender[] = [];
   const undo: (() => unknown)[] = [];
-  const cleanup = async () => {
-    for (const step of undo.reverse()) await step();
-  };
+  const cleanup = () => undoAll(undo);
   try {
     if (groups.includes('read') || groups.includes('fd')) {
       const ring = new Ring({ entries: 256 });
@@ -152,6 +152,31 @@ async function setUpGroups(options: ApiOptions): Promise<{ list: Contender[]; cl
   return { list, cleanup, phases: [] };
 }
 
+/** Whether signal aborts within ms (at once when it has). */
+function abortedSoon(signal: AbortSignal, ms: number): Promise<boolean> {
+  if (signal.aborted) return Promise.resolve(true);
+  return new Promise((resolve) => {
+    const timer = setTimeout(() => { signal.removeEventListener('abort', onAbort); resolve(false); }, ms);
+    const onAbort = () => { clearTimeout(timer); resolve(true); };
+    signal.addEventListener('abort', onAbort, { once: true });
+  });
+}
+
+/**
+ * step's result; undefined when it failed because the run was interrupted. A signal sent to the
+ * whole process group (`timeout`, kill -- -PGID) ends the peers too: what they fail is the
+ * interrupted run, not an error of its own. A peer's end can be seen before this process's own
+ * copy of the signal, so that is given a moment.
+ */
+async function unlessInterrupted<T>(signal: AbortSignal, step: () => Promise<T>): Promise<T | undefined> {
+  try {
+    return await step();
+  } catch (err) {
+    if (await abortedSoon(signal, 250)) return undefined;
+    throw err;
+  }
+}
+
 interface RoundSamples {
   samples: Record<string, number[]>;
   cpuSamples: Record<string, number[]>;
@@ -165,7 +190,7 @@ async function runRounds(runnable: Contender[], options: ApiOptions, signal: Abo
   for (const c of runnable) {
     await new Promise((resolve) => setImmediate(resolve));
     if (signal.aborted) return false;
-    await c.run(Math.min(50, options.durationMs)); // warm up the JIT
+    if (!(await unlessInterrupted(signal, () => c.run(Math.min(50, options.durationMs))))) return false; // warm up the JIT
   }
   for (let round = 0; round < options.rounds; round++) {
     // Alternate: each round starts one contender later, so none always runs first or last.
@@ -176,7 +201,8 @@ async function runRounds(runnable: Contender[], options: ApiOptions, signal: Abo
       if (signal.aborted) return false;
       const c = runnable[(round + k) % runnable.length];
       const cpu = jsThreadCpuNs();
-      const m = await c.run(options.durationMs);
+      const m = await unlessInterrupted(signal, () => c.run(options.durationMs));
+      if (m === undefined) return false;
       (out.samples[key(c)] ??= []).push(m.ops / m.seconds);
       (out.cpuSamples[key(c)] ??= []).push((jsThreadCpuNs() - cpu) / Math.max(1, m.ops));
       if (m.rtt) {
@@ -193,6 +219,9 @@ async function runRounds(runnable: Contender[], options: ApiOptions, signal: Abo
 /** Runs every contender `rounds` times, alternating their order, and returns the medians. */
 export async function runApiBench(options: ApiOptions, progress?: (line: string) => void): Promise<ApiResults> {
   const signal = interruption();
+  // a run killed before its cleanup (SIGKILL, a third signal) left these: each name has its pid
+  removeDeadRunsLeftovers([runFolderKind('iolab-bench-api'),
+    { folder: tmpdir(), pattern: /^iolab-api-zmq-(\d+)-[0-9a-f]{8}\.sock$/, what: 'the zeromq socket' }], 'a bench api run');
   const setup = await setUpGroups(options);
   try {
     let all = setup.list;
@@ -213,7 +242,10 @@ export async function runApiBench(options: ApiOptions, progress?: (line: string)
     for (const phase of setup.phases) {
       const mine = runnable.filter((c) => c.group === phase.group);
       if (!going || mine.length === 0) continue;
-      await phase.start();
+      if ((await unlessInterrupted(signal, async () => { await phase.start(); return true; })) === undefined) {
+        going = false;
+        continue;
+      }
       try {
         going = await runRounds(mine, options, signal, out, phase.group === 'pingpong' ? 'ping-pong ' : `${phase.group} `, progress);
       } finally {
@@ -296,8 +328,7 @@ export function formatApiResults(results: ApiResults, options: ApiOptions): stri
   if (pingpong.length > 0) lines.push(...pingpong, '');
   for (const r of results.rows) if (r.unavailable) lines.push(`${r.contender}: ${r.unavailable}`);
   if (results.rows.some((r) => r.unavailable)) lines.push('');
-  // no verdict on a goal from the rounds an interrupted run finished
-  const verdict = (goal: string, met: boolean) => `  (goal >= ${goal}: ${results.partial ? 'not judged, the run was cut short' : met ? 'met' : 'not met'})`;
+  const verdict = (goal: string, met: boolean) => `  (goal >= ${goal}: ${verdictText(met, results.partial !== undefined)})`;
   for (const r of results.ratios) {
     const goal = r.goal === undefined ? '' : verdict(`${Number.isInteger(r.goal * 10) ? r.goal.toFixed(1) : r.goal}x`, r.ratio >= r.goal);
     lines.push(`${r.name} = ${r.ratio.toFixed(2)}x${goal}`);
@@ -337,7 +368,8 @@ export function apiCommand(): Command {
   const cmd = new Command('api')
     .description('the JS API cost per op: iolab readv vs fs.readvSync, ring.readv vs fs.promises / fs.read, fd messages via the Ring vs sync, the shared-memory channel vs process.send / net / zeromq / MessagePort / a SharedArrayBuffer ring / a C ring, and ping-pong round trips (Ring, net, channel, C)')
     .option('--rounds <n>', 'rounds (contenders alternate within each)', numberOption({ min: 1 }), 5)
-    .option('--duration <ms>', 'time per contender per round, in milliseconds', numberOption({ min: 1 }), 300)
+    .addOption(new Option('--duration <time>', 'time per contender per round: 300ms, 2s; with its unit (a bare number was milliseconds here, and is seconds elsewhere)')
+      .argParser(durationOption({ wholeMs: true, bareWas: 'milliseconds' })).default(300, '300ms'))
     .option('--size <bytes>', 'size of the temporary test file (4k/1m/1g suffixes)', numberOption({ min: blockSize, size: true }), 64 << 20)
     .addOption(pathOption('--file <path>', 'read this file instead of a temporary one', { output: false }))
     .option('--groups <list>', `comma-separated groups to run: ${apiGroups.join(', ')} (default: all)`, groupsOption)
@@ -370,7 +402,7 @@ the other groups.
 Every contender runs once per round; each round starts one contender later.
 
 Examples:
-  $ iolab bench api --rounds 3 --duration 200
+  $ iolab bench api --rounds 3 --duration 200ms
   $ iolab bench api --groups channel    (npm run bench:channel)
   $ iolab bench api --groups pingpong   (npm run bench:pingpong)`)
     .action(async (opts: { rounds: number; duration: number; size: number; file?: string; groups?: string[]; only?: string; roundTrips?: number;

@@ -158,7 +158,7 @@ function namespaces(o: EchoBenchOptions): Hosts {
     generate: (port, clients, mode, signal, cpuPid) => new Promise((resolve, reject) => {
       // one pid namespace: the generator reads the server's CPU by its pid
       const [file, argv] = ns.clientArgv(['echo', 'bench', '-a', `${ns.link.serverAddress}:${port}`, '-c', String(clients),
-        '-t', String(o.durationSec), '-l', String(o.length), '--client', mode, '--json', ...(cpuPid ? ['--cpu-pid', String(cpuPid)] : [])]);
+        '-t', `${Math.round(o.durationSec * 1000)}ms`, '-l', String(o.length), '--client', mode, '--json', ...(cpuPid ? ['--cpu-pid', String(cpuPid)] : [])]);
       const child = spawn(file, argv, childOptions());
       let out = '';
       let err = '';

@@ -1,15 +1,16 @@
 // `iolab bench echo`: the options, the results (CPU per request and req/s: medians, ratios) and their table. The runs
 // themselves are in echo-run.ts, the two-namespace setup in netns.ts.
-import { Command } from 'commander';
+import { Command, Option } from 'commander';
 import { commandLine, emitResults, oneLineErrors, UserError } from '../cli-util.js';
 import { median, ratio, table } from '../format.js';
 import { markInterrupted } from '../interrupt.js';
-import { numberListOption, numberOption } from '../numbers.js';
+import { durationOption, numberListOption, numberOption } from '../numbers.js';
 import { resultsOption } from '../path-options.js';
 import { generatorModes, raiseOpenFileLimitFor, type GeneratorMode } from '../echo/load.js';
 import { echoServerNames, type EchoServerName } from '../echo/servers.js';
 import { generatorAliases, knownNames, optionAlias, serverAliases } from '../aliases.js';
 import { machineInfo } from './machine.js';
+import { judged, verdictText } from './goals.js';
 import { ms, runEchoBench, us, type EchoBenchOptions, type EchoBenchRun, type EchoSample } from './echo-run.js';
 import { checkNetnsAllowed, parseNetem, type NetnsLink } from './netns.js';
 
@@ -33,9 +34,10 @@ export interface LatencyGoal {
   p50Ms: Record<string, number>;
   /** 'ring/io_uring', 'ring/node': where both ran. */
   ratios: Record<string, number>;
-  /** Each part's bound and whether it was met; a part whose peer did not run is left out. */
-  parts: { pair: string; atMost: number; met: boolean }[];
-  met: boolean;
+  /** Each part's bound and whether it was met; a part whose peer did not run is left out. met:
+   * null when the run was cut short (src/bench/goals.ts). */
+  parts: { pair: string; atMost: number; met: boolean | null }[];
+  met: boolean | null;
 }
 
 type ByClients<T> = Record<string, T>;
@@ -91,13 +93,13 @@ function pairRatios<T>(cells: ByClients<Record<string, T>>, value: (c: T) => num
 
 const goalBounds: [string, number][] = [['ring/io_uring', 1.2], ['ring/node', 1.0]];
 
-function latencyGoal(generator: string, cells: Record<string, EchoCell> | undefined, ratios: Record<string, number>): LatencyGoal | undefined {
+function latencyGoal(generator: string, cells: Record<string, EchoCell> | undefined, ratios: Record<string, number>, cutShort: boolean): LatencyGoal | undefined {
   if (cells?.ring?.p50Ms === undefined) return undefined;
   const p50Ms: Record<string, number> = {};
   for (const server of ['ring', 'io_uring', 'node']) if (cells[server]?.p50Ms !== undefined) p50Ms[server] = cells[server].p50Ms!;
   const mine = Object.fromEntries(goalBounds.filter(([pair]) => ratios[pair] !== undefined).map(([pair]) => [pair, ratios[pair]]));
-  const parts = goalBounds.filter(([pair]) => mine[pair] !== undefined).map(([pair, atMost]) => ({ pair, atMost, met: mine[pair] <= atMost }));
-  return { generator, clients: 1, p50Ms, ratios: mine, parts, met: parts.length === goalBounds.length && parts.every((p) => p.met) };
+  const parts = goalBounds.filter(([pair]) => mine[pair] !== undefined).map(([pair, atMost]) => ({ pair, atMost, met: judged(mine[pair] <= atMost, cutShort) }));
+  return { generator, clients: 1, p50Ms, ratios: mine, parts, met: judged(parts.length === goalBounds.length && parts.every((p) => p.met), cutShort) };
 }
 
 /** The goal line: the ring server's p50 against io_uring's and node's, each with its ratio and bound. */
@@ -106,10 +108,10 @@ function goalLine(g: LatencyGoal): string {
     const peer = pair.split('/')[1];
     const part = g.parts.find((p) => p.pair === pair);
     if (!part) return `${peer} not run`;
-    return `${ratio(g.ratios[pair], 1)} ${peer}'s ${ms(g.p50Ms[peer])} ms (goal <= ${atMost.toFixed(1)}x: ${part.met ? 'met' : 'NOT met'})`;
+    return `${ratio(g.ratios[pair], 1)} ${peer}'s ${ms(g.p50Ms[peer])} ms (goal <= ${atMost.toFixed(1)}x: ${verdictText(part.met, false, { met: 'met', notMet: 'NOT met' })})`;
   });
   return `latency goal at 1 client, ${g.generator} generator: ring p50 ${ms(g.p50Ms.ring)} ms = ${parts.join(', ')}` +
-    (g.parts.length < goalBounds.length ? ' (not all peers ran: the goal is not shown met)' : '');
+    (g.parts.length < goalBounds.length && g.met !== null ? ' (not all peers ran: the goal is not shown met)' : '');
 }
 
 export function buildEchoResults(o: EchoBenchOptions, run: EchoBenchRun): EchoBenchResults {
@@ -136,11 +138,12 @@ export function buildEchoResults(o: EchoBenchOptions, run: EchoBenchRun): EchoBe
   const reqPerSecRatios: EchoBenchResults['reqPerSecRatios'] = {};
   const p50Ratios: EchoBenchResults['p50Ratios'] = {};
   const latencyGoals: LatencyGoal[] = [];
+  const cutShort = run.interruptedBy !== undefined || run.samples.some((s) => s.partial);
   for (const [g, cells] of Object.entries(byGenerator)) {
     usPerReqRatios[g] = pairRatios(cells, (c) => c.serverUsPerReq);
     reqPerSecRatios[g] = pairRatios(cells, (c) => c.reqPerSec);
     p50Ratios[g] = pairRatios(cells, (c) => c.p50Ms);
-    const goal = latencyGoal(g, cells['1'], p50Ratios[g]['1'] ?? {});
+    const goal = latencyGoal(g, cells['1'], p50Ratios[g]['1'] ?? {}, cutShort);
     if (goal) latencyGoals.push(goal);
   }
   const first = byGenerator[o.generators[0]] ?? {};
@@ -226,7 +229,7 @@ function optionsFrom(opts: CommandOptions): EchoBenchOptions {
   // before any server starts: they inherit the raised limit
   raiseOpenFileLimitFor(Math.max(...opts.clients), '--clients');
   return {
-    clients: opts.clients, durationSec: opts.duration, rounds: opts.rounds, length: opts.length, servers, generators,
+    clients: opts.clients, durationSec: opts.duration / 1000, rounds: opts.rounds, length: opts.length, servers, generators,
     netns: opts.netns ?? false, ...(netem ? { netem } : {}),
   };
 }
@@ -235,7 +238,8 @@ export function benchEchoCommand(): Command {
   const cmd = new Command('echo')
     .description('echo servers under the load generators: CPU per request (server and generator), req/s and p50/p99 latency per server, medians and ratios (io_uring/epoll, io_uring/node, epoll/node, ring/node)')
     .option('--clients <list>', 'client counts to run, each up to 1000000 (the open-file limit is raised to fit, within the hard limit)', numberListOption({ min: 1, max: 1_000_000 }), [1, 10, 100, 1000, 5000])
-    .option('--duration <sec>', 'seconds per run, up to 1000000', numberOption({ min: 1, max: 1_000_000 }), 5)
+    .addOption(new Option('--duration <time>', 'time per run: 5, 500ms, 2m (a bare number is seconds), whole milliseconds, up to 1000000s')
+      .argParser(durationOption({ wholeMs: true, max: { ms: 1e9, why: '11.5 days' } })).default(5000, '5s'))
     .option('--rounds <n>', 'rounds (servers alternate within each)', numberOption({ min: 1 }), 3)
     .option('--length <bytes>', 'message length', numberOption({ min: 1, max: 64 << 20, size: true }), 512)
     .option('--servers <list>', `echo servers, comma-separated (${echoServerNames.join(',')})`, echoServerNames.join(','))

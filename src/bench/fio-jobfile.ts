@@ -7,6 +7,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { dirname, isAbsolute, join } from 'node:path';
 import { UserError } from '../cli-util.js';
 import { readInputFile } from '../input-file.js';
+import { noteRunFile } from '../run-files.js';
 import { stripJobFileLine } from './fio-values.js';
 
 /** One option as written: its name as typed, its text (undefined for a bare `option` line), and
@@ -61,6 +62,7 @@ function jobFileLines(path: string, depth = 0): { text: string; where: string; l
     if (depth > 8) throw new UserError(`${where}: include nests more than 8 files deep`);
     let name = include[1].trim();
     if (!isAbsolute(name) && !existsSync(name) && path !== '-') name = join(dirname(path), name);
+    noteRunFile(name, `the include at ${where}`, false); // an input, as the job file is: never a file the run writes
     for (const l of jobFileLines(name, depth + 1)) {
       if (l.text.startsWith('[')) throw new UserError(`${l.where}: an included file holds no [sections] (fio's rule)`);
       out.push(l);

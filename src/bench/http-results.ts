@@ -1,6 +1,7 @@
 // bench http's results: the samples of the rounds, their medians per cell, the ratios (ring to
 // node; with --workers, each server to node:cluster), the goals, and the table. With --workers,
 // each cell also says how the connections and requests spread over the workers.
+import { judged, verdictText } from './goals.js';
 import { median, table } from '../format.js';
 import type { HttpServerName } from './http-servers.js';
 import type { WorkerCounts, WorkerServerName } from './http-workers.js';
@@ -49,7 +50,8 @@ export interface HttpBenchResults {
   cells: Record<string, Partial<Record<BenchServerName, HttpCell>>>;
   /** cell -> 'ring/node'...: req/s, p50 and CPU per request of the first over the second's */
   ratios: Record<string, Record<string, { reqPerSec: number; p50?: number; usPerReq?: number }>>;
-  goals: { text: string; met: boolean }[];
+  /** met: null when the run was cut short (src/bench/goals.ts). */
+  goals: { text: string; met: boolean | null }[];
   errors: number;
   interrupted: boolean;
   signal?: string;
@@ -91,6 +93,7 @@ export function buildHttpResults(o: { durationSec: number; rounds: number; serve
   }
   const ratios: HttpBenchResults['ratios'] = {};
   const goals: HttpBenchResults['goals'] = [];
+  const cutShort = run.interruptedBy !== undefined || run.samples.some((s) => s.partial);
   for (const [key, row] of Object.entries(cells)) {
     for (const [a, b] of pairs) {
       const x = row[a];
@@ -103,10 +106,10 @@ export function buildHttpResults(o: { durationSec: number; rounds: number; serve
       const [connections, inFlight] = key.split(' x ').map(Number);
       if (connections === 1 && inFlight === 1) {
         goals.push({ text: `1 connection: ring/node req/s ${r.reqPerSec.toFixed(2)}x (goal >= 0.9x), p50 ${r.p50?.toFixed(2) ?? '-'}x (goal <= 1x)`,
-          met: r.reqPerSec >= 0.9 && r.p50 !== undefined && r.p50 <= 1 });
+          met: judged(r.reqPerSec >= 0.9 && r.p50 !== undefined && r.p50 <= 1, cutShort) });
       } else if (connections >= 100) {
         goals.push({ text: `${key}: ring/node req/s ${r.reqPerSec.toFixed(2)}x (goal >= 1.3x), CPU per request ${r.usPerReq?.toFixed(2) ?? '-'}x (goal <= 0.8x)`,
-          met: r.reqPerSec >= 1.3 && r.usPerReq !== undefined && r.usPerReq <= 0.8 });
+          met: judged(r.reqPerSec >= 1.3 && r.usPerReq !== undefined && r.usPerReq <= 0.8, cutShort) });
       }
     }
   }
@@ -151,7 +154,7 @@ export function formatHttpResults(r: HttpBenchResults): string {
   }
   if (r.goals.length > 0) {
     lines.push('', 'goals:');
-    for (const g of r.goals) lines.push(`${g.text}: ${g.met ? 'met' : 'not met'}`);
+    for (const g of r.goals) lines.push(`${g.text}: ${verdictText(g.met, r.interrupted)}`);
   }
   if (r.errors) lines.push(`errors: ${r.errors} (wrk's connect, read, write, status and timeout errors; see --json)`);
   return lines.join('\n') + '\n';

@@ -6,15 +6,15 @@
 // node:http and onRing under node:cluster, onRing with reusePort, their CPU summed over every
 // process and the spread over the workers. Servers rotate within each round; the figures are
 // medians of the rounds, printed with their ratios (http-results.ts).
-import { Command } from 'commander';
+import { Command, Option } from 'commander';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { commandLine, emitResults, oneLineErrors, UserError } from '../cli-util.js';
 import { interruptedBy, interruption, markInterrupted } from '../interrupt.js';
-import { numberListOption, numberOption } from '../numbers.js';
+import { durationOption, numberListOption, numberOption } from '../numbers.js';
 import { childEnv, runDyingWithParent } from '../parent-death.js';
+import { removeDeadRunsLeftovers, runFolderKind, runFolderPrefix } from '../leftovers.js';
 import { resultsOption } from '../path-options.js';
 import { cpuTicks } from '../procfs.js';
 import { iolabArgv } from '../spawn-iolab.js';
@@ -143,7 +143,8 @@ const rotate = <T>(xs: readonly T[], by: number) => xs.map((_, i) => xs[(i + by)
 
 export async function runHttpBench(o: HttpBenchOptions, log: (line: string) => void): Promise<{ samples: HttpSample[]; interruptedBy?: string }> {
   const signal = interruption();
-  const dir = mkdtempSync(join(tmpdir(), 'iolab-bench-http-'));
+  removeDeadRunsLeftovers([runFolderKind('iolab-bench-http')], 'a bench http run');
+  const dir = mkdtempSync(runFolderPrefix('iolab-bench-http'));
   const samples: HttpSample[] = [];
   const running = new Set<Running>();
   try {
@@ -235,7 +236,8 @@ export function benchHttpCommand(): Command {
     .description('node:http on the Ring (onRing) against node\'s own server, and fastify on each where installed, under wrk: req/s, p50/p99 latency and the server\'s CPU per request, medians and ratios to node; with --workers, on several processes (node:cluster, reusePort)')
     .option('--connections <list>', 'connection counts (wrk -c)', numberListOption({ min: 1, max: 10000 }), [1, 100, 1000])
     .option('--in-flight <list>', 'requests in flight per connection: 1, or more pipelined by wrk', numberListOption({ min: 1, max: 100 }), [1, 10])
-    .option('--duration <sec>', 'seconds per run', numberOption({ min: 1 }), 5)
+    .addOption(new Option('--duration <time>', 'time per run: 5, 2m (a bare number is seconds), whole seconds (wrk\'s)')
+      .argParser(durationOption({ wholeSeconds: true })).default(5000, '5s'))
     .option('--rounds <n>', 'rounds (servers alternate within each)', numberOption({ min: 1 }), 3)
     .option('--servers <list>', `servers, comma-separated (${httpServerNames.join(', ')}; default: all, the fastify ones where fastify is installed; with --workers: ${workerServerNames.join(', ')}, default all)`)
     .option('--workers [list]', 'servers of several processes instead, at each of these worker counts (default 1,2): node:http and onRing under node:cluster, onRing with reusePort', numberListOption({ min: 1, max: 1024 }))
@@ -259,7 +261,7 @@ Examples:
     .action(async (opts: CommandOptions) => {
       const workers = opts.workers === true ? [1, 2] : opts.workers;
       const options: HttpBenchOptions = {
-        connections: opts.connections, inFlight: opts.inFlight, durationSec: opts.duration, rounds: opts.rounds,
+        connections: opts.connections, inFlight: opts.inFlight, durationSec: opts.duration / 1000, rounds: opts.rounds,
         servers: serversFrom(opts.servers, workers !== undefined), ...(workers ? { workers } : {}), threads: opts.threads,
       };
       if (spawnSync('wrk', ['-v']).error !== undefined) throw new UserError('bench http needs wrk on PATH (Debian: apt-get install wrk)');

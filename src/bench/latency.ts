@@ -6,7 +6,7 @@ import type { BenchJob, BenchResult } from '../native.js';
 import { commandLine, emitResults, UserError } from '../cli-util.js';
 import { interruptedBy, interruption, markInterrupted } from '../interrupt.js';
 import { machineInfo } from './machine.js';
-import { checkJob, logicalBlockSize, runJob } from './storage-job.js';
+import { checkJob, checkLayoutSpace, logicalBlockSize, runJob } from './storage-job.js';
 import { ENGINES, parseEngines } from './engines.js';
 import { percentile } from './storage-table.js';
 import { formatNs, table } from '../format.js';
@@ -104,6 +104,9 @@ Example:
       checkDirectAlignment(opts, [opts.infile, opts.outfile]);
       checkJob(readJob, { option: '--infile', output: false });
       checkJob(writeJob, { option: '--outfile', output: true });
+      // laid out once the first engine's reads are done: a file system without room is refused
+      // before the first read, not after them
+      checkLayoutSpace([writeJob], true);
       const signal = interruption();
       const rows: string[][] = [];
       const out: Record<string, unknown>[] = [];

@@ -42,9 +42,11 @@ export function logicalBlockSize(path: string): { size: number; device: string }
 /**
  * Refuses, before any file is laid out, a run whose new files do not fit together: each file's
  * own check (native/bench/layout.c) sees only itself, so numjobs=2 of 200 MiB on 252 MiB would
- * lay out the first and then be refused, leaving it. One line, as the layout's own.
+ * lay out the first and then be refused, leaving it. One line, as the layout's own. `lone`: a
+ * single file too, for a run whose layout comes after other work (bench latency's --outfile,
+ * laid out once the first engine's reads are done).
  */
-export function checkLayoutSpace(jobs: { filename: string; filenames?: string[]; size?: number }[]): void {
+export function checkLayoutSpace(jobs: { filename: string; filenames?: string[]; size?: number }[], lone = false): void {
   const byFileSystem = new Map<number, { folder: string; need: number; files: string[] }>();
   const seen = new Set<string>();
   for (const job of jobs.flatMap(eachFile)) {
@@ -63,11 +65,11 @@ export function checkLayoutSpace(jobs: { filename: string; filenames?: string[];
     byFileSystem.set(dev, fs);
   }
   for (const fs of byFileSystem.values()) {
-    if (fs.files.length < 2) continue;  // one file: the layout's own check
+    if (fs.files.length < 2 && !lone) continue;  // one file: the layout's own check
     const free = freeBytes(fs.folder);
     if (free >= fs.need) continue;
     const names = fs.files.slice(0, 3).map((f) => `'${showText(f)}'`).join(', ') + (fs.files.length > 3 ? ` and ${fs.files.length - 3} more` : '');
-    throw new UserError(`not enough free space to lay out ${names} together: they need ${Math.ceil(fs.need / 2 ** 20)} MiB more, ` +
+    throw new UserError(`not enough free space to lay out ${names}${fs.files.length > 1 ? ' together: they need' : ': it needs'} ${Math.ceil(fs.need / 2 ** 20)} MiB more, ` +
       `${Math.floor(free / 2 ** 20)} MiB free; nothing was laid out`);
   }
 }

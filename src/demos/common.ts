@@ -28,15 +28,19 @@ export type VectoredWrite = (fd: number, buffers: Uint8Array[], position?: numbe
 /**
  * Writes every byte of `buffers`, calling `write` again with what is left after a short write
  * (the first call usually does it all: then the demo made exactly one writev). Returns the
- * number of calls it took.
+ * number of calls it took. `offsetNow`: where fd's offset is known to be (a new file: 0); the
+ * calls after a short write then say where to write, since an io_uring write at the current
+ * offset that came back short leaves the offset where it was (seen on a full tmpfs: the next
+ * write went over the same bytes and reported them written).
  */
 export async function writeAllVectored(write: VectoredWrite, fd: number, buffers: Uint8Array[],
-  position?: number): Promise<{ bytes: number; calls: number }> {
+  position?: number, offsetNow?: number): Promise<{ bytes: number; calls: number }> {
   let pending = buffers.filter((b) => b.byteLength > 0);
   let bytes = 0;
   let calls = 0;
   while (pending.length > 0) {
-    const n = await write(fd, pending.slice(0, iovMax), position === undefined ? undefined : position + bytes);
+    const at = position ?? (calls > 0 && offsetNow !== undefined ? offsetNow : undefined);
+    const n = await write(fd, pending.slice(0, iovMax), at === undefined ? undefined : at + bytes);
     calls++;
     if (n <= 0) throw new Error(`writev wrote ${n} bytes`);
     bytes += n;

@@ -36,7 +36,7 @@ peer (shm_open, mmap, printf("%s")) reads it too, and the receiver takes an fd f
     .addOption(pathOption('--socket <path>', socketHelp(), { output: true, changedBy: [] }))
     .addOption(typeOption())
     .option('--count <n>', 'messages to receive before exiting', numberOption({ min: 1 }), 1)
-    .option('--timeout <time>', 'give up (exit 1) when a message does not come within this time: 10, 500ms, 2s; whole milliseconds, 1ms or more (default: wait forever)', durationOption({ wholeMs: true }))
+    .option('--timeout <time>', 'give up (exit 1) when a message does not come within this time: 500ms, 2s, 1m (a bare number is seconds); whole milliseconds, 1ms or more (default: wait forever)', durationOption({ wholeMs: true }))
     .option('--allow-any-user', 'accept senders of any uid (default: only this user\'s)')
     .option('--json', 'print one JSON object per event')
     .addOption(ioUringOption('accept, recvmsg and pread (IORING_OP_ACCEPT/RECVMSG/READV)'))

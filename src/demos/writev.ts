@@ -1,10 +1,12 @@
 // `iolab writev <file> <text...>`: gather-write several pieces of text with one writev(2).
-// A new file is created with O_EXCL (mode 0644); an existing file is touched only with
-// --append (O_APPEND) or --force (written to a temp file beside it, then renamed over it, so
-// a failure never leaves a half-written file under the user's name). It never writes through
-// a symbolic link: one is refused, or with --force replaced itself. Anything else that is not a
-// regular file (a device, a FIFO) is refused whatever the flags (src/write-target.ts).
-import { closeSync, constants, fstatSync, fsyncSync, lstatSync, openSync, renameSync, unlinkSync } from 'node:fs';
+// A new file, and a file replaced with --force, is written under a temp name beside it and
+// renamed into place only once every byte is there (a new file's name is taken in one step,
+// never over a file that appeared meanwhile), so a full disk or a kill leaves nothing under the
+// user's name. --append (O_APPEND) adds to an existing file: a record that cannot be written
+// whole is cut off again, so the file is left as it was. It never writes through a symbolic
+// link: one is refused, or with --force replaced itself. Anything else that is not a regular
+// file (a device, a FIFO) is refused whatever the flags (src/write-target.ts).
+import { closeSync, constants, fstatSync, fsyncSync, ftruncateSync, lstatSync, openSync, renameSync, unlinkSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import { Command, Option } from 'commander';
 import { oneLineErrors, printJson, UserError } from '../cli-util.js';
@@ -14,7 +16,7 @@ import { iovMax, writeAllVectored } from './common.js';
 import { showText } from '../show-bytes.js';
 import { native } from '../native.js';
 import { keepAttributes } from '../keep-attributes.js';
-import { checkWriteTarget, notRegularFile, symlinkRefused } from '../write-target.js';
+import { checkWriteTarget, notRegularFile, placeNewFile, symlinkRefused } from '../write-target.js';
 import { removeStaleTempFiles, tempNameFor } from '../temp-files.js';
 import { plainIo, ioUringOption, keepOldUringFlag, withDemoIo, type DemoIo } from './io.js';
 import { plural } from '../numbers.js';
@@ -42,62 +44,95 @@ export async function runWritev(file: string, texts: string[], mode: WriteMode,
   const existing = checkWriteTarget(file, { replace: mode === 'replace', append: mode === 'append', existsMessage });
 
   // --force replaces a symbolic link itself with the new file (its target is never written).
-  if (mode === 'replace') return replaceFile(file, pieces, io);
+  if (mode !== 'append') return writeViaTemp(file, pieces, io, mode, existsMessage);
 
   let fd: number;
   try {
     // O_NOFOLLOW: a link put in place after the check is refused too, never written through.
     // O_NONBLOCK: a FIFO put in place meanwhile fails at once (ENXIO) instead of waiting for a reader.
-    fd = mode === 'append'
-      ? openSync(file, O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_NONBLOCK, 0o644)
-      : openSync(file, O_WRONLY | O_CREAT | O_EXCL, 0o644);
+    fd = openSync(file, O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_NONBLOCK, 0o644);
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
     const now = lstatSync(file, { throwIfNoEntry: false });
-    if (code === 'ELOOP' || (code === 'EEXIST' && now?.isSymbolicLink())) throw symlinkRefused(file);
-    if ((code === 'EEXIST' || code === 'ENXIO') && now) throw notRegularFile(file, now) ?? new UserError(existsMessage);
+    if (code === 'ELOOP') throw symlinkRefused(file);
+    if (code === 'ENXIO' && now) throw notRegularFile(file, now) ?? new UserError(existsMessage);
     throw err;
   }
   try {
-    const refusal = notRegularFile(file, fstatSync(fd));
+    const st = fstatSync(fd);
+    const refusal = notRegularFile(file, st);
     if (refusal) throw refusal;
     // Off again: through io_uring a write to a file with O_NONBLOCK set may fail with EAGAIN.
     native.setNonBlocking(fd, false);
-    const { bytes, calls } = await writeAllVectored(io.writev, fd, pieces);
-    return { file, mode, bytes, pieces: pieces.length, calls };
+    try {
+      const { bytes, calls } = await writeAllVectored(io.writev, fd, pieces);
+      return { file, mode, bytes, pieces: pieces.length, calls };
+    } catch (err) {
+      // a record that could not be written whole (a full disk, a file size limit) is cut off
+      // again: the file is left as it was (a file created by this --append is removed)
+      ftruncateSync(fd, st.size);
+      const made = existing === undefined && st.size === 0;
+      if (made) unlinkSync(file);
+      throw new UserError(`cannot append to '${showText(file)}' (${errnoText(err)}); ${made ? 'no file was made' : 'the file is left as it was'}`);
+    }
   } finally {
     closeSync(fd);
   }
 }
 
-/** Writes a temp file in the same folder (same filesystem), fsyncs it, renames it over `file`. */
-async function replaceFile(file: string, pieces: Uint8Array[], io: DemoIo): Promise<WritevResult> {
+/**
+ * Writes a temp file in the same folder (same file system), fsyncs it, and gives it the user's
+ * name: over the file for --force (keeping its owner, mode and extended attributes), else in
+ * one step that never replaces a file (renameat2 RENAME_NOREPLACE; a file that appeared
+ * meanwhile is left alone).
+ */
+async function writeViaTemp(file: string, pieces: Uint8Array[], io: DemoIo, mode: 'create' | 'replace', existsMessage: string): Promise<WritevResult> {
   removeStaleTempFiles(file);
   const temp = tempNameFor(file, randomBytes(4).toString('hex'));
+  const failed = (err: unknown) => new UserError(`cannot ${mode === 'create' ? 'write' : 'replace'} '${showText(file)}' (${errnoText(err)}); ` +
+    (mode === 'create' ? 'no file was made' : 'the file is left as it was'));
   let fd: number;
   try {
     fd = openSync(temp, O_WRONLY | O_CREAT | O_EXCL, 0o644);
   } catch (err) {
     // the temp name is iolab's, not the user's: the folder is what could not be written
-    throw new UserError(`cannot replace '${showText(file)}': cannot create a file in ${showText(dirname(resolve(file)))} (${errnoText(err)})`);
+    const folder = showText(dirname(resolve(file)));
+    throw new UserError(`cannot ${mode === 'create' ? 'write' : 'replace'} '${showText(file)}': ` +
+      ((err as NodeJS.ErrnoException).code === 'ENOENT' ? `no folder '${folder}'` : `cannot create a file in ${folder} (${errnoText(err)})`));
   }
   let renamed = false;
   try {
-    const { bytes, calls } = await writeAllVectored(io.writev, fd, pieces);
-    // The file being replaced keeps its owner, mode and extended attributes (the new one would
-    // otherwise be 0644 and ours); a symlink replaced is not its target and passes nothing on.
-    keepAttributes(file, fd);
-    fsyncSync(fd);
+    let written: { bytes: number; calls: number };
+    try {
+      written = await writeAllVectored(io.writev, fd, pieces, undefined, 0);
+      // The file being replaced keeps its owner, mode and extended attributes (the new one would
+      // otherwise be 0644 and ours); a symlink replaced is not its target and passes nothing on.
+      if (mode === 'replace') keepAttributes(file, fd);
+      fsyncSync(fd);
+    } catch (err) {
+      if (err instanceof UserError) throw err;
+      throw failed(err);
+    }
     closeSync(fd);
-    renameSync(temp, file);
+    if (mode === 'replace') renameSync(temp, file);
+    else placeNew(temp, file, existsMessage);
     renamed = true;
-    return { file, mode: 'replace', bytes, pieces: pieces.length, calls };
+    return { file, mode, bytes: written.bytes, pieces: pieces.length, calls: written.calls };
   } finally {
     if (!renamed) {
       try { closeSync(fd); } catch { /* already closed */ }
       try { unlinkSync(temp); } catch { /* never created or already gone */ }
     }
   }
+}
+
+/** Gives temp the name file in one step, never over something that appeared there meanwhile. */
+function placeNew(temp: string, file: string, existsMessage: string): void {
+  placeNewFile(temp, file, () => {
+    const now = lstatSync(file, { throwIfNoEntry: false });
+    if (now?.isSymbolicLink()) return symlinkRefused(file);
+    return (now && notRegularFile(file, now)) ?? new UserError(existsMessage);
+  }, native.renameNoReplace);
 }
 
 export function formatWritev(result: WritevResult): string[] {

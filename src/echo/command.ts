@@ -45,7 +45,7 @@ function serverCommand(): Command {
     .option('--host <host>', 'address to listen on', '127.0.0.1')
     .option('--port <port>', 'port to listen on (0: any free port)', numberOption({ min: 0, max: 65535 }), 9999)
     .option('--max-conns <n>', 'accept at most n connections at once; more are accepted and closed at once', numberOption({ min: 1, max: 2 ** 32 - 1 }))
-    .option('--idle-timeout <time>', 'close a connection that moved no byte (in or out) for this long, e.g. 30 (seconds) or 500ms: peers that went quiet or stopped reading; ' +
+    .option('--idle-timeout <time>', 'close a connection that moved no byte (in or out) for this long, e.g. 30s or 500ms (a bare number is seconds): peers that went quiet or stopped reading; ' +
       `whole milliseconds from 1ms up to ${IDLE_TIMEOUT_MAX_MS / 1000}s (11.5 days) (default: never)`, durationOption({ wholeMs: true, max: { ms: IDLE_TIMEOUT_MAX_MS, why: '11.5 days: the longest every server takes' } }))
     .option('--buffers <n>', 'io_uring: provided buffers in the shared pool, a power of two up to 32768 (default 4096; small pools are for tests and diagnosis)', numberOption({ min: 1, max: 32768 }))
     .option('--json', 'print JSON lines instead of text')
@@ -69,16 +69,12 @@ function serverCommand(): Command {
         throw explainServerError(err, opts.server, formatAddress(host, opts.port));
       }
       // The handlers go in before `listening` is printed: whoever waits for that line may
-      // signal at once. process.on, not once: a second signal while stopping must not kill
-      // the process before it has closed everything and said what it served.
+      // signal at once. A second signal while stopping does not cut it short (src/interrupt.ts).
       let signal = '';
-      const onSignal = (name: string) => {
-        if (signal) return;
-        signal = name;
+      interruption().addEventListener('abort', () => {
+        signal = interruptedBy() ?? 'SIGINT';
         void server.stop();
-      };
-      process.on('SIGINT', () => onSignal('SIGINT'));
-      process.on('SIGTERM', () => onSignal('SIGTERM'));
+      }, { once: true });
       const address = formatAddress(host, server.port);
       if (opts.json) printJson({ event: 'listening', server: opts.server, host, port: server.port });
       else process.stdout.write(`listening on ${address} (server ${opts.server})\n`);
@@ -119,7 +115,8 @@ function benchCommand(): Command {
     .description("load generator with rust_echo_bench's flags and output: each connection sends one message and waits for its whole echo")
     .option('-a, --address <addr>', 'server address HOST:PORT', '127.0.0.1:9999')
     .option('-c, --number <n>', 'number of clients (connections), up to 1000000', numberOption({ min: 1, max: 1_000_000 }), 50)
-    .option('-t, --duration <sec>', 'seconds to run, up to 1000000', numberOption({ min: 1, max: 1_000_000 }), 60)
+    .addOption(new Option('-t, --duration <time>', 'time to run: 60, 500ms, 2m (a bare number is seconds), whole milliseconds, up to 1000000s')
+      .argParser(durationOption({ wholeMs: true, max: { ms: 1e9, why: '11.5 days' } })).default(60_000, '60s'))
     .option('-l, --length <bytes>', 'message length in bytes', numberOption({ min: 1, size: true }), 512)
     .option('--threads <n>', 'generator threads, 1 to 64', numberOption({ min: 1, max: 64 }), 4)
     .addOption(new Option('--client <kind>', 'epoll: the generator; io_uring: the generator on io_uring; threads: one blocking thread per connection (reference)')
@@ -133,7 +130,7 @@ function benchCommand(): Command {
       checkOpenFileLimit(opts.number);
       const host = await resolveHost(parsed.host);
       const load: LoadOptions = {
-        host, port: parsed.port, clients: opts.number, length: opts.length, durationSec: opts.duration,
+        host, port: parsed.port, clients: opts.number, length: opts.length, durationSec: opts.duration / 1000,
         threads: opts.threads, mode: opts.client, ...(opts.cpuPid !== undefined ? { cpuPid: opts.cpuPid } : {}),
       };
       const result = await runLoad(load, interruption());
@@ -143,7 +140,7 @@ function benchCommand(): Command {
       const lost = lostEveryConnection(load, result);
       if (opts.json) {
         printJson({
-          address: opts.address, clients: opts.number, length: opts.length, duration: opts.duration, client: opts.client,
+          address: opts.address, clients: opts.number, length: opts.length, duration: opts.duration / 1000, client: opts.client,
           interrupted: signal !== undefined, ...(signal ? { signal } : {}), ...(lost ? { partial: true, lostEveryConnection: true } : {}), ...result,
         });
       } else {
@@ -152,7 +149,7 @@ function benchCommand(): Command {
       if (signal) markInterrupted();
       else if (lost) {
         throw new UserError(`echo bench stopped early: every connection to ${opts.address} was lost after ` +
-          `${(result.elapsedNs / 1e9).toFixed(2)} of ${opts.duration} s (see Errors); the figures ${opts.json ? 'printed' : 'above'} are partial`);
+          `${(result.elapsedNs / 1e9).toFixed(2)} of ${opts.duration / 1000} s (see Errors); the figures ${opts.json ? 'printed' : 'above'} are partial`);
       } else if (totalErrors(result) > 0) process.exitCode = 1;
     });
 }

@@ -20,7 +20,7 @@ export function readInput(file: string): BenchInput {
   }
   const input = readBenchJson(file, value);
   if (!input) {
-    throw new UserError(`${showText(file)}: not a benchmark JSON iolab can chart (bench iops or fio --output-format=json, bench latency, bench echo, bench ipc, bench api)`);
+    throw new UserError(`${showText(file)}: not a benchmark JSON iolab can chart (bench iops or fio --output-format=json, bench latency, bench echo, bench ipc, bench api, bench http)`);
   }
   return input;
 }

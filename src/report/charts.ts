@@ -1,11 +1,12 @@
 // The charts of a report, as Vega-Lite specs: what each input shows (IOPS and p99 against the
 // swept option, completion-latency percentile curves, bench latency's percentiles per engine and
 // direction, echo req/s against clients, IPC bytes/s
-// against message size with the memcpy line, bench api ops/s and its channel group's messages/s).
+// against message size with the memcpy line, bench api ops/s, its channel group's messages/s and
+// its ping-pong group's round trips, bench http req/s and CPU per request against connections).
 // Every chart has axis titles
 // with units, a legend, and the machine and command that produced its figures.
 import { formatBytes } from '../format.js';
-import type { ApiInput, BenchInput, EchoInput, IpcInput, LatencyInput, Machine, StorageInput, StoragePoint } from './inputs.js';
+import type { ApiInput, BenchInput, EchoInput, HttpInput, IpcInput, LatencyInput, Machine, StorageInput, StoragePoint } from './inputs.js';
 import { showText } from '../show-bytes.js';
 
 export interface Chart {
@@ -241,6 +242,39 @@ function apiCharts(input: ApiInput, n: number): Chart[] {
       messages.map((r) => ({ contender: `${r.contender} ${formatBytes(r.messageBytes!)}`, y: r.opsPerSec, series: r.contender })),
       'contender, message size', { scale: { type: 'log' }, axis: { title: 'messages/s (median of rounds, log scale)', format: '~s', grid: true } }));
   }
+  // the ping-pong group: p50 and p99 round trip per path against the message size
+  if (input.roundTrips.length > 0) {
+    const values = input.roundTrips.flatMap((r) => [
+      { x: r.messageBytes, y: r.p50Us / 1e6, series: r.contender, dash: 'p50' },
+      ...(r.p99Us !== undefined ? [{ x: r.messageBytes, y: r.p99Us / 1e6, series: r.contender, dash: 'p99' }] : []),
+    ]);
+    charts.push({ id: `f${n}-api-pingpong`, title: 'bench api round trip per path and message size', markType: 'symbol', marks: values.length,
+      spec: lineSpec('Round trip of one message to a child process and back, per path: p50 and p99 against message size', provenance(input), values,
+        { field: 'x', title: 'message size (log scale)', log: 2, values: ticksAt(values), labelExpr: bytesLabel },
+        { field: 'y', title: latencyTitle('round trip time'), log: 10, format: '~s' }, 'path', { title: 'percentile', domain: ['p50', 'p99'] }) });
+  }
+  return charts;
+}
+
+/** bench http: req/s and the server's CPU per request against connections, a line per server
+ * (whatever servers the JSON has: ring beside node, fastify where it ran) and requests in flight. */
+function httpCharts(input: HttpInput, n: number): Chart[] {
+  if (input.points.length === 0) return [];
+  const inFlight = [...new Set(input.points.map((p) => p.inFlight))].sort((a, b) => a - b).map((k) => `${k} per connection`);
+  const per = input.durationSec !== undefined ? `, ${input.durationSec} s per run` : '';
+  const x = (values: Record<string, unknown>[]): Axis => ({ field: 'x', title: 'connections (log scale)', log: 10, values: ticksAt(values) });
+  const rate = input.points.map((p) => ({ x: p.connections, y: p.reqPerSec, series: p.server, dash: `${p.inFlight} per connection` }));
+  const charts: Chart[] = [{ id: `f${n}-http`, title: 'HTTP requests/s against connections', markType: 'symbol', marks: rate.length,
+    spec: lineSpec(`HTTP requests/s against connections, per server, under wrk${per}`, provenance(input), rate, x(rate),
+      { field: 'y', title: 'requests/s (median of rounds)', format: '~s' }, 'server', { title: 'in flight', domain: inFlight }) }];
+  const cpu = input.points.filter((p) => p.serverUsPerReq !== undefined)
+    .map((p) => ({ x: p.connections, y: p.serverUsPerReq!, series: p.server, dash: `${p.inFlight} per connection` }));
+  if (cpu.length > 0) {
+    charts.push({ id: `f${n}-http-cpu`, title: 'HTTP server CPU per request against connections', markType: 'symbol', marks: cpu.length,
+      spec: lineSpec(`HTTP server CPU per request against connections, per server${per}`, provenance(input), cpu, x(cpu),
+        { field: 'y', title: 'server CPU µs per request (median of rounds; lower is better)', format: '~r' }, 'server',
+        { title: 'in flight', domain: inFlight }) });
+  }
   return charts;
 }
 
@@ -252,5 +286,6 @@ export function chartsOf(input: BenchInput, n: number): Chart[] {
     case 'echo': return echoCharts(input, n);
     case 'ipc': return ipcCharts(input, n);
     case 'api': return apiCharts(input, n);
+    case 'http': return httpCharts(input, n);
   }
 }

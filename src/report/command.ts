@@ -3,7 +3,7 @@
 import { Command } from 'commander';
 import { oneLineErrors } from '../cli-util.js';
 import { pathArgument, pathOption } from '../path-options.js';
-import { writeOutputFile } from '../write-target.js';
+import { standardStream, writeOutputFile } from '../write-target.js';
 import { showText } from '../show-bytes.js';
 
 export function reportCommand(): Command {
@@ -23,7 +23,7 @@ Example:
       const { buildReport } = await import('./build.js');
       const { html, rendered } = await buildReport(files);
       writeOutputFile(opts.output, html, '-o');
-      if (opts.output === '-') return;
+      if (opts.output === '-' || standardStream(opts.output)) return;
       const charts = rendered.reduce((n, r) => n + r.charts.length, 0);
       process.stdout.write(`wrote ${showText(opts.output)}: ${charts} chart(s) from ${files.length} file(s)\n`);
     }));

@@ -16,6 +16,7 @@ export function escapeHtml(text: string): string {
 
 const kindTitle: Record<BenchInput['kind'], string> = {
   storage: 'storage (bench iops / fio)', latency: 'storage latency (bench latency)', echo: 'echo servers (bench echo)', ipc: 'IPC transports (bench ipc)', api: 'JS API cost (bench api)',
+  http: 'HTTP servers (bench http)',
 };
 
 function ratioTables(ratios: Ratio[]): string {

@@ -1,28 +1,18 @@
 // Reads a benchmark's JSON by its shape: bench iops (fio-shaped jobs[], iolab's or fio's own,
 // with --vs-fio's summary and sweeps' one job per point; testIOPS mode's engines), bench latency,
-// bench echo, bench ipc and bench api. A run that was interrupted says so (partial), whatever
+// bench echo, bench ipc, bench api (its ping-pong group's round trips apart) and bench http
+// (http-input.ts). A run that was interrupted says so (partial), whatever
 // its kind, and so does each figure of a job that was cut short.
 // Readers take what they find and ignore keys they do not know, so a file from an older or a
 // newer iolab still charts.
 import { currentName, generatorAliases, serverAliases, transportAliases } from '../aliases.js';
 import { parseWholeNumber } from '../numbers.js';
+import { verdictText } from '../bench/goals.js';
+import { common, isObject, num, type Common, type Json, type Ratio } from './json-fields.js';
+import { readHttp, type HttpInput } from './http-input.js';
 
-export interface Machine {
-  kernel?: string;
-  cpuModel?: string;
-  cores?: number;
-  memoryBytes?: number;
-  hostname?: string;
-  fileSystem?: { type?: string; mountPoint?: string; source?: string; device?: string };
-}
-
-interface Common {
-  file: string;
-  machine?: Machine;
-  command?: string[];
-  /** Why the run's figures cover less than it was asked to run ("interrupted by SIGINT"). */
-  partial?: string;
-}
+export type { Machine, Ratio } from './json-fields.js';
+export type { HttpInput } from './http-input.js';
 
 /** One job of a storage run: one engine at one point, read or write. */
 export interface StoragePoint {
@@ -41,8 +31,6 @@ export interface StoragePoint {
   percentiles: { p: number; ns: number }[];
 }
 
-export interface Ratio { table: string; name: string; value: number; note?: string }
-
 export interface StorageInput extends Common { kind: 'storage'; points: StoragePoint[]; ratios: Ratio[] }
 export interface EchoPoint { server: string; clients: number; reqPerSec: number }
 /** The server's CPU per request under one generator (reports since bench echo keyed them). */
@@ -51,36 +39,15 @@ export interface EchoInput extends Common { kind: 'echo'; lengthBytes?: number; 
 export interface IpcRow { transport: string; mode?: string; messageBytes: number; bytesPerSec: number; p99Ns?: number }
 export interface IpcInput extends Common { kind: 'ipc'; rows: IpcRow[]; memcpy: { messageBytes: number; bytesPerSec: number }[]; ratios: Ratio[] }
 export interface ApiRow { contender: string; inflight: number; opsPerSec: number; messageBytes?: number }
-export interface ApiInput extends Common { kind: 'api'; rows: ApiRow[]; ratios: Ratio[] }
+/** A ping-pong row: one message in flight to a child that echoes it; the round trip's medians. */
+export interface ApiRoundTrip { contender: string; messageBytes: number; p50Us: number; p99Us?: number }
+export interface ApiInput extends Common { kind: 'api'; rows: ApiRow[]; roundTrips: ApiRoundTrip[]; ratios: Ratio[] }
 
 /** One engine's latency at one percentile, one direction (bench latency). */
 export interface LatencyPoint { engine: string; direction: 'read' | 'write'; p: number; ns: number }
 export interface LatencyInput extends Common { kind: 'latency'; bs?: number; direct?: boolean; points: LatencyPoint[]; ratios: Ratio[] }
 
-export type BenchInput = StorageInput | LatencyInput | EchoInput | IpcInput | ApiInput;
-
-type Json = Record<string, unknown>;
-
-const isObject = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v);
-const num = (v: unknown): number | undefined => {
-  const n = typeof v === 'string' && v.trim() !== '' ? Number(v) : v;
-  return typeof n === 'number' && Number.isFinite(n) ? n : undefined;
-};
-
-/** How each benchmark says it was interrupted: bench api's partial text, bench ipc's partial
- * object, `interrupted: true` (bench iops, latency, testIOPS mode) with bench echo's signal. */
-function partialOf(json: Json): string | undefined {
-  if (typeof json.partial === 'string') return json.partial;
-  if (isObject(json.partial)) return `interrupted by ${String(json.partial.interruptedBy ?? 'a signal')}`;
-  if (json.interrupted === true) return `interrupted${typeof json.signal === 'string' ? ` by ${json.signal}` : ''}`;
-  return undefined;
-}
-
-function common(file: string, json: Json): Common {
-  const command = Array.isArray(json.command) ? json.command.map(String) : typeof json.command === 'string' ? [json.command] : undefined;
-  const partial = partialOf(json);
-  return { file, machine: isObject(json.machine) ? (json.machine as Machine) : undefined, command, ...(partial ? { partial } : {}) };
-}
+export type BenchInput = StorageInput | LatencyInput | EchoInput | IpcInput | ApiInput | HttpInput;
 
 /** A job's figures cover less than it was to run (iolab's mark on a job Ctrl-C stopped). */
 const cutShort = (job: Json) => isObject(job.iolab) && (job.iolab as Json).interrupted === true;
@@ -313,15 +280,23 @@ function readIpc(file: string, json: Json): IpcInput {
 }
 
 function readApi(file: string, json: Json): ApiInput {
-  // the ping-pong group's rows are round trip times, not a rate to chart beside the others
+  // the ping-pong group's rows are round trip times, charted apart, not a rate beside the others
+  const roundTrips = (json.rows as unknown[]).filter(isObject).filter((r) => r.group === 'pingpong')
+    .map((r) => ({ contender: String(r.contender), messageBytes: num(r.messageBytes) ?? NaN, p50Us: num(r.rttP50Us) ?? NaN,
+      ...(num(r.rttP99Us) !== undefined ? { p99Us: num(r.rttP99Us) } : {}) }))
+    .filter((r) => r.messageBytes > 0 && r.p50Us > 0);
   const rows = (json.rows as unknown[]).filter(isObject).filter((r) => r.group !== 'pingpong')
     .map((r) => ({ contender: String(r.contender), inflight: num(r.inflight) ?? 1, opsPerSec: num(r.opsPerSec) ?? NaN,
       ...(num(r.messageBytes) !== undefined ? { messageBytes: num(r.messageBytes) } : {}) }))
     .filter((r) => r.opsPerSec > 0);
+  const partial = common(file, json).partial !== undefined;
   const ratios = (Array.isArray(json.ratios) ? json.ratios : []).filter(isObject).filter((r) => num(r.ratio) !== undefined)
     .map((r) => ({ table: 'bench api ratios', name: String(r.name), value: num(r.ratio)!,
-      note: num(r.goal) !== undefined ? `goal >= ${num(r.goal)}x: ${num(r.ratio)! >= num(r.goal)! ? 'met' : 'not met'}` : undefined }));
-  return { kind: 'api', ...common(file, json), rows, ratios };
+      note: num(r.goal) !== undefined ? `goal >= ${num(r.goal)}x: ${verdictText(num(r.ratio)! >= num(r.goal)!, partial)}` : undefined }));
+  for (const r of (Array.isArray(json.rttRatios) ? json.rttRatios : []).filter(isObject)) {
+    if (num(r.ratio) !== undefined) ratios.push({ table: 'bench api ping-pong p50 round trip ratios (lower is faster)', name: String(r.name), value: num(r.ratio)!, note: undefined });
+  }
+  return { kind: 'api', ...common(file, json), rows, roundTrips, ratios };
 }
 
 /** The input's kind by its shape, or undefined when it is none iolab charts. */
@@ -340,5 +315,6 @@ export function readBenchJson(file: string, value: unknown): BenchInput | undefi
     return readIpc(file, value);
   }
   if (Array.isArray(value.rows) && value.rows.some((r) => isObject(r) && 'contender' in r && 'opsPerSec' in r)) return readApi(file, value);
+  if (isObject(value.cells) && Array.isArray(value.samples)) return readHttp(file, value);
   return undefined;
 }

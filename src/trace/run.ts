@@ -10,6 +10,7 @@ import { UserError } from '../cli-util.js';
 import { interruptedBy, interruption } from '../interrupt.js';
 import { procStatFields } from '../procfs.js';
 import { iolabArgv } from '../spawn-iolab.js';
+import { childEnv } from '../parent-death.js';
 import { traceProgram } from './bpf-program.js';
 import { bpftraceError, checkTracingPossible } from './preflight.js';
 import { bpftraceEnv, findProbes } from './probes.js';
@@ -112,9 +113,11 @@ export async function runTraced(args: string[], options: { stdoutToStderr?: bool
   });
   const signal = interruption();
   const [file, argv] = iolabArgv(args);
-  // Own session and process group, so one forwarded signal reaches it exactly once.
+  // Own session and process group, so one forwarded signal reaches it exactly once. It dies with
+  // this process however that ends (SIGKILL runs no cleanup): the iolab it execs asks for
+  // PR_SET_PDEATHSIG first thing (childEnv), and its own children die with it in turn.
   const command = spawn('/bin/sh', ['-c', 'kill -STOP $$ && exec "$@"', 'iolab-trace', file, ...argv],
-    { stdio: ['inherit', options.stdoutToStderr ? process.stderr.fd : 'inherit', 'inherit'], detached: true });
+    { stdio: ['inherit', options.stdoutToStderr ? process.stderr.fd : 'inherit', 'inherit'], detached: true, env: childEnv() });
   let bpftrace: ChildProcess | undefined;
   const killAll = () => {
     if (!exited(command)) signalGroup(command, 'SIGKILL');

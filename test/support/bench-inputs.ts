@@ -54,7 +54,17 @@ export async function makeBenchInputs(dir: string): Promise<BenchInputs> {
   await json(['bench', 'echo', '--clients', '2,8', '--duration', '1', '--rounds', '1', '--servers', 'epoll,io_uring',
     '--generators', 'epoll'], files.echo);
   files.api = join(dir, 'api.json');
-  await json(['bench', 'api', '--rounds', '1', '--duration', '50', '--size', '4m'], files.api);
+  await json(['bench', 'api', '--rounds', '1', '--duration', '50ms', '--size', '4m'], files.api);
+  // the ping-pong group alone, as npm run bench:pingpong runs it: round trips only
+  files.pingpong = join(dir, 'pingpong.json');
+  await json(['bench', 'api', '--groups', 'pingpong', '--rounds', '1', '--round-trips', '200'], files.pingpong);
+  if ((await execa('wrk', ['-v'], { reject: false })).exitCode !== undefined) { // undefined: no wrk to start
+    // every server there is here (fastify's where it is installed), two connection counts, two depths
+    files.http = join(dir, 'http.json');
+    await json(['bench', 'http', '--connections', '1,8', '--in-flight', '1,4', '--duration', '1', '--rounds', '1'], files.http);
+  } else {
+    missing.http = 'wrk is not installed';
+  }
   if (await helpMentions(['bench', 'ipc'], 'Usage: iolab bench ipc')) {
     files.ipc = join(dir, 'ipc.json');
     await json(['bench', 'ipc', '--sizes', '64,64k', '--mode', 'throughput', '--duration', '100ms', '--rounds', '1'], files.ipc);
