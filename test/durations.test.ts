@@ -38,7 +38,7 @@ describe('durations, every option of the program', () => {
     const { all, durations } = await timeOptions();
     const ours = durations.filter((d) => d.command !== 'bench iops');
     expect(ours.map((d) => `${d.command} ${d.flags.split(/[ ,]+/).find((f) => f.startsWith('--'))}`).sort()).toEqual(all.sort());
-    expect(ours.map((d) => d.command).sort()).toEqual(['bench api', 'bench echo', 'bench http', 'bench ipc', 'echo bench', 'echo server', 'fdpass recv']);
+    expect(ours.map((d) => d.command).sort()).toEqual(['bench api', 'bench echo', 'bench http', 'bench ipc', 'echo bench', 'echo server', 'fdpass recv', 'handoff']);
     for (const d of ours) {
       const what = `${d.command} ${d.flags}`;
       expect(d.parse('2s'), what).toBe(2000);

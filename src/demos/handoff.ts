@@ -33,7 +33,7 @@ export function handoffCommand(): Command {
     .option('--host <address>', 'numeric address to listen on', '127.0.0.1')
     .option('--port <n>', 'port (0: any free one)', numberOption({ min: 0, max: 65535 }), 8080)
     .addOption(new Option('--server <server>', 'ring: node:http on the Ring (onRing); node: node:http as it is').choices(['ring', 'node']).default('ring'))
-    .addOption(new Option('--drain <time>', 'once it handed over, when to close the connections still idle (500ms, 5s)')
+    .addOption(new Option('--drain <time>', 'once it handed over, when to close the connections still idle: 500ms, 5s (a bare number is seconds)')
       .argParser(durationOption({ wholeMs: true })).default(5000, '5s'))
     .option('--json', 'print one JSON object per event')
     .addOption(new Option('--take-over', 'take the listening socket from fd 3 (how a server starts its successor)').hideHelp())
