@@ -276,6 +276,7 @@ napi_value Boolean(napi_env env, bool value) {
 
 napi_value SendResult(napi_env env, int sent) {
   if (sent == CHANNEL_SEND_FAULT) ThrowErrno(env, EFAULT, "send");  // as ring.send of the same view
+  if (sent == CHANNEL_SEND_PEER_CLOSED) ThrowError(env, "ERR_CHANNEL_CLOSED", "the other side closed the channel");
   if (sent == CHANNEL_SEND_CORRUPT)
     ThrowError(env, "ERR_CHANNEL_PROTOCOL", "the queue's tail is one no reader publishes: the other side wrote over it");
   return Boolean(env, sent != 0);

@@ -209,6 +209,21 @@ describe('Channel within one process', () => {
     expect(y.closed).toBe(true);
   });
 
+  it("a send made after the other side closed fails with ERR_CHANNEL_CLOSED on every path, while this side waited for nothing", async () => {
+    // y never waits, so no wake-up tells it: the send itself must see the other side's flag
+    const [x, y] = await pair(4096);
+    x.trySend(Buffer.from('before'));
+    await x.close();
+    const closedByPeer = { code: 'ERR_CHANNEL_CLOSED', message: 'the other side closed the channel' };
+    expect(() => y.trySend(Buffer.from('late'))).toThrow(expect.objectContaining(closedByPeer));
+    await expect(y.send(Buffer.from('late'))).rejects.toMatchObject(closedByPeer);
+    await expect(y.send([Buffer.from('la'), Buffer.from('te')])).rejects.toMatchObject(closedByPeer);
+    // what x sent before its close still comes, then the end
+    expect(Buffer.from((await y.receive())!).toString()).toBe('before');
+    expect(await y.receive()).toBeNull();
+    await y.close();
+  });
+
   it('refuses bad arguments with Node-style errors, creating nothing', async () => {
     const [a, b] = socketpair('stream');
     const [s1, s2] = socketpair('seqpacket');

@@ -143,6 +143,9 @@ static void put_record_header(unsigned char *at, uint32_t length, uint32_t kind)
 }
 
 int channel_send(struct channel_end *e, const struct iovec *iov, int n, uint64_t total, channel_copy_fn copy) {
+  /* The closed flag, not the socket's end, which this side hears only when it waits: a message
+   * put in after it would be acknowledged and never read. */
+  if (__atomic_load_n(&in_dir(e)->closed, __ATOMIC_ACQUIRE)) return CHANNEL_SEND_PEER_CLOSED;
   uint64_t need = room_needed(e, total);
   if (!has_room(e, need, 1)) return e->corrupt ? CHANNEL_SEND_CORRUPT : 0;
   unsigned char *ring = ring_of(e, e->side);

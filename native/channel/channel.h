@@ -70,11 +70,11 @@ const char *channel_attach(struct channel_end *e, void *region, uint64_t capacit
 
 /* Copies n bytes from a caller's buffer into the queue: 0, or nonzero when the buffer faults. */
 typedef int (*channel_copy_fn)(void *to, const void *from, size_t n);
-enum channel_send_result { CHANNEL_SEND_CORRUPT = -1, CHANNEL_SEND_FAULT = -2 };
+enum channel_send_result { CHANNEL_SEND_CORRUPT = -1, CHANNEL_SEND_FAULT = -2, CHANNEL_SEND_PEER_CLOSED = -3 };
 /* Copies the message (n buffers, total bytes) into the outgoing ring with copy and publishes it:
- * 1; 0 when it does not fit now (nothing written); a channel_send_result when the reader's tail
- * is no reader's or a buffer faulted (nothing published). The caller keeps total <=
- * channel_max_message. */
+ * 1; 0 when it does not fit now (nothing written); a channel_send_result when the other side
+ * has closed (nobody would read it), the reader's tail is no reader's or a buffer faulted
+ * (nothing published). The caller keeps total <= channel_max_message. */
 int channel_send(struct channel_end *e, const struct iovec *iov, int n, uint64_t total, channel_copy_fn copy);
 /* Releases the message handed out before, then hands out the next: its payload's offset in the
  * region (> 0) with *message_length set to the length it checked, or a channel_next_result. */
