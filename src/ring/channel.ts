@@ -42,15 +42,18 @@ function byteLength(message: ChannelMessage): number {
 /** One side of a shared-memory channel. */
 export class Channel {
   /** Creates a channel and passes it over `socket`, a connected Unix stream socket (the caller
-   * keeps its fd: the channel uses a copy). The other side calls Channel.join. */
+   * keeps its fd: the channel uses a copy). The other side calls Channel.join. `signal` and
+   * `timeout` bound the wait for room to send it. */
   static async create(socket: number, options?: ChannelOptions): Promise<Channel> {
     const { end, ring, zeroCopy } = await createEnd(socket, options);
     return new Channel(end, ring, zeroCopy, true);
   }
 
   /** Joins the channel the other side creates over `socket` (a connected Unix stream socket;
-   * the caller keeps its fd). Resolves once the other side's region is mapped here. */
-  static async join(socket: number, options?: Pick<ChannelOptions, 'zeroCopy'>): Promise<Channel> {
+   * the caller keeps its fd). Resolves once the other side's region is mapped here. Rejects
+   * with an AbortError when `signal` aborts, ETIMEDOUT after `timeout` ms, and
+   * ERR_CHANNEL_PEER_GONE when the process at the other end of the socket ends first. */
+  static async join(socket: number, options?: Omit<ChannelOptions, 'capacity'>): Promise<Channel> {
     const { end, ring, zeroCopy } = await joinEnd(socket, options);
     return new Channel(end, ring, zeroCopy, false);
   }
