@@ -18,6 +18,12 @@ export interface ChannelOptions {
    * until the next message is asked for (the next receive(), the listener's return) or close(),
    * after which the queue's memory carries other messages. Default false. */
   zeroCopy?: boolean;
+  /** Microseconds (0 to 1000, default 20) this side may wait for a message, or for room, by
+   * looking at the queue without sleeping, before it sleeps until the other side wakes it: while
+   * the other side answers within that (a request and its reply), neither side makes a syscall
+   * for it. The event loop waits that long at most, and only after a wait that was short. 0:
+   * always sleep at once. */
+  spin?: number;
   /** Aborting it ends the wait for the other side (join: for its hello; create: for room to send
    * the hello): the Promise rejects with an AbortError and nothing is left behind. */
   signal?: AbortSignal;
@@ -46,6 +52,8 @@ export function releaseRing(ring: Ring): Promise<void> {
 /** What the creating side sends with the memfd: the region's magic, as a check of the socket. */
 const hello = 'iolabch1';
 const defaultCapacity = 4 << 20;
+/** A round trip between two JS sides takes ~5-10 us when neither sleeps (bench api's ping-pong). */
+const defaultSpinUs = 20;
 
 export function channelError(code: string, message: string): Error & { code: string } {
   return Object.assign(new Error(message), { code });
@@ -54,22 +62,29 @@ export function channelError(code: string, message: string): Error & { code: str
 interface CheckedOptions {
   capacity: number;
   zeroCopy: boolean;
+  spinNs: number;
   signal: AbortSignal | undefined;
   timeout: number;
 }
 
 function checkOptions(options: unknown): CheckedOptions {
-  if (options === undefined || options === null) return { capacity: defaultCapacity, zeroCopy: false, signal: undefined, timeout: 0 };
+  if (options === undefined || options === null) return { capacity: defaultCapacity, zeroCopy: false, spinNs: defaultSpinUs * 1000, signal: undefined, timeout: 0 };
   if (typeof options !== 'object') {
     throw Object.assign(new TypeError(`The "options" argument must be of type object. Received type ${typeof options}`), { code: 'ERR_INVALID_ARG_TYPE' });
   }
-  const { capacity = defaultCapacity, zeroCopy = false } = options as ChannelOptions;
+  const { capacity = defaultCapacity, zeroCopy = false, spin = defaultSpinUs } = options as ChannelOptions;
   if (typeof zeroCopy !== 'boolean') {
     throw Object.assign(new TypeError(`The "options.zeroCopy" property must be of type boolean. Received type ${typeof zeroCopy}`), { code: 'ERR_INVALID_ARG_TYPE' });
   }
+  if (typeof spin !== 'number') {
+    throw Object.assign(new TypeError(`The "options.spin" property must be of type number. Received type ${typeof spin}`), { code: 'ERR_INVALID_ARG_TYPE' });
+  }
+  if (!(spin >= 0 && spin <= 1000)) {
+    throw Object.assign(new RangeError(`The value of "options.spin" is out of range. It must be >= 0 and <= 1000. Received ${spin}`), { code: 'ERR_OUT_OF_RANGE' });
+  }
   const { signal, timeout } = readOpOptions(options);
   if (signal?.aborted) throw new AbortError(undefined, { cause: signal.reason }); // nothing claimed or made
-  return { capacity, zeroCopy, signal, timeout };
+  return { capacity, zeroCopy, spinNs: Math.round(spin * 1000), signal, timeout };
 }
 
 /** A setup's wait for the other side: the caller's signal, and the process at the other end of
@@ -164,7 +179,7 @@ async function receiveHello(ring: Ring, socket: number, wait: { signal: AbortSig
 
 /** The creating side's end, its region passed over socket. */
 export async function createEnd(socket: number, options: unknown): Promise<Setup> {
-  const { capacity, zeroCopy, signal, timeout } = checkOptions(options);
+  const { capacity, zeroCopy, spinNs, signal, timeout } = checkOptions(options);
   native.channelClaim(socket);
   let end: NativeChannelEnd | undefined;
   let ring: Ring | undefined;
@@ -185,18 +200,19 @@ export async function createEnd(socket: number, options: unknown): Promise<Setup
     throw wait?.reason(err) ?? err;
   }
   await wait.end();
-  return { end, ring, zeroCopy };
+  return { end, ring, zeroCopy, spinNs };
 }
 
-interface Setup {
+export interface Setup {
   end: NativeChannelEnd;
   ring: Ring;
   zeroCopy: boolean;
+  spinNs: number;
 }
 
 /** The joining side's end, over the region that came over socket. */
 export async function joinEnd(socket: number, options: unknown): Promise<Setup> {
-  const { zeroCopy, signal, timeout } = checkOptions(options);
+  const { zeroCopy, spinNs, signal, timeout } = checkOptions(options);
   // before the hello is read: a second join would take bytes meant for the first channel
   native.channelClaim(socket);
   let ring: Ring | undefined;
@@ -210,7 +226,7 @@ export async function joinEnd(socket: number, options: unknown): Promise<Setup> 
     // this side's pid goes to the creator with a byte; the creator's comes back with its answer
     native.setPassCredentials(end.socket, true);
     end.wake();
-    return { end, ring, zeroCopy };
+    return { end, ring, zeroCopy, spinNs };
   } catch (err) {
     native.channelUnclaim(socket);
     await wait?.end();
