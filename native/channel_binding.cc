@@ -145,31 +145,33 @@ napi_value Join(napi_env env, napi_callback_info info) {
 
 // ---- the end's methods ----
 
-napi_value Boolean(napi_env env, bool value) {
-  napi_value result;
-  napi_get_boolean(env, value, &result);
-  return result;
+// What a side waits for: prepareSleep's and spin's first arguments (wantMessage, wantRoom,
+// pendingBytes: the bytes of the message that waits for room).
+struct Wanted {
+  bool message;
+  bool room;
+  uint64_t pending_bytes;
+};
+
+Wanted WantedArgs(napi_env env, const napi_value* argv) {
+  return {BoolArg(env, argv[0], "wantMessage"), BoolArg(env, argv[1], "wantRoom"), SizeArg(env, argv[2], "pendingBytes")};
 }
 
 // prepareSleep(wantMessage, wantRoom, pendingBytes) -> true: sleep, the other side will send a byte.
 napi_value PrepareSleep(napi_env env, napi_callback_info info) {
   RawArgs<3> args(env, info);
   ChannelEnd* end = OpenEnd(env, args.self);
-  bool want_message = BoolArg(env, args[0], "wantMessage");
-  bool want_room = BoolArg(env, args[1], "wantRoom");
-  uint64_t pending = SizeArg(env, args[2], "pendingBytes");
-  return Boolean(env, channel_prepare_sleep(&end->ring, want_message, want_room, pending) != 0);
+  Wanted w = WantedArgs(env, args.argv);
+  return Boolean(env, channel_prepare_sleep(&end->ring, w.message, w.room, w.pending_bytes) != 0);
 }
 
 // spin(wantMessage, wantRoom, pendingBytes, ns) -> true: what was wanted came within ns.
 napi_value Spin(napi_env env, napi_callback_info info) {
   RawArgs<4> args(env, info);
   ChannelEnd* end = OpenEnd(env, args.self);
-  bool want_message = BoolArg(env, args[0], "wantMessage");
-  bool want_room = BoolArg(env, args[1], "wantRoom");
-  uint64_t pending = SizeArg(env, args[2], "pendingBytes");
+  Wanted w = WantedArgs(env, args.argv);
   uint64_t ns = uint64_t(IntegerArg(env, args[3], "ns", 0, 1000000000));
-  return Boolean(env, channel_spin(&end->ring, want_message, want_room, pending, ns) != 0);
+  return Boolean(env, channel_spin(&end->ring, w.message, w.room, w.pending_bytes, ns) != 0);
 }
 
 napi_value Woken(napi_env env, napi_callback_info info) {

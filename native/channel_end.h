@@ -73,6 +73,12 @@ void FreeEnd(napi_env env, ChannelEnd* end);
 // napi_wrap's finalizer of an end object.
 void FinalizeEnd(napi_env env, void* data, void* hint);
 
+inline napi_value Boolean(napi_env env, bool value) {
+  napi_value result;
+  napi_get_boolean(env, value, &result);
+  return result;
+}
+
 // The end's methods that move messages (channel_messages.cc).
 napi_value ChannelSend(napi_env env, napi_callback_info info);
 napi_value ChannelSendMany(napi_env env, napi_callback_info info);

@@ -27,12 +27,6 @@ extern "C" int CopyIntoQueue(void* to, const void* from, size_t n) {
   return CopyFromView(to, from, n);
 }
 
-napi_value Boolean(napi_env env, bool value) {
-  napi_value result;
-  napi_get_boolean(env, value, &result);
-  return result;
-}
-
 // Throws what a channel_put result other than 0 and 1 means.
 void ThrowSendResult(napi_env env, int sent) {
   if (sent == CHANNEL_SEND_FAULT) ThrowErrno(env, EFAULT, "send");  // as ring.send of the same view
