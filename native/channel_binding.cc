@@ -7,7 +7,6 @@
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <optional>
@@ -191,16 +190,15 @@ napi_value HasUnread(napi_env env, napi_callback_info info) {
 }
 
 // watchPeer(pid) -> a pidfd of the other side's process (this end's, closed by free()) to wait
-// on: readable once it has ended. -1 when it has ended already (ESRCH).
+// on: readable once it has ended. -1 when it has ended already (ESRCH); -2 when pidfd_open is
+// refused here (nothing to watch by: the socket's end alone tells).
 napi_value WatchPeer(napi_env env, napi_callback_info info) {
   RawArgs<1> args(env, info);
   ChannelEnd* end = OpenEnd(env, args.self);
   int64_t pid = IntegerArg(env, args[0], "pid", 1, INT32_MAX);
   if (end->pidfd) return Napi::Number::New(env, end->pidfd->get());
-  int fd = int(syscall(SYS_pidfd_open, pid_t(pid), 0));
-  if (fd < 0 && errno == ESRCH) return Napi::Number::New(env, -1);
-  if (fd < 0) ThrowErrno(env, errno, "pidfd_open");
-  end->pidfd.emplace(fd);
+  int fd = PidfdOpen(env, int(pid));
+  if (fd >= 0) end->pidfd.emplace(fd);
   return Napi::Number::New(env, fd);
 }
 

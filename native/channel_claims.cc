@@ -40,8 +40,9 @@ napi_value UnclaimMethod(napi_env env, napi_callback_info info) {
 }
 
 // channelPeerPidfd(socket) -> a pidfd (the caller's to close) of the process SO_PEERCRED names:
-// the one that made the socketpair, or connected or listened. -1: it has ended (ESRCH); -2: it
-// is this process (a thread of it, or a socketpair made here), which no pidfd tells apart.
+// the one that made the socketpair, or connected or listened. -1: it has ended (ESRCH); -2:
+// nothing to watch: it is this process (a thread of it, or a socketpair made here), which no
+// pidfd tells apart, or pidfd_open is refused here.
 napi_value PeerPidfd(napi_env env, napi_callback_info info) {
   RawArgs<1> args(env, info);
   int fd = FdArg(env, args[0], "socket");
@@ -49,10 +50,7 @@ napi_value PeerPidfd(napi_env env, napi_callback_info info) {
   socklen_t len = sizeof cred;
   if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) != 0) ThrowErrno(env, errno, "getsockopt");
   if (cred.pid <= 0 || cred.pid == getpid()) return Napi::Number::New(env, -2);
-  int pidfd = int(syscall(SYS_pidfd_open, cred.pid, 0));
-  if (pidfd < 0 && errno == ESRCH) return Napi::Number::New(env, -1);
-  if (pidfd < 0) ThrowErrno(env, errno, "pidfd_open");
-  return Napi::Number::New(env, pidfd);
+  return Napi::Number::New(env, PidfdOpen(env, cred.pid));
 }
 
 void Init(Napi::Env env, Napi::Object exports) {
@@ -66,6 +64,14 @@ void Init(Napi::Env env, Napi::Object exports) {
 }
 
 }  // namespace
+
+int PidfdOpen(napi_env env, int pid) {
+  int fd = int(syscall(SYS_pidfd_open, pid_t(pid), 0));
+  if (fd >= 0) return fd;
+  if (errno == ESRCH) return -1;
+  if (errno == ENOSYS || errno == EPERM || errno == EACCES) return -2;  // before 5.3, or seccomp
+  ThrowErrno(env, errno, "pidfd_open");
+}
 
 SocketKey SocketKeyOf(napi_env env, int fd) {
   struct stat st;

@@ -402,7 +402,8 @@ export interface NativeChannelEnd {
   /** Whether the other side has marked the channel closed. */
   peerClosed(): boolean;
   /** A pidfd of the other side's process pid (this end's, closed by free()): readable once it
-   * has ended; -1 when it has ended already. The same fd on a second call. */
+   * has ended; -1 when it has ended already; -2 when pidfd_open is refused here. The same fd on
+   * a second call. */
   watchPeer(pid: number): number;
   /** Sends the other side one wake-up byte. */
   wake(): void;

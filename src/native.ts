@@ -236,7 +236,7 @@ export interface NativeAddon {
   channelUnclaim(socket: number): void;
   /** A pidfd (the caller's to close) of the process at the other end of socket (SO_PEERCRED:
    * the one that made the socketpair, or connected or listened); -1 when it has ended, -2 when
-   * it is this process. */
+   * there is nothing to watch (it is this process, or pidfd_open is refused here). */
   channelPeerPidfd(socket: number): number;
 }
 

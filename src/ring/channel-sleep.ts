@@ -141,7 +141,7 @@ export class Sleeper {
     if (pid === process.pid) return; // a thread of this process: its end closes the socket
     if (this.#creator) this.#end.wake(); // the joiner learns this side's pid from the byte
     this.#pidfd = this.#end.watchPeer(pid);
-    if (this.#pidfd < 0) queueMicrotask(this.#peerDied); // it has ended already
+    if (this.#pidfd === -1) queueMicrotask(this.#peerDied); // it has ended already (-2: no pidfds here)
   }
 
   readonly #peerDied = () => {
