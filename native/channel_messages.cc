@@ -39,24 +39,30 @@ void ThrowSendResult(napi_env env, int sent) {
   ThrowArgRange(env, name, "at most " + std::to_string(max) + " bytes (half the channel's capacity, less 8)", std::to_string(bytes) + " bytes");
 }
 
+// A message's name in argument errors: "message", or "messages[i]" for element i of a list
+// (index -1: the one message). Put together only when an error is thrown.
+std::string MessageName(int64_t index) {
+  return index < 0 ? std::string("message") : "messages[" + std::to_string(index) + "]";
+}
+
 // Puts one message (a view, or an Array of views sent as one) into the queue, unpublished:
 // channel_put's result, or a throw for a message that is neither or too long. Reading an
 // Array's elements may run JS (a getter) that closed the channel: then ERR_CHANNEL_CLOSED.
-int PutMessage(napi_env env, ChannelEnd* end, napi_value message, const std::string& name) {
+int PutMessage(napi_env env, ChannelEnd* end, napi_value message, int64_t index) {
   uint64_t max = channel_max_message(end->ring.capacity);
   View view;
   if (ViewOf(env, message, &view)) {
-    if (view.length > max) ThrowTooLong(env, name, max, view.length);
+    if (view.length > max) ThrowTooLong(env, MessageName(index), max, view.length);
     struct iovec iov = {view.data, view.length};
     return channel_put(&end->ring, &iov, 1, view.length, CopyIntoQueue);
   }
   bool is_array = false;
   napi_is_array(env, message, &is_array);
-  if (!is_array) ThrowArgType(env, name, "an ArrayBufferView or an Array of them", message);
-  IovecArray iov = IovecsArg(env, message, name.c_str());
+  if (!is_array) ThrowArgType(env, MessageName(index), "an ArrayBufferView or an Array of them", message);
+  IovecArray iov = IovecsArg(env, message, MessageName(index).c_str());
   if (end->freed) ThrowChannelClosed(env);
   uint64_t total = iov.total();
-  if (total > max) ThrowTooLong(env, name, max, total);
+  if (total > max) ThrowTooLong(env, MessageName(index), max, total);
   return channel_put(&end->ring, iov.data(), int(iov.size()), total, CopyIntoQueue);
 }
 
@@ -66,7 +72,7 @@ int PutMessage(napi_env env, ChannelEnd* end, napi_value message, const std::str
 napi_value ChannelSend(napi_env env, napi_callback_info info) {
   RawArgs<1> args(env, info);
   ChannelEnd* end = OpenEnd(env, args.self);
-  int sent = PutMessage(env, end, args[0], "message");
+  int sent = PutMessage(env, end, args[0], -1);
   if (sent == 1) channel_publish(&end->ring);
   ThrowSendResult(env, sent);
   return Boolean(env, sent == 1);
@@ -91,7 +97,7 @@ napi_value ChannelSendMany(napi_env env, napi_callback_info info) {
       napi_value message;
       NAPI_THROW_IF_FAILED(env, napi_get_element(env, args[0], i, &message), nullptr);
       if (end->freed) ThrowChannelClosed(env);  // the element's getter closed the channel
-      int put = PutMessage(env, end, message, "messages[" + std::to_string(i) + "]");
+      int put = PutMessage(env, end, message, i);
       if (put == 0) break;
       ThrowSendResult(env, put);
       sent++;
