@@ -46,12 +46,25 @@ export class Outbox {
     return s === undefined ? 0 : byteLength(s.messages[s.next]);
   }
 
+  // (no closure per call here: trySend is the per-message hot path)
   trySend(message: ChannelMessage): boolean {
-    return this.#sends.length === 0 && this.#native(() => this.#end.send(message));
+    if (this.#sends.length > 0) return false;
+    try {
+      return this.#end.send(message);
+    } catch (err) {
+      this.#failed(err);
+      throw err;
+    }
   }
 
   trySendMany(messages: readonly ChannelMessage[]): number {
-    return this.#sends.length > 0 ? 0 : this.#native(() => this.#end.sendMany(messages, 0));
+    if (this.#sends.length > 0) return 0;
+    try {
+      return this.#end.sendMany(messages, 0);
+    } catch (err) {
+      this.#failed(err);
+      throw err;
+    }
   }
 
   /** Keeps messages[next...] until room comes (flush); many: they came from sendMany. */
@@ -65,8 +78,9 @@ export class Outbox {
     while (this.#sends.length > 0) {
       const s = this.#sends[0];
       try {
-        s.next += this.#native(() => (s.many ? this.#end.sendMany(s.messages, s.next) : Number(this.#end.send(s.messages[0]))));
+        s.next += s.many ? this.#end.sendMany(s.messages, s.next) : Number(this.#end.send(s.messages[0]));
       } catch (err) {
+        this.#failed(err);
         this.#sends.shift();
         if (s.many) (err as { sent?: number }).sent = s.next + ((err as { sent?: number }).sent ?? 0);
         s.reject(err as Error);
@@ -84,13 +98,8 @@ export class Outbox {
     for (const s of this.#sends.splice(0)) s.reject(err);
   }
 
-  /** The addon's send; a queue the other side wrote over ends the channel. */
-  #native<T>(send: () => T): T {
-    try {
-      return send();
-    } catch (err) {
-      if ((err as { code?: string }).code === 'ERR_CHANNEL_PROTOCOL') this.#corrupt(err as Error);
-      throw err;
-    }
+  /** A send threw: a queue the other side wrote over ends the channel. */
+  #failed(err: unknown): void {
+    if ((err as { code?: string }).code === 'ERR_CHANNEL_PROTOCOL') this.#corrupt(err as Error);
   }
 }
