@@ -4,7 +4,7 @@
 // (so the socket never ends): the joiner watches the process SO_PEERCRED names and fails with
 // ERR_CHANNEL_PEER_GONE. Nothing is left behind on any of these paths: the socket can carry a
 // channel afterwards, and the file's leak check counts fds and live objects.
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, onTestFinished } from 'vitest';
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { join } from 'node:path';
@@ -113,6 +113,7 @@ describe('Channel setup: a creator that ends before its hello', () => {
       setInterval(() => {}, 1000); // never creates
     `], { stdio: ['ignore', 'ignore', 'inherit', theirs], env: { ...process.env, [processTagVariable]: newProcessTag() } });
     const exited = once(child, 'exit');
+    onTestFinished(() => void child.kill('SIGKILL')); // also when the test fails or times out
     close(theirs);
     try {
       const got = recvmsg(mine, [Buffer.alloc(1)], { maxFds: 2 });
