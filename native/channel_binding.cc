@@ -1,19 +1,12 @@
-// The shared-memory channel's binding (native/channel/: the rings): makes or joins a region,
-// and gives src/ring/channel.ts one object per side whose methods move messages. The waiting
-// itself is JS's: a Ring recv on this side's copy of the socket, where the other side sends a
-// byte to wake it.
-//
-// An end owns its fds (counted in liveObjects().ownedFds) and its mapping (mappings). The
-// mapping is also JS's ArrayBuffer, over which the received views are made: close() detaches
-// it before unmapping, so a view kept past close() is empty, never a fault. The end holds the
-// ArrayBuffer strongly, so an end collected without close() leaves the unmapping to the
-// ArrayBuffer's own finalizer, once no view is left.
+// The shared-memory channel's binding (native/channel/: the queues): makes or joins a region,
+// and gives src/ring/channel.ts one object per side (channel_end.h) whose methods move messages
+// (channel_messages.cc) and tell the other side. The waiting itself is JS's: a Ring recv on
+// this side's copy of the socket, where the other side sends a byte to wake it.
 #include <errno.h>
 #include <fcntl.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <optional>
@@ -21,125 +14,12 @@
 #include <utility>
 
 #include "args.h"
-#include "channel_claims.h"
+#include "channel_end.h"
 #include "errors.h"
-#include "live_objects.h"
 #include "registry.h"
-#include "ring/copy.h"
-#include "sys/mappings.h"
-
-extern "C" {
-#include "channel/channel.h"
-}
 
 namespace iolab {
 namespace {
-
-// The mapping, shared by the end and its ArrayBuffer: unmapped once by whichever lets go
-// first with a reason (close(), or the ArrayBuffer's finalizer), freed when both have let go.
-// Both run on the end's JS thread.
-struct Region {
-  void* addr;
-  size_t bytes;
-  bool mapped = true;
-  int refs = 2;
-};
-
-void Unmap(Region* r) {
-  if (!r->mapped) return;
-  r->mapped = false;
-  munmap(r->addr, r->bytes);
-  LiveDec(Live::kMappings);
-}
-
-void Unref(Region* r) {
-  if (--r->refs == 0) delete r;
-}
-
-void FinalizeRegionBuffer(napi_env, void*, void* hint) {
-  Region* r = static_cast<Region*>(hint);
-  Unmap(r);
-  Unref(r);
-}
-
-// The copy channel_send makes: a view of iolab's own mmap may fault (its file shrank), so the
-// kernel copies it (EFAULT, as ring.send gives); any other view is plain memory.
-extern "C" int CopyIntoQueue(void* to, const void* from, size_t n) {
-  if (!InMapping(from, n)) {
-    memcpy(to, from, n);
-    return 0;
-  }
-  return CopyFromView(to, from, n);
-}
-
-struct End {
-  End(OwnedFd memfd_, OwnedFd socket_) : memfd(std::move(memfd_)), socket(std::move(socket_)) {}
-  ~End() {
-    if (claimed) Unclaim(claim);
-  }
-  channel_end ring{};
-  SocketKey claim;  // this side's socket, claimed by channelClaim (channel_claims.h)
-  bool claimed = false;
-  uint32_t* next_length = nullptr;  // next()'s length, in a small private ArrayBuffer of JS's
-  napi_ref next_length_buffer = nullptr;
-  Region* region = nullptr;
-  napi_ref buffer = nullptr;  // the region's ArrayBuffer, held strongly
-  OwnedFd memfd;              // the creator's, until it has been passed
-  OwnedFd socket;             // this side's copy of the socket: wakes go out on it and come in
-  std::optional<OwnedFd> pidfd;  // the other side's process, once known (watchPeer)
-  bool freed = false;
-};
-
-// Closes an fd the end owns (OwnedFd has no assignment: a move out of it closes it here).
-void CloseOwned(OwnedFd& fd) { OwnedFd gone(std::move(fd)); }
-
-[[noreturn]] void ThrowClosed(napi_env env) {
-  ThrowError(Napi::Env(env), "ERR_CHANNEL_CLOSED", "the channel is closed");
-}
-
-End* Unwrap(napi_env env, napi_value self) {
-  void* data = nullptr;
-  if (napi_unwrap(env, self, &data) != napi_ok || data == nullptr) ThrowTypeError(env, "ERR_INVALID_THIS", "not a channel end");
-  return static_cast<End*>(data);
-}
-
-End* OpenEnd(napi_env env, napi_value self) {
-  End* end = Unwrap(env, self);
-  if (end->freed) ThrowClosed(env);
-  return end;
-}
-
-// Unmaps (the ArrayBuffer detached first: from then on JS cannot reach the pages) and closes
-// the fds. Does not mark the channel closed: an end collected or torn down without close() is
-// one whose other side should hear that it is gone, not that it closed.
-void Free(napi_env env, End* end) {
-  if (end->freed) return;
-  end->freed = true;
-  napi_value buffer;
-  if (env != nullptr && napi_get_reference_value(env, end->buffer, &buffer) == napi_ok && buffer != nullptr)
-    napi_detach_arraybuffer(env, buffer);
-  Unmap(end->region);
-  CloseOwned(end->memfd);
-  CloseOwned(end->socket);
-  end->pidfd.reset();
-  if (end->claimed) Unclaim(end->claim);
-  end->claimed = false;
-}
-
-void FinalizeEnd(napi_env env, void* data, void*) {
-  End* end = static_cast<End*>(data);
-  if (!end->freed) {
-    // The pages stay mapped for views that may still exist; their ArrayBuffer unmaps them.
-    end->freed = true;
-    CloseOwned(end->memfd);
-    CloseOwned(end->socket);
-    end->pidfd.reset();
-  }
-  napi_delete_reference(env, end->buffer);
-  if (end->next_length_buffer != nullptr) napi_delete_reference(env, end->next_length_buffer);
-  Unref(end->region);
-  delete end;
-}
 
 // The end class of this env: channelCreate's and channelJoin's data, a reference made by Init.
 napi_value EndClass(napi_env env, void* data) {
@@ -165,26 +45,26 @@ napi_value MakeEnd(napi_env env, napi_value ctor, int side, OwnedFd memfd, uint6
     ThrowErrno(env, err, "mmap");
   }
   LiveInc(Live::kMappings);
-  Region* region = new Region{addr, size_t(bytes) + guard};
+  ChannelRegion* region = new ChannelRegion{addr, size_t(bytes) + guard};
   // the capacity is the private copy from here on: channel_check's, never the header's again
   uint64_t capacity = capacity_to_init;
   if (capacity_to_init != 0) channel_init(addr, capacity_to_init);
   const char* problem = capacity_to_init != 0 ? nullptr : channel_check(addr, bytes, &capacity);
   // the joining side needs its memfd no longer: the mapping keeps the region
-  End* end = new End(side == 0 ? std::move(memfd) : OwnedFd(), std::move(socket));
+  ChannelEnd* end = new ChannelEnd(side == 0 ? std::move(memfd) : OwnedFd(), std::move(socket));
   end->region = region;
   if (problem == nullptr) problem = channel_attach(&end->ring, addr, capacity, side, end->socket.get());
   if (problem != nullptr) {
-    Unmap(region);
+    UnmapRegion(region);
     delete region;
     delete end;
     ThrowError(env, "ERR_CHANNEL_PROTOCOL", std::string("the shared memory the other side passed is not a channel's: ") + problem);
   }
-  napi_value object = nullptr, buffer = nullptr, lengths = nullptr;
+  napi_value object = nullptr, buffer = nullptr;
   napi_status status = napi_new_instance(env, ctor, 0, nullptr, &object);
   if (status == napi_ok) status = napi_wrap(env, object, end, FinalizeEnd, nullptr, nullptr);
   if (status != napi_ok) {
-    Unmap(region);
+    UnmapRegion(region);
     delete region;
     delete end;
     NAPI_THROW_IF_FAILED(env, status, nullptr);
@@ -193,18 +73,14 @@ napi_value MakeEnd(napi_env env, napi_value ctor, int side, OwnedFd memfd, uint6
   status = napi_create_external_arraybuffer(env, addr, bytes, FinalizeRegionBuffer, region, &buffer);
   if (status != napi_ok) {
     region->refs--;  // no ArrayBuffer holds it
-    Free(nullptr, end);
+    FreeEnd(nullptr, end);
     NAPI_THROW_IF_FAILED(env, status, nullptr);
   }
-  napi_create_reference(env, buffer, 1, &end->buffer);
-  void* data = nullptr;
-  status = napi_create_arraybuffer(env, sizeof(uint32_t), &data, &lengths);
-  if (status == napi_ok) status = napi_create_reference(env, lengths, 1, &end->next_length_buffer);
+  status = napi_create_reference(env, buffer, 1, &end->buffer);
   if (status != napi_ok) {
-    Free(env, end);
+    FreeEnd(env, end);
     NAPI_THROW_IF_FAILED(env, status, nullptr);
   }
-  end->next_length = static_cast<uint32_t*>(data);
   end->claim = claim;
   end->claimed = true;
   return object;
@@ -268,56 +144,33 @@ napi_value Join(napi_env env, napi_callback_info info) {
 
 // ---- the end's methods ----
 
-napi_value Boolean(napi_env env, bool value) {
-  napi_value result;
-  napi_get_boolean(env, value, &result);
-  return result;
-}
+// What a side waits for: prepareSleep's and spin's first arguments (wantMessage, wantRoom,
+// pendingBytes: the bytes of the message that waits for room).
+struct Wanted {
+  bool message;
+  bool room;
+  uint64_t pending_bytes;
+};
 
-napi_value SendResult(napi_env env, int sent) {
-  if (sent == CHANNEL_SEND_FAULT) ThrowErrno(env, EFAULT, "send");  // as ring.send of the same view
-  if (sent == CHANNEL_SEND_CORRUPT)
-    ThrowError(env, "ERR_CHANNEL_PROTOCOL", "the queue's tail is one no reader publishes: the other side wrote over it");
-  return Boolean(env, sent != 0);
-}
-
-napi_value Send(napi_env env, napi_callback_info info) {
-  RawArgs<1> args(env, info);
-  End* end = OpenEnd(env, args.self);
-  uint64_t max = channel_max_message(end->ring.capacity);
-  View view;
-  if (ViewOf(env, args[0], &view)) {
-    if (view.length > max) ThrowArgRange(env, "message", "at most " + std::to_string(max) + " bytes (half the channel's capacity, less 8)", std::to_string(view.length) + " bytes");
-    struct iovec iov = {view.data, view.length};
-    return SendResult(env, channel_send(&end->ring, &iov, 1, view.length, CopyIntoQueue));
-  }
-  bool is_array = false;
-  napi_is_array(env, args[0], &is_array);
-  if (!is_array) ThrowArgType(env, "message", "an ArrayBufferView or an Array of them", args[0]);
-  IovecArray iov = IovecsArg(env, args[0], "message");
-  // reading the list may have run JS that closed the channel
-  if (end->freed) ThrowClosed(env);
-  uint64_t total = iov.total();
-  if (total > max) ThrowArgRange(env, "message", "at most " + std::to_string(max) + " bytes (half the channel's capacity, less 8)", std::to_string(total) + " bytes");
-  return SendResult(env, channel_send(&end->ring, iov.data(), int(iov.size()), total, CopyIntoQueue));
-}
-
-napi_value Next(napi_env env, napi_callback_info info) {
-  RawArgs<1> args(env, info);
-  End* end = OpenEnd(env, args.self);
-  napi_value result;
-  napi_create_double(env, double(channel_next(&end->ring, end->next_length)), &result);
-  return result;
+Wanted WantedArgs(napi_env env, const napi_value* argv) {
+  return {BoolArg(env, argv[0], "wantMessage"), BoolArg(env, argv[1], "wantRoom"), SizeArg(env, argv[2], "pendingBytes")};
 }
 
 // prepareSleep(wantMessage, wantRoom, pendingBytes) -> true: sleep, the other side will send a byte.
 napi_value PrepareSleep(napi_env env, napi_callback_info info) {
   RawArgs<3> args(env, info);
-  End* end = OpenEnd(env, args.self);
-  bool want_message = BoolArg(env, args[0], "wantMessage");
-  bool want_room = BoolArg(env, args[1], "wantRoom");
-  uint64_t pending = SizeArg(env, args[2], "pendingBytes");
-  return Boolean(env, channel_prepare_sleep(&end->ring, want_message, want_room, pending) != 0);
+  ChannelEnd* end = OpenEnd(env, args.self);
+  Wanted w = WantedArgs(env, args.argv);
+  return Boolean(env, channel_prepare_sleep(&end->ring, w.message, w.room, w.pending_bytes) != 0);
+}
+
+// spin(wantMessage, wantRoom, pendingBytes, ns) -> true: what was wanted came within ns.
+napi_value Spin(napi_env env, napi_callback_info info) {
+  RawArgs<4> args(env, info);
+  ChannelEnd* end = OpenEnd(env, args.self);
+  Wanted w = WantedArgs(env, args.argv);
+  uint64_t ns = uint64_t(IntegerArg(env, args[3], "ns", 0, 1000000000));
+  return Boolean(env, channel_spin(&end->ring, w.message, w.room, w.pending_bytes, ns) != 0);
 }
 
 napi_value Woken(napi_env env, napi_callback_info info) {
@@ -337,16 +190,15 @@ napi_value HasUnread(napi_env env, napi_callback_info info) {
 }
 
 // watchPeer(pid) -> a pidfd of the other side's process (this end's, closed by free()) to wait
-// on: readable once it has ended. -1 when it has ended already (ESRCH).
+// on: readable once it has ended. -1 when it has ended already (ESRCH); -2 when pidfd_open is
+// refused here (nothing to watch by: the socket's end alone tells).
 napi_value WatchPeer(napi_env env, napi_callback_info info) {
   RawArgs<1> args(env, info);
-  End* end = OpenEnd(env, args.self);
+  ChannelEnd* end = OpenEnd(env, args.self);
   int64_t pid = IntegerArg(env, args[0], "pid", 1, INT32_MAX);
   if (end->pidfd) return Napi::Number::New(env, end->pidfd->get());
-  int fd = int(syscall(SYS_pidfd_open, pid_t(pid), 0));
-  if (fd < 0 && errno == ESRCH) return Napi::Number::New(env, -1);
-  if (fd < 0) ThrowErrno(env, errno, "pidfd_open");
-  end->pidfd.emplace(fd);
+  int fd = PidfdOpen(env, int(pid));
+  if (fd >= 0) end->pidfd.emplace(fd);
   return Napi::Number::New(env, fd);
 }
 
@@ -360,7 +212,7 @@ napi_value WakeMethod(napi_env env, napi_callback_info info) {
 // markClosed(): tells the other side (the closed flag, and a byte to wake it). Idempotent.
 napi_value MarkClosed(napi_env env, napi_callback_info info) {
   RawArgs<1> args(env, info);
-  End* end = Unwrap(env, args.self);
+  ChannelEnd* end = UnwrapEnd(env, args.self);
   if (!end->freed) channel_close(&end->ring);
   return nullptr;
 }
@@ -368,21 +220,21 @@ napi_value MarkClosed(napi_env env, napi_callback_info info) {
 // free(): unmaps and closes the fds. Idempotent.
 napi_value FreeMethod(napi_env env, napi_callback_info info) {
   RawArgs<1> args(env, info);
-  Free(env, Unwrap(env, args.self));
+  FreeEnd(env, UnwrapEnd(env, args.self));
   return nullptr;
 }
 
 // passed(): the creator's memfd has been sent; its copy here is closed.
 napi_value Passed(napi_env env, napi_callback_info info) {
   RawArgs<1> args(env, info);
-  CloseOwned(Unwrap(env, args.self)->memfd);
+  CloseOwned(UnwrapEnd(env, args.self)->memfd);
   return nullptr;
 }
 
 napi_value RegionGetter(napi_env env, napi_callback_info info) {
   RawArgs<1> args(env, info);
   napi_value buffer;
-  NAPI_THROW_IF_FAILED(env, napi_get_reference_value(env, Unwrap(env, args.self)->buffer, &buffer), nullptr);
+  NAPI_THROW_IF_FAILED(env, napi_get_reference_value(env, UnwrapEnd(env, args.self)->buffer, &buffer), nullptr);
   return buffer;
 }
 
@@ -398,22 +250,14 @@ napi_value SocketFd(napi_env env, napi_callback_info info) {
   return Napi::Number::New(env, OpenEnd(env, args.self)->socket.get());
 }
 
-// The length of the message next() handed out (the one it checked), as a Uint32Array's buffer.
-napi_value NextLengthGetter(napi_env env, napi_callback_info info) {
-  RawArgs<1> args(env, info);
-  napi_value buffer;
-  NAPI_THROW_IF_FAILED(env, napi_get_reference_value(env, Unwrap(env, args.self)->next_length_buffer, &buffer), nullptr);
-  return buffer;
-}
-
 napi_value Capacity(napi_env env, napi_callback_info info) {
   RawArgs<1> args(env, info);
-  return Napi::Number::New(env, double(Unwrap(env, args.self)->ring.capacity));
+  return Napi::Number::New(env, double(UnwrapEnd(env, args.self)->ring.capacity));
 }
 
 napi_value MaxMessage(napi_env env, napi_callback_info info) {
   RawArgs<1> args(env, info);
-  return Napi::Number::New(env, double(channel_max_message(Unwrap(env, args.self)->ring.capacity)));
+  return Napi::Number::New(env, double(channel_max_message(UnwrapEnd(env, args.self)->ring.capacity)));
 }
 
 napi_value Construct(napi_env env, napi_callback_info info) {
@@ -423,9 +267,11 @@ napi_value Construct(napi_env env, napi_callback_info info) {
 
 void Init(Napi::Env env, Napi::Object exports) {
   const napi_property_descriptor members[] = {
-      {"send", nullptr, RawCallback<Send>, nullptr, nullptr, nullptr, napi_default_method, nullptr},
-      {"next", nullptr, RawCallback<Next>, nullptr, nullptr, nullptr, napi_default_method, nullptr},
+      {"send", nullptr, RawCallback<ChannelSend>, nullptr, nullptr, nullptr, napi_default_method, nullptr},
+      {"sendMany", nullptr, RawCallback<ChannelSendMany>, nullptr, nullptr, nullptr, napi_default_method, nullptr},
+      {"take", nullptr, RawCallback<ChannelTake>, nullptr, nullptr, nullptr, napi_default_method, nullptr},
       {"prepareSleep", nullptr, RawCallback<PrepareSleep>, nullptr, nullptr, nullptr, napi_default_method, nullptr},
+      {"spin", nullptr, RawCallback<Spin>, nullptr, nullptr, nullptr, napi_default_method, nullptr},
       {"woken", nullptr, RawCallback<Woken>, nullptr, nullptr, nullptr, napi_default_method, nullptr},
       {"peerClosed", nullptr, RawCallback<PeerClosed>, nullptr, nullptr, nullptr, napi_default_method, nullptr},
       {"hasUnread", nullptr, RawCallback<HasUnread>, nullptr, nullptr, nullptr, napi_default_method, nullptr},
@@ -437,7 +283,6 @@ void Init(Napi::Env env, Napi::Object exports) {
       {"region", nullptr, nullptr, RawCallback<RegionGetter>, nullptr, nullptr, napi_default, nullptr},
       {"memfd", nullptr, nullptr, RawCallback<Memfd>, nullptr, nullptr, napi_default, nullptr},
       {"socket", nullptr, nullptr, RawCallback<SocketFd>, nullptr, nullptr, napi_default, nullptr},
-      {"nextLength", nullptr, nullptr, RawCallback<NextLengthGetter>, nullptr, nullptr, napi_default, nullptr},
       {"capacity", nullptr, nullptr, RawCallback<Capacity>, nullptr, nullptr, napi_default, nullptr},
       {"maxMessageBytes", nullptr, nullptr, RawCallback<MaxMessage>, nullptr, nullptr, napi_default, nullptr},
   };

@@ -1,8 +1,12 @@
-// channelClaim and channelUnclaim (channel_claims.h).
+// What a channel's setup uses before it has an end: channelClaim and channelUnclaim
+// (channel_claims.h), and channelPeerPidfd, the process at the other end of its socket.
 #include "channel_claims.h"
 
 #include <errno.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include <mutex>
 #include <set>
@@ -35,8 +39,24 @@ napi_value UnclaimMethod(napi_env env, napi_callback_info info) {
   return nullptr;
 }
 
+// channelPeerPidfd(socket) -> a pidfd (the caller's to close) of the process SO_PEERCRED names:
+// the one that made the socketpair, or connected or listened. -1: it has ended (ESRCH); -2:
+// nothing to watch: it is this process (a thread of it, or a socketpair made here), which no
+// pidfd tells apart, or pidfd_open is refused here.
+napi_value PeerPidfd(napi_env env, napi_callback_info info) {
+  RawArgs<1> args(env, info);
+  int fd = FdArg(env, args[0], "socket");
+  struct ucred cred = {};
+  socklen_t len = sizeof cred;
+  if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) != 0) ThrowErrno(env, errno, "getsockopt");
+  if (cred.pid <= 0 || cred.pid == getpid()) return Napi::Number::New(env, -2);
+  return Napi::Number::New(env, PidfdOpen(env, cred.pid));
+}
+
 void Init(Napi::Env env, Napi::Object exports) {
   napi_value fn;
+  NAPI_THROW_IF_FAILED_VOID(env, napi_create_function(env, "channelPeerPidfd", NAPI_AUTO_LENGTH, RawCallback<PeerPidfd>, nullptr, &fn));
+  exports.Set("channelPeerPidfd", Napi::Value(env, fn));
   NAPI_THROW_IF_FAILED_VOID(env, napi_create_function(env, "channelClaim", NAPI_AUTO_LENGTH, RawCallback<Claim>, nullptr, &fn));
   exports.Set("channelClaim", Napi::Value(env, fn));
   NAPI_THROW_IF_FAILED_VOID(env, napi_create_function(env, "channelUnclaim", NAPI_AUTO_LENGTH, RawCallback<UnclaimMethod>, nullptr, &fn));
@@ -44,6 +64,14 @@ void Init(Napi::Env env, Napi::Object exports) {
 }
 
 }  // namespace
+
+int PidfdOpen(napi_env env, int pid) {
+  int fd = int(syscall(SYS_pidfd_open, pid_t(pid), 0));
+  if (fd >= 0) return fd;
+  if (errno == ESRCH) return -1;
+  if (errno == ENOSYS || errno == EPERM || errno == EACCES) return -2;  // before 5.3, or seccomp
+  ThrowErrno(env, errno, "pidfd_open");
+}
 
 SocketKey SocketKeyOf(napi_env env, int fd) {
   struct stat st;

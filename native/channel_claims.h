@@ -16,4 +16,9 @@ using SocketKey = std::pair<uint64_t, uint64_t>;  // st_dev, st_ino
 SocketKey SocketKeyOf(napi_env env, int fd);
 void Unclaim(SocketKey key);
 
+// A pidfd of pid (close-on-exec, the caller's); -1 when it has ended (ESRCH); -2 when this
+// kernel or its seccomp profile refuses pidfd_open (ENOSYS, EPERM, EACCES): nothing to watch by.
+// Throws any other error.
+int PidfdOpen(napi_env env, int pid);
+
 }  // namespace iolab

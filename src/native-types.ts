@@ -375,17 +375,26 @@ export interface NativeChannelEnd {
   readonly maxMessageBytes: number;
   /** Copies one message (a view, or an Array of views sent as one) in: false when it does not
    * fit now (nothing written). RangeError above maxMessageBytes; EFAULT when a view faults (a
-   * mapping whose file shrank); ERR_CHANNEL_PROTOCOL when the reader's tail is no reader's. */
+   * mapping whose file shrank); ERR_CHANNEL_CLOSED when the other side has closed;
+   * ERR_CHANNEL_PROTOCOL when the reader's tail is no reader's. */
   send(message: unknown): boolean;
-  /** Releases the message handed out before, then the next one's payload offset in region
-   * (> 0; its length, the one checked, in nextLength), 0 when none is there, -1 when the other
-   * side closed and every message was read, -2 when the queue holds what no writer makes. */
-  next(): number;
-  /** A private 4-byte ArrayBuffer (not the region): next()'s message length, as a u32. */
-  readonly nextLength: ArrayBuffer;
+  /** Copies messages[from], messages[from + 1]... in, in order, until one does not fit now, and
+   * publishes them at once: how many. A message that cannot go (as send() throws) throws once
+   * those before it are published, the error's `sent` their count. */
+  sendMany(messages: unknown, from: number): number;
+  /** Takes at most max messages at once, each as [offset, length] in out (a Uint32Array of
+   * 2 * max): with a pool, copied into it from byte `at` on (each at a multiple of 8) while they
+   * fit and let go of in the queue, offsets into the pool; with null, left in the queue until the
+   * next take, offsets into region. The count (> 0); else 0 none there, -1 the other side closed
+   * and every message was taken, -2 the queue holds what no writer makes, -3 the next message
+   * does not fit in the pool's room (its length in out[1]). */
+  take(pool: ArrayBuffer | null, at: number, max: number, out: Uint32Array): number;
   /** Sets this side's waiting flags (for a message; for room for a message of pendingBytes)
    * and looks again: true when it should sleep (receive on socket). */
   prepareSleep(wantMessage: boolean, wantRoom: boolean, pendingBytes: number): boolean;
+  /** Spins up to ns nanoseconds (no syscall) for a message (wantMessage) or room for a message
+   * of pendingBytes (wantRoom): true when it came. */
+  spin(wantMessage: boolean, wantRoom: boolean, pendingBytes: number, ns: number): boolean;
   /** Clears this side's waiting flags after a wake-up. */
   woken(): void;
   /** Whether a message is there that next() has not handed out. */
@@ -393,7 +402,8 @@ export interface NativeChannelEnd {
   /** Whether the other side has marked the channel closed. */
   peerClosed(): boolean;
   /** A pidfd of the other side's process pid (this end's, closed by free()): readable once it
-   * has ended; -1 when it has ended already. The same fd on a second call. */
+   * has ended; -1 when it has ended already; -2 when pidfd_open is refused here. The same fd on
+   * a second call. */
   watchPeer(pid: number): number;
   /** Sends the other side one wake-up byte. */
   wake(): void;

@@ -234,6 +234,10 @@ export interface NativeAddon {
    * lets it go when freed; a setup that fails before calls channelUnclaim. */
   channelClaim(socket: number): void;
   channelUnclaim(socket: number): void;
+  /** A pidfd (the caller's to close) of the process at the other end of socket (SO_PEERCRED:
+   * the one that made the socketpair, or connected or listened); -1 when it has ended, -2 when
+   * there is nothing to watch (it is this process, or pidfd_open is refused here). */
+  channelPeerPidfd(socket: number): number;
 }
 
 /** The flag bits `constants` names: MSG_* (recv/send flags), SOCK_*, O_* (as fs.constants). */

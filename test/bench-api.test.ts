@@ -116,8 +116,16 @@ describe('iolab bench api', () => {
     }
     expect(Object.keys(report.rounds)).toContain('channel/1m');
     const goals = Object.fromEntries(report.ratios.filter((r: { goal?: number }) => r.goal).map((r: { name: string; goal: number }) => [r.name, r.goal]));
-    expect(goals).toMatchObject({ 'channel/64 / net.unix/64': 2, 'channel/1k / net.unix/1k': 5, 'channel/64 / c.shm-ring/64': 0.25,
-      'channel/64k / c.shm-ring/64k': 0.8, 'channel.worker/64 / sab.worker/64': 1, 'channel/1m / zeromq/1m': 1, 'channel/1m / memcpy/1m': 0.5 });
+    expect(goals).toMatchObject({ 'channel/64 / c.shm-ring/64': 0.25, 'channel/64k / c.shm-ring/64k': 0.8,
+      'channel.worker/64 / sab.worker/64': 1, 'channel/1m / memcpy/1m': 0.5 });
+    for (const s of ['64', '1k', '64k', '1m']) {
+      // 2x whichever process peer was fastest in the run, ahead of the other two
+      const peers = ['net.unix', 'zeromq', 'process.send'].map((p) => goals[`channel/${s} / ${p}/${s}`]);
+      expect(peers.sort(), s).toEqual([1, 1, 2]);
+      const rate = (c: string) => report.rows.find((r: { contender: string; messageBytes: number }) => `${r.contender}/${r.messageBytes}` === `${c}/${{ 64: 64, '1k': 1024, '64k': 65536, '1m': 1 << 20 }[s]}`).opsPerSec;
+      const best = ['net.unix', 'zeromq', 'process.send'].sort((a, b) => rate(b) - rate(a))[0];
+      expect(goals[`channel/${s} / ${best}/${s}`], s).toBe(2);
+    }
     expect(Object.keys(goals)).toHaveLength(4 * 6 + 1); // channel/channel.zeroCopy: no goal, the copy's cost
     expect(processesTagged(tag)).toEqual([]); // the receiving process ended with the run
     const table = await runCli(['bench', 'api', '--groups', 'channel', '--rounds', '1', '--duration', '10ms', '--only', 'channel/64,net.unix']);
@@ -176,6 +184,10 @@ describe('iolab bench api', () => {
     expect(ratio.ratio).toBeCloseTo(p50('ring.pingpong/64') / p50('c.pingpong/64'), 9);
     expect(table).toContain(`ring.pingpong/64 / c.pingpong/64 = ${ratio.ratio.toFixed(2)}x`);
     expect(report.rttRatios).toHaveLength(15);
+    // the channel's round-trip goals: level with node:net, within 1.5x the C loop
+    expect(report.rttRatios.filter((r: { goal?: number }) => r.goal).map((r: { name: string; goal: number }) => [r.name, r.goal]))
+      .toEqual([['channel.pingpong/64 / c.pingpong/64', 1.5], ['channel.pingpong/64 / net.pingpong/64', 1]]);
+    expect(table).toMatch(/^channel\.pingpong\/64 \/ net\.pingpong\/64 = \d+\.\d\dx {2}\(goal <= 1\.0x: (met|not met)\)$/m);
   });
 
   it('Ctrl-C in the ping-pong group: the finished rounds, marked partial, its peer gone, exit 130', async () => {

@@ -74,6 +74,52 @@ describe('Channel: a creator that lays the region out wrong cannot make this sid
     }
   });
 
+  it("a record that runs past the queue's end, within what was published: refused after the messages before it, taken in one batch, by receive() and by a listener", async () => {
+    // Queue 0 (the joiner reads it) of 4,096 bytes: from the reader's tail at 4,032, a message of
+    // 8 bytes (16 with its header), one of 24 (32), then at 4,080 one of 40 (48): published (the
+    // head is 96 past the tail, across the wrap), but 32 bytes of it would lie past the queue's end.
+    const capacity = 4096;
+    const crafted = () => craftedRegion(capacity, (w, u32) => {
+      const record = (at: number, length: number, fill: number) => {
+        u32[(HEADER + at) / 4] = length;
+        u32[(HEADER + at) / 4 + 1] = 0;
+        new Uint8Array(w.buffer, HEADER + at + 8, Math.min(length, capacity - at - 8)).fill(fill);
+      };
+      record(4032, 8, 1);
+      record(4048, 24, 2);
+      record(4080, 40, 3);
+      w[(DIR(0) + 64) / 8] = 4032n; // tail
+      w[DIR(0) / 8] = 4032n + 96n; // head
+    });
+    for (const zeroCopy of [false, true]) {
+      for (const listener of [false, true]) {
+        const what = `zeroCopy ${zeroCopy}, ${listener ? 'listener' : 'receive()'}`;
+        const region = crafted(); // each case its own: a reader moves the tail, a close sets its flag
+        const channel = await joinPassed(region.memfd, { zeroCopy });
+        const got: Uint8Array[] = [];
+        let error: unknown;
+        try {
+          if (listener) {
+            const ended = new Promise<void>((resolve) => channel.once('close', resolve));
+            channel.on('error', (err) => (error = err));
+            channel.on('message', (m) => got.push(Uint8Array.from(m)));
+            await ended;
+          } else {
+            for (;;) got.push(Uint8Array.from((await channel.receive())!));
+          }
+        } catch (err) {
+          error = err;
+        } finally {
+          await channel.close();
+          native.munmap(region.mapping);
+          close(region.memfd);
+        }
+        expect(got.map((m) => [m.length, m[0]]), what).toEqual([[8, 1], [24, 2]]);
+        expect(error, what).toMatchObject({ code: 'ERR_CHANNEL_PROTOCOL' });
+      }
+    }
+  });
+
   it('a record longer than what was published, inside the queue: refused, never a view over unpublished bytes', async () => {
     // Only the first 16 bytes are published (one record of 8), but its header says 1,000: the
     // record fits the queue, so only the check against what was published stops it.
@@ -321,7 +367,7 @@ console.log(JSON.stringify({ got, uncaught, unhandled }));
   });
 });
 
-describe('Channel: a kept message never shows another message', () => {
+describe('Channel: what a kept message holds', () => {
   it("zeroCopy: the last view handed out stays whole when the other side's end comes with it", async () => {
     // The creator (this test, over the raw region) publishes a record without a wake-up and
     // is gone: the joiner's waiting receive gets the record with the socket's end. Ending the
@@ -347,25 +393,30 @@ describe('Channel: a kept message never shows another message', () => {
     close(region.memfd);
   });
 
-  it('60 messages kept with received.push(m), through a 4 KiB queue that wraps many times, each still holds its own bytes', async () => {
+  it("150 messages through a 4 KiB queue that wraps many times: receive()'s kept with received.push(m) each hold their own bytes (more than one slab of them); a listener's copies made while it runs too; its lent ones read as empty after close()", async () => {
     const [a, b] = socketpair('stream');
     const [x, y] = await Promise.all([Channel.create(a, { capacity: 4096 }), Channel.join(b)]);
     close(a);
     close(b);
     const kept: Uint8Array[] = [];
     const fromListener: Uint8Array[] = [];
-    const sizes = Array.from({ length: 60 }, (_, i) => 200 + ((i * 37) % 900));
+    const copied: Buffer[] = [];
+    const sizes = Array.from({ length: 150 }, (_, i) => 200 + ((i * 37) % 900)); // 120 of them: ~77 KiB
     const writer = (async () => {
       for (let i = 0; i < sizes.length; i++) await x.send(Buffer.alloc(sizes[i], i));
     })();
-    for (let i = 0; i < 30; i++) kept.push((await y.receive())!);
-    y.on('message', (m) => fromListener.push(m));
+    for (let i = 0; i < 120; i++) kept.push((await y.receive())!);
+    y.on('message', (m) => {
+      fromListener.push(m);
+      copied.push(Buffer.from(m)); // what a listener keeps
+    });
     await writer;
     while (fromListener.length < 30) await new Promise((r) => setTimeout(r, 5));
-    const all = [...kept, ...fromListener];
-    const wrong = all.filter((m, i) => m.length !== sizes[i] || m.some((byte) => byte !== i));
+    const wrong = [...kept, ...copied].filter((m, i) => m.length !== sizes[i] || m.some((byte) => byte !== (i & 0xff)));
     expect(wrong.length).toBe(0);
+    // lent from the channel's pool, which later messages reused; close() leaves every view empty
     await Promise.all([x.close(), y.close()]);
-    expect(all[0].length).toBe(sizes[0]); // a copy: close() does not take it away
+    expect(fromListener.map((m) => m.length)).toEqual(fromListener.map(() => 0));
+    expect(kept[0].length).toBe(sizes[0]); // a copy of its own: close() does not take it away
   });
 });

@@ -11,7 +11,7 @@ import { pathToFileURL } from 'node:url';
 import { Channel, close, socketpair } from '../src/index.js';
 import { projectRoot } from '../src/native.js';
 import { checkLeaksAfterAll } from './support/leaks.js';
-import { shortTempDir } from './support/temp.js';
+import { buildSeccompRefuser, shortTempDir } from './support/temp.js';
 import { newProcessTag, processTagVariable } from './support/procs.js';
 
 const tmp = shortTempDir('iolab-channel-proc-');
@@ -148,6 +148,17 @@ describe('Channel between processes', () => {
       await channel.close();
       close(theirs);
     }
+  });
+
+  it('where pidfd_open is refused (a kernel before 5.3, a seccomp profile), a child joins and echoes all the same; the socket\'s end tells when it is gone', async () => {
+    const refuser = buildSeccompRefuser(tmp.path);
+    const { channel, exited } = await withChild([refuser, 'ENOSYS', '--pidfd-open', process.execPath, nodePeer, index, 'echo'], 4096);
+    for (let i = 0; i < 200; i++) {
+      await channel.send(streamMessage(i));
+      expect(Buffer.compare((await channel.receive())!, streamMessage(i))).toBe(0);
+    }
+    await channel.close();
+    expect((await exited)[0]).toBe(0);
   });
 
   it('a Python peer that knows only the documented layout reads every message and writes each back reversed', async () => {

@@ -149,6 +149,70 @@ describe('Channel within one process', () => {
     await Promise.all([x.close(), y.close()]);
   });
 
+  it('trySendMany copies in order until one does not fit; sendMany waits for room, in order with send; a bad message throws with the count sent before it', async () => {
+    const [x, y] = await pair(4096);
+    const half = x.maxMessageBytes; // two fill the ring
+    // records of 108 and 2,000 bytes fit the 4,096; the third's 2,048 does not
+    const list = [Buffer.alloc(100, 1), Buffer.alloc(half - 48, 2), Buffer.alloc(half, 3), Buffer.alloc(10, 4)];
+    expect(x.trySendMany(list)).toBe(2); // the third does not fit now: nothing of it copied
+    const rest = x.sendMany(list.slice(2));
+    const after = x.send(Buffer.from('after'));
+    expect(x.trySendMany([Buffer.from('x')])).toBe(0); // sends wait: no overtaking
+    expect(x.trySend(Buffer.from('x'))).toBe(false);
+    const got: number[] = [];
+    for (let i = 0; i < 5; i++) got.push((await y.receive())![0]);
+    await Promise.all([rest, after]);
+    expect(got).toEqual([1, 2, 3, 4, 'a'.charCodeAt(0)]);
+    // each message whole, a list of views as one message, an empty one too
+    expect(x.trySendMany([[Buffer.from('ga'), Buffer.from('thered')], new Uint8Array(0)])).toBe(2);
+    expect(Buffer.from((await y.receive())!).toString()).toBe('gathered');
+    expect((await y.receive())!.length).toBe(0);
+    // a message that is no view, or too long: those before it are sent, err.sent says how many
+    expect(() => x.trySendMany([Buffer.from('ok'), 'text' as never, Buffer.from('never')])).toThrow(expect.objectContaining({ code: 'ERR_INVALID_ARG_TYPE', sent: 1, message: expect.stringContaining('"messages[1]"') }));
+    await expect(x.sendMany([Buffer.from('ok2'), Buffer.alloc(half + 1)])).rejects.toMatchObject({ code: 'ERR_OUT_OF_RANGE', sent: 1 });
+    expect(Buffer.from((await y.receive())!).toString()).toBe('ok');
+    expect(Buffer.from((await y.receive())!).toString()).toBe('ok2');
+    expect(() => x.trySendMany('no list' as never)).toThrow(expect.objectContaining({ code: 'ERR_INVALID_ARG_TYPE' }));
+    await Promise.all([x.close(), y.close()]);
+  });
+
+  it("a 'message' listener's message is lent: valid while the listener runs, its bytes reused by later ones; receive() gives copies of their own", async () => {
+    const [x, y] = await pair(4096);
+    const lent: Uint8Array[] = [];
+    const copies: string[] = [];
+    y.on('message', (m) => {
+      lent.push(m);
+      copies.push(Buffer.from(m).toString());
+    });
+    const words = Array.from({ length: 40 }, (_, i) => `word ${i} `.repeat(1 + (i % 5)));
+    for (const w of words) await x.send(Buffer.from(w));
+    while (copies.length < words.length) await new Promise((r) => setImmediate(r));
+    expect(copies).toEqual(words);
+    // one pool for all of them: a copy of each cost no allocation of its own
+    expect(new Set(lent.map((m) => m.buffer)).size).toBe(1);
+    await Promise.all([x.close(), y.close()]);
+    expect(lent.every((m) => m.length === 0)).toBe(true); // close() leaves every view empty
+  });
+
+  it('options.spin: microseconds from 0 to 1000, else a TypeError or RangeError; 0 sleeps at once', async () => {
+    const [a, b] = socketpair('stream');
+    await expect(Channel.create(a, { spin: -1 })).rejects.toMatchObject({ name: 'RangeError', code: 'ERR_OUT_OF_RANGE', message: /options\.spin/ });
+    await expect(Channel.join(b, { spin: '5' as never })).rejects.toMatchObject({ name: 'TypeError', code: 'ERR_INVALID_ARG_TYPE' });
+    await expect(Channel.join(b, { spin: 1001 })).rejects.toMatchObject({ code: 'ERR_OUT_OF_RANGE' });
+    const [x, y] = await Promise.all([Channel.create(a, { capacity: 4096, spin: 0 }), Channel.join(b, { spin: 1000 })]);
+    close(a);
+    close(b);
+    for (let i = 0; i < 50; i++) {
+      const back = y.receive();
+      x.trySend(Buffer.from([i]));
+      expect((await back)![0]).toBe(i);
+      const reply = x.receive();
+      y.trySend(Buffer.from([i + 1]));
+      expect((await reply)![0]).toBe(i + 1);
+    }
+    await Promise.all([x.close(), y.close()]);
+  });
+
   it('an empty message that waits for room is sent once room comes', async () => {
     const [x, y] = await pair(4096);
     x.trySend(Buffer.alloc(x.maxMessageBytes));
@@ -207,6 +271,23 @@ describe('Channel within one process', () => {
     await sending;
     await closed;
     expect(y.closed).toBe(true);
+  });
+
+  it("a send made after the other side closed fails with ERR_CHANNEL_CLOSED on every path, while this side waited for nothing", async () => {
+    // y never waits, so no wake-up tells it: the send itself must see the other side's flag
+    const [x, y] = await pair(4096);
+    x.trySend(Buffer.from('before'));
+    await x.close();
+    const closedByPeer = { code: 'ERR_CHANNEL_CLOSED', message: 'the other side closed the channel' };
+    expect(() => y.trySend(Buffer.from('late'))).toThrow(expect.objectContaining(closedByPeer));
+    await expect(y.send(Buffer.from('late'))).rejects.toMatchObject(closedByPeer);
+    await expect(y.send([Buffer.from('la'), Buffer.from('te')])).rejects.toMatchObject(closedByPeer);
+    expect(() => y.trySendMany([Buffer.from('late'), Buffer.from('r')])).toThrow(expect.objectContaining({ ...closedByPeer, sent: 0 }));
+    await expect(y.sendMany([Buffer.from('late')])).rejects.toMatchObject(closedByPeer);
+    // what x sent before its close still comes, then the end
+    expect(Buffer.from((await y.receive())!).toString()).toBe('before');
+    expect(await y.receive()).toBeNull();
+    await y.close();
   });
 
   it('refuses bad arguments with Node-style errors, creating nothing', async () => {

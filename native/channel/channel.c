@@ -10,7 +10,17 @@
 #include <stddef.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
+
+/* A spinning loop's hint to the CPU (a hyperthread sibling gets the core meanwhile). */
+#if defined(__x86_64__) || defined(__i386__)
+#define CPU_RELAX() __builtin_ia32_pause()
+#elif defined(__aarch64__)
+#define CPU_RELAX() __asm__ __volatile__("yield")
+#else
+#define CPU_RELAX() ((void)0)
+#endif
 
 struct channel_direction {
   _Alignas(64) uint64_t head;         /* bytes published, written by the writer */
@@ -96,7 +106,7 @@ const char *channel_attach(struct channel_end *e, void *region, uint64_t capacit
   uint64_t in_tail = __atomic_load_n(&in_dir(e)->tail, __ATOMIC_ACQUIRE);
   if ((out_head | out_tail | in_tail) & 7) return "a queue index is not a multiple of 8";
   if (out_head - out_tail > capacity) return "a queue holds more than its capacity";
-  e->out_head = out_head;
+  e->out_head = e->out_published = out_head;
   e->out_tail_seen = out_tail;
   e->in_tail = e->in_head_seen = in_tail;
   return NULL;
@@ -142,7 +152,10 @@ static void put_record_header(unsigned char *at, uint32_t length, uint32_t kind)
   memcpy(at + 4, &kind, 4);
 }
 
-int channel_send(struct channel_end *e, const struct iovec *iov, int n, uint64_t total, channel_copy_fn copy) {
+int channel_put(struct channel_end *e, const struct iovec *iov, int n, uint64_t total, channel_copy_fn copy) {
+  /* The closed flag, not the socket's end, which this side hears only when it waits: a message
+   * put in after it would be acknowledged and never read. */
+  if (__atomic_load_n(&in_dir(e)->closed, __ATOMIC_ACQUIRE)) return CHANNEL_SEND_PEER_CLOSED;
   uint64_t need = room_needed(e, total);
   if (!has_room(e, need, 1)) return e->corrupt ? CHANNEL_SEND_CORRUPT : 0;
   unsigned char *ring = ring_of(e, e->side);
@@ -164,9 +177,20 @@ int channel_send(struct channel_end *e, const struct iovec *iov, int n, uint64_t
     at += iov[i].iov_len;
   }
   e->out_head = pos + record;
+  return 1;
+}
+
+void channel_publish(struct channel_end *e) {
+  if (e->out_published == e->out_head) return;
+  e->out_published = e->out_head;
   __atomic_store_n(&out_dir(e)->head, e->out_head, __ATOMIC_RELEASE);
   wake_if_waiting(e, &out_dir(e)->reader_waiting);
-  return 1;
+}
+
+int channel_send(struct channel_end *e, const struct iovec *iov, int n, uint64_t total, channel_copy_fn copy) {
+  int sent = channel_put(e, iov, n, total, copy);
+  if (sent == 1) channel_publish(e);
+  return sent;
 }
 
 /* Publishes the reader's tail up to what it has let go of. A writer waiting for room is woken
@@ -187,7 +211,7 @@ void channel_release(struct channel_end *e) {
   publish_tail(e);
 }
 
-int64_t channel_next(struct channel_end *e, uint32_t *message_length) {
+int channel_take(struct channel_end *e, struct channel_message *out, uint32_t max, uint64_t room) {
   struct channel_direction *d = in_dir(e);
   const unsigned char *ring = ring_of(e, 1 - e->side);
   uint64_t mask = e->capacity - 1;
@@ -195,48 +219,70 @@ int64_t channel_next(struct channel_end *e, uint32_t *message_length) {
     e->in_tail = e->held_end;
     e->holding = 0;
   }
-  int64_t result;
-  for (;;) {
-    if (e->in_tail == e->in_head_seen) {
+  uint64_t at = e->in_tail; /* the next record: past what this call hands out */
+  uint64_t used = 0;
+  int taken = 0;
+  int result = CHANNEL_EMPTY;
+  while ((uint32_t)taken < max) {
+    if (at == e->in_head_seen) {
       e->in_head_seen = __atomic_load_n(&d->head, __ATOMIC_ACQUIRE);
-      if (e->in_tail == e->in_head_seen) {
-        if (!__atomic_load_n(&d->closed, __ATOMIC_ACQUIRE)) {
-          result = CHANNEL_EMPTY;
-          break;
-        }
+      if (at == e->in_head_seen) {
+        if (!__atomic_load_n(&d->closed, __ATOMIC_ACQUIRE)) break;
         /* closed after its last publish: read head again, or its last messages would be lost */
         e->in_head_seen = __atomic_load_n(&d->head, __ATOMIC_ACQUIRE);
-        if (e->in_tail == e->in_head_seen) {
+        if (at == e->in_head_seen) {
           result = CHANNEL_ENDED;
           break;
         }
       }
     }
-    uint64_t available = e->in_head_seen - e->in_tail;
-    uint64_t offset = e->in_tail & mask;
+    uint64_t available = e->in_head_seen - at;
+    uint64_t offset = at & mask;
     uint32_t length, kind;
     memcpy(&length, ring + offset, 4);
     memcpy(&kind, ring + offset + 4, 4);
     uint64_t record = CHANNEL_RECORD_HEADER + align8(length);
-    /* a record the writer cannot have made: never hand out a view past what it published */
-    if (available > e->capacity || record > available || offset + record > e->capacity ||
+    /* a record the writer cannot have made: never hand out a view past what it published (the
+     * head, checked against the oldest byte not released, can be no more than a queue ahead) */
+    if (e->in_head_seen - e->in_tail > e->capacity || record > available || offset + record > e->capacity ||
         (kind != CHANNEL_KIND_MESSAGE && kind != CHANNEL_KIND_PADDING) ||
         (kind == CHANNEL_KIND_PADDING && offset + record != e->capacity)) {
       result = CHANNEL_CORRUPT;
       break;
     }
     if (kind == CHANNEL_KIND_PADDING) {
-      e->in_tail += record;
+      at += record;
+      if (taken == 0) e->in_tail = at; /* nothing held before it: the padding is free at once */
       continue;
     }
-    e->held_end = e->in_tail + record;
+    if (room != 0 && used + align8(length) > room) {
+      if (taken == 0) {
+        result = CHANNEL_TOO_BIG;
+        out[0].length = length;
+      }
+      break;
+    }
+    used += align8(length);
+    /* the length checked above: the caller never reads it again */
+    out[taken].offset = CHANNEL_HEADER_BYTES + (uint64_t)(1 - e->side) * e->capacity + offset + CHANNEL_RECORD_HEADER;
+    out[taken].length = length;
+    taken++;
+    at += record;
+  }
+  if (taken > 0) {
+    e->held_end = at;
     e->holding = 1;
-    *message_length = length; /* the length checked above: the caller never reads it again */
-    result = (int64_t)(CHANNEL_HEADER_BYTES + (uint64_t)(1 - e->side) * e->capacity + offset + CHANNEL_RECORD_HEADER);
-    break;
   }
   publish_tail(e);
-  return result;
+  return taken > 0 ? taken : result;
+}
+
+int64_t channel_next(struct channel_end *e, uint32_t *message_length) {
+  struct channel_message m;
+  int got = channel_take(e, &m, 1, 0);
+  if (got <= 0) return got;
+  *message_length = m.length;
+  return (int64_t)m.offset;
 }
 
 int channel_prepare_sleep(struct channel_end *e, int want_message, int want_room, uint64_t pending_bytes) {
@@ -252,6 +298,26 @@ int channel_prepare_sleep(struct channel_end *e, int want_message, int want_room
   if (__atomic_load_n(&in->closed, __ATOMIC_ACQUIRE)) ready = 1; /* nothing more will come: say so */
   if (ready) channel_woken(e);
   return !ready;
+}
+
+static uint64_t monotonic_ns(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
+}
+
+int channel_spin(struct channel_end *e, int want_message, int want_room, uint64_t pending_bytes, uint64_t ns) {
+  struct channel_direction *in = in_dir(e);
+  uint64_t read_from = e->holding ? e->held_end : e->in_tail;
+  uint64_t need = room_needed(e, pending_bytes);
+  uint64_t until = monotonic_ns() + ns;
+  for (unsigned i = 1;; i++) {
+    if (want_message && (__atomic_load_n(&in->head, __ATOMIC_ACQUIRE) != read_from || __atomic_load_n(&in->closed, __ATOMIC_ACQUIRE)))
+      return 1;
+    if (want_room && (has_room(e, need, 1) || e->corrupt)) return 1;
+    if ((i & 31) == 0 && monotonic_ns() >= until) return 0;
+    CPU_RELAX();
+  }
 }
 
 void channel_woken(struct channel_end *e) {

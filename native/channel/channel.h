@@ -50,11 +50,18 @@ struct channel_end {
    * end of the message handed out, released when the next one is asked for */
   uint64_t in_tail, in_head_seen, held_end;
   int holding;
+  uint64_t out_published; /* the head the reader was last shown (channel_publish) */
   int corrupt; /* the reader published a tail no reader can: sends fail from then on */
 };
 
-/* What channel_next found. */
-enum channel_next_result { CHANNEL_EMPTY = 0, CHANNEL_ENDED = -1, CHANNEL_CORRUPT = -2 };
+/* What channel_next and channel_take found when they hand out nothing. */
+enum channel_next_result { CHANNEL_EMPTY = 0, CHANNEL_ENDED = -1, CHANNEL_CORRUPT = -2, CHANNEL_TOO_BIG = -3 };
+
+/* A message handed out: its payload's offset in the region and its length, both checked. */
+struct channel_message {
+  uint64_t offset;
+  uint32_t length;
+};
 
 uint64_t channel_region_bytes(uint64_t capacity);
 /* The largest message a ring of this capacity carries: half of it, less a record header. */
@@ -70,22 +77,40 @@ const char *channel_attach(struct channel_end *e, void *region, uint64_t capacit
 
 /* Copies n bytes from a caller's buffer into the queue: 0, or nonzero when the buffer faults. */
 typedef int (*channel_copy_fn)(void *to, const void *from, size_t n);
-enum channel_send_result { CHANNEL_SEND_CORRUPT = -1, CHANNEL_SEND_FAULT = -2 };
+enum channel_send_result { CHANNEL_SEND_CORRUPT = -1, CHANNEL_SEND_FAULT = -2, CHANNEL_SEND_PEER_CLOSED = -3 };
 /* Copies the message (n buffers, total bytes) into the outgoing ring with copy and publishes it:
- * 1; 0 when it does not fit now (nothing written); a channel_send_result when the reader's tail
- * is no reader's or a buffer faulted (nothing published). The caller keeps total <=
- * channel_max_message. */
+ * 1; 0 when it does not fit now (nothing written); a channel_send_result when the other side
+ * has closed (nobody would read it), the reader's tail is no reader's or a buffer faulted
+ * (nothing published). The caller keeps total <= channel_max_message. */
 int channel_send(struct channel_end *e, const struct iovec *iov, int n, uint64_t total, channel_copy_fn copy);
+/* channel_send without the publish: the record is written past what the reader was shown, and
+ * channel_publish shows it (with every other record put since): one release store and one
+ * wake-up check for a batch of messages. Same results as channel_send. */
+int channel_put(struct channel_end *e, const struct iovec *iov, int n, uint64_t total, channel_copy_fn copy);
+/* Shows the reader every record put since the last publish, and wakes it if it sleeps. */
+void channel_publish(struct channel_end *e);
 /* Releases the message handed out before, then hands out the next: its payload's offset in the
  * region (> 0) with *message_length set to the length it checked, or a channel_next_result. */
 int64_t channel_next(struct channel_end *e, uint32_t *message_length);
-/* Releases the message handed out, if any (the reader is done with it). */
+/* Releases what was handed out before, then hands out the messages there, in order: at most
+ * max, and with room > 0 only while their payloads, each rounded up to 8 bytes, fit in room
+ * bytes together. Returns how many (> 0), in out, held until the next channel_take,
+ * channel_next or channel_release (one tail published for all of them); or, having handed out
+ * none, a channel_next_result: CHANNEL_TOO_BIG when the next message alone needs more than
+ * room (its length in out[0].length). */
+int channel_take(struct channel_end *e, struct channel_message *out, uint32_t max, uint64_t room);
+/* Releases what was handed out, if anything (the reader is done with it). */
 void channel_release(struct channel_end *e);
 /* Before sleeping: sets the waiting flags for what is wanted (a message; room for a message of
  * pending_bytes, which may be 0) and looks again. 1: sleep (the other side will send a byte);
  * 0: something wanted is there already (the flags are cleared). A sleeping side waits for a
  * byte on its socket (any byte: look again; end of file: the other side is gone). */
 int channel_prepare_sleep(struct channel_end *e, int want_message, int want_room, uint64_t pending_bytes);
+/* Spins (no syscall, no sleep) for up to ns nanoseconds for what a side would sleep for: a
+ * message (or the other side's close), room for a message of pending_bytes. 1: it came; 0: the
+ * time ran out. A side whose other side answers within microseconds saves both the sleep and
+ * the other side's wake-up byte (it sees no waiting flag). */
+int channel_spin(struct channel_end *e, int want_message, int want_room, uint64_t pending_bytes, uint64_t ns);
 /* After waking: clears this side's waiting flags. */
 void channel_woken(struct channel_end *e);
 /* Sends the other side one wake-up byte (any byte means "look again"). */

@@ -10,7 +10,6 @@
 
 #include <atomic>
 
-#include "live_objects.h"
 #include "sys/mappings.h"
 
 namespace iolab {
@@ -19,9 +18,10 @@ namespace iolab {
 // copy, the risk this file exists for coming back only there.
 static std::atomic<bool> kernel_copies{true};
 
-static bool MayFault() {
-  return live_counters[int(Live::kMappings)].load(std::memory_order_relaxed) > 0 && kernel_copies.load(std::memory_order_relaxed);
-}
+// Only a view of iolab's mmap can fault, so only while one exists does a copy go through the
+// kernel: not for the Live::kMappings a channel's region adds (sealed, it cannot shrink), or
+// every Ring read of a process with a channel would cost two syscalls more.
+static bool MayFault() { return AnyMapping() && kernel_copies.load(std::memory_order_relaxed); }
 
 // process_vm_{readv,writev} with this process on both sides: remote is the view.
 static int KernelCopy(void* local, void* remote, size_t n, bool to_view) {

@@ -1,7 +1,7 @@
 // Copies between an op's own memory and a JS view, for views that may fault: a view of a
 // read-only mapping (iolab's mmap of a sealed memfd), or of a mapping past the end of its file.
-// Both come only from iolab's own mmap (native/sys/shm.cc, counted as Live::kMappings): while
-// none is mapped, the copy is a plain memcpy; while one is, the kernel makes it
+// Both come only from iolab's own mmap (native/sys/shm.cc's registry; a channel's sealed region
+// is none of them): while none is mapped, the copy is a plain memcpy; while one is, the kernel makes it
 // (process_vm_readv/writev on this process), and answers EFAULT where memcpy would crash.
 #pragma once
 #include <stddef.h>

@@ -4,6 +4,9 @@
 
 namespace iolab {
 
+// Whether any mapping made by iolab's mmap is there (any thread's): one load, no lock. A
+// channel's region is no such mapping: sealed, it cannot shrink under a view.
+bool AnyMapping();
 // Whether [view, view + n) overlaps any mapping made by iolab's mmap (any thread's): memory
 // that may fault (its file shrank), which a plain memcpy must not touch.
 bool InMapping(const void* view, size_t n);

@@ -178,8 +178,10 @@ static bool Unmap(Mapping* m) {
   return true;
 }
 
+bool AnyMapping() { return registry_size.load(std::memory_order_relaxed) > 0; }
+
 bool InMapping(const void* view, size_t n) {
-  if (registry_size.load(std::memory_order_relaxed) == 0) return false;
+  if (!AnyMapping()) return false;
   auto from = reinterpret_cast<uintptr_t>(view);
   std::lock_guard<std::mutex> lock(registry_mutex);
   for (const auto& [addr, m] : *registry) {

@@ -18,12 +18,15 @@ const channel: Channel = await Channel.create(3, options);
 const sent: boolean = channel.trySend(new Uint8Array(4));
 const list: ChannelMessage = [new Uint8Array(2), new DataView(new ArrayBuffer(1))];
 await channel.send(list);
+const many: number = channel.trySendMany([new Uint8Array(1), [new Uint8Array(2)]]);
+await channel.sendMany([new Uint8Array(3)]);
+const joined: Channel = await Channel.join(4, { zeroCopy: true, spin: 0, signal: AbortSignal.timeout(1000), timeout: 500 });
 const view: Uint8Array | null = await channel.receive();
 channel.on('message', (m: Uint8Array) => void m.length).on('error', (e: Error) => void e.message);
 for await (const m of channel) void m.byteLength;
 // @ts-expect-error a message is bytes, not text
 channel.trySend('text');
-export { sent, view };
+export { sent, view, many, joined };
 `;
 
 const cases = {

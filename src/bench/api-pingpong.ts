@@ -29,6 +29,9 @@ export const pingpongContenderNames = ['c.pingpong', 'ring.pingpong', 'net.pingp
 /** p50 RTT ratios printed per size (lower is better): each JS row over the C floor, the Ring over net. */
 const rttPairs: [string, string][] = [['ring.pingpong', 'c.pingpong'], ['net.pingpong', 'c.pingpong'],
   ['channel.pingpong', 'c.pingpong'], ['ring.pingpong', 'net.pingpong'], ['channel.pingpong', 'net.pingpong']];
+/** The channel's round-trip goals (issue 43), at most these ratios: level with node:net, and
+ * within 1.5x the C loop over a socket. */
+const rttGoals: Record<string, number> = { 'channel.pingpong/64 / net.pingpong/64': 1, 'channel.pingpong/64 / c.pingpong/64': 1.5 };
 
 /** The peer's fds: the ring, net and C rows' sockets, then the channel's. */
 const peerFds = { ring: 3, net: 4, c: 5, channel: 6 };
@@ -223,6 +226,8 @@ export interface RttRatio {
   name: string;
   /** p50 RTT of `of` over `over`'s: lower is better. */
   ratio: number;
+  /** The most the ratio may be. */
+  goal?: number;
 }
 
 /** Per size, each JS row's p50 over the C floor's and the Ring's and the channel's over net's. */
@@ -234,14 +239,15 @@ export function rttRatios(rows: PingpongRow[]): RttRatio[] {
       const of = rowKey({ contender: a, inflight: 1, messageBytes: size });
       const over = rowKey({ contender: b, inflight: 1, messageBytes: size });
       const x = p50.get(of), y = p50.get(over);
-      if (x !== undefined && y) out.push({ name: `${of} / ${over}`, ratio: x / y });
+      const name = `${of} / ${over}`;
+      if (x !== undefined && y) out.push({ name, ratio: x / y, ...(rttGoals[name] === undefined ? {} : { goal: rttGoals[name] }) });
     }
   }
   return out;
 }
 
-/** The group's table and its p50 ratios, lines to print. */
-export function formatPingpong(rows: PingpongRow[], rtt: Record<string, RttFigures>, ratios: RttRatio[]): string[] {
+/** The group's table and its p50 ratios, lines to print (no verdict on a goal from a run cut short). */
+export function formatPingpong(rows: PingpongRow[], rtt: Record<string, RttFigures>, ratios: RttRatio[], partial = false): string[] {
   if (rows.length === 0) return [];
   const us = (v: number | undefined) => (v === undefined ? '-' : v.toFixed(1));
   const body = rows.map((r) => {
@@ -254,7 +260,10 @@ export function formatPingpong(rows: PingpongRow[], rtt: Record<string, RttFigur
     'the median of the rounds\' own p50 and p99 (c.pingpong: a C loop, the floor; the others from JS)', '',
     ...table(['contender', 'message', 'p50 RTT us', 'p99 RTT us', 'p50 min-max', 'round trips/s', 'JS-thread CPU/RTT'], body).trimEnd().split('\n'), ''];
   if (ratios.length) lines.push('p50 RTT ratios (lower is better: 0.50x = half the round trip time):');
-  for (const r of ratios) lines.push(`${r.name} = ${r.ratio.toFixed(2)}x`);
+  for (const r of ratios) {
+    const verdict = partial ? 'not judged, the run was cut short' : r.ratio <= r.goal! ? 'met' : 'not met';
+    lines.push(`${r.name} = ${r.ratio.toFixed(2)}x${r.goal === undefined ? '' : `  (goal <= ${r.goal.toFixed(1)}x: ${verdict})`}`);
+  }
   return lines;
 }
 

@@ -293,7 +293,7 @@ function ratios(rows: ApiRow[]): ApiRatio[] {
   const named: [string, string, number?][] = pairs.map(([a, an, b, bn, goal]) => [`${a}@${an}`, `${b}@${bn}`, goal]);
   const byKey = new Map(rows.map((r) => [key(r), r.opsPerSec]));
   const out: ApiRatio[] = [];
-  for (const [of, over, goal] of [...named, ...channelRatioPairs]) {
+  for (const [of, over, goal] of [...named, ...channelRatioPairs(byKey)]) {
     const x = byKey.get(of), y = byKey.get(over);
     if (x === undefined || x === null || y === undefined || y === null || y === 0) continue;
     out.push({ name: `${of} / ${over}`, of, over, ratio: Math.round((x / y) * 100) / 100, ...(goal ? { goal } : {}) });
@@ -324,7 +324,7 @@ export function formatApiResults(results: ApiResults, options: ApiOptions): stri
       r.bytesPerSec === undefined ? '' : formatRate(r.bytesPerSec)]);
     lines.push(...table(['contender', 'message', 'messages/s (median)', 'min', 'max', 'JS-thread CPU/msg', 'bytes/s'], body).trimEnd().split('\n'), '');
   }
-  const pingpong = formatPingpong(results.rows.filter((r) => r.group === 'pingpong'), results.rtt, results.rttRatios);
+  const pingpong = formatPingpong(results.rows.filter((r) => r.group === 'pingpong'), results.rtt, results.rttRatios, results.partial !== undefined);
   if (pingpong.length > 0) lines.push(...pingpong, '');
   for (const r of results.rows) if (r.unavailable) lines.push(`${r.contender}: ${r.unavailable}`);
   if (results.rows.some((r) => r.unavailable)) lines.push('');

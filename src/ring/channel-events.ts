@@ -3,8 +3,9 @@
 
 /** The events of a Channel and their listeners. */
 export interface ChannelEvents {
-  /** A message: a copy of its own (with `zeroCopy`, a view of the queue valid while the
-   * listener runs). */
+  /** A message: a copy lent while the listener runs (the channel's pool: later messages reuse
+   * its bytes, so copy what you keep); with `zeroCopy`, a view of the queue valid while the
+   * listener runs. */
   message: (message: Uint8Array) => void;
   /** Why the channel ended, when it ended with an error. */
   error: (err: Error) => void;
