@@ -22,7 +22,7 @@ describe('bench http\'s goals', () => {
     const r = buildHttpResults(httpOptions, { samples: httpSamples(false) });
     expect(r.goals.map((g) => g.met)).toEqual([false, true]);
     const text = formatHttpResults(r);
-    expect(text).toMatch(/^1 connection: ring\/node req\/s 0\.50x .*: not met$/m);
+    expect(text).toMatch(/^1 x 1: ring\/node req\/s 0\.50x .*: not met$/m);
     expect(text).toMatch(/^100 x 1: ring\/node req\/s 2\.00x .*: met$/m);
   });
 
@@ -30,7 +30,7 @@ describe('bench http\'s goals', () => {
     const r = buildHttpResults(httpOptions, { samples: httpSamples(true), interruptedBy: 'SIGINT' });
     expect(r.goals.map((g) => g.met)).toEqual([null, null]);
     const text = formatHttpResults(r);
-    expect(text).toMatch(/^1 connection: ring\/node req\/s 0\.50x .*: not judged, the run was cut short$/m);
+    expect(text).toMatch(/^1 x 1: ring\/node req\/s 0\.50x .*: not judged, the run was cut short$/m);
     expect(text).toMatch(/^100 x 1: ring\/node req\/s 2\.00x .*: not judged, the run was cut short$/m);
     expect(text).not.toMatch(/: (not )?met$/m);
   });
