@@ -2,6 +2,7 @@
 // through the engine's own option table), every field checked before a job runs.
 #include "bench_parse.h"
 
+#include <algorithm>
 #include <cmath>
 #include <memory>
 #include <string>
@@ -96,6 +97,7 @@ void ParseJob(Napi::Env env, Napi::Value value, const std::string& what, uint32_
   s.groupid = unsigned(job.Integer("groupid", 0, UINT32_MAX, 0));
   s.ioprio = int(job.Integer("ioprio", -1, 0xffff, -1));
   s.log_prio = job.Bool("logPrio", false);
+  s.log_offset = job.Bool("logOffset", false);
   s.latency_target_ns = uint64_t(job.Integer("latencyTargetNs", 0, kMaxSafeInteger, 0));
   s.latency_window_ns = uint64_t(job.Integer("latencyWindowNs", 0, kMaxSafeInteger, 0));
   // the percentile in millionths of a percent (the argument module reads whole numbers)
@@ -120,7 +122,16 @@ void ParseJob(Napi::Env env, Napi::Value value, const std::string& what, uint32_
   s.thinktime_ns = uint64_t(job.Integer("thinktimeUs", 0, int64_t(1e12), 0)) * 1000ull;
   s.bs_max = uint32_t(job.Integer("bsMax", 0, 1 << 30, 0));
   s.block_align = uint32_t(job.Integer("blockAlign", 0, 1 << 30, 0));
-  s.nsplit = PairsArg(env, job.Get("bssplit"), "job.bssplit", 16, 1 << 30, s.split_bs, s.split_pct);  // [size, percent, ...]
+  // [size, percent, ...] in fio's order; bssplitWrite: the writes' own (fio's split after a comma), else the same
+  s.nsplit[DDIR_READ] = PairsArg(env, job.Get("bssplit"), "job.bssplit", 16, 1 << 30, s.split_bs[DDIR_READ], s.split_pct[DDIR_READ]);
+  Napi::Value writes(env, job.Get("bssplitWrite"));
+  if (writes.IsUndefined()) {
+    s.nsplit[DDIR_WRITE] = s.nsplit[DDIR_READ];
+    std::copy(std::begin(s.split_bs[DDIR_READ]), std::end(s.split_bs[DDIR_READ]), std::begin(s.split_bs[DDIR_WRITE]));
+    std::copy(std::begin(s.split_pct[DDIR_READ]), std::end(s.split_pct[DDIR_READ]), std::begin(s.split_pct[DDIR_WRITE]));
+  } else {
+    s.nsplit[DDIR_WRITE] = PairsArg(env, writes, "job.bssplitWrite", 16, 1 << 30, s.split_bs[DDIR_WRITE], s.split_pct[DDIR_WRITE]);
+  }
   s.flow = int(job.Integer("flow", -1000, 1000, 0));
   s.flow_id = uint32_t(job.Integer("flowId", 0, 1 << 30, 0));
   s.flow_sleep_ns = uint64_t(job.Integer("flowSleepUs", 0, int64_t(1e12), 0)) * 1000ull;
@@ -134,7 +145,10 @@ void ParseJob(Napi::Env env, Napi::Value value, const std::string& what, uint32_
   refuse(s.time_based && s.runtime_ns == 0, what + ".timeBased needs " + what + ".runtimeMs > 0");
   refuse(s.block_align != 0 && s.block_align % s.bs != 0, what + ".blockAlign must be a multiple of bs");
   refuse(s.verify && (ops->flags & ENGINE_DISKLESS), std::string("verify: the ") + ops->name + " engine moves no data to check");
-  refuse(s.verify && (s.nsplit != 0 || s.bs_max > s.bs), "verify needs one block size (bsrange and bssplit vary it)");
+  refuse(s.verify && (s.nsplit[0] != 0 || s.nsplit[1] != 0 || s.bs_max > s.bs), "verify needs one block size (bsrange and bssplit vary it)");
+  for (int d = 0; d < 2; d++)
+    for (unsigned i = 0; i < s.nsplit[d]; i++)
+      refuse(s.split_bs[d][i] % s.bs != 0, what + ".bssplit: each size must be a multiple of bs, which offsets are aligned to");
   if (s.verify && s.bs % 8 != 0) ThrowRangeError(env, "ERR_OUT_OF_RANGE", "verify needs bs to be a multiple of 8");
   std::unique_ptr<char[]> engine_options = EngineOptions(env, ops, Napi::Value(env, job.Get("engineOptions")));
   Napi::Value stop(env, job.Get("stop"));

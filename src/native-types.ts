@@ -92,6 +92,8 @@ export interface BenchJob {
   ioprio?: number;
   /** fio's log_prio: the logs' last column is the I/O's priority value. */
   logPrio?: boolean;
+  /** fio's log_offset: each log line has the I/O's offset after its block size. */
+  logOffset?: boolean;
   /** fio's latency_target, latency_window (ns), latency_percentile (millionths of a percent),
    * latency_run: the job searches for the deepest queue that meets the target. */
   latencyTargetNs?: number;
@@ -131,8 +133,10 @@ export interface BenchJob {
   flowSleepUs?: number;
   /** fio's blockalign (ba): random offsets a multiple of it. */
   blockAlign?: number;
-  /** fio's bssplit: [size, percent, ...], each I/O's length one of the sizes. */
+  /** fio's bssplit: [size, percent, ...], each I/O's length one of the sizes, in fio's order (by
+   * percent); bssplitWrite: the writes' own (default: the same). */
   bssplit?: number[];
+  bssplitWrite?: number[];
   /** fio's offset: the job's I/O covers [offset, offset + size) of the file. */
   offset?: number;
   /** fio's io_size: bytes of I/O, wrapping around the size (default the size). */

@@ -111,7 +111,7 @@ describe('the job list', () => {
       'filename', 'fileoffset', 'filesize', 'fixedbufs', 'flow', 'flow_id', 'flow_sleep', 'fsync', 'group_reporting',
       'gtod_reduce', 'hipri', 'invalidate', 'io_limit', 'io_size', 'io_submit_mode', 'iodepth', 'iodepth_batch',
       'iodepth_batch_complete', 'iodepth_batch_complete_max', 'iodepth_batch_complete_min', 'iodepth_batch_submit',
-      'ioengine', 'latency_percentile', 'latency_run', 'latency_target', 'latency_window', 'log_avg_msec', 'log_prio',
+      'ioengine', 'latency_percentile', 'latency_run', 'latency_target', 'latency_window', 'log_avg_msec', 'log_offset', 'log_prio',
       'loops', 'name', 'new_group', 'norandommap', 'number_ios', 'numjobs', 'offset',
       'overwrite', 'prio', 'prioclass', 'ramp_time', 'random_distribution', 'random_generator', 'randrepeat', 'randseed', 'rate',
       'rate_iops', 'readwrite', 'refill_buffers', 'registerfiles', 'runtime', 'rw', 'rwmixread', 'rwmixwrite', 'size',

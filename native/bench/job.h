@@ -33,8 +33,9 @@ struct job_spec {
   unsigned rwmixread;     /* percent of reads in randrw/readwrite */
   unsigned bs;             /* the block: every length a multiple of it, offsets aligned to it */
   /* fio's bsrange (bs=1k-4k): each I/O's length a multiple of bs up to bs_max; bssplit: one of
-   * split_bs[] by its split_pct[] share. 0 / none: every I/O is bs long */
-  unsigned bs_max, nsplit, split_bs[16], split_pct[16];
+   * split_bs[d][] by its split_pct[d][] share, a split per direction (d: DDIR_READ, DDIR_WRITE),
+   * in fio's order (by share, ascending). 0 / none: every I/O is bs long */
+  unsigned bs_max, nsplit[2], split_bs[2][16], split_pct[2][16];
   unsigned block_align;    /* fio's blockalign (ba): a random offset a multiple of it (a multiple of bs; 0: bs) */
   unsigned iodepth;
   unsigned iodepth_batch;  /* commit after this many queued I/Os (fio's iodepth_batch_submit); 0 = 1 */
@@ -97,6 +98,7 @@ struct job_spec {
   const unsigned char *verify_pattern;
   unsigned verify_pattern_len;
   int log_prio;           /* fio's log_prio: the logs show each I/O's priority value, not only whether it was realtime */
+  int log_offset;         /* fio's log_offset: the logs show each I/O's offset */
   uint32_t layout_write_cap;  /* tests only: bytes per layout pwrite, to force short writes (0: none) */
 };
 

@@ -70,18 +70,27 @@ static int seq_add_done(const struct worker *w) {
   return s->seq_add != 0 && !job_random(s->rw) && !s->time_based && w->last_pos >= s->offset + w->size;
 }
 
-/* fio's bsrange and bssplit: this I/O's length, a multiple of bs (fio's get_next_buflen). */
-static uint32_t next_len(struct worker *w) {
+/* fio's bsrange and bssplit: this I/O's length, a multiple of bs, among those that fit in room
+ * (the bytes left to the region's end), as fio's get_next_buflen draws again until one fits: so a
+ * job's last I/Os are shorter and it moves exactly its size. bsrange draws uniformly among the
+ * lengths that fit; bssplit scans its sizes in fio's order (by share) from the drawn one to the
+ * first that fits, and draws again when none after it does. */
+static uint32_t next_len(struct worker *w, int ddir, uint64_t room) {
   const struct job_spec *s = w->spec;
-  if (s->nsplit != 0) {
-    unsigned pick = (unsigned)(next_random(&w->rand_state) % 100), sum = 0;
-    for (unsigned i = 0; i < s->nsplit; i++) {
-      sum += s->split_pct[i];
-      if (pick < sum) return s->split_bs[i];
+  unsigned n = s->nsplit[ddir];
+  if (n != 0) {
+    for (int tries = 0; tries < 64; tries++) {
+      unsigned pick = (unsigned)(next_random(&w->rand_state) % 100), sum = 0;
+      for (unsigned i = 0; i < n; i++) {
+        sum += s->split_pct[ddir][i];
+        if (s->split_pct[ddir][i] != 0 && pick < sum && s->split_bs[ddir][i] <= room) return s->split_bs[ddir][i];
+      }
     }
-    return s->split_bs[s->nsplit - 1];
+    return s->bs;  /* the smallest always fits: a block is left */
   }
-  unsigned steps = (s->bs_max - s->bs) / s->bs + 1;
+  uint64_t steps = (s->bs_max - s->bs) / s->bs + 1;
+  if (steps > room / s->bs) steps = room / s->bs;
+  if (steps <= 1) return s->bs;
   return s->bs + (uint32_t)(next_random(&w->rand_state) % steps) * s->bs;
 }
 
@@ -89,8 +98,13 @@ static void fill_buffer(struct worker *w, struct io_u *io);
 
 static void prepare_io(struct worker *w, struct io_u *io) {
   const struct job_spec *s = w->spec;
-  uint64_t block;
-  uint32_t len = job_varlen(s) ? next_len(w) : s->bs;
+  uint64_t block, end = s->offset + w->size;
+  /* the direction first, as fio's fill_io_u: each direction may have a split of its own */
+  if (s->rw == RW_RANDRW || s->rw == RW_READWRITE)
+    io->ddir = next_random(&w->rand_state) % 100 < s->rwmixread ? DDIR_READ : DDIR_WRITE;
+  else
+    io->ddir = job_reads(s->rw) ? DDIR_READ : DDIR_WRITE;
+  int varlen = job_varlen(s), mapped = 0;
   if (s->seq_add != 0 && !job_random(s->rw)) {
     io->offset = seq_add_offset(w);
     w->last_pos = io->offset + s->bs;
@@ -99,33 +113,34 @@ static void prepare_io(struct worker *w, struct io_u *io) {
     block = dist_next_block(w);
   } else if (w->randmap != NULL) {
     block = randmap_next(w);
+    mapped = 1;
   } else if (job_random(s->rw)) {
     block = next_random(&w->rand_state) % w->nblocks;
   } else {
-    /* a sequential I/O that would cross the end starts the next pass at 0 */
-    if (len > s->bs && w->next_block + len / s->bs > w->nblocks) {
-      w->next_block = 0;
-      pass_start(w);
-    }
     block = w->next_block;
+  }
+  /* fio's blockalign: a random offset rounded down to a multiple of it */
+  if (block != UINT64_MAX && s->block_align > s->bs && job_random(s->rw)) {
+    block -= block % (s->block_align / s->bs);
+    mapped = 0;
+  }
+  if (block != UINT64_MAX) io->offset = block * s->bs + s->offset;
+  uint64_t room = io->offset < end ? end - io->offset : 0;
+  uint32_t len = varlen ? next_len(w, io->ddir, room) : s->bs;
+  /* a random I/O takes the blocks after its own only while they are free in this pass, as fio's
+   * mark_random_map trims it: every block once per pass, the pass exactly the size */
+  if (mapped && len > s->bs) len = (uint32_t)(1 + randmap_take_after(w, block, len / s->bs - 1)) * s->bs;
+  if (block != UINT64_MAX && !job_random(s->rw)) {
     w->next_block += len / s->bs;
     if (w->next_block >= w->nblocks) {
       w->next_block = 0;
       pass_start(w);
     }
   }
-  /* fio's blockalign: a random offset rounded down to a multiple of it */
-  if (block != UINT64_MAX && s->block_align > s->bs && job_random(s->rw)) block -= block % (s->block_align / s->bs);
-  if (block != UINT64_MAX) io->offset = block * s->bs + s->offset;
-  /* never past the region (a random block near its end takes what is left) */
-  uint64_t end = s->offset + w->size;
-  if (io->offset + len > end) len = (uint32_t)(end - io->offset);
+  /* never past the region */
+  if (len > room) len = (uint32_t)room;
   io->len = len;
   io->ioprio = s->ioprio >= 0 ? (unsigned)s->ioprio : 0;  /* the job's; an engine's cmdprio may raise it */
-  if (s->rw == RW_RANDRW || s->rw == RW_READWRITE)
-    io->ddir = next_random(&w->rand_state) % 100 < s->rwmixread ? DDIR_READ : DDIR_WRITE;
-  else
-    io->ddir = job_reads(s->rw) ? DDIR_READ : DDIR_WRITE;
   io->fd = w->fd;
   io->file = w->cur;
   file_next(w);  /* fio's file_service_type=roundrobin: the next I/O goes to the next file */
@@ -196,7 +211,7 @@ static int complete_io(struct worker *w, struct io_u *io, uint64_t t, int async)
     __atomic_store_n(&w->bytes_done, w->bytes_done + io->len, __ATOMIC_RELAXED);
     if (s->gtod_reduce) return 0;  /* fio's gtod_reduce: counts only, no latencies or samples */
     uint64_t clat = async ? t - io->issue_ns : t - io->start_ns;
-    job_logs_io(&w->logs, t, io->ddir, io->len, t - io->start_ns, clat, async ? io->issue_ns - io->start_ns : 0, async, io->ioprio);
+    job_logs_io(&w->logs, t, io->ddir, io->len, io->offset, t - io->start_ns, clat, async ? io->issue_ns - io->start_ns : 0, async, io->ioprio);
     hist_add(&d->lat, t - io->start_ns);
     if (async) {
       hist_add(&d->slat, io->issue_ns - io->start_ns);
@@ -288,7 +303,10 @@ int run_loop(struct worker *w, const struct engine_ops *ops, struct engine_ctx *
   uint64_t pass = s->io_limit ? s->io_limit / s->bs : w->nblocks * nfiles;  /* size is every file's */
   uint64_t budget = s->time_based ? UINT64_MAX : pass * (s->loops ? s->loops : 1);
   /* with lengths that vary (bsrange, bssplit) the size is a budget of bytes, as fio's io_size:
-   * I/Os are issued while less than it was */
+   * I/Os are issued while less than it was. A pass over the region moves exactly its size (the
+   * last I/Os shortened to fit, next_len), so a sequential job or a random one with its map ends
+   * on it; one drawn with replacement (norandommap, a distribution) passes it by less than an I/O,
+   * as fio's */
   uint64_t byte_budget = UINT64_MAX;
   if (job_varlen(s) && !s->time_based) {
     byte_budget = (s->io_limit ? s->io_limit : w->size * nfiles) * (s->loops ? s->loops : 1);
@@ -298,6 +316,7 @@ int run_loop(struct worker *w, const struct engine_ops *ops, struct engine_ctx *
   uint64_t issued = 0, start = now_ns(), now = start;
   job_logs_init(&w->logs, s->log_mask, s->log_avg_ms, start);
   w->logs.log_prio = s->log_prio;
+  w->logs.log_offset = s->log_offset;
   w->measure_from = start + s->ramp_ns;
   struct timespec wall;
   clock_gettime(CLOCK_REALTIME, &wall);
@@ -367,7 +386,7 @@ int run_loop(struct worker *w, const struct engine_ops *ops, struct engine_ctx *
         t = now_ns();
         ramp_over(w, t, &issued);
         issued++;
-        w->issued_bytes += io->len;  /* as fio, the last I/O is whole: the job may pass its size by less than one */
+        w->issued_bytes += io->len;
       }
       retry = NULL;
       io->start_ns = t;

@@ -51,6 +51,17 @@ uint64_t randmap_next(struct worker *w) {
   return i * 64 + bit;
 }
 
+uint64_t randmap_take_after(struct worker *w, uint64_t block, uint64_t n) {
+  uint64_t taken = 0;
+  for (uint64_t b = block + 1; taken < n && b < w->nblocks; b++, taken++) {
+    uint64_t bit = 1ULL << (b % 64);
+    if (w->randmap[b / 64] & bit) break;
+    w->randmap[b / 64] |= bit;
+  }
+  w->map_left -= taken;
+  return taken;
+}
+
 /* Only the scalars move: each file's randmap and written bitmap stay where they were allocated. */
 void file_next(struct worker *w) {
   if (w->nfiles < 2) return;

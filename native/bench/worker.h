@@ -82,9 +82,9 @@ struct worker {
   uint64_t rate_next_ns[2];  /* rate/rate_iops: when the next I/O of each direction may be issued */
   uint64_t writes_since_sync, syncs;
   int sync_fd;             /* fsync=N syncs the file of the last write (fio's, too) */
-  uint64_t issued_bytes;
+  uint64_t issued_bytes;   /* bsrange/bssplit: bytes issued toward the size (their budget is in bytes) */
   struct job_flow *flow;   /* its flow_id's (NULL: no flow) */
-  uint64_t flow_counter;   /* bsrange/bssplit: bytes issued toward the size (their budget is in bytes) */
+  uint64_t flow_counter;
   struct histogram sync_lat;
   /* the current 500 ms sample window */
   uint64_t window_from, window_ios[2], window_bytes[2];
@@ -108,10 +108,11 @@ static inline uint64_t next_random(uint64_t *s) {  /* xorshift64* */
 /* The longest I/O a job issues (bsrange's max, bssplit's largest, else bs). */
 static inline unsigned job_max_len(const struct job_spec *s) {
   unsigned max = s->bs_max > s->bs ? s->bs_max : s->bs;
-  for (unsigned i = 0; i < s->nsplit; i++) if (s->split_bs[i] > max) max = s->split_bs[i];
+  for (int d = 0; d < 2; d++)
+    for (unsigned i = 0; i < s->nsplit[d]; i++) if (s->split_bs[d][i] > max) max = s->split_bs[d][i];
   return max;
 }
-static inline int job_varlen(const struct job_spec *s) { return s->nsplit != 0 || s->bs_max > s->bs; }
+static inline int job_varlen(const struct job_spec *s) { return s->nsplit[0] != 0 || s->nsplit[1] != 0 || s->bs_max > s->bs; }
 
 static inline int job_reads(enum rw_mode rw) { return rw != RW_WRITE && rw != RW_RANDWRITE; }
 static inline int job_writes(enum rw_mode rw) { return rw != RW_READ && rw != RW_RANDREAD; }
@@ -127,6 +128,9 @@ static inline int job_stopped(const struct worker *w) {
 /* job_map.c */
 int randmap_init(struct worker *w);
 uint64_t randmap_next(struct worker *w);
+/* Takes up to n free blocks that follow block in the map, stopping at the first taken one (fio's
+ * axmap_set_nr): how many it took */
+uint64_t randmap_take_after(struct worker *w, uint64_t block, uint64_t n);
 /* job_dist.c: fio's random_distribution */
 void dist_init(struct worker *w);
 uint64_t dist_next_block(struct worker *w);

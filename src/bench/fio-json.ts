@@ -105,7 +105,8 @@ export function jobOptions(job: IopsJob, point?: Record<string, string>): Record
   }
   if (job.bssplit) {
     delete o.bs;
-    o.bssplit = Array.from({ length: job.bssplit.length / 2 }, (_, i) => `${job.bssplit![2 * i]}/${job.bssplit![2 * i + 1]}`).join(':');
+    const text = (split: number[]) => Array.from({ length: split.length / 2 }, (_, i) => `${split[2 * i]}/${split[2 * i + 1]}`).join(':');
+    o.bssplit = job.bssplitWrite ? `${text(job.bssplit)},${text(job.bssplitWrite)}` : text(job.bssplit);
   }
   if (job.rw === 'randrw' || job.rw === 'readwrite') o.rwmixread = String(job.rwmixread ?? 50);
   if (job.iodepthBatch && job.iodepthBatch > 1) o.iodepth_batch_submit = String(job.iodepthBatch);

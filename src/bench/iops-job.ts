@@ -7,7 +7,7 @@ import type { BenchJob } from '../native.js';
 import { checkDepth, engineOptionsFrom } from './engines.js';
 import type { RwMode } from './storage-job.js';
 import type { SweepAxis } from './sweep.js';
-import { jobBlockSizes, type BlockSizes, type PerDirection } from './block-sizes.js';
+import { jobBlockSizes, type BlockSizes, type PerDirection, type Split } from './block-sizes.js';
 import type { LogKind } from './fio-logs.js';
 import { distributionFields, type Distribution } from './distribution.js';
 
@@ -66,7 +66,7 @@ export interface IopsOptions extends Record<string, unknown> {
   refill_buffers?: boolean;
   directory?: string;
   bsrange?: BlockSizes;
-  bssplit?: number[];
+  bssplit?: Split;
   ba?: number;
   filesize?: number;
   gtod_reduce?: boolean;
@@ -75,6 +75,7 @@ export interface IopsOptions extends Record<string, unknown> {
   prioclass?: number;
   prio?: number;
   log_prio?: boolean;
+  log_offset?: boolean;
   latency_target?: number;
   latency_window?: number;
   latency_percentile?: number;
@@ -186,6 +187,7 @@ export function jobFromOptions(opts: IopsOptions, filename: string, engines: str
     // fio's ioprio_value: class 0 (none given) is best effort, 2
     ioprio: opts.prioclass === undefined && opts.prio === undefined ? -1 : ((opts.prioclass || 2) << 13) | (opts.prio ?? 0),
     logPrio: opts.log_prio ?? false,
+    logOffset: opts.log_offset ?? false,
     // fio's latency_target and latency_window, in microseconds unless a unit is given
     latencyTargetNs: Math.round((opts.latency_target ?? 0) * 1e6),
     latencyWindowNs: Math.round((opts.latency_window ?? 0) * 1e6),

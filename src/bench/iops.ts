@@ -95,6 +95,7 @@ export function iopsCommand(): Command {
     .option('--prioclass <class>', 'the job thread\'s I/O priority class, as fio\'s prioclass: 1 realtime, 2 best effort, 3 idle ' +
       '(0: best effort)', numberOption({ min: 0, max: 3 }))
     .option('--prio <level>', 'the job thread\'s I/O priority level in its class, 0 (highest) to 7, as fio\'s prio', numberOption({ min: 0, max: 7 }))
+    .addOption(zeroOne('--log_offset', 'each log line has the I/O\'s offset after its block size, as fio\'s; default 0'))
     .addOption(zeroOne('--log_prio', 'the logs\' last column is each I/O\'s priority value (0x6000), not 1 for a realtime one, as fio\'s; default 0'))
     .option('--latency_target <time>', 'search for the deepest queue (up to --iodepth) whose I/Os finish within this time ' +
       '(microseconds unless a unit is given), as fio\'s latency_target', durationOption({ unit: 'us' }))

@@ -28,6 +28,10 @@ export interface DiffJob {
   bs: number;
   iodepth: number;
   ios: number;
+  /** Bytes it moved, read and written. */
+  bytes: number;
+  /** Its I/Os' lengths are drawn (bsrange, bssplit): the count is the draw's, the bytes are not. */
+  varlen: boolean;
   /** Its job options list time_based or verify (fio's JSON leaves out time_based, a bare word). */
   timeBased: boolean;
   verify: boolean;
@@ -110,21 +114,46 @@ function jobsOf(doc: any): DiffJob[] {
       latency: `${j.latency_depth} ${j.latency_target} ${j.latency_percentile} ${j.latency_window}`,
       syncs: j.sync?.lat_ns?.N ?? 0,  // fio 3.33 counts an fdatasync in N, not in total_ios
       ios: (j.read?.total_ios ?? 0) + (j.write?.total_ios ?? 0), timeBased: 'time_based' in o, verify: 'verify' in o,
+      bytes: (j.read?.io_bytes ?? 0) + (j.write?.io_bytes ?? 0),
+      varlen: 'bssplit' in o || (o.bsrange !== undefined && new Set(o.bsrange.split('-').map((x) => fioSize(x, 0))).size > 1),
       aggregates: aggregatesOf(j), runtime: Math.max(j.read?.runtime ?? 0, j.write?.runtime ?? 0),
     };
   });
 }
 
+/** A log whose lines carry each I/O's offset (log_offset=1), per direction: the bytes, the range
+ * they cover and whether each byte of it once, and whether each I/O began where the one before
+ * ended: what a job's offsets are, across runs whose lengths are drawn. */
+function offsetsOf(lines: string[][]): string {
+  const out: string[] = [];
+  for (const dir of ['0', '1']) {
+    const ios = lines.filter((l) => l[2] === dir).map((l) => ({ len: Number(l[3]), off: Number(l[4]) }));
+    if (ios.length === 0) continue;
+    const bytes = ios.reduce((s, io) => s + io.len, 0);
+    const inOrder = ios.every((io, i) => i === 0 || io.off === ios[i - 1].off + ios[i - 1].len);
+    const sorted = [...ios].sort((a, b) => a.off - b.off);
+    const from = sorted[0].off;
+    const to = Math.max(...sorted.map((io) => io.off + io.len));
+    const once = sorted.every((io, i) => i === 0 || io.off === sorted[i - 1].off + sorted[i - 1].len);
+    out.push(`${dir === '0' ? 'reads' : 'writes'} ${bytes} bytes over [${from}, ${to}) ${once ? 'each byte once' : 'not each byte once'}` +
+      `${inOrder ? ', in order' : ''}`);
+  }
+  return out.join('; ');
+}
+
 /** The files a run left, but fio's verify state (verify_state_save, fio's own bookkeeping); a log
  * file (write_*_log) by its lines: how many, whether each is fio's "time, value, direction,
- * block size, priority", and the priorities they show (log_prio's values, or 1 for realtime). */
+ * block size, [offset,] priority", and the priorities they show (log_prio's values, or 1 for
+ * realtime); a log with offsets by the offsets it covers instead of its count of lines. */
 function filesIn(dir: string): string[] {
   return readdirSync(dir).filter((f) => !f.endsWith('-verify.state')).sort().map((f) => {
     if (!f.endsWith('.log')) return `${f} ${statSync(join(dir, f)).size}`;
     const lines = readFileSync(join(dir, f), 'utf8').split('\n').filter((l) => l !== '');
-    const format = lines.every((l) => /^\d+, \d+, [01], \d+, ([01]|0x[0-9a-f]{4})$/.test(l)) ? '' : ', not fio\'s format';
+    const format = lines.every((l) => /^\d+, \d+, [01], \d+, (\d+, )?([01]|0x[0-9a-f]{4})$/.test(l)) ? '' : ', not fio\'s format';
     const prios = [...new Set(lines.map((l) => l.split(', ').pop()))].sort().join('/');
-    return `${f} ${lines.length} lines${format}${prios ? `, priorities ${prios}` : ''}`;
+    const columns = lines.map((l) => l.split(', '));
+    const count = columns.length > 0 && columns.every((c) => c.length === 6) ? offsetsOf(columns) : `${lines.length} lines`;
+    return `${f} ${count}${format}${prios ? `, priorities ${prios}` : ''}`;
   });
 }
 
@@ -243,10 +272,12 @@ export function differences(c: DiffCase, fio: Outcome, iolab: Outcome): string[]
   // gtod_reduce records none (fio records none either for a job whose I/O all fell in its ramp)
   same('latencies recorded under gtod_reduce', fio.jobs.map((j) => (j.gtodReduce ? j.latencies : '-')),
     iolab.jobs.map((j, i) => (fio.jobs[i]?.gtodReduce ? j.latencies : '-')));
-  // a job bounded by its size or number_ios does as many I/Os in both (fio counts a verify's
-  // reads as the job's, iolab checks its pattern on its own: not compared)
-  const bounded = (jobs: DiffJob[]) => jobs.map((j, i) => (iolab.jobs[i]?.timeBased || iolab.jobs[i]?.verify ? '-' : j.ios));
-  same('I/Os of jobs bounded by size or number_ios', bounded(fio.jobs), bounded(iolab.jobs));
+  // a job bounded by its size or number_ios does as many I/Os in both, or moves as many bytes
+  // when their lengths are drawn (fio counts a verify's reads as the job's, iolab checks its
+  // pattern on its own: not compared)
+  const bounded = (jobs: DiffJob[]) => jobs.map((j, i) => (iolab.jobs[i]?.timeBased || iolab.jobs[i]?.verify ? '-' :
+    j.varlen ? `${j.bytes} bytes` : j.ios));
+  same('I/Os (bytes, for lengths drawn) of jobs bounded by size or number_ios', bounded(fio.jobs), bounded(iolab.jobs));
   const syncs = (jobs: DiffJob[]) => jobs.map((j, i) => (iolab.jobs[i]?.timeBased ? '-' : j.syncs));
   same('syncs (fsync=N, fdatasync=N) of jobs bounded by size', syncs(fio.jobs), syncs(iolab.jobs));
   const sorted = (o: Record<string, string>) => Object.fromEntries(Object.entries(o).sort(([a], [b]) => a.localeCompare(b)));
