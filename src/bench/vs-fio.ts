@@ -1,7 +1,9 @@
 // `bench iops --vs-fio`: each run of the job list (an engine of a list, a sweep point) in iolab
-// and in fio, alternating who goes first, --repeat rounds; medians of IOPS (all jobs together)
-// and of CPU time per I/O, and their ratios iolab/fio. fio is given the user's own job file or
-// command line (fio-runner.ts), never iolab's reading of it.
+// and in fio, alternating who goes first, --repeat rounds; medians of IOPS and of CPU time per
+// I/O, and their ratios iolab/fio: a row per group of the job list with its reads and writes
+// apart (vs-fio-rows.ts), one row for a run of one group in one direction; the JSON has all jobs
+// together too. fio is given the user's own job file or command line (fio-runner.ts), never
+// iolab's reading of it.
 import { native, type BenchResult } from '../native.js';
 import { commandLine, UserError } from '../cli-util.js';
 import { interruptedBy, interruption, markInterrupted } from '../interrupt.js';
@@ -16,6 +18,7 @@ import { describeJob, jobLabel, outputJson, shownFiles, type IopsRun, type Varia
 import { runStep, type StepEntry } from './iops-run.js';
 import { checkLayoutSpace } from './storage-job.js';
 import type { FioCommandLine } from './fio-cli.js';
+import { fioGroups, groupLabel, groupRows, iolabGroups } from './vs-fio-rows.js';
 
 /** One round of iolab's side: every step of the run, and the figures of all its jobs together. */
 interface IolabRound {
@@ -67,6 +70,9 @@ function summarize(p: Pair) {
     cpu_ratio: fioCpu > 0 ? iolabCpu / fioCpu : NaN,
     iolab_clat_p99_ns: median(p.iolab.map((r) => r.clatP99)),
     fio_clat_p99_ns: median(p.fio.map((f) => f.clatP99)),
+    // fio's main thread (reading the job, laying out, reporting) left out of its CPU per I/O
+    fio_startup_cpu_sec: median(p.fio.map((f) => f.mainThreadCpuSec)),
+    groups: groupRows(p.iolab.map((r) => iolabGroups(r.entries)), p.fio.map(fioGroups), median),
     // what fio was told, as its JSON lists it: the user's own options
     fio_global_options: p.fio[0]?.doc['global options'],
     fio_job_options: p.fio[0]?.job['job options'],
@@ -207,16 +213,24 @@ export async function runVsFio(plan: IopsRun, user: { jobFile?: string; commandL
     // the rounds both sides finished for every engine: the figures are over those
     const done = Math.min(...pairs.filter((p) => !p.unavailable).map((p) => Math.min(p.iolab.length, p.fio.length)), plan.repeat);
     process.stdout.write(`iolab bench iops --vs-fio (${version}, ${roundsText(Number.isFinite(done) ? done : 0, plan.repeat)}): ${titles}\n`);
-    const rows = summary.map((s, i) => {
+    const rows = summary.flatMap((s, i) => {
       const label = `${pairs[i].label}${pairs[i].partial ? ' (partial)' : ''}`;
-      if ('unavailable' in s && s.unavailable) return [label, `unavailable: ${s.unavailable}`];
-      const v = s as Exclude<typeof s, { unavailable: string }> & Record<string, number>;
-      return [label, formatCount(v.iolab_iops), formatCount(v.fio_iops), ratio(v.iolab_iops, v.fio_iops),
-        formatCpuPerIo(v.iolab_cpu_us_per_io), formatCpuPerIo(v.fio_cpu_us_per_io), ratio(v.iolab_cpu_us_per_io, v.fio_cpu_us_per_io),
-        formatNs(v.iolab_clat_p99_ns), formatNs(v.fio_clat_p99_ns)];
+      if ('unavailable' in s && s.unavailable) return [[label, `unavailable: ${s.unavailable}`]];
+      const v = s as Exclude<typeof s, { unavailable: string }>;
+      // a row per group and direction, as fio's groups; a run of one of each is its engine's row
+      const apart = summary.some((x) => 'groups' in x && (x.groups?.length ?? 0) > 1);
+      const each = apart ? v.groups.map((g) => ({ ...g, label: `${label} ${groupLabel(g)}` })) : [{ ...v, label }];
+      return each.map((g) => [g.label, formatCount(g.iolab_iops), formatCount(g.fio_iops), ratio(g.iolab_iops, g.fio_iops),
+        formatCpuPerIo(g.iolab_cpu_us_per_io), formatCpuPerIo(g.fio_cpu_us_per_io), ratio(g.iolab_cpu_us_per_io, g.fio_cpu_us_per_io),
+        formatNs(g.iolab_clat_p99_ns), formatNs(g.fio_clat_p99_ns)]);
     });
     process.stdout.write(table(['engine', 'iolab IOPS', 'fio IOPS', 'IOPS iolab/fio', 'iolab CPU/IO', 'fio CPU/IO',
       'CPU/IO iolab/fio', 'iolab clat p99', 'fio clat p99'], rows));
+    const startup = median(summary.map((s) => ('fio_startup_cpu_sec' in s ? s.fio_startup_cpu_sec ?? NaN : NaN)).filter(Number.isFinite));
+    if (Number.isFinite(startup)) {
+      process.stdout.write(`note: CPU/IO is each side's process CPU over its jobs' I/O; fio's main thread (reading the job, laying ` +
+        `files out, its report: ${formatNs(startup * 1e9)} of CPU a run) is left out, as iolab's start-up is\n`);
+    }
   }
   if (interrupted) {
     if (!plan.json) process.stdout.write(`interrupted (${interruptedBy() ?? 'a signal'}): the rows hold the rounds that finished; a row marked (partial) lost a run cut short\n`);
