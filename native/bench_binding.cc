@@ -57,6 +57,15 @@ Napi::Object HistToJs(Napi::Env env, const histogram& h) {
   Napi::Array b = Napi::Array::New(env, kNumEdges + 1);
   for (uint32_t i = 0; i <= kNumEdges; i++) b.Set(i, double(bins[i]));
   o.Set("bins", b);
+  // every bucket that counted something, [bucket, count, ...] (fio's json+ bins)
+  Napi::Array buckets = Napi::Array::New(env);
+  uint32_t n = 0;
+  for (uint32_t i = 0; i < HIST_BUCKETS && h.n != 0; i++) {
+    if (h.counts[i] == 0) continue;
+    buckets.Set(n++, double(i));
+    buckets.Set(n++, double(h.counts[i]));
+  }
+  o.Set("buckets", buckets);
   return o;
 }
 

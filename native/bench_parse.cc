@@ -93,11 +93,15 @@ void ParseJob(Napi::Env env, Napi::Value value, const std::string& what, uint32_
   s.file_size = uint64_t(job.Integer("fileSize", 0, kMaxSafeInteger, 0));
   s.gtod_reduce = job.Bool("gtodReduce", false);
   s.end_fsync = job.Bool("endFsync", false);
+  s.end_syncfs = job.Bool("endSyncfs", false);
+  s.ramp_bytes = uint64_t(job.Integer("rampBytes", 0, kMaxSafeInteger, 0));
+  s.ramp_group = job.Bool("rampGroup", false);
   s.exit_what = unsigned(job.Integer("exitWhat", EXIT_NONE, EXIT_RUNNING, EXIT_NONE));
   s.groupid = unsigned(job.Integer("groupid", 0, UINT32_MAX, 0));
   s.ioprio = int(job.Integer("ioprio", -1, 0xffff, -1));
   s.log_prio = job.Bool("logPrio", false);
   s.log_offset = job.Bool("logOffset", false);
+  s.atomic = job.Bool("atomic", false);
   s.latency_target_ns = uint64_t(job.Integer("latencyTargetNs", 0, kMaxSafeInteger, 0));
   s.latency_window_ns = uint64_t(job.Integer("latencyWindowNs", 0, kMaxSafeInteger, 0));
   // the percentile in millionths of a percent (the argument module reads whole numbers)
@@ -143,8 +147,12 @@ void ParseJob(Napi::Env env, Napi::Value value, const std::string& what, uint32_
   if (s.size == 0) ThrowRangeError(env, "ERR_OUT_OF_RANGE", what + ".size must be > 0");
   auto refuse = [&](bool bad, const std::string& why) { if (bad) ThrowRangeError(env, "ERR_OUT_OF_RANGE", why); };
   refuse(s.time_based && s.runtime_ns == 0, what + ".timeBased needs " + what + ".runtimeMs > 0");
+  refuse(s.ramp_bytes != 0 && s.ramp_ns != 0, "ramp_time and ramp_size: one ramp or the other (fio: \"job rejected: cannot specify both ramp_time and ramp_size\")");
   refuse(s.block_align != 0 && s.block_align % s.bs != 0, what + ".blockAlign must be a multiple of bs");
   refuse(s.verify && (ops->flags & ENGINE_DISKLESS), std::string("verify: the ") + ops->name + " engine moves no data to check");
+  refuse(s.atomic && !(ops->flags & ENGINE_ATOMIC_WRITES),
+         std::string("atomic: the ") + ops->name + " engine issues no atomic writes (fio: \"engine does not support atomic writes\"); " +
+             "libaio, io_uring and pvsync2 do");
   refuse(s.verify && (s.nsplit[0] != 0 || s.nsplit[1] != 0 || s.bs_max > s.bs), "verify needs one block size (bsrange and bssplit vary it)");
   for (int d = 0; d < 2; d++)
     for (unsigned i = 0; i < s.nsplit[d]; i++)

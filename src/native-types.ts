@@ -85,6 +85,13 @@ export interface BenchJob {
   gtodReduce?: boolean;
   /** fio's end_fsync: a job that wrote fsyncs its file when its I/O is done. */
   endFsync?: boolean;
+  /** fio's atomic (3.42): every write carries RWF_ATOMIC (libaio, io_uring, pvsync2). */
+  atomic?: boolean;
+  /** fio 3.42's end_syncfs: a job that wrote syncfs()s its file system when its I/O is done. */
+  endSyncfs?: boolean;
+  /** fio 3.42's ramp_size: the job's first bytes (its group's, with rampGroup) are not recorded. */
+  rampBytes?: number;
+  rampGroup?: boolean;
   /** fio's exitall: when a thread of this job ends, 1 ends the jobs of its groupid, 2 every job
    * of the run (exit_what=stonewall, all); 0 (the default): none. */
   exitWhat?: number;
@@ -202,6 +209,9 @@ export interface BenchHistogram {
   /** Samples below 2, 4, 10, 20, 50, 100, 250, 500, 750, 1000 ns, the same in us, then in ms up
    * to 2000, and at or above 2000 ms (32 counts: fio's latency_ns / _us / _ms buckets). */
   bins: number[];
+  /** Every histogram bucket that counted something: [bucket, count, ...], the bucket by fio's
+   * index (log-linear, 64 per power of two, exact below 128 ns). */
+  buckets: number[];
 }
 
 /** fio's interval samples (one per 500 ms window). */

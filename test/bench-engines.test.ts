@@ -38,7 +38,7 @@ describe('the engine table', () => {
     expect(native.benchEngines.filter((e) => e.namedOnly).map((e) => e.name)).toEqual(['pvsync', 'pvsync2', 'null']);
     expect(native.benchEngines.filter((e) => e.diskless).map((e) => e.name)).toEqual(['null']);
     const uring = native.benchEngines.find((e) => e.name === 'io_uring')!;
-    expect(uring.options.map((o) => o.name)).toEqual(['fixedbufs', 'registerfiles', 'sqthread_poll', 'cmdprio_percentage',
+    expect(uring.options.map((o) => o.name)).toEqual(['fixedbufs', 'registerfiles', 'sqthread_poll', 'hipri', 'uncached', 'cmdprio_percentage',
       'cmdprio_class', 'cmdprio']);
     expect(native.benchEngines.find((e) => e.name === 'libaio')!.options.map((o) => o.name))
       .toEqual(['cmdprio_percentage', 'cmdprio_class', 'cmdprio']);

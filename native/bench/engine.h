@@ -39,6 +39,7 @@ struct engine_ctx {
   unsigned bs;
   int direct;
   int writable;           /* opened for writing (the job writes) */
+  int atomic;             /* fio's atomic: writes carry RWF_ATOMIC (an engine flagged ENGINE_ATOMIC_WRITES) */
   const void *options;    /* the engine's own options struct, filled from its option table */
   struct io_u *io_us;     /* all of the job's units (depth of them) */
   void *engine_data;
@@ -70,7 +71,17 @@ enum engine_flags {
   ENGINE_TEST_ONLY = 2,  /* fault injection / known delay for tests: hidden from help and 'all' */
   ENGINE_NAMED = 4,      /* runs when named (and in help), not one of 'all': fio's other engines */
   ENGINE_DISKLESS = 8,   /* moves no data and opens no file (fio's FIO_DISKLESSIO): no layout, fd -1 */
+  ENGINE_ATOMIC_WRITES = 16,  /* can issue a write with RWF_ATOMIC (fio's FIO_ATOMICWRITES) */
 };
+
+/* The kernel's per-I/O flags of preadv2/pwritev2 (and io_uring's rw_flags, libaio's
+ * aio_rw_flags), for headers older than the kernel */
+#ifndef RWF_ATOMIC
+#define RWF_ATOMIC 0x00000040
+#endif
+#ifndef RWF_DONTCACHE
+#define RWF_DONTCACHE 0x00000080
+#endif
 
 struct engine_ops {
   const char *name;

@@ -98,6 +98,7 @@ static void *worker_main(void *arg) {
   ctx.bs = job_max_len(s);  /* the longest I/O: buffers (and io_uring's fixed ones) fit it */
   ctx.direct = s->direct;
   ctx.writable = writes;
+  ctx.atomic = s->atomic && writes;  /* as fio: a job that does not write issues no atomic write */
   ctx.options = s->engine_options;
   ctx.io_us = io_us;
   if (ops->setup(&ctx) < 0) {
@@ -114,6 +115,8 @@ static void *worker_main(void *arg) {
     /* fio's end_fsync: the written data reaches the device before the job ends (not timed) */
     for (unsigned i = 0; ok && s->end_fsync && writes && i < nfiles && fds[i] >= 0; i++)
       if (fsync(fds[i]) < 0) ok = worker_fail_errno(w, errno, "fsync", UINT64_MAX) == 0;
+    /* fio 3.42's end_syncfs: one syncfs of the file system for every file the job wrote */
+    if (ok && s->end_syncfs && writes && fds[0] >= 0 && syncfs(fds[0]) < 0) worker_fail_errno(w, errno, "syncfs", UINT64_MAX);
     cpu_leave(w->shared);
   }
   ops->cleanup(&ctx);
@@ -381,9 +384,11 @@ int job_run_group(const struct job_spec *specs, unsigned n, struct job_result *r
   pthread_mutex_init(&shared.lock, NULL);
   struct worker **ws = calloc(n, sizeof(*ws));
   shared.exited = calloc(n, sizeof(*shared.exited));
-  if (ws == NULL || shared.exited == NULL) {
+  shared.ramp_done = calloc(n, sizeof(*shared.ramp_done));
+  if (ws == NULL || shared.exited == NULL || shared.ramp_done == NULL) {
     free(ws);
     free(shared.exited);
+    free(shared.ramp_done);
     pthread_mutex_destroy(&shared.lock);
     return job_errno(&results[0], ENOMEM, "malloc");
   }
@@ -432,6 +437,7 @@ out:
   free(ws);
   free(all);
   free(shared.exited);
+  free(shared.ramp_done);
   pthread_mutex_destroy(&shared.lock);
   return ret;
 }

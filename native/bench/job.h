@@ -56,6 +56,11 @@ struct job_spec {
   uint64_t file_size;     /* fio's filesize: the file laid out at this size, the I/O over [0, size); 0: size */
   int gtod_reduce;        /* fio's gtod_reduce: no latency or bw/IOPS samples recorded, no clock read per I/O for them */
   int end_fsync;          /* fio's end_fsync: a job that wrote fsyncs its file when its I/O is done */
+  int end_syncfs;         /* fio 3.42's end_syncfs: ... syncfs()s its file system instead */
+  /* fio 3.42's ramp_size: the job's first ramp_bytes are not recorded (its group's together, with
+   * ramp_group: fio's group_reporting); they count in its size. 0: none */
+  uint64_t ramp_bytes;
+  int ramp_group;
   enum rand_dist dist;    /* fio's random_distribution: zipf/pareto/normal draw blocks with replacement (no map) */
   double dist_param;      /* zipf's theta, pareto's power, normal's deviation (percent) */
   double dist_center;     /* the second value (0..1): where the hottest blocks sit; -1: spread by a hash */
@@ -99,6 +104,7 @@ struct job_spec {
   unsigned verify_pattern_len;
   int log_prio;           /* fio's log_prio: the logs show each I/O's priority value, not only whether it was realtime */
   int log_offset;         /* fio's log_offset: the logs show each I/O's offset */
+  int atomic;             /* fio's atomic: every write carries RWF_ATOMIC (engines flagged ENGINE_ATOMIC_WRITES) */
   uint32_t layout_write_cap;  /* tests only: bytes per layout pwrite, to force short writes (0: none) */
 };
 

@@ -117,6 +117,12 @@ static void prepare_io(struct worker *w, struct io_u *io) {
   } else if (job_random(s->rw)) {
     block = next_random(&w->rand_state) % w->nblocks;
   } else {
+    /* a pass ended: the next starts at 0 (and drops the cache of a buffered job) only when an I/O
+     * needs it, as fio's wrap of a time_based job; a job that ends leaves the cache as it read it */
+    if (w->next_block >= w->nblocks) {
+      w->next_block = 0;
+      pass_start(w);
+    }
     block = w->next_block;
   }
   /* fio's blockalign: a random offset rounded down to a multiple of it */
@@ -130,13 +136,7 @@ static void prepare_io(struct worker *w, struct io_u *io) {
   /* a random I/O takes the blocks after its own only while they are free in this pass, as fio's
    * mark_random_map trims it: every block once per pass, the pass exactly the size */
   if (mapped && len > s->bs) len = (uint32_t)(1 + randmap_take_after(w, block, len / s->bs - 1)) * s->bs;
-  if (block != UINT64_MAX && !job_random(s->rw)) {
-    w->next_block += len / s->bs;
-    if (w->next_block >= w->nblocks) {
-      w->next_block = 0;
-      pass_start(w);
-    }
-  }
+  if (block != UINT64_MAX && !job_random(s->rw)) w->next_block += len / s->bs;
   /* never past the region */
   if (len > room) len = (uint32_t)room;
   io->len = len;
@@ -181,8 +181,25 @@ static void restart_measure(struct worker *w, uint64_t now) {
   w->issued_bytes = 0;
 }
 
+/* fio's ramp_size: the ramp ends once the job, or its group (ramp_group, fio's group_reporting),
+ * has completed ramp_bytes; what completes after that is measured. */
+static void ramp_bytes_done(struct worker *w, uint32_t len, uint64_t t) {
+  const struct job_spec *s = w->spec;
+  struct job_shared *sh = w->shared;
+  unsigned me = (unsigned)(s - sh->specs);
+  __atomic_add_fetch(&sh->ramp_done[me], len, __ATOMIC_RELAXED);
+  uint64_t done = 0;
+  for (unsigned j = 0; j < sh->nspecs; j++) {
+    const struct job_spec *o = &sh->specs[j];
+    if (j == me || (s->ramp_group && o->ramp_group && o->groupid == s->groupid))
+      done += __atomic_load_n(&sh->ramp_done[j], __ATOMIC_RELAXED);
+  }
+  if (done >= s->ramp_bytes) w->measure_from = t;
+}
+
 static int complete_io(struct worker *w, struct io_u *io, uint64_t t, int async) {
   const struct job_spec *s = w->spec;
+  if (s->ramp_bytes != 0 && w->measure_from == UINT64_MAX) ramp_bytes_done(w, io->len, t);
   DTRACE_PROBE3(iolab, io_complete, io->offset, io->len, io->result);
   if (io->result != (int64_t)io->len) {
     const char *call = io->ddir == DDIR_READ ? "read" : "write";
@@ -271,12 +288,21 @@ static void rate_direction(struct worker *w, struct io_u *io) {
   }
 }
 
-/* The ramp ends: from now on the I/Os count, toward number_ios or size too. */
-static void ramp_over(struct worker *w, uint64_t now, uint64_t *issued) {
+/* The ramp ends: from now on the I/Os count, toward number_ios or size too (a ramp_size's bytes
+ * count in the size, as fio's). */
+static void ramp_over(struct worker *w, uint64_t now, uint64_t *issued, uint64_t *deadline) {
   if (w->phase != PHASE_RAMP || now < w->measure_from) return;
   w->phase = PHASE_RUN;
-  *issued = 0;
-  w->issued_bytes = 0;
+  if (w->spec->ramp_bytes == 0) {
+    *issued = 0;
+    w->issued_bytes = 0;
+    return;
+  }
+  /* the ramp's bytes are done: the runtime and job_start count from here, as fio's */
+  if (w->spec->runtime_ns) *deadline = w->measure_from + w->spec->runtime_ns;
+  struct timespec at;
+  clock_gettime(CLOCK_REALTIME, &at);
+  w->start_unix_ms = ((uint64_t)at.tv_sec * 1000000000ull + (uint64_t)at.tv_nsec - (now - w->measure_from)) / 1000000ull;
 }
 
 /* The measured loop: keep depth I/Os in flight, commit every iodepth_batch, reap what completed.
@@ -317,15 +343,15 @@ int run_loop(struct worker *w, const struct engine_ops *ops, struct engine_ctx *
   job_logs_init(&w->logs, s->log_mask, s->log_avg_ms, start);
   w->logs.log_prio = s->log_prio;
   w->logs.log_offset = s->log_offset;
-  w->measure_from = start + s->ramp_ns;
+  w->measure_from = s->ramp_bytes != 0 ? UINT64_MAX : start + s->ramp_ns;  /* ramp_size: until its bytes are done */
   struct timespec wall;
   clock_gettime(CLOCK_REALTIME, &wall);
   w->start_unix_ms = ((uint64_t)wall.tv_sec * 1000000000ull + (uint64_t)wall.tv_nsec + s->ramp_ns) / 1000000ull;
-  uint64_t deadline = s->runtime_ns ? w->measure_from + s->runtime_ns : UINT64_MAX;
+  uint64_t deadline = s->runtime_ns && s->ramp_bytes == 0 ? w->measure_from + s->runtime_ns : UINT64_MAX;
   uint64_t last = start;
   struct io_u *retry = NULL;  /* refused with BUSY, offered again after a reap */
   int failed = 0, stop = 0, commit_failed = 0;
-  w->phase = s->ramp_ns ? PHASE_RAMP : PHASE_RUN;
+  w->phase = s->ramp_ns || s->ramp_bytes ? PHASE_RAMP : PHASE_RUN;
   w->lat_qd = s->latency_target_ns ? 1 : depth;
   w->lat_qd_low = 1;
   w->lat_qd_high = depth;
@@ -336,7 +362,7 @@ int run_loop(struct worker *w, const struct engine_ops *ops, struct engine_ctx *
       issued = 0;
       if (s->runtime_ns) deadline = now + s->runtime_ns;
     }
-    ramp_over(w, now, &issued);
+    ramp_over(w, now, &issued, &deadline);
     nqueued = 0;
     /* latency_target: no more in flight than the depth being tried */
     while (!stop && !failed && (retry != NULL || (nfree > 0 && depth - nfree < w->lat_qd))) {
@@ -351,7 +377,7 @@ int run_loop(struct worker *w, const struct engine_ops *ops, struct engine_ctx *
         /* the clock the I/O is stamped with decides both whether it counts (complete_io) and
          * whether it is one of number_ios: one issued as the ramp ends was counted once and
          * missed by the other (2001 of -number_ios=2000) */
-        ramp_over(w, t, &issued);
+        ramp_over(w, t, &issued, &deadline);
         if (w->lat_done ||
             (w->phase != PHASE_RAMP && (issued >= budget || w->issued_bytes >= byte_budget || now >= deadline || seq_add_done(w)))) {
           stop = 1;
@@ -384,7 +410,7 @@ int run_loop(struct worker *w, const struct engine_ops *ops, struct engine_ctx *
         }
         /* stamped after the waits: the ramp may have ended meanwhile, and the stamp decides */
         t = now_ns();
-        ramp_over(w, t, &issued);
+        ramp_over(w, t, &issued, &deadline);
         issued++;
         w->issued_bytes += io->len;
       }
@@ -395,7 +421,7 @@ int run_loop(struct worker *w, const struct engine_ops *ops, struct engine_ctx *
       if (r == FIO_Q_COMPLETED) {
         now = now_ns();
         last = now;
-        ramp_over(w, now, &issued);
+        ramp_over(w, now, &issued, &deadline);
         depth_mark_level(&w->depth, 1, 1);
         depth_mark_submit(&w->depth, 1);
         depth_mark_complete(&w->depth, 1);

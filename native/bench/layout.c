@@ -95,7 +95,12 @@ static int block_device_size(const struct job_spec *spec, uint64_t *size, struct
   if (bytes < spec->bs)
     return user_error(e, "'%s' is smaller than one block (%llu bytes < bs %u)", shown_name(name, sizeof(name), spec->filename),
                       (unsigned long long)bytes, spec->bs);
-  if (*size > bytes || spec->size_is_default) *size = bytes;  /* fio's default size: the device's */
+  /* fio's default size: the device's from the job's offset on; never past its end */
+  uint64_t left = bytes > spec->offset ? bytes - spec->offset : 0;
+  if (*size > left || spec->size_is_default) *size = left;
+  if (*size < spec->bs)
+    return user_error(e, "offset %llu leaves less than one block of '%s' (%llu bytes)", (unsigned long long)spec->offset,
+                      shown_name(name, sizeof(name), spec->filename), (unsigned long long)bytes);
   *size -= *size % spec->bs;
   return 0;
 }
@@ -239,9 +244,9 @@ int layout_prepare(const struct job_spec *spec, uint64_t *size, struct job_resul
   /* a verify_pattern job checks the bytes a job wrote, never the layout's offset pattern */
   int need_pattern = spec->verify && job_reads(spec->rw) && spec->verify_pattern_len == 0;
   uint64_t current = exists ? (uint64_t)st.st_size : 0;
-  /* no size asked for: a file iolab did not create is used at its own size, as fio takes it,
-   * --force or not (--force lets a job write into it, never grow it unasked) */
-  if (exists && !owned && spec->size_is_default) *size = current;
+  /* no size asked for: a file iolab did not create is used at its own size from the job's offset
+   * on, as fio takes it, --force or not (--force lets a job write into it, never grow it unasked) */
+  if (exists && !owned && spec->size_is_default) *size = current > spec->offset ? current - spec->offset : 0;
 
   if (exists && !owned && !spec->force) {
     if (job_writes(spec->rw))

@@ -28,6 +28,7 @@ struct job_shared {
   const struct job_spec *specs;
   unsigned nspecs;
   int *exited;
+  uint64_t *ramp_done;     /* fio's ramp_size: bytes each spec's threads completed in their ramp (atomic) */
   pthread_mutex_t lock;
   unsigned in_loop;        /* threads inside their I/O loop */
   int cpu_started;

@@ -164,6 +164,15 @@ export const submitModeOption = asCommanderError((v: string) => {
   throw new RangeError(`expected inline or offload, got '${v}'`);
 });
 
+/** fio's offset: a size, or N% of the file's size (fio's start_offset_percent). */
+export const offsetOption = asCommanderError((v: string): number | { percent: number } => {
+  const pct = /^(\d+(?:\.\d+)?)%$/.exec(v.trim());
+  if (!pct) return parseWholeNumber(v.trim(), { min: 0, size: true });
+  const percent = Number(pct[1]);
+  if (percent > 100) throw new RangeError(`expected a percent from 0 to 100, got '${v}'`);
+  return { percent };
+});
+
 /** fio's percentages with decimals (latency_percentile=99.9): 0 to 100. */
 export const percentOption = asCommanderError((v: string) => {
   const text = v.trim();

@@ -165,6 +165,36 @@ function latencyTarget(job: IopsJob, depth: number | undefined) {
   };
 }
 
+/** fio's histogram buckets: FIO_IO_U_PLAT_NR of them; a later one of iolab's counts in fio's last. */
+const FIO_PLAT_NR = 1856;
+
+/** fio's value of a bucket (its plat_idx_to_val): the bucket itself below 128 ns, else the middle
+ * of its range, as fio computes it. */
+function fioBucketValue(idx: number): number {
+  if (idx < 128) return idx;
+  const errorBits = Math.floor(idx / 64) - 1;
+  return Math.floor(2 ** (errorBits + 6) + ((idx % 64) + 0.5) * 2 ** errorBits);
+}
+
+/** fio's json+ bins of a histogram: each bucket's value (ns) and its count, the buckets in order. */
+export function fioBins(h: BenchHistogram): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (let i = 0; i + 1 < (h.buckets?.length ?? 0); i += 2) {
+    const key = String(fioBucketValue(Math.min(h.buckets[i], FIO_PLAT_NR - 1)));
+    out[key] = (out[key] ?? 0) + h.buckets[i + 1];
+  }
+  return out;
+}
+
+/** fio's --output-format=json+: each job's clat_ns of each direction with its bins. */
+export function addJsonPlusBins(jobs: Record<string, any>[], entries: readonly JobEntry[]): void {
+  jobs.forEach((j, i) => {
+    const r = entries[i]?.result;
+    if (!r || r.unavailable) return;
+    for (const d of ['read', 'write'] as const) if (r[d].ios > 0 && j[d]?.clat_ns) j[d].clat_ns.bins = fioBins(r[d].clat);
+  });
+}
+
 export function fioJob(entry: JobEntry, _index = 0, all: readonly JobEntry[] = [entry]) {
   const { job, result: r, error, point, members } = entry;
   // fio's jobname is the job's name; iolab's own command line names none, so the engine does

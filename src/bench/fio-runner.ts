@@ -49,6 +49,9 @@ export interface FioRunChoices {
   point?: Record<string, string>;
   /** iolab's plain command line: fio needs a job name and a size. */
   plain?: { size: number };
+  /** fio's own run flags the user gave (--section, --readonly): fio is given them too. */
+  sections?: string[];
+  readonly?: boolean;
 }
 
 const word = (o: FioOptionText) => (o.value === undefined ? `--${o.name}` : `--${o.name}=${o.value}`);
@@ -79,24 +82,26 @@ function sectionWords(section: FioSectionText, engine: (o: FioOptionText) => str
  * options. iolab's defaults that differ from fio's go first, where any option of the user's
  * overrides them: --thread (iolab's jobs are threads).
  */
-export function fioArgs(commandLine: FioCommandLine, jobFile: string | undefined, choices: FioRunChoices): string[] {
+export function fioArgs(commandLine: FioCommandLine, jobFiles: string | string[] | undefined, choices: FioRunChoices): string[] {
+  const files = jobFiles === undefined ? [] : typeof jobFiles === 'string' ? [jobFiles] : jobFiles;
   // an engine list is this run's engine; an engine by another of iolab's spellings (posix_aio,
   // uring) is fio's name for it, which is all fio loads
   const engine = (o: FioOptionText) => (isEngineList(o) ? `--ioengine=${choices.engine}` :
     o.name === 'ioengine' && o.value !== undefined ? `--ioengine=${engineInfo(o.value.trim())?.name ?? o.value}` : word(o));
   const point = Object.entries(choices.point ?? {}).map(([k, v]) => `--${k}=${v}`);
   const typed = [commandLine.global, ...commandLine.jobs].some((s) => s.options.some((o) => o.name === 'ioengine'));
-  const args = ['--output-format=json', '--thread'];
+  const args = ['--output-format=json', '--thread', ...(choices.sections ?? []).map((s) => `--section=${s}`),
+    ...(choices.readonly ? ['--readonly'] : [])];
   if (choices.engine !== undefined && !typed) args.push(`--ioengine=${choices.engine}`);
   args.push(...sectionWords(commandLine.global, engine));
   if (choices.plain) {
     if (!commandLine.global.options.some((o) => o.name === 'size')) args.push(`--size=${choices.plain.size}`);
     args.push(...point, '--name=iolab');
-  } else if (jobFile === undefined) {
+  } else if (files.length === 0) {
     for (const job of commandLine.jobs) args.push(...sectionWords(job, engine), ...point);
   } else {
     for (const job of commandLine.jobs) args.push(...sectionWords(job, engine));
-    args.push(jobFile);
+    args.push(...files);
   }
   return args;
 }

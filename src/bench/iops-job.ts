@@ -71,6 +71,9 @@ export interface IopsOptions extends Record<string, unknown> {
   filesize?: number;
   gtod_reduce?: boolean;
   end_fsync?: boolean;
+  end_syncfs?: boolean;
+  ramp_size?: number;
+  atomic?: boolean;
   exitall?: boolean;
   prioclass?: number;
   prio?: number;
@@ -96,7 +99,7 @@ export interface IopsOptions extends Record<string, unknown> {
   fsync?: number;
   fdatasync?: number;
   random_generator?: string;
-  offset?: number;
+  offset?: number | { percent: number };
   io_size?: number;
   loops?: number;
   /** fio's rw=read:-8k offset modifier (fio-jobs.ts reads it from the rw text). */
@@ -107,6 +110,8 @@ export interface IopsOptions extends Record<string, unknown> {
   log_avg_msec?: number;
   description?: string;
   allow_file_create?: boolean;
+  /** fio options given at fio's default, which iolab runs only so (do_verify=1, startdelay=0). */
+  fio_defaults?: Record<string, string>;
 }
 
 /** A bench iops job: the native job, and what fio's JSON says of it beside the native options. */
@@ -119,6 +124,8 @@ export interface IopsJob extends BenchJob {
   groupReporting?: boolean;
   /** fio's randrepeat (default 1); randrepeat=0 runs with a randseed drawn for the run. */
   randrepeat?: boolean;
+  /** fio's offset=N%: the offset is that share of the file when the job's step starts. */
+  offsetPercent?: number;
   /** fio's unlink: the job's file is deleted when its step is done. */
   unlink?: boolean;
   /** fio's log files this job writes (write_*_log), named as fio names them. */
@@ -140,6 +147,7 @@ function acceptedOptions(opts: IopsOptions): Record<string, string> {
   if (opts.wait_for !== undefined) o.wait_for = opts.wait_for;
   if (opts.overwrite !== undefined) o.overwrite = String(opts.overwrite);
   if (opts.random_distribution !== undefined) o.random_distribution = opts.random_distribution.text;
+  Object.assign(o, opts.fio_defaults);
   return o;
 }
 
@@ -171,7 +179,7 @@ export function jobFromOptions(opts: IopsOptions, filename: string, engines: str
     flow: opts.flow ?? 0,
     flowId: opts.flow_id ?? 0,
     flowSleepUs: opts.flow_sleep ?? 0,
-    offset: opts.offset,
+    offset: typeof opts.offset === 'number' ? opts.offset : undefined,
     ioSize: opts.io_size,
     loops: opts.loops,
     seqAdd: opts.rw_offset_add,
@@ -183,6 +191,10 @@ export function jobFromOptions(opts: IopsOptions, filename: string, engines: str
     fsync: opts.fdatasync || opts.fsync || 0,
     fdatasync: (opts.fdatasync ?? 0) > 0,
     endFsync: opts.end_fsync ?? false,
+    endSyncfs: opts.end_syncfs ?? false,
+    // fio 3.42's ramp_size: its group's bytes together under group_reporting
+    rampBytes: opts.ramp_size, rampGroup: opts.group_reporting ?? false,
+    atomic: opts.atomic ?? false,
     // fio's exitall: its group's jobs end with it, or (exit_what=stonewall, all) every job running
     // fio's ioprio_value: class 0 (none given) is best effort, 2
     ioprio: opts.prioclass === undefined && opts.prio === undefined ? -1 : ((opts.prioclass || 2) << 13) | (opts.prio ?? 0),
@@ -218,6 +230,9 @@ export function jobFromOptions(opts: IopsOptions, filename: string, engines: str
     groupReporting: opts.group_reporting ?? false,
     accepted: acceptedOptions(opts),
   };
+  if (opts.ramp_size !== undefined && opts.ramp_time !== undefined) {
+    throw new UserError('ramp_time and ramp_size: one ramp or the other (fio: "job rejected: cannot specify both ramp_time and ramp_size")');
+  }
   // the pattern is checked block by block, each block starting it again, as each of fio's I/Os does
   if (opts.verify_pattern && job.bs % opts.verify_pattern.length !== 0) {
     throw new UserError(`verify_pattern: its ${opts.verify_pattern.length} bytes do not divide bs ${job.bs}; ` +

@@ -9,7 +9,7 @@ import { boolOption, durationOption, numberOption } from '../numbers.js';
 import { ENGINE_NAMES, ENGINES, engineOptionFlags, MAX_IODEPTH, parseEngines } from './engines.js';
 import { parseRw } from './storage-job.js';
 import { parseSweep, type SweepAxis } from './sweep.js';
-import { blockSizesOption, flowOption, jobBlockSize, overwriteOption, splitOption, rangeOption, rateIopsOption, rateOption, submitModeOption, syncModeOption, exitWhatOption, percentOption, verifyPatternOption } from './block-sizes.js';
+import { blockSizesOption, offsetOption, flowOption, jobBlockSize, overwriteOption, splitOption, rangeOption, rateIopsOption, rateOption, submitModeOption, syncModeOption, exitWhatOption, percentOption, verifyPatternOption } from './block-sizes.js';
 import { distributionOption, generatorOption } from './distribution.js';
 import { runIops } from './iops-run.js';
 import { runVsFio } from './vs-fio.js';
@@ -17,7 +17,7 @@ import { planRun, type RunOptions } from './iops-plan.js';
 import { presets, type IopsOptions } from './iops-job.js';
 import { runTestIops } from './testiops.js';
 import { FioStyleCommand, showCommand } from './fio-cli.js';
-import { readJobFile } from './fio-jobfile.js';
+import { readJobFiles } from './fio-jobfile.js';
 import { fioJobList } from './fio-jobs.js';
 
 /** fio's fadvise_hint values: 0, 1 (as rw implies), sequential, random. */
@@ -43,8 +43,8 @@ export function iopsCommand(): Command {
   const size = numberOption({ min: 1, size: true });
   const cmd = new IopsCommand('iops')
     .description(`storage IOPS/latency benchmark with fio's job options, command line, job files and JSON: ${ENGINES.join(', ')}`)
-    .addArgument(pathArgument('[jobfile]', 'a fio job file ([global] and job sections); with -m, the file testIOPS mode tests',
-      { output: true, called: 'job file' }))
+    .addArgument(pathArgument('[jobfile...]', 'fio job files ([global] and job sections; each after the first from fio\'s ' +
+      'defaults, behind a stonewall, as fio runs several); with -m, the file testIOPS mode tests', { output: true, called: 'job file' }))
     .addOption(pathOption('--filename <path>', 'file (or block device, read only) to test; created and laid out when missing ' +
       '(default: <name>.0.0); a:b is one job over both files, as fio\'s (\\: a colon in a name)', { output: true }))
     .option('--name <job>', 'starts a job, as fio\'s: the options after it are that job\'s (those before the first --name every job\'s); names it in the table and the JSON')
@@ -65,8 +65,8 @@ export function iopsCommand(): Command {
     .addOption(notPath(new Option('--write_bw_log [prefix]', 'write fio\'s bandwidth log, PREFIX_bw.N.log')))
     .addOption(notPath(new Option('--write_iops_log [prefix]', 'write fio\'s IOPS log, PREFIX_iops.N.log')))
     .option('--log_avg_msec <ms>', 'average the logs over windows of this many ms, as fio (default 0: a line per I/O)', numberOption({ min: 0 }))
-    .addOption(notPath(new Option('--offset <size>', 'start the job\'s I/O this far into the file, as fio\'s offset (the file is laid out to offset + size)')
-      .argParser(numberOption({ min: 0, size: true }))))
+    .addOption(notPath(new Option('--offset <size>', 'start the job\'s I/O this far into the file, as fio\'s offset (the file is laid out to offset + size); ' +
+      'N% is that share of an existing file (0 for a new one), as fio\'s').argParser(offsetOption)))
     .addOption(notPath(new Option('--io_limit, --io_size <size>', 'bytes of I/O per loop, wrapping around --size, as fio\'s io_size (default --size)')
       .argParser(size)))
     .option('--loops <n>', 'run the job\'s I/O this many times, as fio\'s loops (default 1)', numberOption({ min: 1, max: 2 ** 30 }))
@@ -106,6 +106,9 @@ export function iopsCommand(): Command {
     .addOption(zeroOne('--exitall', 'when a job ends, end the jobs exit_what names (default: those of its group), as fio\'s exitall; default 0'))
     .addOption(notPath(new Option('--exit_what <jobs>', 'the jobs an exitall job ends: group (its group\'s, the default), stonewall ' +
       '(every job running) or all (every job running, the jobs of later steps never start), as fio\'s').argParser(exitWhatOption)))
+    .addOption(zeroOne('--atomic', 'every write with RWF_ATOMIC (all of it or none reaches the disk; libaio, io_uring, pvsync2), ' +
+      'as fio 3.42\'s atomic; default 0'))
+    .addOption(zeroOne('--end_syncfs', 'syncfs the file system when a job that wrote is done, as fio 3.42\'s; default 0'))
     .addOption(zeroOne('--end_fsync', 'fsync the file when a job that wrote is done, as fio\'s; default 0'))
     .option('--iodepth <n>', 'I/Os in flight per job (default 1)',
       numberOption({ min: 1, max: MAX_IODEPTH, maxReason: 'the most I/O slots a job keeps' }))
@@ -122,6 +125,8 @@ export function iopsCommand(): Command {
       durationOption({ wholeMs: true }))
     .option('--time_based', 'run for --runtime even if --size is done (wraps around)')
     .option('--ramp_time <time>', 'run this long before recording', durationOption({ zero: true, wholeMs: true }))
+    .addOption(notPath(new Option('--ramp_size <size>', 'move this many bytes before recording (the job\'s, or its group\'s with ' +
+      'group_reporting; they count in its size), as fio 3.42\'s ramp_size').argParser(size)))
     .option('--number_ios <n>', 'stop after this many I/Os per job, counted after --ramp_time, if --size does not end it first (a time_based job runs its --runtime, as fio)', numberOption({ min: 1 }))
     .addOption(zeroOne('--direct', 'O_DIRECT (bypass the page cache); default 0, bare --direct is 1'))
     .addOption(zeroOne('--invalidate', 'drop the file\'s cached pages before the job and on every pass of a time_based job; default 1'))
@@ -155,8 +160,16 @@ export function iopsCommand(): Command {
     .option('--json', 'print the JSON (fio\'s keys) instead of the table')
     .option('--parse-only', 'read the job file and options and stop, as fio\'s: nothing runs (an option iolab refuses is refused)')
     .option('--showcmd', 'print the job file as one command line (fio\'s --showcmd, with iolab bench iops first) and stop')
+    .option('--section <name>', 'run only the job sections of this name (repeat for more), as fio\'s --section',
+      (v: string, prev: string[] = []) => [...prev, v])
+    .option('--readonly', 'refuse a job that writes, or whose file would be laid out, as fio\'s --readonly')
+    .option('--eta-newline <time>', 'the progress line starts a new line every this long (2s, 500ms), as fio\'s --eta-newline',
+      durationOption({ wholeMs: true }))
     .addOption(resultsOption('also write the JSON to <file> (with --output-format=normal the text report, as fio)'))
-    .addOption(notPath(new Option('--output-format <format>', 'fio\'s spelling: json is --json; normal with --output writes the text report there').choices(['normal', 'json'])))
+    .addOption(notPath(new Option('--output-format <format>', 'fio\'s spelling: json is --json (json+ adds each completion ' +
+      'latency bucket, clat_ns\'s bins, as fio\'s); normal with --output writes the text report there; fio\'s terse is not written')
+      .choices(['normal', 'json', 'json+', 'terse'])))
+    .addOption(new Option('--minimal', 'fio\'s terse output: not written by iolab (refused with the reason)').hideHelp())
     .addOption(new Option('--preset <name>', 'fio profiles for latency, IOPS, throughput and mixed load (and bigwrite); explicit options win')
       .choices(Object.keys(presets)))
     .option('--vs-fio', 'run the same job in fio beside iolab\'s, alternating, and print the IOPS and CPU-per-I/O ratios')
@@ -173,12 +186,21 @@ Examples:
   iolab bench iops --filename /tmp/t.dat --preset iops --direct=1 --runtime 5 --vs-fio --repeat 3
   iolab bench iops --filename /tmp/t.dat --rw randread --ioengine io_uring,libaio --sweep iodepth=1,4,16,64 --runtime 2 --json
   iolab bench iops /tmp/t.dat -m=rRD --runtime 2`)
-    .action(async (file: string | undefined, given: RunOptions & { mode?: string }) => {
+    .action(async (files: string[], given: RunOptions & { mode?: string; minimal?: boolean }) => {
+      const file = files[0];
+      if (given.minimal || given.outputFormat === 'terse') {
+        throw new UserError(`${given.minimal ? '--minimal' : '--output-format=terse'}: fio's terse lines (semicolon-separated, ` +
+          'versioned) are not written by iolab; --output-format=json (or json+) gives the same figures as fio\'s JSON');
+      }
+      if (given.mode !== undefined && files.length > 1) {
+        throw new UserError(`testIOPS mode tests one file, got ${files.length}: ${files.join(', ')}`);
+      }
       // --output takes the format asked for, as fio's does: with --output-format=normal the
       // text report (printed as well), else the JSON
       const textTo = given.outputFormat === 'normal' && given.json !== true ? given.output : undefined;
       const run = textTo === undefined ? given : { ...given, output: undefined };
-      const sections = file !== undefined && run.mode === undefined ? readJobFile(file) : undefined;
+      const sections = files.length > 0 && run.mode === undefined ? readJobFiles(files, run.section) : undefined;
+      if (run.section !== undefined && sections === undefined) throw new UserError('--section picks sections of a job file; give one');
       if (run.showcmd) {
         process.stdout.write(`${showCommand(cmd.fioCommandLine, sections)}\n`);
         return;
@@ -194,7 +216,7 @@ Examples:
         }
         const plan = planRun(list, run);
         await prepareOutputs(); // fio's log files, checked by planRun
-        if (plan.vsFio) return runVsFio(plan, { jobFile: file, commandLine: cmd.fioCommandLine });
+        if (plan.vsFio) return runVsFio(plan, { jobFiles: files, commandLine: cmd.fioCommandLine });
         return runIops(plan);
       };
       if (textTo === undefined) return go();

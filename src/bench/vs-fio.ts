@@ -11,7 +11,7 @@ import { closeSync, fstatSync, fsyncSync, openSync } from 'node:fs';
 import { formatCount, formatNs, median, ratio, table } from '../format.js';
 import { machineInfo } from './machine.js';
 import { engineInfo } from './engines.js';
-import { cpuPerIoUs, diskSample, diskUtil, fioDocument, fioJob } from './fio-json.js';
+import { addJsonPlusBins, cpuPerIoUs, diskSample, diskUtil, fioDocument, fioJob } from './fio-json.js';
 import { fioArgs, fioVersion, runFio, type FioFigures } from './fio-runner.js';
 import { formatCpuPerIo, resultIops } from './storage-table.js';
 import { describeJob, jobLabel, outputJson, shownFiles, type IopsRun, type Variant } from './iops-plan.js';
@@ -82,7 +82,8 @@ function summarize(p: Pair) {
 }
 
 /** What fio needs to be told that the user did not say, and cannot be told at all. */
-function checkVsFio(plan: IopsRun, jobFile: string | undefined, user: FioCommandLine): void {
+function checkVsFio(plan: IopsRun, jobFiles: string[], user: FioCommandLine): void {
+  const jobFile = jobFiles.length > 0 ? jobFiles.join(', ') : undefined;
   const jobs = plan.variants.flatMap((v) => v.steps.flatMap((s) => s.jobs.map((j) => j.job)));
   if (jobs.some((j) => j.verify)) throw new UserError('--vs-fio runs fio on the same file, which overwrites the verify pattern: drop --verify');
   const testOnly = jobs.find((j) => engineInfo(j.engine)?.testOnly);
@@ -97,11 +98,11 @@ function checkVsFio(plan: IopsRun, jobFile: string | undefined, user: FioCommand
 }
 
 /** The steps of a variant, one after the other, until a signal. */
-async function runSteps(variant: Variant, signal: AbortSignal, show: boolean): Promise<StepEntry[]> {
+async function runSteps(variant: Variant, signal: AbortSignal, show: boolean, newlineMs?: number): Promise<StepEntry[]> {
   const entries: StepEntry[] = [];
   for (const step of variant.steps) {
     if (signal.aborted) break;
-    entries.push(...await runStep(step, show));
+    entries.push(...await runStep(step, show, newlineMs));
   }
   return entries;
 }
@@ -128,10 +129,10 @@ export function roundsText(done: number, asked: number): string {
   return done < asked ? `${of}, of ${asked} asked: cut short` : of;
 }
 
-export async function runVsFio(plan: IopsRun, user: { jobFile?: string; commandLine: FioCommandLine }): Promise<void> {
+export async function runVsFio(plan: IopsRun, user: { jobFiles: string[]; commandLine: FioCommandLine }): Promise<void> {
   const version = await fioVersion();
   if (!version) throw new UserError('--vs-fio needs fio on PATH (apt-get install fio)');
-  checkVsFio(plan, user.jobFile, user.commandLine);
+  checkVsFio(plan, user.jobFiles, user.commandLine);
   checkLayoutSpace(plan.variants.flatMap((v) => v.steps.flatMap((s) => s.jobs.map((j) => j.job))));
   const signal = interruption();
   const first = plan.variants[0].steps[0].jobs[0].job;
@@ -148,13 +149,13 @@ export async function runVsFio(plan: IopsRun, user: { jobFile?: string; commandL
     for (const p of pairs) {
       if (p.unavailable) continue;
       const ours = async () => {
-        let entries = await runSteps(p.variant, signal, !plan.json);
+        let entries = await runSteps(p.variant, signal, !plan.json, plan.etaNewlineMs);
         // a file this run just laid out is still dirty in the page cache, where fio's and
         // iolab's cache drop cannot reach it: a read would be of memory, not the file. So the
         // layout is written to disk and the round run again, on the file as fio will find it.
         if (entries.some((e) => (e.result?.laidOutBytes ?? 0) > 0) && !signal.aborted && !entries.some((e) => e.error)) {
           syncFiles(jobs.flatMap((j) => j.filenames ?? [j.filename]));
-          entries = await runSteps(p.variant, signal, !plan.json);
+          entries = await runSteps(p.variant, signal, !plan.json, plan.etaNewlineMs);
         }
         const failed = entries.find((e) => e.error);
         if (failed?.error) throw new Error(failed.error);
@@ -169,7 +170,8 @@ export async function runVsFio(plan: IopsRun, user: { jobFile?: string; commandL
         if (p.unavailable || signal.aborted) return;
         // on iolab's plain command line fio gets the size iolab's run addressed (a whole foreign file or device)
         const size = p.iolab.flatMap((r) => r.entries).find((e) => e.result?.size)?.result?.size ?? first.size;
-        const args = fioArgs(user.commandLine, user.jobFile, { engine: p.variant.engine, point: p.variant.point,
+        const args = fioArgs(user.commandLine, user.jobFiles, { engine: p.variant.engine, point: p.variant.point,
+          sections: plan.sections, readonly: plan.readonly,
           plain: plain ? { size } : undefined });
         let f: FioFigures | undefined;
         try {
@@ -201,7 +203,9 @@ export async function runVsFio(plan: IopsRun, user: { jobFile?: string; commandL
       return p.variant.steps.flatMap((s) => s.jobs.filter((j, i) => s.jobs.findIndex((k) => k.entry === j.entry) === i)
         .map((j) => fioJob({ job: j.job, point: j.point, result: p.unavailable ? { unavailable: p.unavailable } as BenchResult : undefined })));
     }
-    return mid.entries.map(fioJob);
+    const jobs = mid.entries.map(fioJob);
+    if (plan.jsonPlus) addJsonPlusBins(jobs, mid.entries);
+    return jobs;
   });
   const doc = fioDocument(started, entries, diskUtil(disk0, diskSample(machine.fileSystem?.device)), {
     machine, command: commandLine(), vs_fio: { fio: version, repeat: plan.repeat, engines: summary },

@@ -8,6 +8,9 @@ import { mkdirSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { runCliText } from './cli.js';
 
+/** The fio to compare with: IOLAB_FIO's (a fio built from source, such as 3.42), else PATH's. */
+export const fioBinary = process.env.IOLAB_FIO || 'fio';
+
 export interface DiffCase {
   name: string;
   /** A job file's path (the corpus), given after the command line's options. */
@@ -19,6 +22,9 @@ export interface DiffCase {
   sameBytes?: string[];
   /** iolab refuses this case by name, with a line matching this, where fio runs it. */
   refuses?: RegExp;
+  /** Comparisons that cannot be made for this case, by their names in the differences (its
+   * definition says why). */
+  skip?: string[];
 }
 
 export interface DiffJob {
@@ -30,6 +36,8 @@ export interface DiffJob {
   ios: number;
   /** Bytes it moved, read and written. */
   bytes: number;
+  /** The directions it moved: read, write. */
+  directions: string[];
   /** Its I/Os' lengths are drawn (bsrange, bssplit): the count is the draw's, the bytes are not. */
   varlen: boolean;
   /** Its job options list time_based or verify (fio's JSON leaves out time_based, a bare word). */
@@ -115,6 +123,7 @@ function jobsOf(doc: any): DiffJob[] {
       syncs: j.sync?.lat_ns?.N ?? 0,  // fio 3.33 counts an fdatasync in N, not in total_ios
       ios: (j.read?.total_ios ?? 0) + (j.write?.total_ios ?? 0), timeBased: 'time_based' in o, verify: 'verify' in o,
       bytes: (j.read?.io_bytes ?? 0) + (j.write?.io_bytes ?? 0),
+      directions: ['read', 'write'].filter((d) => (j[d]?.total_ios ?? 0) > 0),
       varlen: 'bssplit' in o || (o.bsrange !== undefined && new Set(o.bsrange.split('-').map((x) => fioSize(x, 0))).size > 1),
       aggregates: aggregatesOf(j), runtime: Math.max(j.read?.runtime ?? 0, j.write?.runtime ?? 0),
     };
@@ -191,7 +200,7 @@ export async function runFioCase(c: DiffCase, dir: string): Promise<Outcome> {
     ...c.args, ...(c.jobFile ? [c.jobFile] : [])];
   // (a case iolab refuses needs nothing of fio's run, and fio 3.33's io_submit_mode=offload
   // sometimes never ends beside a second suite: its run is bounded)
-  const r = await execa('fio', args, { cwd, env: caseEnv(c), reject: false, ...(c.refuses ? { timeout: 20_000, forceKillAfterDelay: 2000 } : {}) });
+  const r = await execa(fioBinary, args, { cwd, env: caseEnv(c), reject: false, ...(c.refuses ? { timeout: 20_000, forceKillAfterDelay: 2000 } : {}) });
   const doc = jsonOf(String(r.stdout));
   const jobs = doc ? jobsOf(doc) : [];
   // the IOPS log of job N (1-based, the JSON's order without group_reporting): its 100 ms windows
@@ -261,6 +270,7 @@ export function differences(c: DiffCase, fio: Outcome, iolab: Outcome): string[]
     return d;
   }
   const same = (what: string, a: unknown, b: unknown) => {
+    if (c.skip?.includes(what)) return;
     if (JSON.stringify(a) !== JSON.stringify(b)) d.push(`${what}: fio ${JSON.stringify(a)}, iolab ${JSON.stringify(b)}`);
   };
   same('job count', fio.jobs.length, iolab.jobs.length);
@@ -268,6 +278,7 @@ export function differences(c: DiffCase, fio: Outcome, iolab: Outcome): string[]
   same('groupids', fio.jobs.map((j) => j.groupid), iolab.jobs.map((j) => j.groupid));
   same('rw, bs, iodepth', fio.jobs.map((j) => [j.rw, j.bs, j.iodepth]), iolab.jobs.map((j) => [j.rw, j.bs, j.iodepth]));
   same('jobs that did I/O', fio.jobs.map((j) => j.ios > 0), iolab.jobs.map((j) => j.ios > 0));
+  same('directions each job moved', fio.jobs.map((j) => j.directions), iolab.jobs.map((j) => j.directions));
   same('latency_depth, _target, _percentile, _window', fio.jobs.map((j) => j.latency), iolab.jobs.map((j) => j.latency));
   // gtod_reduce records none (fio records none either for a job whose I/O all fell in its ramp)
   same('latencies recorded under gtod_reduce', fio.jobs.map((j) => (j.gtodReduce ? j.latencies : '-')),

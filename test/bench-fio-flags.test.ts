@@ -1,0 +1,151 @@
+// fio's own flags and fio 3.42's options through `iolab bench iops`: --showcmd's quoting as fio
+// writes it, json+ (each completion latency bucket), --minimal refused with its reason,
+// --eta-newline, io_uring's hipri run as fio runs it, offset= of a user's file (never grown),
+// and 3.42's uncached (RWF_DONTCACHE), atomic (RWF_ATOMIC), ramp_size and end_syncfs, each seen
+// where the kernel shows it (the pages a read leaves cached, the error a flag earns, the calls
+// strace sees). fio itself is the oracle in test/fio-differential.test.ts.
+import { describe, expect, it } from 'vitest';
+import { execa } from 'execa';
+import { mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { runCliText } from './support/cli.js';
+import { checkLeaksAfterAll } from './support/leaks.js';
+import { shortTempDir } from './support/temp.js';
+
+const has = async (cmd: string, args: string[]) => (await execa(cmd, args, { reject: false }).catch(() => ({ exitCode: 1 }))).exitCode === 0;
+const fio = await has('fio', ['--version']);
+const strace = await has('strace', ['-V']);
+const fincore = await has('fincore', ['--version']);
+const dir = shortTempDir('iolab-fioflags-');
+checkLeaksAfterAll(dir);
+let n = 0;
+/** A folder of its own for a test. */
+function place(): string {
+  const cwd = join(dir.path, `t${n++}`);
+  mkdirSync(cwd);
+  return cwd;
+}
+const iops = (args: string[], cwd: string) => runCliText(['bench', 'iops', ...args], { cwd });
+async function json(args: string[], cwd: string) {
+  const r = await iops([...args, '--json'], cwd);
+  expect(r.stderr).toBe('');
+  expect(r.exitCode).toBe(0);
+  return JSON.parse(r.stdout);
+}
+/** The bytes of a file's pages in the page cache (fincore). */
+async function cachedBytes(file: string): Promise<number> {
+  return Number(String((await execa('fincore', ['--bytes', '--noheadings', '--output', 'RES', file])).stdout).trim());
+}
+
+describe.concurrent('fio\'s own flags', { timeout: 300_000 }, () => {
+  it('--showcmd writes description in double quotes, as fio does, and any value with a blank quoted so a shell keeps it whole', async () => {
+    const cwd = place();
+    const job = join(cwd, 'q.fio');
+    writeFileSync(job, '[global]\nsize=64k\n[a]\ndescription=some words here\nfilename=a b.dat\nrw=read\n');
+    const r = await iops(['--showcmd', job], cwd);
+    expect(r.stdout).toBe('iolab bench iops --size=64k --name=a --description="some words here" --filename="a b.dat" --rw=read');
+    if (fio) expect(String((await execa('fio', ['--showcmd', job], { cwd })).stdout)).toContain('--description="some words here"');
+    // the line runs as printed: a shell gives each value whole
+    const again = await execa('sh', ['-c', `${r.stdout.replace('iolab bench iops', 'printf "%s\\n"')}`]);
+    expect(String(again.stdout).split('\n')).toEqual(['--size=64k', '--name=a', '--description=some words here', '--filename=a b.dat', '--rw=read']);
+  });
+
+  it('json+ gives clat_ns each latency bucket that counted, by fio\'s bucket values, its counts adding up to N', async () => {
+    const cwd = place();
+    const doc = await json(['--name=b', '--size=256k', '--rw=randread', '--output-format=json+'], cwd);
+    const clat = doc.jobs[0].read.clat_ns;
+    const counts = Object.values(clat.bins) as number[];
+    expect(counts.reduce((a, b) => a + b, 0)).toBe(clat.N);
+    // fio's bucket values: exact below 128 ns, else the middle of a bucket 1/64 of its power of two wide
+    for (const key of Object.keys(clat.bins).map(Number)) {
+      const bits = Math.max(0, Math.floor(Math.log2(key)) - 6);
+      expect(key < 128 || (key - 2 ** (bits - 1)) % 2 ** bits === 0, String(key)).toBe(true);
+    }
+    if (fio) {
+      const theirs = JSON.parse(String((await execa('fio', ['--name=b', '--filename=b.0.0', '--size=256k', '--rw=randread',
+        '--output-format=json+'], { cwd })).stdout));
+      expect(Object.keys(theirs.jobs[0].read.clat_ns).sort()).toEqual(Object.keys(clat).sort());
+    }
+  });
+
+  it('--minimal and --output-format=terse are refused with the reason, before anything runs', async () => {
+    const cwd = place();
+    for (const flag of ['--minimal', '--output-format=terse']) {
+      const r = await iops([flag, '--name=m', '--size=64k'], cwd);
+      expect(r.exitCode).toBe(1);
+      expect(r.stderr).toMatch(/^iolab: (--minimal|--output-format=terse): fio's terse lines .* are not written by iolab; --output-format=json/);
+    }
+    expect(statSync(join(cwd, 'm.0.0'), { throwIfNoEntry: false })).toBeUndefined();
+  });
+
+  it('--eta-newline takes fio\'s time', async () => {
+    const cwd = place();
+    expect((await json(['--eta-newline=2s', '--name=e', '--size=64k'], cwd)).jobs[0].read.total_ios).toBe(16);
+    expect((await iops(['--eta-newline=0', '--name=e', '--size=64k'], cwd)).stderr).toMatch(/--eta-newline/);
+  });
+
+  it('hipri with io_uring polls for its completions, as fio runs it: a device without poll queues fails the read (EOPNOTSUPP)', async () => {
+    const cwd = place();
+    writeFileSync(join(cwd, 'h.dat'), Buffer.alloc(256 * 1024, 1));
+    const r = await iops(['--name=h', '--filename=h.dat', '--rw=randread', '--ioengine=io_uring', '--hipri', '--direct=1'], cwd);
+    // the read ran on a polled ring: where the device polls it succeeds, else it fails as fio's does
+    if (r.exitCode !== 0) expect(r.stderr.trim()).toMatch(/^iolab: EOPNOTSUPP: operation not supported, read 'h\.dat' at offset \d+$/);
+    else expect(r.stderr).toBe('');
+  });
+
+  it('offset= on a user\'s file reads from there to its end, and never grows it; N% is that share of it, as fio', async () => {
+    const cwd = place();
+    const user = join(cwd, 'user.dat');
+    writeFileSync(user, Buffer.alloc(4 << 20, 3));
+    const fixed = await json(['--name=o', '--filename=user.dat', '--offset=1m', '--rw=read'], cwd);
+    expect(fixed.jobs[0].read.io_bytes).toBe(3 << 20);
+    const share = await json(['--name=o', '--filename=user.dat', '--offset=25%', '--rw=read', '--write_iops_log=o', '--log_avg_msec=0',
+      '--log_offset=1'], cwd);
+    expect(share.jobs[0].read.io_bytes).toBe(3 << 20);
+    expect(readFileSync(join(cwd, 'o_iops.1.log'), 'utf8').split('\n')[0]).toBe(`0, 1, 0, 4096, ${1 << 20}, 0`);
+    expect(statSync(user).size).toBe(4 << 20);
+  });
+});
+
+describe.concurrent('fio 3.42\'s options', { timeout: 300_000 }, () => {
+  it.runIf(fincore)('uncached reads through the page cache and leaves it as it was (RWF_DONTCACHE); a plain read fills it', async () => {
+    const cwd = place();
+    const file = join(cwd, 'u.dat');
+    await json(['--name=w', '--filename=u.dat', '--size=8m', '--rw=write', '--end_fsync=1'], cwd);
+    for (const engine of ['io_uring', 'pvsync2']) {
+      await json(['--name=u', '--filename=u.dat', '--size=8m', '--rw=read', `--ioengine=${engine}`, '--uncached=1'], cwd);
+      expect(await cachedBytes(file), engine).toBeLessThan(1 << 20);
+    }
+    await json(['--name=c', '--filename=u.dat', '--size=8m', '--rw=read', '--ioengine=io_uring'], cwd);
+    expect(await cachedBytes(file)).toBeGreaterThan(6 << 20);
+  });
+
+  it('atomic writes carry RWF_ATOMIC (a file system without torn-write protection refuses them, as under fio 3.42); ' +
+    'an engine that cannot is refused by name', async () => {
+    const cwd = place();
+    const r = await iops(['--name=a', '--filename=a.dat', '--size=64k', '--rw=write', '--ioengine=pvsync2', '--atomic', '--direct=1'], cwd);
+    // ext4 and tmpfs here refuse RWF_ATOMIC: the write failed, which a plain write would not
+    if (r.exitCode !== 0) expect(r.stderr.trim()).toMatch(/^iolab: (EOPNOTSUPP|EINVAL): .*, pwritev2 'a\.dat' at offset 0$/);
+    const psync = await iops(['--name=a', '--filename=a.dat', '--size=64k', '--rw=write', '--atomic'], cwd);
+    expect(psync.exitCode).toBe(1);
+    expect(psync.stderr).toBe('iolab: atomic: the psync engine issues no atomic writes (fio: "engine does not support atomic writes"); ' +
+      'libaio, io_uring and pvsync2 do');
+  });
+
+  it('ramp_size: the first bytes are not recorded, and count in the size; with ramp_time refused as fio refuses it', async () => {
+    const cwd = place();
+    const doc = await json(['--name=r', '--size=4m', '--ramp_size=1m', '--rw=read'], cwd);
+    expect(doc.jobs[0].read.io_bytes).toBe(3 << 20);
+    const both = await iops(['--name=r', '--size=4m', '--ramp_size=1m', '--ramp_time=1s'], cwd);
+    expect(both.stderr).toBe('iolab: ramp_time and ramp_size: one ramp or the other (fio: "job rejected: cannot specify both ramp_time and ramp_size")');
+  });
+
+  it.runIf(strace)('end_syncfs syncs the file system once a job that wrote is done', async () => {
+    const cwd = place();
+    const trace = join(cwd, 'trace');
+    const cli = await import('./support/cli.js');
+    const [cmd, argv] = cli.iolabArgv(['bench', 'iops', '--name=s', '--size=64k', '--rw=write', '--end_syncfs=1']);
+    await execa('strace', ['-f', '-e', 'trace=syncfs', '-o', trace, cmd, ...argv], { cwd });
+    expect(readFileSync(trace, 'utf8').match(/syncfs\(\d+\)\s+= 0/g)).toHaveLength(1);
+  });
+});
