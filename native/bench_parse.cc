@@ -53,6 +53,19 @@ static uint32_t PairsArg(Napi::Env env, napi_value value, const char* name, uint
   return n;
 }
 
+// fio's zones of one direction, [access %, size, ...]: the size a percent of the blocks, or bytes (abs).
+static void ZonesArg(Napi::Env env, napi_value value, const char* name, bool abs, job_spec* s, int ddir) {
+  Napi::Value v(env, value);
+  if (!v.IsArray()) return;
+  Napi::Array arr = v.As<Napi::Array>();
+  uint32_t n = std::min<uint32_t>(arr.Length() / 2, DIST_MAX_ZONES);
+  for (uint32_t i = 0; i < n; i++) {
+    s->zone_access_pct[ddir][i] = unsigned(IntegerArg(env, arr.Get(2 * i), name, 0, 100));
+    s->zone_size[ddir][i] = uint64_t(IntegerArg(env, arr.Get(2 * i + 1), name, 0, abs ? kMaxSafeInteger : 100));
+  }
+  s->nzones[ddir] = n;
+}
+
 void ParseJob(Napi::Env env, Napi::Value value, const std::string& what, uint32_t entry_default, ParsedJob* out) {
   if (!value.IsObject()) ThrowTypeError(env, "ERR_INVALID_ARG_TYPE", what + " must be an object");
   OptionsArg job(env, value, what.c_str());
@@ -101,15 +114,22 @@ void ParseJob(Napi::Env env, Napi::Value value, const std::string& what, uint32_
   s.ioprio = int(job.Integer("ioprio", -1, 0xffff, -1));
   s.log_prio = job.Bool("logPrio", false);
   s.log_offset = job.Bool("logOffset", false);
+  s.file_service = file_service(job.Integer("fileService", FS_ROUNDROBIN, FS_NORMAL, FS_ROUNDROBIN));
+  s.file_service_nr = unsigned(job.Integer("fileServiceNr", 1, 1 << 30, 1));
+  s.file_service_param = double(job.Integer("fileServiceParamMicros", 0, int64_t(1e15), 0)) / 1e6;
+  s.file_service_center = double(job.Integer("fileServiceCenterMicros", -1000000, 1000000, -1000000)) / 1e6;
   s.atomic = job.Bool("atomic", false);
   s.latency_target_ns = uint64_t(job.Integer("latencyTargetNs", 0, kMaxSafeInteger, 0));
   s.latency_window_ns = uint64_t(job.Integer("latencyWindowNs", 0, kMaxSafeInteger, 0));
   // the percentile in millionths of a percent (the argument module reads whole numbers)
   s.latency_percentile = double(job.Integer("latencyPercentileMicros", 0, 100000000, 100000000)) / 1e6;
   s.latency_run = job.Bool("latencyRun", false);
-  s.dist = rand_dist(job.Integer("randomDistribution", 0, DIST_ZONED, DIST_RANDOM));
-  s.nzones = PairsArg(env, job.Get("distributionZones"), "job.distributionZones", DIST_MAX_ZONES, 100,  // zoned: [access %, size %, ...]
-                      s.zone_access_pct, s.zone_size_pct);
+  s.dist = rand_dist(job.Integer("randomDistribution", 0, DIST_ZONED_ABS, DIST_RANDOM));
+  // zoned: [access %, size %, ...] (zoned_abs: [access %, bytes, ...]); the writes' own, or the same
+  ZonesArg(env, job.Get("distributionZones"), "job.distributionZones", s.dist == DIST_ZONED_ABS, &s, DDIR_READ);
+  Napi::Value write_zones(env, job.Get("distributionZonesWrite"));
+  ZonesArg(env, write_zones.IsUndefined() ? job.Get("distributionZones") : napi_value(write_zones), "job.distributionZonesWrite",
+           s.dist == DIST_ZONED_ABS, &s, DDIR_WRITE);
   // the distribution's values in millionths (the argument module reads whole numbers)
   s.dist_param = double(job.Integer("distributionMicros", 0, int64_t(1e15), 0)) / 1e6;
   s.dist_center = double(job.Integer("distributionCenterMicros", -1000000, 1000000, -1000000)) / 1e6;

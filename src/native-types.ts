@@ -112,10 +112,18 @@ export interface BenchJob {
   verifyPattern?: Uint8Array;
   /** fio's groupid (exitWhat 1). */
   groupid?: number;
-  /** fio's random_distribution: 0 random (uniform), 1 zipf, 2 pareto, 3 normal. */
+  /** fio's file_service_type over several files: 0 roundrobin, 1 sequential, 2 random (each
+   * switching after fileServiceNr I/Os), 3 zipf, 4 pareto, 5 normal (their value and center in millionths). */
+  fileService?: number;
+  fileServiceNr?: number;
+  fileServiceParamMicros?: number;
+  fileServiceCenterMicros?: number;
+  /** fio's random_distribution: 0 random (uniform), 1 zipf, 2 pareto, 3 normal, 4 zoned, 5 zoned_abs. */
   randomDistribution?: number;
-  /** zoned: [access %, size %] per zone, in order. */
+  /** zoned: [access %, size %] per zone, in order (5, zoned_abs: [access %, bytes]); the writes' own
+   * in distributionZonesWrite (default: the same). */
   distributionZones?: number[];
+  distributionZonesWrite?: number[];
   /** Its value in millionths: zipf's theta, pareto's power, normal's deviation in percent. */
   distributionMicros?: number;
   /** Its center (0..1) in millionths; -1000000 (default): spread by a hash. */

@@ -140,6 +140,35 @@ describe.concurrent('fio 3.42\'s options', { timeout: 300_000 }, () => {
     expect(both.stderr).toBe('iolab: ramp_time and ramp_size: one ramp or the other (fio: "job rejected: cannot specify both ramp_time and ramp_size")');
   });
 
+  it('random_distribution=zoned takes the writes\' zones after a comma; zoned_abs zones in bytes (fio 3.42 reads both)', async () => {
+    const cwd = place();
+    const offsets = (log: string, ddir: number) => readFileSync(join(cwd, log), 'utf8').trim().split('\n').map((l) => l.split(', ').map(Number))
+      .filter((l) => l[2] === ddir).map((l) => l[4]);
+    await json(['--name=z', '--size=4m', '--rw=randrw', '--number_ios=2000', '--random_distribution=zoned:100/10,100/100',
+      '--write_iops_log=z', '--log_avg_msec=0', '--log_offset=1'], cwd);
+    expect(Math.max(...offsets('z_iops.1.log', 0))).toBeLessThan((4 << 20) / 10);  // reads: the first 10%
+    expect(Math.max(...offsets('z_iops.1.log', 1))).toBeGreaterThan(2 << 20);       // writes: anywhere
+    await json(['--name=a', '--filename=z.0.0', '--size=4m', '--rw=randread', '--number_ios=1000',
+      '--random_distribution=zoned_abs:60/512k:40/1m', '--write_iops_log=a', '--log_avg_msec=0', '--log_offset=1'], cwd);
+    const reads = offsets('a_iops.1.log', 0);
+    const first = reads.filter((o) => o < 512 * 1024).length;
+    expect(reads.every((o) => o < 1536 * 1024)).toBe(true);
+    expect(first).toBeGreaterThan(500);
+    expect(first).toBeLessThan(700);
+    expect((await iops(['--name=x', '--size=1m', '--random_distribution=zipf:1.2,pareto:0.3'], cwd)).stderr)
+      .toMatch(/zoned and zoned_abs take the writes' zones after a comma; fio reads no second zipf/);
+  });
+
+  it.runIf(fincore)('file_service_type=zipf draws each I/O\'s file, the hot one most (its pages cached), the job moving its size', async () => {
+    const cwd = place();
+    const files = ['f0', 'f1', 'f2', 'f3'];
+    await json(['--name=lay', `--filename=${files.join(':')}`, '--size=4m', '--rw=write', '--end_fsync=1'], cwd);
+    const doc = await json(['--name=z', `--filename=${files.join(':')}`, '--size=4m', '--rw=randread', '--file_service_type=zipf:2'], cwd);
+    expect(doc.jobs[0].read.io_bytes).toBe(4 << 20);
+    const cached = await Promise.all(files.map((f) => cachedBytes(join(cwd, f))));
+    expect(Math.max(...cached)).toBeGreaterThan(3 * Math.min(...cached) + 4096);
+  });
+
   it.runIf(strace)('end_syncfs syncs the file system once a job that wrote is done', async () => {
     const cwd = place();
     const trace = join(cwd, 'trace');

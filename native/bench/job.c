@@ -72,6 +72,7 @@ static void *worker_main(void *arg) {
   int fd = fds[0];
   w->fd = fd;
   w->sync_fd = fd;
+  file_init(w);  /* fio's file_service_type: the first file (random, a distribution: drawn) */
   size_t stride = ((size_t)job_max_len(s) + 4095) & ~(size_t)4095;
   void *mem = NULL;
   struct io_u *io_us = calloc(s->iodepth, sizeof(*io_us));

@@ -12,10 +12,13 @@
 #include "stats/histogram.h"
 
 /* fio's random_distribution (random: uniform, the default) */
-enum rand_dist { DIST_RANDOM = 0, DIST_ZIPF, DIST_PARETO, DIST_NORMAL, DIST_ZONED };
+enum rand_dist { DIST_RANDOM = 0, DIST_ZIPF, DIST_PARETO, DIST_NORMAL, DIST_ZONED, DIST_ZONED_ABS };
 #define DIST_MAX_ZONES 32
 
 enum rw_mode { RW_READ, RW_WRITE, RW_RANDREAD, RW_RANDWRITE, RW_RANDRW, RW_READWRITE };
+
+/* fio's file_service_type: how a job over several files picks the file of its next I/O */
+enum file_service { FS_ROUNDROBIN = 0, FS_SEQUENTIAL, FS_RANDOM, FS_ZIPF, FS_PARETO, FS_NORMAL };
 
 /* fio's fadvise_hint: 1 (the default) tells the kernel the access pattern the job's rw implies */
 enum fadvise_hint { FADVISE_OFF = 0, FADVISE_BY_RW = 1, FADVISE_SEQUENTIAL = 2, FADVISE_RANDOM = 3 };
@@ -27,6 +30,13 @@ struct job_spec {
    * on its own; the I/Os go to one file after the other (fio's file_service_type=roundrobin) */
   const char *const *filenames;
   unsigned nfiles;
+  /* fio's file_service_type: roundrobin, sequential and random switch after file_service_nr I/Os
+   * (a file done with its pass is skipped until every one is); zipf, pareto and normal pick each
+   * I/O's file by that distribution over the files (param: theta, power, deviation; center 0..1
+   * or -1), a file done starting its pass again, as fio's */
+  enum file_service file_service;
+  unsigned file_service_nr;
+  double file_service_param, file_service_center;
   const struct engine_ops *ops;
   const void *engine_options;  /* ops->options_size bytes, filled from the engine's table */
   enum rw_mode rw;
@@ -64,8 +74,10 @@ struct job_spec {
   enum rand_dist dist;    /* fio's random_distribution: zipf/pareto/normal draw blocks with replacement (no map) */
   double dist_param;      /* zipf's theta, pareto's power, normal's deviation (percent) */
   double dist_center;     /* the second value (0..1): where the hottest blocks sit; -1: spread by a hash */
-  /* zoned: zone i takes access_pct[i] percent of the I/Os over size_pct[i] percent of the blocks, in order */
-  unsigned nzones, zone_access_pct[DIST_MAX_ZONES], zone_size_pct[DIST_MAX_ZONES];
+  /* zoned: zone i takes zone_access_pct[d][i] percent of direction d's I/Os over zone_size[d][i]
+   * percent of the blocks (zoned_abs: bytes), in order; a split per direction, as fio's */
+  unsigned nzones[2], zone_access_pct[2][DIST_MAX_ZONES];
+  uint64_t zone_size[2][DIST_MAX_ZONES];
   uint64_t offset;        /* fio's offset: the job's I/O covers [offset, offset + size) of the file */
   uint64_t io_limit;      /* fio's io_size: bytes of I/O per pass set, wrapping around the size (0: the size) */
   unsigned loops;         /* fio's loops: the job's I/O this many times (0 counts as 1) */

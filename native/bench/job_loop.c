@@ -110,7 +110,7 @@ static void prepare_io(struct worker *w, struct io_u *io) {
     w->last_pos = io->offset + s->bs;
     block = UINT64_MAX;
   } else if (s->dist != DIST_RANDOM && job_random(s->rw)) {
-    block = dist_next_block(w);
+    block = dist_next_block(w, io->ddir);
   } else if (w->randmap != NULL) {
     block = randmap_next(w);
     mapped = 1;
@@ -143,7 +143,7 @@ static void prepare_io(struct worker *w, struct io_u *io) {
   io->ioprio = s->ioprio >= 0 ? (unsigned)s->ioprio : 0;  /* the job's; an engine's cmdprio may raise it */
   io->fd = w->fd;
   io->file = w->cur;
-  file_next(w);  /* fio's file_service_type=roundrobin: the next I/O goes to the next file */
+  file_next(w);  /* fio's file_service_type: the file of the next I/O */
   fill_buffer(w, io);
 }
 

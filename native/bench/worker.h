@@ -43,6 +43,7 @@ struct file_state {
   uint64_t next_block, last_pos, map_left;
   uint64_t *randmap;
   unsigned char *written;
+  int done;                /* its pass is over (fio's FIO_FILE_DONE): skipped until every file is */
 };
 
 struct worker {
@@ -74,6 +75,10 @@ struct worker {
   int fd;                  /* the current file's fd: a new pass of a time_based job invalidates it */
   struct file_state *files;  /* nfiles of them when the job has several files, else NULL */
   unsigned nfiles, cur;      /* cur: the file the next I/O goes to */
+  unsigned file_left;        /* I/Os to the current file before the next is picked (file_service_nr) */
+  uint64_t file_rand;        /* the file picks' own random stream */
+  double file_zetan, file_zeta2;  /* file_service_type=zipf: its sums over the files' ranges */
+  uint64_t file_off;         /* the distribution's offset over those ranges (its center, or drawn) */
   uint64_t start_unix_ms;  /* CLOCK_REALTIME at measure_from (fio's job_start) */
   struct job_logs logs;    /* fio's log files (write_*_log) */
   /* fio's latency_target: the depth tried (lat_qd) between its bounds, the window's counts */
@@ -134,10 +139,12 @@ uint64_t randmap_next(struct worker *w);
 uint64_t randmap_take_after(struct worker *w, uint64_t block, uint64_t n);
 /* job_dist.c: fio's random_distribution */
 void dist_init(struct worker *w);
-uint64_t dist_next_block(struct worker *w);
+uint64_t dist_next_block(struct worker *w, int ddir);
 void pass_start(struct worker *w);
 
-/* job_map.c: makes the next file of the job the current one (fio's roundrobin) */
+/* job_map.c: fio's file_service_type: file_init picks the first file, file_next the file of the
+ * next I/O */
+void file_init(struct worker *w);
 void file_next(struct worker *w);
 
 /* job_latency.c: fio's latency_target search (a window at a depth, then deeper or shallower) */

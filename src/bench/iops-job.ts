@@ -9,7 +9,7 @@ import type { RwMode } from './storage-job.js';
 import type { SweepAxis } from './sweep.js';
 import { jobBlockSizes, type BlockSizes, type PerDirection, type Split } from './block-sizes.js';
 import type { LogKind } from './fio-logs.js';
-import { distributionFields, type Distribution } from './distribution.js';
+import { distributionFields, fileServiceFields, type Distribution, type FileService } from './distribution.js';
 
 interface Preset {
   rw?: RwMode;
@@ -85,6 +85,7 @@ export interface IopsOptions extends Record<string, unknown> {
   latency_run?: boolean;
   exit_what?: 'group' | 'stonewall' | 'all';
   random_distribution?: Distribution;
+  file_service_type?: FileService;
   wait_for?: string;
   flow?: number;
   flow_id?: number;
@@ -147,6 +148,7 @@ function acceptedOptions(opts: IopsOptions): Record<string, string> {
   if (opts.wait_for !== undefined) o.wait_for = opts.wait_for;
   if (opts.overwrite !== undefined) o.overwrite = String(opts.overwrite);
   if (opts.random_distribution !== undefined) o.random_distribution = opts.random_distribution.text;
+  if (opts.file_service_type !== undefined) o.file_service_type = opts.file_service_type.text;
   Object.assign(o, opts.fio_defaults);
   return o;
 }
@@ -220,6 +222,7 @@ export function jobFromOptions(opts: IopsOptions, filename: string, engines: str
     // lfsr promises each block once per pass without a map: iolab's map does that
     norandommap: opts.random_generator === 'lfsr' ? false : opts.norandommap ?? false,
     ...distributionFields(opts.random_distribution),
+    ...fileServiceFields(opts.file_service_type),
     refillBuffers: opts.refill_buffers ?? false,
     randrepeat: opts.randrepeat ?? true,
     // --randrepeat=0: every run reads at other random offsets than the last (a new random seed

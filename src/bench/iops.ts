@@ -10,7 +10,7 @@ import { ENGINE_NAMES, ENGINES, engineOptionFlags, MAX_IODEPTH, parseEngines } f
 import { parseRw } from './storage-job.js';
 import { parseSweep, type SweepAxis } from './sweep.js';
 import { blockSizesOption, offsetOption, flowOption, jobBlockSize, overwriteOption, splitOption, rangeOption, rateIopsOption, rateOption, submitModeOption, syncModeOption, exitWhatOption, percentOption, verifyPatternOption } from './block-sizes.js';
-import { distributionOption, generatorOption } from './distribution.js';
+import { distributionOption, fileServiceOption, generatorOption } from './distribution.js';
 import { runIops } from './iops-run.js';
 import { runVsFio } from './vs-fio.js';
 import { planRun, type RunOptions } from './iops-plan.js';
@@ -72,6 +72,8 @@ export function iopsCommand(): Command {
     .option('--loops <n>', 'run the job\'s I/O this many times, as fio\'s loops (default 1)', numberOption({ min: 1, max: 2 ** 30 }))
     .option('--random_distribution <dist>', 'random offsets drawn from zipf:THETA, pareto:H or normal:DEV (each [:CENTER]), as fio\'s; ' +
       'random (default) is uniform; a distribution draws blocks with replacement (no random map, as fio)', distributionOption)
+    .option('--file_service_type <type>', 'how a job over several files picks the next one, as fio\'s: roundrobin (default), ' +
+      'sequential or random (each :N, the I/Os before the next), zipf, pareto or normal (:VALUE[:CENTER])', fileServiceOption)
     .option('--random_generator <gen>', 'fio\'s tausworthe (default), tausworthe64 or lfsr (every block once per pass without a map: the random map on)',
       generatorOption)
     .addOption(notPath(new Option('--rate <bytes>', 'cap the job\'s bandwidth (bytes/s; read,write: 1m,500k; ,500k caps writes only), as fio\'s rate')

@@ -131,21 +131,27 @@ function jobsOf(doc: any): DiffJob[] {
 }
 
 /** A log whose lines carry each I/O's offset (log_offset=1), per direction: the bytes, the range
- * they cover and whether each byte of it once, and whether each I/O began where the one before
- * ended: what a job's offsets are, across runs whose lengths are drawn. */
+ * they cover and whether each byte of it once, and the runs of I/Os that each began where the
+ * one before ended (one run: in order; a few: how a job over several files takes them in turn,
+ * their lengths listed; many, as a random job's: not told): what a job's offsets are, across
+ * runs whose lengths are drawn. */
 function offsetsOf(lines: string[][]): string {
   const out: string[] = [];
   for (const dir of ['0', '1']) {
     const ios = lines.filter((l) => l[2] === dir).map((l) => ({ len: Number(l[3]), off: Number(l[4]) }));
     if (ios.length === 0) continue;
     const bytes = ios.reduce((s, io) => s + io.len, 0);
-    const inOrder = ios.every((io, i) => i === 0 || io.off === ios[i - 1].off + ios[i - 1].len);
+    const runs: number[] = [];
+    ios.forEach((io, i) => {
+      if (i > 0 && io.off === ios[i - 1].off + ios[i - 1].len) runs[runs.length - 1]++;
+      else runs.push(1);
+    });
+    const inOrder = runs.length === 1 ? ', in order' : runs.length <= 24 ? `, in runs of ${runs.join(',')} I/Os` : '';
     const sorted = [...ios].sort((a, b) => a.off - b.off);
     const from = sorted[0].off;
     const to = Math.max(...sorted.map((io) => io.off + io.len));
     const once = sorted.every((io, i) => i === 0 || io.off === sorted[i - 1].off + sorted[i - 1].len);
-    out.push(`${dir === '0' ? 'reads' : 'writes'} ${bytes} bytes over [${from}, ${to}) ${once ? 'each byte once' : 'not each byte once'}` +
-      `${inOrder ? ', in order' : ''}`);
+    out.push(`${dir === '0' ? 'reads' : 'writes'} ${bytes} bytes over [${from}, ${to}) ${once ? 'each byte once' : 'not each byte once'}${inOrder}`);
   }
   return out.join('; ');
 }
@@ -233,7 +239,10 @@ export async function runIolabCase(c: DiffCase, dir: string): Promise<Outcome> {
       job.to = j.job_start + j.job_runtime;
     }
   });
-  return { exitCode: r.exitCode ?? -1, stderr: r.stderr, jobs, globalOptions: doc?.['global options'] ?? {}, files: filesIn(cwd) };
+  // the log options the harness gives fio are not compared, on either side
+  const globalOptions = { ...(doc?.['global options'] ?? {}) };
+  for (const k of logOptions) delete globalOptions[k];
+  return { exitCode: r.exitCode ?? -1, stderr: r.stderr, jobs, globalOptions, files: filesIn(cwd) };
 }
 
 /** Do two jobs' measured times overlap by more than a third of a second? */
