@@ -119,6 +119,13 @@ void ParseJob(Napi::Env env, Napi::Value value, const std::string& what, uint32_
   s.file_service_param = double(job.Integer("fileServiceParamMicros", 0, int64_t(1e15), 0)) / 1e6;
   s.file_service_center = double(job.Integer("fileServiceCenterMicros", -1000000, 1000000, -1000000)) / 1e6;
   s.atomic = job.Bool("atomic", false);
+  // fio's steadystate: the criterion's bits (ss_kind), its limit in millionths, its times
+  s.ss_kind = unsigned(job.Integer("ssKind", 0, SS_IOPS | SS_BW | SS_LAT | SS_SLOPE | SS_PCT, 0));
+  s.ss_limit = double(job.Integer("ssLimitMicros", 0, int64_t(1e15), 0)) / 1e6;
+  s.ss_dur_ns = uint64_t(job.Integer("ssDurMs", 0, int64_t(1e12), 0)) * 1000000ull;
+  s.ss_ramp_ns = uint64_t(job.Integer("ssRampMs", 0, int64_t(1e12), 0)) * 1000000ull;
+  s.ss_interval_ns = uint64_t(job.Integer("ssIntervalMs", 1, int64_t(1e12), 1000)) * 1000000ull;
+  s.ss_group = job.Bool("ssGroup", false);
   s.latency_target_ns = uint64_t(job.Integer("latencyTargetNs", 0, kMaxSafeInteger, 0));
   s.latency_window_ns = uint64_t(job.Integer("latencyWindowNs", 0, kMaxSafeInteger, 0));
   // the percentile in millionths of a percent (the argument module reads whole numbers)
@@ -166,6 +173,8 @@ void ParseJob(Napi::Env env, Napi::Value value, const std::string& what, uint32_
   uint32_t entry = uint32_t(job.Integer("entry", 0, 1023, entry_default));
   if (s.size == 0) ThrowRangeError(env, "ERR_OUT_OF_RANGE", what + ".size must be > 0");
   auto refuse = [&](bool bad, const std::string& why) { if (bad) ThrowRangeError(env, "ERR_OUT_OF_RANGE", why); };
+  refuse(s.ss_dur_ns != 0 && s.ss_dur_ns / s.ss_interval_ns > SS_MAX_INTERVALS,
+         "steadystate: ss_dur over ss_interval is more than " + std::to_string(SS_MAX_INTERVALS) + " intervals, the most iolab keeps");
   refuse(s.time_based && s.runtime_ns == 0, what + ".timeBased needs " + what + ".runtimeMs > 0");
   refuse(s.ramp_bytes != 0 && s.ramp_ns != 0, "ramp_time and ramp_size: one ramp or the other (fio: \"job rejected: cannot specify both ramp_time and ramp_size\")");
   refuse(s.block_align != 0 && s.block_align % s.bs != 0, what + ".blockAlign must be a multiple of bs");

@@ -89,6 +89,14 @@ export interface BenchJob {
   atomic?: boolean;
   /** fio 3.42's end_syncfs: a job that wrote syncfs()s its file system when its I/O is done. */
   endSyncfs?: boolean;
+  /** fio's steadystate: its criterion (1 iops, 2 bw, 4 lat, 8 slope, 16 percent), limit in
+   * millionths, ss_dur, ss_ramp, ss_interval (ms), and whether its group's jobs are judged together. */
+  ssKind?: number;
+  ssLimitMicros?: number;
+  ssDurMs?: number;
+  ssRampMs?: number;
+  ssIntervalMs?: number;
+  ssGroup?: boolean;
   /** fio 3.42's ramp_size: the job's first bytes (its group's, with rampGroup) are not recorded. */
   rampBytes?: number;
   rampGroup?: boolean;
@@ -246,6 +254,8 @@ export interface BenchResult {
   /** fio's sync figures: fsync/fdatasync calls and their latency. */
   sync?: { ios: number; lat: BenchHistogram };
   /** The queue depth a latency_target job ended at (absent without latency_target). */
+  /** fio's steadystate: whether it was attained, its last criterion, and the window, oldest first. */
+  steadystate?: { attained: boolean; criterion: number; deviation: number; slope: number; iops: number[]; bw: number[]; latNs: number[] };
   latencyDepth?: number;
   /** fio's log files' text, per job of the result that keeps logs (logMask), in job order. */
   logs?: Partial<Record<'lat' | 'clat' | 'slat' | 'bw' | 'iops', string>>[];

@@ -226,6 +226,7 @@ void job_result_merge(struct job_result *into, const struct job_result *from) {
   into->verified_blocks += from->verified_blocks;
   into->syncs += from->syncs;
   if (from->latency_depth > into->latency_depth) into->latency_depth = from->latency_depth;
+  if (into->ss.n == 0 && from->ss.n != 0) into->ss = from->ss;  /* a group's jobs share their steady state */
   hist_merge(&into->sync_lat, &from->sync_lat);
   into->laid_out_bytes += from->laid_out_bytes;
   into->async |= from->async;
@@ -233,8 +234,10 @@ void job_result_merge(struct job_result *into, const struct job_result *from) {
   into->layout_removed |= from->layout_removed;
 }
 
-/* Waits for every worker, reporting progress (all of them summed) about every 200 ms. */
-static void poll_progress(struct worker **all, unsigned n, uint64_t start, job_progress_fn progress, void *arg) {
+/* Waits for every worker, reporting progress (all of them summed) and judging steady states about
+ * every 200 ms. */
+static void poll_progress(struct job_shared *sh, struct worker **all, unsigned n, uint64_t start, job_progress_fn progress,
+                          void *arg) {
   for (unsigned i = 0; i < n; i++) {
     for (;;) {
       struct timespec until;
@@ -245,6 +248,7 @@ static void poll_progress(struct worker **all, unsigned n, uint64_t start, job_p
         until.tv_nsec -= 1000000000;
       }
       if (pthread_timedjoin_np(all[i]->thread, NULL, &until) == 0) break;
+      ss_check(sh, all, n, now_ns());
       if (progress != NULL) {
         uint64_t ios = 0, bytes = 0;
         for (unsigned j = 0; j < n; j++) {
@@ -386,10 +390,11 @@ int job_run_group(const struct job_spec *specs, unsigned n, struct job_result *r
   struct worker **ws = calloc(n, sizeof(*ws));
   shared.exited = calloc(n, sizeof(*shared.exited));
   shared.ramp_done = calloc(n, sizeof(*shared.ramp_done));
-  if (ws == NULL || shared.exited == NULL || shared.ramp_done == NULL) {
+  if (ws == NULL || shared.exited == NULL || shared.ramp_done == NULL || ss_init(&shared) < 0) {
     free(ws);
     free(shared.exited);
     free(shared.ramp_done);
+    free(shared.ss);
     pthread_mutex_destroy(&shared.lock);
     return job_errno(&results[0], ENOMEM, "malloc");
   }
@@ -425,9 +430,10 @@ int job_run_group(const struct job_spec *specs, unsigned n, struct job_result *r
       goto out;
     }
   }
-  poll_progress(all, total, start, progress, arg);
+  poll_progress(&shared, all, total, start, progress, arg);
   for (unsigned j = 0; j < n; j++) {
     merge_workers(&results[j], ws[j], specs[j].numjobs, &shared, (double)specs[j].numjobs / (double)total);
+    ss_result(&shared, j, &results[j]);
     for (unsigned f = 0; job_writes(specs[j].rw) && results[j].owned && f < job_nfiles(&specs[j]); f++)
       layout_mark_written(job_nfiles(&specs[j]) > 1 ? specs[j].filenames[f] : specs[j].filename,
                           specs[j].verify && specs[j].verify_pattern_len == 0);
@@ -439,6 +445,7 @@ out:
   free(all);
   free(shared.exited);
   free(shared.ramp_done);
+  free(shared.ss);
   pthread_mutex_destroy(&shared.lock);
   return ret;
 }

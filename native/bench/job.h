@@ -17,6 +17,11 @@ enum rand_dist { DIST_RANDOM = 0, DIST_ZIPF, DIST_PARETO, DIST_NORMAL, DIST_ZONE
 
 enum rw_mode { RW_READ, RW_WRITE, RW_RANDREAD, RW_RANDWRITE, RW_RANDRW, RW_READWRITE };
 
+/* fio's steadystate criterion: what is judged (IOPS, bandwidth, mean completion latency), by its
+ * slope or its largest deviation, as a percent of its mean or absolute */
+enum ss_kind { SS_IOPS = 1, SS_BW = 2, SS_LAT = 4, SS_SLOPE = 8, SS_PCT = 16 };
+#define SS_MAX_INTERVALS 1024
+
 /* fio's file_service_type: how a job over several files picks the file of its next I/O */
 enum file_service { FS_ROUNDROBIN = 0, FS_SEQUENTIAL, FS_RANDOM, FS_ZIPF, FS_PARETO, FS_NORMAL };
 
@@ -117,6 +122,13 @@ struct job_spec {
   int log_prio;           /* fio's log_prio: the logs show each I/O's priority value, not only whether it was realtime */
   int log_offset;         /* fio's log_offset: the logs show each I/O's offset */
   int atomic;             /* fio's atomic: every write carries RWF_ATOMIC (engines flagged ENGINE_ATOMIC_WRITES) */
+  /* fio's steadystate: the job (its group's jobs together, with ss_group: group_reporting) ends
+   * once its window of ss_dur meets the criterion ss_kind under ss_limit, judged every
+   * ss_interval from ss_ramp on (job_steady.c). ss_dur 0: off */
+  unsigned ss_kind;
+  double ss_limit;
+  uint64_t ss_dur_ns, ss_ramp_ns, ss_interval_ns;
+  int ss_group;
   uint32_t layout_write_cap;  /* tests only: bytes per layout pwrite, to force short writes (0: none) */
 };
 
@@ -177,6 +189,13 @@ struct job_result {
   uint64_t syncs;        /* fsync/fdatasync calls (fio's sync total_ios) */
   unsigned latency_depth; /* the queue depth a latency_target job ended at (else 0) */
   struct histogram sync_lat;  /* their latency (fio's sync lat_ns) */
+  /* fio's steadystate: whether it was attained, the last criterion, and the window (oldest first) */
+  struct {
+    int attained;
+    unsigned n;
+    double criterion, deviation, slope;
+    uint64_t iops[SS_MAX_INTERVALS], bw[SS_MAX_INTERVALS], lat[SS_MAX_INTERVALS];
+  } ss;
   struct log_text logs[LOG_KINDS];  /* fio's log files' text, the job's threads one after another; freed by the caller */
 };
 

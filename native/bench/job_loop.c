@@ -228,6 +228,7 @@ static int complete_io(struct worker *w, struct io_u *io, uint64_t t, int async)
     __atomic_store_n(&w->bytes_done, w->bytes_done + io->len, __ATOMIC_RELAXED);
     if (s->gtod_reduce) return 0;  /* fio's gtod_reduce: counts only, no latencies or samples */
     uint64_t clat = async ? t - io->issue_ns : t - io->start_ns;
+    __atomic_store_n(&w->clat_sum_ns, w->clat_sum_ns + clat, __ATOMIC_RELAXED);
     job_logs_io(&w->logs, t, io->ddir, io->len, io->offset, t - io->start_ns, clat, async ? io->issue_ns - io->start_ns : 0, async, io->ioprio);
     hist_add(&d->lat, t - io->start_ns);
     if (async) {

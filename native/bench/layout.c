@@ -15,6 +15,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/statvfs.h>
 #include <unistd.h>
 
@@ -233,6 +234,12 @@ int layout_prepare(const struct job_spec *spec, uint64_t *size, struct job_resul
   }
   if (exists && S_ISDIR(st.st_mode)) return errno_error(e, EISDIR, "open");
   if (exists && S_ISBLK(st.st_mode)) return block_device_size(spec, size, e);
+  /* fio's steadystate example writes /dev/null and reads /dev/zero: nothing to lay out, nothing a
+   * write can harm, any size (major 1: the kernel's memory devices, minor 3 null, 5 zero) */
+  if (exists && S_ISCHR(st.st_mode) && major(st.st_rdev) == 1 && (minor(st.st_rdev) == 3 || minor(st.st_rdev) == 5)) {
+    *size -= *size % spec->bs;
+    return *size < spec->bs ? user_error(e, "size is smaller than one block (bs %u)", spec->bs) : 0;
+  }
   if (exists && !S_ISREG(st.st_mode))
     return user_error(e, "'%s' is neither a regular file nor a block device", shown_name(name, sizeof(name), path));
 

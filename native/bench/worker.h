@@ -19,6 +19,16 @@ struct job_flow {
   uint64_t counter;   /* atomic */
 };
 
+/* fio's steadystate window of one job (or group): the last n intervals' IOPS, bytes and mean
+ * completion latency, and what the unit had done at the last check. */
+struct ss_window {
+  unsigned n, head, filled;
+  uint64_t iops[SS_MAX_INTERVALS], bw[SS_MAX_INTERVALS], lat[SS_MAX_INTERVALS];
+  uint64_t prev_at, record_from, next_check, prev_ios, prev_bytes, prev_lat;
+  int attained;
+  double criterion, deviation, slope;
+};
+
 /* What the job's threads share: the stop flags and the process CPU window of the I/O loops. */
 struct job_shared {
   struct job_flow flows[MAX_FLOWS];
@@ -29,6 +39,7 @@ struct job_shared {
   unsigned nspecs;
   int *exited;
   uint64_t *ramp_done;     /* fio's ramp_size: bytes each spec's threads completed in their ramp (atomic) */
+  struct ss_window *ss;    /* fio's steadystate: a window per spec (a group's is its first job's) */
   pthread_mutex_t lock;
   unsigned in_loop;        /* threads inside their I/O loop */
   int cpu_started;
@@ -55,6 +66,7 @@ struct worker {
   struct dir_stats *dir;  /* [2] */
   struct depth_stats depth;
   uint64_t ios_done, bytes_done;  /* read by the progress poller (relaxed atomics) */
+  uint64_t clat_sum_ns;            /* the measured I/Os' completion latencies, for steadystate's lat */
   int phase;
   int interrupted;
   uint64_t runtime_ns;
@@ -153,6 +165,11 @@ void lat_new_window(struct worker *w, uint64_t now);
 int lat_check_io(struct worker *w, const struct io_u *io, uint64_t t);
 /* 1 when the depth is found and its last window starts (the measurement restarts) */
 int lat_check_window(struct worker *w, uint64_t now);
+
+/* job_steady.c: fio's steadystate, judged by the thread that waits for the jobs */
+int ss_init(struct job_shared *sh);
+void ss_check(struct job_shared *sh, struct worker *const *all, unsigned nworkers, uint64_t now);
+void ss_result(const struct job_shared *sh, unsigned j, struct job_result *res);
 
 /* job_pace.c: sleeps (the stopped-job one wakes at an exitall or Ctrl-C), rate slots, fsync=N, flow */
 void job_stall(uint64_t ns);

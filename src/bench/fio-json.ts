@@ -5,6 +5,7 @@ import { readFileSync } from 'node:fs';
 import { native, type BenchDirection, type BenchHistogram, type BenchResult } from '../native.js';
 import { jobLabel, type IopsJob } from './iops-plan.js';
 import { joinFilenames } from './fio-values.js';
+import { steadyStateJson } from './steadystate.js';
 import type { MachineInfo } from './machine.js';
 
 const percentileKeys = native.benchPercentileList.map((p) => p.toFixed(6));
@@ -241,6 +242,7 @@ export function fioJob(entry: JobEntry, _index = 0, all: readonly JobEntry[] = [
     iodepth_complete: percents(countKeys, r.depth?.complete ?? emptyDepth),
     ...latencyBuckets(r),
     ...latencyTarget(job, r.latencyDepth),
+    ...steadyStateJson(job, r),
     iolab: {
       cpu_us_per_io: cpuPerIoUs(r) || 0, verified_blocks: r.verifiedBlocks, laid_out_bytes: r.laidOutBytes,
       size: r.size, interrupted: r.interrupted,

@@ -10,6 +10,7 @@ import type { SweepAxis } from './sweep.js';
 import { jobBlockSizes, type BlockSizes, type PerDirection, type Split } from './block-sizes.js';
 import type { LogKind } from './fio-logs.js';
 import { distributionFields, fileServiceFields, type Distribution, type FileService } from './distribution.js';
+import { steadyStateFields, type SteadyOptions } from './steadystate.js';
 
 interface Preset {
   rw?: RwMode;
@@ -32,7 +33,7 @@ export const presets: Record<string, Preset> = {
 const DEFAULT_SIZE = 256 * 2 ** 20;
 
 /** A job's options as commander keys them (fio's names), values parsed. */
-export interface IopsOptions extends Record<string, unknown> {
+export interface IopsOptions extends Record<string, unknown>, SteadyOptions {
   filename?: string;
   ioengine?: string[];
   rw?: RwMode;
@@ -149,6 +150,10 @@ function acceptedOptions(opts: IopsOptions): Record<string, string> {
   if (opts.overwrite !== undefined) o.overwrite = String(opts.overwrite);
   if (opts.random_distribution !== undefined) o.random_distribution = opts.random_distribution.text;
   if (opts.file_service_type !== undefined) o.file_service_type = opts.file_service_type.text;
+  if (opts.steadystate !== undefined) o.steadystate = opts.steadystate.text;
+  if (opts.steadystate_duration !== undefined) o.steadystate_duration = `${opts.steadystate_duration}ms`;
+  if (opts.steadystate_ramp_time !== undefined) o.steadystate_ramp_time = `${opts.steadystate_ramp_time}ms`;
+  if (opts.steadystate_check_interval !== undefined) o.steadystate_check_interval = `${opts.steadystate_check_interval}ms`;
   Object.assign(o, opts.fio_defaults);
   return o;
 }
@@ -223,6 +228,7 @@ export function jobFromOptions(opts: IopsOptions, filename: string, engines: str
     norandommap: opts.random_generator === 'lfsr' ? false : opts.norandommap ?? false,
     ...distributionFields(opts.random_distribution),
     ...fileServiceFields(opts.file_service_type),
+    ...steadyStateFields(opts),
     refillBuffers: opts.refill_buffers ?? false,
     randrepeat: opts.randrepeat ?? true,
     // --randrepeat=0: every run reads at other random offsets than the last (a new random seed

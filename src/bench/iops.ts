@@ -11,6 +11,7 @@ import { parseRw } from './storage-job.js';
 import { parseSweep, type SweepAxis } from './sweep.js';
 import { blockSizesOption, offsetOption, flowOption, jobBlockSize, overwriteOption, splitOption, rangeOption, rateIopsOption, rateOption, submitModeOption, syncModeOption, exitWhatOption, percentOption, verifyPatternOption } from './block-sizes.js';
 import { distributionOption, fileServiceOption, generatorOption } from './distribution.js';
+import { steadyStateOption } from './steadystate.js';
 import { runIops } from './iops-run.js';
 import { runVsFio } from './vs-fio.js';
 import { planRun, type RunOptions } from './iops-plan.js';
@@ -72,6 +73,14 @@ export function iopsCommand(): Command {
     .option('--loops <n>', 'run the job\'s I/O this many times, as fio\'s loops (default 1)', numberOption({ min: 1, max: 2 ** 30 }))
     .option('--random_distribution <dist>', 'random offsets drawn from zipf:THETA, pareto:H or normal:DEV (each [:CENTER]), as fio\'s; ' +
       'random (default) is uniform; a distribution draws blocks with replacement (no random map, as fio)', distributionOption)
+    .option('--steadystate <criterion>', 'end the job once it is steady, as fio\'s steadystate (ss): iops, bw or lat (fio 3.42), ' +
+      'each _slope or not, with a limit, a percent of the mean or absolute (iops:10%, bw_slope:0.1%); with --steadystate_duration',
+      steadyStateOption)
+    .option('--steadystate_duration <time>', 'the window steadiness is judged over (ss_dur, seconds unless a unit is given); 0: off',
+      durationOption({ zero: true, wholeMs: true }))
+    .option('--steadystate_ramp_time <time>', 'judge from this long after the start on (ss_ramp)', durationOption({ zero: true, wholeMs: true }))
+    .option('--steadystate_check_interval <time>', 'one value of the window every this long (ss_interval, fio 3.42; default 1s)',
+      durationOption({ wholeMs: true }))
     .option('--file_service_type <type>', 'how a job over several files picks the next one, as fio\'s: roundrobin (default), ' +
       'sequential or random (each :N, the I/Os before the next), zipf, pareto or normal (:VALUE[:CENTER])', fileServiceOption)
     .option('--random_generator <gen>', 'fio\'s tausworthe (default), tausworthe64 or lfsr (every block once per pass without a map: the random map on)',

@@ -38,6 +38,8 @@ export interface DiffJob {
   bytes: number;
   /** The directions it moved: read, write. */
   directions: string[];
+  /** fio's steadystate object: its criterion, window, whether it was attained, the intervals kept. */
+  steady: string;
   /** Its I/Os' lengths are drawn (bsrange, bssplit): the count is the draw's, the bytes are not. */
   varlen: boolean;
   /** Its job options list time_based or verify (fio's JSON leaves out time_based, a bare word). */
@@ -124,6 +126,8 @@ function jobsOf(doc: any): DiffJob[] {
       ios: (j.read?.total_ios ?? 0) + (j.write?.total_ios ?? 0), timeBased: 'time_based' in o, verify: 'verify' in o,
       bytes: (j.read?.io_bytes ?? 0) + (j.write?.io_bytes ?? 0),
       directions: ['read', 'write'].filter((d) => (j[d]?.total_ios ?? 0) > 0),
+      steady: j.steadystate ? `${j.steadystate.ss} over ${j.steadystate.duration}s, attained ${j.steadystate.attained}, ` +
+        `${j.steadystate.data.iops.length} intervals` : '-',
       varlen: 'bssplit' in o || (o.bsrange !== undefined && new Set(o.bsrange.split('-').map((x) => fioSize(x, 0))).size > 1),
       aggregates: aggregatesOf(j), runtime: Math.max(j.read?.runtime ?? 0, j.write?.runtime ?? 0),
     };
@@ -288,6 +292,7 @@ export function differences(c: DiffCase, fio: Outcome, iolab: Outcome): string[]
   same('rw, bs, iodepth', fio.jobs.map((j) => [j.rw, j.bs, j.iodepth]), iolab.jobs.map((j) => [j.rw, j.bs, j.iodepth]));
   same('jobs that did I/O', fio.jobs.map((j) => j.ios > 0), iolab.jobs.map((j) => j.ios > 0));
   same('directions each job moved', fio.jobs.map((j) => j.directions), iolab.jobs.map((j) => j.directions));
+  same('steady state', fio.jobs.map((j) => j.steady), iolab.jobs.map((j) => j.steady));
   same('latency_depth, _target, _percentile, _window', fio.jobs.map((j) => j.latency), iolab.jobs.map((j) => j.latency));
   // gtod_reduce records none (fio records none either for a job whose I/O all fell in its ramp)
   same('latencies recorded under gtod_reduce', fio.jobs.map((j) => (j.gtodReduce ? j.latencies : '-')),
