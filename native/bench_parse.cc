@@ -114,6 +114,9 @@ void ParseJob(Napi::Env env, Napi::Value value, const std::string& what, uint32_
   s.ioprio = int(job.Integer("ioprio", -1, 0xffff, -1));
   s.log_prio = job.Bool("logPrio", false);
   s.log_offset = job.Bool("logOffset", false);
+  s.verify_backlog = unsigned(job.Integer("verifyBacklog", 0, 1 << 30, 0));
+  s.verify_backlog_batch = unsigned(job.Integer("verifyBacklogBatch", 0, 1 << 30, 0));
+  s.verify_dump = job.Bool("verifyDump", false);
   s.file_service = file_service(job.Integer("fileService", FS_ROUNDROBIN, FS_NORMAL, FS_ROUNDROBIN));
   s.file_service_nr = unsigned(job.Integer("fileServiceNr", 1, 1 << 30, 1));
   s.file_service_param = double(job.Integer("fileServiceParamMicros", 0, int64_t(1e15), 0)) / 1e6;

@@ -118,6 +118,11 @@ export interface BenchJob {
   /** fio's verify_pattern: writes carry these bytes repeated from each I/O's start, and the
    * verify compares against them (1 to 512 bytes, a length that divides bs). */
   verifyPattern?: Uint8Array;
+  /** fio's verify_backlog, verify_backlog_batch: the blocks written lately read back while the
+   * job runs; verify_dump: a block that fails is written out beside what was expected. */
+  verifyBacklog?: number;
+  verifyBacklogBatch?: number;
+  verifyDump?: boolean;
   /** fio's groupid (exitWhat 1). */
   groupid?: number;
   /** fio's file_service_type over several files: 0 roundrobin, 1 sequential, 2 random (each

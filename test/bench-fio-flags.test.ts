@@ -169,6 +169,29 @@ describe.concurrent('fio 3.42\'s options', { timeout: 300_000 }, () => {
     expect(Math.max(...cached)).toBeGreaterThan(3 * Math.min(...cached) + 4096);
   });
 
+  it.runIf(strace)('verify_backlog reads back each 4 blocks written before writing on; the pass after the job checks the rest', async () => {
+    const cwd = place();
+    const trace = join(cwd, 'trace');
+    const cli = await import('./support/cli.js');
+    const [cmd, argv] = cli.iolabArgv(['bench', 'iops', '--name=v', '--size=64k', '--rw=write', '--verify', '--verify_backlog=4', '--json']);
+    const r = await execa('strace', ['-f', '-e', 'trace=pread64,pwrite64', '-o', trace, cmd, ...argv], { cwd });
+    expect(JSON.parse(String(r.stdout)).jobs[0].iolab.verified_blocks).toBe(16);
+    // the job's own calls, 4 KiB each: the layout's are 1 MiB writes, the mark's reads are sampled
+    const calls = readFileSync(trace, 'utf8').split('\n').filter((l) => /(pread64|pwrite64)\(\d+, .*, 4096, \d+\) = 4096/.test(l))
+      .map((l) => (l.includes('pwrite64') ? 'w' : 'r')).join('');
+    // (the reads before the first write and after the last: the mark's sampled blocks, the last 4 checked after the job)
+    expect(calls.slice(calls.indexOf('w'))).toMatch(/^(wwwwrrrr){3}wwwwr+$/);
+  });
+
+  it('verify with rw=write:N, N a multiple of bs, checks each block it wrote, as fio\'s cross-stripe example does', async () => {
+    const cwd = place();
+    const doc = await json(['--name=h', '--size=1m', '--bs=16k', '--rw=write:112k', '--verify=crc32c'], cwd);
+    // 64 writes over the 8 blocks one in each 128k, again and again, as fio's; fio reads those 8 back too
+    expect([doc.jobs[0].write.total_ios, doc.jobs[0].iolab.verified_blocks]).toEqual([64, 8]);
+    expect((await iops(['--name=h', '--size=1m', '--bs=16k', '--rw=write:8k', '--verify'], cwd)).stderr)
+      .toMatch(/--verify with an offset modifier \(rw=write:8192\) that is not a multiple of bs 16384/);
+  });
+
   it.runIf(strace)('end_syncfs syncs the file system once a job that wrote is done', async () => {
     const cwd = place();
     const trace = join(cwd, 'trace');

@@ -73,6 +73,12 @@ static void *worker_main(void *arg) {
   w->fd = fd;
   w->sync_fd = fd;
   file_init(w);  /* fio's file_service_type: the first file (random, a distribution: drawn) */
+  if (backlog_init(w) < 0) {
+    backlog_free(w);
+    close_all(fds, nfiles);
+    worker_fail_errno(w, ENOMEM, "malloc", UINT64_MAX);
+    return NULL;
+  }
   size_t stride = ((size_t)job_max_len(s) + 4095) & ~(size_t)4095;
   void *mem = NULL;
   struct io_u *io_us = calloc(s->iodepth, sizeof(*io_us));
@@ -123,6 +129,7 @@ static void *worker_main(void *arg) {
   ops->cleanup(&ctx);
   job_exit_others(w);
   if (w->error.kind == JOB_OK && !w->unavailable && s->verify && writes) verify_pass(w, mem);
+  backlog_free(w);
   free(mem);
   free(io_us);
   close_all(fds, nfiles);

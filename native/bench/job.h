@@ -120,6 +120,10 @@ struct job_spec {
   const unsigned char *verify_pattern;
   unsigned verify_pattern_len;
   int log_prio;           /* fio's log_prio: the logs show each I/O's priority value, not only whether it was realtime */
+  /* fio's verify_backlog: after every that many blocks written, verify_backlog_batch of them
+   * (0: all) are read back and checked before the job goes on; 0: only the pass at the end */
+  unsigned verify_backlog, verify_backlog_batch;
+  int verify_dump;        /* fio's verify_dump: a block that fails its verify is written to NAME.OFFSET.received/.expected */
   int log_offset;         /* fio's log_offset: the logs show each I/O's offset */
   int atomic;             /* fio's atomic: every write carries RWF_ATOMIC (engines flagged ENGINE_ATOMIC_WRITES) */
   /* fio's steadystate: the job (its group's jobs together, with ss_group: group_reporting) ends

@@ -16,35 +16,6 @@
  * I/O is handed to the engine, io_complete(offset, bytes, result) as the runner takes its
  * completion (result: bytes moved or -errno). `bpftrace -l 'usdt:<addon>:iolab:*'` lists them. */
 
-/* Read buffers are filled with this before a verify read, so a read that moves no data cannot
- * pass on what an earlier I/O left in the buffer. */
-#define VERIFY_POISON 0xa5
-
-/* -1 when buf holds what the job's verify expects at offset (its verify_pattern, else the offset
- * pattern); else the file offset of the first byte that differs. */
-static int64_t verify_check(const struct job_spec *s, const void *buf, uint64_t offset, size_t len) {
-  if (s->verify_pattern_len != 0) return fixed_pattern_check(buf, offset, len, s->verify_pattern, s->verify_pattern_len);
-  return pattern_check(buf, offset, len, PATTERN_KEY);
-}
-
-/* The name of the job's file number i (its only one, but for fio's filename=a:b). */
-static const char *file_name(const struct job_spec *s, unsigned i) {
-  return s->nfiles > 1 ? s->filenames[i] : s->filename;
-}
-
-static int fail_verify(struct worker *w, unsigned file, uint64_t block, int64_t bad) {
-  if (w->error.kind == JOB_OK) {
-    char name[160];
-    w->error.kind = JOB_VERIFY;
-    w->error.offset = (uint64_t)bad;
-    snprintf(w->error.message, sizeof(w->error.message),
-             "verify failed: block at offset %llu (bs %u) of '%s' does not hold what was written there "
-             "(first bad byte at offset %llu)",
-             (unsigned long long)block, w->spec->bs, shown_name(name, sizeof(name), file_name(w->spec, file)), (unsigned long long)bad);
-  }
-  return -1;
-}
-
 /* fio's sequential offset with a modifier (rw=read:-8k, write:112k), as its get_next_seq_offset
  * computes it, quirks included: each I/O starts where the last ended plus the modifier; a step
  * past the file's end wraps a hole to the start and a backwards job to the region's end minus
@@ -212,12 +183,12 @@ static int complete_io(struct worker *w, struct io_u *io, uint64_t t, int async)
   if (s->latency_target_ns != 0 && lat_check_io(w, io, t) < 0) return -1;
   if (s->verify) {
     if (io->ddir == DDIR_READ) {
-      int64_t bad = verify_check(s, io->buf, io->offset, io->len);
-      if (bad >= 0) return fail_verify(w, io->file, io->offset, bad);
+      if (verify_read_io(w, io) < 0) return -1;
     } else {
       uint64_t b = (io->offset - s->offset) / s->bs;
       unsigned char *written = w->files != NULL ? w->files[io->file].written : w->written;
       written[b / 8] |= (unsigned char)(1u << (b % 8));
+      if (s->verify_backlog) backlog_note(w, io->file, io->offset);
     }
   }
   if (io->start_ns >= w->measure_from) {
@@ -400,6 +371,14 @@ int run_loop(struct worker *w, const struct engine_ops *ops, struct engine_ctx *
             break;
           }
         }
+        /* fio's verify_backlog: so does the check of the blocks written lately */
+        if (backlog_due(w)) {
+          if (inflight > 0) break;
+          if (backlog_verify(w) < 0) {
+            failed = 1;
+            break;
+          }
+        }
         io = free_list[--nfree];
         prepare_io(w, io);
         if (s->thinktime_ns != 0 && issued > 0) job_stall_unless_stopped(w, s->thinktime_ns);  /* fio's thinktime */
@@ -481,29 +460,4 @@ int run_loop(struct worker *w, const struct engine_ops *ops, struct engine_ctx *
   free(free_list);
   free(queued);
   return failed ? -1 : 0;
-}
-
-/* After a job that wrote with verify on: read back every block written and check it, file
- * after file. */
-int verify_pass(struct worker *w, void *buf) {
-  const struct job_spec *s = w->spec;
-  w->phase = PHASE_VERIFY;
-  unsigned nfiles = w->files != NULL ? w->nfiles : 1;
-  for (unsigned f = 0; f < nfiles; f++) {
-    int fd = w->files != NULL ? w->files[f].fd : w->fd;
-    const unsigned char *written = w->files != NULL ? w->files[f].written : w->written;
-    for (uint64_t b = 0; b < w->nblocks; b++) {
-      if (!(written[b / 8] & (1u << (b % 8)))) continue;
-      if (job_stopped(w)) return 0;
-      uint64_t off = b * s->bs + s->offset;
-      memset(buf, VERIFY_POISON, s->bs);
-      ssize_t n = pread(fd, buf, s->bs, (off_t)off);
-      if (n < 0) return worker_fail_errno(w, errno, "pread", off);
-      if (n != (ssize_t)s->bs) return worker_fail_errno(w, EIO, "pread", off);
-      int64_t bad = verify_check(s, buf, off, s->bs);
-      if (bad >= 0) return fail_verify(w, f, off, bad);
-      w->verified++;
-    }
-  }
-  return 0;
 }

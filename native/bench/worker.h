@@ -99,6 +99,10 @@ struct worker {
   uint64_t lat_window_from, lat_ios, lat_ios_from, lat_failed;
   uint64_t rate_next_ns[2];  /* rate/rate_iops: when the next I/O of each direction may be issued */
   uint64_t writes_since_sync, syncs;
+  /* fio's verify_backlog: the blocks written since the last check (file, offset), and a buffer to read them into */
+  uint64_t *backlog_off;
+  unsigned *backlog_file, backlog_n;
+  void *backlog_buf;
   int sync_fd;             /* fsync=N syncs the file of the last write (fio's, too) */
   uint64_t issued_bytes;   /* bsrange/bssplit: bytes issued toward the size (their budget is in bytes) */
   struct job_flow *flow;   /* its flow_id's (NULL: no flow) */
@@ -182,6 +186,19 @@ int flow_ahead(struct worker *w);
 /* job_loop.c */
 int run_loop(struct worker *w, const struct engine_ops *ops, struct engine_ctx *ctx);
 int verify_pass(struct worker *w, void *buf);
+/* job_verify.c: fio's verify_backlog (the blocks written lately, read back while the job runs)
+ * and verify_dump; check_block is the one check of a block read back */
+int backlog_init(struct worker *w);
+void backlog_free(struct worker *w);
+void backlog_note(struct worker *w, unsigned file, uint64_t offset);
+int backlog_due(const struct worker *w);
+int backlog_verify(struct worker *w);
+/* the check of a read a verify job issued (its buffer poisoned first: fill_buffer) */
+int verify_read_io(struct worker *w, const struct io_u *io);
+
+/* Read buffers are filled with this before a verify read, so a read that moves no data cannot
+ * pass on what an earlier I/O left in the buffer. */
+#define VERIFY_POISON 0xa5
 
 /* job_stats.c */
 int worker_fail_errno(struct worker *w, int err, const char *syscall, uint64_t offset);

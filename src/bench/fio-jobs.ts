@@ -257,7 +257,9 @@ export function fioJobList(cmd: Command, commandLine: FioCommandLine, fileSectio
     const numjobs = (values.numjobs as number | undefined) ?? 1;
     const given = typeof values.filename === 'string' ? splitFilenames(stripJobFileLine(values.filename)) : [];
     const name = typeof values.name === 'string' && values.name !== '' ? values.name : section.name;
-    for (let clone = 0; clone < numjobs; clone++) {
+    // fio makes a job's copies last first (its add_job: subjob numjobs-1 down to 1), so they are
+    // numbered, logged (N) and given their offset_increment in that order
+    for (const clone of [0, ...Array.from({ length: numjobs - 1 }, (_, i) => numjobs - 1 - i)]) {
       // fio's clones share a named file; without one each has its own, named after the section
       const own = given.length > 0 ? given : section.name !== '' ? [`${section.name}.${clone}.0`] : [];
       const filenames = own.map((f) => inDirectory(values.directory, f));

@@ -63,9 +63,9 @@ export const FIO_DEFAULT_ONLY: Readonly<Record<string, { accepts: RegExp; shown:
     rw_sequencer: { accepts: /^sequential$/, shown: 'sequential' }, lockfile: { accepts: /^none$/, shown: 'none' },
     zonemode: { accepts: /^none$/, shown: 'none' }, zonesize: zero, zonerange: zero, zoneskip: zero, zonecapacity: zero,
     max_open_zones: zero, job_max_open_zones: zero, ignore_zone_limits: zero, read_beyond_wp: zero,
-    kb_base: { accepts: /^1024$/, shown: '1024' }, nrfiles: one, offset_increment: zero, offset_align: zero, nice: zero,
+    kb_base: { accepts: /^1024$/, shown: '1024' }, nrfiles: one, offset_align: zero, nice: zero,
     lockmem: zero, per_job_logs: one, log_unix_epoch: zero, log_hist_msec: zero, log_max_value: zero, serialize_overlap: zero,
-    unlink_each_loop: zero, verify_async: zero, verify_dump: zero, trim_percentage: zero, thinktime_spin: zero,
+    unlink_each_loop: zero, verify_async: zero, trim_percentage: zero, thinktime_spin: zero,
     thinktime_blocks: one, thinktime_iotime: zero, cgroup_nodelete: zero, unique_filename: one,
     percentile_list: { accepts: /^1:5:10:20:30:40:50:60:70:80:90:95:99:99\.5:99\.9:99\.95:99\.99$/, shown: 'fio\'s list' },
   };

@@ -54,6 +54,10 @@ export interface IopsOptions extends Record<string, unknown>, SteadyOptions {
   fadvise_hint?: number;
   verify?: boolean | string;
   verify_pattern?: Buffer;
+  verify_backlog?: number;
+  verify_backlog_batch?: number;
+  verify_dump?: boolean;
+  offset_increment?: number;
   force?: boolean;
   preset?: string;
   name?: string;
@@ -223,6 +227,7 @@ export function jobFromOptions(opts: IopsOptions, filename: string, engines: str
     engineOptions: engineOptionsFrom(opts, engines),
     verify,
     verifyPattern: opts.verify_pattern,
+    verifyBacklog: opts.verify_backlog, verifyBacklogBatch: opts.verify_backlog_batch, verifyDump: opts.verify_dump ?? false,
     force: opts.force ?? false,
     // lfsr promises each block once per pass without a map: iolab's map does that
     norandommap: opts.random_generator === 'lfsr' ? false : opts.norandommap ?? false,

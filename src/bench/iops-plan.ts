@@ -165,6 +165,8 @@ export function planRun(list: FioJobList, run: RunOptions): IopsRun {
     }
     const engines = jobEngines(opts, list.fioJob, ENGINES);
     const job = jobFromOptions(opts, filename, engines, sweep);
+    // fio's offset_increment: each copy of the job starts that much further than the one before
+    if (opts.offset_increment) job.offset = (job.offset ?? 0) + fio.clone * opts.offset_increment;
     if (typeof opts.offset === 'object') {
       if (files.length > 1) {
         throw new UserError(`${fio.name || 'the job'}: offset=${opts.offset.percent}% over ${files.length} files: fio takes that share of ` +

@@ -68,6 +68,8 @@ export function iopsCommand(): Command {
     .option('--log_avg_msec <ms>', 'average the logs over windows of this many ms, as fio (default 0: a line per I/O)', numberOption({ min: 0 }))
     .addOption(notPath(new Option('--offset <size>', 'start the job\'s I/O this far into the file, as fio\'s offset (the file is laid out to offset + size); ' +
       'N% is that share of an existing file (0 for a new one), as fio\'s').argParser(offsetOption)))
+    .addOption(notPath(new Option('--offset_increment <size>', 'each copy of a job (numjobs) starts this much further into the file ' +
+      'than the one before, as fio\'s offset_increment').argParser(numberOption({ min: 0, size: true }))))
     .addOption(notPath(new Option('--io_limit, --io_size <size>', 'bytes of I/O per loop, wrapping around --size, as fio\'s io_size (default --size)')
       .argParser(size)))
     .option('--loops <n>', 'run the job\'s I/O this many times, as fio\'s loops (default 1)', numberOption({ min: 1, max: 2 ** 30 }))
@@ -162,6 +164,12 @@ export function iopsCommand(): Command {
   for (const flag of engineOptionFlags()) cmd.addOption(flag);
   return cmd
     .option('--verify [kind]', 'writes carry a pattern derived from each offset; reads check every block (any kind: the same check)')
+    .option('--verify_backlog <n>', 'after every n blocks written, read them back and check them while the job runs, as fio\'s ' +
+      'verify_backlog (the pass after the job still checks every block)', numberOption({ min: 0 }))
+    .option('--verify_backlog_batch <n>', 'how many of those blocks are read back each time (default: all), as fio\'s',
+      numberOption({ min: 0 }))
+    .addOption(zeroOne('--verify_dump', 'a block that fails its verify is written to NAME.OFFSET.received, what was expected to ' +
+      '.expected, in the current folder (never over a file there), as fio\'s verify_dump; default 0'))
     .addOption(notPath(new Option('--verify_pattern <bytes>', 'writes carry these bytes repeated (0xaa555aa5, or "text"), and the ' +
       'verify checks them, as fio\'s verify_pattern (it turns --verify on); its length divides --bs').argParser(verifyPatternOption)))
     .option('--force', 'allow writing into a file iolab did not create (or that changed since), replacing a symlink, ' +

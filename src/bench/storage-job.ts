@@ -119,7 +119,10 @@ export function checkJob(job: BenchJob, role: JobFileRole = { option: '--filenam
   if (job.blockAlign && job.blockAlign % job.bs !== 0) {
     throw new UserError(`blockalign=${job.blockAlign} is not a multiple of the block size (${job.bs}), to which every offset is aligned`);
   }
-  if (job.verify && job.seqAdd) throw new UserError('--verify with an offset modifier (rw=read:-8k): iolab checks whole blocks, which the modifier\'s offsets may straddle');
+  if (job.verify && job.seqAdd && job.seqAdd % job.bs !== 0) {
+    throw new UserError(`--verify with an offset modifier (rw=write:${job.seqAdd}) that is not a multiple of bs ${job.bs}: iolab checks ` +
+      'whole blocks, which the modifier\'s offsets would straddle');
+  }
   if (job.direct) {
     const lbs = logicalBlockSize(job.filename);
     if (lbs && job.bs % lbs.size !== 0) {
