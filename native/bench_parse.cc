@@ -117,6 +117,14 @@ void ParseJob(Napi::Env env, Napi::Value value, const std::string& what, uint32_
   s.verify_backlog = unsigned(job.Integer("verifyBacklog", 0, 1 << 30, 0));
   s.verify_backlog_batch = unsigned(job.Integer("verifyBacklogBatch", 0, 1 << 30, 0));
   s.verify_dump = job.Bool("verifyDump", false);
+  s.dedupe_pct = unsigned(job.Integer("dedupePercentage", 0, 100, 0));
+  s.dedupe_mode = unsigned(job.Integer("dedupeMode", DEDUPE_REPEAT, DEDUPE_WORKING_SET, DEDUPE_REPEAT));
+  s.dedupe_ws_pct = unsigned(job.Integer("dedupeWorkingSetPercentage", 0, 100, 5));
+  s.dedupe_global = job.Bool("dedupeGlobal", false);
+  s.dedupe_index = unsigned(job.Integer("dedupeIndex", 0, 1 << 20, 0));
+  s.dedupe_jobs = unsigned(job.Integer("dedupeJobs", 1, 1 << 20, 1));
+  s.compress_pct = unsigned(job.Integer("compressPercentage", 0, 100, 0));
+  s.compress_chunk = unsigned(job.Integer("compressChunk", 0, 1 << 30, 512));
   s.file_service = file_service(job.Integer("fileService", FS_ROUNDROBIN, FS_NORMAL, FS_ROUNDROBIN));
   s.file_service_nr = unsigned(job.Integer("fileServiceNr", 1, 1 << 30, 1));
   s.file_service_param = double(job.Integer("fileServiceParamMicros", 0, int64_t(1e15), 0)) / 1e6;

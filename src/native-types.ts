@@ -77,6 +77,17 @@ export interface BenchJob {
   norandommap?: boolean;
   /** fio's refill_buffers: fresh random data in each write buffer before every write. */
   refillBuffers?: boolean;
+  /** fio's dedupe_percentage, dedupe_mode (0 repeat, 1 working_set), dedupe_working_set_percentage,
+   * dedupe_global (this job dedupeIndex of the dedupeJobs sharing the set), buffer_compress_percentage
+   * and buffer_compress_chunk: what writes carry. */
+  dedupePercentage?: number;
+  dedupeMode?: number;
+  dedupeWorkingSetPercentage?: number;
+  dedupeGlobal?: boolean;
+  dedupeIndex?: number;
+  dedupeJobs?: number;
+  compressPercentage?: number;
+  compressChunk?: number;
   /** No size was asked for: an existing foreign file or a block device is used whole. */
   sizeIsDefault?: boolean;
   /** fio's filesize: the file is laid out at this size, the I/O covers [0, size) of it; default size. */

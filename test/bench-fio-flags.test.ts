@@ -192,6 +192,49 @@ describe.concurrent('fio 3.42\'s options', { timeout: 300_000 }, () => {
       .toMatch(/--verify with an offset modifier \(rw=write:8192\) that is not a multiple of bs 16384/);
   });
 
+  it('dedupe_percentage repeats that share of the buffers, working_set and dedupe_global among jobs; buffer_compress_percentage ' +
+    'zeros that share of each chunk: the written files show it, as fio\'s do', async () => {
+    const cwd = place();
+    /** The share of 4 KiB blocks of the files that repeat one seen before, and of bytes that are zeros. */
+    const measure = (files: string[]) => {
+      const seen = new Set<string>();
+      let blocks = 0;
+      let dups = 0;
+      let zeros = 0;
+      let bytes = 0;
+      for (const f of files) {
+        const b = readFileSync(join(cwd, f));
+        for (let i = 0; i < b.length; i += 4096, blocks++) {
+          const key = b.subarray(i, i + 4096).toString('base64');
+          if (seen.has(key)) dups++;
+          else seen.add(key);
+        }
+        for (const x of b) if (x === 0) zeros++;
+        bytes += b.length;
+      }
+      return { dups: dups / blocks, zeros: zeros / bytes };
+    };
+    const job = ['--size=4m', '--rw=write', '--dedupe_percentage=40', '--buffer_compress_percentage=30'];
+    await json(['--name=r', '--filename=r.dat', ...job], cwd);
+    const repeat = measure(['r.dat']);
+    expect(repeat.dups).toBeGreaterThan(0.33);
+    expect(repeat.dups).toBeLessThan(0.47);
+    expect(repeat.zeros).toBeGreaterThan(0.28);
+    expect(repeat.zeros).toBeLessThan(0.32);
+    // two jobs sharing a working set: together they repeat more than either alone (fio's dedupe-global example)
+    await json(['--dedupe_mode=working_set', '--dedupe_working_set_percentage=50', '--dedupe_global=1', '--size=4m', '--rw=write',
+      '--dedupe_percentage=50', '--name=a', '--filename=a.dat', '--name=b', '--filename=b.dat'], cwd);
+    const [a, both] = [measure(['a.dat']), measure(['a.dat', 'b.dat'])];
+    expect(a.dups).toBeGreaterThan(0.2);
+    expect(both.dups).toBeGreaterThan(a.dups + 0.05);
+    if (fio) {
+      await execa('fio', ['--name=f', '--filename=f.dat', ...job, '--output-format=json'], { cwd });
+      const theirs = measure(['f.dat']);
+      expect(Math.abs(theirs.dups - repeat.dups)).toBeLessThan(0.08);
+      expect(Math.abs(theirs.zeros - repeat.zeros)).toBeLessThan(0.05);
+    }
+  });
+
   it.runIf(strace)('end_syncfs syncs the file system once a job that wrote is done', async () => {
     const cwd = place();
     const trace = join(cwd, 'trace');

@@ -151,6 +151,7 @@ static void free_workers(struct worker *ws, unsigned n) {
       free(ws[i].randmap);
     }
     for (int k = 0; k < LOG_KINDS; k++) log_text_free(&ws[i].logs.text[k]);
+    free(ws[i].ws_seeds);
   }
   free(ws);
 }
@@ -298,6 +299,13 @@ static int init_workers(const struct job_spec *spec, struct job_shared *shared, 
       if (shared->flows[f].id == spec->flow_id) w->flow = &shared->flows[f];
     w->rand_state = (spec->randseed + 1) * 0x9e3779b97f4a7c15ULL + n * 0x632be59bd9b4e019ULL + 1;
     w->fill_state = (w->rand_state ^ 0x5851f42d4c957f2dULL) | 1;
+    w->dedupe_state = (w->rand_state ^ 0x2545f4914f6cdd1dULL) | 1;
+    if (spec->dedupe_pct != 0 && spec->dedupe_mode == DEDUPE_WORKING_SET && !spec->dedupe_global) {
+      uint64_t n = w->nblocks * spec->dedupe_ws_pct / 100;
+      w->ws_n = n < 1 ? 1 : n;
+      w->ws_seeds = calloc(w->ws_n, sizeof(*w->ws_seeds));
+      if (w->ws_seeds == NULL) return -1;
+    }
     w->dir = malloc(2 * sizeof(*w->dir));
     if (w->dir == NULL) return -1;
     for (int d = 0; d < 2; d++) init_dir(&w->dir[d]);

@@ -66,6 +66,11 @@ struct job_spec {
   int number_ios_wraps;   /* number_ios counts on past the size, pass after pass (bench latency's count) */
   int direct, invalidate, verify, force;
   int refill_buffers;     /* fio's refill_buffers: fresh random data before every write */
+  /* fio's dedupe_percentage, dedupe_mode, dedupe_working_set_percentage and dedupe_global (this
+   * job is dedupe_index of dedupe_jobs sharing the set), buffer_compress_percentage and
+   * buffer_compress_chunk: what writes carry (job_data.c). 0: none */
+  unsigned dedupe_pct, dedupe_mode, dedupe_ws_pct, dedupe_global, dedupe_index, dedupe_jobs;
+  unsigned compress_pct, compress_chunk;
   int norandommap;        /* fio's norandommap: random blocks drawn with replacement, no map */
   int size_is_default;    /* no size was asked for: a foreign file or a block device is used whole */
   uint64_t file_size;     /* fio's filesize: the file laid out at this size, the I/O over [0, size); 0: size */
@@ -137,6 +142,7 @@ struct job_spec {
 };
 
 enum exit_what { EXIT_NONE = 0, EXIT_GROUP, EXIT_RUNNING };
+enum dedupe_mode { DEDUPE_REPEAT = 0, DEDUPE_WORKING_SET };
 
 enum job_error_kind { JOB_OK = 0, JOB_ERRNO, JOB_USER, JOB_VERIFY };
 

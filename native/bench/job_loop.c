@@ -127,10 +127,8 @@ static void fill_buffer(struct worker *w, struct io_u *io) {
       fixed_pattern_fill(io->buf, io->len, s->verify_pattern, s->verify_pattern_len);
     else if (io->ddir == DDIR_WRITE) pattern_fill(io->buf, io->offset, io->len, PATTERN_KEY);
     else memset(io->buf, VERIFY_POISON, io->len);
-  } else if (s->refill_buffers && io->ddir == DDIR_WRITE) {
-    /* fio's refill_buffers: every write carries data the device has not seen (dedup, compression) */
-    uint64_t *words = (uint64_t *)io->buf;
-    for (size_t i = 0; i < io->len / 8; i++) words[i] = next_random(&w->fill_state);
+  } else if (io->ddir == DDIR_WRITE && write_data_varies(s)) {
+    fill_write_data(w, io);  /* refill_buffers, dedupe_percentage, buffer_compress_percentage */
   }
 }
 

@@ -80,6 +80,8 @@ struct worker {
   double zipf_zetan, zipf_zeta2;  /* zipf's sums over the blocks (dist_init) */
   uint64_t last_pos;       /* rw=read:-8k: where the last sequential I/O ended (file offset; the region's start at first) */
   uint64_t fill_state;     /* refill_buffers' data: its own stream, so the offsets stay as without it */
+  uint64_t dedupe_state, unique_writes, last_seed;  /* fio's dedupe: its draws, the new buffers so far, the last one */
+  uint64_t *ws_seeds, ws_n;  /* dedupe_mode=working_set: the first new buffers' seeds */
   unsigned char *written;  /* verify: bitmap of blocks written */
   /* fio's random map: a bit per block, set once the block was issued in this pass; NULL for
    * sequential jobs and norandommap. map_left blocks are still free in the pass. */
@@ -169,6 +171,10 @@ void lat_new_window(struct worker *w, uint64_t now);
 int lat_check_io(struct worker *w, const struct io_u *io, uint64_t t);
 /* 1 when the depth is found and its last window starts (the measurement restarts) */
 int lat_check_window(struct worker *w, uint64_t now);
+
+/* job_data.c: what writes carry without a verify pattern (refill_buffers, dedupe, compression) */
+int write_data_varies(const struct job_spec *s);
+void fill_write_data(struct worker *w, struct io_u *io);
 
 /* job_steady.c: fio's steadystate, judged by the thread that waits for the jobs */
 int ss_init(struct job_shared *sh);

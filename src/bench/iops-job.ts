@@ -69,6 +69,12 @@ export interface IopsOptions extends Record<string, unknown>, SteadyOptions {
   randrepeat?: boolean;
   randseed?: number;
   refill_buffers?: boolean;
+  dedupe_percentage?: number;
+  dedupe_mode?: string;
+  dedupe_working_set_percentage?: number;
+  dedupe_global?: boolean;
+  buffer_compress_percentage?: number;
+  buffer_compress_chunk?: number;
   directory?: string;
   bsrange?: BlockSizes;
   bssplit?: Split;
@@ -235,6 +241,9 @@ export function jobFromOptions(opts: IopsOptions, filename: string, engines: str
     ...fileServiceFields(opts.file_service_type),
     ...steadyStateFields(opts),
     refillBuffers: opts.refill_buffers ?? false,
+    dedupePercentage: opts.dedupe_percentage, dedupeMode: opts.dedupe_mode === 'working_set' ? 1 : 0,
+    dedupeWorkingSetPercentage: opts.dedupe_working_set_percentage, dedupeGlobal: opts.dedupe_global ?? false,
+    compressPercentage: opts.buffer_compress_percentage, compressChunk: opts.buffer_compress_chunk,
     randrepeat: opts.randrepeat ?? true,
     // --randrepeat=0: every run reads at other random offsets than the last (a new random seed
     // each run), as fio does

@@ -183,6 +183,9 @@ export function planRun(list: FioJobList, run: RunOptions): IopsRun {
     return { fio, engines, job: { ...job, name: list.fioJob ? fio.name : undefined, clone: fio.clone, groupid: fio.groupid,
       logFiles: logs, logMask: logMask(logs), logAvgMs: opts.log_avg_msec ?? 0 } };
   });
+  // fio's dedupe_global: the jobs that share one working set, each filling its share of it
+  const sharing = jobs.filter((j) => j.job.dedupeGlobal);
+  sharing.forEach((j, i) => Object.assign(j.job, { dedupeIndex: i, dedupeJobs: sharing.length }));
   const phases: (typeof jobs)[] = [];
   for (const j of jobs) {
     if (phases.length === 0 || j.fio.stonewall) phases.push([]);

@@ -152,6 +152,17 @@ export function iopsCommand(): Command {
     .addOption(zeroOne('--norandommap', 'random offsets drawn with replacement; default 0: every block once per pass, as fio'))
     .addOption(zeroOne('--randrepeat', 'the same random offsets every run; default 1, as fio (0: another sequence each run)'))
     .option('--randseed <n>', 'picks the sequence of random offsets and rw mix (with randrepeat=1), as fio\'s randseed', numberOption({ min: 0 }))
+    .option('--dedupe_percentage <pct>', 'this share of the writes repeat an earlier buffer, so the data dedupes so far, as fio\'s; ' +
+      'default 0', numberOption({ min: 0, max: 100 }))
+    .addOption(new Option('--dedupe_mode <mode>', 'which buffer a repeat is: repeat (the last new one, fio\'s default) or ' +
+      'working_set (one of the first new ones, dedupe_working_set_percentage of the blocks\' worth)').choices(['repeat', 'working_set']))
+    .option('--dedupe_working_set_percentage <pct>', 'the working set of dedupe_mode=working_set, a percent of the blocks (default 5)',
+      numberOption({ min: 0, max: 100 }))
+    .addOption(zeroOne('--dedupe_global', 'the working set is shared by every job with this option, as fio\'s; default 0'))
+    .option('--buffer_compress_percentage <pct>', 'this share of each chunk of a write is zeros, so it compresses so far, as fio\'s',
+      numberOption({ min: 0, max: 100 }))
+    .addOption(notPath(new Option('--buffer_compress_chunk <size>', 'the chunk buffer_compress_percentage is applied to (default 512)')
+      .argParser(numberOption({ min: 1, size: true }))))
     .addOption(zeroOne('--refill_buffers', 'fresh random data in the buffer before every write; default 0, as fio'))
     .addOption(zeroOne('--thread', 'accepted as fio takes it: iolab\'s jobs are always threads'))
     .addOption(notPath(new Option('--directory <dir>', 'the folder a job\'s files are in, as fio\'s: its filename, or <name>.<n>.0, ' +
