@@ -152,6 +152,10 @@ void ParseJob(Napi::Env env, Napi::Value value, const std::string& what, uint32_
   s.dist_param = double(job.Integer("distributionMicros", 0, int64_t(1e15), 0)) / 1e6;
   s.dist_center = double(job.Integer("distributionCenterMicros", -1000000, 1000000, -1000000)) / 1e6;
   s.offset = uint64_t(job.Integer("offset", 0, kMaxSafeInteger, 0));
+  s.strided_size = uint64_t(job.Integer("zoneSize", 0, kMaxSafeInteger, 0));
+  s.strided_range = uint64_t(job.Integer("zoneRange", 0, kMaxSafeInteger, 0));
+  s.strided_skip = uint64_t(job.Integer("zoneSkip", 0, kMaxSafeInteger, 0));
+  if (s.strided_size != 0 && s.strided_range == 0) s.strided_range = s.strided_size;  // fio's default zonerange
   s.io_limit = uint64_t(job.Integer("ioSize", 0, kMaxSafeInteger, 0));
   s.loops = uint32_t(job.Integer("loops", 0, 1 << 30, 0));
   s.seq_add = int64_t(job.Integer("seqAdd", -kMaxSafeInteger, kMaxSafeInteger, 0));

@@ -178,6 +178,11 @@ export interface BenchJob {
   bssplitWrite?: number[];
   /** fio's offset: the job's I/O covers [offset, offset + size) of the file. */
   offset?: number;
+  /** fio's zonemode=strided: zonesize bytes of I/O in each zone of zonerange (default zonesize),
+   * then zoneskip bytes on. */
+  zoneSize?: number;
+  zoneRange?: number;
+  zoneSkip?: number;
   /** fio's io_size: bytes of I/O, wrapping around the size (default the size). */
   ioSize?: number;
   /** fio's loops: the job's I/O this many times. */

@@ -121,7 +121,8 @@ describe('the job list', () => {
       'sqthread_poll', 'ss', 'ss_dur', 'ss_interval', 'ss_ramp', 'stats', 'steadystate', 'steadystate_check_interval',
       'steadystate_duration', 'steadystate_ramp_time', 'stonewall', 'sync', 'thinktime', 'thinktime_blocks', 'thread',
       'time_based', 'timeout', 'uncached', 'unique_filename', 'unlink', 'verify', 'verify_backlog', 'verify_backlog_batch',
-      'verify_dump', 'verify_pattern', 'wait_for', 'wait_for_previous', 'write_bw_log', 'write_iops_log', 'write_lat_log']);
+      'verify_dump', 'verify_pattern', 'wait_for', 'wait_for_previous', 'write_bw_log', 'write_iops_log', 'write_lat_log',
+      'zonemode', 'zonerange', 'zonesize', 'zoneskip']);
   });
 
   it('refuses a filename that names no file, as fio does ("failed parsing filename="), and so an unset ${VAR}', () => {

@@ -89,6 +89,9 @@ struct job_spec {
   unsigned nzones[2], zone_access_pct[2][DIST_MAX_ZONES];
   uint64_t zone_size[2][DIST_MAX_ZONES];
   uint64_t offset;        /* fio's offset: the job's I/O covers [offset, offset + size) of the file */
+  /* fio's zonemode=strided: strided_size (zonesize) bytes of I/O in a zone of strided_range
+   * (zonerange) bytes, then on strided_range + strided_skip (zoneskip) further (back to the start past the end). 0: no zones */
+  uint64_t strided_size, strided_range, strided_skip;
   uint64_t io_limit;      /* fio's io_size: bytes of I/O per pass set, wrapping around the size (0: the size) */
   unsigned loops;         /* fio's loops: the job's I/O this many times (0 counts as 1) */
   int64_t seq_add;        /* fio's rw=read:-8k / write:8k: added to each sequential offset beyond bs */

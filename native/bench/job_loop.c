@@ -67,6 +67,22 @@ static uint32_t next_len(struct worker *w, int ddir, uint64_t room) {
 
 static void fill_buffer(struct worker *w, struct io_u *io);
 
+/* fio's zonemode=strided (its setup_strided_zone_mode): after zonesize bytes in a zone, the
+ * next zone starts zonerange + zoneskip further, back at the region's start past its end; a
+ * sequential job that passes its zone's range starts the zone again. */
+static void strided_zone(struct worker *w) {
+  const struct job_spec *s = w->spec;
+  uint64_t first = w->zone_start / s->bs;
+  if (w->zone_bytes >= s->strided_size) {
+    w->zone_bytes = 0;
+    w->zone_start += s->strided_range + s->strided_skip;
+    if (w->zone_start >= w->size) w->zone_start = 0;
+    first = w->zone_start / s->bs;
+    w->next_block = first;
+  }
+  if (!job_random(s->rw) && (w->next_block >= w->nblocks || w->next_block * s->bs >= w->zone_start + s->strided_range)) w->next_block = first;
+}
+
 static void prepare_io(struct worker *w, struct io_u *io) {
   const struct job_spec *s = w->spec;
   uint64_t block, end = s->offset + w->size;
@@ -76,10 +92,16 @@ static void prepare_io(struct worker *w, struct io_u *io) {
   else
     io->ddir = job_reads(s->rw) ? DDIR_READ : DDIR_WRITE;
   int varlen = job_varlen(s), mapped = 0;
+  if (s->strided_size != 0) strided_zone(w);
   if (s->seq_add != 0 && !job_random(s->rw)) {
     io->offset = seq_add_offset(w);
     w->last_pos = io->offset + s->bs;
     block = UINT64_MAX;
+  } else if (s->strided_size != 0 && job_random(s->rw)) {
+    /* a block of the zone, drawn with replacement */
+    uint64_t first = w->zone_start / s->bs, n = s->strided_range / s->bs;
+    if (first + n > w->nblocks) n = w->nblocks - first;
+    block = first + next_random(&w->rand_state) % (n ? n : 1);
   } else if (s->dist != DIST_RANDOM && job_random(s->rw)) {
     block = dist_next_block(w, io->ddir);
   } else if (w->randmap != NULL) {
@@ -108,6 +130,7 @@ static void prepare_io(struct worker *w, struct io_u *io) {
    * mark_random_map trims it: every block once per pass, the pass exactly the size */
   if (mapped && len > s->bs) len = (uint32_t)(1 + randmap_take_after(w, block, len / s->bs - 1)) * s->bs;
   if (block != UINT64_MAX && !job_random(s->rw)) w->next_block += len / s->bs;
+  w->zone_bytes += len;
   /* never past the region */
   if (len > room) len = (uint32_t)room;
   io->len = len;

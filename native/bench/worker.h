@@ -79,6 +79,7 @@ struct worker {
   uint64_t rand_state, next_block, nblocks, measure_from;
   double zipf_zetan, zipf_zeta2;  /* zipf's sums over the blocks (dist_init) */
   uint64_t last_pos;       /* rw=read:-8k: where the last sequential I/O ended (file offset; the region's start at first) */
+  uint64_t zone_start, zone_bytes;  /* zonemode=strided: the zone's start in the region, the bytes done in it */
   uint64_t fill_state;     /* refill_buffers' data: its own stream, so the offsets stay as without it */
   uint64_t dedupe_state, unique_writes, last_seed;  /* fio's dedupe: its draws, the new buffers so far, the last one */
   uint64_t *ws_seeds, ws_n;  /* dedupe_mode=working_set: the first new buffers' seeds */

@@ -61,7 +61,7 @@ export const FIO_DEFAULT_ONLY: Readonly<Record<string, { accepts: RegExp; shown:
     bwavgtime: { accepts: /^500(ms)?$/, shown: '500' }, iopsavgtime: { accepts: /^500(ms)?$/, shown: '500' },
     continue_on_error: none('none'), unified_rw_reporting: none('none'), rate_process: none('linear'),
     rw_sequencer: { accepts: /^sequential$/, shown: 'sequential' }, lockfile: { accepts: /^none$/, shown: 'none' },
-    zonemode: { accepts: /^none$/, shown: 'none' }, zonesize: zero, zonerange: zero, zoneskip: zero, zonecapacity: zero,
+    zonecapacity: zero,
     max_open_zones: zero, job_max_open_zones: zero, ignore_zone_limits: zero, read_beyond_wp: zero,
     kb_base: { accepts: /^1024$/, shown: '1024' }, nrfiles: one, offset_align: zero, nice: zero,
     lockmem: zero, per_job_logs: one, log_unix_epoch: zero, log_hist_msec: zero, log_max_value: zero, serialize_overlap: zero,

@@ -58,6 +58,10 @@ export interface IopsOptions extends Record<string, unknown>, SteadyOptions {
   verify_backlog_batch?: number;
   verify_dump?: boolean;
   offset_increment?: number;
+  zonemode?: string;
+  zonesize?: number;
+  zonerange?: number;
+  zoneskip?: number;
   force?: boolean;
   preset?: string;
   name?: string;
@@ -159,6 +163,7 @@ function acceptedOptions(opts: IopsOptions): Record<string, string> {
   if (opts.wait_for !== undefined) o.wait_for = opts.wait_for;
   if (opts.overwrite !== undefined) o.overwrite = String(opts.overwrite);
   if (opts.random_distribution !== undefined) o.random_distribution = opts.random_distribution.text;
+  if (opts.zonemode !== undefined) o.zonemode = opts.zonemode;
   if (opts.file_service_type !== undefined) o.file_service_type = opts.file_service_type.text;
   if (opts.steadystate !== undefined) o.steadystate = opts.steadystate.text;
   if (opts.steadystate_duration !== undefined) o.steadystate_duration = `${opts.steadystate_duration}ms`;
@@ -197,6 +202,8 @@ export function jobFromOptions(opts: IopsOptions, filename: string, engines: str
     flowId: opts.flow_id ?? 0,
     flowSleepUs: opts.flow_sleep ?? 0,
     offset: typeof opts.offset === 'number' ? opts.offset : undefined,
+    // fio's zonemode=strided (its zone options do nothing without it)
+    ...(opts.zonemode === 'strided' && opts.zonesize ? { zoneSize: opts.zonesize, zoneRange: opts.zonerange, zoneSkip: opts.zoneskip } : {}),
     ioSize: opts.io_size,
     loops: opts.loops,
     seqAdd: opts.rw_offset_add,

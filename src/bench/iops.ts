@@ -68,6 +68,15 @@ export function iopsCommand(): Command {
     .option('--log_avg_msec <ms>', 'average the logs over windows of this many ms, as fio (default 0: a line per I/O)', numberOption({ min: 0 }))
     .addOption(notPath(new Option('--offset <size>', 'start the job\'s I/O this far into the file, as fio\'s offset (the file is laid out to offset + size); ' +
       'N% is that share of an existing file (0 for a new one), as fio\'s').argParser(offsetOption)))
+    .addOption(new Option('--zonemode <mode>', 'none, or strided: zonesize bytes of I/O in each zone of zonerange, then zoneskip ' +
+      'on, as fio\'s (zbd, a zoned block device, is refused)').argParser((v: string) => {
+      if (v.trim() === 'none' || v.trim() === 'strided') return v.trim();
+      throw new UserError(`--zonemode: ${v.trim() === 'zbd' ? 'zbd drives a zoned block device\'s zones, which iolab does not; ' : ''}` +
+        `expected none or strided, got '${v}'`);
+    }))
+    .addOption(notPath(new Option('--zonesize <size>', 'bytes of I/O in each zone (zonemode=strided)').argParser(numberOption({ min: 0, size: true }))))
+    .addOption(notPath(new Option('--zonerange <size>', 'the size of each zone (default zonesize)').argParser(numberOption({ min: 0, size: true }))))
+    .addOption(notPath(new Option('--zoneskip <size>', 'bytes skipped after each zone').argParser(numberOption({ min: 0, size: true }))))
     .addOption(notPath(new Option('--offset_increment <size>', 'each copy of a job (numjobs) starts this much further into the file ' +
       'than the one before, as fio\'s offset_increment').argParser(numberOption({ min: 0, size: true }))))
     .addOption(notPath(new Option('--io_limit, --io_size <size>', 'bytes of I/O per loop, wrapping around --size, as fio\'s io_size (default --size)')
