@@ -130,6 +130,18 @@ void ParseJob(Napi::Env env, Napi::Value value, const std::string& what, uint32_
   s.file_service_param = double(job.Integer("fileServiceParamMicros", 0, int64_t(1e15), 0)) / 1e6;
   s.file_service_center = double(job.Integer("fileServiceCenterMicros", -1000000, 1000000, -1000000)) / 1e6;
   s.atomic = job.Bool("atomic", false);
+  // fio's cmdprio_bssplit: [ddir, bs, percent, prio (-1: the engine's cmdprio), ...]
+  Napi::Value split(env, job.Get("cmdprioBssplit"));
+  if (split.IsArray()) {
+    Napi::Array a = split.As<Napi::Array>();
+    s.nprio_split = std::min<uint32_t>(a.Length() / 4, 64);
+    for (uint32_t i = 0; i < s.nprio_split; i++) {
+      s.prio_split[i].ddir = int(IntegerArg(env, a.Get(4 * i), "job.cmdprioBssplit", 0, 1));
+      s.prio_split[i].bs = uint32_t(IntegerArg(env, a.Get(4 * i + 1), "job.cmdprioBssplit", 1, 1 << 30));
+      s.prio_split[i].perc = unsigned(IntegerArg(env, a.Get(4 * i + 2), "job.cmdprioBssplit", 0, 100));
+      s.prio_split[i].prio = int(IntegerArg(env, a.Get(4 * i + 3), "job.cmdprioBssplit", -1, 0xffff));
+    }
+  }
   // fio's steadystate: the criterion's bits (ss_kind), its limit in millionths, its times
   s.ss_kind = unsigned(job.Integer("ssKind", 0, SS_IOPS | SS_BW | SS_LAT | SS_SLOPE | SS_PCT, 0));
   s.ss_limit = double(job.Integer("ssLimitMicros", 0, int64_t(1e15), 0)) / 1e6;

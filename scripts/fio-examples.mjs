@@ -83,10 +83,14 @@ function jobsOf(doc) {
   });
 }
 
-// a file by its size; a log file (write_*_log) by its lines, whose text differs run to run
+// a file by its size; a log file (write_*_log, PREFIX_KIND.N.log: job N's) by its lines, whose
+// text differs run to run; the count of a job's log lines only for a job bounded by its size (a
+// line per I/O, whose lengths may be drawn, or per window of a run's time)
 const filesIn = (d) => readdirSync(d).filter((f) => !f.endsWith('-verify.state')).sort()
-  .map((f) => (f.endsWith('.log') ? `${f} ${readFileSync(join(d, f), 'utf8').split('\n').filter((l) => l !== '').length} lines`
-    : `${f} ${statSync(join(d, f)).size}`));
+  .map((f) => (f.endsWith('.log') ? { name: f, job: Number(/\.(\d+)\.log$/.exec(f)?.[1] ?? 0),
+    lines: readFileSync(join(d, f), 'utf8').split('\n').filter((l) => l !== '').length } : { name: f, size: statSync(join(d, f)).size }));
+const shownFiles = (files, jobs) => files.map((f) => (f.size !== undefined ? `${f.name} ${f.size}` :
+  `${f.name} ${jobs[f.job - 1]?.bounded ? `${f.lines} lines` : f.lines > 0 ? 'with lines' : 'empty'}`));
 
 function compare(fio, iolab) {
   const d = [];
@@ -98,7 +102,7 @@ function compare(fio, iolab) {
   same('jobs', a.map((j) => `${j.name}/${j.groupid}/${j.rw}/${j.bs}`), b.map((j) => `${j.name}/${j.groupid}/${j.rw}/${j.bs}`));
   same('jobs with I/O', a.map((j) => j.io > 0), b.map((j) => j.io > 0));
   same('bytes of jobs bounded by size', a.map((j) => (j.bounded ? j.io : '-')), b.map((j) => (j.bounded ? j.io : '-')));
-  same('files', fio.files, iolab.files);
+  same('files', shownFiles(fio.files, a), shownFiles(iolab.files, a));
   return d;
 }
 

@@ -116,6 +116,8 @@ export interface BenchJob {
   exitWhat?: number;
   /** fio's prioclass/prio: the job thread's I/O priority (class << 13 | level); -1 or none: unset. */
   ioprio?: number;
+  /** fio's cmdprio_bssplit: [ddir, bs, percent, prio (-1: the engine's cmdprio), ...]. */
+  cmdprioBssplit?: number[];
   /** fio's log_prio: the logs' last column is the I/O's priority value. */
   logPrio?: boolean;
   /** fio's log_offset: each log line has the I/O's offset after its block size. */

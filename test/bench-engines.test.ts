@@ -39,9 +39,9 @@ describe('the engine table', () => {
     expect(native.benchEngines.filter((e) => e.diskless).map((e) => e.name)).toEqual(['null']);
     const uring = native.benchEngines.find((e) => e.name === 'io_uring')!;
     expect(uring.options.map((o) => o.name)).toEqual(['fixedbufs', 'registerfiles', 'sqthread_poll', 'hipri', 'uncached', 'cmdprio_percentage',
-      'cmdprio_class', 'cmdprio']);
+      'cmdprio_class', 'cmdprio', 'cmdprio_hint']);
     expect(native.benchEngines.find((e) => e.name === 'libaio')!.options.map((o) => o.name))
-      .toEqual(['cmdprio_percentage', 'cmdprio_class', 'cmdprio']);
+      .toEqual(['cmdprio_percentage', 'cmdprio_class', 'cmdprio', 'cmdprio_hint']);
     expect(uring.maxDepth).toBe(32768);
     expect(native.benchEngines.find((e) => e.name === 'posixaio')!.alias).toBe('posix_aio');
     expect(native.benchEngines.filter((e) => e.testOnly).map((e) => e.name)).toEqual(['test_delay', 'test_nodata']);

@@ -28,6 +28,15 @@ struct io_u {
   unsigned file;      /* that file's index in ctx->fds */
 };
 
+/* fio's cmdprio_bssplit: of a direction's I/Os of bs bytes, perc percent go at prio (-1: the
+ * engine's cmdprio_class/cmdprio/cmdprio_hint); a direction's entries of one bs add up to at most 100 */
+struct cmdprio_entry {
+  int ddir;
+  uint32_t bs;
+  unsigned perc;
+  int prio;
+};
+
 /* What an engine is given; engine_data holds its private state between calls. */
 struct engine_ctx {
   int fd;                 /* the job's first file (its only one, but for fio's filename=a:b) */
@@ -40,6 +49,8 @@ struct engine_ctx {
   int direct;
   int writable;           /* opened for writing (the job writes) */
   int atomic;             /* fio's atomic: writes carry RWF_ATOMIC (an engine flagged ENGINE_ATOMIC_WRITES) */
+  const struct cmdprio_entry *prio_split;  /* fio's cmdprio_bssplit, nprio_split entries (0: cmdprio_percentage) */
+  unsigned nprio_split;
   const void *options;    /* the engine's own options struct, filled from its option table */
   struct io_u *io_us;     /* all of the job's units (depth of them) */
   void *engine_data;

@@ -137,7 +137,7 @@ static int uring_queue(struct engine_ctx *ctx, struct io_u *io) {
   if (o->registerfiles) sqe->flags |= IOSQE_FIXED_FILE;
   if (o->uncached && !ctx->direct) sqe->rw_flags |= RWF_DONTCACHE;  /* as fio: a buffered I/O only */
   if (ctx->atomic && io->ddir == DDIR_WRITE) sqe->rw_flags |= RWF_ATOMIC;
-  if (cmdprio_pick(&o->cmdprio, &d->prio_state, io)) sqe->ioprio = (uint16_t)io->ioprio;
+  if (cmdprio_pick(ctx, &o->cmdprio, &d->prio_state, io)) sqe->ioprio = (uint16_t)io->ioprio;
   io_uring_sqe_set_data(sqe, io);
   return FIO_Q_QUEUED;
 }

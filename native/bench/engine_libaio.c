@@ -68,7 +68,7 @@ static int libaio_queue(struct engine_ctx *ctx, struct io_u *io) {
   else io_prep_pwrite(cb, io->fd, io->buf, io->len, (long long)io->offset);
   if (ctx->atomic && io->ddir == DDIR_WRITE) cb->aio_rw_flags |= RWF_ATOMIC;
   const struct libaio_options *o = ctx->options;
-  if (cmdprio_pick(&o->cmdprio, &d->prio_state, io)) {
+  if (cmdprio_pick(ctx, &o->cmdprio, &d->prio_state, io)) {
     cb->aio_reqprio = (short)io->ioprio;
     cb->u.c.flags |= IOCB_FLAG_IOPRIO;
   }

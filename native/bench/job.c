@@ -105,7 +105,9 @@ static void *worker_main(void *arg) {
   ctx.bs = job_max_len(s);  /* the longest I/O: buffers (and io_uring's fixed ones) fit it */
   ctx.direct = s->direct;
   ctx.writable = writes;
-  ctx.atomic = s->atomic && writes;  /* as fio: a job that does not write issues no atomic write */
+  ctx.atomic = s->atomic && writes;
+  ctx.prio_split = s->prio_split;
+  ctx.nprio_split = s->nprio_split;  /* as fio: a job that does not write issues no atomic write */
   ctx.options = s->engine_options;
   ctx.io_us = io_us;
   if (ops->setup(&ctx) < 0) {

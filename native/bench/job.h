@@ -134,6 +134,8 @@ struct job_spec {
   int verify_dump;        /* fio's verify_dump: a block that fails its verify is written to NAME.OFFSET.received/.expected */
   int log_offset;         /* fio's log_offset: the logs show each I/O's offset */
   int atomic;             /* fio's atomic: every write carries RWF_ATOMIC (engines flagged ENGINE_ATOMIC_WRITES) */
+  struct cmdprio_entry prio_split[64];  /* fio's cmdprio_bssplit (libaio, io_uring), nprio_split entries */
+  unsigned nprio_split;
   /* fio's steadystate: the job (its group's jobs together, with ss_group: group_reporting) ends
    * once its window of ss_dur meets the criterion ss_kind under ss_limit, judged every
    * ss_interval from ss_ramp on (job_steady.c). ss_dur 0: off */

@@ -136,6 +136,39 @@ export function parseSplit(value: string): Split {
 
 export const splitOption = asCommanderError(parseSplit);
 
+/** fio's cmdprio_bssplit (libaio, io_uring): entries bs/percent[/class/level[/hint]] (without a
+ * class, the engine's cmdprio_class/cmdprio/cmdprio_hint), reads,writes as bssplit's (one set for
+ * both without a comma), as [ddir, bs, percent, prio (-1: the engine's), ...]; an entry of 0
+ * percent says nothing (fio skips it), and a direction's entries of one size add up to at most 100. */
+export function parseCmdprioSplit(value: string): { text: string; entries: number[] } {
+  const text = value.trim();
+  const [r, w, ...rest] = text.split(',');
+  if (rest.length > 1) throw new RangeError(`expected reads[,writes[,trims]], got '${text}'`);
+  const entries: number[] = [];
+  const direction = (part: string, ddir: number) => {
+    const total = new Map<number, number>();
+    for (const e of part.split(':').filter((x) => x.trim() !== '')) {
+      const f = e.trim().split('/');
+      if (f.length < 1 || f.length > 5 || f.length === 3 || f.slice(1).some((x) => !/^\d*$/.test(x))) {
+        throw new RangeError(`each entry is BS/PERCENT[/CLASS/LEVEL[/HINT]] (64k/25/1/1), got '${e}' in '${text}'`);
+      }
+      const bs = parseWholeNumber(f[0].trim(), sizeRule);
+      const pct = Math.min(Number(f[1] || 0), 100);
+      const [klass, level, hint] = f.slice(2).map(Number);
+      if (pct === 0) continue;
+      total.set(bs, (total.get(bs) ?? 0) + pct);
+      if ((total.get(bs) ?? 0) > 100) throw new RangeError(`the percentages for bs ${bs} add up to more than 100 in '${text}' (fio refuses it too)`);
+      const prio = klass === undefined ? -1 : (Math.min(klass, 7) << 13) | (Math.min(hint ?? 0, 1023) << 3) | Math.min(level, 7);
+      entries.push(ddir, bs, pct, prio);
+    }
+  };
+  direction(r, 0);
+  direction(w ?? r, 1);
+  return { text, entries };
+}
+
+export const cmdprioSplitOption = asCommanderError(parseCmdprioSplit);
+
 /** fio's rate and rate_iops: one value for reads and writes, or `read,write[,trim]` where an
  * empty one is no cap (`rate=,500k` caps writes only); the trim one caps no I/O iolab runs. */
 export interface PerDirection { text: string; read: number; write: number }

@@ -92,6 +92,7 @@ export interface IopsOptions extends Record<string, unknown>, SteadyOptions {
   exitall?: boolean;
   prioclass?: number;
   prio?: number;
+  cmdprio_bssplit?: { text: string; entries: number[] };
   log_prio?: boolean;
   log_offset?: boolean;
   latency_target?: number;
@@ -163,6 +164,7 @@ function acceptedOptions(opts: IopsOptions): Record<string, string> {
   if (opts.wait_for !== undefined) o.wait_for = opts.wait_for;
   if (opts.overwrite !== undefined) o.overwrite = String(opts.overwrite);
   if (opts.random_distribution !== undefined) o.random_distribution = opts.random_distribution.text;
+  if (opts.cmdprio_bssplit !== undefined) o.cmdprio_bssplit = opts.cmdprio_bssplit.text;
   if (opts.zonemode !== undefined) o.zonemode = opts.zonemode;
   if (opts.file_service_type !== undefined) o.file_service_type = opts.file_service_type.text;
   if (opts.steadystate !== undefined) o.steadystate = opts.steadystate.text;
@@ -223,6 +225,7 @@ export function jobFromOptions(opts: IopsOptions, filename: string, engines: str
     // fio's ioprio_value: class 0 (none given) is best effort, 2
     ioprio: opts.prioclass === undefined && opts.prio === undefined ? -1 : ((opts.prioclass || 2) << 13) | (opts.prio ?? 0),
     logPrio: opts.log_prio ?? false,
+    cmdprioBssplit: opts.cmdprio_bssplit?.entries,
     logOffset: opts.log_offset ?? false,
     // fio's latency_target and latency_window, in microseconds unless a unit is given
     latencyTargetNs: Math.round((opts.latency_target ?? 0) * 1e6),
@@ -260,6 +263,11 @@ export function jobFromOptions(opts: IopsOptions, filename: string, engines: str
     groupReporting: opts.group_reporting ?? false,
     accepted: acceptedOptions(opts),
   };
+  const prioEngines = ['libaio', 'io_uring'];
+  if (opts.cmdprio_bssplit !== undefined && !engines.every((e) => prioEngines.includes(e))) {
+    throw new UserError(`cmdprio_bssplit is an option of libaio and io_uring, and the job runs ${engines.join(', ')} ` +
+      '(fio: "unrecognized option")');
+  }
   if (opts.ramp_size !== undefined && opts.ramp_time !== undefined) {
     throw new UserError('ramp_time and ramp_size: one ramp or the other (fio: "job rejected: cannot specify both ramp_time and ramp_size")');
   }

@@ -9,7 +9,7 @@ import { boolOption, durationOption, numberOption } from '../numbers.js';
 import { ENGINE_NAMES, ENGINES, engineOptionFlags, MAX_IODEPTH, parseEngines } from './engines.js';
 import { parseRw } from './storage-job.js';
 import { parseSweep, type SweepAxis } from './sweep.js';
-import { blockSizesOption, offsetOption, flowOption, jobBlockSize, overwriteOption, splitOption, rangeOption, rateIopsOption, rateOption, submitModeOption, syncModeOption, exitWhatOption, percentOption, verifyPatternOption } from './block-sizes.js';
+import { blockSizesOption, cmdprioSplitOption, offsetOption, flowOption, jobBlockSize, overwriteOption, splitOption, rangeOption, rateIopsOption, rateOption, submitModeOption, syncModeOption, exitWhatOption, percentOption, verifyPatternOption } from './block-sizes.js';
 import { distributionOption, fileServiceOption, generatorOption } from './distribution.js';
 import { steadyStateOption } from './steadystate.js';
 import { runIops } from './iops-run.js';
@@ -114,6 +114,8 @@ export function iopsCommand(): Command {
     .option('--thinktime <us>', 'stall this many microseconds before issuing each next I/O, as fio\'s thinktime (default 0)', numberOption({ min: 0 }))
     .addOption(notPath(new Option('--overwrite <0|1>', 'fio\'s overwrite: 1 is how iolab lays out every new file (written whole before the job); ' +
       '0 (fio\'s default) is refused, as iolab always lays out').argParser(overwriteOption)))
+    .option('--cmdprio_bssplit <split>', 'libaio and io_uring: a share of the I/Os of each block size at a priority, ' +
+      'BS/PERCENT[/CLASS/LEVEL[/HINT]]:... (reads,writes), as fio\'s cmdprio_bssplit', cmdprioSplitOption)
     .option('--prioclass <class>', 'the job thread\'s I/O priority class, as fio\'s prioclass: 1 realtime, 2 best effort, 3 idle ' +
       '(0: best effort)', numberOption({ min: 0, max: 3 }))
     .option('--prio <level>', 'the job thread\'s I/O priority level in its class, 0 (highest) to 7, as fio\'s prio', numberOption({ min: 0, max: 7 }))
