@@ -175,6 +175,8 @@ void ParseJob(Napi::Env env, Napi::Value value, const std::string& what, uint32_
   s.rate_bytes[1] = uint64_t(job.Integer("rateWrite", 0, kMaxSafeInteger, 0));
   s.rate_iops[0] = uint64_t(job.Integer("rateIopsRead", 0, 1000000000, 0));
   s.rate_iops[1] = uint64_t(job.Integer("rateIopsWrite", 0, 1000000000, 0));
+  s.rate_poisson = job.Bool("ratePoisson", false);
+  s.offload = job.Bool("offload", false);
   int64_t open_sync = job.Integer("openSync", 0, 2, 0);  // fio's sync: 1 sync, 2 dsync
   s.open_sync = open_sync == 1 ? O_SYNC : open_sync == 2 ? O_DSYNC : 0;
   s.thinktime_ns = uint64_t(job.Integer("thinktimeUs", 0, int64_t(1e12), 0)) * 1000ull;

@@ -159,6 +159,10 @@ export interface BenchJob {
   rateWrite?: number;
   rateIopsRead?: number;
   rateIopsWrite?: number;
+  /** fio's io_submit_mode=offload: iodepth submit threads, each with the job's engine, run the I/Os. */
+  offload?: boolean;
+  /** fio's rate_process=poisson: the gaps between paced I/Os drawn from an exponential. */
+  ratePoisson?: boolean;
   /** fio's fsync=N (fdatasync: true: fdatasync=N): a sync after every N writes. */
   fsync?: number;
   fdatasync?: boolean;

@@ -235,6 +235,19 @@ describe.concurrent('fio 3.42\'s options', { timeout: 300_000 }, () => {
     }
   });
 
+  it.runIf(strace)('io_submit_mode=offload runs the I/Os on iodepth submit threads, not the job\'s own; rate_process=poisson paces them', async () => {
+    const cwd = place();
+    const trace = join(cwd, 'trace');
+    const cli = await import('./support/cli.js');
+    const [cmd, argv] = cli.iolabArgv(['bench', 'iops', '--name=o', '--size=256k', '--rw=randread', '--iodepth=4',
+      '--io_submit_mode=offload', '--rate_iops=2000', '--rate_process=poisson', '--json']);
+    const r = await execa('strace', ['-f', '-e', 'trace=pread64', '-o', trace, cmd, ...argv], { cwd });
+    expect(JSON.parse(String(r.stdout)).jobs[0].read.total_ios).toBe(64);
+    const threads = new Set(readFileSync(trace, 'utf8').split('\n').filter((l) => /pread64\(\d+, .*, 4096, \d+\) = 4096/.test(l))
+      .map((l) => l.split(' ')[0]));
+    expect(threads.size).toBeGreaterThanOrEqual(2);  // the mark's reads are the job thread's; the I/Os the submit threads'
+  });
+
   it.runIf(strace)('end_syncfs syncs the file system once a job that wrote is done', async () => {
     const cwd = place();
     const trace = join(cwd, 'trace');

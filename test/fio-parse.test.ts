@@ -117,12 +117,13 @@ describe('the job list', () => {
       'iodepth_batch_submit', 'ioengine', 'latency_percentile', 'latency_run', 'latency_target', 'latency_window',
       'log_avg_msec', 'log_offset', 'log_prio', 'loops', 'name', 'new_group', 'norandommap', 'nr_files', 'nrfiles', 'number_ios',
       'numjobs', 'offset', 'offset_increment', 'overwrite', 'per_job_logs', 'prio', 'prioclass', 'ramp_size', 'ramp_time',
-      'random_distribution', 'random_generator', 'randrepeat', 'randseed', 'rate', 'rate_iops', 'readwrite', 'refill_buffers',
-      'registerfiles', 'runtime', 'rw', 'rwmixread', 'rwmixwrite', 'size', 'sqthread_poll', 'ss', 'ss_dur', 'ss_interval',
-      'ss_ramp', 'stats', 'steadystate', 'steadystate_check_interval', 'steadystate_duration', 'steadystate_ramp_time',
-      'stonewall', 'sync', 'thinktime', 'thinktime_blocks', 'thread', 'time_based', 'timeout', 'uncached', 'unique_filename',
-      'unlink', 'verify', 'verify_backlog', 'verify_backlog_batch', 'verify_dump', 'verify_pattern', 'wait_for',
-      'wait_for_previous', 'write_bw_log', 'write_iops_log', 'write_lat_log', 'zonemode', 'zonerange', 'zonesize', 'zoneskip']);
+      'random_distribution', 'random_generator', 'randrepeat', 'randseed', 'rate', 'rate_iops', 'rate_process', 'readwrite',
+      'refill_buffers', 'registerfiles', 'runtime', 'rw', 'rwmixread', 'rwmixwrite', 'size', 'sqthread_poll', 'ss', 'ss_dur',
+      'ss_interval', 'ss_ramp', 'stats', 'steadystate', 'steadystate_check_interval', 'steadystate_duration',
+      'steadystate_ramp_time', 'stonewall', 'sync', 'thinktime', 'thinktime_blocks', 'thread', 'time_based', 'timeout',
+      'uncached', 'unique_filename', 'unlink', 'verify', 'verify_backlog', 'verify_backlog_batch', 'verify_dump',
+      'verify_pattern', 'wait_for', 'wait_for_previous', 'write_bw_log', 'write_iops_log', 'write_lat_log', 'zonemode',
+      'zonerange', 'zonesize', 'zoneskip']);
   });
 
   it('refuses a filename that names no file, as fio does ("failed parsing filename="), and so an unset ${VAR}', () => {

@@ -105,12 +105,14 @@ static void *worker_main(void *arg) {
   ctx.bs = job_max_len(s);  /* the longest I/O: buffers (and io_uring's fixed ones) fit it */
   ctx.direct = s->direct;
   ctx.writable = writes;
-  ctx.atomic = s->atomic && writes;
+  ctx.atomic = s->atomic && writes;  /* as fio: a job that does not write issues no atomic write */
   ctx.prio_split = s->prio_split;
-  ctx.nprio_split = s->nprio_split;  /* as fio: a job that does not write issues no atomic write */
+  ctx.nprio_split = s->nprio_split;
   ctx.options = s->engine_options;
   ctx.io_us = io_us;
-  if (ops->setup(&ctx) < 0) {
+  /* fio's io_submit_mode=offload: the job's engine behind its submit threads */
+  const struct engine_ops *run_ops = s->offload ? &offload_ops : ops;
+  if ((s->offload ? offload_setup(&ctx, ops, s->ioprio) : ops->setup(&ctx)) < 0) {
     if (ctx.reason[0] != '\0') {
       w->unavailable = 1;
       memcpy(w->reason, ctx.reason, sizeof(w->reason));
@@ -119,8 +121,8 @@ static void *worker_main(void *arg) {
     }
   } else {
     cpu_enter(w->shared);
-    int ok = run_loop(w, ops, &ctx) == 0;
-    if (ops->flush != NULL && ops->flush(&ctx) < 0 && ok) worker_fail_errno(w, ctx.err, ctx.syscall, UINT64_MAX);
+    int ok = run_loop(w, run_ops, &ctx) == 0;
+    if (run_ops->flush != NULL && run_ops->flush(&ctx) < 0 && ok) worker_fail_errno(w, ctx.err, ctx.syscall, UINT64_MAX);
     /* fio's end_fsync: the written data reaches the device before the job ends (not timed) */
     for (unsigned i = 0; ok && s->end_fsync && writes && i < nfiles && fds[i] >= 0; i++)
       if (fsync(fds[i]) < 0) ok = worker_fail_errno(w, errno, "fsync", UINT64_MAX) == 0;
@@ -128,7 +130,7 @@ static void *worker_main(void *arg) {
     if (ok && s->end_syncfs && writes && fds[0] >= 0 && syncfs(fds[0]) < 0) worker_fail_errno(w, errno, "syncfs", UINT64_MAX);
     cpu_leave(w->shared);
   }
-  ops->cleanup(&ctx);
+  run_ops->cleanup(&ctx);
   job_exit_others(w);
   if (w->error.kind == JOB_OK && !w->unavailable && s->verify && writes) verify_pass(w, mem);
   backlog_free(w);

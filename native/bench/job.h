@@ -97,6 +97,8 @@ struct job_spec {
   int64_t seq_add;        /* fio's rw=read:-8k / write:8k: added to each sequential offset beyond bs */
   uint64_t rate_bytes[2]; /* fio's rate: bytes/s per direction (read, write); 0: no cap */
   uint64_t rate_iops[2];  /* fio's rate_iops: I/Os per second per direction; 0: no cap */
+  int rate_poisson;       /* fio's rate_process=poisson: the gaps between I/Os drawn, exponential around the rate's */
+  int offload;            /* fio's io_submit_mode=offload: iodepth submit threads run the I/Os (job_offload.c) */
   int open_sync;          /* fio's sync: 0, O_SYNC or O_DSYNC on the job's open */
   uint64_t thinktime_ns;  /* fio's thinktime: the job stalls this long before issuing each next I/O */
   int flow;               /* fio's flow: this job's weight among the jobs of its flow_id (0: none) */

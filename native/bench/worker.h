@@ -173,6 +173,11 @@ int lat_check_io(struct worker *w, const struct io_u *io, uint64_t t);
 /* 1 when the depth is found and its last window starts (the measurement restarts) */
 int lat_check_window(struct worker *w, uint64_t now);
 
+/* job_offload.c: fio's io_submit_mode=offload, an engine over iodepth submit threads, each with
+ * an instance of the job's engine (offload_setup sets it up over ctx) */
+extern const struct engine_ops offload_ops;
+int offload_setup(struct engine_ctx *ctx, const struct engine_ops *ops, int ioprio);
+
 /* job_data.c: what writes carry without a verify pattern (refill_buffers, dedupe, compression) */
 int write_data_varies(const struct job_spec *s);
 void fill_write_data(struct worker *w, struct io_u *io);

@@ -59,7 +59,7 @@ export const FIO_DEFAULT_ONLY: Readonly<Record<string, { accepts: RegExp; shown:
     disable_bw_measurement: zero, disable_clat: zero, disable_lat: zero, disable_slat: zero, clat_percentiles: one,
     lat_percentiles: zero, slat_percentiles: zero, block_error_percentiles: zero, stats: one, disk_util: one,
     bwavgtime: { accepts: /^500(ms)?$/, shown: '500' }, iopsavgtime: { accepts: /^500(ms)?$/, shown: '500' },
-    continue_on_error: none('none'), unified_rw_reporting: none('none'), rate_process: none('linear'),
+    continue_on_error: none('none'), unified_rw_reporting: none('none'),
     rw_sequencer: { accepts: /^sequential$/, shown: 'sequential' }, lockfile: { accepts: /^none$/, shown: 'none' },
     zonecapacity: zero,
     max_open_zones: zero, job_max_open_zones: zero, ignore_zone_limits: zero, read_beyond_wp: zero,

@@ -112,6 +112,7 @@ export interface IopsOptions extends Record<string, unknown>, SteadyOptions {
   unlink?: boolean;
   rate?: PerDirection;
   rate_iops?: PerDirection;
+  rate_process?: string;
   io_submit_mode?: string;
   fsync?: number;
   fdatasync?: number;
@@ -212,7 +213,8 @@ export function jobFromOptions(opts: IopsOptions, filename: string, engines: str
     openSync: opts.sync ?? 0,
     thinktimeUs: opts.thinktime ?? 0,
     rateRead: opts.rate?.read, rateWrite: opts.rate?.write,
-    rateIopsRead: opts.rate_iops?.read, rateIopsWrite: opts.rate_iops?.write,
+    rateIopsRead: opts.rate_iops?.read, rateIopsWrite: opts.rate_iops?.write, ratePoisson: opts.rate_process === 'poisson',
+    offload: opts.io_submit_mode === 'offload',
     // fdatasync=N over fsync=N when both are given (fio runs both; one sync each N writes is iolab's)
     fsync: opts.fdatasync || opts.fsync || 0,
     fdatasync: (opts.fdatasync ?? 0) > 0,

@@ -98,9 +98,11 @@ export function iopsCommand(): Command {
       generatorOption)
     .addOption(notPath(new Option('--rate <bytes>', 'cap the job\'s bandwidth (bytes/s; read,write: 1m,500k; ,500k caps writes only), as fio\'s rate')
       .argParser(rateOption)))
+    .addOption(new Option('--rate_process <process>', 'how --rate and --rate_iops space the I/Os: linear (the same gap, fio\'s default) ' +
+      'or poisson (gaps drawn from an exponential of that mean), as fio\'s').choices(['linear', 'poisson']))
     .option('--rate_iops <n>', 'cap the job\'s I/Os per second (read,write as --rate), as fio\'s rate_iops', rateIopsOption)
-    .addOption(new Option('--io_submit_mode <mode>', 'fio\'s inline (the job thread submits, iolab\'s only way; offload, fio\'s submit threads, ' +
-      'is refused)').argParser(submitModeOption))
+    .addOption(new Option('--io_submit_mode <mode>', 'inline (the job thread submits, fio\'s default) or offload (iodepth submit ' +
+      'threads, each with the job\'s engine, run the I/Os the job thread paces), as fio\'s').argParser(submitModeOption))
     .option('--fsync <n>', 'fsync the file after every n writes (waiting for those in flight), as fio\'s fsync; timed as fio\'s sync figures',
       numberOption({ min: 0 }))
     .option('--fdatasync <n>', 'the same with fdatasync, as fio\'s fdatasync', numberOption({ min: 0 }))

@@ -22,6 +22,8 @@ export interface DiffCase {
   sameBytes?: string[];
   /** iolab refuses this case by name, with a line matching this, where fio runs it. */
   refuses?: RegExp;
+  /** The oldest fio the case is compared with (`; needs fio: 3.42`), for an older one's fault. */
+  needsFio?: string;
   /** Comparisons that cannot be made for this case, by their names in the differences (its
    * definition says why). */
   skip?: string[];
@@ -199,7 +201,8 @@ function jsonOf(stdout: string): any | undefined {
   }
 }
 
-const logOptions = ['write_iops_log', 'log_avg_msec', 'log_unix_epoch'];
+// (fio 3.42 reads log_unix_epoch as log_alternate_epoch, and lists it so)
+const logOptions = ['write_iops_log', 'log_avg_msec', 'log_unix_epoch', 'log_alternate_epoch'];
 
 export async function runFioCase(c: DiffCase, dir: string): Promise<Outcome> {
   const cwd = join(dir, 'fio');
