@@ -1,6 +1,7 @@
 // fio's steady state (steadystate / ss, ss_dur, ss_ramp, and fio 3.42's ss_interval): the
 // criterion as fio reads it, the native job's fields (native/bench/job_steady.c judges it) and
 // the job's "steadystate" object of fio's JSON.
+import { UserError } from '../cli-util.js';
 import { asCommanderError, parseDuration } from '../numbers.js';
 import type { BenchResult } from '../native.js';
 
@@ -49,9 +50,16 @@ export interface SteadyOptions {
   group_reporting?: boolean;
 }
 
-/** The native job's fields: none without ss_dur (fio: steady state off). */
+/** The native job's fields: none without ss_dur (fio: steady state off). The window is whole
+ * intervals of at least 1 s, more than one, as fio 3.42 checks (3.33 took any). */
 export function steadyStateFields(o: SteadyOptions): Record<string, number | boolean> {
   if (!o.steadystate_duration) return {};
+  const interval = o.steadystate_check_interval ?? 1000;
+  if (interval < 1000) throw new UserError(`ss_interval ${interval}ms: fio's steady state checks at most once a second (fio 3.42 refuses it too)`);
+  if (o.steadystate_duration % interval !== 0 || o.steadystate_duration <= interval) {
+    throw new UserError(`ss_dur ${o.steadystate_duration}ms is not a whole number of ss_interval ${interval}ms, more than one ` +
+      `(fio 3.42: "ss_duration must be multiple of ss_check_interval")`);
+  }
   const c = o.steadystate ?? DEFAULT;
   return { ssKind: c.kind, ssLimitMicros: Math.round(c.limit * 1e6), ssDurMs: o.steadystate_duration,
     ssRampMs: o.steadystate_ramp_time ?? 0, ssIntervalMs: o.steadystate_check_interval ?? 1000, ssGroup: o.group_reporting ?? false };
