@@ -338,42 +338,6 @@ static int init_workers(const struct job_spec *spec, struct job_shared *shared, 
   return 0;
 }
 
-/* Lays out the job's file, or each of its files (fio's filename=a:b) at an equal share of its
- * size, as fio's size / nr_files; the job then addresses what the shortest one holds in each.
- * A stop removes the files this call created before the one being laid out, too. */
-static int layout_job(const struct job_spec *spec, uint64_t *size, struct job_result *res, job_progress_fn progress,
-                      void *arg) {
-  if (spec->ops->flags & ENGINE_DISKLESS) {  /* a diskless engine (null) addresses its size with no file behind it, as fio's */
-    *size -= *size % spec->bs;
-    return 0;
-  }
-  if (spec->nfiles < 2) return layout_prepare(spec, size, res, progress, arg);
-  uint64_t least = UINT64_MAX, laid = 0;
-  int owned = 1;
-  int created[spec->nfiles];
-  for (unsigned i = 0; i < spec->nfiles; i++) {
-    struct job_spec one = *spec;
-    one.filename = spec->filenames[i];
-    one.filenames = NULL;
-    one.nfiles = 0;
-    one.size = spec->size / spec->nfiles;
-    uint64_t got = one.size;
-    created[i] = access(one.filename, F_OK) != 0;
-    int r = layout_prepare(&one, &got, res, progress, arg);
-    laid += res->laid_out_bytes;
-    res->laid_out_bytes = laid;
-    if (r == -2 && res->layout_removed)
-      for (unsigned k = 0; k < i; k++)
-        if (created[k]) (void)unlink(spec->filenames[k]);
-    if (r != 0) return r;
-    owned &= res->owned;
-    if (got < least) least = got;
-  }
-  res->owned = owned;
-  *size = least * spec->nfiles;
-  return 0;
-}
-
 int job_run(const struct job_spec *spec, struct job_result *res, job_progress_fn progress, void *arg) {
   return job_run_group(spec, 1, res, progress, arg);
 }

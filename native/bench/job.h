@@ -240,6 +240,9 @@ void job_result_merge(struct job_result *into, const struct job_result *from);
  * holds. */
 int layout_prepare(const struct job_spec *spec, uint64_t *size, struct job_result *res,
                    job_progress_fn progress, void *arg);
+/* layout.c: the job's file, or each of its files (fio's filename=a:b) at an equal share of its
+ * size; a diskless engine's none. 0, -1 or -2 as layout_prepare. */
+int layout_job(const struct job_spec *spec, uint64_t *size, struct job_result *res, job_progress_fn progress, void *arg);
 /* After iolab (or fio, on iolab's behalf) wrote into its file: records the file as it is now
  * (inode, size, mtime, sampled content), in the state "written" unless it still holds the
  * layout pattern everywhere (pattern = 1). No-op for a file iolab does not own. */

@@ -195,6 +195,12 @@ int sync_if_due(struct worker *w);
 int sync_due(const struct worker *w);
 int flow_ahead(struct worker *w);
 
+/* job_next.c: the next I/O (direction, offset, length, file; fill_buffer: what its buffer holds,
+ * again when a paced mixed job turns it round); seq_add_done: a job with fio's offset modifier is over */
+void prepare_io(struct worker *w, struct io_u *io);
+void fill_buffer(struct worker *w, struct io_u *io);
+int seq_add_done(const struct worker *w);
+
 /* job_loop.c */
 int run_loop(struct worker *w, const struct engine_ops *ops, struct engine_ctx *ctx);
 int verify_pass(struct worker *w, void *buf);

@@ -2,7 +2,8 @@
 // a command line) run by fio and by iolab, each in a folder of its own, read back the same way:
 // the jobs (name, groupid, rw, bs, iodepth, I/Os, when each ran), fio's "global options", the
 // files left in the folder, the exit status. fio 3.33's JSON has no job_start, so its jobs'
-// times come from its own IOPS logs (--write_iops_log with --log_unix_epoch, every 100 ms).
+// times come from its own IOPS logs (--write_iops_log with --log_unix_epoch, every 100 ms);
+// fio 3.36 and later's come from job_start and job_runtime, as iolab's.
 import { execa } from 'execa';
 import { mkdirSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
@@ -219,6 +220,15 @@ export async function runFioCase(c: DiffCase, dir: string): Promise<Outcome> {
   // the IOPS log of job N (1-based, the JSON's order without group_reporting): its 100 ms windows
   const perJob = doc && jobs.length === readdirSync(logs).length;
   jobs.forEach((job, i) => {
+    // fio 3.36 and later tell when a job's measured time began (job_start), as iolab does
+    const j = doc.jobs[i];
+    if (j.job_start > 0) {
+      if (j.job_runtime >= 200) {
+        job.from = j.job_start;
+        job.to = j.job_start + j.job_runtime;
+      }
+      return;
+    }
     if (!perJob) return;
     const times = readFileSync(join(logs, `job_iops.${i + 1}.log`), 'utf8').trim().split('\n')
       .filter((l) => l !== '').map((l) => Number(l.split(',')[0]));
