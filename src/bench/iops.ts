@@ -92,8 +92,9 @@ export function iopsCommand(): Command {
     .option('--steadystate_ramp_time <time>', 'judge from this long after the start on (ss_ramp)', durationOption({ zero: true, wholeMs: true }))
     .option('--steadystate_check_interval <time>', 'one value of the window every this long (ss_interval, fio 3.42; default 1s)',
       durationOption({ wholeMs: true }))
-    .option('--file_service_type <type>', 'how a job over several files picks the next one, as fio\'s: roundrobin (default), ' +
-      'sequential or random (each :N, the I/Os before the next), zipf, pareto or normal (:VALUE[:CENTER])', fileServiceOption)
+    .addOption(notPath(new Option('--file_service_type <type>', 'how a job over several files picks the next one, as fio\'s: ' +
+      'roundrobin (default), sequential or random (each :N, the I/Os before the next), zipf, pareto or normal (:VALUE[:CENTER])')
+      .argParser(fileServiceOption)))
     .option('--random_generator <gen>', 'fio\'s tausworthe (default), tausworthe64 or lfsr (every block once per pass without a map: the random map on)',
       generatorOption)
     .addOption(notPath(new Option('--rate <bytes>', 'cap the job\'s bandwidth (bytes/s; read,write: 1m,500k; ,500k caps writes only), as fio\'s rate')
