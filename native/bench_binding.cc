@@ -57,6 +57,15 @@ Napi::Object HistToJs(Napi::Env env, const histogram& h) {
   Napi::Array b = Napi::Array::New(env, kNumEdges + 1);
   for (uint32_t i = 0; i <= kNumEdges; i++) b.Set(i, double(bins[i]));
   o.Set("bins", b);
+  // every bucket that counted something, [bucket, count, ...] (fio's json+ bins)
+  Napi::Array buckets = Napi::Array::New(env);
+  uint32_t n = 0;
+  for (uint32_t i = 0; i < HIST_BUCKETS && h.n != 0; i++) {
+    if (h.counts[i] == 0) continue;
+    buckets.Set(n++, double(i));
+    buckets.Set(n++, double(h.counts[i]));
+  }
+  o.Set("buckets", buckets);
   return o;
 }
 
@@ -217,6 +226,23 @@ class BenchWorker : public Napi::AsyncProgressWorker<Progress> {
     sync.Set("lat", HistToJs(env, r.sync_lat));
     o.Set("sync", sync);
     if (r.latency_depth != 0) o.Set("latencyDepth", double(r.latency_depth));
+    if (r.ss.n != 0) {
+      Napi::Object ss = Napi::Object::New(env);
+      ss.Set("attained", r.ss.attained != 0);
+      ss.Set("criterion", r.ss.criterion);
+      ss.Set("deviation", r.ss.deviation);
+      ss.Set("slope", r.ss.slope);
+      Napi::Array iops = Napi::Array::New(env, r.ss.n), bw = Napi::Array::New(env, r.ss.n), lat = Napi::Array::New(env, r.ss.n);
+      for (uint32_t i = 0; i < r.ss.n; i++) {
+        iops.Set(i, double(r.ss.iops[i]));
+        bw.Set(i, double(r.ss.bw[i]));
+        lat.Set(i, double(r.ss.lat[i]));
+      }
+      ss.Set("iops", iops);
+      ss.Set("bw", bw);
+      ss.Set("latNs", lat);
+      o.Set("steadystate", ss);
+    }
     Napi::Object depth = Napi::Object::New(env);
     depth.Set("level", CountsToJs(env, r.depth.level));
     depth.Set("submit", CountsToJs(env, r.depth.submit));

@@ -2,6 +2,7 @@
 // through the engine's own option table), every field checked before a job runs.
 #include "bench_parse.h"
 
+#include <algorithm>
 #include <cmath>
 #include <memory>
 #include <string>
@@ -52,6 +53,19 @@ static uint32_t PairsArg(Napi::Env env, napi_value value, const char* name, uint
   return n;
 }
 
+// fio's zones of one direction, [access %, size, ...]: the size a percent of the blocks, or bytes (abs).
+static void ZonesArg(Napi::Env env, napi_value value, const char* name, bool abs, job_spec* s, int ddir) {
+  Napi::Value v(env, value);
+  if (!v.IsArray()) return;
+  Napi::Array arr = v.As<Napi::Array>();
+  uint32_t n = std::min<uint32_t>(arr.Length() / 2, DIST_MAX_ZONES);
+  for (uint32_t i = 0; i < n; i++) {
+    s->zone_access_pct[ddir][i] = unsigned(IntegerArg(env, arr.Get(2 * i), name, 0, 100));
+    s->zone_size[ddir][i] = uint64_t(IntegerArg(env, arr.Get(2 * i + 1), name, 0, abs ? kMaxSafeInteger : 100));
+  }
+  s->nzones[ddir] = n;
+}
+
 void ParseJob(Napi::Env env, Napi::Value value, const std::string& what, uint32_t entry_default, ParsedJob* out) {
   if (!value.IsObject()) ThrowTypeError(env, "ERR_INVALID_ARG_TYPE", what + " must be an object");
   OptionsArg job(env, value, what.c_str());
@@ -92,22 +106,68 @@ void ParseJob(Napi::Env env, Napi::Value value, const std::string& what, uint32_
   s.file_size = uint64_t(job.Integer("fileSize", 0, kMaxSafeInteger, 0));
   s.gtod_reduce = job.Bool("gtodReduce", false);
   s.end_fsync = job.Bool("endFsync", false);
+  s.end_syncfs = job.Bool("endSyncfs", false);
+  s.ramp_bytes = uint64_t(job.Integer("rampBytes", 0, kMaxSafeInteger, 0));
+  s.ramp_group = job.Bool("rampGroup", false);
   s.exit_what = unsigned(job.Integer("exitWhat", EXIT_NONE, EXIT_RUNNING, EXIT_NONE));
   s.groupid = unsigned(job.Integer("groupid", 0, UINT32_MAX, 0));
   s.ioprio = int(job.Integer("ioprio", -1, 0xffff, -1));
   s.log_prio = job.Bool("logPrio", false);
+  s.log_offset = job.Bool("logOffset", false);
+  s.verify_backlog = unsigned(job.Integer("verifyBacklog", 0, 1 << 30, 0));
+  s.verify_backlog_batch = unsigned(job.Integer("verifyBacklogBatch", 0, 1 << 30, 0));
+  s.verify_dump = job.Bool("verifyDump", false);
+  s.dedupe_pct = unsigned(job.Integer("dedupePercentage", 0, 100, 0));
+  s.dedupe_mode = unsigned(job.Integer("dedupeMode", DEDUPE_REPEAT, DEDUPE_WORKING_SET, DEDUPE_REPEAT));
+  s.dedupe_ws_pct = unsigned(job.Integer("dedupeWorkingSetPercentage", 0, 100, 5));
+  s.dedupe_global = job.Bool("dedupeGlobal", false);
+  s.dedupe_index = unsigned(job.Integer("dedupeIndex", 0, 1 << 20, 0));
+  s.dedupe_jobs = unsigned(job.Integer("dedupeJobs", 1, 1 << 20, 1));
+  s.compress_pct = unsigned(job.Integer("compressPercentage", 0, 100, 0));
+  s.compress_chunk = unsigned(job.Integer("compressChunk", 0, 1 << 30, 512));
+  s.file_service = file_service(job.Integer("fileService", FS_ROUNDROBIN, FS_NORMAL, FS_ROUNDROBIN));
+  s.file_service_nr = unsigned(job.Integer("fileServiceNr", 1, 1 << 30, 1));
+  s.file_service_param = double(job.Integer("fileServiceParamMicros", 0, int64_t(1e15), 0)) / 1e6;
+  s.file_service_center = double(job.Integer("fileServiceCenterMicros", -1000000, 1000000, -1000000)) / 1e6;
+  s.atomic = job.Bool("atomic", false);
+  // fio's cmdprio_bssplit: [ddir, bs, percent, prio (-1: the engine's cmdprio), ...]
+  Napi::Value split(env, job.Get("cmdprioBssplit"));
+  if (split.IsArray()) {
+    Napi::Array a = split.As<Napi::Array>();
+    s.nprio_split = std::min<uint32_t>(a.Length() / 4, 64);
+    for (uint32_t i = 0; i < s.nprio_split; i++) {
+      s.prio_split[i].ddir = int(IntegerArg(env, a.Get(4 * i), "job.cmdprioBssplit", 0, 1));
+      s.prio_split[i].bs = uint32_t(IntegerArg(env, a.Get(4 * i + 1), "job.cmdprioBssplit", 1, 1 << 30));
+      s.prio_split[i].perc = unsigned(IntegerArg(env, a.Get(4 * i + 2), "job.cmdprioBssplit", 0, 100));
+      s.prio_split[i].prio = int(IntegerArg(env, a.Get(4 * i + 3), "job.cmdprioBssplit", -1, 0xffff));
+    }
+  }
+  // fio's steadystate: the criterion's bits (ss_kind), its limit in millionths, its times
+  s.ss_kind = unsigned(job.Integer("ssKind", 0, SS_IOPS | SS_BW | SS_LAT | SS_SLOPE | SS_PCT, 0));
+  s.ss_limit = double(job.Integer("ssLimitMicros", 0, int64_t(1e15), 0)) / 1e6;
+  s.ss_dur_ns = uint64_t(job.Integer("ssDurMs", 0, int64_t(1e12), 0)) * 1000000ull;
+  s.ss_ramp_ns = uint64_t(job.Integer("ssRampMs", 0, int64_t(1e12), 0)) * 1000000ull;
+  s.ss_interval_ns = uint64_t(job.Integer("ssIntervalMs", 1, int64_t(1e12), 1000)) * 1000000ull;
+  s.ss_group = job.Bool("ssGroup", false);
   s.latency_target_ns = uint64_t(job.Integer("latencyTargetNs", 0, kMaxSafeInteger, 0));
   s.latency_window_ns = uint64_t(job.Integer("latencyWindowNs", 0, kMaxSafeInteger, 0));
   // the percentile in millionths of a percent (the argument module reads whole numbers)
   s.latency_percentile = double(job.Integer("latencyPercentileMicros", 0, 100000000, 100000000)) / 1e6;
   s.latency_run = job.Bool("latencyRun", false);
-  s.dist = rand_dist(job.Integer("randomDistribution", 0, DIST_ZONED, DIST_RANDOM));
-  s.nzones = PairsArg(env, job.Get("distributionZones"), "job.distributionZones", DIST_MAX_ZONES, 100,  // zoned: [access %, size %, ...]
-                      s.zone_access_pct, s.zone_size_pct);
+  s.dist = rand_dist(job.Integer("randomDistribution", 0, DIST_ZONED_ABS, DIST_RANDOM));
+  // zoned: [access %, size %, ...] (zoned_abs: [access %, bytes, ...]); the writes' own, or the same
+  ZonesArg(env, job.Get("distributionZones"), "job.distributionZones", s.dist == DIST_ZONED_ABS, &s, DDIR_READ);
+  Napi::Value write_zones(env, job.Get("distributionZonesWrite"));
+  ZonesArg(env, write_zones.IsUndefined() ? job.Get("distributionZones") : napi_value(write_zones), "job.distributionZonesWrite",
+           s.dist == DIST_ZONED_ABS, &s, DDIR_WRITE);
   // the distribution's values in millionths (the argument module reads whole numbers)
   s.dist_param = double(job.Integer("distributionMicros", 0, int64_t(1e15), 0)) / 1e6;
   s.dist_center = double(job.Integer("distributionCenterMicros", -1000000, 1000000, -1000000)) / 1e6;
   s.offset = uint64_t(job.Integer("offset", 0, kMaxSafeInteger, 0));
+  s.strided_size = uint64_t(job.Integer("zoneSize", 0, kMaxSafeInteger, 0));
+  s.strided_range = uint64_t(job.Integer("zoneRange", 0, kMaxSafeInteger, 0));
+  s.strided_skip = uint64_t(job.Integer("zoneSkip", 0, kMaxSafeInteger, 0));
+  if (s.strided_size != 0 && s.strided_range == 0) s.strided_range = s.strided_size;  // fio's default zonerange
   s.io_limit = uint64_t(job.Integer("ioSize", 0, kMaxSafeInteger, 0));
   s.loops = uint32_t(job.Integer("loops", 0, 1 << 30, 0));
   s.seq_add = int64_t(job.Integer("seqAdd", -kMaxSafeInteger, kMaxSafeInteger, 0));
@@ -115,12 +175,23 @@ void ParseJob(Napi::Env env, Napi::Value value, const std::string& what, uint32_
   s.rate_bytes[1] = uint64_t(job.Integer("rateWrite", 0, kMaxSafeInteger, 0));
   s.rate_iops[0] = uint64_t(job.Integer("rateIopsRead", 0, 1000000000, 0));
   s.rate_iops[1] = uint64_t(job.Integer("rateIopsWrite", 0, 1000000000, 0));
+  s.rate_poisson = job.Bool("ratePoisson", false);
+  s.offload = job.Bool("offload", false);
   int64_t open_sync = job.Integer("openSync", 0, 2, 0);  // fio's sync: 1 sync, 2 dsync
   s.open_sync = open_sync == 1 ? O_SYNC : open_sync == 2 ? O_DSYNC : 0;
   s.thinktime_ns = uint64_t(job.Integer("thinktimeUs", 0, int64_t(1e12), 0)) * 1000ull;
   s.bs_max = uint32_t(job.Integer("bsMax", 0, 1 << 30, 0));
   s.block_align = uint32_t(job.Integer("blockAlign", 0, 1 << 30, 0));
-  s.nsplit = PairsArg(env, job.Get("bssplit"), "job.bssplit", 16, 1 << 30, s.split_bs, s.split_pct);  // [size, percent, ...]
+  // [size, percent, ...] in fio's order; bssplitWrite: the writes' own (fio's split after a comma), else the same
+  s.nsplit[DDIR_READ] = PairsArg(env, job.Get("bssplit"), "job.bssplit", 16, 1 << 30, s.split_bs[DDIR_READ], s.split_pct[DDIR_READ]);
+  Napi::Value writes(env, job.Get("bssplitWrite"));
+  if (writes.IsUndefined()) {
+    s.nsplit[DDIR_WRITE] = s.nsplit[DDIR_READ];
+    std::copy(std::begin(s.split_bs[DDIR_READ]), std::end(s.split_bs[DDIR_READ]), std::begin(s.split_bs[DDIR_WRITE]));
+    std::copy(std::begin(s.split_pct[DDIR_READ]), std::end(s.split_pct[DDIR_READ]), std::begin(s.split_pct[DDIR_WRITE]));
+  } else {
+    s.nsplit[DDIR_WRITE] = PairsArg(env, writes, "job.bssplitWrite", 16, 1 << 30, s.split_bs[DDIR_WRITE], s.split_pct[DDIR_WRITE]);
+  }
   s.flow = int(job.Integer("flow", -1000, 1000, 0));
   s.flow_id = uint32_t(job.Integer("flowId", 0, 1 << 30, 0));
   s.flow_sleep_ns = uint64_t(job.Integer("flowSleepUs", 0, int64_t(1e12), 0)) * 1000ull;
@@ -131,10 +202,19 @@ void ParseJob(Napi::Env env, Napi::Value value, const std::string& what, uint32_
   uint32_t entry = uint32_t(job.Integer("entry", 0, 1023, entry_default));
   if (s.size == 0) ThrowRangeError(env, "ERR_OUT_OF_RANGE", what + ".size must be > 0");
   auto refuse = [&](bool bad, const std::string& why) { if (bad) ThrowRangeError(env, "ERR_OUT_OF_RANGE", why); };
+  refuse(s.ss_dur_ns != 0 && s.ss_dur_ns / s.ss_interval_ns > SS_MAX_INTERVALS,
+         "steadystate: ss_dur over ss_interval is more than " + std::to_string(SS_MAX_INTERVALS) + " intervals, the most iolab keeps");
   refuse(s.time_based && s.runtime_ns == 0, what + ".timeBased needs " + what + ".runtimeMs > 0");
+  refuse(s.ramp_bytes != 0 && s.ramp_ns != 0, "ramp_time and ramp_size: one ramp or the other (fio: \"job rejected: cannot specify both ramp_time and ramp_size\")");
   refuse(s.block_align != 0 && s.block_align % s.bs != 0, what + ".blockAlign must be a multiple of bs");
   refuse(s.verify && (ops->flags & ENGINE_DISKLESS), std::string("verify: the ") + ops->name + " engine moves no data to check");
-  refuse(s.verify && (s.nsplit != 0 || s.bs_max > s.bs), "verify needs one block size (bsrange and bssplit vary it)");
+  refuse(s.atomic && !(ops->flags & ENGINE_ATOMIC_WRITES),
+         std::string("atomic: the ") + ops->name + " engine issues no atomic writes (fio: \"engine does not support atomic writes\"); " +
+             "libaio, io_uring and pvsync2 do");
+  refuse(s.verify && (s.nsplit[0] != 0 || s.nsplit[1] != 0 || s.bs_max > s.bs), "verify needs one block size (bsrange and bssplit vary it)");
+  for (int d = 0; d < 2; d++)
+    for (unsigned i = 0; i < s.nsplit[d]; i++)
+      refuse(s.split_bs[d][i] % s.bs != 0, what + ".bssplit: each size must be a multiple of bs, which offsets are aligned to");
   if (s.verify && s.bs % 8 != 0) ThrowRangeError(env, "ERR_OUT_OF_RANGE", "verify needs bs to be a multiple of 8");
   std::unique_ptr<char[]> engine_options = EngineOptions(env, ops, Napi::Value(env, job.Get("engineOptions")));
   Napi::Value stop(env, job.Get("stop"));

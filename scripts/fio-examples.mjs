@@ -1,8 +1,12 @@
 #!/usr/bin/env node
 // How many of fio's own example job files (fio's examples/ folder) `iolab bench iops` runs as
 // written and as fio runs them: `node scripts/fio-examples.mjs DIR [NAME...]`, DIR holding the
-// .fio files (a fio source tree's examples/). Each file is run by fio 3.33 and by iolab (the
-// checkout's, through tsx) in scratch folders of their own, as a user would try it: absolute
+// .fio files (a fio source tree's examples/), fio the one on PATH or IOLAB_FIO's (a fio built
+// from source: IOLAB_FIO=/work/fio-3.42/fio with DIR its examples/). The files whose engines
+// iolab has (sync, psync, libaio, io_uring, posixaio, mmap, null, pvsync, pvsync2, or none
+// named) count, zoned devices aside (zonemode=zbd); the rest are named and left out. Each is run
+// by fio and by iolab (the checkout's, through tsx) in scratch folders of their own, as a user
+// would try it: absolute
 // filenames and directory= pointed at the scratch folder, sizes shrunk to 1 MiB, times to 1 s,
 // loops to 2, and a [global] size=1m first for a file that names an absolute path (a device, or
 // a file it expects to exist). Only files fio itself runs (within 30 s) count. A file matches
@@ -14,8 +18,12 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync
 import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { register } from 'tsx/esm/api';
 
+register();
+const { engineInfo } = await import('../src/bench/engines.ts');
 const root = join(fileURLToPath(import.meta.url), '../..');
+const fioBin = process.env.IOLAB_FIO || 'fio';
 const [dir, ...only] = process.argv.slice(2);
 if (!dir) {
   process.stderr.write('usage: node scripts/fio-examples.mjs DIR [NAME...]  (DIR: fio\'s examples/)\n');
@@ -75,10 +83,14 @@ function jobsOf(doc) {
   });
 }
 
-// a file by its size; a log file (write_*_log) by its lines, whose text differs run to run
+// a file by its size; a log file (write_*_log, PREFIX_KIND.N.log: job N's) by its lines, whose
+// text differs run to run; the count of a job's log lines only for a job bounded by its size (a
+// line per I/O, whose lengths may be drawn, or per window of a run's time)
 const filesIn = (d) => readdirSync(d).filter((f) => !f.endsWith('-verify.state')).sort()
-  .map((f) => (f.endsWith('.log') ? `${f} ${readFileSync(join(d, f), 'utf8').split('\n').filter((l) => l !== '').length} lines`
-    : `${f} ${statSync(join(d, f)).size}`));
+  .map((f) => (f.endsWith('.log') ? { name: f, job: Number(/\.(\d+)\.log$/.exec(f)?.[1] ?? 0),
+    lines: readFileSync(join(d, f), 'utf8').split('\n').filter((l) => l !== '').length } : { name: f, size: statSync(join(d, f)).size }));
+const shownFiles = (files, jobs) => files.map((f) => (f.size !== undefined ? `${f.name} ${f.size}` :
+  `${f.name} ${jobs[f.job - 1]?.bounded ? `${f.lines} lines` : f.lines > 0 ? 'with lines' : 'empty'}`));
 
 function compare(fio, iolab) {
   const d = [];
@@ -90,17 +102,29 @@ function compare(fio, iolab) {
   same('jobs', a.map((j) => `${j.name}/${j.groupid}/${j.rw}/${j.bs}`), b.map((j) => `${j.name}/${j.groupid}/${j.rw}/${j.bs}`));
   same('jobs with I/O', a.map((j) => j.io > 0), b.map((j) => j.io > 0));
   same('bytes of jobs bounded by size', a.map((j) => (j.bounded ? j.io : '-')), b.map((j) => (j.bounded ? j.io : '-')));
-  same('files', fio.files, iolab.files);
+  same('files', shownFiles(fio.files, a), shownFiles(iolab.files, a));
   return d;
 }
 
-const fioRuns = spawnSync('fio', ['--version'], { encoding: 'utf8' });
+const fioRuns = spawnSync(fioBin, ['--version'], { encoding: 'utf8' });
 if (fioRuns.status !== 0) {
-  process.stderr.write('fio is not on PATH\n');
+  process.stderr.write(`${fioBin === 'fio' ? 'fio is not on PATH' : `IOLAB_FIO=${fioBin} does not run`}\n`);
   process.exit(2);
 }
+
+/** Why a file is left out of the count: an engine iolab does not have (named in ioengine= or in
+ * the command lines its comments give), or a zoned device; undefined when it counts. */
+function leftOut(text) {
+  const engines = [...text.matchAll(/ioengine\s*=\s*([\w-]+)/g)].map((m) => m[1]);
+  const foreign = [...new Set(engines.filter((e) => engineInfo(e)?.name !== e))];
+  if (foreign.length > 0) return `its engine${foreign.length > 1 ? 's' : ''} ${foreign.join(', ')}`;
+  if (/^\s*zonemode\s*=\s*zbd/m.test(text)) return 'a zoned device (zonemode=zbd)';
+  return undefined;
+}
 const scratch = mkdtempSync(join(tmpdir(), 'iolab-fio-examples-'));
-const names = readdirSync(dir).filter((f) => f.endsWith('.fio') && (only.length === 0 || only.includes(f))).sort();
+const all = readdirSync(dir).filter((f) => f.endsWith('.fio') && (only.length === 0 || only.includes(f))).sort();
+const outside = all.map((name) => [name, leftOut(readFileSync(join(dir, name), 'utf8'))]).filter(([, why]) => why !== undefined);
+const names = all.filter((name) => !outside.some(([n]) => n === name));
 let fioRan = 0;
 let matched = 0;
 for (const name of names) {
@@ -112,7 +136,7 @@ for (const name of names) {
   mkdirSync(iolabDir, { recursive: true });
   const job = join(caseDir, name);
   writeFileSync(job, text);
-  const fio = run('fio', ['--output-format=json', job], fioDir);
+  const fio = run(fioBin, ['--output-format=json', job], fioDir);
   if (!fio.ok) {
     process.stdout.write(`${name}: fio refuses it or runs past 30 s (${fio.stderr.split('\n').pop()}), not counted\n`);
     continue;
@@ -130,5 +154,8 @@ for (const name of names) {
   process.stdout.write(`${name}: ${diffs.length === 0 ? 'runs and matches fio' : `runs, differs: ${diffs.join('; ')}`}\n`);
 }
 rmSync(scratch, { recursive: true, force: true });
-process.stdout.write(`\n${matched} of ${fioRan} example files that fio ${String(fioRuns.stdout).trim()} runs run as written in iolab and match fio ` +
-  `(${names.length - fioRan} that fio refuses after shrinking, or that run past 30 s in fio, not counted)\n`);
+const version = String(fioRuns.stdout).trim();
+process.stdout.write(`\n${names.length} of ${all.length} example files have engines iolab has (zoned devices aside; left out: ` +
+  `${outside.map(([n, why]) => `${n}: ${why}`).join('; ') || 'none'})\n`);
+process.stdout.write(`${matched} of ${fioRan} of them that ${version} runs run as written in iolab and match fio ` +
+  `(${names.length - fioRan} that ${version} refuses after shrinking, or that run past 30 s in it, not counted)\n`);

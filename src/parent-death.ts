@@ -45,10 +45,13 @@ async function readAll(fd: number): Promise<string> {
 /**
  * Runs a program iolab did not write (fio) to its end, with no shell between: it dies with this
  * process (PR_SET_PDEATHSIG, set in the child between fork and exec), and `stop` sends it SIGINT
- * (fio then ends its jobs and prints what they did).
+ * (fio then ends its jobs and prints what they did). `watch` is given its pid once it runs and
+ * its returned function is called as it has ended (fio's CPU by thread, read while it runs).
  */
-export async function runDyingWithParent(file: string, args: string[], stop?: AbortSignal): Promise<ForeignRun> {
+export async function runDyingWithParent(file: string, args: string[], stop?: AbortSignal,
+  watch?: (pid: number) => () => void): Promise<ForeignRun> {
   const child = native.spawnDyingWithParent(file, args);
+  const unwatch = watch?.(child.pid);
   const onStop = () => {
     try {
       process.kill(child.pid, 'SIGINT');
@@ -62,6 +65,7 @@ export async function runDyingWithParent(file: string, args: string[], stop?: Ab
     const [stdout, stderr, status] = await Promise.all([readAll(child.stdout), readAll(child.stderr), native.waitChild(child.pid)]);
     return { exitCode: status.exitCode, signal: status.signal, stdout, stderr, cpuSec: status.usrSec + status.sysSec };
   } finally {
+    unwatch?.();
     stop?.removeEventListener('abort', onStop);
   }
 }

@@ -21,6 +21,17 @@ export function cpuTicks(pid: number): number | undefined {
   return fields ? Number(fields[11]) + Number(fields[12]) : undefined;
 }
 
+/** The CPU time one thread (tid, the process's first by default) has run, in ns: the first field
+ * of /proc/<pid>/task/<tid>/schedstat; undefined when it is gone. */
+export function threadCpuNs(pid: number, tid = pid): number | undefined {
+  try {
+    const ns = Number(readFileSync(`/proc/${pid}/task/${tid}/schedstat`, 'utf8').split(' ')[0]);
+    return Number.isFinite(ns) ? ns : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 /** Whether pid runs (as anyone's: EPERM means it exists). */
 export function processIsAlive(pid: number): boolean {
   try {

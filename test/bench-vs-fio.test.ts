@@ -77,6 +77,57 @@ rw=write
     expect(e.ratio).toBeLessThan(10);
   });
 
+  it('a row per group, its reads and writes apart, as fio\'s groups are; fio\'s start-up left out of its CPU per I/O', async () => {
+    const job = file('groups.fio');
+    writeFileSync(job, `[global]
+filename=${file('groups.dat')}
+size=1m
+runtime=200ms
+time_based
+
+[reader]
+rw=randread
+
+[writer]
+rw=write
+
+[after]
+stonewall
+rw=read
+`);
+    const r = await runCliText(['bench', 'iops', job, '--vs-fio', '--repeat', '1']);
+    expect(r.stderr).toBe('');
+    expect(r.exitCode).toBe(0);
+    const lines = r.stdout.trim().split('\n');
+    expect(lines.slice(2, 5).map((l) => l.split(/\s{2,}/)[0])).toEqual([
+      'psync group 0 (reader, writer) read', 'psync group 0 (reader, writer) write', 'psync group 1 (after) read']);
+    for (const line of lines.slice(2, 5)) expect(line).toMatch(/\s[\d,]+\s+[\d,]+\s+\d+\.\d\dx\s+[\d.]+us\s+[\d.]+us\s/);
+    expect(lines[5]).toMatch(/^note: CPU\/IO is each side's process CPU over its jobs' I\/O; fio's main thread \(reading the job, laying files out, its report: [\d.]+(ns|us|ms|s) of CPU a run\) is left out/);
+    const doc = JSON.parse((await runCliText(['bench', 'iops', job, '--vs-fio', '--repeat', '1', '--json'])).stdout);
+    const [e] = doc.vs_fio.engines;
+    expect(e.groups.map((g: any) => [g.group, g.direction, g.jobs])).toEqual([
+      [0, 'read', ['reader', 'writer']], [0, 'write', ['reader', 'writer']], [1, 'read', ['after']]]);
+    for (const g of e.groups) {
+      expect(g.fio_iops).toBeGreaterThan(0);
+      expect(g.ratio).toBeCloseTo(g.iolab_iops / g.fio_iops, 6);
+    }
+    // fio's clock calibration and job parsing cost its main thread CPU before any I/O
+    expect(e.fio_startup_cpu_sec).toBeGreaterThan(0);
+  });
+
+  it('gives fio its own name for an engine iolab takes by another (posix_aio, uring)', async () => {
+    for (const [typed, engine] of [['posix_aio', 'posixaio'], ['uring', 'io_uring']]) {
+      const r = await runCliText(['bench', 'iops', '--filename', file('alias.dat'), '--size', '1m', '--ioengine', typed,
+        '--runtime', '100ms', '--time_based', '--vs-fio', '--repeat', '1', '--json']);
+      expect(r.stderr).toBe('');
+      expect(r.exitCode).toBe(0);
+      const [e] = JSON.parse(r.stdout).vs_fio.engines;
+      expect(e.engine).toBe(engine);
+      expect(e.fio_global_options.ioengine).toBe(engine);
+      expect(e.fio_iops).toBeGreaterThan(0);
+    }
+  });
+
   it('SIGKILL while fio runs: fio, a child of iolab itself (no shell), dies with it', async () => {
     const { tag, child, fioPid } = await untilFioRuns('kill.dat', 6);
     expect(childrenOf(child.pid as number).map(comm).filter((c) => c !== 'fio')).not.toContain('bash');

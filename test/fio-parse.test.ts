@@ -105,18 +105,25 @@ describe('the job list', () => {
       }
     }
     // each of these is run (or refused with its own reason, such as a value it does not take)
-    expect(runs).toEqual(['allow_file_create', 'ba', 'blockalign', 'blocksize', 'blocksize_range', 'bs', 'bsrange',
-      'bssplit', 'buffered', 'cmdprio', 'cmdprio_class', 'cmdprio_percentage', 'description', 'direct', 'directory',
-      'end_fsync', 'exit_what', 'exitall', 'fadvise_hint', 'fdatasync',
-      'filename', 'fileoffset', 'filesize', 'fixedbufs', 'flow', 'flow_id', 'flow_sleep', 'fsync', 'group_reporting',
-      'gtod_reduce', 'hipri', 'invalidate', 'io_limit', 'io_size', 'io_submit_mode', 'iodepth', 'iodepth_batch',
-      'iodepth_batch_complete', 'iodepth_batch_complete_max', 'iodepth_batch_complete_min', 'iodepth_batch_submit',
-      'ioengine', 'latency_percentile', 'latency_run', 'latency_target', 'latency_window', 'log_avg_msec', 'log_prio',
-      'loops', 'name', 'new_group', 'norandommap', 'number_ios', 'numjobs', 'offset',
-      'overwrite', 'prio', 'prioclass', 'ramp_time', 'random_distribution', 'random_generator', 'randrepeat', 'randseed', 'rate',
-      'rate_iops', 'readwrite', 'refill_buffers', 'registerfiles', 'runtime', 'rw', 'rwmixread', 'rwmixwrite', 'size',
-      'sqthread_poll', 'stonewall', 'sync', 'thinktime', 'thread', 'time_based', 'timeout', 'unlink', 'verify', 'verify_pattern',
-      'wait_for', 'wait_for_previous', 'write_bw_log', 'write_iops_log', 'write_lat_log']);
+    // (fio options at their default, do_verify=1, create_fsync=1..., are accepted, as iolab does what the default does)
+    expect(runs).toEqual(['allow_file_create', 'atomic', 'ba', 'blockalign', 'blocksize', 'blocksize_range', 'bs', 'bsrange',
+      'bssplit', 'buffer_compress_chunk', 'buffer_compress_percentage', 'buffered', 'clat_percentiles', 'cmdprio',
+      'cmdprio_bssplit', 'cmdprio_class', 'cmdprio_hint', 'cmdprio_percentage', 'create_fsync', 'create_serialize',
+      'dedupe_global', 'dedupe_mode', 'dedupe_percentage', 'dedupe_working_set_percentage', 'description', 'direct', 'directory',
+      'disk_util', 'do_verify', 'end_fsync', 'end_syncfs', 'exit_what', 'exitall', 'fadvise_hint', 'fdatasync',
+      'file_service_type', 'filename', 'fileoffset', 'filesize', 'fixedbufs', 'flow', 'flow_id', 'flow_sleep', 'fsync',
+      'group_reporting', 'gtod_reduce', 'hipri', 'invalidate', 'io_limit', 'io_size', 'io_submit_mode', 'iodepth',
+      'iodepth_batch', 'iodepth_batch_complete', 'iodepth_batch_complete_max', 'iodepth_batch_complete_min',
+      'iodepth_batch_submit', 'ioengine', 'latency_percentile', 'latency_run', 'latency_target', 'latency_window',
+      'log_avg_msec', 'log_offset', 'log_prio', 'loops', 'name', 'new_group', 'norandommap', 'nr_files', 'nrfiles', 'number_ios',
+      'numjobs', 'offset', 'offset_increment', 'overwrite', 'per_job_logs', 'prio', 'prioclass', 'ramp_size', 'ramp_time',
+      'random_distribution', 'random_generator', 'randrepeat', 'randseed', 'rate', 'rate_iops', 'rate_process', 'readwrite',
+      'refill_buffers', 'registerfiles', 'runtime', 'rw', 'rwmixread', 'rwmixwrite', 'size', 'sqthread_poll', 'ss', 'ss_dur',
+      'ss_interval', 'ss_ramp', 'stats', 'steadystate', 'steadystate_check_interval', 'steadystate_duration',
+      'steadystate_ramp_time', 'stonewall', 'sync', 'thinktime', 'thinktime_blocks', 'thread', 'time_based', 'timeout',
+      'uncached', 'unique_filename', 'unlink', 'verify', 'verify_backlog', 'verify_backlog_batch', 'verify_dump',
+      'verify_pattern', 'wait_for', 'wait_for_previous', 'write_bw_log', 'write_iops_log', 'write_lat_log', 'zonemode',
+      'zonerange', 'zonesize', 'zoneskip']);
   });
 
   it('refuses a filename that names no file, as fio does ("failed parsing filename="), and so an unset ${VAR}', () => {

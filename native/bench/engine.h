@@ -28,6 +28,15 @@ struct io_u {
   unsigned file;      /* that file's index in ctx->fds */
 };
 
+/* fio's cmdprio_bssplit: of a direction's I/Os of bs bytes, perc percent go at prio (-1: the
+ * engine's cmdprio_class/cmdprio/cmdprio_hint); a direction's entries of one bs add up to at most 100 */
+struct cmdprio_entry {
+  int ddir;
+  uint32_t bs;
+  unsigned perc;
+  int prio;
+};
+
 /* What an engine is given; engine_data holds its private state between calls. */
 struct engine_ctx {
   int fd;                 /* the job's first file (its only one, but for fio's filename=a:b) */
@@ -39,6 +48,9 @@ struct engine_ctx {
   unsigned bs;
   int direct;
   int writable;           /* opened for writing (the job writes) */
+  int atomic;             /* fio's atomic: writes carry RWF_ATOMIC (an engine flagged ENGINE_ATOMIC_WRITES) */
+  const struct cmdprio_entry *prio_split;  /* fio's cmdprio_bssplit, nprio_split entries (0: cmdprio_percentage) */
+  unsigned nprio_split;
   const void *options;    /* the engine's own options struct, filled from its option table */
   struct io_u *io_us;     /* all of the job's units (depth of them) */
   void *engine_data;
@@ -70,7 +82,17 @@ enum engine_flags {
   ENGINE_TEST_ONLY = 2,  /* fault injection / known delay for tests: hidden from help and 'all' */
   ENGINE_NAMED = 4,      /* runs when named (and in help), not one of 'all': fio's other engines */
   ENGINE_DISKLESS = 8,   /* moves no data and opens no file (fio's FIO_DISKLESSIO): no layout, fd -1 */
+  ENGINE_ATOMIC_WRITES = 16,  /* can issue a write with RWF_ATOMIC (fio's FIO_ATOMICWRITES) */
 };
+
+/* The kernel's per-I/O flags of preadv2/pwritev2 (and io_uring's rw_flags, libaio's
+ * aio_rw_flags), for headers older than the kernel */
+#ifndef RWF_ATOMIC
+#define RWF_ATOMIC 0x00000040
+#endif
+#ifndef RWF_DONTCACHE
+#define RWF_DONTCACHE 0x00000080
+#endif
 
 struct engine_ops {
   const char *name;

@@ -31,7 +31,7 @@
 #define URING_MAX_ENTRIES 32768
 
 struct uring_options {
-  unsigned fixedbufs, registerfiles, sqthread_poll;
+  unsigned fixedbufs, registerfiles, sqthread_poll, hipri, uncached;
   struct cmdprio_options cmdprio;
 };
 
@@ -42,6 +42,10 @@ static const struct engine_option uring_option_table[] = {
      offsetof(struct uring_options, registerfiles), 0, 0, 1},
     {"sqthread_poll", ENGINE_OPT_BOOL, "io_uring: a kernel thread polls the SQ (SQPOLL)",
      offsetof(struct uring_options, sqthread_poll), 0, 0, 1},
+    {"hipri", ENGINE_OPT_BOOL, "io_uring: polled completions (IOPOLL: O_DIRECT on a device with poll queues, else EOPNOTSUPP, as in fio)",
+     offsetof(struct uring_options, hipri), 0, 0, 1},
+    {"uncached", ENGINE_OPT_UINT, "RWF_DONTCACHE on buffered I/O: read pages dropped after the copy, writes written back at once (fio 3.42's)",
+     offsetof(struct uring_options, uncached), 0, 0, 1},
     CMDPRIO_OPTIONS(struct uring_options, cmdprio, "io_uring"),
     {NULL},
 };
@@ -60,6 +64,7 @@ static int uring_init(struct uring_data *d, struct engine_ctx *ctx) {
   memset(&p, 0, sizeof(p));
   /* SQPOLL's idle time stays the kernel's default (1 s), as fio leaves it */
   if (o->sqthread_poll) p.flags |= IORING_SETUP_SQPOLL;
+  if (o->hipri) p.flags |= IORING_SETUP_IOPOLL;  /* fio's hipri: completions polled, not interrupted */
   p.flags |= IORING_SETUP_CQSIZE;  /* no more CQ entries than I/Os in flight */
   p.cq_entries = ctx->depth;
   p.flags |= IORING_SETUP_COOP_TASKRUN | IORING_SETUP_SINGLE_ISSUER | IORING_SETUP_DEFER_TASKRUN;
@@ -130,7 +135,9 @@ static int uring_queue(struct engine_ctx *ctx, struct io_u *io) {
     io_uring_prep_write(sqe, fd, io->buf, io->len, io->offset);
   }
   if (o->registerfiles) sqe->flags |= IOSQE_FIXED_FILE;
-  if (cmdprio_pick(&o->cmdprio, &d->prio_state, io)) sqe->ioprio = (uint16_t)io->ioprio;
+  if (o->uncached && !ctx->direct) sqe->rw_flags |= RWF_DONTCACHE;  /* as fio: a buffered I/O only */
+  if (ctx->atomic && io->ddir == DDIR_WRITE) sqe->rw_flags |= RWF_ATOMIC;
+  if (cmdprio_pick(ctx, &o->cmdprio, &d->prio_state, io)) sqe->ioprio = (uint16_t)io->ioprio;
   io_uring_sqe_set_data(sqe, io);
   return FIO_Q_QUEUED;
 }
@@ -181,7 +188,7 @@ static void uring_cleanup(struct engine_ctx *ctx) {
 }
 
 static const struct engine_ops engine_io_uring = {
-    .name = "io_uring", .alias = "uring", .flags = ENGINE_ASYNC, .list_order = 30,
+    .name = "io_uring", .alias = "uring", .flags = ENGINE_ASYNC | ENGINE_ATOMIC_WRITES, .list_order = 30,
     .max_depth = URING_MAX_ENTRIES, .max_depth_why = "io_uring's entry limit, IORING_MAX_ENTRIES",
     .options = uring_option_table, .options_size = sizeof(struct uring_options),
     .setup = uring_setup, .queue = uring_queue, .commit = uring_commit,

@@ -66,8 +66,9 @@ static int libaio_queue(struct engine_ctx *ctx, struct io_u *io) {
   struct iocb *cb = &d->iocbs[io->index];
   if (io->ddir == DDIR_READ) io_prep_pread(cb, io->fd, io->buf, io->len, (long long)io->offset);
   else io_prep_pwrite(cb, io->fd, io->buf, io->len, (long long)io->offset);
+  if (ctx->atomic && io->ddir == DDIR_WRITE) cb->aio_rw_flags |= RWF_ATOMIC;
   const struct libaio_options *o = ctx->options;
-  if (cmdprio_pick(&o->cmdprio, &d->prio_state, io)) {
+  if (cmdprio_pick(ctx, &o->cmdprio, &d->prio_state, io)) {
     cb->aio_reqprio = (short)io->ioprio;
     cb->u.c.flags |= IOCB_FLAG_IOPRIO;
   }
@@ -137,7 +138,7 @@ static void libaio_cleanup(struct engine_ctx *ctx) {
 }
 
 static const struct engine_ops engine_libaio = {
-    .name = "libaio", .flags = ENGINE_ASYNC, .list_order = 40, .setup = libaio_setup, .queue = libaio_queue, .commit = libaio_commit,
+    .name = "libaio", .flags = ENGINE_ASYNC | ENGINE_ATOMIC_WRITES, .list_order = 40, .setup = libaio_setup, .queue = libaio_queue, .commit = libaio_commit,
     .getevents = libaio_getevents, .event = libaio_event, .cleanup = libaio_cleanup,
     .options = libaio_option_table, .options_size = sizeof(struct libaio_options),
 };

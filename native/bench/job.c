@@ -72,6 +72,13 @@ static void *worker_main(void *arg) {
   int fd = fds[0];
   w->fd = fd;
   w->sync_fd = fd;
+  file_init(w);  /* fio's file_service_type: the first file (random, a distribution: drawn) */
+  if (backlog_init(w) < 0) {
+    backlog_free(w);
+    close_all(fds, nfiles);
+    worker_fail_errno(w, ENOMEM, "malloc", UINT64_MAX);
+    return NULL;
+  }
   size_t stride = ((size_t)job_max_len(s) + 4095) & ~(size_t)4095;
   void *mem = NULL;
   struct io_u *io_us = calloc(s->iodepth, sizeof(*io_us));
@@ -98,9 +105,14 @@ static void *worker_main(void *arg) {
   ctx.bs = job_max_len(s);  /* the longest I/O: buffers (and io_uring's fixed ones) fit it */
   ctx.direct = s->direct;
   ctx.writable = writes;
+  ctx.atomic = s->atomic && writes;  /* as fio: a job that does not write issues no atomic write */
+  ctx.prio_split = s->prio_split;
+  ctx.nprio_split = s->nprio_split;
   ctx.options = s->engine_options;
   ctx.io_us = io_us;
-  if (ops->setup(&ctx) < 0) {
+  /* fio's io_submit_mode=offload: the job's engine behind its submit threads */
+  const struct engine_ops *run_ops = s->offload ? &offload_ops : ops;
+  if ((s->offload ? offload_setup(&ctx, ops, s->ioprio) : ops->setup(&ctx)) < 0) {
     if (ctx.reason[0] != '\0') {
       w->unavailable = 1;
       memcpy(w->reason, ctx.reason, sizeof(w->reason));
@@ -109,16 +121,19 @@ static void *worker_main(void *arg) {
     }
   } else {
     cpu_enter(w->shared);
-    int ok = run_loop(w, ops, &ctx) == 0;
-    if (ops->flush != NULL && ops->flush(&ctx) < 0 && ok) worker_fail_errno(w, ctx.err, ctx.syscall, UINT64_MAX);
+    int ok = run_loop(w, run_ops, &ctx) == 0;
+    if (run_ops->flush != NULL && run_ops->flush(&ctx) < 0 && ok) worker_fail_errno(w, ctx.err, ctx.syscall, UINT64_MAX);
     /* fio's end_fsync: the written data reaches the device before the job ends (not timed) */
     for (unsigned i = 0; ok && s->end_fsync && writes && i < nfiles && fds[i] >= 0; i++)
       if (fsync(fds[i]) < 0) ok = worker_fail_errno(w, errno, "fsync", UINT64_MAX) == 0;
+    /* fio 3.42's end_syncfs: one syncfs of the file system for every file the job wrote */
+    if (ok && s->end_syncfs && writes && fds[0] >= 0 && syncfs(fds[0]) < 0) worker_fail_errno(w, errno, "syncfs", UINT64_MAX);
     cpu_leave(w->shared);
   }
-  ops->cleanup(&ctx);
+  run_ops->cleanup(&ctx);
   job_exit_others(w);
   if (w->error.kind == JOB_OK && !w->unavailable && s->verify && writes) verify_pass(w, mem);
+  backlog_free(w);
   free(mem);
   free(io_us);
   close_all(fds, nfiles);
@@ -140,6 +155,7 @@ static void free_workers(struct worker *ws, unsigned n) {
       free(ws[i].randmap);
     }
     for (int k = 0; k < LOG_KINDS; k++) log_text_free(&ws[i].logs.text[k]);
+    free(ws[i].ws_seeds);
   }
   free(ws);
 }
@@ -222,6 +238,7 @@ void job_result_merge(struct job_result *into, const struct job_result *from) {
   into->verified_blocks += from->verified_blocks;
   into->syncs += from->syncs;
   if (from->latency_depth > into->latency_depth) into->latency_depth = from->latency_depth;
+  if (into->ss.n == 0 && from->ss.n != 0) into->ss = from->ss;  /* a group's jobs share their steady state */
   hist_merge(&into->sync_lat, &from->sync_lat);
   into->laid_out_bytes += from->laid_out_bytes;
   into->async |= from->async;
@@ -229,8 +246,10 @@ void job_result_merge(struct job_result *into, const struct job_result *from) {
   into->layout_removed |= from->layout_removed;
 }
 
-/* Waits for every worker, reporting progress (all of them summed) about every 200 ms. */
-static void poll_progress(struct worker **all, unsigned n, uint64_t start, job_progress_fn progress, void *arg) {
+/* Waits for every worker, reporting progress (all of them summed) and judging steady states about
+ * every 200 ms. */
+static void poll_progress(struct job_shared *sh, struct worker **all, unsigned n, uint64_t start, job_progress_fn progress,
+                          void *arg) {
   for (unsigned i = 0; i < n; i++) {
     for (;;) {
       struct timespec until;
@@ -241,6 +260,7 @@ static void poll_progress(struct worker **all, unsigned n, uint64_t start, job_p
         until.tv_nsec -= 1000000000;
       }
       if (pthread_timedjoin_np(all[i]->thread, NULL, &until) == 0) break;
+      ss_check(sh, all, n, now_ns());
       if (progress != NULL) {
         uint64_t ios = 0, bytes = 0;
         for (unsigned j = 0; j < n; j++) {
@@ -283,6 +303,13 @@ static int init_workers(const struct job_spec *spec, struct job_shared *shared, 
       if (shared->flows[f].id == spec->flow_id) w->flow = &shared->flows[f];
     w->rand_state = (spec->randseed + 1) * 0x9e3779b97f4a7c15ULL + n * 0x632be59bd9b4e019ULL + 1;
     w->fill_state = (w->rand_state ^ 0x5851f42d4c957f2dULL) | 1;
+    w->dedupe_state = (w->rand_state ^ 0x2545f4914f6cdd1dULL) | 1;
+    if (spec->dedupe_pct != 0 && spec->dedupe_mode == DEDUPE_WORKING_SET && !spec->dedupe_global) {
+      uint64_t n = w->nblocks * spec->dedupe_ws_pct / 100;
+      w->ws_n = n < 1 ? 1 : n;
+      w->ws_seeds = calloc(w->ws_n, sizeof(*w->ws_seeds));
+      if (w->ws_seeds == NULL) return -1;
+    }
     w->dir = malloc(2 * sizeof(*w->dir));
     if (w->dir == NULL) return -1;
     for (int d = 0; d < 2; d++) init_dir(&w->dir[d]);
@@ -308,42 +335,6 @@ static int init_workers(const struct job_spec *spec, struct job_shared *shared, 
       }
     }
   }
-  return 0;
-}
-
-/* Lays out the job's file, or each of its files (fio's filename=a:b) at an equal share of its
- * size, as fio's size / nr_files; the job then addresses what the shortest one holds in each.
- * A stop removes the files this call created before the one being laid out, too. */
-static int layout_job(const struct job_spec *spec, uint64_t *size, struct job_result *res, job_progress_fn progress,
-                      void *arg) {
-  if (spec->ops->flags & ENGINE_DISKLESS) {  /* a diskless engine (null) addresses its size with no file behind it, as fio's */
-    *size -= *size % spec->bs;
-    return 0;
-  }
-  if (spec->nfiles < 2) return layout_prepare(spec, size, res, progress, arg);
-  uint64_t least = UINT64_MAX, laid = 0;
-  int owned = 1;
-  int created[spec->nfiles];
-  for (unsigned i = 0; i < spec->nfiles; i++) {
-    struct job_spec one = *spec;
-    one.filename = spec->filenames[i];
-    one.filenames = NULL;
-    one.nfiles = 0;
-    one.size = spec->size / spec->nfiles;
-    uint64_t got = one.size;
-    created[i] = access(one.filename, F_OK) != 0;
-    int r = layout_prepare(&one, &got, res, progress, arg);
-    laid += res->laid_out_bytes;
-    res->laid_out_bytes = laid;
-    if (r == -2 && res->layout_removed)
-      for (unsigned k = 0; k < i; k++)
-        if (created[k]) (void)unlink(spec->filenames[k]);
-    if (r != 0) return r;
-    owned &= res->owned;
-    if (got < least) least = got;
-  }
-  res->owned = owned;
-  *size = least * spec->nfiles;
   return 0;
 }
 
@@ -381,9 +372,12 @@ int job_run_group(const struct job_spec *specs, unsigned n, struct job_result *r
   pthread_mutex_init(&shared.lock, NULL);
   struct worker **ws = calloc(n, sizeof(*ws));
   shared.exited = calloc(n, sizeof(*shared.exited));
-  if (ws == NULL || shared.exited == NULL) {
+  shared.ramp_done = calloc(n, sizeof(*shared.ramp_done));
+  if (ws == NULL || shared.exited == NULL || shared.ramp_done == NULL || ss_init(&shared) < 0) {
     free(ws);
     free(shared.exited);
+    free(shared.ramp_done);
+    free(shared.ss);
     pthread_mutex_destroy(&shared.lock);
     return job_errno(&results[0], ENOMEM, "malloc");
   }
@@ -419,9 +413,10 @@ int job_run_group(const struct job_spec *specs, unsigned n, struct job_result *r
       goto out;
     }
   }
-  poll_progress(all, total, start, progress, arg);
+  poll_progress(&shared, all, total, start, progress, arg);
   for (unsigned j = 0; j < n; j++) {
     merge_workers(&results[j], ws[j], specs[j].numjobs, &shared, (double)specs[j].numjobs / (double)total);
+    ss_result(&shared, j, &results[j]);
     for (unsigned f = 0; job_writes(specs[j].rw) && results[j].owned && f < job_nfiles(&specs[j]); f++)
       layout_mark_written(job_nfiles(&specs[j]) > 1 ? specs[j].filenames[f] : specs[j].filename,
                           specs[j].verify && specs[j].verify_pattern_len == 0);
@@ -432,6 +427,8 @@ out:
   free(ws);
   free(all);
   free(shared.exited);
+  free(shared.ramp_done);
+  free(shared.ss);
   pthread_mutex_destroy(&shared.lock);
   return ret;
 }

@@ -54,26 +54,30 @@ static uint64_t normal_block(struct worker *w) {
   return (uint64_t)(v < 0 ? v + n : v) % w->nblocks;
 }
 
-/* fio's zoned: a zone picked by its share of the I/Os, then a block of it at random. */
-static uint64_t zoned_block(struct worker *w) {
+/* fio's zoned and zoned_abs: a zone of the I/O's direction picked by its share of the I/Os, then
+ * a block of it at random; a zone's size is a percent of the blocks, or bytes (zoned_abs). */
+static uint64_t zoned_block(struct worker *w, int ddir) {
   const struct job_spec *s = w->spec;
-  unsigned pick = (unsigned)(next_random(&w->rand_state) % 100), access = 0, from_pct = 0;
-  for (unsigned i = 0; i < s->nzones; i++) {
-    access += s->zone_access_pct[i];
-    if (pick < access || i + 1 == s->nzones) {
-      uint64_t from = w->nblocks * from_pct / 100, to = w->nblocks * (from_pct + s->zone_size_pct[i]) / 100;
+  unsigned pick = (unsigned)(next_random(&w->rand_state) % 100), access = 0;
+  uint64_t from = 0;
+  for (unsigned i = 0; i < s->nzones[ddir]; i++) {
+    access += s->zone_access_pct[ddir][i];
+    uint64_t blocks = s->dist == DIST_ZONED_ABS ? s->zone_size[ddir][i] / s->bs : w->nblocks * s->zone_size[ddir][i] / 100;
+    if (pick < access || i + 1 == s->nzones[ddir]) {
+      if (from >= w->nblocks) from = w->nblocks - 1;
+      uint64_t to = from + blocks;
       if (to <= from) to = from + 1;
       if (to > w->nblocks) to = w->nblocks;
       return from + next_random(&w->rand_state) % (to - from);
     }
-    from_pct += s->zone_size_pct[i];
+    from += blocks;
   }
   return 0;
 }
 
-uint64_t dist_next_block(struct worker *w) {
+uint64_t dist_next_block(struct worker *w, int ddir) {
   const struct job_spec *s = w->spec;
-  if (s->dist == DIST_ZONED) return zoned_block(w);
+  if (s->dist == DIST_ZONED || s->dist == DIST_ZONED_ABS) return zoned_block(w, ddir);
   if (s->dist == DIST_NORMAL) return normal_block(w);
   uint64_t rank = s->dist == DIST_ZIPF ? zipf_rank(w) : pareto_rank(w);
   if (rank >= w->nblocks) rank = w->nblocks - 1;

@@ -23,6 +23,7 @@ struct log_text {
 struct job_logs {
   unsigned mask, avg_ms;
   int log_prio;               /* fio's log_prio: the priority column is the value (0x2000), not 1 for realtime */
+  int log_offset;             /* fio's log_offset: each line has the I/O's offset after its block size */
   uint64_t epoch_ns;          /* when the job began: time 0 of the lines */
   int failed;                 /* out of memory: the logs stop growing (the job goes on) */
   struct log_text text[LOG_KINDS];
@@ -31,10 +32,10 @@ struct job_logs {
 };
 
 void job_logs_init(struct job_logs *l, unsigned mask, unsigned avg_ms, uint64_t epoch_ns);
-/* A completed I/O: lat (queue -> reaped), clat, slat (0 for a synchronous engine: no slat line),
- * at I/O priority prio (an averaged line has none: 0, as fio's). */
-void job_logs_io(struct job_logs *l, uint64_t t, int ddir, uint32_t bs, uint64_t lat, uint64_t clat, uint64_t slat,
-                 int async, unsigned prio);
+/* A completed I/O of bs bytes at offset: lat (queue -> reaped), clat, slat (0 for a synchronous
+ * engine: no slat line), at I/O priority prio (an averaged line has none: 0, as fio's). */
+void job_logs_io(struct job_logs *l, uint64_t t, int ddir, uint32_t bs, uint64_t offset, uint64_t lat, uint64_t clat,
+                 uint64_t slat, int async, unsigned prio);
 /* The job's end: the window in progress, as fio writes its last averaged entry. */
 void job_logs_finish(struct job_logs *l, uint64_t t);
 /* Appends one thread's text to the job's (then frees it). */

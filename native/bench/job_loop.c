@@ -1,5 +1,6 @@
-/* The measured loop of one job thread: offsets, depth, batching, reaping, latency recording and
- * verify. Drives any engine through engine.h and never looks inside one. */
+/* The measured loop of one job thread: depth, batching, reaping, pacing, the ramp, latency
+ * recording and the verify of what it reads (each I/O from job_next.c). Drives any engine through
+ * engine.h and never looks inside one. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -9,144 +10,11 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "pattern.h"
 #include "worker.h"
 
 /* USDT probes (provider iolab), the same for every engine: io_issue(offset, bytes, is_write) as an
  * I/O is handed to the engine, io_complete(offset, bytes, result) as the runner takes its
  * completion (result: bytes moved or -errno). `bpftrace -l 'usdt:<addon>:iolab:*'` lists them. */
-
-/* Read buffers are filled with this before a verify read, so a read that moves no data cannot
- * pass on what an earlier I/O left in the buffer. */
-#define VERIFY_POISON 0xa5
-
-/* -1 when buf holds what the job's verify expects at offset (its verify_pattern, else the offset
- * pattern); else the file offset of the first byte that differs. */
-static int64_t verify_check(const struct job_spec *s, const void *buf, uint64_t offset, size_t len) {
-  if (s->verify_pattern_len != 0) return fixed_pattern_check(buf, offset, len, s->verify_pattern, s->verify_pattern_len);
-  return pattern_check(buf, offset, len, PATTERN_KEY);
-}
-
-/* The name of the job's file number i (its only one, but for fio's filename=a:b). */
-static const char *file_name(const struct job_spec *s, unsigned i) {
-  return s->nfiles > 1 ? s->filenames[i] : s->filename;
-}
-
-static int fail_verify(struct worker *w, unsigned file, uint64_t block, int64_t bad) {
-  if (w->error.kind == JOB_OK) {
-    char name[160];
-    w->error.kind = JOB_VERIFY;
-    w->error.offset = (uint64_t)bad;
-    snprintf(w->error.message, sizeof(w->error.message),
-             "verify failed: block at offset %llu (bs %u) of '%s' does not hold what was written there "
-             "(first bad byte at offset %llu)",
-             (unsigned long long)block, w->spec->bs, shown_name(name, sizeof(name), file_name(w->spec, file)), (unsigned long long)bad);
-  }
-  return -1;
-}
-
-/* fio's sequential offset with a modifier (rw=read:-8k, write:112k), as its get_next_seq_offset
- * computes it, quirks included: each I/O starts where the last ended plus the modifier; a step
- * past the file's end wraps a hole to the start and a backwards job to the region's end minus
- * the step; a backwards job with an offset starts from the region's end. F is fio's file_offset
- * (offset=), the region [F, F + size), the file F + size long. */
-static uint64_t seq_add_offset(struct worker *w) {
-  const struct job_spec *s = w->spec;
-  uint64_t f = s->offset, io = w->size, real = f + w->size;
-  if (w->last_pos >= io + f && s->time_based) w->last_pos = f;
-  if (w->last_pos == f && f != 0 && s->seq_add < 0) w->last_pos = real > io ? io : real;
-  uint64_t pos = w->last_pos - f;
-  if (pos != 0) {
-    pos += (uint64_t)s->seq_add;  /* below 0 wraps to a huge value, as fio's unsigned sum */
-    if (pos >= real) pos = s->seq_add > 0 ? f : (real > io ? io : real) + (uint64_t)s->seq_add;
-  }
-  if (pos + f + s->bs > real) pos = 0;  /* never past the file (fio would read short) */
-  return pos + f;
-}
-
-/* A sequential job with a modifier ends once an I/O ended at the file's end (fio: no next offset). */
-static int seq_add_done(const struct worker *w) {
-  const struct job_spec *s = w->spec;
-  return s->seq_add != 0 && !job_random(s->rw) && !s->time_based && w->last_pos >= s->offset + w->size;
-}
-
-/* fio's bsrange and bssplit: this I/O's length, a multiple of bs (fio's get_next_buflen). */
-static uint32_t next_len(struct worker *w) {
-  const struct job_spec *s = w->spec;
-  if (s->nsplit != 0) {
-    unsigned pick = (unsigned)(next_random(&w->rand_state) % 100), sum = 0;
-    for (unsigned i = 0; i < s->nsplit; i++) {
-      sum += s->split_pct[i];
-      if (pick < sum) return s->split_bs[i];
-    }
-    return s->split_bs[s->nsplit - 1];
-  }
-  unsigned steps = (s->bs_max - s->bs) / s->bs + 1;
-  return s->bs + (uint32_t)(next_random(&w->rand_state) % steps) * s->bs;
-}
-
-static void fill_buffer(struct worker *w, struct io_u *io);
-
-static void prepare_io(struct worker *w, struct io_u *io) {
-  const struct job_spec *s = w->spec;
-  uint64_t block;
-  uint32_t len = job_varlen(s) ? next_len(w) : s->bs;
-  if (s->seq_add != 0 && !job_random(s->rw)) {
-    io->offset = seq_add_offset(w);
-    w->last_pos = io->offset + s->bs;
-    block = UINT64_MAX;
-  } else if (s->dist != DIST_RANDOM && job_random(s->rw)) {
-    block = dist_next_block(w);
-  } else if (w->randmap != NULL) {
-    block = randmap_next(w);
-  } else if (job_random(s->rw)) {
-    block = next_random(&w->rand_state) % w->nblocks;
-  } else {
-    /* a sequential I/O that would cross the end starts the next pass at 0 */
-    if (len > s->bs && w->next_block + len / s->bs > w->nblocks) {
-      w->next_block = 0;
-      pass_start(w);
-    }
-    block = w->next_block;
-    w->next_block += len / s->bs;
-    if (w->next_block >= w->nblocks) {
-      w->next_block = 0;
-      pass_start(w);
-    }
-  }
-  /* fio's blockalign: a random offset rounded down to a multiple of it */
-  if (block != UINT64_MAX && s->block_align > s->bs && job_random(s->rw)) block -= block % (s->block_align / s->bs);
-  if (block != UINT64_MAX) io->offset = block * s->bs + s->offset;
-  /* never past the region (a random block near its end takes what is left) */
-  uint64_t end = s->offset + w->size;
-  if (io->offset + len > end) len = (uint32_t)(end - io->offset);
-  io->len = len;
-  io->ioprio = s->ioprio >= 0 ? (unsigned)s->ioprio : 0;  /* the job's; an engine's cmdprio may raise it */
-  if (s->rw == RW_RANDRW || s->rw == RW_READWRITE)
-    io->ddir = next_random(&w->rand_state) % 100 < s->rwmixread ? DDIR_READ : DDIR_WRITE;
-  else
-    io->ddir = job_reads(s->rw) ? DDIR_READ : DDIR_WRITE;
-  io->fd = w->fd;
-  io->file = w->cur;
-  file_next(w);  /* fio's file_service_type=roundrobin: the next I/O goes to the next file */
-  fill_buffer(w, io);
-}
-
-/* The buffer of an I/O of its direction: a write's data (the verify pattern, or refill_buffers'
- * fresh data), a read's poison for the check. */
-static void fill_buffer(struct worker *w, struct io_u *io) {
-  const struct job_spec *s = w->spec;
-  if (s->verify) {
-    if (io->ddir == DDIR_WRITE && s->verify_pattern_len != 0)
-      fixed_pattern_fill(io->buf, io->len, s->verify_pattern, s->verify_pattern_len);
-    else if (io->ddir == DDIR_WRITE) pattern_fill(io->buf, io->offset, io->len, PATTERN_KEY);
-    else memset(io->buf, VERIFY_POISON, io->len);
-  } else if (s->refill_buffers && io->ddir == DDIR_WRITE) {
-    /* fio's refill_buffers: every write carries data the device has not seen (dedup, compression) */
-    uint64_t *words = (uint64_t *)io->buf;
-    for (size_t i = 0; i < io->len / 8; i++) words[i] = next_random(&w->fill_state);
-  }
-}
 
 /* The last window at the depth found is measured alone, as fio resets the job's figures for it. */
 static void restart_measure(struct worker *w, uint64_t now) {
@@ -166,8 +34,25 @@ static void restart_measure(struct worker *w, uint64_t now) {
   w->issued_bytes = 0;
 }
 
+/* fio's ramp_size: the ramp ends once the job, or its group (ramp_group, fio's group_reporting),
+ * has completed ramp_bytes; what completes after that is measured. */
+static void ramp_bytes_done(struct worker *w, uint32_t len, uint64_t t) {
+  const struct job_spec *s = w->spec;
+  struct job_shared *sh = w->shared;
+  unsigned me = (unsigned)(s - sh->specs);
+  __atomic_add_fetch(&sh->ramp_done[me], len, __ATOMIC_RELAXED);
+  uint64_t done = 0;
+  for (unsigned j = 0; j < sh->nspecs; j++) {
+    const struct job_spec *o = &sh->specs[j];
+    if (j == me || (s->ramp_group && o->ramp_group && o->groupid == s->groupid))
+      done += __atomic_load_n(&sh->ramp_done[j], __ATOMIC_RELAXED);
+  }
+  if (done >= s->ramp_bytes) w->measure_from = t;
+}
+
 static int complete_io(struct worker *w, struct io_u *io, uint64_t t, int async) {
   const struct job_spec *s = w->spec;
+  if (s->ramp_bytes != 0 && w->measure_from == UINT64_MAX) ramp_bytes_done(w, io->len, t);
   DTRACE_PROBE3(iolab, io_complete, io->offset, io->len, io->result);
   if (io->result != (int64_t)io->len) {
     const char *call = io->ddir == DDIR_READ ? "read" : "write";
@@ -180,12 +65,12 @@ static int complete_io(struct worker *w, struct io_u *io, uint64_t t, int async)
   if (s->latency_target_ns != 0 && lat_check_io(w, io, t) < 0) return -1;
   if (s->verify) {
     if (io->ddir == DDIR_READ) {
-      int64_t bad = verify_check(s, io->buf, io->offset, io->len);
-      if (bad >= 0) return fail_verify(w, io->file, io->offset, bad);
+      if (verify_read_io(w, io) < 0) return -1;
     } else {
       uint64_t b = (io->offset - s->offset) / s->bs;
       unsigned char *written = w->files != NULL ? w->files[io->file].written : w->written;
       written[b / 8] |= (unsigned char)(1u << (b % 8));
+      if (s->verify_backlog) backlog_note(w, io->file, io->offset);
     }
   }
   if (io->start_ns >= w->measure_from) {
@@ -196,7 +81,8 @@ static int complete_io(struct worker *w, struct io_u *io, uint64_t t, int async)
     __atomic_store_n(&w->bytes_done, w->bytes_done + io->len, __ATOMIC_RELAXED);
     if (s->gtod_reduce) return 0;  /* fio's gtod_reduce: counts only, no latencies or samples */
     uint64_t clat = async ? t - io->issue_ns : t - io->start_ns;
-    job_logs_io(&w->logs, t, io->ddir, io->len, t - io->start_ns, clat, async ? io->issue_ns - io->start_ns : 0, async, io->ioprio);
+    __atomic_store_n(&w->clat_sum_ns, w->clat_sum_ns + clat, __ATOMIC_RELAXED);
+    job_logs_io(&w->logs, t, io->ddir, io->len, io->offset, t - io->start_ns, clat, async ? io->issue_ns - io->start_ns : 0, async, io->ioprio);
     hist_add(&d->lat, t - io->start_ns);
     if (async) {
       hist_add(&d->slat, io->issue_ns - io->start_ns);
@@ -256,12 +142,21 @@ static void rate_direction(struct worker *w, struct io_u *io) {
   }
 }
 
-/* The ramp ends: from now on the I/Os count, toward number_ios or size too. */
-static void ramp_over(struct worker *w, uint64_t now, uint64_t *issued) {
+/* The ramp ends: from now on the I/Os count, toward number_ios or size too (a ramp_size's bytes
+ * count in the size, as fio's). */
+static void ramp_over(struct worker *w, uint64_t now, uint64_t *issued, uint64_t *deadline) {
   if (w->phase != PHASE_RAMP || now < w->measure_from) return;
   w->phase = PHASE_RUN;
-  *issued = 0;
-  w->issued_bytes = 0;
+  if (w->spec->ramp_bytes == 0) {
+    *issued = 0;
+    w->issued_bytes = 0;
+    return;
+  }
+  /* the ramp's bytes are done: the runtime and job_start count from here, as fio's */
+  if (w->spec->runtime_ns) *deadline = w->measure_from + w->spec->runtime_ns;
+  struct timespec at;
+  clock_gettime(CLOCK_REALTIME, &at);
+  w->start_unix_ms = ((uint64_t)at.tv_sec * 1000000000ull + (uint64_t)at.tv_nsec - (now - w->measure_from)) / 1000000ull;
 }
 
 /* The measured loop: keep depth I/Os in flight, commit every iodepth_batch, reap what completed.
@@ -288,7 +183,10 @@ int run_loop(struct worker *w, const struct engine_ops *ops, struct engine_ctx *
   uint64_t pass = s->io_limit ? s->io_limit / s->bs : w->nblocks * nfiles;  /* size is every file's */
   uint64_t budget = s->time_based ? UINT64_MAX : pass * (s->loops ? s->loops : 1);
   /* with lengths that vary (bsrange, bssplit) the size is a budget of bytes, as fio's io_size:
-   * I/Os are issued while less than it was */
+   * I/Os are issued while less than it was. A pass over the region moves exactly its size (the
+   * last I/Os shortened to fit, next_len), so a sequential job or a random one with its map ends
+   * on it; one drawn with replacement (norandommap, a distribution) passes it by less than an I/O,
+   * as fio's */
   uint64_t byte_budget = UINT64_MAX;
   if (job_varlen(s) && !s->time_based) {
     byte_budget = (s->io_limit ? s->io_limit : w->size * nfiles) * (s->loops ? s->loops : 1);
@@ -298,15 +196,16 @@ int run_loop(struct worker *w, const struct engine_ops *ops, struct engine_ctx *
   uint64_t issued = 0, start = now_ns(), now = start;
   job_logs_init(&w->logs, s->log_mask, s->log_avg_ms, start);
   w->logs.log_prio = s->log_prio;
-  w->measure_from = start + s->ramp_ns;
+  w->logs.log_offset = s->log_offset;
+  w->measure_from = s->ramp_bytes != 0 ? UINT64_MAX : start + s->ramp_ns;  /* ramp_size: until its bytes are done */
   struct timespec wall;
   clock_gettime(CLOCK_REALTIME, &wall);
   w->start_unix_ms = ((uint64_t)wall.tv_sec * 1000000000ull + (uint64_t)wall.tv_nsec + s->ramp_ns) / 1000000ull;
-  uint64_t deadline = s->runtime_ns ? w->measure_from + s->runtime_ns : UINT64_MAX;
+  uint64_t deadline = s->runtime_ns && s->ramp_bytes == 0 ? w->measure_from + s->runtime_ns : UINT64_MAX;
   uint64_t last = start;
   struct io_u *retry = NULL;  /* refused with BUSY, offered again after a reap */
   int failed = 0, stop = 0, commit_failed = 0;
-  w->phase = s->ramp_ns ? PHASE_RAMP : PHASE_RUN;
+  w->phase = s->ramp_ns || s->ramp_bytes ? PHASE_RAMP : PHASE_RUN;
   w->lat_qd = s->latency_target_ns ? 1 : depth;
   w->lat_qd_low = 1;
   w->lat_qd_high = depth;
@@ -317,7 +216,7 @@ int run_loop(struct worker *w, const struct engine_ops *ops, struct engine_ctx *
       issued = 0;
       if (s->runtime_ns) deadline = now + s->runtime_ns;
     }
-    ramp_over(w, now, &issued);
+    ramp_over(w, now, &issued, &deadline);
     nqueued = 0;
     /* latency_target: no more in flight than the depth being tried */
     while (!stop && !failed && (retry != NULL || (nfree > 0 && depth - nfree < w->lat_qd))) {
@@ -332,7 +231,7 @@ int run_loop(struct worker *w, const struct engine_ops *ops, struct engine_ctx *
         /* the clock the I/O is stamped with decides both whether it counts (complete_io) and
          * whether it is one of number_ios: one issued as the ramp ends was counted once and
          * missed by the other (2001 of -number_ios=2000) */
-        ramp_over(w, t, &issued);
+        ramp_over(w, t, &issued, &deadline);
         if (w->lat_done ||
             (w->phase != PHASE_RAMP && (issued >= budget || w->issued_bytes >= byte_budget || now >= deadline || seq_add_done(w)))) {
           stop = 1;
@@ -354,6 +253,14 @@ int run_loop(struct worker *w, const struct engine_ops *ops, struct engine_ctx *
             break;
           }
         }
+        /* fio's verify_backlog: so does the check of the blocks written lately */
+        if (backlog_due(w)) {
+          if (inflight > 0) break;
+          if (backlog_verify(w) < 0) {
+            failed = 1;
+            break;
+          }
+        }
         io = free_list[--nfree];
         prepare_io(w, io);
         if (s->thinktime_ns != 0 && issued > 0) job_stall_unless_stopped(w, s->thinktime_ns);  /* fio's thinktime */
@@ -365,9 +272,9 @@ int run_loop(struct worker *w, const struct engine_ops *ops, struct engine_ctx *
         }
         /* stamped after the waits: the ramp may have ended meanwhile, and the stamp decides */
         t = now_ns();
-        ramp_over(w, t, &issued);
+        ramp_over(w, t, &issued, &deadline);
         issued++;
-        w->issued_bytes += io->len;  /* as fio, the last I/O is whole: the job may pass its size by less than one */
+        w->issued_bytes += io->len;
       }
       retry = NULL;
       io->start_ns = t;
@@ -376,7 +283,7 @@ int run_loop(struct worker *w, const struct engine_ops *ops, struct engine_ctx *
       if (r == FIO_Q_COMPLETED) {
         now = now_ns();
         last = now;
-        ramp_over(w, now, &issued);
+        ramp_over(w, now, &issued, &deadline);
         depth_mark_level(&w->depth, 1, 1);
         depth_mark_submit(&w->depth, 1);
         depth_mark_complete(&w->depth, 1);
@@ -435,29 +342,4 @@ int run_loop(struct worker *w, const struct engine_ops *ops, struct engine_ctx *
   free(free_list);
   free(queued);
   return failed ? -1 : 0;
-}
-
-/* After a job that wrote with verify on: read back every block written and check it, file
- * after file. */
-int verify_pass(struct worker *w, void *buf) {
-  const struct job_spec *s = w->spec;
-  w->phase = PHASE_VERIFY;
-  unsigned nfiles = w->files != NULL ? w->nfiles : 1;
-  for (unsigned f = 0; f < nfiles; f++) {
-    int fd = w->files != NULL ? w->files[f].fd : w->fd;
-    const unsigned char *written = w->files != NULL ? w->files[f].written : w->written;
-    for (uint64_t b = 0; b < w->nblocks; b++) {
-      if (!(written[b / 8] & (1u << (b % 8)))) continue;
-      if (job_stopped(w)) return 0;
-      uint64_t off = b * s->bs + s->offset;
-      memset(buf, VERIFY_POISON, s->bs);
-      ssize_t n = pread(fd, buf, s->bs, (off_t)off);
-      if (n < 0) return worker_fail_errno(w, errno, "pread", off);
-      if (n != (ssize_t)s->bs) return worker_fail_errno(w, EIO, "pread", off);
-      int64_t bad = verify_check(s, buf, off, s->bs);
-      if (bad >= 0) return fail_verify(w, f, off, bad);
-      w->verified++;
-    }
-  }
-  return 0;
 }

@@ -1,6 +1,7 @@
 /* The pacing of one job thread's loop: fio's rate and rate_iops, thinktime's sleep, fsync=N and
  * flow. job_loop.c calls these between I/Os. */
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <time.h>
 #include <unistd.h>
@@ -21,12 +22,17 @@ void job_stall_unless_stopped(const struct worker *w, uint64_t ns) {
 }
 
 /* fio's rate and rate_iops: an I/O of a capped direction waits for its slot (1/rate_iops s, or
- * its bytes at rate bytes/s, after the previous one's), as fio's rate thread paces the job. */
+ * its bytes at rate bytes/s, after the previous one's), as fio's rate thread paces the job; with
+ * rate_process=poisson the gaps are drawn from an exponential of that mean, as fio's. */
 void wait_for_rate(struct worker *w, const struct io_u *io) {
   const struct job_spec *s = w->spec;
   uint64_t iops = s->rate_iops[io->ddir], bytes = s->rate_bytes[io->ddir];
   if (iops == 0 && bytes == 0) return;
   uint64_t step = iops ? 1000000000ull / iops : (uint64_t)io->len * 1000000000ull / bytes;
+  if (s->rate_poisson) {
+    double u = (double)((next_random(&w->fill_state) >> 11) + 1) * 0x1.0p-53;  /* (0, 1] */
+    step = (uint64_t)((double)step * -log(u));
+  }
   uint64_t now = now_ns();
   uint64_t *next = &w->rate_next_ns[io->ddir];
   if (*next == 0) *next = now;

@@ -15,6 +15,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/statvfs.h>
 #include <unistd.h>
 
@@ -95,7 +96,12 @@ static int block_device_size(const struct job_spec *spec, uint64_t *size, struct
   if (bytes < spec->bs)
     return user_error(e, "'%s' is smaller than one block (%llu bytes < bs %u)", shown_name(name, sizeof(name), spec->filename),
                       (unsigned long long)bytes, spec->bs);
-  if (*size > bytes || spec->size_is_default) *size = bytes;  /* fio's default size: the device's */
+  /* fio's default size: the device's from the job's offset on; never past its end */
+  uint64_t left = bytes > spec->offset ? bytes - spec->offset : 0;
+  if (*size > left || spec->size_is_default) *size = left;
+  if (*size < spec->bs)
+    return user_error(e, "offset %llu leaves less than one block of '%s' (%llu bytes)", (unsigned long long)spec->offset,
+                      shown_name(name, sizeof(name), spec->filename), (unsigned long long)bytes);
   *size -= *size % spec->bs;
   return 0;
 }
@@ -228,6 +234,12 @@ int layout_prepare(const struct job_spec *spec, uint64_t *size, struct job_resul
   }
   if (exists && S_ISDIR(st.st_mode)) return errno_error(e, EISDIR, "open");
   if (exists && S_ISBLK(st.st_mode)) return block_device_size(spec, size, e);
+  /* fio's steadystate example writes /dev/null and reads /dev/zero: nothing to lay out, nothing a
+   * write can harm, any size (major 1: the kernel's memory devices, minor 3 null, 5 zero) */
+  if (exists && S_ISCHR(st.st_mode) && major(st.st_rdev) == 1 && (minor(st.st_rdev) == 3 || minor(st.st_rdev) == 5)) {
+    *size -= *size % spec->bs;
+    return *size < spec->bs ? user_error(e, "size is smaller than one block (bs %u)", spec->bs) : 0;
+  }
   if (exists && !S_ISREG(st.st_mode))
     return user_error(e, "'%s' is neither a regular file nor a block device", shown_name(name, sizeof(name), path));
 
@@ -239,9 +251,9 @@ int layout_prepare(const struct job_spec *spec, uint64_t *size, struct job_resul
   /* a verify_pattern job checks the bytes a job wrote, never the layout's offset pattern */
   int need_pattern = spec->verify && job_reads(spec->rw) && spec->verify_pattern_len == 0;
   uint64_t current = exists ? (uint64_t)st.st_size : 0;
-  /* no size asked for: a file iolab did not create is used at its own size, as fio takes it,
-   * --force or not (--force lets a job write into it, never grow it unasked) */
-  if (exists && !owned && spec->size_is_default) *size = current;
+  /* no size asked for: a file iolab did not create is used at its own size from the job's offset
+   * on, as fio takes it, --force or not (--force lets a job write into it, never grow it unasked) */
+  if (exists && !owned && spec->size_is_default) *size = current > spec->offset ? current - spec->offset : 0;
 
   if (exists && !owned && !spec->force) {
     if (job_writes(spec->rw))
@@ -297,4 +309,40 @@ int layout_prepare(const struct job_spec *spec, uint64_t *size, struct job_resul
     layout_mark_set(path, now);
   }
   return ret;
+}
+
+/* Lays out the job's file, or each of its files (fio's filename=a:b) at an equal share of its
+ * size, as fio's size / nr_files; the job then addresses what the shortest one holds in each.
+ * A stop removes the files this call created before the one being laid out, too. */
+int layout_job(const struct job_spec *spec, uint64_t *size, struct job_result *res, job_progress_fn progress,
+                      void *arg) {
+  if (spec->ops->flags & ENGINE_DISKLESS) {  /* a diskless engine (null) addresses its size with no file behind it, as fio's */
+    *size -= *size % spec->bs;
+    return 0;
+  }
+  if (spec->nfiles < 2) return layout_prepare(spec, size, res, progress, arg);
+  uint64_t least = UINT64_MAX, laid = 0;
+  int owned = 1;
+  int created[spec->nfiles];
+  for (unsigned i = 0; i < spec->nfiles; i++) {
+    struct job_spec one = *spec;
+    one.filename = spec->filenames[i];
+    one.filenames = NULL;
+    one.nfiles = 0;
+    one.size = spec->size / spec->nfiles;
+    uint64_t got = one.size;
+    created[i] = access(one.filename, F_OK) != 0;
+    int r = layout_prepare(&one, &got, res, progress, arg);
+    laid += res->laid_out_bytes;
+    res->laid_out_bytes = laid;
+    if (r == -2 && res->layout_removed)
+      for (unsigned k = 0; k < i; k++)
+        if (created[k]) (void)unlink(spec->filenames[k]);
+    if (r != 0) return r;
+    owned &= res->owned;
+    if (got < least) least = got;
+  }
+  res->owned = owned;
+  *size = least * spec->nfiles;
+  return 0;
 }

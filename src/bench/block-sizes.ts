@@ -1,9 +1,9 @@
 // fio's block size forms: `bs=4k`; `bs=4k,8k` (reads 4k, writes 8k: fio's read,write[,trim]
 // list); `bsrange=1k-4k` (a range: each I/O's length a multiple of the smallest; fio 3.33 reads
 // `bs=1k-4k` as 1k, and so does iolab);
-// bssplit (sizes by their share of the I/Os). A read,write pair is the size of the direction the
-// job moves (one job of both with two sizes is refused by name). fio's other per-direction
-// values (rate, rate_iops), io_submit_mode, sync, overwrite and flow are read here too.
+// bssplit (sizes by their share of the I/Os, reads,writes). A read,write pair is the size of the
+// direction the job moves (a job of both moves each direction at its own). fio's other
+// per-direction values (rate, rate_iops), io_submit_mode, sync, overwrite and flow are read here too.
 import { UserError } from '../cli-util.js';
 import { asCommanderError, parseWholeNumber } from '../numbers.js';
 
@@ -46,20 +46,31 @@ export function parseRange(value: string): BlockSizes {
 export const blockSizesOption = asCommanderError(parseBlockSizes);
 export const rangeOption = asCommanderError(parseRange);
 
+/** fio's bssplit as written: a split for reads and one for writes (the same unless a second
+ * follows a comma), each [size, percent, ...] in fio's order. */
+export interface Split { text: string; read: number[]; write: number[] }
+
 /** The block sizes a job runs: bs (every length a multiple of it), and bsMax (fio's range,
- * bs=1k-4k, bsrange) or bssplit ([size, percent, ...]) when the length varies per I/O. */
-export interface JobBlockSizes { bs: number; bsMax?: number; bssplit?: number[] }
+ * bs=1k-4k, bsrange) or bssplit ([size, percent, ...]; bssplitWrite the writes' own) when the
+ * length varies per I/O. */
+export interface JobBlockSizes { bs: number; bsMax?: number; bssplit?: number[]; bssplitWrite?: number[] }
+
+const sizesOf = (split: number[]) => split.filter((_, i) => i % 2 === 0);
 
 /** A job of this rw's block sizes from its bs, bsrange and bssplit, or a refusal naming the option. */
-export function jobBlockSizes(bs: BlockSizes | undefined, range: BlockSizes | undefined, split: number[] | undefined,
+export function jobBlockSizes(bs: BlockSizes | undefined, range: BlockSizes | undefined, split: Split | undefined,
   rw: string): JobBlockSizes | undefined {
+  const reads = rw === 'read' || rw === 'randread';
+  const writes = rw === 'write' || rw === 'randwrite';
   if (split !== undefined) {
-    const sizes = split.filter((_, i) => i % 2 === 0);
+    // the splits of the directions the job moves: offsets are aligned to their smallest size
+    const used = reads ? [split.read] : writes ? [split.write] : [split.read, split.write];
+    const sizes = used.flatMap(sizesOf);
     const min = Math.min(...sizes);
     if (sizes.some((s) => s % min !== 0)) {
       throw new UserError(`bssplit: each size a multiple of the smallest (${min}), which the offsets are aligned to; got ${sizes.join(', ')}`);
     }
-    return { bs: min, bssplit: split };
+    return { bs: min, bssplit: split.read, ...(split.write !== split.read ? { bssplitWrite: split.write } : {}) };
   }
   const given = range ?? bs;
   if (given === undefined) return undefined;
@@ -72,12 +83,15 @@ export function jobBlockSizes(bs: BlockSizes | undefined, range: BlockSizes | un
     }
     return given.min === given.max ? { bs: given.min } : { bs: given.min, bsMax: given.max };
   }
-  const reads = rw === 'read' || rw === 'randread';
-  const writes = rw === 'write' || rw === 'randwrite';
   if (reads) return { bs: given.read };
   if (writes || given.read === given.write) return { bs: given.write };
-  throw new UserError(`${name}=${given.text}: reads and writes of other sizes in one ${rw} job; iolab runs one block size ` +
-    'per direction only in a read or a write job (a read job takes the first, a write job the second)');
+  // a job of both directions: each its own length, as a split of one size per direction
+  const min = Math.min(given.read, given.write);
+  if (Math.max(given.read, given.write) % min !== 0) {
+    throw new UserError(`${name}=${given.text}: in one ${rw} job iolab aligns every offset to the smaller size, ` +
+      'so the larger must be a multiple of it');
+  }
+  return { bs: min, bssplit: [given.read, 100], bssplitWrite: [given.write, 100] };
 }
 
 /** The one block size of a job (testIOPS mode): a range's or split's smallest. */
@@ -85,42 +99,75 @@ export function jobBlockSize(bs: BlockSizes | undefined, range: BlockSizes | und
   return jobBlockSizes(bs, range, undefined, rw)?.bs;
 }
 
-/** fio's bssplit=512/4:4k/67:64k/ : sizes with their percent of the I/Os (an empty one shares
- * what is left); one split for reads and writes (a second after a comma is refused). */
-export function parseSplit(value: string): number[] {
-  const text = value.trim();
-  if (text.includes(',')) {
-    const [r, ...rest] = text.split(',');
-    if (rest.some((x) => x.trim() !== '' && x.trim() !== r.trim())) {
-      throw new RangeError(`'${text}': one split for reads and writes (iolab runs no second split after a comma)`);
-    }
-    return parseSplit(r);
-  }
+/** One direction's split, 512/4:4k/67:64k/ : sizes with their percent of the I/Os, as fio reads
+ * it: an empty percent shares what the others leave (each the same whole share), and what is
+ * left over after that goes to the size of the largest share; the sizes in fio's order, by their
+ * share, where fio's draw looks them up. */
+function parseOneSplit(text: string, whole: string): number[] {
   const entries = text.split(':').map((e) => {
     const m = /^([^/]+)(?:\/(\d*))?$/.exec(e.trim());
-    if (!m) throw new RangeError(`each entry is SIZE/PERCENT (4k/67), got '${e}' in '${text}'`);
-    return { size: parseWholeNumber(m[1].trim(), sizeRule), pct: m[2] === undefined || m[2] === '' ? undefined : Number(m[2]) };
+    if (!m) throw new RangeError(`each entry is SIZE/PERCENT (4k/67), got '${e}' in '${whole}'`);
+    const pct = m[2] === undefined || m[2] === '' || Number(m[2]) === 0 ? undefined : Number(m[2]);
+    return { size: parseWholeNumber(m[1].trim(), sizeRule), pct };
   });
   const given = entries.reduce((s, e) => s + (e.pct ?? 0), 0);
   const open = entries.filter((e) => e.pct === undefined).length;
   if (given > 100) throw new RangeError(`the percentages of '${text}' add up to ${given}, more than 100`);
-  if (open === 0 && given !== 100) throw new RangeError(`the percentages of '${text}' add up to ${given}, not 100`);
   const share = open > 0 ? Math.floor((100 - given) / open) : 0;
-  const out: number[] = [];
-  let left = 100 - given - share * open;
-  for (const e of entries) {
-    let pct = e.pct ?? share;
-    if (e.pct === undefined && left > 0) {
-      pct++;
-      left--;
-    }
-    out.push(e.size, pct);
+  const ordered = entries.map((e) => ({ size: e.size, pct: e.pct ?? share })).sort((a, b) => a.pct - b.pct);
+  ordered[ordered.length - 1].pct += 100 - ordered.reduce((s, e) => s + e.pct, 0);
+  if (ordered.length > 16) throw new RangeError(`'${text}' has ${ordered.length} sizes; iolab runs up to 16`);
+  return ordered.flatMap((e) => [e.size, e.pct]);
+}
+
+/** fio's bssplit=4k/67:64k/ for reads and writes, or reads,writes[,trims] (2k/50:4k/50,4k/90:8k/10;
+ * iolab runs no trims, so a third split is checked and runs nothing). */
+export function parseSplit(value: string): Split {
+  const text = value.trim();
+  const [r, w, t, ...rest] = text.split(',');
+  if (rest.length > 0) throw new RangeError(`expected reads[,writes[,trims]], got '${text}'`);
+  if (w !== undefined && w.trim() === '') {
+    throw new RangeError(`'${text}': the writes' split after the comma is empty (fio then writes at bs); give it, or leave out the comma`);
   }
-  if (out.length / 2 > 16) throw new RangeError(`'${text}' has ${out.length / 2} sizes; iolab runs up to 16`);
-  return out;
+  if (t !== undefined && t.trim() !== '') parseOneSplit(t, text);
+  const read = parseOneSplit(r, text);
+  return { text, read, write: w === undefined ? read : parseOneSplit(w, text) };
 }
 
 export const splitOption = asCommanderError(parseSplit);
+
+/** fio's cmdprio_bssplit (libaio, io_uring): entries bs/percent[/class/level[/hint]] (without a
+ * class, the engine's cmdprio_class/cmdprio/cmdprio_hint), reads,writes as bssplit's (one set for
+ * both without a comma), as [ddir, bs, percent, prio (-1: the engine's), ...]; an entry of 0
+ * percent says nothing (fio skips it), and a direction's entries of one size add up to at most 100. */
+export function parseCmdprioSplit(value: string): { text: string; entries: number[] } {
+  const text = value.trim();
+  const [r, w, ...rest] = text.split(',');
+  if (rest.length > 1) throw new RangeError(`expected reads[,writes[,trims]], got '${text}'`);
+  const entries: number[] = [];
+  const direction = (part: string, ddir: number) => {
+    const total = new Map<number, number>();
+    for (const e of part.split(':').filter((x) => x.trim() !== '')) {
+      const f = e.trim().split('/');
+      if (f.length < 1 || f.length > 5 || f.length === 3 || f.slice(1).some((x) => !/^\d*$/.test(x))) {
+        throw new RangeError(`each entry is BS/PERCENT[/CLASS/LEVEL[/HINT]] (64k/25/1/1), got '${e}' in '${text}'`);
+      }
+      const bs = parseWholeNumber(f[0].trim(), sizeRule);
+      const pct = Math.min(Number(f[1] || 0), 100);
+      const [klass, level, hint] = f.slice(2).map(Number);
+      if (pct === 0) continue;
+      total.set(bs, (total.get(bs) ?? 0) + pct);
+      if ((total.get(bs) ?? 0) > 100) throw new RangeError(`the percentages for bs ${bs} add up to more than 100 in '${text}' (fio refuses it too)`);
+      const prio = klass === undefined ? -1 : (Math.min(klass, 7) << 13) | (Math.min(hint ?? 0, 1023) << 3) | Math.min(level, 7);
+      entries.push(ddir, bs, pct, prio);
+    }
+  };
+  direction(r, 0);
+  direction(w ?? r, 1);
+  return { text, entries };
+}
+
+export const cmdprioSplitOption = asCommanderError(parseCmdprioSplit);
 
 /** fio's rate and rate_iops: one value for reads and writes, or `read,write[,trim]` where an
  * empty one is no cap (`rate=,500k` caps writes only); the trim one caps no I/O iolab runs. */
@@ -141,13 +188,20 @@ function parsePerDirection(value: string, size: boolean): PerDirection {
 export const rateOption = asCommanderError((v: string) => parsePerDirection(v, true));
 export const rateIopsOption = asCommanderError((v: string) => parsePerDirection(v, false));
 
-/** fio's io_submit_mode: inline (fio's default) is how iolab always submits; offload is refused. */
+/** fio's io_submit_mode: inline (fio's default: the job thread submits) or offload (iodepth
+ * submit threads, each with the job's engine, run the I/Os the job thread paces). */
 export const submitModeOption = asCommanderError((v: string) => {
-  if (v.trim() === 'inline') return 'inline';
-  if (v.trim() === 'offload') {
-    throw new RangeError('offload hands submissions to fio\'s own submit threads; iolab\'s job thread submits (inline, fio\'s default)');
-  }
+  if (v.trim() === 'inline' || v.trim() === 'offload') return v.trim();
   throw new RangeError(`expected inline or offload, got '${v}'`);
+});
+
+/** fio's offset: a size, or N% of the file's size (fio's start_offset_percent). */
+export const offsetOption = asCommanderError((v: string): number | { percent: number } => {
+  const pct = /^(\d+(?:\.\d+)?)%$/.exec(v.trim());
+  if (!pct) return parseWholeNumber(v.trim(), { min: 0, size: true });
+  const percent = Number(pct[1]);
+  if (percent > 100) throw new RangeError(`expected a percent from 0 to 100, got '${v}'`);
+  return { percent };
 });
 
 /** fio's percentages with decimals (latency_percentile=99.9): 0 to 100. */

@@ -7,7 +7,7 @@
 // line either runs as written or says which option is the reason.
 import { Command, type Option } from 'commander';
 import { UserError } from '../cli-util.js';
-import { FIO_OPTION_NAMES } from './fio-names.js';
+import { FIO_DEFAULT_ONLY, FIO_OPTION_NAMES } from './fio-names.js';
 import { FIO_ALIASES, FIO_INVERSES, FIO_SPELLINGS, fioOptionName, splitFilenames } from './fio-values.js';
 import type { FioOptionText, FioSectionText } from './fio-jobfile.js';
 
@@ -18,13 +18,20 @@ const systemSettings: Record<string, string> = {
 
 /** iolab's options about how a run is done and shown, not about the job: never job options. */
 export const RUN_OPTIONS: ReadonlySet<string> = new Set(['json', 'output', 'output-format', 'vs-fio', 'repeat', 'mode', 'sweep', 'help',
-  'parse-only', 'showcmd']);
+  'parse-only', 'showcmd', 'section', 'readonly', 'eta-newline', 'minimal']);
 
-/** The one line that refuses a fio option iolab doesn't run (`-ioscheduler=noop`). */
+/** The one line that refuses a fio option iolab doesn't run (`-ioscheduler=noop`), or runs only
+ * at fio's default (`do_verify=0`). */
 export function refuseFioOption(name: string, spelled: string, where = ''): never {
   const why = systemSettings[name];
+  const onlyAt = FIO_DEFAULT_ONLY[fioOptionName(name)];
   throw new UserError(`${where}${spelled}: ${why ? `${why}; ` : ''}a fio option iolab doesn't run` +
-    (why ? ' (set it yourself before the job if you want it)' : ''));
+    (why ? ' (set it yourself before the job if you want it)' : onlyAt ? ` but at fio's default, ${fioOptionName(name)}=${onlyAt.shown}` : ''));
+}
+
+/** A fio option that iolab runs only at fio's default, given that default (bare: 1). */
+export function atFioDefault(name: string, value: string | undefined): boolean {
+  return FIO_DEFAULT_ONLY[fioOptionName(name)]?.accepts.test((value ?? '1').trim()) === true;
 }
 
 export function isFioOption(name: string): boolean {
@@ -77,6 +84,14 @@ export function splitFioArgv(cmd: Command, argv: string[]): { commander: string[
     // -ioengine=libaio, -thread: one dash before a long name is fio's spelling of two
     const m = /^--?([A-Za-z][\w-]+)(?:=([\s\S]*))?$/.exec(arg);
     const option = m ? jobOption(cmd, m[1]) : undefined;
+    if (m && !option && !findLong(cmd, m[1]) && FIO_DEFAULT_ONLY[fioOptionName(m[1])] !== undefined) {
+      // fio's option at its default: a job option like the rest (its value in the next word too)
+      let value = m[2];
+      if (value === undefined && i + 1 < argv.length && !argv[i + 1].startsWith('-') && !atFioDefault(m[1], undefined)) value = argv[++i];
+      if (!atFioDefault(m[1], value)) refuseFioOption(m[1], arg.split('=')[0]);
+      section.options.push({ name: m[1], value, where: arg.split('=')[0] });
+      continue;
+    }
     if (!m || !option) {
       if (m && !findLong(cmd, m[1]) && isFioOption(m[1])) refuseFioOption(m[1], arg.split('=')[0]);
       // -mrRD is iolab's short -m with its value; a run option goes as typed
@@ -107,15 +122,23 @@ export function splitFioArgv(cmd: Command, argv: string[]): { commander: string[
   return { commander: out, fio };
 }
 
+/** A value as --showcmd writes it: description's in double quotes, as fio writes it; any other
+ * value with a blank or a character a shell reads too (fio leaves those bare, and a shell would
+ * split them), with `"`, `\`, `$` and `` ` `` escaped inside. */
+function shownValue(name: string, value: string): string {
+  if (name !== 'description' && !/[\s"'\\$`;&|<>()*?[\]#~!{}]/.test(value)) return value;
+  return `"${value.replace(/["\\$`]/g, (c) => `\\${c}`)}"`;
+}
+
 /** fio's --showcmd: the job file and command line as one command line, the options before the
  * first --name every job's, then each job's --name and its options, as written (fio prints the
  * same with `fio` first). */
 export function showCommand(commandLine: FioCommandLine, file: FioSectionText[] | undefined): string {
-  const words = (s: FioSectionText) => s.options.map((o) => (o.value === undefined ? `--${o.name}` : `--${o.name}=${o.value}`));
+  const words = (s: FioSectionText) => s.options.map((o) => (o.value === undefined ? `--${o.name}` : `--${o.name}=${shownValue(o.name, o.value)}`));
   const out = ['iolab', 'bench', 'iops', ...words(commandLine.global)];
   for (const s of file ?? []) if (s.global) out.push(...words(s));
   for (const job of commandLine.jobs) out.push(...words(job));
-  for (const s of file ?? []) if (!s.global) out.push(`--name=${s.name}`, ...words(s));
+  for (const s of file ?? []) if (!s.global) out.push(`--name=${shownValue('name', s.name)}`, ...words(s));
   return out.join(' ');
 }
 

@@ -24,6 +24,9 @@ export interface FioSectionText {
   global: boolean;
   options: FioOptionText[];
   where: string;
+  /** The job file it is in, counted from 0 when several are given (fio starts each after the
+   * first from its own defaults, behind a stonewall); undefined on the command line. */
+  file?: number;
 }
 
 /** The bytes of a job file: the one place a job file is opened. `-` is standard input, as fio
@@ -96,4 +99,16 @@ export function readJobFile(path: string): FioSectionText[] {
   }
   if (!sections.some((s) => !s.global)) throw notJobFile(path, 'it has no job section');
   return sections;
+}
+
+/** The sections of the job files in their order, as fio reads several: each file's own, marked
+ * with its place; with fio's --section, the job sections of those names only (every [global]
+ * stays), and none of them at all is fio's "No job(s) defined". */
+export function readJobFiles(paths: string[], only: string[] = []): FioSectionText[] {
+  const all = paths.flatMap((path, file) => readJobFile(path).map((s) => ({ ...s, file })));
+  const kept = only.length === 0 ? all : all.filter((s) => s.global || only.includes(s.name));
+  if (!kept.some((s) => !s.global)) {
+    throw new UserError(`--section ${only.join(', ')}: no job section of that name in ${paths.join(', ')} (fio: "No job(s) defined")`);
+  }
+  return kept;
 }

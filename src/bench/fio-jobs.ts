@@ -9,7 +9,7 @@ import { statSync } from 'node:fs';
 import { isAbsolute, join } from 'node:path';
 import type { Command } from 'commander';
 import { UserError } from '../cli-util.js';
-import { isFlag, isZeroOne, jobOption, refuseFioOption, isFioOption, findLong } from './fio-cli.js';
+import { atFioDefault, isFlag, isZeroOne, jobOption, refuseFioOption, isFioOption, findLong } from './fio-cli.js';
 import type { FioCommandLine } from './fio-cli.js';
 import type { FioOptionText, FioSectionText } from './fio-jobfile.js';
 import { FIO_ALIASES, FIO_INVERSES, splitFilenames, stripJobFileLine, substituteValue } from './fio-values.js';
@@ -45,12 +45,19 @@ export interface FioJobList {
 
 type Values = Record<string, unknown>;
 
+/** Where a job's values keep the fio options given at fio's default (FIO_DEFAULT_ONLY): shown in
+ * its job options, nothing else. */
+export const DEFAULT_KEY = 'fio_defaults';
+
 /** An option text's value, parsed by the command's own option; fio's inverse options turned
  * around. Returns [commander key, value] (value undefined: the flag is off). */
 function parseOptionText(cmd: Command, text: FioOptionText, fromFile: boolean): [string, unknown] {
   const where = fromFile ? `${text.where}: ` : '';
   const spelled = fromFile ? `'${text.name}'` : text.where;
   const option = jobOption(cmd, text.name);
+  if (!option && !findLong(cmd, text.name) && atFioDefault(text.name, fromFile && text.value !== undefined ? substituteValue(text.name, text.value) : text.value)) {
+    return [DEFAULT_KEY, { [FIO_ALIASES[text.name] ?? text.name]: text.value ?? '1' }];
+  }
   if (!option) {
     if (findLong(cmd, text.name)) throw new UserError(`${where}'${text.name}' is an iolab command-line option, not a job option`);
     if (isFioOption(text.name)) refuseFioOption(text.name, spelled, where);
@@ -182,6 +189,10 @@ function applyAll(cmd: Command, into: Values, section: FioSectionText, fromFile:
   for (const text of section.options) {
     if (fioJob) checkEngineOptionOrder(into, text, fromFile);
     const [key, value] = parseOptionText(cmd, text, fromFile);
+    if (key === DEFAULT_KEY) {
+      into[DEFAULT_KEY] = { ...(into[DEFAULT_KEY] as Record<string, string> | undefined), ...(value as Record<string, string>) };
+      continue;
+    }
     if (key === 'rw') into.rw_offset_add = rwModifier(text, fromFile);
     if (value === undefined) delete into[key];
     else into[key] = value;
@@ -210,13 +221,24 @@ export function fioJobList(cmd: Command, commandLine: FioCommandLine, fileSectio
     applyAll(cmd, values, job, false, fioJob);
     sections.push({ section: job, values });
   }
+  let file = 0;
+  let wall = false;
   for (const s of fileSections ?? []) {
+    // each job file after the first starts from fio's defaults, not from the command line's or
+    // the files' before it (fio's fill_def_thread), and its first job behind a stonewall
+    if ((s.file ?? 0) !== file) {
+      file = s.file ?? 0;
+      for (const key of Object.keys(defaults)) if (key !== 'force') delete defaults[key];
+      for (const key of Object.keys(globalOptions)) delete globalOptions[key];
+      wall = true;
+    }
     if (s.global) {
       applyAll(cmd, defaults, s, true, fioJob);
       dump(s, true);
       continue;
     }
-    const values = { ...defaults, name: undefined };
+    const values: Values = { ...defaults, name: undefined, ...(wall ? { stonewall: true } : {}) };
+    wall = false;
     applyAll(cmd, values, s, true, fioJob);
     sections.push({ section: s, values });
   }
@@ -235,7 +257,9 @@ export function fioJobList(cmd: Command, commandLine: FioCommandLine, fileSectio
     const numjobs = (values.numjobs as number | undefined) ?? 1;
     const given = typeof values.filename === 'string' ? splitFilenames(stripJobFileLine(values.filename)) : [];
     const name = typeof values.name === 'string' && values.name !== '' ? values.name : section.name;
-    for (let clone = 0; clone < numjobs; clone++) {
+    // fio makes a job's copies last first (its add_job: subjob numjobs-1 down to 1), so they are
+    // numbered, logged (N) and given their offset_increment in that order
+    for (const clone of [0, ...Array.from({ length: numjobs - 1 }, (_, i) => numjobs - 1 - i)]) {
       // fio's clones share a named file; without one each has its own, named after the section
       const own = given.length > 0 ? given : section.name !== '' ? [`${section.name}.${clone}.0`] : [];
       const filenames = own.map((f) => inDirectory(values.directory, f));

@@ -5,6 +5,7 @@ import { readFileSync } from 'node:fs';
 import { native, type BenchDirection, type BenchHistogram, type BenchResult } from '../native.js';
 import { jobLabel, type IopsJob } from './iops-plan.js';
 import { joinFilenames } from './fio-values.js';
+import { steadyStateJson } from './steadystate.js';
 import type { MachineInfo } from './machine.js';
 
 const percentileKeys = native.benchPercentileList.map((p) => p.toFixed(6));
@@ -105,7 +106,8 @@ export function jobOptions(job: IopsJob, point?: Record<string, string>): Record
   }
   if (job.bssplit) {
     delete o.bs;
-    o.bssplit = Array.from({ length: job.bssplit.length / 2 }, (_, i) => `${job.bssplit![2 * i]}/${job.bssplit![2 * i + 1]}`).join(':');
+    const text = (split: number[]) => Array.from({ length: split.length / 2 }, (_, i) => `${split[2 * i]}/${split[2 * i + 1]}`).join(':');
+    o.bssplit = job.bssplitWrite ? `${text(job.bssplit)},${text(job.bssplitWrite)}` : text(job.bssplit);
   }
   if (job.rw === 'randrw' || job.rw === 'readwrite') o.rwmixread = String(job.rwmixread ?? 50);
   if (job.iodepthBatch && job.iodepthBatch > 1) o.iodepth_batch_submit = String(job.iodepthBatch);
@@ -164,6 +166,36 @@ function latencyTarget(job: IopsJob, depth: number | undefined) {
   };
 }
 
+/** fio's histogram buckets: FIO_IO_U_PLAT_NR of them; a later one of iolab's counts in fio's last. */
+const FIO_PLAT_NR = 1856;
+
+/** fio's value of a bucket (its plat_idx_to_val): the bucket itself below 128 ns, else the middle
+ * of its range, as fio computes it. */
+function fioBucketValue(idx: number): number {
+  if (idx < 128) return idx;
+  const errorBits = Math.floor(idx / 64) - 1;
+  return Math.floor(2 ** (errorBits + 6) + ((idx % 64) + 0.5) * 2 ** errorBits);
+}
+
+/** fio's json+ bins of a histogram: each bucket's value (ns) and its count, the buckets in order. */
+export function fioBins(h: BenchHistogram): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (let i = 0; i + 1 < (h.buckets?.length ?? 0); i += 2) {
+    const key = String(fioBucketValue(Math.min(h.buckets[i], FIO_PLAT_NR - 1)));
+    out[key] = (out[key] ?? 0) + h.buckets[i + 1];
+  }
+  return out;
+}
+
+/** fio's --output-format=json+: each job's clat_ns of each direction with its bins. */
+export function addJsonPlusBins(jobs: Record<string, any>[], entries: readonly JobEntry[]): void {
+  jobs.forEach((j, i) => {
+    const r = entries[i]?.result;
+    if (!r || r.unavailable) return;
+    for (const d of ['read', 'write'] as const) if (r[d].ios > 0 && j[d]?.clat_ns) j[d].clat_ns.bins = fioBins(r[d].clat);
+  });
+}
+
 export function fioJob(entry: JobEntry, _index = 0, all: readonly JobEntry[] = [entry]) {
   const { job, result: r, error, point, members } = entry;
   // fio's jobname is the job's name; iolab's own command line names none, so the engine does
@@ -210,6 +242,7 @@ export function fioJob(entry: JobEntry, _index = 0, all: readonly JobEntry[] = [
     iodepth_complete: percents(countKeys, r.depth?.complete ?? emptyDepth),
     ...latencyBuckets(r),
     ...latencyTarget(job, r.latencyDepth),
+    ...steadyStateJson(job, r),
     iolab: {
       cpu_us_per_io: cpuPerIoUs(r) || 0, verified_blocks: r.verifiedBlocks, laid_out_bytes: r.laidOutBytes,
       size: r.size, interrupted: r.interrupted,

@@ -1,5 +1,6 @@
-// The option names fio 3.33 knows (`fio --cmdhelp=all`, and `--enghelp=` of the engines iolab has),
-// so an option iolab does not run is refused as a fio option iolab doesn't run, not as a typo.
+// The option names fio knows (3.33's and 3.42's `fio --cmdhelp=all`, and `--enghelp=` of the
+// engines iolab has), so an option iolab does not run is refused as a fio option iolab doesn't
+// run, not as a typo.
 export const FIO_OPTION_NAMES: ReadonlySet<string> = new Set(`
   allow_file_create allow_mounted_write allrandrepeat atomic ba block_error_percentiles bs
   bs_unaligned bsrange bssplit buffer_compress_chunk buffer_compress_percentage buffer_pattern
@@ -35,4 +36,37 @@ export const FIO_OPTION_NAMES: ReadonlySet<string> = new Set(`
   verify_state_load verify_state_save wait_for write_barrier write_bw_log write_hint write_hist_log
   write_iolog write_iops_log write_lat_log zero_buffers zone_reset_frequency zone_reset_threshold
   zonecapacity zonemode zonerange zonesize zoneskip
+  apptag apptag_mask cmdprio_hint dataplacement deac dp_scheme end_syncfs fdp filetype hipri_percentage
+  job_start_clock_id libaio_vectored log_issue_time log_window_value md_per_io_size num_range pi_act pi_chk
+  plid_select plids priohint ramp_size readfua recover_zbd_write_error sprandom steadystate_check_interval
+  thinkcycles verify_header_seed verify_mode verify_pattern_interval verify_write_sequence write_mode writefua
+  write_zone_remainder
 `.trim().split(/\s+/));
+
+/** fio options iolab runs only at fio's default, where iolab does what fio's default does (it
+ * verifies after writing, starts at once, lays a file out whole and synced, measures every
+ * latency, stops at the first error...): each with the spellings of that default it accepts and
+ * the default as fio's help gives it. Given so, the option is accepted and shown in the job's
+ * options; any other value is refused, naming the default. */
+export const FIO_DEFAULT_ONLY: Readonly<Record<string, { accepts: RegExp; shown: string }>> = (() => {
+  const zero = { accepts: /^0$/, shown: '0' };
+  const one = { accepts: /^1$/, shown: '1' };
+  const noTime = { accepts: /^0+(\.0*)?(ns|us|ms|s|m|h)?$/i, shown: '0' };
+  const none = (word: string) => ({ accepts: new RegExp(`^(${word}|0)$`), shown: word });
+  return {
+    do_verify: one, startdelay: noTime, create_fsync: one, create_serialize: one, create_on_open: zero, create_only: zero,
+    allow_mounted_write: zero, file_append: zero, fill_device: zero, fsync_on_close: zero, write_barrier: zero, pre_read: zero,
+    disable_bw_measurement: zero, disable_clat: zero, disable_lat: zero, disable_slat: zero, clat_percentiles: one,
+    lat_percentiles: zero, slat_percentiles: zero, block_error_percentiles: zero, stats: one, disk_util: one,
+    bwavgtime: { accepts: /^500(ms)?$/, shown: '500' }, iopsavgtime: { accepts: /^500(ms)?$/, shown: '500' },
+    continue_on_error: none('none'), unified_rw_reporting: none('none'),
+    rw_sequencer: { accepts: /^sequential$/, shown: 'sequential' }, lockfile: { accepts: /^none$/, shown: 'none' },
+    zonecapacity: zero,
+    max_open_zones: zero, job_max_open_zones: zero, ignore_zone_limits: zero, read_beyond_wp: zero,
+    kb_base: { accepts: /^1024$/, shown: '1024' }, nrfiles: one, offset_align: zero, nice: zero,
+    lockmem: zero, per_job_logs: one, log_unix_epoch: zero, log_hist_msec: zero, log_max_value: zero, serialize_overlap: zero,
+    unlink_each_loop: zero, verify_async: zero, trim_percentage: zero, thinktime_spin: zero,
+    thinktime_blocks: one, thinktime_iotime: zero, cgroup_nodelete: zero, unique_filename: one,
+    percentile_list: { accepts: /^1:5:10:20:30:40:50:60:70:80:90:95:99:99\.5:99\.9:99\.95:99\.99$/, shown: 'fio\'s list' },
+  };
+})();

@@ -3,17 +3,24 @@
 // for fio too. iolab adds only what its own run decided where the user said nothing: the engine
 // of an engine list, a sweep point, and on iolab's plain command line a job name and the size.
 // fio runs with no shell between (src/parent-death.ts: it dies with iolab), and its CPU time,
-// every thread of it, comes from wait4.
+// every thread of it, comes from wait4; its main thread's (start-up: reading the job, laying the
+// files out, starting the jobs; the report at the end) is read while it runs and left out of the
+// CPU of its I/O, as iolab's start-up is left out of its own.
 import { runDyingWithParent } from '../parent-death.js';
+import { threadCpuNs } from '../procfs.js';
 import type { FioCommandLine } from './fio-cli.js';
 import type { FioOptionText, FioSectionText } from './fio-jobfile.js';
 import { presets } from './iops-job.js';
+import { engineInfo } from './engines.js';
 
 export interface FioFigures {
   /** IOPS of all of fio's jobs together. */
   iops: number;
-  /** CPU microseconds per I/O: the fio process's CPU (all its threads), per I/O. */
+  /** CPU microseconds per I/O: the fio process's CPU (all its threads) but its main thread's, per I/O. */
   cpuPerIoUs: number;
+  /** CPU seconds of the whole process (wait4), and of its main thread (start-up and report). */
+  cpuSec: number;
+  mainThreadCpuSec: number;
   bwBytes: number;
   clatP50: number;
   clatP99: number;
@@ -27,7 +34,7 @@ export interface FioFigures {
 /** Is fio on PATH? Resolves to its version line, or undefined. */
 export async function fioVersion(): Promise<string | undefined> {
   try {
-    const r = await runDyingWithParent('fio', ['--version']);
+    const r = await runDyingWithParent(fioBinary(), ['--version']);
     return r.exitCode === 0 ? r.stdout.trim() : undefined;
   } catch {
     return undefined;
@@ -42,6 +49,9 @@ export interface FioRunChoices {
   point?: Record<string, string>;
   /** iolab's plain command line: fio needs a job name and a size. */
   plain?: { size: number };
+  /** fio's own run flags the user gave (--section, --readonly): fio is given them too. */
+  sections?: string[];
+  readonly?: boolean;
 }
 
 const word = (o: FioOptionText) => (o.value === undefined ? `--${o.name}` : `--${o.name}=${o.value}`);
@@ -72,21 +82,26 @@ function sectionWords(section: FioSectionText, engine: (o: FioOptionText) => str
  * options. iolab's defaults that differ from fio's go first, where any option of the user's
  * overrides them: --thread (iolab's jobs are threads).
  */
-export function fioArgs(commandLine: FioCommandLine, jobFile: string | undefined, choices: FioRunChoices): string[] {
-  const engine = (o: FioOptionText) => (isEngineList(o) ? `--ioengine=${choices.engine}` : word(o));
+export function fioArgs(commandLine: FioCommandLine, jobFiles: string | string[] | undefined, choices: FioRunChoices): string[] {
+  const files = jobFiles === undefined ? [] : typeof jobFiles === 'string' ? [jobFiles] : jobFiles;
+  // an engine list is this run's engine; an engine by another of iolab's spellings (posix_aio,
+  // uring) is fio's name for it, which is all fio loads
+  const engine = (o: FioOptionText) => (isEngineList(o) ? `--ioengine=${choices.engine}` :
+    o.name === 'ioengine' && o.value !== undefined ? `--ioengine=${engineInfo(o.value.trim())?.name ?? o.value}` : word(o));
   const point = Object.entries(choices.point ?? {}).map(([k, v]) => `--${k}=${v}`);
   const typed = [commandLine.global, ...commandLine.jobs].some((s) => s.options.some((o) => o.name === 'ioengine'));
-  const args = ['--output-format=json', '--thread'];
+  const args = ['--output-format=json', '--thread', ...(choices.sections ?? []).map((s) => `--section=${s}`),
+    ...(choices.readonly ? ['--readonly'] : [])];
   if (choices.engine !== undefined && !typed) args.push(`--ioengine=${choices.engine}`);
   args.push(...sectionWords(commandLine.global, engine));
   if (choices.plain) {
     if (!commandLine.global.options.some((o) => o.name === 'size')) args.push(`--size=${choices.plain.size}`);
     args.push(...point, '--name=iolab');
-  } else if (jobFile === undefined) {
+  } else if (files.length === 0) {
     for (const job of commandLine.jobs) args.push(...sectionWords(job, engine), ...point);
   } else {
     for (const job of commandLine.jobs) args.push(...sectionWords(job, engine));
-    args.push(jobFile);
+    args.push(...files);
   }
   return args;
 }
@@ -96,9 +111,28 @@ function pct(clat: Record<string, unknown> | undefined, key: string): number {
   return p?.[key] ?? NaN;
 }
 
+/** How often fio's main thread's CPU is read while it runs: what it spends after the last reading
+ * (the report: a few ms) counts as its I/O's. */
+const MAIN_THREAD_SAMPLE_MS = 10;
+
+/** The fio binary: IOLAB_FIO names another than the one on PATH (a newer fio built from source). */
+export function fioBinary(): string {
+  return process.env.IOLAB_FIO || 'fio';
+}
+
 /** Runs fio with args (fioArgs) and returns its figures, all of its jobs together. */
 export async function runFio(args: string[], stop?: AbortSignal): Promise<FioFigures> {
-  const r = await runDyingWithParent('fio', args, stop);
+  let mainNs = 0;
+  const watch = (pid: number) => {
+    const read = () => {
+      const ns = threadCpuNs(pid);
+      if (ns !== undefined) mainNs = ns;
+    };
+    read();
+    const timer = setInterval(read, MAIN_THREAD_SAMPLE_MS);
+    return () => clearInterval(timer);
+  };
+  const r = await runDyingWithParent(fioBinary(), args, stop, watch);
   const start = r.stdout.indexOf('{');
   if (r.exitCode !== 0 || start < 0) {
     // fio's whole refusal, one line (its last line alone often only says it gave up)
@@ -110,9 +144,12 @@ export async function runFio(args: string[], stop?: AbortSignal): Promise<FioFig
   const dirs = doc.jobs.flatMap((j) => [j.read, j.write]).filter((d) => d && d.total_ios > 0);
   const main = dirs[0] ?? doc.jobs[0].read;
   const ios = dirs.reduce((s, d) => s + d.total_ios, 0);
+  const mainThreadCpuSec = Math.min(mainNs / 1e9, r.cpuSec);
   return {
     iops: dirs.reduce((s, d) => s + d.iops, 0),
-    cpuPerIoUs: ios > 0 ? (r.cpuSec * 1e6) / ios : NaN,
+    cpuPerIoUs: ios > 0 ? ((r.cpuSec - mainThreadCpuSec) * 1e6) / ios : NaN,
+    cpuSec: r.cpuSec,
+    mainThreadCpuSec,
     bwBytes: dirs.reduce((s, d) => s + d.bw_bytes, 0),
     clatP50: pct(main.clat_ns, '50.000000'),
     clatP99: pct(main.clat_ns, '99.000000'),

@@ -15,7 +15,7 @@ export const FIO_ALIASES: Readonly<Record<string, string>> = {
   io_limit: 'io_size', fill_fs: 'fill_device', fileoffset: 'offset', blockalign: 'ba',
   blocksize_range: 'bsrange', blocksize_unaligned: 'bs_unaligned', nr_files: 'nrfiles', iomem: 'mem',
   mem_align: 'iomem_align', ratemin: 'rate_min', ratecycle: 'rate_cycle', disable_bw: 'disable_bw_measurement',
-  ss: 'steadystate', ss_dur: 'steadystate_duration', ss_ramp: 'steadystate_ramp_time',
+  ss: 'steadystate', ss_dur: 'steadystate_duration', ss_ramp: 'steadystate_ramp_time', ss_interval: 'steadystate_check_interval',
 };
 
 /** Names fio 3.33 takes for an option without listing them as its aliases: `threads=1` (fio's

@@ -4,12 +4,13 @@
 // run in groups of its own. fio's group_reporting decides which jobs of a group one result sums.
 // Shared by the two runners (iops-run.ts, vs-fio.ts): the titles, the JSON output, the note on a
 // stopped layout.
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync, statSync } from 'node:fs';
+import { blockDeviceDir } from './machine.js';
 import type { BenchJob, BenchResult } from '../native.js';
 import { printJson, UserError, writeJsonFile } from '../cli-util.js';
 import { checkJob } from './storage-job.js';
 import { sweepPoints, type SweepAxis } from './sweep.js';
-import { ENGINES } from './engines.js';
+import { ENGINES, engineInfo } from './engines.js';
 import { checkLogFiles, logFiles, logMask } from './fio-logs.js';
 import type { FioJobList } from './fio-jobs.js';
 import { jobEngines, jobFromOptions, type IopsJob, type IopsOptions } from './iops-job.js';
@@ -45,11 +46,18 @@ export interface IopsRun {
   phases: IopsJob[][];
   sweep: SweepAxis[];
   json: boolean;
+  /** fio's json+: the JSON's clat_ns have their histogram's bins. */
+  jsonPlus: boolean;
   output?: string;
   vsFio: boolean;
   repeat: number;
   /** fio's "global options" of the run. */
   globalOptions: Record<string, string>;
+  /** fio's --eta-newline: the progress bar's new line every this many ms. */
+  etaNewlineMs?: number;
+  /** fio's --section and --readonly, given to fio too by --vs-fio. */
+  sections: string[];
+  readonly: boolean;
 }
 
 export interface RunOptions {
@@ -62,6 +70,11 @@ export interface RunOptions {
   /** fio's --parse-only and --showcmd: read the jobs, run nothing. */
   parseOnly?: boolean;
   showcmd?: boolean;
+  /** fio's --section (only the job sections of these names), --readonly (no job that writes or
+   * lays a file out), --eta-newline (ms). */
+  section?: string[];
+  readonly?: boolean;
+  etaNewline?: number;
 }
 
 /** 268435456 -> "256MiB", 8192 -> "8KiB": the title's size. */
@@ -152,6 +165,15 @@ export function planRun(list: FioJobList, run: RunOptions): IopsRun {
     }
     const engines = jobEngines(opts, list.fioJob, ENGINES);
     const job = jobFromOptions(opts, filename, engines, sweep);
+    // fio's offset_increment: each copy of the job starts that much further than the one before
+    if (opts.offset_increment) job.offset = (job.offset ?? 0) + fio.clone * opts.offset_increment;
+    if (typeof opts.offset === 'object') {
+      if (files.length > 1) {
+        throw new UserError(`${fio.name || 'the job'}: offset=${opts.offset.percent}% over ${files.length} files: fio takes that share of ` +
+          'each file\'s own size; iolab runs one offset per job, so give it in bytes');
+      }
+      job.offsetPercent = opts.offset.percent;
+    }
     if (files.length > 1) {
       job.filenames = files;
       // fio's filesize is each file's; without a size the job's is all of them
@@ -161,6 +183,9 @@ export function planRun(list: FioJobList, run: RunOptions): IopsRun {
     return { fio, engines, job: { ...job, name: list.fioJob ? fio.name : undefined, clone: fio.clone, groupid: fio.groupid,
       logFiles: logs, logMask: logMask(logs), logAvgMs: opts.log_avg_msec ?? 0 } };
   });
+  // fio's dedupe_global: the jobs that share one working set, each filling its share of it
+  const sharing = jobs.filter((j) => j.job.dedupeGlobal);
+  sharing.forEach((j, i) => Object.assign(j.job, { dedupeIndex: i, dedupeJobs: sharing.length }));
   const phases: (typeof jobs)[] = [];
   for (const j of jobs) {
     if (phases.length === 0 || j.fio.stonewall) phases.push([]);
@@ -189,11 +214,55 @@ export function planRun(list: FioJobList, run: RunOptions): IopsRun {
       variants.push({ engine, point: sweep.length ? point.options : undefined, steps });
     }
   }
+  if (run.readonly) for (const v of variants) for (const s of v.steps) for (const { job } of s.jobs) checkReadOnly(job);
   for (const v of variants) for (const s of v.steps) for (const { job } of s.jobs) checkJob(job);
   for (const { job } of jobs) checkLogFiles(job.logFiles ?? {}, job.force === true, variants.length);
   return {
     variants, sweep, phases: phases.map((p) => p.filter((j) => j.fio.clone === 0).map((j) => j.job)),
-    json: run.json === true || run.outputFormat === 'json', output: run.output, vsFio: run.vsFio === true,
-    repeat: run.repeat ?? 3, globalOptions: list.globalOptions,
+    json: run.json === true || run.outputFormat === 'json' || run.outputFormat === 'json+', jsonPlus: run.outputFormat === 'json+',
+    output: run.output, vsFio: run.vsFio === true,
+    repeat: run.repeat ?? 3, globalOptions: list.globalOptions, etaNewlineMs: run.etaNewline,
+    sections: run.section ?? [], readonly: run.readonly === true,
   };
+}
+
+/** fio's offset=N%: that share of the file's size as it is when the job starts (after the steps
+ * before it; a new file has none: 0, as fio computes it before laying the file out), rounded
+ * down to a whole block. */
+export function withPercentOffset(job: IopsJob): IopsJob {
+  if (job.offsetPercent === undefined) return job;
+  const offset = Math.floor((fileBytes(job.filename) * job.offsetPercent) / 100);
+  return { ...job, offset: offset - (offset % job.bs) };
+}
+
+/** The bytes of a file or block device (its size in 512-byte sectors, from sysfs), 0 when missing. */
+function fileBytes(path: string): number {
+  const st = statSync(path, { throwIfNoEntry: false });
+  if (st === undefined) return 0;
+  if (!st.isBlockDevice()) return st.size;
+  const dir = blockDeviceDir(path);
+  try {
+    return dir ? Number(readFileSync(`${dir}/size`, 'utf8').trim()) * 512 : 0;
+  } catch {
+    return 0;
+  }
+}
+
+/** fio's --readonly: a job that writes is refused, and so is one whose file iolab would lay out
+ * or extend (fio: "refusing extend of file due to read-only"); a read of what is there runs. */
+function checkReadOnly(job: IopsJob): void {
+  const who = job.name || 'the job';
+  if (job.rw !== 'read' && job.rw !== 'randread') {
+    throw new UserError(`--readonly: ${who} writes (rw=${job.rw}); fio refuses it too ("job <${who}> has write or trim bit set, ` +
+      'but fio is in read-only mode")');
+  }
+  if (engineInfo(job.engine)?.diskless) return;
+  for (const file of job.filenames ?? [job.filename]) {
+    const st = statSync(file, { throwIfNoEntry: false });
+    const need = (job.offset ?? 0) + (job.filenames && job.filenames.length > 1 ? Math.floor(job.size / job.filenames.length) : job.size);
+    if (st === undefined || (st.isFile() && !job.sizeIsDefault && st.size < need)) {
+      throw new UserError(`--readonly: ${who} would lay out '${showText(file)}' (${st === undefined ? 'it does not exist' :
+        `${st.size} bytes, the job reads ${need}`}), which writes; fio refuses it too ("refusing extend of file due to read-only")`);
+    }
+  }
 }

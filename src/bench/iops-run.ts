@@ -11,9 +11,9 @@ import { machineInfo } from './machine.js';
 import { checkLayoutSpace, runJobGroup } from './storage-job.js';
 import { writeLogs } from './fio-logs.js';
 import { rmSync } from 'node:fs';
-import { diskSample, diskUtil, fioDocument, fioJob, type JobEntry } from './fio-json.js';
+import { addJsonPlusBins, diskSample, diskUtil, fioDocument, fioJob, type JobEntry } from './fio-json.js';
 import { resultHeader, resultRows } from './storage-table.js';
-import { describeJob, jobLabel, outputJson, reportInterruptedLayout, shownFiles, type IopsRun, type Step } from './iops-plan.js';
+import { describeJob, jobLabel, outputJson, reportInterruptedLayout, shownFiles, withPercentOffset, type IopsRun, type Step } from './iops-plan.js';
 
 /** Below this many I/Os a row's IOPS is a figure from a handful of calls: the table says so. */
 const MEANINGFUL_IOS = 100;
@@ -31,12 +31,12 @@ export interface StepEntry extends JobEntry {
 }
 
 /** The entries of one step: what each entry's jobs measured, or the error that ended them. */
-export async function runStep(step: Step, show: boolean): Promise<StepEntry[]> {
+export async function runStep(step: Step, show: boolean, newlineMs?: number): Promise<StepEntry[]> {
   const firsts = step.jobs.filter((j, i) => step.jobs.findIndex((k) => k.entry === j.entry) === i);
   const members = (entry: number) => step.jobs.filter((j) => j.entry === entry).length;
   const label = firsts.map((j) => entryLabel(j.job, j.point, members(j.entry))).join(' + ');
   try {
-    const results = await runJobGroup(step.jobs.map((j) => ({ ...j.job, entry: j.entry })), { show, label });
+    const results = await runJobGroup(step.jobs.map((j) => ({ ...withPercentOffset(j.job), entry: j.entry })), { show, label, newlineMs });
     const entries = firsts.map((j) => {
       const result = results[j.entry] as BenchResult;
       if (result.interrupted) reportInterruptedLayout(j.job, result);
@@ -73,11 +73,13 @@ export async function runIops(plan: IopsRun): Promise<void> {
   runs: for (const variant of plan.variants) {
     for (const step of variant.steps) {
       if (signal.aborted) break runs;
-      entries.push(...await runStep(step, !plan.json));
+      entries.push(...await runStep(step, !plan.json, plan.etaNewlineMs));
     }
   }
   const interrupted = signal.aborted;
-  const doc = fioDocument(started, entries.map(fioJob), diskUtil(disk0, diskSample(machine.fileSystem?.device)),
+  const jobs = entries.map(fioJob);
+  if (plan.jsonPlus) addJsonPlusBins(jobs, entries);
+  const doc = fioDocument(started, jobs, diskUtil(disk0, diskSample(machine.fileSystem?.device)),
     { machine, command: commandLine(), ...(interrupted ? { interrupted: true } : {}) }, plan.globalOptions);
   outputJson(plan, doc);
   if (!plan.json) plan.phases.forEach((_, p) => printTable(plan, p, entries.filter((e) => e.phase === p)));

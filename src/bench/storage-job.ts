@@ -121,7 +121,10 @@ export function checkJob(job: BenchJob, role: JobFileRole = { option: '--filenam
   if (job.blockAlign && job.blockAlign % job.bs !== 0) {
     throw new UserError(`blockalign=${job.blockAlign} is not a multiple of the block size (${job.bs}), to which every offset is aligned`);
   }
-  if (job.verify && job.seqAdd) throw new UserError('--verify with an offset modifier (rw=read:-8k): iolab checks whole blocks, which the modifier\'s offsets may straddle');
+  if (job.verify && job.seqAdd && job.seqAdd % job.bs !== 0) {
+    throw new UserError(`--verify with an offset modifier (rw=write:${job.seqAdd}) that is not a multiple of bs ${job.bs}: iolab checks ` +
+      'whole blocks, which the modifier\'s offsets would straddle');
+  }
   if (job.direct) {
     const lbs = logicalBlockSize(job.filename);
     if (lbs && job.bs % lbs.size !== 0) {
@@ -151,6 +154,8 @@ export interface ProgressOptions {
   /** Draw the bar (only when stderr is a terminal and output is not JSON). */
   show: boolean;
   label: string;
+  /** fio's --eta-newline: the bar starts a new line every this many ms (0: it redraws its one line). */
+  newlineMs?: number;
 }
 
 /** Runs one job natively; while it runs, a one-line progress bar with IOPS and ETA on stderr. */
@@ -168,6 +173,7 @@ async function withProgress<T>(jobs: BenchJob[], progress: ProgressOptions,
   const draw = progress.show && process.stderr.isTTY === true;
   let lastIos = 0;
   let lastMs = 0;
+  let lineFrom = 0;
   const job = jobs[0];
   const total = job.timeBased || job.runtimeMs ? (job.rampMs ?? 0) + (job.runtimeMs ?? 0) : undefined;
   const layoutBytes = jobs.reduce((sum, j) => sum + j.size, 0);
@@ -192,8 +198,10 @@ async function withProgress<T>(jobs: BenchJob[], progress: ProgressOptions,
     const filled = Math.round(fraction * width);
     const what = p.phase === 'layout' ? `laying out ${(p.bytes / 2 ** 20).toFixed(0)} MiB` :
       `${p.phase} ${Math.round(iops).toLocaleString('en-US')} IOPS`;
+    const newline = (progress.newlineMs ?? 0) > 0 && p.elapsedMs - lineFrom >= progress.newlineMs!;
+    if (newline) lineFrom = p.elapsedMs;
     process.stderr.write(`\r\x1b[K${progress.label} [${'#'.repeat(filled)}${'.'.repeat(width - filled)}] ` +
-      `${(fraction * 100).toFixed(0).padStart(3)}% ${what} ETA ${(eta / 1000).toFixed(0)}s`);
+      `${(fraction * 100).toFixed(0).padStart(3)}% ${what} ETA ${(eta / 1000).toFixed(0)}s${newline ? '\n' : ''}`);
   } : undefined;
   // Ctrl-C / SIGTERM: the native job sees the flag within one I/O and returns what it measured
   const stop = new Int32Array(new SharedArrayBuffer(4));

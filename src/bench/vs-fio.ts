@@ -1,7 +1,9 @@
 // `bench iops --vs-fio`: each run of the job list (an engine of a list, a sweep point) in iolab
-// and in fio, alternating who goes first, --repeat rounds; medians of IOPS (all jobs together)
-// and of CPU time per I/O, and their ratios iolab/fio. fio is given the user's own job file or
-// command line (fio-runner.ts), never iolab's reading of it.
+// and in fio, alternating who goes first, --repeat rounds; medians of IOPS and of CPU time per
+// I/O, and their ratios iolab/fio: a row per group of the job list with its reads and writes
+// apart (vs-fio-rows.ts), one row for a run of one group in one direction; the JSON has all jobs
+// together too. fio is given the user's own job file or command line (fio-runner.ts), never
+// iolab's reading of it.
 import { native, type BenchResult } from '../native.js';
 import { commandLine, UserError } from '../cli-util.js';
 import { interruptedBy, interruption, markInterrupted } from '../interrupt.js';
@@ -9,13 +11,14 @@ import { closeSync, fstatSync, fsyncSync, openSync } from 'node:fs';
 import { formatCount, formatNs, median, ratio, table } from '../format.js';
 import { machineInfo } from './machine.js';
 import { engineInfo } from './engines.js';
-import { cpuPerIoUs, diskSample, diskUtil, fioDocument, fioJob } from './fio-json.js';
+import { addJsonPlusBins, cpuPerIoUs, diskSample, diskUtil, fioDocument, fioJob } from './fio-json.js';
 import { fioArgs, fioVersion, runFio, type FioFigures } from './fio-runner.js';
 import { formatCpuPerIo, resultIops } from './storage-table.js';
 import { describeJob, jobLabel, outputJson, shownFiles, type IopsRun, type Variant } from './iops-plan.js';
 import { runStep, type StepEntry } from './iops-run.js';
 import { checkLayoutSpace } from './storage-job.js';
 import type { FioCommandLine } from './fio-cli.js';
+import { fioGroups, groupLabel, groupRows, iolabGroups } from './vs-fio-rows.js';
 
 /** One round of iolab's side: every step of the run, and the figures of all its jobs together. */
 interface IolabRound {
@@ -67,6 +70,9 @@ function summarize(p: Pair) {
     cpu_ratio: fioCpu > 0 ? iolabCpu / fioCpu : NaN,
     iolab_clat_p99_ns: median(p.iolab.map((r) => r.clatP99)),
     fio_clat_p99_ns: median(p.fio.map((f) => f.clatP99)),
+    // fio's main thread (reading the job, laying out, reporting) left out of its CPU per I/O
+    fio_startup_cpu_sec: median(p.fio.map((f) => f.mainThreadCpuSec)),
+    groups: groupRows(p.iolab.map((r) => iolabGroups(r.entries)), p.fio.map(fioGroups), median),
     // what fio was told, as its JSON lists it: the user's own options
     fio_global_options: p.fio[0]?.doc['global options'],
     fio_job_options: p.fio[0]?.job['job options'],
@@ -76,7 +82,8 @@ function summarize(p: Pair) {
 }
 
 /** What fio needs to be told that the user did not say, and cannot be told at all. */
-function checkVsFio(plan: IopsRun, jobFile: string | undefined, user: FioCommandLine): void {
+function checkVsFio(plan: IopsRun, jobFiles: string[], user: FioCommandLine): void {
+  const jobFile = jobFiles.length > 0 ? jobFiles.join(', ') : undefined;
   const jobs = plan.variants.flatMap((v) => v.steps.flatMap((s) => s.jobs.map((j) => j.job)));
   if (jobs.some((j) => j.verify)) throw new UserError('--vs-fio runs fio on the same file, which overwrites the verify pattern: drop --verify');
   const testOnly = jobs.find((j) => engineInfo(j.engine)?.testOnly);
@@ -91,11 +98,11 @@ function checkVsFio(plan: IopsRun, jobFile: string | undefined, user: FioCommand
 }
 
 /** The steps of a variant, one after the other, until a signal. */
-async function runSteps(variant: Variant, signal: AbortSignal, show: boolean): Promise<StepEntry[]> {
+async function runSteps(variant: Variant, signal: AbortSignal, show: boolean, newlineMs?: number): Promise<StepEntry[]> {
   const entries: StepEntry[] = [];
   for (const step of variant.steps) {
     if (signal.aborted) break;
-    entries.push(...await runStep(step, show));
+    entries.push(...await runStep(step, show, newlineMs));
   }
   return entries;
 }
@@ -122,10 +129,10 @@ export function roundsText(done: number, asked: number): string {
   return done < asked ? `${of}, of ${asked} asked: cut short` : of;
 }
 
-export async function runVsFio(plan: IopsRun, user: { jobFile?: string; commandLine: FioCommandLine }): Promise<void> {
+export async function runVsFio(plan: IopsRun, user: { jobFiles: string[]; commandLine: FioCommandLine }): Promise<void> {
   const version = await fioVersion();
   if (!version) throw new UserError('--vs-fio needs fio on PATH (apt-get install fio)');
-  checkVsFio(plan, user.jobFile, user.commandLine);
+  checkVsFio(plan, user.jobFiles, user.commandLine);
   checkLayoutSpace(plan.variants.flatMap((v) => v.steps.flatMap((s) => s.jobs.map((j) => j.job))));
   const signal = interruption();
   const first = plan.variants[0].steps[0].jobs[0].job;
@@ -142,13 +149,13 @@ export async function runVsFio(plan: IopsRun, user: { jobFile?: string; commandL
     for (const p of pairs) {
       if (p.unavailable) continue;
       const ours = async () => {
-        let entries = await runSteps(p.variant, signal, !plan.json);
+        let entries = await runSteps(p.variant, signal, !plan.json, plan.etaNewlineMs);
         // a file this run just laid out is still dirty in the page cache, where fio's and
         // iolab's cache drop cannot reach it: a read would be of memory, not the file. So the
         // layout is written to disk and the round run again, on the file as fio will find it.
         if (entries.some((e) => (e.result?.laidOutBytes ?? 0) > 0) && !signal.aborted && !entries.some((e) => e.error)) {
           syncFiles(jobs.flatMap((j) => j.filenames ?? [j.filename]));
-          entries = await runSteps(p.variant, signal, !plan.json);
+          entries = await runSteps(p.variant, signal, !plan.json, plan.etaNewlineMs);
         }
         const failed = entries.find((e) => e.error);
         if (failed?.error) throw new Error(failed.error);
@@ -163,7 +170,8 @@ export async function runVsFio(plan: IopsRun, user: { jobFile?: string; commandL
         if (p.unavailable || signal.aborted) return;
         // on iolab's plain command line fio gets the size iolab's run addressed (a whole foreign file or device)
         const size = p.iolab.flatMap((r) => r.entries).find((e) => e.result?.size)?.result?.size ?? first.size;
-        const args = fioArgs(user.commandLine, user.jobFile, { engine: p.variant.engine, point: p.variant.point,
+        const args = fioArgs(user.commandLine, user.jobFiles, { engine: p.variant.engine, point: p.variant.point,
+          sections: plan.sections, readonly: plan.readonly,
           plain: plain ? { size } : undefined });
         let f: FioFigures | undefined;
         try {
@@ -195,7 +203,9 @@ export async function runVsFio(plan: IopsRun, user: { jobFile?: string; commandL
       return p.variant.steps.flatMap((s) => s.jobs.filter((j, i) => s.jobs.findIndex((k) => k.entry === j.entry) === i)
         .map((j) => fioJob({ job: j.job, point: j.point, result: p.unavailable ? { unavailable: p.unavailable } as BenchResult : undefined })));
     }
-    return mid.entries.map(fioJob);
+    const jobs = mid.entries.map(fioJob);
+    if (plan.jsonPlus) addJsonPlusBins(jobs, mid.entries);
+    return jobs;
   });
   const doc = fioDocument(started, entries, diskUtil(disk0, diskSample(machine.fileSystem?.device)), {
     machine, command: commandLine(), vs_fio: { fio: version, repeat: plan.repeat, engines: summary },
@@ -207,16 +217,24 @@ export async function runVsFio(plan: IopsRun, user: { jobFile?: string; commandL
     // the rounds both sides finished for every engine: the figures are over those
     const done = Math.min(...pairs.filter((p) => !p.unavailable).map((p) => Math.min(p.iolab.length, p.fio.length)), plan.repeat);
     process.stdout.write(`iolab bench iops --vs-fio (${version}, ${roundsText(Number.isFinite(done) ? done : 0, plan.repeat)}): ${titles}\n`);
-    const rows = summary.map((s, i) => {
+    const rows = summary.flatMap((s, i) => {
       const label = `${pairs[i].label}${pairs[i].partial ? ' (partial)' : ''}`;
-      if ('unavailable' in s && s.unavailable) return [label, `unavailable: ${s.unavailable}`];
-      const v = s as Exclude<typeof s, { unavailable: string }> & Record<string, number>;
-      return [label, formatCount(v.iolab_iops), formatCount(v.fio_iops), ratio(v.iolab_iops, v.fio_iops),
-        formatCpuPerIo(v.iolab_cpu_us_per_io), formatCpuPerIo(v.fio_cpu_us_per_io), ratio(v.iolab_cpu_us_per_io, v.fio_cpu_us_per_io),
-        formatNs(v.iolab_clat_p99_ns), formatNs(v.fio_clat_p99_ns)];
+      if ('unavailable' in s && s.unavailable) return [[label, `unavailable: ${s.unavailable}`]];
+      const v = s as Exclude<typeof s, { unavailable: string }>;
+      // a row per group and direction, as fio's groups; a run of one of each is its engine's row
+      const apart = summary.some((x) => 'groups' in x && (x.groups?.length ?? 0) > 1);
+      const each = apart ? v.groups.map((g) => ({ ...g, label: `${label} ${groupLabel(g)}` })) : [{ ...v, label }];
+      return each.map((g) => [g.label, formatCount(g.iolab_iops), formatCount(g.fio_iops), ratio(g.iolab_iops, g.fio_iops),
+        formatCpuPerIo(g.iolab_cpu_us_per_io), formatCpuPerIo(g.fio_cpu_us_per_io), ratio(g.iolab_cpu_us_per_io, g.fio_cpu_us_per_io),
+        formatNs(g.iolab_clat_p99_ns), formatNs(g.fio_clat_p99_ns)]);
     });
     process.stdout.write(table(['engine', 'iolab IOPS', 'fio IOPS', 'IOPS iolab/fio', 'iolab CPU/IO', 'fio CPU/IO',
       'CPU/IO iolab/fio', 'iolab clat p99', 'fio clat p99'], rows));
+    const startup = median(summary.map((s) => ('fio_startup_cpu_sec' in s ? s.fio_startup_cpu_sec ?? NaN : NaN)).filter(Number.isFinite));
+    if (Number.isFinite(startup)) {
+      process.stdout.write(`note: CPU/IO is each side's process CPU over its jobs' I/O; fio's main thread (reading the job, laying ` +
+        `files out, its report: ${formatNs(startup * 1e9)} of CPU a run) is left out, as iolab's start-up is\n`);
+    }
   }
   if (interrupted) {
     if (!plan.json) process.stdout.write(`interrupted (${interruptedBy() ?? 'a signal'}): the rows hold the rounds that finished; a row marked (partial) lost a run cut short\n`);

@@ -2,11 +2,15 @@
 // a command line) run by fio and by iolab, each in a folder of its own, read back the same way:
 // the jobs (name, groupid, rw, bs, iodepth, I/Os, when each ran), fio's "global options", the
 // files left in the folder, the exit status. fio 3.33's JSON has no job_start, so its jobs'
-// times come from its own IOPS logs (--write_iops_log with --log_unix_epoch, every 100 ms).
+// times come from its own IOPS logs (--write_iops_log with --log_unix_epoch, every 100 ms);
+// fio 3.36 and later's come from job_start and job_runtime, as iolab's.
 import { execa } from 'execa';
 import { mkdirSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { runCliText } from './cli.js';
+
+/** The fio to compare with: IOLAB_FIO's (a fio built from source, such as 3.42), else PATH's. */
+export const fioBinary = process.env.IOLAB_FIO || 'fio';
 
 export interface DiffCase {
   name: string;
@@ -19,6 +23,11 @@ export interface DiffCase {
   sameBytes?: string[];
   /** iolab refuses this case by name, with a line matching this, where fio runs it. */
   refuses?: RegExp;
+  /** The oldest fio the case is compared with (`; needs fio: 3.42`), for an older one's fault. */
+  needsFio?: string;
+  /** Comparisons that cannot be made for this case, by their names in the differences (its
+   * definition says why). */
+  skip?: string[];
 }
 
 export interface DiffJob {
@@ -28,6 +37,14 @@ export interface DiffJob {
   bs: number;
   iodepth: number;
   ios: number;
+  /** Bytes it moved, read and written. */
+  bytes: number;
+  /** The directions it moved: read, write. */
+  directions: string[];
+  /** fio's steadystate object: its criterion, window, whether it was attained, the intervals kept. */
+  steady: string;
+  /** Its I/Os' lengths are drawn (bsrange, bssplit): the count is the draw's, the bytes are not. */
+  varlen: boolean;
   /** Its job options list time_based or verify (fio's JSON leaves out time_based, a bare word). */
   timeBased: boolean;
   verify: boolean;
@@ -110,21 +127,55 @@ function jobsOf(doc: any): DiffJob[] {
       latency: `${j.latency_depth} ${j.latency_target} ${j.latency_percentile} ${j.latency_window}`,
       syncs: j.sync?.lat_ns?.N ?? 0,  // fio 3.33 counts an fdatasync in N, not in total_ios
       ios: (j.read?.total_ios ?? 0) + (j.write?.total_ios ?? 0), timeBased: 'time_based' in o, verify: 'verify' in o,
+      bytes: (j.read?.io_bytes ?? 0) + (j.write?.io_bytes ?? 0),
+      directions: ['read', 'write'].filter((d) => (j[d]?.total_ios ?? 0) > 0),
+      steady: j.steadystate ? `${j.steadystate.ss} over ${j.steadystate.duration}s, attained ${j.steadystate.attained}, ` +
+        `${j.steadystate.data.iops.length} intervals` : '-',
+      varlen: 'bssplit' in o || (o.bsrange !== undefined && new Set(o.bsrange.split('-').map((x) => fioSize(x, 0))).size > 1),
       aggregates: aggregatesOf(j), runtime: Math.max(j.read?.runtime ?? 0, j.write?.runtime ?? 0),
     };
   });
 }
 
+/** A log whose lines carry each I/O's offset (log_offset=1), per direction: the bytes, the range
+ * they cover and whether each byte of it once, and the runs of I/Os that each began where the
+ * one before ended (one run: in order; a few: how a job over several files takes them in turn,
+ * their lengths listed; many, as a random job's: not told): what a job's offsets are, across
+ * runs whose lengths are drawn. */
+function offsetsOf(lines: string[][]): string {
+  const out: string[] = [];
+  for (const dir of ['0', '1']) {
+    const ios = lines.filter((l) => l[2] === dir).map((l) => ({ len: Number(l[3]), off: Number(l[4]) }));
+    if (ios.length === 0) continue;
+    const bytes = ios.reduce((s, io) => s + io.len, 0);
+    const runs: number[] = [];
+    ios.forEach((io, i) => {
+      if (i > 0 && io.off === ios[i - 1].off + ios[i - 1].len) runs[runs.length - 1]++;
+      else runs.push(1);
+    });
+    const inOrder = runs.length === 1 ? ', in order' : runs.length <= 24 ? `, in runs of ${runs.join(',')} I/Os` : '';
+    const sorted = [...ios].sort((a, b) => a.off - b.off);
+    const from = sorted[0].off;
+    const to = Math.max(...sorted.map((io) => io.off + io.len));
+    const once = sorted.every((io, i) => i === 0 || io.off === sorted[i - 1].off + sorted[i - 1].len);
+    out.push(`${dir === '0' ? 'reads' : 'writes'} ${bytes} bytes over [${from}, ${to}) ${once ? 'each byte once' : 'not each byte once'}${inOrder}`);
+  }
+  return out.join('; ');
+}
+
 /** The files a run left, but fio's verify state (verify_state_save, fio's own bookkeeping); a log
  * file (write_*_log) by its lines: how many, whether each is fio's "time, value, direction,
- * block size, priority", and the priorities they show (log_prio's values, or 1 for realtime). */
+ * block size, [offset,] priority", and the priorities they show (log_prio's values, or 1 for
+ * realtime); a log with offsets by the offsets it covers instead of its count of lines. */
 function filesIn(dir: string): string[] {
   return readdirSync(dir).filter((f) => !f.endsWith('-verify.state')).sort().map((f) => {
     if (!f.endsWith('.log')) return `${f} ${statSync(join(dir, f)).size}`;
     const lines = readFileSync(join(dir, f), 'utf8').split('\n').filter((l) => l !== '');
-    const format = lines.every((l) => /^\d+, \d+, [01], \d+, ([01]|0x[0-9a-f]{4})$/.test(l)) ? '' : ', not fio\'s format';
+    const format = lines.every((l) => /^\d+, \d+, [01], \d+, (\d+, )?([01]|0x[0-9a-f]{4})$/.test(l)) ? '' : ', not fio\'s format';
     const prios = [...new Set(lines.map((l) => l.split(', ').pop()))].sort().join('/');
-    return `${f} ${lines.length} lines${format}${prios ? `, priorities ${prios}` : ''}`;
+    const columns = lines.map((l) => l.split(', '));
+    const count = columns.length > 0 && columns.every((c) => c.length === 6) ? offsetsOf(columns) : `${lines.length} lines`;
+    return `${f} ${count}${format}${prios ? `, priorities ${prios}` : ''}`;
   });
 }
 
@@ -151,7 +202,8 @@ function jsonOf(stdout: string): any | undefined {
   }
 }
 
-const logOptions = ['write_iops_log', 'log_avg_msec', 'log_unix_epoch'];
+// (fio 3.42 reads log_unix_epoch as log_alternate_epoch, and lists it so)
+const logOptions = ['write_iops_log', 'log_avg_msec', 'log_unix_epoch', 'log_alternate_epoch'];
 
 export async function runFioCase(c: DiffCase, dir: string): Promise<Outcome> {
   const cwd = join(dir, 'fio');
@@ -162,12 +214,21 @@ export async function runFioCase(c: DiffCase, dir: string): Promise<Outcome> {
     ...c.args, ...(c.jobFile ? [c.jobFile] : [])];
   // (a case iolab refuses needs nothing of fio's run, and fio 3.33's io_submit_mode=offload
   // sometimes never ends beside a second suite: its run is bounded)
-  const r = await execa('fio', args, { cwd, env: caseEnv(c), reject: false, ...(c.refuses ? { timeout: 20_000, forceKillAfterDelay: 2000 } : {}) });
+  const r = await execa(fioBinary, args, { cwd, env: caseEnv(c), reject: false, ...(c.refuses ? { timeout: 20_000, forceKillAfterDelay: 2000 } : {}) });
   const doc = jsonOf(String(r.stdout));
   const jobs = doc ? jobsOf(doc) : [];
   // the IOPS log of job N (1-based, the JSON's order without group_reporting): its 100 ms windows
   const perJob = doc && jobs.length === readdirSync(logs).length;
   jobs.forEach((job, i) => {
+    // fio 3.36 and later tell when a job's measured time began (job_start), as iolab does
+    const j = doc.jobs[i];
+    if (j.job_start > 0) {
+      if (j.job_runtime >= 200) {
+        job.from = j.job_start;
+        job.to = j.job_start + j.job_runtime;
+      }
+      return;
+    }
     if (!perJob) return;
     const times = readFileSync(join(logs, `job_iops.${i + 1}.log`), 'utf8').trim().split('\n')
       .filter((l) => l !== '').map((l) => Number(l.split(',')[0]));
@@ -176,8 +237,11 @@ export async function runFioCase(c: DiffCase, dir: string): Promise<Outcome> {
       job.to = times[times.length - 1];
     }
   });
-  const globalOptions = { ...(doc?.['global options'] ?? {}) };
+  const globalOptions: Record<string, string> = { ...(doc?.['global options'] ?? {}) };
   for (const k of logOptions) delete globalOptions[k];
+  // fio 3.42 lists a bare option (time_based, group_reporting) with an empty value; 3.33, and
+  // iolab, leave it out
+  for (const [k, v] of Object.entries(globalOptions)) if (v === '') delete globalOptions[k];
   return { exitCode: r.exitCode ?? -1, stderr: String(r.stderr), jobs, globalOptions, files: filesIn(cwd) };
 }
 
@@ -195,7 +259,10 @@ export async function runIolabCase(c: DiffCase, dir: string): Promise<Outcome> {
       job.to = j.job_start + j.job_runtime;
     }
   });
-  return { exitCode: r.exitCode ?? -1, stderr: r.stderr, jobs, globalOptions: doc?.['global options'] ?? {}, files: filesIn(cwd) };
+  // the log options the harness gives fio are not compared, on either side
+  const globalOptions = { ...(doc?.['global options'] ?? {}) };
+  for (const k of logOptions) delete globalOptions[k];
+  return { exitCode: r.exitCode ?? -1, stderr: r.stderr, jobs, globalOptions, files: filesIn(cwd) };
 }
 
 /** Do two jobs' measured times overlap by more than a third of a second? */
@@ -232,6 +299,7 @@ export function differences(c: DiffCase, fio: Outcome, iolab: Outcome): string[]
     return d;
   }
   const same = (what: string, a: unknown, b: unknown) => {
+    if (c.skip?.includes(what)) return;
     if (JSON.stringify(a) !== JSON.stringify(b)) d.push(`${what}: fio ${JSON.stringify(a)}, iolab ${JSON.stringify(b)}`);
   };
   same('job count', fio.jobs.length, iolab.jobs.length);
@@ -239,14 +307,20 @@ export function differences(c: DiffCase, fio: Outcome, iolab: Outcome): string[]
   same('groupids', fio.jobs.map((j) => j.groupid), iolab.jobs.map((j) => j.groupid));
   same('rw, bs, iodepth', fio.jobs.map((j) => [j.rw, j.bs, j.iodepth]), iolab.jobs.map((j) => [j.rw, j.bs, j.iodepth]));
   same('jobs that did I/O', fio.jobs.map((j) => j.ios > 0), iolab.jobs.map((j) => j.ios > 0));
+  // (fio counts a verify's reads as the job's: a verify job's directions are not compared)
+  const directions = (jobs: DiffJob[]) => jobs.map((j, i) => (iolab.jobs[i]?.verify ? '-' : j.directions));
+  same('directions each job moved', directions(fio.jobs), directions(iolab.jobs));
+  same('steady state', fio.jobs.map((j) => j.steady), iolab.jobs.map((j) => j.steady));
   same('latency_depth, _target, _percentile, _window', fio.jobs.map((j) => j.latency), iolab.jobs.map((j) => j.latency));
   // gtod_reduce records none (fio records none either for a job whose I/O all fell in its ramp)
   same('latencies recorded under gtod_reduce', fio.jobs.map((j) => (j.gtodReduce ? j.latencies : '-')),
     iolab.jobs.map((j, i) => (fio.jobs[i]?.gtodReduce ? j.latencies : '-')));
-  // a job bounded by its size or number_ios does as many I/Os in both (fio counts a verify's
-  // reads as the job's, iolab checks its pattern on its own: not compared)
-  const bounded = (jobs: DiffJob[]) => jobs.map((j, i) => (iolab.jobs[i]?.timeBased || iolab.jobs[i]?.verify ? '-' : j.ios));
-  same('I/Os of jobs bounded by size or number_ios', bounded(fio.jobs), bounded(iolab.jobs));
+  // a job bounded by its size or number_ios does as many I/Os in both, or moves as many bytes
+  // when their lengths are drawn (fio counts a verify's reads as the job's, iolab checks its
+  // pattern on its own: not compared)
+  const bounded = (jobs: DiffJob[]) => jobs.map((j, i) => (iolab.jobs[i]?.timeBased || iolab.jobs[i]?.verify ? '-' :
+    j.varlen ? `${j.bytes} bytes` : j.ios));
+  same('I/Os (bytes, for lengths drawn) of jobs bounded by size or number_ios', bounded(fio.jobs), bounded(iolab.jobs));
   const syncs = (jobs: DiffJob[]) => jobs.map((j, i) => (iolab.jobs[i]?.timeBased ? '-' : j.syncs));
   same('syncs (fsync=N, fdatasync=N) of jobs bounded by size', syncs(fio.jobs), syncs(iolab.jobs));
   const sorted = (o: Record<string, string>) => Object.fromEntries(Object.entries(o).sort(([a], [b]) => a.localeCompare(b)));
@@ -272,7 +346,12 @@ export function differences(c: DiffCase, fio: Outcome, iolab: Outcome): string[]
   const told = (i: number) => copies(i) && steady(fio.jobs, i) && steady(iolab.jobs, i) &&
     fio.jobs[i]?.aggregates !== undefined && iolab.jobs[i]?.aggregates !== undefined;
   same('aggregated keys', fio.jobs.map((j, i) => (told(i) ? j.aggregates : '-')), iolab.jobs.map((j, i) => (told(i) ? j.aggregates : '-')));
-  same('files', fio.files, iolab.files);
+  // a log's count of lines is a count of I/Os: not compared for a job whose lengths are drawn
+  const logsOf = (files: string[]) => files.map((f) => {
+    const n = Number(/^\S+\.(\d+)\.log /.exec(f)?.[1] ?? 0);
+    return n > 0 && fio.jobs[n - 1]?.varlen ? f.replace(/ \d+ lines/, ' lines') : f;
+  });
+  same('files', logsOf(fio.files), logsOf(iolab.files));
   if (fio.jobs.length === iolab.jobs.length) {
     const known = (i: number) => fio.jobs[i].from !== undefined && iolab.jobs[i].from !== undefined;
     same('jobs at the same time', overlaps(fio.jobs, known), overlaps(iolab.jobs, known));
