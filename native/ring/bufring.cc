@@ -31,6 +31,11 @@ void RingStreams::SetDispatcher(napi_value fn, napi_value events) {
   if (dispatcher_ != nullptr) return;  // once per Ring (src/ring/ring.ts passes the same each time)
   napi_create_reference(env_, fn, 1, &dispatcher_);
   napi_create_reference(env_, events, 1, &events_array_);
+  napi_typedarray_type type;
+  void* data = nullptr;
+  if (napi_get_typedarray_info(env_, events, &type, &events_length_, &data, nullptr, nullptr) != napi_ok || type != napi_int32_array)
+    events_length_ = 0;
+  events_data_ = static_cast<int32_t*>(data);
 }
 
 BufRing* RingStreams::AddBufRing(unsigned count, unsigned size, napi_value* array_buffer) {
@@ -113,7 +118,27 @@ void RingStreams::DropPool(RingCore* core, void* streams, intptr_t value) {
   BufRing* pool = reinterpret_cast<BufRing*>(value);
   stream_pool_unregister(core->uring(), &pool->core);
   self->Detach(pool);
+  self->DropReleaseList(pool, false);
   Unref(pool);
+}
+
+void RingStreams::SetReleaseList(BufRing* pool, napi_value ids) {
+  napi_typedarray_type type;
+  size_t length = 0;
+  void* data = nullptr;
+  if (napi_get_typedarray_info(env_, ids, &type, &length, &data, nullptr, nullptr) != napi_ok || type != napi_int32_array)
+    ThrowTypeError(env_, "ERR_INVALID_ARG_TYPE", "The \"ids\" argument must be an Int32Array");
+  DropReleaseList(pool, false);
+  napi_create_reference(env_, ids, 1, &pool->release_list);
+  pool->release_ids = static_cast<const int32_t*>(data);
+  pool->release_capacity = length;
+}
+
+void RingStreams::DropReleaseList(BufRing* pool, bool in_cleanup) {
+  if (pool->release_list != nullptr && !in_cleanup) napi_delete_reference(env_, pool->release_list);
+  pool->release_list = nullptr;
+  pool->release_ids = nullptr;
+  pool->release_capacity = 0;
 }
 
 // After io_uring_queue_exit: nothing of ours is in the kernel (unless ops_left: env teardown
@@ -131,6 +156,7 @@ void RingStreams::TearDown(bool in_cleanup, bool ops_left) {
     if (ops_left) pool->core.mem = nullptr;  // leaked on purpose: the kernel may still write
     if (!in_cleanup) Detach(pool);
     pool->array_buffer = nullptr;
+    DropReleaseList(pool, in_cleanup);
     Unref(pool);
   }
   pools_.clear();

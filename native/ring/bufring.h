@@ -47,6 +47,11 @@ struct BufRing {
   size_t mem_bytes = 0;
   std::vector<uint8_t> state;  // per buffer: kBufJs while JS holds it, else kBufRing
   napi_ref array_buffer = nullptr;  // weak: detached at teardown when still alive
+  // The Int32Array JS lists ids in for bufReleaseMany (src/ring/stream.ts), held; its memory is
+  // off the V8 heap (count ints), so the pointer stays good while the reference holds it.
+  napi_ref release_list = nullptr;
+  const int32_t* release_ids = nullptr;
+  size_t release_capacity = 0;
   int refs = 0;                     // the Ring's registration + the external ArrayBuffer
   unsigned bgid() const { return core.bgid; }
   unsigned count() const { return core.count; }
@@ -90,6 +95,9 @@ class RingStreams : public RingPart {
   // JS's side: the dispatcher (a module-level function, called with the ring object as `this`
   // and the event count) and the Int32Array the events are written into.
   void SetDispatcher(napi_value fn, napi_value events);
+  // bufReleaseMany's list of ids for `pool` (JS's Int32Array, held from now on).
+  void SetReleaseList(BufRing* pool, napi_value ids);
+  void DropReleaseList(BufRing* pool, bool in_cleanup);
   // Registers a buffer ring; returns it and its memory as an external ArrayBuffer.
   BufRing* AddBufRing(unsigned count, unsigned size, napi_value* array_buffer);
   BufRing* FindBufRing(unsigned bgid) const;
@@ -144,6 +152,11 @@ class RingStreams : public RingPart {
   RingCore* core_;
   napi_ref dispatcher_ = nullptr;
   napi_ref events_array_ = nullptr;
+  // The events array's memory, read once: JS never detaches it, and at 16 KiB it is off the V8
+  // heap, where a GC does not move it.
+  int32_t* events_data_ = nullptr;
+  size_t events_length_ = 0;
+  std::vector<int32_t> reaped_;  // the events being handed to JS (AfterReap)
   std::vector<int32_t> events_;
   std::vector<BufRing*> pools_;
   unsigned next_bgid_ = 0;

@@ -93,24 +93,27 @@ napi_value BufRelease(napi_env env, napi_callback_info info) {
   return nullptr;
 }
 
-// bufReleaseMany(bgid, ids, count): the first count ids of an Int32Array back to the kernel, as
-// bufRelease each: one call for every chunk a dispatch copied out (src/ring/stream.ts). Each is
-// checked before any goes back, so a bad one changes nothing.
-napi_value BufReleaseMany(napi_env env, napi_callback_info info) {
-  Call<3> call(env, info);
+// bufReleaseList(bgid, ids): the Int32Array bufReleaseMany reads its ids from (src/ring/stream.ts
+// fills it while a dispatch copies chunks out); given once, so no call reads an array's info.
+napi_value BufReleaseList(napi_env env, napi_callback_info info) {
+  Call<2> call(env, info);
   RingCore* core = call.Open(env);
   BufRing* pool = PoolArg(env, core, call[0]);
-  size_t count = size_t(IntegerArg(env, call[2], "count", 0, INT32_MAX));
-  napi_typedarray_type type;
-  size_t length = 0;
-  void* data = nullptr;
-  bool is_typed = false;
-  napi_is_typedarray(env, call[1], &is_typed);
-  if (!is_typed || napi_get_typedarray_info(env, call[1], &type, &length, &data, nullptr, nullptr) != napi_ok || type != napi_int32_array)
-    ThrowTypeError(env, "ERR_INVALID_ARG_TYPE", "The \"ids\" argument must be an Int32Array");
-  if (count > length) ThrowArgRange(env, "count", "<= ids.length (" + std::to_string(length) + ")", std::to_string(count));
   core->Admit();
-  const int32_t* ids = static_cast<const int32_t*>(data);
+  RingStreams::Of(core)->SetReleaseList(pool, call[1]);
+  return nullptr;
+}
+
+// bufReleaseMany(bgid, count): the first count ids of the pool's release list back to the kernel,
+// as bufRelease each: one call for every chunk a dispatch copied out. Each is checked before any
+// goes back, so a bad one changes nothing.
+napi_value BufReleaseMany(napi_env env, napi_callback_info info) {
+  Call<2> call(env, info);
+  RingCore* core = call.Open(env);
+  BufRing* pool = PoolArg(env, core, call[0]);
+  size_t count = size_t(IntegerArg(env, call[1], "count", 0, double(pool->release_capacity)));
+  core->Admit();
+  const int32_t* ids = pool->release_ids;
   for (size_t i = 0; i < count; i++) {
     if (ids[i] < 0 || unsigned(ids[i]) >= pool->count() || pool->state[ids[i]] != kBufJs)
       ThrowError(env, "ERR_RING_BUFFER_RETURNED", "buffer " + std::to_string(ids[i]) + " is not held: it was released or sent, and belongs to the buffer ring again");

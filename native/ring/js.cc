@@ -340,6 +340,7 @@ static const Method kMethods[] = {
     METHOD("recvMultishot", RecvMultishot, true),
     METHOD("bufRelease", BufRelease, true),
     METHOD("bufReleaseMany", BufReleaseMany, true),
+    METHOD("bufReleaseList", BufReleaseList, true),
     METHOD("bufRingClose", BufRingClose, true),
     METHOD("streamSend", StreamSend, true),
     METHOD("streamWrite", StreamWrite, true),

@@ -129,6 +129,7 @@ napi_value StreamsInit(napi_env env, napi_callback_info info);
 napi_value RecvMultishot(napi_env env, napi_callback_info info);
 napi_value BufRelease(napi_env env, napi_callback_info info);
 napi_value BufReleaseMany(napi_env env, napi_callback_info info);
+napi_value BufReleaseList(napi_env env, napi_callback_info info);
 napi_value BufRingClose(napi_env env, napi_callback_info info);
 napi_value StreamSend(napi_env env, napi_callback_info info);
 napi_value StreamWrite(napi_env env, napi_callback_info info);

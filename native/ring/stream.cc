@@ -314,21 +314,16 @@ void RingStreams::OnClose() {
 // ---- to JS ----
 
 void RingStreams::AfterReap(napi_value ring_object) {
-  std::vector<int32_t> batch;
+  // (a member, swapped with events_ each round: neither gives its memory back between reaps)
+  std::vector<int32_t>& batch = reaped_;
   for (int round = 0; !events_.empty() && round < 64; round++) {
     batch.swap(events_);
     events_.clear();
-    napi_value fn = nullptr, events = nullptr;
-    if (dispatcher_ == nullptr || ring_object == nullptr ||
-        napi_get_reference_value(env_, dispatcher_, &fn) != napi_ok || fn == nullptr ||
-        napi_get_reference_value(env_, events_array_, &events) != napi_ok || events == nullptr)
+    napi_value fn = nullptr;
+    if (dispatcher_ == nullptr || ring_object == nullptr || events_data_ == nullptr || events_length_ < 4 ||
+        napi_get_reference_value(env_, dispatcher_, &fn) != napi_ok || fn == nullptr)
       break;
-    napi_typedarray_type type;
-    size_t length = 0;
-    void* data = nullptr;
-    if (napi_get_typedarray_info(env_, events, &type, &length, &data, nullptr, nullptr) != napi_ok ||
-        type != napi_int32_array || length < 4)
-      break;
+    const size_t length = events_length_;
     for (size_t at = 0; at < batch.size();) {
       if (closing_) {
         // A handler closed the Ring: the chunks not handed out yet go nowhere (their memory
@@ -340,9 +335,7 @@ void RingStreams::AfterReap(napi_value ring_object) {
         if (at >= batch.size()) break;
       }
       size_t n = std::min(batch.size() - at, length / 4 * 4);
-      // The array is read again after each call: JS cannot reach it, but a call may GC.
-      if (napi_get_typedarray_info(env_, events, &type, &length, &data, nullptr, nullptr) != napi_ok || data == nullptr) break;
-      memcpy(data, batch.data() + at, n * sizeof(int32_t));
+      memcpy(events_data_, batch.data() + at, n * sizeof(int32_t));
       at += n;
       napi_value count, result;
       napi_create_uint32(env_, uint32_t(n / 4), &count);

@@ -32,7 +32,8 @@ export class RingSocketDuplex extends Duplex {
   #eofPending = false;
   #eofParked = false; // the EOF came behind parked chunks: told once they are pushed
   #timeoutMs = 0;
-  #timer: NodeJS.Timeout | undefined;
+  #timer: NodeJS.Timeout | undefined; // armed for #timerMs; fires to no effect while #timeoutMs is 0
+  #timerMs = 0;
   #peer: AddressInfo | string | undefined;
   #local: AddressInfo | string | undefined;
 
@@ -44,6 +45,11 @@ export class RingSocketDuplex extends Duplex {
     if (options.readableHighWaterMark !== undefined) duplexOptions.readableHighWaterMark = options.readableHighWaterMark;
     if (options.writableHighWaterMark !== undefined) duplexOptions.writableHighWaterMark = options.writableHighWaterMark;
     super(duplexOptions);
+    // Readable's maybeReadMore (a nextTick after each push, which calls read(0) and so _read) is
+    // of no use here: chunks come whether _read is called or not, and _read only resumes a
+    // paused stream, which a reader's read() calls anyway. Marked as running for good, it is
+    // never scheduled: two nextTicks less per chunk (the second, 'readable''s, followed it).
+    (this as unknown as { _readableState: { readingMore: boolean } })._readableState.readingMore = true;
     this.fd = fd;
     this.#ring = ring;
     this.#pool = options.bufferRing;
@@ -52,7 +58,7 @@ export class RingSocketDuplex extends Duplex {
     this.#stream = ring.recvMultishot(fd, pool, {
       data: (id, length) => {
         this.#bytesRead += length;
-        this.#timer?.refresh();
+        if (this.#timeoutMs > 0) this.#timer?.refresh();
         if (!this.#paused) return void this.#deliver(id, length); // (nothing is parked then)
         // Paused: what the kernel took before the pause landed (a burst can be megabytes, all
         // reaped at once) stays in the pool, uncopied, so JS holds at most the highWaterMark and
@@ -178,7 +184,7 @@ export class RingSocketDuplex extends Duplex {
       return;
     }
     this.#bytesWritten += total;
-    this.#timer?.refresh();
+    if (this.#timeoutMs > 0) this.#timer?.refresh();
     if (queued === 0 || !this.#stream.drainTo(0)) callback();
     else this.#drained = callback;
   }
@@ -302,16 +308,23 @@ export class RingSocketDuplex extends Duplex {
       throw Object.assign(new TypeError('The "callback" argument must be of type function'), { code: 'ERR_INVALID_ARG_TYPE' });
     }
     this.#timeoutMs = ms;
-    clearTimeout(this.#timer);
-    this.#timer = undefined;
     if (callback !== undefined) {
       if (ms === 0) this.removeListener('timeout', callback);
       else this.once('timeout', callback);
     }
     if (ms > 0 && !this.destroyed) {
-      // kept after it fires: activity (refresh()) arms it again, as net.Socket's
-      this.#timer = setTimeout(() => this.emit('timeout'), ms);
-      this.#timer.unref();
+      // kept after it fires: activity (refresh()) arms it again, as net.Socket's. node:http sets
+      // its keep-alive timeout after every response and 0 at every request: the timer of the
+      // same duration is armed again (refresh, no allocation), and one set to 0 stays as it is,
+      // firing to no effect once.
+      if (this.#timer !== undefined && this.#timerMs === ms) {
+        this.#timer.refresh();
+      } else {
+        clearTimeout(this.#timer);
+        this.#timerMs = ms;
+        this.#timer = setTimeout(() => { if (this.#timeoutMs > 0) this.emit('timeout'); }, ms);
+        this.#timer.unref();
+      }
     }
     return this;
   }

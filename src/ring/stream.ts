@@ -12,7 +12,8 @@ export interface NativeStreamMethods {
   streamsInit(dispatch: (this: object, count: number) => void, events: Int32Array): void;
   recvMultishot(fd: number, bufferRing: number, pauseAt: number): number;
   bufRelease(bufferRing: number, id: number): void;
-  bufReleaseMany(bufferRing: number, ids: Int32Array, count: number): void;
+  bufReleaseList(bufferRing: number, ids: Int32Array): void;
+  bufReleaseMany(bufferRing: number, count: number): void;
   bufRingClose(bufferRing: number): boolean;
   streamSend(stream: number, id: number, length: number): void;
   streamWrite(stream: number, data: ArrayBufferView): number;
@@ -194,7 +195,11 @@ export class BufferRing {
       if (!pool.#table.dispatching) return pool.release(id);
       pool.#held[id] = 0;
       pool.#heldCount[0]--;
-      const waiting = (pool.#waiting ??= new Int32Array(pool.count));
+      let waiting = pool.#waiting;
+      if (waiting === undefined) {
+        waiting = pool.#waiting = new Int32Array(pool.count);
+        pool.#ring.bufReleaseList(pool.id, waiting); // given once: the addon reads it at each flush
+      }
       if (pool.#waitingCount === 0) pool.#table.releasing.push(pool);
       waiting[pool.#waitingCount++] = id;
     };
@@ -203,7 +208,7 @@ export class BufferRing {
       pool.#waitingCount = 0;
       // a pool closed meanwhile (or the Ring) took its buffers back already
       if (n === 0 || pool.#closed || pool.#table.closing || pool.#memory.byteLength === 0) return;
-      pool.#ring.bufReleaseMany(pool.id, pool.#waiting!, n);
+      pool.#ring.bufReleaseMany(pool.id, n);
     };
     closedOf = (pool) => pool.#closed;
     ringOf = (pool) => pool.#ring;
