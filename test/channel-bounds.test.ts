@@ -1,0 +1,190 @@
+// The Channel's bounds against what mutants of native/channel/ showed no test reached: a record
+// whose header sits inside the queue but whose body runs past the queue's end (the one check that
+// stops it could be removed and every channel test passed), the other ways a published record
+// can be one the writer cannot have made, each refused with ERR_CHANNEL_PROTOCOL and no view
+// outside the queue; random peers that walk their head to the queue's end before breaking a
+// record there; and a peer that races this side's sleeps for thousands of rounds, so a wake-up
+// this side fails to send, or a sleep that misses a message, shows as a round that never ends.
+import { describe, expect, it } from 'vitest';
+import fc from 'fast-check';
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { join } from 'node:path';
+import { Channel, close, socketpair, sendmsg } from '../src/index.js';
+import { native, projectRoot } from '../src/native.js';
+import { checkLeaksAfterAll } from './support/leaks.js';
+import { buildFixture, shortTempDir } from './support/temp.js';
+
+const tmp = shortTempDir('iolab-channel-bounds-');
+checkLeaksAfterAll(tmp);
+
+const HEADER = 4096;
+const DIR = (d: number) => 64 + 192 * d;
+const MESSAGE = 0;
+const PADDING = 1;
+
+/** A sealed region as a creator lays it out, its direction 0 (the one the joiner reads) holding
+ * tail and head as given and a record header { length, kind } at the tail. */
+function regionWithRecord(capacity: number, tail: number, head: number, length: number, kind: number) {
+  const bytes = HEADER + 2 * capacity;
+  const memfd = native.memfdCreate('channel-bounds');
+  native.ftruncate(memfd, bytes);
+  const mapping = native.mmap(memfd, bytes, { write: true });
+  new Uint8Array(mapping).set(Buffer.from('iolabch1'));
+  const u32 = new Uint32Array(mapping);
+  const words = new BigUint64Array(mapping);
+  u32[2] = 1;
+  u32[3] = HEADER;
+  words[2] = BigInt(capacity);
+  words[DIR(0) / 8] = BigInt(head);
+  words[(DIR(0) + 64) / 8] = BigInt(tail);
+  const at = (HEADER + (tail % capacity)) / 4;
+  u32[at] = length;
+  u32[at + 1] = kind;
+  // what a reader past the queue's end would hand out: the other queue's first bytes, marked
+  new Uint8Array(mapping, HEADER + capacity, 16).fill(0xee);
+  native.addSeals(memfd, native.seals.F_SEAL_SHRINK | native.seals.F_SEAL_GROW | native.seals.F_SEAL_SEAL);
+  return { memfd, mapping };
+}
+
+async function joinPassed(memfd: number, zeroCopy: boolean): Promise<Channel> {
+  const [a, b] = socketpair('stream');
+  try {
+    sendmsg(a, [Buffer.from('iolabch1')], { fds: [memfd] });
+    return await Channel.join(b, { zeroCopy });
+  } finally {
+    close(a);
+    close(b);
+  }
+}
+
+describe('Channel: a published record the writer cannot have made is refused, never handed out', () => {
+  const capacity = 4096;
+  const cases: [string, number, number, number, number][] = [
+    // [what, tail, head, length, kind]
+    ['its header in the last 8 bytes, its body past the queue\'s end', capacity - 8, capacity + 8, 8, MESSAGE],
+    ['16 bytes before the end, 24 bytes long', capacity - 16, capacity + 16, 24, MESSAGE],
+    ['a head more than a queue ahead of the tail', 0, capacity + 8, 8, MESSAGE],
+    ['a kind that is neither a message nor padding', 0, 16, 8, 2],
+    ['padding that stops short of the queue\'s end', 0, 32, 8, PADDING],
+    ['padding that runs past the queue\'s end', capacity - 16, capacity + 16, 16, PADDING],
+  ];
+  it.each(cases)('%s: receive() fails with ERR_CHANNEL_PROTOCOL, copies and views alike', async (_what, tail, head, length, kind) => {
+    const region = regionWithRecord(capacity, tail, head, length, kind);
+    try {
+      for (const zeroCopy of [false, true]) {
+        const channel = await joinPassed(region.memfd, zeroCopy);
+        try {
+          const got = await channel.receive().then((m) => ({ message: m && Buffer.from(m).toString('hex') }), (err) => err);
+          expect(got, `zeroCopy ${zeroCopy}`).toMatchObject({ code: 'ERR_CHANNEL_PROTOCOL' });
+          expect(channel.closed).toBe(true);
+        } finally {
+          await channel.close();
+        }
+      }
+    } finally {
+      native.munmap(region.mapping);
+      close(region.memfd);
+    }
+  });
+
+  it("a padding record that ends at the queue's end, then a message at 0: the message, whole", async () => {
+    // the valid neighbour of the cases above, so they fail for the break alone
+    const region = regionWithRecord(capacity, capacity - 16, capacity + 16, 8, PADDING);
+    const u8 = new Uint8Array(region.mapping);
+    new Uint32Array(region.mapping, HEADER, 2).set([3, MESSAGE]);
+    u8.set(Buffer.from('abc'), HEADER + 8);
+    try {
+      const channel = await joinPassed(region.memfd, true);
+      try {
+        expect(Buffer.from((await channel.receive())!).toString()).toBe('abc');
+      } finally {
+        await channel.close();
+      }
+    } finally {
+      native.munmap(region.mapping);
+      close(region.memfd);
+    }
+  });
+});
+
+describe('Channel against peers that walk to the queue\'s end and break a record there', () => {
+  const peerScript = join(projectRoot, 'test/fixtures/channel-hostile-peer.py');
+  const runs = Number(process.env.IOLAB_FUZZ_RUNS ?? 16);
+  const seed = Number(process.env.IOLAB_FUZZ_SEED ?? 90_417);
+  const record = fc.tuple(fc.constant('record'), fc.oneof(fc.integer({ min: 0, max: 200 }), fc.constantFrom(0xfffffff8)), fc.constantFrom(0, 0, 1, 2), fc.constantFrom(1, 1, 2));
+  // the creating peer's head and tail start 8 to 64 bytes before the end of the queue it writes
+  // (aligned, so the join takes them), then it publishes records of any length and kind there
+  const plan = fc.record({
+    before: fc.constantFrom(8, 16, 24, 64),
+    capacity: fc.constantFrom(4096, 8192),
+    // views are what can be checked against the queue's bounds: most runs take them
+    zeroCopy: fc.constantFrom(true, true, true, false),
+    steps: fc.tuple(record, fc.array(fc.oneof(record, fc.tuple(fc.constant('send'), fc.integer({ min: 0, max: 40 }))), { maxLength: 3 }))
+      .map(([first, rest]) => [first, ...rest]),
+  });
+
+  it(`${runs} peers from seed ${seed}: each message the peer's, or ERR_CHANNEL_PROTOCOL; no view leaves the queue`, async () => {
+    await fc.assert(fc.asyncProperty(plan, async (p) => {
+      const end = `cap-${p.before}`;
+      const peerPlan = { role: 'create', capacity: p.capacity, helloPieces: 1, helloFds: 1, steps: p.steps,
+        prelude: [['poke', 'out_head', 'abs', end], ['poke', 'out_tail', 'abs', end]] };
+      const [mine, theirs] = socketpair('stream');
+      const child = spawn('python3', ['-S', peerScript, JSON.stringify(peerPlan)], { stdio: ['ignore', 'ignore', 'pipe', theirs] });
+      let stderr = '';
+      child.stderr!.on('data', (d) => (stderr += d));
+      const exited = once(child, 'exit');
+      close(theirs);
+      const channel = await Channel.join(mine, { zeroCopy: p.zeroCopy }).finally(() => close(mine));
+      try {
+        for (;;) {
+          let m: Uint8Array | null;
+          try {
+            m = await channel.receive();
+          } catch (err) {
+            expect((err as { code?: string }).code).toMatch(/^ERR_CHANNEL_(PROTOCOL|PEER_GONE)$/);
+            break;
+          }
+          if (m === null) break;
+          if (p.zeroCopy) {
+            expect(m.byteOffset).toBeGreaterThanOrEqual(HEADER);
+            expect(m.byteOffset + m.length).toBeLessThanOrEqual(HEADER + p.capacity);
+          }
+          // nothing from the other queue (or past the mapping) is ever a message's bytes
+          expect(m.length).toBeLessThanOrEqual(channel.maxMessageBytes);
+        }
+      } finally {
+        await channel.close();
+        await exited;
+      }
+      expect(stderr).not.toMatch(/Traceback/);
+    }), { seed, numRuns: runs });
+  }, 60_000);
+});
+
+describe('Channel against a peer that races its sleeps', () => {
+  it('20,000 rounds of ping-pong with a C peer that publishes as this side goes to sleep, and sleeps as it publishes: no wake-up lost either way', async () => {
+    const program = buildFixture(tmp.path, 'channel-racing-peer');
+    const rounds = 20_000;
+    const [mine, theirs] = socketpair('stream');
+    const child = spawn(program, [String(rounds)], { stdio: ['ignore', 'ignore', 'pipe', theirs] });
+    let stderr = '';
+    child.stderr!.on('data', (d) => (stderr += d));
+    const exited = once(child, 'exit') as Promise<[number | null, string | null]>;
+    close(theirs);
+    const channel = await Channel.create(mine, { capacity: 4096 }).finally(() => close(mine));
+    let echoed = 0;
+    const echo = (async () => {
+      for await (const m of channel) {
+        if (!channel.trySend(m)) await channel.send(m);
+        echoed++;
+      }
+    })().catch((err: Error) => err); // the peer's exit ends a receive that waits: its code says why
+    const [code] = await exited;
+    await echo;
+    await channel.close();
+    // 3: its message sat unread with this side asleep; 4: this side's reply came with no wake-up
+    expect({ code, stderr: stderr.trim() }).toEqual({ code: 0, stderr: '' });
+    expect(echoed).toBe(rounds);
+  }, 60_000);
+});
