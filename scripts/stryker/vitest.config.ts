@@ -17,6 +17,7 @@ export default defineConfig({
   test: {
     ...base.test,
     include: currentGroup().tests,
+    env: { ...base.test?.env, ...currentGroup().env },
     setupFiles: [join(import.meta.dirname, 'vitest-setup.ts')],
   },
   plugins: [{
