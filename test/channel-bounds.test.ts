@@ -163,16 +163,22 @@ describe('Channel against peers that walk to the queue\'s end and break a record
 });
 
 describe('Channel against a peer that races its sleeps', () => {
-  it('20,000 rounds of ping-pong with a C peer that publishes as this side goes to sleep, and sleeps as it publishes: no wake-up lost either way', async () => {
+  /** Starts test/fixtures/channel-racing-peer.c in `mode` on a fresh channel (this side creates it). */
+  async function racing(rounds: number, mode: 'pingpong' | 'drain') {
     const program = buildFixture(tmp.path, 'channel-racing-peer');
-    const rounds = 20_000;
     const [mine, theirs] = socketpair('stream');
-    const child = spawn(program, [String(rounds)], { stdio: ['ignore', 'ignore', 'pipe', theirs] });
+    const child = spawn(program, [String(rounds), mode], { stdio: ['ignore', 'ignore', 'pipe', theirs] });
     let stderr = '';
     child.stderr!.on('data', (d) => (stderr += d));
-    const exited = once(child, 'exit') as Promise<[number | null, string | null]>;
+    const exited = (once(child, 'exit') as Promise<[number | null, string | null]>).then(([code]) => ({ code, stderr: stderr.trim() }));
     close(theirs);
     const channel = await Channel.create(mine, { capacity: 4096 }).finally(() => close(mine));
+    return { channel, exited };
+  }
+
+  it('20,000 rounds of ping-pong with a C peer that publishes as this side goes to sleep, and sleeps as it publishes: no wake-up lost either way', async () => {
+    const rounds = 20_000;
+    const { channel, exited } = await racing(rounds, 'pingpong');
     let echoed = 0;
     const echo = (async () => {
       for await (const m of channel) {
@@ -180,11 +186,26 @@ describe('Channel against a peer that races its sleeps', () => {
         echoed++;
       }
     })().catch((err: Error) => err); // the peer's exit ends a receive that waits: its code says why
-    const [code] = await exited;
+    // 3: its message sat unread with this side asleep; 4: this side's reply came with no wake-up
+    expect(await exited).toEqual({ code: 0, stderr: '' });
     await echo;
     await channel.close();
-    // 3: its message sat unread with this side asleep; 4: this side's reply came with no wake-up
-    expect({ code, stderr: stderr.trim() }).toEqual({ code: 0, stderr: '' });
     expect(echoed).toBe(rounds);
+  }, 60_000);
+
+  it('20,000 messages of 1 to 2 KiB through a 4 KiB queue (one fits at a time, mostly) to a C peer that frees room as this side goes to sleep for it: none lost, no wake-up missed', async () => {
+    const rounds = 20_000;
+    const { channel, exited } = await racing(rounds, 'drain');
+    const sends = (async () => {
+      for (let i = 0; i < rounds; i++) {
+        const m = Buffer.alloc(1000 + ((i * 37) % 1040));
+        for (let j = 0; j < m.length; j++) m[j] = (i * 7 + j) & 0xff;
+        if (!channel.trySend(m)) await channel.send(m);
+      }
+    })().catch((err: Error) => err);
+    // 5: this side slept for room with its queue empty, the peer's tail past everything it sent
+    expect(await exited).toEqual({ code: 0, stderr: '' });
+    expect(await sends).toBeUndefined();
+    await channel.close();
   }, 60_000);
 });
