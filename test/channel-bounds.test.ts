@@ -12,39 +12,28 @@ import { once } from 'node:events';
 import { join } from 'node:path';
 import { Channel, close, socketpair, sendmsg } from '../src/index.js';
 import { native, projectRoot } from '../src/native.js';
+import { craftedRegion, HEAD, HEADER, TAIL } from './support/channel-region.js';
 import { checkLeaksAfterAll } from './support/leaks.js';
 import { buildFixture, shortTempDir } from './support/temp.js';
 
 const tmp = shortTempDir('iolab-channel-bounds-');
 checkLeaksAfterAll(tmp);
 
-const HEADER = 4096;
-const DIR = (d: number) => 64 + 192 * d;
 const MESSAGE = 0;
 const PADDING = 1;
 
 /** A sealed region as a creator lays it out, its direction 0 (the one the joiner reads) holding
  * tail and head as given and a record header { length, kind } at the tail. */
 function regionWithRecord(capacity: number, tail: number, head: number, length: number, kind: number) {
-  const bytes = HEADER + 2 * capacity;
-  const memfd = native.memfdCreate('channel-bounds');
-  native.ftruncate(memfd, bytes);
-  const mapping = native.mmap(memfd, bytes, { write: true });
-  new Uint8Array(mapping).set(Buffer.from('iolabch1'));
-  const u32 = new Uint32Array(mapping);
-  const words = new BigUint64Array(mapping);
-  u32[2] = 1;
-  u32[3] = HEADER;
-  words[2] = BigInt(capacity);
-  words[DIR(0) / 8] = BigInt(head);
-  words[(DIR(0) + 64) / 8] = BigInt(tail);
-  const at = (HEADER + (tail % capacity)) / 4;
-  u32[at] = length;
-  u32[at + 1] = kind;
-  // what a reader past the queue's end would hand out: the other queue's first bytes, marked
-  new Uint8Array(mapping, HEADER + capacity, 16).fill(0xee);
-  native.addSeals(memfd, native.seals.F_SEAL_SHRINK | native.seals.F_SEAL_GROW | native.seals.F_SEAL_SEAL);
-  return { memfd, mapping };
+  return craftedRegion(capacity, (words, u32, u8) => {
+    words[HEAD(0)] = BigInt(head);
+    words[TAIL(0)] = BigInt(tail);
+    const at = (HEADER + (tail % capacity)) / 4;
+    u32[at] = length;
+    u32[at + 1] = kind;
+    // what a reader past the queue's end would hand out: the other queue's first bytes, marked
+    u8.fill(0xee, HEADER + capacity, HEADER + capacity + 16);
+  });
 }
 
 async function joinPassed(memfd: number, zeroCopy: boolean): Promise<Channel> {

@@ -7,34 +7,19 @@
 import { describe, expect, it } from 'vitest';
 import { Channel, close, readvSync, sendmsg, socketpair, waitFd } from '../src/index.js';
 import { native } from '../src/native.js';
+import { craftedRegion, HEAD, HEADER, READER_WAITING, TAIL, WRITER_WAITING } from './support/channel-region.js';
 import { checkLeaksAfterAll } from './support/leaks.js';
 import { shortTempDir } from './support/temp.js';
 
 const tmp = shortTempDir('iolab-channel-protocol-');
 checkLeaksAfterAll(tmp);
 
-const HEADER = 4096;
 const CAPACITY = 4096;
-// a direction's fields (docs/channel.md): [d] is written by side d, read by side 1 - d
-const HEAD = (d: number) => (64 + 192 * d) / 8;
-const TAIL = (d: number) => (64 + 192 * d + 64) / 8;
-const READER_WAITING = (d: number) => (64 + 192 * d + 128) / 4;
-const WRITER_WAITING = (d: number) => (64 + 192 * d + 132) / 4;
 
 /** A region laid out by the test as a creator, `edit` applied before the join; the joined
  * Channel (side 1: it reads direction 0, writes direction 1) and the test's end of the socket. */
 async function joined(edit: (words: BigUint64Array, u32: Uint32Array) => void = () => {}, zeroCopy = false) {
-  const memfd = native.memfdCreate('channel-protocol');
-  native.ftruncate(memfd, HEADER + 2 * CAPACITY);
-  const mapping = native.mmap(memfd, HEADER + 2 * CAPACITY, { write: true });
-  new Uint8Array(mapping).set(Buffer.from('iolabch1'));
-  const u32 = new Uint32Array(mapping);
-  const words = new BigUint64Array(mapping);
-  u32[2] = 1;
-  u32[3] = HEADER;
-  words[2] = BigInt(CAPACITY);
-  edit(words, u32);
-  native.addSeals(memfd, native.seals.F_SEAL_SHRINK | native.seals.F_SEAL_GROW | native.seals.F_SEAL_SEAL);
+  const { memfd, mapping, words, u32 } = craftedRegion(CAPACITY, edit);
   const [peer, mine] = socketpair('stream');
   sendmsg(peer, [Buffer.from('iolabch1')], { fds: [memfd] });
   close(memfd);
@@ -73,6 +58,13 @@ async function joined(edit: (words: BigUint64Array, u32: Uint32Array) => void = 
   };
   side.wakes(); // the joiner's own byte, which tells a creator its pid
   return side;
+}
+
+/** Direction 0 full of 16-byte messages, its writer (the test) asleep for room. */
+function fullWithWriterWaiting(w: BigUint64Array, u32: Uint32Array): void {
+  for (let at = 0; at < CAPACITY; at += 16) new Uint32Array(w.buffer, HEADER + at, 2).set([8, 0]);
+  w[HEAD(0)] = BigInt(CAPACITY);
+  u32[WRITER_WAITING(0)] = 1;
 }
 
 const turns = async (n = 3) => { for (let i = 0; i < n; i++) await new Promise((r) => setImmediate(r)); };
@@ -144,11 +136,7 @@ describe('Channel: what the other side sees of this one', () => {
   });
 
   it('a reader wakes a writer waiting for room once half the queue is free, not before (docs/channel.md)', async () => {
-    const side = await joined((w, u32) => {
-      for (let at = 0; at < CAPACITY; at += 16) new Uint32Array(w.buffer, HEADER + at, 2).set([8, 0]);
-      w[HEAD(0)] = BigInt(CAPACITY);
-      u32[WRITER_WAITING(0)] = 1;
-    });
+    const side = await joined(fullWithWriterWaiting);
     try {
       // a message is let go when the next is asked for: after 128, 127 are free (2,032 bytes)
       for (let i = 0; i < 128; i++) await side.channel.receive();
@@ -166,11 +154,7 @@ describe('Channel: what the other side sees of this one', () => {
 
   it('a reader that frees half the queue or more wakes a writer waiting for room, with one byte', async () => {
     // the test's writer filled direction 0 with 16-byte messages and sleeps for room
-    const side = await joined((w, u32) => {
-      for (let at = 0; at < CAPACITY; at += 16) new Uint32Array(w.buffer, HEADER + at, 2).set([8, 0]);
-      w[HEAD(0)] = BigInt(CAPACITY);
-      u32[WRITER_WAITING(0)] = 1;
-    });
+    const side = await joined(fullWithWriterWaiting);
     try {
       for (let i = 0; i < CAPACITY / 16; i++) await side.channel.receive();
       await turns();

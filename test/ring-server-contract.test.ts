@@ -48,26 +48,32 @@ async function closeAll(server: net.Server, ...sockets: net.Socket[]): Promise<v
   await new Promise((r) => server.close(r));
 }
 
-/** What a server's socket does once its client ends its side: whether it ends its own then
- * (allowHalfOpen false) or stays writable, and what the client reads after its end. */
-async function halfClose(kind: Kind, options: net.ServerOpts) {
-  const server = await listening(kind, options);
-  const { client, socket } = await connected(server);
-  const clientGot: string[] = [];
-  client.setEncoding('utf8');
-  client.on('data', (d: string) => clientGot.push(d));
-  const clientEnded = once(client, 'end');
-  socket.resume();
-  const ended = once(socket, 'end');
-  client.end('bye');
+/** What `observed` does once `ender`, its peer, ends its side: whether it ends its own then
+ * (allowHalfOpen false) or stays writable, and what the peer reads after its end. */
+async function afterPeerEnds(observed: net.Socket, ender: net.Socket) {
+  const enderGot: string[] = [];
+  ender.setEncoding('utf8');
+  ender.on('data', (d: string) => enderGot.push(d));
+  const enderEnded = once(ender, 'end');
+  observed.resume();
+  const ended = once(observed, 'end');
+  ender.end('bye');
   await ended;
   // net ends a socket that allows no half-open a tick after its 'end'
   await new Promise((r) => setImmediate(r));
-  const afterEnd = { writable: socket.writable, writableEnded: socket.writableEnded };
-  if (!socket.writableEnded) socket.end('late words');
-  await clientEnded;
+  const afterEnd = { writable: observed.writable, writableEnded: observed.writableEnded };
+  if (!observed.writableEnded) observed.end('late words');
+  await enderEnded;
+  return { afterEnd, peerGot: enderGot.join('') };
+}
+
+/** A server's connection whose client ends first. */
+async function halfClose(kind: Kind, options: net.ServerOpts) {
+  const server = await listening(kind, options);
+  const { client, socket } = await connected(server);
+  const seen = await afterPeerEnds(socket, client);
   await closeAll(server, client, socket);
-  return { afterEnd, clientGot: clientGot.join('') };
+  return seen;
 }
 
 describe('onRing keeps net.Server\'s options for its connections', () => {
@@ -129,20 +135,9 @@ async function halfCloseClient(kind: Kind, options: { allowHalfOpen?: boolean })
     client = new RingSocket(ring, fd, { bufferRing: ring.setupBufRing({ count: 4, size: 1024 }), ...options }) as unknown as net.Socket;
   }
   const [peer] = await accepted;
-  const peerGot: string[] = [];
-  peer.setEncoding('utf8');
-  peer.on('data', (d: string) => peerGot.push(d));
-  const peerEnded = once(peer, 'end');
-  client.resume();
-  const ended = once(client, 'end');
-  peer.end('bye');
-  await ended;
-  await new Promise((r) => setImmediate(r));
-  const afterEnd = { writable: client.writable, writableEnded: client.writableEnded };
-  if (!client.writableEnded) client.end('late words');
-  await peerEnded;
+  const seen = await afterPeerEnds(client, peer);
   await closeAll(server, client, peer);
-  return { afterEnd, peerGot: peerGot.join('') };
+  return seen;
 }
 
 describe('RingSocket made by hand keeps net.Socket\'s allowHalfOpen', () => {
