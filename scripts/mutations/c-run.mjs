@@ -111,7 +111,8 @@ export async function runCMutants(root, options = {}) {
         const text = readFileSync(join(root, m.file), 'utf8');
         if (text.slice(m.start, m.end) !== m.original) throw new Error(`${m.file} changed under the run`);
         changes.write(m.file, text.slice(0, m.start) + m.replacement + text.slice(m.end));
-        const r = { id: m.id, folder: name, file: m.file, line: m.line, operator: m.operator, original: m.original, replacement: m.replacement };
+        const r = { id: m.id, folder: name, file: m.file, line: m.line, operator: m.operator, original: m.original, replacement: m.replacement,
+          context: text.split('\n')[m.line - 1].trim() };
         if (!buildAddon(root)) {
           Object.assign(r, { outcome: 'invalid', note: 'does not build' });
         } else {

@@ -21,9 +21,11 @@ function originalOf(source, { start, end }) {
   return [lines[start.line - 1].slice(start.column - 1), ...lines.slice(start.line, end.line - 1), lines[end.line - 1].slice(0, end.column - 1)].join('\n');
 }
 
-/** The annotation of a survivor, matched on file, operator, the text replaced and its replacement. */
+/** The annotation of a survivor, matched on file, operator, the line it is on (its text: lines
+ * move), the text replaced and its replacement. */
 function verdictOf(notes, s) {
-  const n = notes.find((v) => v.file === s.file && v.mutator === s.mutator && one(v.original) === one(s.original) && one(v.replacement) === one(s.replacement));
+  const n = notes.find((v) => v.file === s.file && v.mutator === s.mutator && one(v.context) === one(s.context) &&
+    one(v.original) === one(s.original) && one(v.replacement) === one(s.replacement));
   if (!n) return 'open';
   return n.verdict === 'equivalent' ? `equivalent: ${n.why}` : `killed by ${n.by}${n.why ? ` (${n.why})` : ''}`;
 }
@@ -43,7 +45,7 @@ function strykerSection(root, notes) {
         invalid: count(['CompileError', 'RuntimeError']), ignored: count(['Ignored']) });
       for (const m of f.mutants.filter((x) => UNDETECTED.includes(x.status))) {
         survivors.push({ file, line: m.location.start.line, mutator: m.mutatorName, status: m.status,
-          original: originalOf(f.source, m.location), replacement: m.replacement ?? '' });
+          context: f.source.split('\n')[m.location.start.line - 1], original: originalOf(f.source, m.location), replacement: m.replacement ?? '' });
       }
     }
   }
@@ -71,6 +73,9 @@ function strykerSection(root, notes) {
   return out.join('\n');
 }
 
+/** The text of a file's line as it is now (results written before they kept it). */
+const lineOf = (root, file, line) => readFileSync(join(root, file), 'utf8').split('\n')[line - 1] ?? '';
+
 function cSection(root, notes) {
   const path = join(root, 'reports/mutation/c.json');
   if (!existsSync(path)) return undefined;
@@ -86,7 +91,8 @@ function cSection(root, notes) {
   out.push('', 'Test files run for each folder: scripts/mutations/c-run.mjs (`folders`).', '', '### The C survivors', '',
     '| where | operator | replaced | by | now |', '|---|---|---|---|---|');
   for (const s of report.results.filter((r) => r.outcome === 'survived')) {
-    out.push(`| ${s.file}:${s.line} | ${s.operator} | ${code(s.original)} | ${code(s.replacement)} | ${verdictOf(notes, { ...s, mutator: s.operator })} |`);
+    const context = s.context ?? lineOf(root, s.file, s.line);
+    out.push(`| ${s.file}:${s.line} | ${s.operator} | ${code(s.original)} | ${code(s.replacement)} | ${verdictOf(notes, { ...s, context, mutator: s.operator })} |`);
   }
   return out.join('\n');
 }
