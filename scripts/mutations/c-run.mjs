@@ -20,15 +20,17 @@ export const folders = {
   },
   ring: {
     files: ['native/ring/core*.cc', 'native/ring/setup.cc'],
+    // (the guard and deferred list: ring-reentrancy; ops made weak and strong again: ring-server's unref)
     tests: ['test/ring.test.ts', 'test/ring-close.test.ts', 'test/ring-batch.test.ts', 'test/ring-signal.test.ts',
       'test/ring-cq.test.ts', 'test/ring-latency.test.ts', 'test/ring-bufring-close.test.ts', 'test/ring-process.test.ts',
-      'test/ring-model.test.ts'],
+      'test/ring-server.test.ts', 'test/ring-reentrancy.test.ts', 'test/ring-model.test.ts'],
   },
   stream: {
     files: ['native/stream/*.c'],
+    // (the Ring's streams, and the C echo server over the same core: echo-native)
     tests: ['test/ring-bufring.test.ts', 'test/ring-bufring-starved.test.ts', 'test/ring-stream-sends.test.ts',
       'test/ring-stream-eof.test.ts', 'test/ring-stream-pause.test.ts', 'test/ring-stream-handlers.test.ts', 'test/ring-duplex.test.ts',
-      'test/ring-model.test.ts'],
+      'test/echo-native.test.ts', 'test/ring-model.test.ts'],
   },
   parent_death: {
     files: ['native/parent_death.cc'],
