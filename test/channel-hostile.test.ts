@@ -14,6 +14,7 @@ import { native, projectRoot } from '../src/native.js';
 import { execFileSync } from 'node:child_process';
 import { checkLeaksAfterAll, openFdCount } from './support/leaks.js';
 import { shortTempDir } from './support/temp.js';
+import { craftedRegion } from './support/channel-region.js';
 
 const tmp = shortTempDir('iolab-channel-hostile-');
 checkLeaksAfterAll(tmp);
@@ -21,25 +22,6 @@ checkLeaksAfterAll(tmp);
 const dist = (file: string) => pathToFileURL(join(projectRoot, 'dist', file)).href;
 const HEADER = 4096;
 const DIR = (d: number) => 64 + 192 * d;
-
-/** A region laid out as a creator makes it, sealed, with edit applied first: what a creator
- * that breaks the rules passes. The caller munmaps mapping and closes memfd. */
-function craftedRegion(capacity: number, edit?: (words: BigUint64Array, u32: Uint32Array) => void) {
-  const bytes = HEADER + 2 * capacity;
-  const memfd = native.memfdCreate('crafted-channel');
-  native.ftruncate(memfd, bytes);
-  const mapping = native.mmap(memfd, bytes, { write: true });
-  const u8 = new Uint8Array(mapping);
-  u8.set(Buffer.from('iolabch1'));
-  const u32 = new Uint32Array(mapping);
-  const words = new BigUint64Array(mapping);
-  u32[2] = 1;
-  u32[3] = HEADER;
-  words[2] = BigInt(capacity);
-  edit?.(words, u32);
-  native.addSeals(memfd, native.seals.F_SEAL_SHRINK | native.seals.F_SEAL_GROW | native.seals.F_SEAL_SEAL);
-  return { memfd, mapping, u32, words };
-}
 
 /** Joins over a fresh socketpair to which the hello and memfd were sent. */
 async function joinPassed(memfd: number, options?: { zeroCopy?: boolean }): Promise<Channel> {

@@ -50,6 +50,25 @@ describe('runDyingWithParent', () => {
     expect(JSON.parse(r.stdout)).toEqual({ mine: 0, ends: { SIGINT: 300 } });
   });
 
+  it('a SIGTERM sent the moment the program starts (a process group stopped at once) is the program\'s, never its starter\'s', { timeout: 60_000 }, async () => {
+    // every signal stays blocked from fork until the child has reset its handlers: a SIGTERM
+    // let through there runs Node's handler in the child, which tells the starter
+    const script = join(dir.path, 'terminator.mjs');
+    writeFileSync(script, `import { closeSync } from 'node:fs';\nimport { native } from ${JSON.stringify(join(projectRoot, 'dist/native.js'))};\n` +
+      'let mine = 0; process.on("SIGTERM", () => mine++);\nconst ends = {};\n' +
+      'for (let i = 0; i < 300; i++) {\n' +
+      '  const child = native.spawnDyingWithParent("sleep", ["0.05"]);\n' +
+      '  process.kill(child.pid, "SIGTERM");\n' +
+      '  const s = await native.waitChild(child.pid);\n' +
+      '  closeSync(child.stdout); closeSync(child.stderr);\n' +
+      '  ends[s.signal ?? s.exitCode] = (ends[s.signal ?? s.exitCode] ?? 0) + 1;\n' +
+      '}\n' +
+      'await new Promise((r) => setTimeout(r, 200));\n' +
+      'console.log(JSON.stringify({ mine, ends }));\n');
+    const r = await execa(process.execPath, [script]);
+    expect(JSON.parse(r.stdout)).toEqual({ mine: 0, ends: { SIGTERM: 300 } });
+  });
+
   it('the program dies with the process that started it, even by SIGKILL', { timeout: 60_000 }, async () => {
     // a Node process (the compiled package's module) starts `sleep 60` and says its pid
     const script = join(dir.path, 'starter.mjs');

@@ -74,6 +74,17 @@ describe.runIf(root)('--force keeps the owner, group, mode and extended attribut
     expectKept(page);
   }, 120_000);
 
+  it('the set-user-ID, set-group-ID and sticky bits too (a chown clears the first two: they are set after it)', async () => {
+    for (const mode of [0o4755, 0o2750, 0o1644, 0o6711]) {
+      const f = usersFile(`special-${mode.toString(8)}`);
+      chmodSync(f, mode);
+      const r = await runCliText(['writev', f, 'new', '--force']);
+      expect(r.stderr).toBe('');
+      const st = statSync(f);
+      expect({ uid: st.uid, gid: st.gid, mode: (st.mode & 0o7777).toString(8) }).toEqual({ uid: nobody, gid: nobody, mode: mode.toString(8) });
+    }
+  });
+
   it('a non-root run keeps what it may, and says what it could not keep', async () => {
     // nobody replacing a file of root's in a folder it may write: the owner cannot be kept
     const folder = join(dir.path, 'shared');

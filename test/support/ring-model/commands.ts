@@ -86,12 +86,14 @@ const pick = <T>(list: T[], i: number): T | undefined => (list.length === 0 ? un
 
 /** The commands of generators `gen`: version 1's, then what version 2 adds (a send that meets
  * a full socket, a peer that reads part, ops aborted in the kernel, pools closed while held),
- * then version 3's (a stream's pause() and resume(), cancelFd over a batch of reads). */
+ * then version 3's (a stream's pause() and resume(), cancelFd over a batch of reads), then
+ * version 4's (bursts of completions, which overflow a CQ as small as the SQ). */
 export function commandsOf(gen: number): fc.Arbitrary<Cmd>[] {
   if (gen === 1) return commands;
   // (the added ones twice: their paths need several of them in one sequence)
   if (gen === 2) return [...commands, ...added, ...added];
   if (gen === 3) return [...commands, ...added, ...added, ...third, ...third];
+  if (gen === 4) return [...commands, ...added, ...added, ...third, ...third, ...fourth];
   throw new Error(`no generators of version ${gen} (1 to ${latestGen})`);
 }
 
@@ -271,6 +273,23 @@ const third: fc.Arbitrary<Cmd>[] = [
       if (duct.reader !== undefined) coverage.cancelFdOverBatch++;
       cancelFd(w, duct, 'a command');
     })),
+];
+
+const fourth: fc.Arbitrary<Cmd>[] = [
+  // many reads of the file asked at once: their CQEs come in one submit's worth, more than a
+  // small CQ holds (the kernel keeps the rest and the Ring flushes them)
+  fc.tuple(fc.integer({ min: 8, max: 120 }), fc.array(fc.record({ sizes, position: offset, memory: fc.constantFrom<Memory>('heap', 'shared') }), { minLength: 1, maxLength: 4 }))
+    .map(([n, specs]) => command(`a burst of ${n} reads of the file ${JSON.stringify(specs)}`, (w) => {
+      for (let i = 0; i < n; i++) readFile(w, { call: i % 2 === 0 ? 'read' : 'readv', adversary: undefined, ...specs[i % specs.length] }, 'a burst');
+    })),
+  // every socket and pipe written by the peer while reads wait there: their completions all
+  // come at once, with no submit of the Ring's between
+  fc.tuple(readSpec, fc.integer({ min: 1, max: 64 })).map(([s, n]) => waitingCommand(`a read waiting on every readable, then the peer writes ${n} bytes to each ${JSON.stringify(s)}`, async (w) => {
+    const ducts = w.readable.filter((d) => d.reader === undefined && d.writer === undefined && !d.peerClosed);
+    for (const d of ducts) readDuct(w, d, { ...s, adversary: undefined, position: 'omitted' }, 'a burst');
+    await turn();
+    for (const d of ducts) w.peerWrite(d, n);
+  })),
 ];
 
 function writeFileCommand(w: World, s: WriteSpec): void {

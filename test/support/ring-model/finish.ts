@@ -146,6 +146,7 @@ export async function finish(world: World, ms: number): Promise<void> {
   coverage.recvNoBuffers += stats.recvNoBuffers ?? 0;
   coverage.streamSlotsReused += stats.streamSlotsReused ?? 0;
   coverage.streamSendsCopied += stats.streamSendsCopied ?? 0;
+  coverage.cqOverflows += stats.cqOverflows ?? 0;
   for (const s of world.streams) if (!s.closeCalled && !s.ended) world.fail(`${s.name}: no end after ring.close()`);
   drainLeft(world);
   if (!fs.readFileSync(world.filePath).equals(world.file.content)) world.fail('the file is not what the model wrote');

@@ -69,7 +69,7 @@ process.on('uncaughtException', (err) => {
 });
 
 // Version 1's world, drawn as it always was; version 2 adds buffers larger than a small
-// socket's send buffer and that small send buffer.
+// socket's send buffer and that small send buffer; version 4 a CQ as small as the SQ.
 const worldSpecV1 = fc.record({
   seed: fc.nat({ max: 1 << 20 }),
   entries: fc.constantFrom(4, 8, 32),
@@ -90,7 +90,9 @@ const worldSpecV2 = fc.record({
   // (1: the kernel's least, about 4.5 KiB; a unix socket's send then takes about 2 KiB at once)
   sndbuf: fc.option(fc.constantFrom(1, 4096, 16384), { nil: undefined, freq: 3 }),
 });
-const worldSpec: fc.Arbitrary<WorldSpec> = (gen === 1 ? worldSpecV1 : worldSpecV2).map((w) => ({ ...w, gen }));
+// version 4 adds a CQ as small as the SQ in a third of the worlds
+const worldSpecV4 = fc.tuple(worldSpecV2, fc.constantFrom(false, false, true)).map(([w, tinyCq]) => ({ ...w, tinyCq }));
+const worldSpec: fc.Arbitrary<WorldSpec> = (gen === 1 ? worldSpecV1 : gen < 4 ? worldSpecV2 : worldSpecV4).map((w) => ({ ...w, gen }));
 
 async function closeWorld(world: World): Promise<string | undefined> {
   world.closeRing('the teardown');

@@ -23,6 +23,9 @@ export interface WorldSpec {
   /** SO_SNDBUF of the Ring's ends of the stream sockets (1: the kernel's least), so that a
    * send meets a full socket; undefined: the kernel's default. */
   sndbuf?: number;
+  /** A CQ as small as the SQ (cqEntries = entries), which a burst of completions overflows;
+   * false: the Ring's default (twice the SQ). */
+  tinyCq?: boolean;
 }
 
 /** One fd the Ring uses and the peer's end of it: `in` is what the peer writes for the Ring to
@@ -84,6 +87,7 @@ export interface Message {
 /** What the generators reached, summed over a run (the test asserts the paths were hit). */
 export const coverage = {
   sequences: 0,
+  cqOverflows: 0,
   commands: 0,
   closeInDataHandler: 0,
   openInDataHandler: 0,
@@ -216,7 +220,7 @@ export class World {
   reenter: (action: Reentry, where: string) => void = () => {};
 
   private constructor(readonly spec: WorldSpec, readonly dir: string, paths: { in: string; out: string }, readonly filePath: string) {
-    this.ring = new Ring({ entries: spec.entries });
+    this.ring = new Ring({ entries: spec.entries, ...(spec.tinyCq ? { cqEntries: spec.entries } : {}) });
     this.pools = spec.pools.map((p) => this.ring.setupBufRing(p));
     for (let k = 0; k < 3; k++) {
       const [r, p] = this.#keep(socketpair('stream'));

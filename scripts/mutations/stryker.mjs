@@ -1,0 +1,31 @@
+// The Stryker part of npm run test:mutations: StrykerJS over each group of scripts/stryker/groups.mjs
+// in turn (stryker.config.mjs has the rest). StrykerJS 10 needs Node 22 or later: under Node 20
+// it runs on the Node 24 the package tests use (scripts/node-lines.mjs), its children too (PATH).
+import { spawn } from 'node:child_process';
+import { join } from 'node:path';
+import { nodeBin } from '../node-lines.mjs';
+import { groups } from '../stryker/groups.mjs';
+
+/** Runs Stryker over `names` (all groups by default); `extra`: Stryker's own options. Resolves
+ * the groups that failed to run (a survivor is not a failure: the summary shows them). */
+export async function runStryker(root, { names = Object.keys(groups), extra = [] } = {}) {
+  const major = Number(process.versions.node.split('.')[0]);
+  const bin = major >= 22 ? join(process.execPath, '..') : nodeBin(24);
+  const failed = [];
+  for (const name of names) {
+    if (!groups[name]) throw new Error(`no Stryker group ${name} (${Object.keys(groups).join(', ')})`);
+    const t0 = Date.now();
+    console.log(`\nStryker: ${name} (${groups[name].mutate.join(' ')})`);
+    const code = await new Promise((resolve) => {
+      const child = spawn(join(bin, 'node'), ['--import', './scripts/stryker/typescript-api.mjs',
+        'node_modules/@stryker-mutator/core/bin/stryker.js', 'run', ...extra],
+      { cwd: root, stdio: 'inherit', env: { ...process.env, PATH: `${bin}:${process.env.PATH}`, IOLAB_STRYKER_GROUP: name } });
+      // Ctrl-C reaches Stryker too (the same process group): it stops and removes its sandbox
+      child.on('close', (c, signal) => resolve(signal ? 130 : c));
+    });
+    console.log(`Stryker: ${name} took ${((Date.now() - t0) / 60_000).toFixed(0)} min; report: reports/mutation/${name}.html`);
+    if (code === 130) process.exit(130);
+    if (code !== 0) failed.push(name);
+  }
+  return failed;
+}

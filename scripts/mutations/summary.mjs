@@ -1,0 +1,123 @@
+// Writes test/mutations/summary.md, the committed summary of npm run test:mutations: Stryker's
+// score per folder and file (from reports/mutation/<group>.json), the C mutants' per folder (from
+// reports/mutation/c.json), and every survivor with what became of it: the test that kills it
+// now, or why it is equivalent (test/mutations/survivors.json, kept by hand; a survivor not in
+// it is listed as open). A part whose report is missing keeps its section from the last summary.
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { groups } from '../stryker/groups.mjs';
+
+const DETECTED = ['Killed', 'Timeout'];
+const UNDETECTED = ['Survived', 'NoCoverage'];
+
+const pct = (detected, valid) => (valid ? `${((100 * detected) / valid).toFixed(1)}%` : '-');
+const one = (s) => s.replace(/\s+/g, ' ').trim();
+const code = (s) => `\`${one(s).replaceAll('`', "'").replaceAll('|', '\\|').slice(0, 70) || '(nothing)'}\``;
+
+/** The source text a Stryker mutant replaced. */
+function originalOf(source, { start, end }) {
+  const lines = source.split('\n');
+  if (start.line === end.line) return lines[start.line - 1].slice(start.column - 1, end.column - 1);
+  return [lines[start.line - 1].slice(start.column - 1), ...lines.slice(start.line, end.line - 1), lines[end.line - 1].slice(0, end.column - 1)].join('\n');
+}
+
+/** The annotation of a survivor, matched on file, operator, the line it is on (its text: lines
+ * move), the text replaced and its replacement. */
+function verdictOf(notes, s) {
+  const n = notes.find((v) => v.file === s.file && v.mutator === s.mutator && one(v.context) === one(s.context) &&
+    one(v.original) === one(s.original) && one(v.replacement) === one(s.replacement));
+  if (!n) return 'open';
+  return n.verdict === 'equivalent' ? `equivalent: ${n.why}` : `killed by ${n.by}${n.why ? ` (${n.why})` : ''}`;
+}
+
+function strykerSection(root, notes) {
+  const rows = [];
+  const survivors = [];
+  let ignored = 0;
+  for (const group of Object.keys(groups)) {
+    const path = join(root, 'reports/mutation', `${group}.json`);
+    if (!existsSync(path)) continue;
+    const report = JSON.parse(readFileSync(path, 'utf8'));
+    for (const [file, f] of Object.entries(report.files)) {
+      const count = (statuses) => f.mutants.filter((m) => statuses.includes(m.status)).length;
+      ignored += count(['Ignored']);
+      rows.push({ group, file, detected: count(DETECTED), undetected: count(UNDETECTED), noCoverage: count(['NoCoverage']),
+        invalid: count(['CompileError', 'RuntimeError']), ignored: count(['Ignored']) });
+      for (const m of f.mutants.filter((x) => UNDETECTED.includes(x.status))) {
+        survivors.push({ file, line: m.location.start.line, mutator: m.mutatorName, status: m.status,
+          context: f.source.split('\n')[m.location.start.line - 1], original: originalOf(f.source, m.location), replacement: m.replacement ?? '' });
+      }
+    }
+  }
+  if (!rows.length) return undefined;
+  const out = ['| folder or file | detected | survived | of which not reached | invalid | ignored (static) | score |', '|---|---|---|---|---|---|---|'];
+  const line = (name, rs, bold) => {
+    const sum = (k) => rs.reduce((a, r) => a + r[k], 0);
+    const b = bold ? '**' : '';
+    out.push(`| ${b}${name}${b} | ${sum('detected')} | ${sum('undetected')} | ${sum('noCoverage')} | ${sum('invalid')} | ${sum('ignored')} | ${b}${pct(sum('detected'), sum('detected') + sum('undetected'))}${b} |`);
+  };
+  const folders = [['src/ring', (r) => r.file.startsWith('src/ring/')],
+    ['path rules (write-target, run-files, path-options)', (r) => ['src/write-target.ts', 'src/run-files.ts', 'src/path-options.ts'].includes(r.file)],
+    ['src/bench/http.ts', (r) => r.file === 'src/bench/http.ts']];
+  for (const [name, test] of folders) {
+    const rs = rows.filter(test);
+    if (!rs.length) continue;
+    line(name, rs, true);
+    if (rs.length > 1) for (const r of rs.sort((a, b) => a.file.localeCompare(b.file))) line(r.file, [r], false);
+  }
+  out.push('', `Static mutants (reached only while a module loads) are ignored (stryker.config.mjs: ignoreStatic): ${ignored} in all.`);
+  out.push('', '### Stryker\'s survivors', '', '| where | mutator | replaced | by | now |', '|---|---|---|---|---|');
+  for (const s of survivors.sort((a, b) => a.file.localeCompare(b.file) || a.line - b.line)) {
+    out.push(`| ${s.file}:${s.line} | ${s.mutator}${s.status === 'NoCoverage' ? ' (not reached)' : ''} | ${code(s.original)} | ${code(s.replacement)} | ${verdictOf(notes, s)} |`);
+  }
+  return out.join('\n');
+}
+
+/** The text of a file's line as it is now (results written before they kept it). */
+const lineOf = (root, file, line) => readFileSync(join(root, file), 'utf8').split('\n')[line - 1] ?? '';
+
+function cSection(root, notes) {
+  const path = join(root, 'reports/mutation/c.json');
+  if (!existsSync(path)) return undefined;
+  const report = JSON.parse(readFileSync(path, 'utf8'));
+  const out = [`Seed ${report.seed}; ${report.size ? `a sample of at most ${report.size} mutants per folder` : 'every mutant'}; ${(report.seconds / 3600).toFixed(1)} h.`, '',
+    '| folder | population | sampled | invalid (does not build) | killed | timeout (a hang) | survived | score |', '|---|---|---|---|---|---|---|---|'];
+  for (const [name, p] of Object.entries(report.populations)) {
+    const of = report.results.filter((r) => r.folder === name);
+    const count = (o) => of.filter((r) => r.outcome === o).length;
+    const detected = count('killed') + count('timeout');
+    out.push(`| ${name} | ${p.population} | ${p.sampled} | ${count('invalid')} | ${count('killed')} | ${count('timeout')} | ${count('survived')} | **${pct(detected, detected + count('survived'))}** |`);
+  }
+  out.push('', 'Test files run for each folder: scripts/mutations/c-run.mjs (`folders`).', '', '### The C survivors', '',
+    '| where | operator | replaced | by | now |', '|---|---|---|---|---|');
+  for (const s of report.results.filter((r) => r.outcome === 'survived')) {
+    const context = s.context ?? lineOf(root, s.file, s.line);
+    out.push(`| ${s.file}:${s.line} | ${s.operator} | ${code(s.original)} | ${code(s.replacement)} | ${verdictOf(notes, { ...s, context, mutator: s.operator })} |`);
+  }
+  return out.join('\n');
+}
+
+/** The section of the last summary headed `## title`, to keep when its report is missing. */
+function lastSection(previous, title) {
+  const at = previous.indexOf(`## ${title}\n`);
+  if (at < 0) return undefined;
+  const next = previous.indexOf('\n## ', at + 1);
+  return previous.slice(at + title.length + 4, next < 0 ? undefined : next).trim();
+}
+
+export function writeSummary(root) {
+  const file = join(root, 'test/mutations/summary.md');
+  const previous = existsSync(file) ? readFileSync(file, 'utf8') : '';
+  const notesFile = join(root, 'test/mutations/survivors.json');
+  const notes = existsSync(notesFile) ? JSON.parse(readFileSync(notesFile, 'utf8')) : [];
+  const sections = [
+    ['StrykerJS (TypeScript)', strykerSection(root, notes)],
+    ['C and C++ mutants by operator', cSection(root, notes)],
+  ];
+  const text = ['# What the tests catch: mutation scores', '',
+    'Written by `npm run test:mutations` (scripts/mutations/summary.mjs) from its reports; the HTML',
+    'reports stay in reports/mutation/ (not committed). A survivor\'s fate is kept by hand in',
+    'test/mutations/survivors.json: the test that kills it now, or why it is equivalent.', '',
+    ...sections.flatMap(([title, body]) => [`## ${title}`, '', body ?? lastSection(previous, title) ?? '(not run yet)', ''])].join('\n');
+  writeFileSync(file, text);
+}
