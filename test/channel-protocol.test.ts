@@ -18,8 +18,8 @@ const CAPACITY = 4096;
 
 /** A region laid out by the test as a creator, `edit` applied before the join; the joined
  * Channel (side 1: it reads direction 0, writes direction 1) and the test's end of the socket. */
-async function joined(edit: (words: BigUint64Array, u32: Uint32Array) => void = () => {}, zeroCopy = false) {
-  const { memfd, mapping, words, u32 } = craftedRegion(CAPACITY, edit);
+async function joined(edit: (words: BigUint64Array, u32: Uint32Array) => void = () => {}, zeroCopy = false, capacity = CAPACITY) {
+  const { memfd, mapping, words, u32 } = craftedRegion(capacity, edit);
   const [peer, mine] = socketpair('stream');
   sendmsg(peer, [Buffer.from('iolabch1')], { fds: [memfd] });
   close(memfd);
@@ -35,7 +35,7 @@ async function joined(edit: (words: BigUint64Array, u32: Uint32Array) => void = 
   }
   const side = {
     channel, words, u32, peer,
-    queue: (d: number) => new Uint8Array(mapping, HEADER + d * CAPACITY, CAPACITY),
+    queue: (d: number) => new Uint8Array(mapping, HEADER + d * capacity, capacity),
     /** The wake-up bytes that came on the test's end so far. */
     wakes() {
       let n = 0;
@@ -136,15 +136,24 @@ describe('Channel: what the other side sees of this one', () => {
   });
 
   it('a reader wakes a writer waiting for room once half the queue is free, not before (docs/channel.md)', async () => {
-    const side = await joined(fullWithWriterWaiting);
+    // receive() takes every small message waiting at once; a message over half its 64 KiB slab
+    // is taken alone, so 40 KiB messages free the queue one at a time: 6 fill 240 KiB of 256
+    const capacity = 256 << 10;
+    const record = 8 + (40 << 10);
+    const side = await joined((w, u32) => {
+      for (let at = 0; at + record <= capacity; at += record) new Uint32Array(w.buffer, HEADER + at, 2).set([40 << 10, 0]);
+      w[HEAD(0)] = BigInt(6 * record);
+      u32[WRITER_WAITING(0)] = 1;
+    }, false, capacity);
     try {
-      // a message is let go when the next is asked for: after 128, 127 are free (2,032 bytes)
-      for (let i = 0; i < 128; i++) await side.channel.receive();
-      expect(side.words[TAIL(0)]).toBe(2032n);
-      expect(side.wakes()).toBe(0);
-      expect(side.u32[WRITER_WAITING(0)]).toBe(1);
+      for (const left of [5, 4]) {
+        expect((await side.channel.receive())?.length).toBe(40 << 10);
+        expect(side.words[TAIL(0)], `${left} left`).toBe(BigInt((6 - left) * record));
+        expect(side.wakes(), `${left} left: over half the queue is still taken`).toBe(0);
+        expect(side.u32[WRITER_WAITING(0)]).toBe(1);
+      }
       await side.channel.receive();
-      expect(side.words[TAIL(0)]).toBe(2048n);
+      expect(side.words[TAIL(0)]).toBe(BigInt(3 * record));
       expect(side.wakes()).toBe(1);
       expect(side.u32[WRITER_WAITING(0)]).toBe(0);
     } finally {
