@@ -1,8 +1,8 @@
 #!/usr/bin/env node
 // How many of fio's own example job files (fio's examples/ folder) `iolab bench iops` runs as
-// written and as fio runs them: `node scripts/fio-examples.mjs DIR [NAME...]`, DIR holding the
+// written and as fio runs them: `node scripts/fio-examples.mjs [DIR [NAME...]]`, DIR holding the
 // .fio files (a fio source tree's examples/), fio the one on PATH or IOLAB_FIO's (a fio built
-// from source: IOLAB_FIO=/work/fio-3.42/fio with DIR its examples/). The files whose engines
+// from source: IOLAB_FIO=/path/fio-3.42/fio, and then DIR defaults to the examples/ beside it). The files whose engines
 // iolab has (sync, psync, libaio, io_uring, posixaio, mmap, null, pvsync, pvsync2, or none
 // named) count, zoned devices aside (zonemode=zbd); the rest are named and left out. Each is run
 // by fio and by iolab (the checkout's, through tsx) in scratch folders of their own, as a user
@@ -14,9 +14,9 @@
 // same bytes for jobs bounded by their size (but lengths drawn per I/O), and the same files
 // left. Prints a line per file and the count.
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync, mkdirSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync, mkdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { basename, join } from 'node:path';
+import { basename, dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { register } from 'tsx/esm/api';
 
@@ -24,9 +24,18 @@ register();
 const { engineInfo } = await import('../src/bench/engines.ts');
 const root = join(fileURLToPath(import.meta.url), '../..');
 const fioBin = process.env.IOLAB_FIO || 'fio';
-const [dir, ...only] = process.argv.slice(2);
+const [given, ...only] = process.argv.slice(2);
+// without DIR: the examples/ beside IOLAB_FIO's fio (a source tree's); Debian's package ships none
+const beside = process.env.IOLAB_FIO ? join(dirname(process.env.IOLAB_FIO), 'examples') : undefined;
+const dir = given ?? [beside].find((d) => d !== undefined && existsSync(d));
 if (!dir) {
-  process.stderr.write('usage: node scripts/fio-examples.mjs DIR [NAME...]  (DIR: fio\'s examples/)\n');
+  process.stderr.write('usage: node scripts/fio-examples.mjs [DIR [NAME...]]  (DIR: fio\'s examples/ folder, by default the one\n' +
+    `beside IOLAB_FIO's fio${beside ? `: ${beside} is not there` : ', which is not set'}; Debian's fio package has no examples:\n` +
+    'take them from fio\'s source, e.g. git clone https://github.com/axboe/fio, and name its examples/)\n');
+  process.exit(2);
+}
+if (!existsSync(dir) || !statSync(dir).isDirectory()) {
+  process.stderr.write(`fio-examples: ${dir}: not a folder\n`);
   process.exit(2);
 }
 

@@ -52,6 +52,11 @@ const firstFile = join(dir.path, 'first.fio');
 writeFileSync(firstFile, '[global]\nsize=64k\nrw=write\n\n[a]\n\n[a2]\n');
 const secondFile = join(dir.path, 'second.fio');
 writeFileSync(secondFile, '[global]\nrw=randread\n\n[b]\nsize=64k\nfilename=a.0.0\n\n[b2]\nsize=32k\nfilename=a2.0.0\n');
+// a job file whose [global] includes another's options (fio's `include`, inside a section)
+const included = join(dir.path, 'included-options.fio');
+writeFileSync(included, 'size=64k\nbs=8k\nrw=randwrite\n');
+const including = join(dir.path, 'including.fio');
+writeFileSync(including, `[global]\ninclude ${included}\n\n[inc-a]\n\n[inc-b]\nrw=read\nfilename=inc-a.0.0\nstonewall\n`);
 // a file both runs only read (--readonly), made before them
 const readOnlyFile = join(dir.path, 'readonly.dat');
 writeFileSync(readOnlyFile, Buffer.alloc(256 * 1024, 7));
@@ -77,6 +82,7 @@ const commandLineCases: DiffCase[] = [
   // file's jobs no options of their own: their rw and bs cannot be read back from it; their
   // I/Os and the directions they moved tell them)
   { name: 'two job files, the command line\'s bs before them', args: ['--bs=8k', firstFile], jobFile: secondFile, skip: ['rw, bs, iodepth'] },
+  { name: 'a [global] that includes another file\'s options', args: [], jobFile: including },
   { name: '--section of a job file', args: ['--section=a2'], jobFile: firstFile },
   { name: '--section twice, in the file\'s order', args: ['--section=a2', '--section=a'], jobFile: firstFile },
   { name: '--section that names no section', args: ['--section=nothing'], jobFile: firstFile },
