@@ -27,6 +27,7 @@ function verdictOf(notes, s) {
   const n = notes.find((v) => v.file === s.file && v.mutator === s.mutator && one(v.context) === one(s.context) &&
     one(v.original) === one(s.original) && one(v.replacement) === one(s.replacement));
   if (!n) return 'open';
+  if (n.verdict === 'open') return `open: ${n.why}`; // understood, and no test kills it yet
   return n.verdict === 'equivalent' ? `equivalent: ${n.why}` : `killed by ${n.by}${n.why ? ` (${n.why})` : ''}`;
 }
 
