@@ -18,8 +18,16 @@ export function listenError(err: unknown, where: string, extra: object, syscall 
   return Object.assign(new Error(`${syscall} ${code}: ${text} ${where}`), { code, errno, syscall, ...extra });
 }
 
-/** A Unix socket bound at req.path and listening; readableAll/writableAll add read/write for
- * all to the file's mode, as net (libuv's uv_pipe_chmod) does. */
+/** Whether this Node's libuv sets a Unix socket's mode to exactly what readableAll/writableAll
+ * ask (1.51 on: Node 22.23's, 24's, 26's: 0o444, 0o222, 0o666) rather than adding it to the mode
+ * the umask left (before: Node 20's 0o755, 0o777, 0o777). */
+const exactPipeModes = (() => {
+  const [major, minor] = process.versions.uv.split('.').map(Number);
+  return major > 1 || (major === 1 && minor >= 51);
+})();
+
+/** A Unix socket bound at req.path and listening; readableAll/writableAll give the file the
+ * mode net (libuv's uv_pipe_chmod) gives it on this Node. */
 function openPath(req: ListenRequest & { path: string }): number {
   const fd = socket('unix', 'stream');
   try {
@@ -32,8 +40,11 @@ function openPath(req: ListenRequest & { path: string }): number {
   const wanted = (req.readableAll ? 0o444 : 0) | (req.writableAll ? 0o222 : 0);
   if (wanted !== 0) {
     try {
-      const { mode } = statSync(req.path);
-      if ((mode & wanted) !== wanted) chmodSync(req.path, (mode | wanted) & 0o7777);
+      if (exactPipeModes) chmodSync(req.path, wanted);
+      else {
+        const { mode } = statSync(req.path);
+        if ((mode & wanted) !== wanted) chmodSync(req.path, (mode | wanted) & 0o7777);
+      }
     } catch (err) {
       close(fd);
       throw err;
