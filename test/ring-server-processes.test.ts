@@ -41,8 +41,11 @@ describe.each(kinds)('node:cluster, %s', (kind) => {
   });
 });
 
+// (under the ASan suite, every process has the sanitizer preloaded, pm2's CLI and daemon too:
+// there `pm2 kill` never returns and the daemon stays; node:cluster's cases, the same mechanism
+// without pm2, run there)
 describe.each(kinds)("pm2's cluster mode, %s", (kind) => {
-  it('pm2 start -i 2: both instances listen on one port and answer', async () => {
+  it.skipIf(process.env.IOLAB_ASAN === '1')('pm2 start -i 2: both instances listen on one port and answer', async () => {
     const home = mkdtempSync(join(dir().path, 'pm2-'));
     const workersDir = mkdtempSync(join(dir().path, 'workers-'));
     const tag = newProcessTag();
@@ -62,7 +65,12 @@ describe.each(kinds)("pm2's cluster mode, %s", (kind) => {
       expect(Object.keys(byBody).map(Number).sort()).toEqual(ready.map((r) => r.pid).sort());
     } finally {
       spawnSync(process.execPath, [pm2, 'kill'], { env, timeout: 60_000 });
-      await waitFor('pm2 and its instances gone', () => processesTagged(tag).length === 0, 20_000);
+      try {
+        await waitFor('pm2 and its instances gone', () => processesTagged(tag).length === 0, 20_000);
+      } finally {
+        // whatever pm2 left is not left running for good
+        for (const p of processesTagged(tag)) try { process.kill(p.pid, 'SIGKILL'); } catch { /* gone */ }
+      }
     }
   }, 90_000);
 });

@@ -7,6 +7,7 @@ import { existsSync, mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:
 import { join } from 'node:path';
 import { execa } from 'execa';
 import { iolabArgv } from './support/cli.js';
+import { newProcessTag, processesTagged, processTagVariable, waitFor } from './support/procs.js';
 import { shortTempDir } from './support/temp.js';
 
 const tmp = shortTempDir('iolab-tourleft-');
@@ -63,7 +64,8 @@ describe('tour after a tour that was killed', () => {
 
   it('a real tour killed with SIGKILL: the next one leaves nothing of it', async () => {
     const [file, argv] = iolabArgv(['tour']);
-    const env = { ...process.env, TMPDIR: tmp.path };
+    const tag = newProcessTag();
+    const env = { ...process.env, TMPDIR: tmp.path, [processTagVariable]: tag };
     const child = execa(file, argv, { reject: false, env });
     let seen = '';
     await new Promise<void>((resolve) => child.stdout!.on('data', (chunk: Buffer) => {
@@ -72,6 +74,9 @@ describe('tour after a tour that was killed', () => {
     }));
     child.kill('SIGKILL');
     await child;
+    // its demo children die with it (a slow machine, or the sanitized build, takes them a moment,
+    // and one still writing in the folder would keep it): the next tour starts once they are gone
+    await waitFor('the killed tour\'s children gone', () => processesTagged(tag).length === 0, 60_000);
     const mine = () => readdirSync(tmp.path).filter((n) => n.startsWith(`iolab-tour-${child.pid}-`));
     expect(mine()).toHaveLength(1);
     const next = await execa(file, argv, { reject: false, env });
