@@ -6,7 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { execa } from 'execa';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { projectRoot } from '../src/native.js';
+import { native, projectRoot } from '../src/native.js';
 import { runDyingWithParent } from '../src/parent-death.js';
 import { checkLeaksAfterAll } from './support/leaks.js';
 import { childrenOf, waitFor } from './support/procs.js';
@@ -67,6 +67,12 @@ describe('runDyingWithParent', () => {
       'console.log(JSON.stringify({ mine, ends }));\n');
     const r = await execa(process.execPath, [script]);
     expect(JSON.parse(r.stdout)).toEqual({ mine: 0, ends: { SIGTERM: 300 } });
+  });
+
+  it("waitChild takes any pid from 1 up (init's too: not this process's child, ECHILD), and refuses 0 and below by range", async () => {
+    await expect(native.waitChild(1)).rejects.toMatchObject({ code: 'ECHILD', syscall: 'wait4' });
+    expect(() => native.waitChild(0)).toThrow(expect.objectContaining({ code: 'ERR_OUT_OF_RANGE' }));
+    expect(() => native.waitChild(-1)).toThrow(expect.objectContaining({ code: 'ERR_OUT_OF_RANGE' }));
   });
 
   it('the program dies with the process that started it, even by SIGKILL', { timeout: 60_000 }, async () => {
