@@ -50,15 +50,18 @@ describe('runDyingWithParent', () => {
     expect(JSON.parse(r.stdout)).toEqual({ mine: 0, ends: { SIGINT: 300 } });
   });
 
-  it('a SIGTERM sent the moment the program starts (a process group stopped at once) is the program\'s, never its starter\'s', { timeout: 60_000 }, async () => {
-    // every signal stays blocked from fork until the child has reset its handlers: a SIGTERM
-    // let through there runs Node's handler in the child, which tells the starter
-    const script = join(dir.path, 'terminator.mjs');
+  // SIGTERM: a process group stopped at once; SIGHUP: a terminal that closed, or a reload asked
+  it.for(['SIGTERM', 'SIGHUP'])('a %s sent the moment the program starts is the program\'s, never its starter\'s', { timeout: 60_000 }, async (signal) => {
+    // every signal stays blocked from fork until the child has reset its handlers (every one of
+    // them, from 1: SIGHUP is 1): a signal let through there runs Node's handler in the child,
+    // which tells the starter
+    const script = join(dir.path, `terminator-${signal}.mjs`);
     writeFileSync(script, `import { closeSync } from 'node:fs';\nimport { native } from ${JSON.stringify(join(projectRoot, 'dist/native.js'))};\n` +
-      'let mine = 0; process.on("SIGTERM", () => mine++);\nconst ends = {};\n' +
+      `const signal = ${JSON.stringify(signal)};\n` +
+      'let mine = 0; process.on(signal, () => mine++);\nconst ends = {};\n' +
       'for (let i = 0; i < 300; i++) {\n' +
       '  const child = native.spawnDyingWithParent("sleep", ["0.05"]);\n' +
-      '  process.kill(child.pid, "SIGTERM");\n' +
+      '  process.kill(child.pid, signal);\n' +
       '  const s = await native.waitChild(child.pid);\n' +
       '  closeSync(child.stdout); closeSync(child.stderr);\n' +
       '  ends[s.signal ?? s.exitCode] = (ends[s.signal ?? s.exitCode] ?? 0) + 1;\n' +
@@ -66,7 +69,7 @@ describe('runDyingWithParent', () => {
       'await new Promise((r) => setTimeout(r, 200));\n' +
       'console.log(JSON.stringify({ mine, ends }));\n');
     const r = await execa(process.execPath, [script]);
-    expect(JSON.parse(r.stdout)).toEqual({ mine: 0, ends: { SIGTERM: 300 } });
+    expect(JSON.parse(r.stdout)).toEqual({ mine: 0, ends: { [signal]: 300 } });
   });
 
   it("waitChild takes any pid from 1 up (init's too: not this process's child, ECHILD), and refuses 0 and below by range", async () => {

@@ -4,8 +4,9 @@
 // /dev/null is only ever named without --force or --append, where the refusal is checked.
 import { describe, expect, it } from 'vitest';
 import { execFileSync } from 'node:child_process';
-import { lstatSync, rmSync, statSync } from 'node:fs';
+import { existsSync, lstatSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { native } from '../src/native.js';
 import { runCliText } from './support/cli.js';
 import { checkLeaksAfterAll } from './support/leaks.js';
 import { shortTempDir } from './support/temp.js';
@@ -94,5 +95,21 @@ describe('shm: an object name that is a FIFO in /dev/shm', () => {
     } finally {
       rmSync(path, { force: true });
     }
+  });
+});
+
+describe('renameNoReplace: the last step of every results file', () => {
+  it('puts the file at a free name; onto a name that exists it fails with EEXIST and changes neither; a name with a NUL is refused before any rename', () => {
+    const [from, to, other] = ['finished.tmp', 'results.json', 'kept.json'].map((n) => join(tmp.path, n));
+    writeFileSync(from, 'new');
+    writeFileSync(other, 'old');
+    expect(() => native.renameNoReplace(from, other)).toThrow(expect.objectContaining({ code: 'EEXIST', syscall: 'rename' }));
+    expect([readFileSync(from, 'utf8'), readFileSync(other, 'utf8')]).toEqual(['new', 'old']);
+    // a NUL would cut the name short in C, naming another file: `to` cut there is a free name
+    expect(() => native.renameNoReplace(from, `${to}\0.x`)).toThrow(expect.objectContaining({ code: 'ERR_INVALID_ARG_VALUE' }));
+    expect(() => native.renameNoReplace(`${from}\0.x`, to)).toThrow(expect.objectContaining({ code: 'ERR_INVALID_ARG_VALUE' }));
+    expect([existsSync(from), existsSync(to)]).toEqual([true, false]);
+    native.renameNoReplace(from, to);
+    expect([existsSync(from), readFileSync(to, 'utf8')]).toEqual([false, 'new']);
   });
 });
