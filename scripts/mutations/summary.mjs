@@ -118,7 +118,7 @@ export function writeSummary(root) {
   const text = ['# What the tests catch: mutation scores', '',
     'Written by `npm run test:mutations` (scripts/mutations/summary.mjs) from its reports; the HTML',
     'reports stay in reports/mutation/ (not committed). A survivor\'s fate is kept by hand in',
-    'test/mutations/survivors.json: the test that kills it now, or why it is equivalent.', '',
+    'test/mutations/survivors.json: the test that kills it now, why it is equivalent, or (open) what a test would need to show it.', '',
     ...sections.flatMap(([title, body]) => [`## ${title}`, '', body ?? lastSection(previous, title) ?? '(not run yet)', ''])].join('\n');
   writeFileSync(file, text);
 }
