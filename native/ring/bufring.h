@@ -164,7 +164,6 @@ class RingStreams : public RingPart {
   std::vector<int> free_tokens_;
   std::vector<int> cancels_due_;  // tokens; a stream's cancel_due says whether it still wants it
   bool closing_ = false;
-  bool dispatching_many_ = false;  // JS is handling more than one event (TrySend)
 };
 
 }  // namespace iolab

@@ -191,18 +191,13 @@ void RingStreams::QueueSend(struct stream* core) {
   s->owner->core_->Queue(s->owner->NewOp(true, s));
 }
 
-// A write that nothing is ahead of goes to the socket inside the JS call, as net's uv_try_write,
-// unless JS is handling a batch of events: its callback can say written at once, with no SQE,
-// CQE or second call into JS for it.
+// A write that nothing is ahead of goes to the socket inside the JS call, as net's uv_try_write:
+// its callback can say written at once, with no SQE, CQE or second call into JS for it.
 // Not a view of iolab's own mmap, which may fault: its bytes go through the queue's checked
 // copy, so a view that faults sends nothing at all (the kernel's send would take its first part).
 long RingStreams::TrySend(struct stream* core, const void* data, uint32_t len) {
   RingStream* s = static_cast<RingStream*>(core->owner);
   if (InMapping(data, len)) return -EAGAIN;
-  // Inside a dispatch of several events (a loaded server), a send per write would cost a syscall
-  // each: they go as SQEs, all submitted by one io_uring_enter when the dispatch ends
-  // (bench http, 100 x 1: 54-64k req/s sending at once, 70k queued; 1 x 1 gains at once).
-  if (s->owner->dispatching_many_) return -EAGAIN;
   ssize_t took = ::send(s->fd, data, len, MSG_DONTWAIT | MSG_NOSIGNAL);
   if (took > 0) s->owner->core_->counters()->stream_sends_direct++;
   return took >= 0 ? long(took) : -long(errno);
@@ -344,10 +339,7 @@ void RingStreams::AfterReap(napi_value ring_object) {
       at += n;
       napi_value count, result;
       napi_create_uint32(env_, uint32_t(n / 4), &count);
-      dispatching_many_ = n > 4;
-      napi_status called = napi_call_function(env_, ring_object, fn, 1, &count, &result);
-      dispatching_many_ = false;
-      if (called != napi_ok) {
+      if (napi_call_function(env_, ring_object, fn, 1, &count, &result) != napi_ok) {
         // src/ring/stream.ts catches what handlers throw; this is its own failure: report it as
         // Node reports an uncaught exception, and go on with the rest.
         napi_value error;
