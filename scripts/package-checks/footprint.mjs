@@ -1,11 +1,11 @@
 // What `npm install iolab --omit=dev` puts in an empty project: at most 5 packages (iolab among
-// them) and 3.5 MiB on disk (du) besides the prebuilt addon, and no command-line tools of other
+// them) and 3.75 MiB on disk (du) besides the prebuilt addon, and no command-line tools of other
 // packages in node_modules/.bin. Measured in a project of its own, right after the install.
 import { readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 
 const maxPackages = 5;
-const maxKiB = 3.5 * 1024; // 3 MiB until onRing, bench http, the Channel's hardening and fio's options (3208 KiB)
+const maxKiB = 3.75 * 1024; // 3 MiB until onRing, bench http, the Channel's hardening and fio's options (3208 KiB); 3.5 MiB until onRing on every core, the handoff, the CLI lab's fixes and fio 3.42's options (3640 KiB)
 
 /** The packages under a node_modules folder, nested ones included ('@scope/name' as one). */
 function installedPackages(modules) {

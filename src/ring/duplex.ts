@@ -73,15 +73,11 @@ export class RingSocketDuplex extends Duplex {
       },
       end: (err) => {
         if (err !== null) this.destroy(err);
-        else if (this.#parked.length > 0) this.#eofParked = true;
-        else if (this.#queued() === 0) this.#eof();
-        // EOF while bytes wait to be sent: a peer's reset reads as EOF once the failing send
-        // took the socket's error. The end is told once they are sent; a failed send makes it
-        // an error instead, never an end (as net.Socket: 'error', 'close', no 'end').
-        else {
-          this.#eofPending = true;
-          this.#tellEofWhenSent();
-        }
+        // The peer's EOF is handled once the loop turns, as net.Socket hears it in a libuv
+        // callback of its own after the data's: the nextTicks the data's handlers queued run
+        // first. In the same dispatch, node:http would see the socket end before the request it
+        // just parsed did ('end' takes a few ticks), and abort it unanswered.
+        else setImmediate(() => this.#peerEnded());
       },
       drained: () => {
         const callback = this.#drained;
@@ -90,6 +86,20 @@ export class RingSocketDuplex extends Duplex {
         callback?.();
       },
     });
+  }
+
+  /** The peer's EOF, a loop turn after it came (see `end` above). */
+  #peerEnded(): void {
+    if (this.destroyed) return;
+    if (this.#parked.length > 0) this.#eofParked = true;
+    else if (this.#queued() === 0) this.#eof();
+    // EOF while bytes wait to be sent: a peer's reset reads as EOF once the failing send
+    // took the socket's error. The end is told once they are sent; a failed send makes it
+    // an error instead, never an end (as net.Socket: 'error', 'close', no 'end').
+    else {
+      this.#eofPending = true;
+      this.#tellEofWhenSent();
+    }
   }
 
   // The EOF that waited for the queued bytes: told now if they are sent, else at the drain (a

@@ -1,0 +1,40 @@
+// A peer that sends its request and half-closes at once (write, then shutdown: `Connection:
+// close` clients, pipelines through a RingSocket) gets its answer from node:http on the Ring, as
+// from node's own server. The request's bytes and the EOF often come in one reap; node:http must
+// see the request end before the socket does, or it aborts the request unanswered.
+import { describe, expect, it } from 'vitest';
+import http from 'node:http';
+import net from 'node:net';
+import { onRing } from '../src/index.js';
+import { ringTestSetup } from './support/ring.js';
+
+const { newRing } = ringTestSetup('iolab-ring-half-close-');
+
+/** One request written with the half-close right behind it; what came back. */
+function ask(port: number, path: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const client = net.connect({ port, host: '127.0.0.1', allowHalfOpen: true });
+    let reply = '';
+    client.on('data', (c: Buffer) => (reply += c));
+    client.on('end', () => { client.destroy(); resolve(reply); });
+    client.on('error', reject);
+    client.end(`GET ${path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n`);
+  });
+}
+
+describe.each(['ring', 'node'] as const)('%s: a request and the half-close in one go', (kind) => {
+  it('is answered every time (50 connections, one after another)', async () => {
+    const handler = (req: http.IncomingMessage, res: http.ServerResponse) => {
+      req.resume();
+      req.on('end', () => res.end(`answer ${req.url}`));
+    };
+    const server = kind === 'ring' ? onRing(http.createServer(handler), { ring: newRing(), bufferCount: 16 }) : http.createServer(handler);
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    const { port } = server.address() as net.AddressInfo;
+    const replies: string[] = [];
+    for (let i = 0; i < 50; i++) replies.push(await ask(port, `/${i}`));
+    await new Promise<void>((r) => server.close(() => r()));
+    const bad = replies.map((r, i) => (/^HTTP\/1\.1 200 OK\r\n[\s\S]*\r\n\r\nanswer \/\d+$/.test(r) && r.endsWith(`answer /${i}`) ? null : `${i}: ${JSON.stringify(r.slice(0, 60))}`)).filter(Boolean);
+    expect(bad).toEqual([]);
+  });
+});
