@@ -3,7 +3,7 @@
  * dedupe_mode=repeat the last new one, working_set one of the first new ones, a
  * dedupe_working_set_percentage of the blocks' worth; with dedupe_global the set is every such
  * job's), and buffer_compress_percentage (that share of each buffer_compress_chunk zeros, so it
- * compresses so far). Each buffer is the random stream of one seed, so a repeat is regenerated,
+ * compresses so far). Each buffer is the random stream of its own starting number, so a repeat is regenerated,
  * never kept. */
 #include <string.h>
 

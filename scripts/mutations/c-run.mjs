@@ -1,7 +1,7 @@
 // The C part of npm run test:mutations: each mutant of scripts/mutations/c-mutants.mjs is applied,
 // the addon rebuilt (a mutant that does not build is invalid, not counted), the test files that
 // cover its folder run under a hard bound (a hang is a kill), and the file restored. Where a
-// folder has more mutants than --c-sample, a uniform sample is drawn with a fixed seed (--seed).
+// folder has more mutants than --c-sample, the same uniform sample is drawn each run (--seed S draws another).
 // Results: reports/mutation/c.json (each mutant as it ends, so --resume goes on from there) and a
 // table per folder. Run it in a copy of the tree that nothing else uses meanwhile: it rewrites
 // native/ and build/.
@@ -54,7 +54,7 @@ function filesOf(root, patterns) {
 
 const idOf = (file, m) => createHash('sha1').update(`${file}\0${m.start}\0${m.end}\0${m.replacement}`).digest('hex').slice(0, 12);
 
-/** Every folder's population and, where it is larger than `size`, its sample (fixed seed). */
+/** Every folder's population and, where it is larger than `size`, its sample (the same each run). */
 export function plan(root, { size = Infinity, seed = 1, only } = {}) {
   const out = {};
   for (const [name, folder] of Object.entries(folders)) {
