@@ -5,8 +5,11 @@
 // (scripts/stryker/vitest-setup.ts). The HTML and JSON reports go to reports/mutation/ (not
 // committed); test/mutations/summary.md is the committed summary.
 import { currentGroup } from './scripts/stryker/groups.mjs';
+import { rangeOf, readSample } from './scripts/stryker/sample.mjs';
 
 const group = currentGroup();
+// A sampled run (scripts/stryker/sample.mjs): the sampled places only, the nodes inside them ignored
+const sample = process.env.IOLAB_STRYKER_SAMPLE ? readSample(process.env.IOLAB_STRYKER_SAMPLE) : undefined;
 
 export default {
   testRunner: 'vitest',
@@ -14,7 +17,8 @@ export default {
   checkers: ['typescript'],
   tsconfigFile: 'scripts/stryker/tsconfig.json',
   checkerNodeArgs: ['--import', './scripts/stryker/typescript-api.mjs'],
-  mutate: group.mutate,
+  mutate: sample ? sample.places.map(rangeOf) : group.mutate,
+  ...(sample && { plugins: ['@stryker-mutator/*', './scripts/stryker/sample-ignorer.mjs'], ignorers: ['iolab-sample'] }),
   // Each mutant runs only the tests that reached it. Two runners, one test file at a time each:
   // the two cores, shared with whatever else runs.
   coverageAnalysis: 'perTest',

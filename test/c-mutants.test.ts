@@ -70,4 +70,16 @@ describe('the C mutant generator', () => {
       for (const t of folder.tests) expect(existsSync(join(root, t)), t).toBe(true);
     }
   });
+
+  it('samples per folder: a size of its own, the same draw each run, a larger one keeping the smaller', () => {
+    const root = join(import.meta.dirname, '..');
+    type Planned = Record<string, { mutants: { id: string }[] }>;
+    const ids = (p: Planned, name: string) => p[name].mutants.map((m) => m.id);
+    const small = plan(root, { size: { ring: 4, default: 2 }, only: ['ring', 'rename'] }) as Planned;
+    const large = plan(root, { size: { ring: 12, default: 2 }, only: ['ring', 'rename'] }) as Planned;
+    expect([ids(small, 'ring').length, ids(small, 'rename').length, ids(large, 'ring').length]).toEqual([4, 2, 12]);
+    expect(ids(plan(root, { size: { ring: 4, default: 2 }, only: ['ring'] }) as Planned, 'ring')).toEqual(ids(small, 'ring'));
+    for (const id of ids(small, 'ring')) expect(ids(large, 'ring')).toContain(id);
+    expect(ids(plan(root, { size: 4, seed: 2, only: ['ring'] }) as Planned, 'ring')).not.toEqual(ids(small, 'ring'));
+  });
 });

@@ -54,14 +54,17 @@ function filesOf(root, patterns) {
 
 const idOf = (file, m) => createHash('sha1').update(`${file}\0${m.start}\0${m.end}\0${m.replacement}`).digest('hex').slice(0, 12);
 
-/** Every folder's population and, where it is larger than `size`, its sample (the same each run). */
+/** Every folder's population and, where it is larger than its size, its sample (the same each
+ * run; a larger size draws the smaller sample and more). `size`: one for all, or { ring: 24,
+ * default: 16 }. */
 export function plan(root, { size = Infinity, seed = 1, only } = {}) {
   const out = {};
   for (const [name, folder] of Object.entries(folders)) {
     if (only && !only.includes(name)) continue;
+    const n = typeof size === 'object' ? (size[name] ?? size.default ?? Infinity) : size;
     const population = filesOf(root, folder.files).flatMap((file) =>
       mutantsOf(readFileSync(join(root, file), 'utf8')).map((m) => ({ id: idOf(file, m), folder: name, file, ...m })));
-    out[name] = { population: population.length, mutants: sample(population, size, seed), tests: folder.tests.filter((t) => existsSync(join(root, t))) };
+    out[name] = { population: population.length, mutants: sample(population, n, seed), tests: folder.tests.filter((t) => existsSync(join(root, t))) };
   }
   return out;
 }
@@ -88,13 +91,21 @@ export async function runCMutants(root, options = {}) {
   const out = options.out ?? join(root, 'reports/mutation/c.json');
   mkdirSync(join(out, '..'), { recursive: true });
   const planned = plan(root, options);
-  const previous = options.resume && existsSync(out) ? JSON.parse(readFileSync(out, 'utf8')).results : [];
+  const last = existsSync(out) ? JSON.parse(readFileSync(out, 'utf8')) : undefined;
+  const previous = options.resume && last ? last.results : [];
   const done = new Map(previous.map((r) => [r.id, r]));
+  // A run of some folders keeps the others' results from the last report (same sample's number)
+  const kept = options.only && last && last.seed === (options.seed ?? 1) ? last : { populations: {}, results: [] };
+  const keptResults = kept.results.filter((r) => !planned[r.folder]);
   const results = [];
   const t0 = Date.now();
-  const save = () => writeFileSync(out, `${JSON.stringify({ seed: options.seed ?? 1, size: options.size ?? null,
-    populations: Object.fromEntries(Object.entries(planned).map(([n, p]) => [n, { population: p.population, sampled: p.mutants.length, tests: p.tests }])),
-    seconds: (Date.now() - t0) / 1000, results }, null, 1)}\n`);
+  const seconds0 = options.only ? Object.keys(kept.populations).filter((n) => !planned[n]).reduce((a, n) => a + (kept.populations[n].seconds ?? 0), 0) : 0;
+  const populations = () => Object.fromEntries(Object.keys(folders).flatMap((n) => (planned[n]
+    ? [[n, { population: planned[n].population, sampled: planned[n].mutants.length, tests: planned[n].tests,
+      seconds: results.filter((r) => r.folder === n).reduce((a, r) => a + (r.seconds ?? 0), 0) }]]
+    : kept.populations[n] ? [[n, kept.populations[n]]] : [])));
+  const save = () => writeFileSync(out, `${JSON.stringify({ seed: options.seed ?? 1, populations: populations(),
+    seconds: seconds0 + (Date.now() - t0) / 1000, results: [...keptResults, ...results] }, null, 1)}\n`);
   for (const [name, p] of Object.entries(planned)) {
     console.log(`${name}: ${p.mutants.length} of ${p.population} mutants, tests: ${p.tests.join(' ')}`);
   }

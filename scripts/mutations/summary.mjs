@@ -6,6 +6,7 @@
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { groups } from '../stryker/groups.mjs';
+import { OUTSIDE } from '../stryker/sample.mjs';
 
 const DETECTED = ['Killed', 'Timeout'];
 const UNDETECTED = ['Survived', 'NoCoverage'];
@@ -31,31 +32,64 @@ function verdictOf(notes, s) {
   return n.verdict === 'equivalent' ? `equivalent: ${n.why}` : `killed by ${n.by}${n.why ? ` (${n.why})` : ''}`;
 }
 
+/** The kind of a survivor's verdict: 'killed' (by a test written after the run), 'equivalent' or 'open'. */
+function kindOf(notes, s) {
+  const v = verdictOf(notes, s);
+  return v.startsWith('killed') ? 'killed' : v.startsWith('equivalent') ? 'equivalent' : 'open';
+}
+
+/** The score after the survivors' verdicts: those killed since count as detected, equivalents leave the count. */
+function scoreAfter(detected, survivors, notes) {
+  const kinds = survivors.map((s) => kindOf(notes, s));
+  const killed = kinds.filter((k) => k === 'killed').length;
+  const equivalent = kinds.filter((k) => k === 'equivalent').length;
+  return pct(detected + killed, detected + survivors.length - equivalent);
+}
+
+/** A mutant's place as the sample names it (scripts/stryker/sample.mjs: Babel's lines from 1,
+ * columns from 0; the report's columns count from 1). */
+const placeOf = (file, { start, end }) => `${file}:${start.line}:${start.column - 1}-${end.line}:${end.column - 1}`;
+
 function strykerSection(root, notes) {
   const rows = [];
   const survivors = [];
+  const samples = [];
   let ignored = 0;
+  let beside = 0;
   for (const group of Object.keys(groups)) {
     const path = join(root, 'reports/mutation', `${group}.json`);
     if (!existsSync(path)) continue;
     const report = JSON.parse(readFileSync(path, 'utf8'));
+    // A sampled run's score counts the sampled places' mutants only: Stryker also makes those of
+    // the nodes between two sampled places, one inside the other, and lists the rest as ignored
+    const samplePath = join(root, 'reports/mutation', `${group}.sample.json`);
+    const sample = existsSync(samplePath) ? JSON.parse(readFileSync(samplePath, 'utf8')) : undefined;
+    const places = sample && new Set(sample.places.map((p) => `${p.file}:${p.start.line}:${p.start.column}-${p.end.line}:${p.end.column}`));
+    if (sample) samples.push(`${group}: ${sample.sampled.places} of ${sample.population.places} places (${sample.sampled.mutants} of ${sample.population.mutants} mutants), drawn by number ${sample.seed}`);
     for (const [file, f] of Object.entries(report.files)) {
-      const count = (statuses) => f.mutants.filter((m) => statuses.includes(m.status)).length;
+      const all = f.mutants.filter((m) => m.statusReason !== OUTSIDE);
+      const mutants = places ? all.filter((m) => places.has(placeOf(file, m.location))) : all;
+      beside += all.length - mutants.length;
+      const count = (statuses) => mutants.filter((m) => statuses.includes(m.status)).length;
       ignored += count(['Ignored']);
-      rows.push({ group, file, detected: count(DETECTED), undetected: count(UNDETECTED), noCoverage: count(['NoCoverage']),
-        invalid: count(['CompileError', 'RuntimeError']), ignored: count(['Ignored']) });
-      for (const m of f.mutants.filter((x) => UNDETECTED.includes(x.status))) {
-        survivors.push({ file, line: m.location.start.line, mutator: m.mutatorName, status: m.status,
+      const mine = [];
+      for (const m of mutants.filter((x) => UNDETECTED.includes(x.status))) {
+        mine.push({ file, line: m.location.start.line, mutator: m.mutatorName, status: m.status,
           context: f.source.split('\n')[m.location.start.line - 1], original: originalOf(f.source, m.location), replacement: m.replacement ?? '' });
       }
+      survivors.push(...mine);
+      rows.push({ group, file, detected: count(DETECTED), undetected: count(UNDETECTED), noCoverage: count(['NoCoverage']),
+        invalid: count(['CompileError', 'RuntimeError']), ignored: count(['Ignored']), survivors: mine });
     }
   }
   if (!rows.length) return undefined;
-  const out = ['| folder or file | detected | survived | of which not reached | invalid | ignored (static) | score |', '|---|---|---|---|---|---|---|'];
+  const out = [...(samples.length ? ['A uniform sample of the places Stryker mutates (every mutant at a sampled place; scripts/stryker/sample.mjs):',
+    '', ...samples.map((s) => `- ${s}`), ...(beside ? [`- ${beside} more mutants ran, between two sampled places one inside the other: not in the score`] : []), ''] : []),
+  '| folder or file | detected | survived | of which not reached | invalid | ignored (static) | score | after the verdicts |', '|---|---|---|---|---|---|---|---|'];
   const line = (name, rs, bold) => {
     const sum = (k) => rs.reduce((a, r) => a + r[k], 0);
     const b = bold ? '**' : '';
-    out.push(`| ${b}${name}${b} | ${sum('detected')} | ${sum('undetected')} | ${sum('noCoverage')} | ${sum('invalid')} | ${sum('ignored')} | ${b}${pct(sum('detected'), sum('detected') + sum('undetected'))}${b} |`);
+    out.push(`| ${b}${name}${b} | ${sum('detected')} | ${sum('undetected')} | ${sum('noCoverage')} | ${sum('invalid')} | ${sum('ignored')} | ${b}${pct(sum('detected'), sum('detected') + sum('undetected'))}${b} | ${b}${scoreAfter(sum('detected'), rs.flatMap((r) => r.survivors), notes)}${b} |`);
   };
   const folders = [['src/ring', (r) => r.file.startsWith('src/ring/')],
     ['path rules (write-target, run-files, path-options)', (r) => ['src/write-target.ts', 'src/run-files.ts', 'src/path-options.ts'].includes(r.file)],
@@ -81,13 +115,14 @@ function cSection(root, notes) {
   const path = join(root, 'reports/mutation/c.json');
   if (!existsSync(path)) return undefined;
   const report = JSON.parse(readFileSync(path, 'utf8'));
-  const out = [`Seed ${report.seed}; ${report.size ? `a sample of at most ${report.size} mutants per folder` : 'every mutant'}; ${(report.seconds / 3600).toFixed(1)} h.`, '',
-    '| folder | population | sampled | invalid (does not build) | killed | timeout (a hang) | survived | score |', '|---|---|---|---|---|---|---|---|'];
+  const out = [`A uniform sample per folder where its population is larger (\`sampled\`), drawn by number ${report.seed}; ${(report.seconds / 3600).toFixed(1)} h.`, '',
+    '| folder | population | sampled | invalid (does not build) | killed | timeout (a hang) | survived | score | after the verdicts |', '|---|---|---|---|---|---|---|---|---|'];
   for (const [name, p] of Object.entries(report.populations)) {
     const of = report.results.filter((r) => r.folder === name);
     const count = (o) => of.filter((r) => r.outcome === o).length;
     const detected = count('killed') + count('timeout');
-    out.push(`| ${name} | ${p.population} | ${p.sampled} | ${count('invalid')} | ${count('killed')} | ${count('timeout')} | ${count('survived')} | **${pct(detected, detected + count('survived'))}** |`);
+    const survivors = of.filter((r) => r.outcome === 'survived').map((s) => ({ ...s, context: s.context ?? lineOf(root, s.file, s.line), mutator: s.operator }));
+    out.push(`| ${name} | ${p.population} | ${p.sampled} | ${count('invalid')} | ${count('killed')} | ${count('timeout')} | ${count('survived')} | **${pct(detected, detected + count('survived'))}** | **${scoreAfter(detected, survivors, notes)}** |`);
   }
   out.push('', 'Test files run for each folder: scripts/mutations/c-run.mjs (`folders`).', '', '### The C survivors', '',
     '| where | operator | replaced | by | now |', '|---|---|---|---|---|');
