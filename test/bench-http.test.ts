@@ -3,6 +3,9 @@
 // marked partial, the servers stopped and reaped, exit 130); the errors a user meets; --workers:
 // the servers of several processes, their CPU summed, the spread over the workers.
 import { describe, expect, it } from 'vitest';
+import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { runCli, runCliText } from './support/cli.js';
 import { newProcessTag, processTagVariable, processesTagged, waitFor } from './support/procs.js';
 
@@ -96,6 +99,43 @@ describe('bench http', () => {
     expect((await runCliText(['bench', 'http', '--workers', '0'])).stderr).toMatch(/^iolab: .*--workers/);
     const n = await runCliText(['bench', 'http', '--connections', '0']);
     expect(n.stderr).toMatch(/^iolab: .*--connections/);
+  });
+
+  it('alternates the servers each round, and says why wrk failed from its status and last line (a stand-in wrk on PATH)', async () => {
+    // the stand-in answers at once with the line iolab's Lua makes wrk print, or fails as wrk does
+    const bin = mkdtempSync(join(tmpdir(), 'iolab-fake-wrk-'));
+    try {
+      writeFileSync(join(bin, 'wrk'), `#!/bin/sh
+[ "$1" = -v ] && { echo 'wrk 4.1.0 (a stand-in)'; exit 0; }
+if [ "$WRK_FAILS" = signal ]; then echo 'killed' >&2; kill -KILL $$; fi
+if [ -n "$WRK_FAILS" ]; then echo 'a first line' >&2; echo 'unable to connect to 127.0.0.1 Connection refused' >&2; exit 3; fi
+echo 'Running 1s test'
+echo '{"requests":2000,"durationUs":1000000,"p50Us":50,"p99Us":90,"errors":0}'
+`);
+      chmodSync(join(bin, 'wrk'), 0o755);
+      const env = { ...process.env, PATH: `${bin}:${process.env.PATH}` };
+      const args = ['bench', 'http', '--servers', 'node,ring', '--connections', '1', '--in-flight', '1', '--duration', '1'];
+      const ok = await runCliText([...args, '--rounds', '3', '--json'], { env });
+      expect(ok.exitCode, ok.stderr).toBe(0);
+      const samples = (JSON.parse(ok.stdout) as { samples: { round: number; server: string; reqPerSec: number }[] }).samples;
+      expect(samples.map((x) => `${x.round} ${x.server}`)).toEqual(['1 node', '1 ring', '2 ring', '2 node', '3 node', '3 ring']);
+      expect(samples.every((x) => x.reqPerSec === 2000)).toBe(true);
+      const failed = await runCliText(args, { env: { ...env, WRK_FAILS: '1' } });
+      expect(failed.exitCode).toBe(1);
+      expect(failed.stderr).toBe('iolab: wrk failed (status 3): unable to connect to 127.0.0.1 Connection refused');
+      const killed = await runCliText(args, { env: { ...env, WRK_FAILS: 'signal' } });
+      expect(killed.stderr).toBe('iolab: wrk failed (SIGKILL): killed');
+      // --workers: the progress line gives each worker's share (none here: the stand-in asks nothing)
+      const spread = await runCliText(['bench', 'http', '--workers', '2', '--servers', 'node-cluster', '--connections', '2', '--in-flight', '1', '--duration', '1', '--rounds', '1'], { env });
+      expect(spread.exitCode, spread.stderr).toBe(0);
+      expect(spread.stderr).toMatch(/round 1 2 worker\(s\) 2 conn x 1 node-cluster: 2000 req\/s, .*per worker 0 conn 0 req \/ 0 conn 0 req/);
+      // what a user reads in the help: each option says what it takes
+      const help = await runCliText(['bench', 'http', '--help']);
+      const words = (text: string) => new RegExp(text.split(' ').join('\\s+'));
+      expect(help.stdout).toMatch(words('--in-flight <list> requests in flight per connection: 1, or more pipelined by wrk'));
+    } finally {
+      rmSync(bin, { recursive: true, force: true });
+    }
   });
 
   it('says in one line that wrk is needed where it is not on PATH', async () => {
