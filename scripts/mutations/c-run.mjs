@@ -30,7 +30,7 @@ export const folders = {
     // (the Ring's streams, and the C echo server over the same core: echo-native)
     tests: ['test/ring-bufring.test.ts', 'test/ring-bufring-starved.test.ts', 'test/ring-stream-sends.test.ts',
       'test/ring-stream-eof.test.ts', 'test/ring-stream-pause.test.ts', 'test/ring-stream-handlers.test.ts', 'test/ring-duplex.test.ts',
-      'test/echo-native.test.ts', 'test/ring-model.test.ts'],
+      'test/echo-native.test.ts', 'test/ring-model.test.ts', 'test/stream-byte-queue.test.ts'],
   },
   parent_death: {
     files: ['native/parent_death.cc'],
