@@ -243,6 +243,36 @@ describe('ringConnector: client connections on the Ring', () => {
     await closed(server);
   });
 
+  it("an https.Agent checks the server's certificate against the host asked for, as node's own: one for localhost is refused at 127.0.0.1", async () => {
+    const ring = newRing();
+    const server = https.createServer({ key, cert }, (req, res) => res.end('answered'));
+    await listening(server, 0, '127.0.0.1');
+    const port = (server.address() as net.AddressInfo).port;
+    const outcome = (agent: https.Agent, host: string) => new Promise<string>((resolve) => {
+      https.get({ host, port, agent }, (res) => {
+        let b = '';
+        res.on('data', (c) => (b += c)).on('end', () => resolve(b));
+      }).on('error', (err: NodeJS.ErrnoException) => resolve(err.code ?? err.message));
+    });
+    for (const host of ['localhost', '127.0.0.1']) {
+      const nodes = new https.Agent({ ca: cert });
+      const rings = new https.Agent({ ca: cert });
+      rings.createConnection = ringConnector({ ring, bufferCount: 16 });
+      const [expected, got] = [await outcome(nodes, host), await outcome(rings, host)];
+      expect(expected).toBe(host === 'localhost' ? 'answered' : 'ERR_TLS_CERT_ALTNAME_INVALID');
+      expect(got, host).toBe(expected);
+      nodes.destroy();
+      rings.destroy();
+      // undici's connect: its host holds the port, its hostname not
+      const dispatcher = new UndiciAgent({ connect: ringConnector({ ring, bufferCount: 16, tls: { ca: cert } }) });
+      const viaUndici = await undiciRequest(`https://${host}:${port}/`, { dispatcher }).then((res) => res.body.text(),
+        (err: NodeJS.ErrnoException) => err.code ?? err.message);
+      expect(viaUndici, host).toBe(expected);
+      await dispatcher.close();
+    }
+    await closed(server);
+  });
+
   it("undici's connect (an Agent over http and https): requests answered, the pool freed once it closed", async () => {
     const ring = newRing();
     const plain = onRing(http.createServer((req, res) => res.end(`plain ${req.url}`)), { ring, bufferCount: 16 });

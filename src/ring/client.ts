@@ -56,7 +56,8 @@ type Callback = (err: Error | null, socket: RingSocket | null) => void;
 
 type TlsModule = typeof import('node:tls');
 let tlsModule: TlsModule | undefined;
-/** What an Agent or undici puts in a connection's options besides tls.connect's. */
+/** What an Agent or undici puts in a connection's options besides tls.connect's (`host` is set
+ * apart: undici's holds the port). */
 const NOT_TLS = new Set(['host', 'hostname', 'port', 'path', 'family', 'localAddress', 'protocol', 'servername', 'keepAlive', 'keepAliveInitialDelay',
   'noDelay', 'agent', '_defaultAgent', '_agentKey', 'encoding', 'timeout', 'httpSocket', 'socket']);
 const tls = () => (tlsModule ??= createRequire(import.meta.url)('node:tls') as TlsModule);
@@ -143,6 +144,10 @@ export function ringConnector(options: RingConnectorOptions = {}): RingConnect {
       for (const [key, value] of Object.entries(target)) if (!NOT_TLS.has(key)) tlsOptions[key] = value as unknown;
       const name = target.servername ?? target.hostname ?? target.host;
       if (typeof name === 'string' && isIP(name) === 0) tlsOptions.servername = name;
+      // the name the certificate is checked against where no servername is sent (an IP
+      // address), as tls.connect takes it from a connection's host: never 'localhost' for it
+      const asked = target.hostname ?? target.host;
+      if (typeof asked === 'string') tlsOptions.host = asked.startsWith('[') && asked.endsWith(']') ? asked.slice(1, -1) : asked;
       const secured = tls().connect({ ...tlsOptions, socket: raw });
       tlsAddressesFrom(secured, raw);
       const failed = (err: unknown) => {
