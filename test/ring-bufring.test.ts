@@ -233,6 +233,11 @@ describe('recvMultishot', () => {
     expect(() => ring.recvMultishot(fd, pool, handlers)).toThrow(expect.objectContaining({ code: 'ENOTSOCK', syscall: 'recv' }));
     expect(() => ring.recvMultishot(-1, pool, handlers)).toThrow(RangeError);
     expect(() => ring.recvMultishot(fd, pool, {} as never)).toThrow(TypeError);
+    // each handler is needed: one missing is refused before any recv
+    const handlersRefused = expect.objectContaining({ name: 'TypeError', code: 'ERR_INVALID_ARG_TYPE', message: expect.stringMatching(/data\(id, length\) and end\(err\)/) });
+    expect(() => ring.recvMultishot(fd, pool, { data() {} } as never)).toThrow(handlersRefused);
+    expect(() => ring.recvMultishot(fd, pool, { end() {} } as never)).toThrow(handlersRefused);
+    expect(() => ring.recvMultishot(fd, pool, null as never)).toThrow(handlersRefused);
     expect(() => ring.recvMultishot(fd, {} as never, handlers)).toThrow(TypeError);
     const other = newRing({ entries: 8 }).setupBufRing({ count: 2, size: 8 });
     expect(() => ring.recvMultishot(fd, other, handlers)).toThrow(expect.objectContaining({ message: expect.stringMatching(/BufferRing of this Ring/) }));

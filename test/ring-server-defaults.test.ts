@@ -114,6 +114,9 @@ describe('onRing keeps net.Server\'s options for its connections', () => {
     socket.setTimeout(0, cb);
     expect(socket.listenerCount('timeout')).toBe(base);
     expect(socket.timeout).toBe(0);
+    // a callback that is not a function is refused, and not added
+    expect(() => socket.setTimeout(10, 'x' as never)).toThrow(expect.objectContaining({ name: 'TypeError', code: 'ERR_INVALID_ARG_TYPE' }));
+    expect(socket.listenerCount('timeout')).toBe(base);
     await closeAll(server, client, socket);
   });
 });

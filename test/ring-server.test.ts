@@ -214,6 +214,60 @@ describe('onRing: a net.Server on the Ring', () => {
     clearTimeout(killer);
     expect({ status, signal, out: out.trim() }).toEqual({ status: 0, signal: null, out: 'ok' });
   });
+
+  it('ref() after unref(): a server, and a stream, keep the process alive again; a stream unref()d alone lets it exit; a closed one\'s unref() does nothing', async () => {
+    // Each child prints 'ready' once its only work is what it ref()'d again; the parent then
+    // asks it something (a request; a line on its stdin, a socket the stream reads): an answer
+    // shows it stayed. Only an unref()'d stream: the child exits by itself.
+    const index = JSON.stringify(pathToFileURL(join(projectRoot, 'dist', 'index.js')).href);
+    const children = {
+      server: `import http from 'node:http';
+        const { onRing } = await import(${index});
+        const server = onRing(http.createServer((req, res) => { res.end('answered'); server.close(); }), { bufferCount: 16 });
+        server.listen(0, '127.0.0.1', () => { server.unref(); server.ref(); console.log('ready ' + server.address().port); });`,
+      stream: `const { Ring } = await import(${index});
+        const ring = new Ring();
+        const pool = ring.setupBufRing({ count: 2, size: 64 });
+        const stream = ring.recvMultishot(0, pool, { data(id, length) { console.log('got ' + pool.bytes(id, length)); process.exit(0); }, end() {} });
+        stream.unref(); stream.ref(); console.log('ready');`,
+      // a closed stream's unref() touches nothing, not the stream that took its slot since
+      reused: `const { Ring } = await import(${index});
+        const { socketpair } = await import(${index});
+        const ring = new Ring();
+        const pool = ring.setupBufRing({ count: 2, size: 64 });
+        const [a] = socketpair('stream');
+        const first = ring.recvMultishot(a, pool, { data() {}, end() {} });
+        await first.close();
+        const stream = ring.recvMultishot(0, pool, { data(id, length) { console.log('got ' + pool.bytes(id, length)); process.exit(0); }, end() {} });
+        first.unref(); first.ref(); first.unref(); console.log('ready');`,
+      unrefd: `const { Ring } = await import(${index});
+        const ring = new Ring();
+        const pool = ring.setupBufRing({ count: 2, size: 64 });
+        ring.recvMultishot(0, pool, { data() {}, end() {} }).unref(); console.log('ready');`,
+    };
+    for (const [name, code] of Object.entries(children)) {
+      // (stdin a socket: libuv makes a child's pipes with socketpair)
+      const child = spawn(process.execPath, ['--input-type=module', '-e', code], { env: { ...process.env, [processTagVariable]: newProcessTag() }, stdio: ['pipe', 'pipe', 'inherit'] });
+      const killer = setTimeout(() => child.kill('SIGKILL'), 20_000);
+      let out = '';
+      const exited = once(child, 'exit');
+      await new Promise<void>((resolve) => child.stdout.on('data', (d) => { out += d; if (out.includes('\n')) resolve(); }));
+      if (name === 'server') {
+        const port = Number(out.trim().split(' ')[1]);
+        out += await new Promise<string>((resolve) => http.get({ port, host: '127.0.0.1' }, (res) => {
+          let b = ''; res.on('data', (c) => (b += c)); res.on('end', () => resolve(b));
+        }).on('error', (err: NodeJS.ErrnoException) => resolve(err.code ?? 'error')));
+      } else if (name === 'stream' || name === 'reused') {
+        child.stdin.write('ping');
+      }
+      const [status, signal] = await exited;
+      clearTimeout(killer);
+      child.stdin.destroy();
+      const expected = { server: /^ready \d+\nanswered$/, stream: /^ready\ngot ping\n$/, reused: /^ready\ngot ping\n$/, unrefd: /^ready\n$/ }[name];
+      expect({ name, status, signal }).toEqual({ name, status: 0, signal: null });
+      expect(out, name).toMatch(expected!);
+    }
+  });
 });
 
 describe('RingSocket as net.Socket', () => {

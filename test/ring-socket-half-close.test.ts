@@ -6,6 +6,7 @@ import { describe, expect, it } from 'vitest';
 import http from 'node:http';
 import net from 'node:net';
 import { onRing } from '../src/index.js';
+import { RingSocketDuplex as RingSocket } from '../src/ring/duplex.js';
 import { ringTestSetup } from './support/ring.js';
 
 const { newRing } = ringTestSetup('iolab-ring-half-close-');
@@ -36,5 +37,39 @@ describe.each(['ring', 'node'] as const)('%s: a request and the half-close in on
     await new Promise<void>((r) => server.close(() => r()));
     const bad = replies.map((r, i) => (/^HTTP\/1\.1 200 OK\r\n[\s\S]*\r\n\r\nanswer \/\d+$/.test(r) && r.endsWith(`answer /${i}`) ? null : `${i}: ${JSON.stringify(r.slice(0, 60))}`)).filter(Boolean);
     expect(bad).toEqual([]);
+  });
+});
+
+describe.each(['ring', 'node'] as const)('%s: ending a socket whose peer is gone', (kind) => {
+  it("end() after the peer's FIN and then its reset finishes without an error (shutdown's ENOTCONN is none)", async () => {
+    const server = net.createServer();
+    const accepted = new Promise<net.Socket>((r) => server.once('connection', r));
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    const { port } = server.address() as net.AddressInfo;
+    let socket: net.Socket;
+    if (kind === 'ring') {
+      const ring = newRing();
+      const fd = await ring.socket('inet', 'stream');
+      await ring.connect(fd, { host: '127.0.0.1', port });
+      socket = new RingSocket(ring, fd, { bufferRing: ring.setupBufRing({ count: 16, size: 4096 }), allowHalfOpen: true }) as unknown as net.Socket;
+    } else {
+      socket = net.connect({ port, host: '127.0.0.1', allowHalfOpen: true });
+    }
+    const peer = await accepted;
+    const errors: Error[] = [];
+    socket.on('error', (e) => errors.push(e));
+    socket.resume();
+    const ended = new Promise((r) => socket.once('end', r));
+    peer.end(); // its FIN: our read side ends, nothing reads any more
+    await ended;
+    peer.resetAndDestroy(); // then its RST: the connection is gone
+    await new Promise((r) => peer.once('close', r));
+    await new Promise((r) => setImmediate(r));
+    const finished = new Promise((r) => socket.once('finish', r));
+    socket.end();
+    await finished;
+    await new Promise((r) => socket.once('close', r));
+    expect(errors).toEqual([]);
+    server.close();
   });
 });
