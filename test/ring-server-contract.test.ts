@@ -103,6 +103,25 @@ describe.each(kinds)('%s', (kind) => {
     expect(() => served(kind, net.createServer()).listen({ port: 0, signal: 'abort' as unknown as AbortSignal })).toThrow(expect.objectContaining({ code: 'ERR_INVALID_ARG_TYPE' }));
   });
 
+  it("'::' takes IPv4 too unless ipv6Only; a host name is looked up as net looks it up", async () => {
+    const connects = (port: number, host: string) => new Promise((resolve) => net.connect(port, host)
+      .on('error', (e: Error & { code?: string }) => resolve(e.code)).on('connect', function (this: net.Socket) { this.destroy(); resolve('connected'); }));
+    const seen: Record<string, unknown> = {};
+    for (const ipv6Only of [false, true]) {
+      const server = served(kind, net.createServer((s) => s.destroy()));
+      await listening(server, { port: 0, host: '::', ipv6Only });
+      const port = (server.address() as net.AddressInfo).port;
+      seen[`ipv6Only ${ipv6Only}`] = [await connects(port, '::1'), await connects(port, '127.0.0.1')];
+      await closed(server);
+    }
+    const named = served(kind, net.createServer());
+    await listening(named, 0, 'localhost');
+    seen.localhost = (named.address() as net.AddressInfo).address; // the lookup's first answer
+    await closed(named);
+    const first = (await import('node:dns/promises')).lookup('localhost');
+    expect(seen).toEqual({ 'ipv6Only false': ['connected', 'connected'], 'ipv6Only true': ['connected', 'ECONNREFUSED'], localhost: (await first).address });
+  });
+
   it("maxConnections: 'drop' tells the dropped connection's local and remote address, port and family", async () => {
     const held: net.Socket[] = [];
     const server = served(kind, net.createServer((s) => held.push(s)));

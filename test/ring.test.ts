@@ -219,6 +219,17 @@ describe('Ring ops', () => {
     await new Promise((res) => srv.close(res));
     // a name goes through dns.lookup first, as node:net's connect: its error is the lookup's
     await expect(ring.connect(track(await ring.socket('inet')), { host: 'no-such-host.invalid', port: 1 })).rejects.toMatchObject({ code: 'ENOTFOUND', syscall: 'getaddrinfo' });
+    // looked up in the socket's family: on an IPv6 socket, the name's IPv6 address, or none
+    // (where the hosts file gives localhost only 127.0.0.1), never an IPv4 one it cannot take
+    const dual = net.createServer((s) => s.end('over IPv6'));
+    await new Promise<void>((res) => dual.listen(0, '::', res));
+    const sixPort = (dual.address() as net.AddressInfo).port;
+    const six = (await import('node:dns/promises')).lookup('localhost', { family: 6 }).then((a) => a.address, (e: NodeJS.ErrnoException) => e.code);
+    const tcp6 = track(await ring.socket('inet6', 'stream'));
+    const outcome = await ring.connect(tcp6, { host: 'localhost', port: sixPort }).then(() => 'connected', (e: NodeJS.ErrnoException) => e.code);
+    expect(outcome).toBe((await six) === 'ENOTFOUND' ? 'ENOTFOUND' : 'connected');
+    await ring.closeFd(untrack(tcp6));
+    await new Promise((res) => dual.close(res));
     const unix = track(await ring.socket('unix'));
     // Unix addresses get the sync connect's checks: UNIX_PATH_MAX bytes for a path, UNIX_ABSTRACT_MAX for an abstract name.
     const long = join(tempDir().path, 'x'.repeat(120));
