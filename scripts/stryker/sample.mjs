@@ -1,5 +1,5 @@
 // A uniform sample of the places Stryker mutates in a group, for a run whose full population would
-// take longer than the machine has (npm run test:mutations -- --stryker --stryker-sample N). A place
+// take longer than the machine has (npm run test:mutations -- --stryker --stryker-sample ring=50). A place
 // is one node of the source: every mutant Stryker makes there is run, none elsewhere. Drawn by the
 // C mutator's generator (the same number draws the same sample on every machine), from the mutants
 // Stryker's own instrumenter lists, so nobody chooses them. The sample's file
