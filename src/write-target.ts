@@ -242,9 +242,10 @@ export function writeOutputFile(path: string, data: string, option: string): voi
  * at any point leaves either the temp name or the output, never both); `appeared` is the error
  * when something is there. Where the file system cannot, or without the addon, link(2) (never
  * replaces) and then drop the temp name; without hard links, a rename. A command that has the
- * addon loaded passes its renameNoReplace. */
+ * addon loaded passes its renameNoReplace; `link` is link(2) but where a test stands in a file
+ * system that has no hard links. */
 export function placeNewFile(temp: string, path: string, appeared: () => Error,
-  rename: ((from: string, to: string) => void) | undefined = renameNoReplace): void {
+  rename: ((from: string, to: string) => void) | undefined = renameNoReplace, link: (from: string, to: string) => void = linkSync): void {
   if (rename) {
     try {
       rename(temp, path);
@@ -256,7 +257,7 @@ export function placeNewFile(temp: string, path: string, appeared: () => Error,
     }
   }
   try {
-    linkSync(temp, path);
+    link(temp, path);
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
     if (code === 'EEXIST') throw appeared();

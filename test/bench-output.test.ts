@@ -8,7 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { execFileSync } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
 import { chmodSync, existsSync, linkSync, lstatSync, mkdirSync, readdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import { execa } from 'execa';
 import { projectRoot } from '../src/native.js';
 import { iolabArgv, runCliText } from './support/cli.js';
@@ -161,6 +161,7 @@ describe('an existing file, a symlink, the run\'s own files', () => {
     const job = at('read.fio');
     writeFileSync(job, `[reader]\nfilename=${data}\nrw=read\nioengine=psync\nnumber_ios=16\n`);
     const other = at('other.json');
+    symlinkSync('.', at('via'));
     expect((await runCliText([...ipc, '--output', other])).exitCode).toBe(0);
     const iops = ['bench', 'iops', '--filename', data, '--rw', 'read', '--ioengine', 'psync', '--number_ios', '16'];
     const latency = ['bench', 'latency', '--engine', 'sync', '--count', '4', '--no-direct', '--infile', data, '--outfile', at('lat-out.dat')];
@@ -171,6 +172,8 @@ describe('an existing file, a symlink, the run\'s own files', () => {
       [[...iops, '--output', hard], same('--output', hard, '--filename', data)],
       [[...latency, '--output', data], same('--output', data, '--infile', data)],
       [[...latency, '--output', at('lat-out.dat')], same('--output', at('lat-out.dat'), '--outfile', at('lat-out.dat'))],
+      // a file not there yet, named through a symlinked folder: the same absolute path once the folder is resolved
+      [[...latency, '--output', join(at('via'), basename(at('lat-out.dat')))], same('--output', join(at('via'), basename(at('lat-out.dat'))), '--outfile', at('lat-out.dat'))],
       [['bench', 'iops', job, '--output', job], same('--output', job, 'job file', job)],
       [['report', other, '-o', other], same('-o', other, 'input', other)],
     ];

@@ -4,9 +4,10 @@
 // /dev/null is only ever named without --force or --append, where the refusal is checked.
 import { describe, expect, it } from 'vitest';
 import { execFileSync } from 'node:child_process';
-import { existsSync, lstatSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { existsSync, lstatSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { basename, join } from 'node:path';
 import { native } from '../src/native.js';
+import { placeNewFile, writeOutputFile } from '../src/write-target.js';
 import { runCliText } from './support/cli.js';
 import { checkLeaksAfterAll } from './support/leaks.js';
 import { shortTempDir } from './support/temp.js';
@@ -95,6 +96,63 @@ describe('shm: an object name that is a FIFO in /dev/shm', () => {
     } finally {
       rmSync(path, { force: true });
     }
+  });
+});
+
+describe.runIf(process.getuid?.() === 0)('a block device node is never written either', () => {
+  it.each([[['writev']], [['gen']]])('%j on a block device node made here (a loop device\'s numbers)', async ([command]) => {
+    const dev = at('disk');
+    execFileSync('mknod', [dev, 'b', '7', '250']);
+    const args = command === 'writev' ? ['writev', dev, 'a'] : ['gen', dev, '--size', '4k'];
+    for (const force of [[], ['--force']]) expectRefused(await cli([...args, ...force]), dev, 'a block device');
+    expect(lstatSync(dev).isBlockDevice()).toBe(true);
+  });
+});
+
+describe('placeNewFile: a file put at a free name, whatever the file system can do', () => {
+  const errno = (code: string) => Object.assign(new Error(code), { code });
+  const appeared = () => new Error('appeared');
+  const setUp = () => {
+    const [temp, path] = [at('finished.tmp'), at('results.json')];
+    writeFileSync(temp, 'new');
+    return { temp, path };
+  };
+  it('where renameat2 cannot (EINVAL, ENOSYS), or without it: link(2), then the temp name dropped', () => {
+    for (const rename of [() => { throw errno('EINVAL'); }, () => { throw errno('ENOSYS'); }, undefined]) {
+      const { temp, path } = setUp();
+      placeNewFile(temp, path, appeared, rename);
+      expect([existsSync(temp), readFileSync(path, 'utf8')]).toEqual([false, 'new']);
+    }
+  });
+  it('where there are no hard links (EPERM, ENOTSUP, EOPNOTSUPP): a rename; another failure is thrown and changes nothing', () => {
+    for (const code of ['EPERM', 'ENOTSUP', 'EOPNOTSUPP']) {
+      const { temp, path } = setUp();
+      placeNewFile(temp, path, appeared, undefined, () => { throw errno(code); });
+      expect([existsSync(temp), readFileSync(path, 'utf8')], code).toEqual([false, 'new']);
+    }
+    const { temp, path } = setUp();
+    expect(() => placeNewFile(temp, path, appeared, () => { throw errno('EXDEV'); })).toThrow(expect.objectContaining({ code: 'EXDEV' }));
+    expect(() => placeNewFile(temp, path, appeared, undefined, () => { throw errno('EIO'); })).toThrow(expect.objectContaining({ code: 'EIO' }));
+    expect([existsSync(temp), existsSync(path)]).toEqual([true, false]);
+  });
+  it('a name taken meanwhile is the caller\'s error, by rename or by link, and is left as it was', () => {
+    for (const rename of [undefined, native.renameNoReplace]) {
+      const { temp, path } = setUp();
+      writeFileSync(path, 'old');
+      expect(() => placeNewFile(temp, path, appeared, rename)).toThrow('appeared');
+      expect(readFileSync(path, 'utf8')).toBe('old');
+    }
+  });
+});
+
+describe('writeOutputFile: a results file that appeared while the run went on', () => {
+  it('is left untouched, in one line that names the option and says --force replaces it; no temp file stays', () => {
+    const path = at('appeared.json');
+    writeFileSync(path, 'someone else\'s');
+    expect(() => writeOutputFile(path, '{}', '--output')).toThrow(
+      `--output: '${path}' appeared while the run went on; left untouched (--force replaces it)`);
+    expect(readFileSync(path, 'utf8')).toBe('someone else\'s');
+    expect(readdirSync(tmp.path).filter((n) => n.includes('appeared.json') && n !== basename(path))).toEqual([]);
   });
 });
 
