@@ -12,7 +12,7 @@ import https from 'node:https';
 import net from 'node:net';
 import { join } from 'node:path';
 import { Agent as UndiciAgent, request as undiciRequest } from 'undici';
-import { onRing, Ring, ringConnector, socket } from '../src/index.js';
+import { getsockopt, onRing, Ring, ringConnector, socket } from '../src/index.js';
 import { projectRoot } from '../src/native.js';
 import { settledLiveObjects } from './support/leaks.js';
 import { ringTestSetup } from './support/ring.js';
@@ -120,6 +120,23 @@ describe.each(kinds)('%s', (kind) => {
     await closed(named);
     const first = (await import('node:dns/promises')).lookup('localhost');
     expect(seen).toEqual({ 'ipv6Only false': ['connected', 'connected'], 'ipv6Only true': ['connected', 'ECONNREFUSED'], localhost: (await first).address });
+  });
+
+  it("noDelay: the server's option sets TCP_NODELAY on each connection it accepts, as net's", async () => {
+    const seen: boolean[] = [];
+    for (const noDelay of [true, false]) {
+      const server = served(kind, net.createServer({ noDelay }));
+      await listening(server, 0, '127.0.0.1');
+      const accepted = new Promise<net.Socket>((r) => server.once('connection', r));
+      const client = net.connect((server.address() as net.AddressInfo).port, '127.0.0.1');
+      const socket = await accepted;
+      const fd = kind === 'ring' ? (socket as unknown as { fd: number }).fd : (socket as unknown as { _handle: { fd: number } })._handle.fd;
+      seen.push(getsockopt(fd, 'TCP_NODELAY'));
+      client.destroy();
+      socket.destroy();
+      await closed(server);
+    }
+    expect(seen).toEqual([true, false]);
   });
 
   it("maxConnections: 'drop' tells the dropped connection's local and remote address, port and family", async () => {
@@ -310,6 +327,25 @@ describe('ringConnector: client connections on the Ring', () => {
     await dispatcher.close();
     expect((await settledLiveObjects()).bufferRings).toBe(pools);
     await Promise.all([closed(plain), closed(secure)]);
+  });
+
+  it('refuses options that are not an object; a family asked for is the lookup\'s, as net.connect\'s', async () => {
+    expect(() => ringConnector(null as never)).toThrow(expect.objectContaining({ name: 'TypeError', code: 'ERR_INVALID_ARG_TYPE' }));
+    const server = net.createServer((s) => s.destroy());
+    await listening(server, 0, '::');
+    const port = (server.address() as net.AddressInfo).port;
+    const connect = ringConnector({ ring: newRing() });
+    const viaRing = await new Promise<string>((resolve) => connect({ host: 'localhost', port, family: 6 }, (err, s) => {
+      if (err) return resolve((err as NodeJS.ErrnoException).code ?? err.message);
+      resolve(s!.remoteFamily ?? 'none');
+      s!.destroy();
+    }));
+    const viaNet = await new Promise<string>((resolve) => {
+      const s = net.connect({ host: 'localhost', port, family: 6 });
+      s.on('connect', () => { resolve(s.remoteFamily ?? 'none'); s.destroy(); }).on('error', (e: NodeJS.ErrnoException) => resolve(e.code ?? e.message));
+    });
+    expect(viaRing).toBe(viaNet);
+    await closed(server);
   });
 
   it('a connection that fails calls back with the error and leaves nothing open', async () => {

@@ -114,6 +114,15 @@ describe('onRing keeps net.Server\'s options for its connections', () => {
     socket.setTimeout(0, cb);
     expect(socket.listenerCount('timeout')).toBe(base);
     expect(socket.timeout).toBe(0);
+    // the largest timer a setTimeout takes is taken as it is, with no warning (beyond it: a warning, and 1 ms)
+    const warnings: string[] = [];
+    const onWarning = (w: Error) => warnings.push(w.name);
+    process.on('warning', onWarning);
+    socket.setTimeout(2 ** 31 - 1);
+    await new Promise((r) => setImmediate(r));
+    process.off('warning', onWarning);
+    expect([socket.timeout, warnings]).toEqual([2 ** 31 - 1, []]);
+    socket.setTimeout(0);
     // a callback that is not a function is refused, and not added
     expect(() => socket.setTimeout(10, 'x' as never)).toThrow(expect.objectContaining({ name: 'TypeError', code: 'ERR_INVALID_ARG_TYPE' }));
     expect(socket.listenerCount('timeout')).toBe(base);

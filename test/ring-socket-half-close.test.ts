@@ -59,7 +59,9 @@ describe.each(['ring', 'node'] as const)('%s: ending a socket whose peer is gone
     const errors: Error[] = [];
     socket.on('error', (e) => errors.push(e));
     socket.resume();
-    const ended = new Promise((r) => socket.once('end', r));
+    const args: Record<string, unknown[]> = {};
+    socket.once('finish', (...a: unknown[]) => (args.finish = a));
+    const ended = new Promise((r) => socket.once('end', (...a: unknown[]) => r(args.end = a)));
     peer.end(); // its FIN: our read side ends, nothing reads any more
     await ended;
     peer.resetAndDestroy(); // then its RST: the connection is gone
@@ -68,8 +70,36 @@ describe.each(['ring', 'node'] as const)('%s: ending a socket whose peer is gone
     const finished = new Promise((r) => socket.once('finish', r));
     socket.end();
     await finished;
-    await new Promise((r) => socket.once('close', r));
+    await new Promise((r) => socket.once('close', (...a: unknown[]) => r(args.close = a)));
     expect(errors).toEqual([]);
+    expect(args).toEqual({ end: [], finish: [], close: [false] }); // net's arguments: none, none, hadError
+    server.close();
+  });
+
+  it('destroySoon() with bytes still queued: they all reach the peer, then the socket closes', async () => {
+    const server = net.createServer();
+    const accepted = new Promise<net.Socket>((r) => server.once('connection', r));
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    const { port } = server.address() as net.AddressInfo;
+    let socket: net.Socket;
+    if (kind === 'ring') {
+      const ring = newRing();
+      const fd = await ring.socket('inet', 'stream');
+      await ring.connect(fd, { host: '127.0.0.1', port });
+      socket = new RingSocket(ring, fd, { bufferRing: ring.setupBufRing({ count: 16, size: 4096 }) }) as unknown as net.Socket;
+    } else {
+      socket = await new Promise<net.Socket>((r) => { const s = net.connect({ port, host: '127.0.0.1' }, () => r(s)); });
+    }
+    const peer = await accepted;
+    const data = Buffer.alloc(4 << 20, 7); // more than the socket buffers take at once: the write waits
+    socket.write(data);
+    socket.destroySoon();
+    let got = 0;
+    peer.on('data', (c: Buffer) => (got += c.length));
+    await new Promise((r) => socket.once('close', r));
+    await new Promise((r) => peer.once('end', r));
+    expect(got).toBe(data.length);
+    peer.destroy();
     server.close();
   });
 });

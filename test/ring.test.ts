@@ -238,6 +238,12 @@ describe('Ring ops', () => {
     await expect(ring.connect(unix, '\0' + 'a'.repeat(native.constants.UNIX_ABSTRACT_MAX))).rejects.toThrow(expect.objectContaining({ code: 'ENAMETOOLONG' }));
   });
 
+  it('an op\'s options: a signal that is null is refused as net refuses it', async () => {
+    const ring = newRing();
+    await expect(ring.nop({ signal: null as never })).rejects.toThrow(expect.objectContaining({ name: 'TypeError', code: 'ERR_INVALID_ARG_TYPE' }));
+    await ring.nop();
+  });
+
   it('closeFd closes the fd', async () => {
     const ring = newRing();
     const fd = fs.openSync(file('c.txt', 'x'), 'r');
