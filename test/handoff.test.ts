@@ -6,7 +6,7 @@
 // Ctrl-C. The work is bounded by events (each restart done, each old process gone), not time.
 import { afterAll, describe, expect, it } from 'vitest';
 import { spawn } from 'node:child_process';
-import { writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import net from 'node:net';
 import { join } from 'node:path';
 import { processIsAlive } from '../src/procfs.js';
@@ -20,6 +20,16 @@ const tmp = shortTempDir('iolab-handoff-');
 checkLeaksAfterAll(tmp);
 
 interface WrkCounts { requests: number; connect: number; read: number; write: number; status: number; timeout: number }
+
+/** Whether process pid has a handler for SIGINT (its /proc status's SigCgt; true once it is gone). */
+function catchesSigint(pid: number): boolean {
+  try {
+    const caught = /^SigCgt:\s*([0-9a-f]+)$/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+    return caught === null || (BigInt(`0x${caught[1]}`) & 2n) !== 0n;
+  } catch {
+    return true;
+  }
+}
 
 /** wrk on port until stop(): its requests, and its errors by kind (status: answers not 2xx/3xx). */
 function startWrk(port: number, connections: number): { stop: () => Promise<WrkCounts> } {
@@ -36,7 +46,10 @@ end
   const exited = new Promise((resolve) => wrk.once('exit', resolve));
   return {
     stop: async () => {
-      wrk.kill('SIGINT'); // wrk stops and prints what it measured
+      // wrk ends on SIGINT and prints what it measured once its handler is in place; a SIGINT
+      // before that (a way that restarts fast, on a loaded machine) kills it with nothing printed
+      while (wrk.exitCode === null && !catchesSigint(wrk.pid!)) await new Promise((r) => setTimeout(r, 5));
+      wrk.kill('SIGINT');
       await exited;
       const line = out.split('\n').find((l) => l.startsWith('{"requests"'));
       if (line === undefined) throw new Error(`wrk printed no results: ${out}`);
