@@ -27,6 +27,25 @@ describe('Channel: listeners, disposal, options', () => {
     done();
   });
 
+  it("a 'message' listener gets a message larger than the receive pool's first size (64 KiB) whole, and the small ones after it", async () => {
+    const [a, b] = socketpair('stream');
+    const [x, y] = await Promise.all([Channel.create(a, { capacity: 1 << 20 }), Channel.join(b)]);
+    const big = Buffer.alloc(300 << 10);
+    for (let i = 0; i < big.length; i++) big[i] = (i * 7) & 0xff;
+    const got: Buffer[] = [];
+    const all = new Promise<void>((resolve) => y.on('message', (m) => { got.push(Buffer.from(m)); if (got.length === 3) resolve(); }));
+    await x.send(Buffer.from('before'));
+    await x.send(big);
+    await x.send(Buffer.from('after'));
+    await all;
+    expect(got.map((m) => m.length)).toEqual([6, big.length, 5]);
+    expect(got[1].equals(big)).toBe(true);
+    expect(String(got[2])).toBe('after');
+    await Promise.all([x.close(), y.close()]);
+    close(a);
+    close(b);
+  });
+
   it('Symbol.asyncDispose closes it (what `await using` calls)', async () => {
     const [x, y, done] = await pair();
     const dispose = (x as unknown as Record<symbol, () => Promise<void>>)[Symbol.asyncDispose];
