@@ -122,6 +122,20 @@ describe.each(kinds)('%s', (kind) => {
     expect(seen).toEqual({ 'ipv6Only false': ['connected', 'connected'], 'ipv6Only true': ['connected', 'ECONNREFUSED'], localhost: (await first).address });
   });
 
+  it('no host, on a port an ipv6Only server holds on \'::\': EADDRINUSE, as net gives, not a listen on IPv4 alone', async () => {
+    const holder = net.createServer();
+    await listening(holder, { port: 0, host: '::', ipv6Only: true });
+    const port = (holder.address() as net.AddressInfo).port;
+    const server = served(kind, net.createServer());
+    const outcome = await new Promise<string>((resolve) => {
+      server.once('error', (e: NodeJS.ErrnoException) => resolve(e.code ?? e.message));
+      server.listen(port, () => resolve(`listening on ${(server.address() as net.AddressInfo).address}`));
+    });
+    if (server.listening) await closed(server);
+    await closed(holder);
+    expect(outcome).toBe('EADDRINUSE');
+  });
+
   it("noDelay: the server's option sets TCP_NODELAY on each connection it accepts, as net's", async () => {
     const seen: boolean[] = [];
     for (const noDelay of [true, false]) {
