@@ -40,22 +40,28 @@ describe.each(['ring', 'node'] as const)('%s: a request and the half-close in on
   });
 });
 
+/** A client socket of `kind` (a RingSocket over a Ring-connected fd, or net's) connected to a
+ * net.Server on 127.0.0.1, with the server's side of it. */
+async function clientOf(kind: 'ring' | 'node', allowHalfOpen: boolean) {
+  const server = net.createServer();
+  const accepted = new Promise<net.Socket>((r) => server.once('connection', r));
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  const { port } = server.address() as net.AddressInfo;
+  let socket: net.Socket;
+  if (kind === 'ring') {
+    const ring = newRing();
+    const fd = await ring.socket('inet', 'stream');
+    await ring.connect(fd, { host: '127.0.0.1', port });
+    socket = new RingSocket(ring, fd, { bufferRing: ring.setupBufRing({ count: 16, size: 4096 }), allowHalfOpen }) as unknown as net.Socket;
+  } else {
+    socket = await new Promise<net.Socket>((r) => { const s = net.connect({ port, host: '127.0.0.1', allowHalfOpen }, () => r(s)); });
+  }
+  return { server, socket, peer: await accepted };
+}
+
 describe.each(['ring', 'node'] as const)('%s: ending a socket whose peer is gone', (kind) => {
   it("end() after the peer's FIN and then its reset finishes without an error (shutdown's ENOTCONN is none)", async () => {
-    const server = net.createServer();
-    const accepted = new Promise<net.Socket>((r) => server.once('connection', r));
-    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-    const { port } = server.address() as net.AddressInfo;
-    let socket: net.Socket;
-    if (kind === 'ring') {
-      const ring = newRing();
-      const fd = await ring.socket('inet', 'stream');
-      await ring.connect(fd, { host: '127.0.0.1', port });
-      socket = new RingSocket(ring, fd, { bufferRing: ring.setupBufRing({ count: 16, size: 4096 }), allowHalfOpen: true }) as unknown as net.Socket;
-    } else {
-      socket = net.connect({ port, host: '127.0.0.1', allowHalfOpen: true });
-    }
-    const peer = await accepted;
+    const { server, socket, peer } = await clientOf(kind, true);
     const errors: Error[] = [];
     socket.on('error', (e) => errors.push(e));
     socket.resume();
@@ -77,20 +83,7 @@ describe.each(['ring', 'node'] as const)('%s: ending a socket whose peer is gone
   });
 
   it('destroySoon() with bytes still queued: they all reach the peer, then the socket closes', async () => {
-    const server = net.createServer();
-    const accepted = new Promise<net.Socket>((r) => server.once('connection', r));
-    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-    const { port } = server.address() as net.AddressInfo;
-    let socket: net.Socket;
-    if (kind === 'ring') {
-      const ring = newRing();
-      const fd = await ring.socket('inet', 'stream');
-      await ring.connect(fd, { host: '127.0.0.1', port });
-      socket = new RingSocket(ring, fd, { bufferRing: ring.setupBufRing({ count: 16, size: 4096 }) }) as unknown as net.Socket;
-    } else {
-      socket = await new Promise<net.Socket>((r) => { const s = net.connect({ port, host: '127.0.0.1' }, () => r(s)); });
-    }
-    const peer = await accepted;
+    const { server, socket, peer } = await clientOf(kind, false);
     const data = Buffer.alloc(4 << 20, 7); // more than the socket buffers take at once: the write waits
     socket.write(data);
     socket.destroySoon();
