@@ -231,8 +231,7 @@ describe('onRing: a net.Server on the Ring', () => {
         const stream = ring.recvMultishot(0, pool, { data(id, length) { console.log('got ' + pool.bytes(id, length)); process.exit(0); }, end() {} });
         stream.unref(); stream.ref(); console.log('ready');`,
       // a closed stream's unref() touches nothing, not the stream that took its slot since
-      reused: `const { Ring } = await import(${index});
-        const { socketpair } = await import(${index});
+      reused: `const { Ring, socketpair } = await import(${index});
         const ring = new Ring();
         const pool = ring.setupBufRing({ count: 2, size: 64 });
         const [a] = socketpair('stream');
