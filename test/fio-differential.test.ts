@@ -68,9 +68,9 @@ const commandLineCases: DiffCase[] = [
   { name: 'numjobs summed by group_reporting', args: ['--name=x', '--rw=randread', '--bs=4k', '--size=256k', '--numjobs=2', '--group_reporting'] },
   { name: 'numjobs on the command line', args: ['--name=a', '--size=128k', '--numjobs=2'] },
   { name: 'a classic one-dash line', args: ('-ioengine=libaio -bs=16k -direct=1 -thread -rw=read -size=1M -filename=classic.img ' +
-    '-name=test -iodepth=1 -time_based -runtime=1 -numjobs=2 -group_reporting').split(' ') },
+    '-name=test -iodepth=1 -time_based -runtime=2 -numjobs=2 -group_reporting').split(' ') },
   { name: 'group_reporting: job_runtime summed, bw_mean and bw_agg the group\'s', args: ['--name=g', '--filename=g.dat', '--size=8m',
-    '--rw=randread', '--numjobs=2', '--runtime=1', '--time_based', '--group_reporting'] },
+    '--rw=randread', '--numjobs=2', '--runtime=2', '--time_based', '--group_reporting'] },
   { name: 'without group_reporting: bw_agg each job\'s share', args: ['--name=g', '--filename=g.dat', '--size=8m',
     '--rw=randread', '--numjobs=2', '--runtime=1', '--time_based'] },
   { name: 'ramp_time with number_ios', args: ['--name=ramp', '--size=4m', '--ramp_time=500ms', '--number_ios=300'] },

@@ -106,7 +106,8 @@ function aggregatesOf(j: any): string | undefined {
   const runtime = Math.max(j.read?.runtime ?? 0, j.write?.runtime ?? 0);
   if (!d || runtime < 500) return undefined;
   // bw_mean against bw only for a sum of jobs (half of it was iolab's defect): one job's mean of
-  // a 1 s run's two samples swings too far from its bw on a loaded machine to tell
+  // a 1 s run's two samples swings too far from its bw on a loaded machine to tell (the cases
+  // that sum jobs run 2 s: four samples a job, so one stalled window leaves the mean above 0.7)
   const sums = Math.round(j.job_runtime / runtime);
   const mean = sums > 1 ? `, bw_mean is ${d.bw_mean > 0.7 * d.bw ? 'the whole' : 'a part'} of bw` : '';
   // bw_agg of a summed result is fio's mean of the samples over the group's bandwidth, which its
