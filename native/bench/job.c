@@ -155,7 +155,7 @@ static void free_workers(struct worker *ws, unsigned n) {
       free(ws[i].randmap);
     }
     for (int k = 0; k < LOG_KINDS; k++) log_text_free(&ws[i].logs.text[k]);
-    free(ws[i].ws_seeds);
+    free(ws[i].ws_starts);
   }
   free(ws);
 }
@@ -307,8 +307,8 @@ static int init_workers(const struct job_spec *spec, struct job_shared *shared, 
     if (spec->dedupe_pct != 0 && spec->dedupe_mode == DEDUPE_WORKING_SET && !spec->dedupe_global) {
       uint64_t n = w->nblocks * spec->dedupe_ws_pct / 100;
       w->ws_n = n < 1 ? 1 : n;
-      w->ws_seeds = calloc(w->ws_n, sizeof(*w->ws_seeds));
-      if (w->ws_seeds == NULL) return -1;
+      w->ws_starts = calloc(w->ws_n, sizeof(*w->ws_starts));
+      if (w->ws_starts == NULL) return -1;
     }
     w->dir = malloc(2 * sizeof(*w->dir));
     if (w->dir == NULL) return -1;

@@ -9,8 +9,9 @@
 
 #include "worker.h"
 
-/* The seed of the global working set's i-th buffer: the same in every job (dedupe_global). */
-static uint64_t global_seed(uint64_t i) {
+/* The starting number of the global working set's i-th buffer's random stream: the same in
+ * every job (dedupe_global). */
+static uint64_t global_start(uint64_t i) {
   uint64_t x = i + 0x9e3779b97f4a7c15ULL;
   x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
   x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
@@ -22,28 +23,29 @@ static uint64_t working_set_size(const struct worker *w) {
   return n < 1 ? 1 : n;
 }
 
-/* The seed of this write's buffer: a new one, or an earlier one the dedupe share asks for. */
-static uint64_t buffer_seed(struct worker *w) {
+/* The starting number of this write's buffer's random stream: a new one, or an earlier one the
+ * dedupe share asks for. */
+static uint64_t buffer_start(struct worker *w) {
   const struct job_spec *s = w->spec;
   int repeat = s->dedupe_pct != 0 && w->unique_writes != 0 && next_random(&w->dedupe_state) % 100 < s->dedupe_pct;
   if (!repeat) {
-    uint64_t seed;
+    uint64_t start;
     if (s->dedupe_mode == DEDUPE_WORKING_SET && s->dedupe_global && w->unique_writes < working_set_size(w)) {
       /* this job's share of the global set, spread evenly between the jobs that share it */
-      seed = global_seed(w->unique_writes * s->dedupe_jobs + s->dedupe_index);
+      start = global_start(w->unique_writes * s->dedupe_jobs + s->dedupe_index);
     } else {
-      seed = next_random(&w->fill_state) | 1;
+      start = next_random(&w->fill_state) | 1;
     }
-    if (s->dedupe_mode == DEDUPE_WORKING_SET && !s->dedupe_global && w->ws_seeds != NULL && w->unique_writes < w->ws_n)
-      w->ws_seeds[w->unique_writes] = seed;
+    if (s->dedupe_mode == DEDUPE_WORKING_SET && !s->dedupe_global && w->ws_starts != NULL && w->unique_writes < w->ws_n)
+      w->ws_starts[w->unique_writes] = start;
     w->unique_writes++;
-    w->last_seed = seed;
-    return seed;
+    w->last_start = start;
+    return start;
   }
-  if (s->dedupe_mode != DEDUPE_WORKING_SET) return w->last_seed;
-  if (s->dedupe_global) return global_seed(next_random(&w->dedupe_state) % (working_set_size(w) * s->dedupe_jobs));
+  if (s->dedupe_mode != DEDUPE_WORKING_SET) return w->last_start;
+  if (s->dedupe_global) return global_start(next_random(&w->dedupe_state) % (working_set_size(w) * s->dedupe_jobs));
   uint64_t have = w->unique_writes < w->ws_n ? w->unique_writes : w->ws_n;
-  return w->ws_seeds[next_random(&w->dedupe_state) % have];
+  return w->ws_starts[next_random(&w->dedupe_state) % have];
 }
 
 int write_data_varies(const struct job_spec *s) {
@@ -52,7 +54,7 @@ int write_data_varies(const struct job_spec *s) {
 
 void fill_write_data(struct worker *w, struct io_u *io) {
   const struct job_spec *s = w->spec;
-  uint64_t state = buffer_seed(w);
+  uint64_t state = buffer_start(w);
   uint64_t *words = (uint64_t *)io->buf;
   for (size_t i = 0; i < io->len / 8; i++) words[i] = next_random(&state);
   if (s->compress_pct == 0) return;

@@ -81,8 +81,8 @@ struct worker {
   uint64_t last_pos;       /* rw=read:-8k: where the last sequential I/O ended (file offset; the region's start at first) */
   uint64_t zone_start, zone_bytes;  /* zonemode=strided: the zone's start in the region, the bytes done in it */
   uint64_t fill_state;     /* refill_buffers' data: its own stream, so the offsets stay as without it */
-  uint64_t dedupe_state, unique_writes, last_seed;  /* fio's dedupe: its draws, the new buffers so far, the last one */
-  uint64_t *ws_seeds, ws_n;  /* dedupe_mode=working_set: the first new buffers' seeds */
+  uint64_t dedupe_state, unique_writes, last_start;  /* fio's dedupe: its draws, the new buffers so far, the last one */
+  uint64_t *ws_starts, ws_n;  /* dedupe_mode=working_set: the first new buffers' starting numbers */
   unsigned char *written;  /* verify: bitmap of blocks written */
   /* fio's random map: a bit per block, set once the block was issued in this pass; NULL for
    * sequential jobs and norandommap. map_left blocks are still free in the pass. */

@@ -143,7 +143,7 @@ export async function runCMutants(root, options = {}) {
     changes.finish();
     save();
   }
-  console.log(`\nC mutants (seed ${options.seed ?? 1}), ${((Date.now() - t0) / 60_000).toFixed(0)} min:`);
+  console.log(`\nC mutants (drawn by number ${options.seed ?? 1}), ${((Date.now() - t0) / 60_000).toFixed(0)} min:`);
   printTable(table(results, planned));
   return { results, planned };
 }

@@ -257,7 +257,7 @@ export function jobFromOptions(opts: IopsOptions, filename: string, engines: str
     dedupeWorkingSetPercentage: opts.dedupe_working_set_percentage, dedupeGlobal: opts.dedupe_global ?? false,
     compressPercentage: opts.buffer_compress_percentage, compressChunk: opts.buffer_compress_chunk,
     randrepeat: opts.randrepeat ?? true,
-    // --randrepeat=0: every run reads at other random offsets than the last (a new random seed
+    // --randrepeat=0: every run reads at other random offsets than the last (a new randseed
     // each run), as fio does
     randseed: opts.randrepeat === false ? randomInt(2 ** 47) : opts.randseed,
     name: opts.name,
