@@ -24,19 +24,19 @@ function originalOf(source, { start, end }) {
 
 /** The annotation of a survivor, matched on file, operator, the line it is on (its text: lines
  * move), the text replaced and its replacement. */
+const noteOf = (notes, s) => notes.find((v) => v.file === s.file && v.mutator === s.mutator && one(v.context) === one(s.context) &&
+  one(v.original) === one(s.original) && one(v.replacement) === one(s.replacement));
+
+/** What became of a survivor, in words. */
 function verdictOf(notes, s) {
-  const n = notes.find((v) => v.file === s.file && v.mutator === s.mutator && one(v.context) === one(s.context) &&
-    one(v.original) === one(s.original) && one(v.replacement) === one(s.replacement));
+  const n = noteOf(notes, s);
   if (!n) return 'open';
   if (n.verdict === 'open') return `open: ${n.why}`; // understood, and no test kills it yet
   return n.verdict === 'equivalent' ? `equivalent: ${n.why}` : `killed by ${n.by}${n.why ? ` (${n.why})` : ''}`;
 }
 
 /** The kind of a survivor's verdict: 'killed' (by a test written after the run), 'equivalent' or 'open'. */
-function kindOf(notes, s) {
-  const v = verdictOf(notes, s);
-  return v.startsWith('killed') ? 'killed' : v.startsWith('equivalent') ? 'equivalent' : 'open';
-}
+const kindOf = (notes, s) => noteOf(notes, s)?.verdict ?? 'open';
 
 /** The score after the survivors' verdicts: those killed since count as detected, equivalents leave the count. */
 function scoreAfter(detected, survivors, notes) {
