@@ -174,6 +174,37 @@ describe.each(kinds)('%s', (kind) => {
   });
 });
 
+describe("listen's backlog", () => {
+  // The length of a listening socket's queue as the kernel holds it: ss's Send-Q column.
+  const queueOf = (server: net.Server) => {
+    const at = server.address();
+    const filter = typeof at === 'string' ? ['-xl', 'src', at] : ['-tl', 'sport', '=', `:${at!.port}`];
+    const line = execFileSync('ss', ['-Hn', ...filter], { encoding: 'utf8' }).trim();
+    return Number(line.split(/\s+/)[3 - (typeof at === 'string' ? 0 : 1)]);
+  };
+  const values = [undefined, 0, 7, -1, 1.5, '9', 'abc', 2 ** 40, 2 ** 31 + 5];
+  it.each(['options', 'port, host, backlog', 'port, backlog', 'path, backlog'])('(%s): the kernel\'s queue length is net\'s for 0, 7, -1, 1.5, \'9\', \'abc\', 2^40, 2^31+5 and none', async (form) => {
+    const sock = join(dir().path, 'backlog.sock');
+    const argsOf = (backlog: unknown) => form === 'options' ? [{ port: 0, host: '127.0.0.1', backlog }]
+      : form === 'port, host, backlog' ? [0, '127.0.0.1', backlog]
+        : form === 'port, backlog' ? [0, backlog] : [sock, backlog];
+    const got: Record<string, unknown[]> = { ring: [], node: [] };
+    // (port, a string) is (port, host) in net too: those values are hosts there
+    const tried = form === 'port, backlog' ? values.filter((v) => typeof v !== 'string') : values;
+    for (const value of tried) {
+      for (const kind of kinds) {
+        const server = served(kind, net.createServer());
+        await listening(server, ...argsOf(value).filter((a, i) => i === 0 || a !== undefined));
+        got[kind].push(queueOf(server));
+        await closed(server);
+      }
+    }
+    console.log(`backlog (${form}) for ${JSON.stringify(tried)}: ${JSON.stringify(got.node)}`);
+    expect(got.ring).toEqual(got.node);
+    expect(new Set(got.node).size).toBeGreaterThan(3); // the values do reach the kernel: 511, 7, somaxconn, 1, 9, 0
+  });
+});
+
 describe('ring.connect to a host name with a signal', () => {
   it("settles at the abort, not after the lookup, as net.connect does (the lookup held up: the child's one libuv thread blocked)", () => {
     // The child's only threadpool thread waits in the open(2) of a FIFO nobody writes to, so

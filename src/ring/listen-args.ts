@@ -20,6 +20,14 @@ export interface ListenRequest {
 }
 
 export const DEFAULT_BACKLOG = 511;
+/** A backlog listen(2) caps at the kernel's somaxconn: what it does with net's negative one. */
+const SOMAXCONN_ANY = 0x7fffffff;
+
+/** net's toNumber: the value as a number when that is >= 0, else false. */
+const nonNegative = (value: unknown): number | false => {
+  const n = Number(value);
+  return n >= 0 ? n : false;
+};
 
 export function codeError(ctor: ErrorConstructor, code: string, message: string): Error {
   return Object.assign(new ctor(message), { code });
@@ -52,10 +60,14 @@ export function listenArgs(args: unknown[]): ListenRequest {
   const callback = typeof args.at(-1) === 'function' ? (args.pop() as ListenRequest['callback']) : undefined;
   const [first, second, third] = args;
   const req: ListenRequest = { backlog: DEFAULT_BACKLOG, ipv6Only: false, reusePort: false, exclusive: false, readableAll: false, writableAll: false, callback };
+  // The backlog as net reads it: the first non-negative number among the second and third
+  // arguments, else the options' backlog; then net's `|| 511` and the int32 its handle's
+  // listen() takes. So 0, a missing or a non-numeric backlog give 511; a negative one (after
+  // int32) reaches listen(2) as net's does, which then takes the kernel's somaxconn.
+  const positional = nonNegative(second) || nonNegative(third);
   const backlogOf = (value: unknown) => {
-    if (value === undefined || value === null) return;
-    if (typeof value !== 'number' || !Number.isInteger(value) || value < 0) throw codeError(RangeError, 'ERR_OUT_OF_RANGE', `The value of "backlog" is out of range. It must be an integer >= 0. Received ${String(value)}`);
-    req.backlog = value;
+    const n = ((value || positional || DEFAULT_BACKLOG) as number) | 0;
+    req.backlog = n < 0 ? SOMAXCONN_ANY : n;
   };
   if (first !== null && typeof first === 'object') {
     const o = { ...(first as ListenOptions) }; // each option read once
@@ -89,15 +101,11 @@ export function listenArgs(args: unknown[]): ListenRequest {
   }
   if (typeof first === 'string' && !/^\s*\d+\s*$/.test(first)) {
     req.path = first;
-    backlogOf(second);
+    backlogOf(undefined);
     return req;
   }
   req.port = first === undefined || first === null ? 0 : toPort(first);
-  if (typeof second === 'string') {
-    req.host = second;
-    backlogOf(third);
-  } else {
-    backlogOf(second);
-  }
+  if (typeof second === 'string') req.host = second;
+  backlogOf(undefined);
   return req;
 }
