@@ -66,8 +66,6 @@ export class ListenHandle {
   #weak = false;
   #loops: Promise<void>[] = [];
   #waiting: (() => void) | undefined; // a backoff pause's wake-up
-  /** Accepts that failed for want of fds and were retried (the server never stops on them). */
-  retries = 0;
   /** Settles once the socket is given up (after close()). */
   released: Promise<void> | undefined;
 
@@ -107,7 +105,6 @@ export class ListenHandle {
         if (err instanceof RingClosedError) return this.#fail(err);
         if (PASSING_ERRORS.has(code)) continue;
         if (!RESOURCE_ERRORS.has(code)) return this.#fail(err as Error);
-        this.retries++;
         pauseMs = nextPause(pauseMs);
         await new Promise<void>((resolve) => {
           const timer = setTimeout(resolve, pauseMs);
