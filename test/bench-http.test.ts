@@ -115,10 +115,12 @@ echo '{"requests":2000,"durationUs":1000000,"p50Us":50,"p99Us":90,"errors":0}'
       chmodSync(join(bin, 'wrk'), 0o755);
       const env = { ...process.env, PATH: `${bin}:${process.env.PATH}` };
       const args = ['bench', 'http', '--servers', 'node,ring', '--connections', '1', '--in-flight', '1', '--duration', '1'];
-      const ok = await runCliText([...args, '--rounds', '3', '--json'], { env });
+      const ok = await runCliText([...args, '--rounds', '6', '--json'], { env });
       expect(ok.exitCode, ok.stderr).toBe(0);
       const samples = (JSON.parse(ok.stdout) as { samples: { round: number; server: string; reqPerSec: number }[] }).samples;
-      expect(samples.map((x) => `${x.round} ${x.server}`)).toEqual(['1 node', '1 ring', '2 ring', '2 node', '3 node', '3 ring']);
+      expect(samples.map((x) => `${x.round} ${x.server}`)).toEqual(['1 node', '1 ring', '2 ring', '2 node', '3 node', '3 ring', '4 ring', '4 node', '5 node', '5 ring', '6 ring', '6 node']);
+      // each of the 12 servers let go of the run's Ctrl-C signal once it exited: Node warns at 11 listeners
+      expect(ok.stderr).not.toMatch(/MaxListenersExceeded/);
       expect(samples.every((x) => x.reqPerSec === 2000)).toBe(true);
       const failed = await runCliText(args, { env: { ...env, WRK_FAILS: '1' } });
       expect(failed.exitCode).toBe(1);
@@ -134,6 +136,28 @@ echo '{"requests":2000,"durationUs":1000000,"p50Us":50,"p99Us":90,"errors":0}'
       const words = (text: string) => new RegExp(text.split(' ').join('\\s+'));
       expect(help.stdout).toMatch(words('--in-flight <list> requests in flight per connection: 1, or more pipelined by wrk'));
     } finally {
+      rmSync(bin, { recursive: true, force: true });
+    }
+  });
+
+  it('a run whose wrk fails stops every server it started before it rejects (runHttpBench called in a process that lives on)', async () => {
+    const bin = mkdtempSync(join(tmpdir(), 'iolab-fake-wrk-'));
+    const saved = { path: process.env.PATH, tag: process.env[processTagVariable] };
+    const tag = newProcessTag();
+    try {
+      writeFileSync(join(bin, 'wrk'), `#!/bin/sh\n[ "$1" = -v ] && { echo 'wrk 4.1.0 (a stand-in)'; exit 0; }\necho 'unable to connect' >&2; exit 3\n`);
+      chmodSync(join(bin, 'wrk'), 0o755);
+      process.env.PATH = `${bin}:${saved.path}`;
+      process.env[processTagVariable] = tag; // the servers inherit it
+      const { runHttpBench } = await import('../src/bench/http.js');
+      const run = runHttpBench({ connections: [1], inFlight: [1], durationSec: 1, rounds: 1, servers: ['node', 'ring'], threads: 1 }, () => {});
+      await expect(run).rejects.toThrow('wrk failed (status 3): unable to connect');
+      expect(processesTagged(tag)).toEqual([]);
+    } finally {
+      process.env.PATH = saved.path;
+      if (saved.tag === undefined) delete process.env[processTagVariable];
+      else process.env[processTagVariable] = saved.tag;
+      for (const p of processesTagged(tag)) process.kill(p.pid, 'SIGKILL');
       rmSync(bin, { recursive: true, force: true });
     }
   });

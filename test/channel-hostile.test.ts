@@ -151,6 +151,34 @@ describe('Channel: a creator that lays the region out wrong cannot make this sid
     }
   });
 
+  it.each([['send()', false], ['sendMany()', true]])('%s waiting for room when the reader moves its tail past what was written: rejects with ERR_CHANNEL_PROTOCOL (a count for sendMany alone), the channel ends', async (_what, many) => {
+    const capacity = 4096;
+    const region = craftedRegion(capacity);
+    const [a, b] = socketpair('stream');
+    let channel: Channel | undefined;
+    try {
+      sendmsg(a, [Buffer.from('iolabch1')], { fds: [region.memfd] });
+      channel = await Channel.join(b);
+      let sent = 0;
+      while (channel.trySend(Buffer.alloc(8, sent))) sent++;
+      const waiting = (many ? channel.sendMany([Buffer.alloc(8), Buffer.alloc(8)]) : channel.send(Buffer.alloc(8))).catch((err: unknown) => err);
+      const head = region.words[DIR(1) / 8];
+      region.words[(DIR(1) + 64) / 8] = head + 8n; // read past the head
+      sendmsg(a, [Buffer.from([1])]); // the wake-up the reader sends: the send looks again
+      const err = await waiting;
+      expect(err).toMatchObject({ code: 'ERR_CHANNEL_PROTOCOL' });
+      if (many) expect(err).toHaveProperty('sent', 0);
+      else expect(err).not.toHaveProperty('sent');
+      expect(channel.closed).toBe(true);
+    } finally {
+      await channel?.close();
+      close(a);
+      close(b);
+      native.munmap(region.mapping);
+      close(region.memfd);
+    }
+  });
+
   it('a capacity and a record length flipped by the other side while this side reads them: the checked copy is the one used', async () => {
     // A worker rewrites the capacity (4 KiB / 1 GiB) and the first record's length (8 / 8,176)
     // as fast as it can, while this thread joins and receives, 40 times. Read twice, the

@@ -150,6 +150,40 @@ describe('Channel between processes', () => {
     }
   });
 
+  it("a child that joined and was SIGKILLed before this side looked, a copy of its end of the socket left open here: the pid its byte names is gone already, and the receive ends at once", async () => {
+    // This side never slept while the child lived: it reads the child's first byte (and so
+    // its pid) only after the child was reaped, so there is no process to watch any more.
+    const [mine, theirs] = socketpair('stream');
+    const child = spawn(process.execPath, [nodePeer, index, 'hold'], { stdio: ['ignore', 'pipe', 'inherit', theirs], env: { ...process.env, [processTagVariable]: newProcessTag() } });
+    const exited = once(child, 'exit');
+    const said = once(child.stdout!, 'data');
+    const channel = await Channel.create(mine, { capacity: 4096 });
+    close(mine);
+    await said;
+    child.kill('SIGKILL');
+    await exited;
+    const receiving = channel.receive().then(() => 'a message', (err) => err.code);
+    const late = new Promise((r) => setTimeout(r, 5000, 'still waiting 5 s after the child was reaped'));
+    expect(await Promise.race([receiving, late])).toBe('ERR_CHANNEL_PEER_GONE');
+    await channel.close();
+    close(theirs);
+  });
+
+  it("a child that stops receiving with its channel open ends on its own: the watch on this side's process no longer holds it", async () => {
+    const { child, channel, exited } = await withChild([process.execPath, nodePeer, index, 'receive', '3'], 4096);
+    const said = once(child.stdout!, 'data');
+    // the second's wake-up byte names this process: the child watches it while it waits for the third
+    for (const message of ['first', 'second', 'third']) {
+      await new Promise((r) => setTimeout(r, 200)); // the child asleep in receive()
+      await channel.send(Buffer.from(message));
+    }
+    await said;
+    const late = new Promise((r) => setTimeout(r, 5000, 'still running 5 s after its last receive'));
+    expect(await Promise.race([exited.then(([code]) => code), late])).toBe(0);
+    await channel.close();
+    child.kill('SIGKILL');
+  });
+
   it('where pidfd_open is refused (a kernel before 5.3, a seccomp profile), a child joins and echoes all the same; the socket\'s end tells when it is gone', async () => {
     const refuser = buildSeccompRefuser(tmp.path);
     const { channel, exited } = await withChild([refuser, 'ENOSYS', '--pidfd-open', process.execPath, nodePeer, index, 'echo'], 4096);

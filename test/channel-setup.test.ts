@@ -10,9 +10,10 @@ import { once } from 'node:events';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { Channel, close, liveObjects, recvmsg, sendmsg, setNonBlocking, socketpair } from '../src/index.js';
-import { projectRoot } from '../src/native.js';
+import { native, projectRoot } from '../src/native.js';
 import { checkLeaksAfterAll, settledLiveObjects } from './support/leaks.js';
 import { shortTempDir } from './support/temp.js';
+import { craftedRegion } from './support/channel-region.js';
 import { newProcessTag, processTagVariable } from './support/procs.js';
 
 const tmp = shortTempDir('iolab-channel-setup-');
@@ -60,6 +61,25 @@ describe('Channel setup: signal and timeout', () => {
     await pairOver(a, b);
     close(a);
     close(b);
+  });
+
+  it("join: a hello in two pieces 100 ms apart waits for the rest within what is left of its timeout", async () => {
+    const [a, b] = socketpair('stream');
+    const region = craftedRegion(4096);
+    try {
+      sendmsg(a, [Buffer.from('iolab')]);
+      const joining = Channel.join(b, { timeout: 10_000 });
+      await new Promise((r) => setTimeout(r, 100));
+      sendmsg(a, [Buffer.from('ch1')], { fds: [region.memfd] });
+      const channel = await joining;
+      expect(channel.maxMessageBytes).toBeGreaterThan(0);
+      await channel.close();
+    } finally {
+      native.munmap(region.mapping);
+      close(region.memfd);
+      close(a);
+      close(b);
+    }
   });
 
   it('create: a socket too full for the hello waits, and its timeout or signal ends the wait; nothing is left behind', async () => {

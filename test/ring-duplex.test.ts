@@ -349,6 +349,21 @@ c.close()
     expect(() => fs.fstatSync(fd)).toThrow(/EBADF/);
   });
 
+  it("destroy(): a close(2) that fails is not swallowed: the fd closed behind the socket's back gives 'error' EBADF, then 'close' with hadError", async () => {
+    const ring = newRing();
+    const pool = ring.setupBufRing({ count: 8, size: 4096 });
+    const [mine, theirs] = socketpair('stream');
+    const s = new RingSocket(ring, mine, { bufferRing: pool });
+    const events: unknown[] = [];
+    s.on('error', (err: Error & { code?: string }) => events.push(err.code)).on('close', (hadError: boolean) => events.push(hadError));
+    // (no fd is opened between here and the socket's close: the number is not reused meanwhile)
+    fs.closeSync(mine);
+    s.destroy();
+    await waitFor(() => s.closed, 5000, 'closed');
+    expect(events).toEqual(['EBADF', true]);
+    fs.closeSync(theirs);
+  });
+
   it('carries TLS: node:https served over it (tls.TLSSocket on the Duplex), with a self-signed certificate', async () => {
     const key = join(dir().path, 'key.pem');
     const cert = join(dir().path, 'cert.pem');

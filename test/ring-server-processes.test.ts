@@ -41,6 +41,22 @@ describe.each(kinds)('node:cluster, %s', (kind) => {
   });
 });
 
+describe('node:cluster, a Unix path', () => {
+  it("a worker's listen({ path, readableAll, writableAll }): the primary makes the socket file with net's mode, and it answers", () => {
+    const got = kinds.map((kind) => {
+      const path = join(dir().path, `${kind}.sock`);
+      const run = spawnSync(process.execPath, [fixture('cluster-unix-path.mjs'), indexUrl, kind, path],
+        { encoding: 'utf8', timeout: 60_000, env: { ...process.env, [processTagVariable]: newProcessTag() } });
+      expect(run.status, run.stderr).toBe(0);
+      return JSON.parse(run.stdout.trim().split('\n').at(-1)!) as { mode: string; answer: string };
+    });
+    console.log(`node:cluster Unix path, ring and node: ${JSON.stringify(got)}`);
+    expect(got[0]).toEqual(got[1]);
+    expect(got[0].answer).toBe('answered');
+    expect(Number.parseInt(got[0].mode, 8) & 0o666).toBe(0o666); // readable and writable by all
+  });
+});
+
 // (under the ASan suite, every process has the sanitizer preloaded, pm2's CLI and daemon too:
 // there `pm2 kill` never returns and the daemon stays; node:cluster's cases, the same mechanism
 // without pm2, run there)
