@@ -1,7 +1,9 @@
 // onRing and RingSocket keep net's contract where it was missing, each case run with node's own
 // server doing the same steps: the addresses of a TLS socket over a RingSocket (https), a Unix
 // path's file (removed at close; readableAll/writableAll as net's mode), listen({ signal }), the
-// 'drop' event's remote address, ring.connect's abort during the host's lookup, onRing's
+// 'drop' event's remote address, listen's backlog (the kernel's queue length, read with ss), a
+// listen with no host where socket(AF_INET6) is refused, ring.connect's abort during the host's
+// lookup, onRing's
 // parameter type, and ringConnector: client connections on the Ring for http.Agent (http and
 // https) and undici, their buffer pool freed with the last.
 import { beforeAll, describe, expect, it } from 'vitest';
@@ -16,6 +18,7 @@ import { getsockopt, onRing, Ring, ringConnector, socket } from '../src/index.js
 import { projectRoot } from '../src/native.js';
 import { settledLiveObjects } from './support/leaks.js';
 import { ringTestSetup } from './support/ring.js';
+import { buildSeccompRefuser } from './support/temp.js';
 import { indexUrl } from './support/http-servers.js';
 
 const { dir, newRing } = ringTestSetup('iolab-ring-contract-');
@@ -171,6 +174,31 @@ describe.each(kinds)('%s', (kind) => {
     first.destroy();
     for (const s of held) s.destroy();
     await closed(server);
+  });
+});
+
+describe('a kernel without IPv6', () => {
+  it("listen with no host: where socket(AF_INET6) is refused (EAFNOSUPPORT, by a seccomp filter), the server listens on 0.0.0.0 and answers, as net's", () => {
+    const refuser = buildSeccompRefuser(dir().path);
+    const got = kinds.map((kind) => {
+      const code = `
+        import net from 'node:net';
+        const { onRing } = await import(${JSON.stringify(indexUrl)});
+        const plain = net.createServer((s) => s.end('answered'));
+        const server = ${JSON.stringify(kind)} === 'ring' ? onRing(plain, { bufferCount: 16 }) : plain;
+        server.listen(0, () => {
+          let answer = '';
+          net.connect(server.address().port, '127.0.0.1').setEncoding('utf8').on('data', (d) => (answer += d)).on('end', () => {
+            const { address, family } = server.address();
+            console.log(JSON.stringify({ address, family, answer }));
+            server.close();
+          });
+        });`;
+      const run = spawnSync(refuser, ['EAFNOSUPPORT', '--inet6', process.execPath, '--input-type=module', '-e', code], { encoding: 'utf8', timeout: 30_000 });
+      expect(run.status, run.stderr).toBe(0);
+      return JSON.parse(run.stdout) as unknown;
+    });
+    expect(got).toEqual([{ address: '0.0.0.0', family: 'IPv4', answer: 'answered' }, { address: '0.0.0.0', family: 'IPv4', answer: 'answered' }]);
   });
 });
 
