@@ -3,9 +3,8 @@
 // path's file (removed at close; readableAll/writableAll as net's mode), listen({ signal }), the
 // 'drop' event's remote address, listen's backlog (the kernel's queue length, read with ss), a
 // listen with no host where socket(AF_INET6) is refused, ring.connect's abort during the host's
-// lookup, onRing's
-// parameter type, and ringConnector: client connections on the Ring for http.Agent (http and
-// https) and undici, their buffer pool freed with the last.
+// lookup, onRing's parameter type, and ringConnector: client connections on the Ring for
+// http.Agent (http and https) and undici, their buffer pool freed with the last.
 import { beforeAll, describe, expect, it } from 'vitest';
 import { execFileSync, spawnSync } from 'node:child_process';
 import { existsSync, readFileSync, statSync, writeFileSync } from 'node:fs';
