@@ -16,7 +16,7 @@ export const folders = {
   channel: {
     files: ['native/channel/*.c'],
     tests: ['test/channel.test.ts', 'test/channel-hostile.test.ts', 'test/channel-bounds.test.ts', 'test/channel-protocol.test.ts',
-      'test/channel-process.test.ts', 'test/channel-fuzz.test.ts'],
+      'test/channel-process.test.ts', 'test/channel-fuzz.test.ts', 'test/channel-close-race.test.ts'],
   },
   ring: {
     files: ['native/ring/core*.cc', 'native/ring/setup.cc'],
