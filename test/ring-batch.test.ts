@@ -195,6 +195,29 @@ describe('readvBatch', () => {
     expect({ stdout: run.stdout, timedOut: run.timedOut }).toEqual({ stdout: 'done', timedOut: false });
   });
 
+  it("the wake-up a chain of batches needs is a NOP: a write whose SQE slot it reuses is not done again", async () => {
+    // A chain of batches longer than one loop turn's reaps leaves CQEs stashed, and the Ring
+    // submits one SQE whose CQE wakes the loop for them. Its slot held an earlier op (the 8 SQ
+    // slots each held a one-byte write to a socket first): anything but a NOP would do that again.
+    const code = `const { Ring } = await import('./src/ring/index.ts');
+      const fs = await import('node:fs');
+      const { socketpair, setNonBlocking } = await import('./src/index.ts');
+      const fd = fs.openSync('package.json', 'r');
+      const [r, w] = socketpair('stream');
+      const ring = new Ring({ entries: 8 });
+      const kept = Array.from({ length: 8 }, (_, i) => Buffer.from([65 + i]));
+      for (const b of kept) await ring.write(w, b);
+      for (let i = 0; i < 40; i++) await ring.readvBatch(fd, [{ buffers: [Buffer.alloc(64)], position: 0 }]);
+      await ring.close();
+      setNonBlocking(r, true);
+      const got = Buffer.alloc(64);
+      let n = 0;
+      try { n = fs.readSync(r, got); } catch {}
+      console.log(got.subarray(0, n).toString());`;
+    const run = await execa(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', code], { cwd: projectRoot, reject: false, timeout: 25_000 });
+    expect({ stdout: run.stdout, stderr: run.stderr, timedOut: run.timedOut }).toEqual({ stdout: 'ABCDEFGH', stderr: '', timedOut: false });
+  });
+
   const data = Buffer.from(Array.from({ length: 3 * 4096 + 100 }, (_, i) => (i * 31 + (i >> 8)) & 255));
   const file = () => {
     const path = join(tmp.path, 'readv-data');
