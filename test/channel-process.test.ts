@@ -178,7 +178,7 @@ describe('Channel between processes', () => {
       await channel.send(Buffer.from(message));
     }
     await said;
-    const late = new Promise((r) => setTimeout(r, 5000, 'still running 5 s after its last receive'));
+    const late = new Promise((r) => setTimeout(r, 15_000, 'still running 15 s after its last receive'));
     expect(await Promise.race([exited.then(([code]) => code), late])).toBe(0);
     await channel.close();
     child.kill('SIGKILL');
