@@ -65,13 +65,13 @@ export function listenArgs(args: unknown[]): ListenRequest {
   // listen() takes. So 0, a missing or a non-numeric backlog give 511; a negative one (after
   // int32) reaches listen(2) as net's does, which then takes the kernel's somaxconn.
   const positional = nonNegative(second) || nonNegative(third);
-  const backlogOf = (value: unknown) => {
-    const n = ((value || positional || DEFAULT_BACKLOG) as number) | 0;
-    req.backlog = n < 0 ? SOMAXCONN_ANY : n;
+  const backlogOf = (option?: unknown): number => {
+    const n = ((option || positional || DEFAULT_BACKLOG) as number) | 0;
+    return n < 0 ? SOMAXCONN_ANY : n;
   };
   if (first !== null && typeof first === 'object') {
     const o = { ...(first as ListenOptions) }; // each option read once
-    backlogOf(o.backlog);
+    req.backlog = backlogOf(o.backlog);
     req.ipv6Only = o.ipv6Only === true;
     req.reusePort = o.reusePort === true;
     req.exclusive = o.exclusive === true || req.reusePort; // as net from Node 23.1: each worker its own socket
@@ -101,11 +101,11 @@ export function listenArgs(args: unknown[]): ListenRequest {
   }
   if (typeof first === 'string' && !/^\s*\d+\s*$/.test(first)) {
     req.path = first;
-    backlogOf(undefined);
+    req.backlog = backlogOf();
     return req;
   }
   req.port = first === undefined || first === null ? 0 : toPort(first);
   if (typeof second === 'string') req.host = second;
-  backlogOf(undefined);
+  req.backlog = backlogOf();
   return req;
 }
