@@ -22,7 +22,42 @@ const own = dash < 0 ? argv : argv.slice(0, dash);
 const arg = (name) => { const i = own.indexOf(name); return i >= 0 ? own[i + 1] : undefined; };
 const list = (name) => arg(name)?.split(',').filter(Boolean);
 
+const usage = `usage: npm run test:mutations -- [--stryker] [--c] [--list] [options] [-- Stryker's own options]
+  (none of the three: all of them; test/mutations/summary.md is written from the reports after)
+  --stryker               StrykerJS: --group ring,paths,http  --stryker-sample ring=150,paths=30  --seed N
+  --c                     C/C++ mutants by operator: --folders channel,ring,stream,parent_death,rename
+                          --c-sample 16 or 16,ring=24  --seed N  --resume
+  --list                  the kept regression list: --only id,id  --sample N  --recheck  --seed N
+  --show                  prints the regression list and exits
+  --help                  this text`;
+const flags = new Set(['--stryker', '--c', '--list', '--show', '--help', '--recheck', '--resume']);
+const valued = new Set(['--group', '--stryker-sample', '--seed', '--c-sample', '--folders', '--only', '--sample']);
+
+/** The first option this runner does not take, or one without its value: one line to say so. */
+function badOption() {
+  for (let i = 0; i < own.length; i++) {
+    if (flags.has(own[i])) continue;
+    if (valued.has(own[i])) {
+      if (own[i + 1] === undefined || own[i + 1].startsWith('--')) return `${own[i]} needs a value`;
+      i++;
+      continue;
+    }
+    return `unknown option ${own[i]}`;
+  }
+  return undefined;
+}
+
 async function main() {
+  if (own.includes('--help')) {
+    console.log(usage);
+    return;
+  }
+  const bad = badOption();
+  if (bad) {
+    console.error(`mutations: ${bad} (--help lists the options)`);
+    process.exitCode = 2;
+    return;
+  }
   if (own.includes('--show')) {
     for (const e of readList(root)) console.log(`${e.id.padEnd(28)} ${e.file}${e.recheck ? `  (re-check: ${e.recheck})` : ''}`);
     return;

@@ -23,6 +23,14 @@ export class Changes {
     };
     process.on('SIGINT', stop);
     process.on('SIGTERM', stop);
+    process.on('SIGHUP', stop);
+    // A crash (its stdout closed under it, as by `| head`: EPIPE) must not leave a mutant in the
+    // tree either: put back at exit, where only synchronous work runs, so the addon is not rebuilt
+    process.on('exit', () => {
+      if (this.#originals.size === 0) return;
+      this.restore();
+      if (this.#nativeChanged) process.stderr.write('mutations: the files are back; the addon was built from a mutant: run npx node-gyp build\n');
+    });
   }
 
   /** Writes `text` to `file` (relative to the root), keeping the first original. */
