@@ -277,14 +277,6 @@ int channel_take(struct channel_end *e, struct channel_message *out, uint32_t ma
   return taken > 0 ? taken : result;
 }
 
-int64_t channel_next(struct channel_end *e, uint32_t *message_length) {
-  struct channel_message m;
-  int got = channel_take(e, &m, 1, 0);
-  if (got <= 0) return got;
-  *message_length = m.length;
-  return (int64_t)m.offset;
-}
-
 int channel_prepare_sleep(struct channel_end *e, int want_message, int want_room, uint64_t pending_bytes) {
   struct channel_direction *in = in_dir(e), *out = out_dir(e);
   if (want_message) __atomic_store_n(&in->reader_waiting, 1, __ATOMIC_RELAXED);

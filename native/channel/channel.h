@@ -54,8 +54,8 @@ struct channel_end {
   int corrupt; /* the reader published a tail no reader can: sends fail from then on */
 };
 
-/* What channel_next and channel_take found when they hand out nothing. */
-enum channel_next_result { CHANNEL_EMPTY = 0, CHANNEL_ENDED = -1, CHANNEL_CORRUPT = -2, CHANNEL_TOO_BIG = -3 };
+/* What channel_take found when it hands out nothing. */
+enum channel_take_result { CHANNEL_EMPTY = 0, CHANNEL_ENDED = -1, CHANNEL_CORRUPT = -2, CHANNEL_TOO_BIG = -3 };
 
 /* A message handed out: its payload's offset in the region and its length, both checked. */
 struct channel_message {
@@ -89,14 +89,11 @@ int channel_send(struct channel_end *e, const struct iovec *iov, int n, uint64_t
 int channel_put(struct channel_end *e, const struct iovec *iov, int n, uint64_t total, channel_copy_fn copy);
 /* Shows the reader every record put since the last publish, and wakes it if it sleeps. */
 void channel_publish(struct channel_end *e);
-/* Releases the message handed out before, then hands out the next: its payload's offset in the
- * region (> 0) with *message_length set to the length it checked, or a channel_next_result. */
-int64_t channel_next(struct channel_end *e, uint32_t *message_length);
 /* Releases what was handed out before, then hands out the messages there, in order: at most
  * max, and with room > 0 only while their payloads, each rounded up to 8 bytes, fit in room
- * bytes together. Returns how many (> 0), in out, held until the next channel_take,
- * channel_next or channel_release (one tail published for all of them); or, having handed out
- * none, a channel_next_result: CHANNEL_TOO_BIG when the next message alone needs more than
+ * bytes together. Returns how many (> 0), in out, held until the next channel_take or
+ * channel_release (one tail published for all of them); or, having handed out none, a
+ * channel_take_result: CHANNEL_TOO_BIG when the next message alone needs more than
  * room (its length in out[0].length). */
 int channel_take(struct channel_end *e, struct channel_message *out, uint32_t max, uint64_t room);
 /* Releases what was handed out, if anything (the reader is done with it). */
@@ -117,7 +114,7 @@ void channel_woken(struct channel_end *e);
 void channel_wake(struct channel_end *e);
 /* Marks this side closed and wakes the other side. */
 void channel_close(struct channel_end *e);
-/* Whether a message is there that channel_next has not handed out. */
+/* Whether a message is there that channel_take has not handed out. */
 int channel_unread(struct channel_end *e);
 /* Whether the other side has closed the channel (its messages may still be unread). */
 int channel_peer_closed(const struct channel_end *e);
