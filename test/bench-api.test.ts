@@ -171,7 +171,7 @@ describe('iolab bench api', () => {
       expect(row.rttP50Us).toBeGreaterThan(0);
       expect(row.rttP50Us).toBeLessThanOrEqual(row.rttP99Us);
       expect(row.opsPerSec).toBeGreaterThan(0);
-      // far below the ~14 ms a Ring wait took before the wake-up was fixed (issue 32)
+      // far below the ~14 ms a Ring wait took before the wake-up was fixed (DEFER_TASKRUN's late eventfd signal)
       if (row.messageBytes === 64) expect(row.rttP50Us).toBeLessThan(5000);
       const key = `${row.contender}/${row.messageBytes === 64 ? '64' : row.messageBytes === 1024 ? '1k' : '64k'}`;
       expect(report.rtt[key].p50Us).toHaveLength(2);

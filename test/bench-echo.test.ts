@@ -190,7 +190,7 @@ describe('bench echo', () => {
       expect(table).toMatch(new RegExp(`^${s.contender}\\s+${s.clients}\\s+epoll\\s+\\S+\\s+\\S+\\s+${Math.round(c.reqPerSec)}\\s+${c.p50Ms.toFixed(3)}\\s+${c.p99Ms.toFixed(3)}\\s`, 'm'));
     }
     const one = json.byGenerator.epoll['1'];
-    // a Ring wait settles in microseconds: the ~14 ms late wake-up (issue 32) is far above this
+    // a Ring wait settles in microseconds: the ~14 ms late wake-up DEFER_TASKRUN gave is far above this
     expect(one.ring.p50Ms).toBeLessThan(5);
     expect(json.p50Ratios.epoll['1']['ring/io_uring']).toBeCloseTo(one.ring.p50Ms / one.io_uring.p50Ms, 9);
     const goal = json.latencyGoals[0];

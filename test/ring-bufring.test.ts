@@ -176,7 +176,7 @@ describe('recvMultishot', () => {
     untilFull(() => native.readv(a1, [junk])); // room for A's send ...
     native.writev(b1, [Buffer.from('bbbb')]); // ... and data for B, before the Ring reaps again
     await waitFor(() => bGot === 'bbbb', 10_000, "B's data");
-    // B's recv did find the pool empty (a counter issue 24's Ring core adds to RingStats)
+    // B's recv did find the pool empty (a counter the Ring core adds to RingStats)
     expect((ring.stats as { recvNoBuffers?: number }).recvNoBuffers).toBeGreaterThan(0);
     await sa.close();
     await sb.close();

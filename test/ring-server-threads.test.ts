@@ -3,8 +3,8 @@
 // its own fd of the one socket (a copy made with SCM_RIGHTS, as close() closes the fd its
 // server was given); the kernel gives each connection to one thread, and a thread that closes
 // its server leaves the socket to the others. Plain node:http does the same steps beside it.
-// The main thread has the addon loaded too (a worker ending with a Ring open while it has not
-// is issue 41's crash, fixed in native/ring/core_close.cc).
+// The main thread has the addon loaded too (a worker ending with a Ring open while the main
+// thread has not loaded it crashed the process: fixed in native/ring/core_close.cc).
 import { afterAll, describe, expect, it } from 'vitest';
 import { once } from 'node:events';
 import { Worker } from 'node:worker_threads';

@@ -29,8 +29,8 @@ export const pingpongContenderNames = ['c.pingpong', 'ring.pingpong', 'net.pingp
 /** p50 RTT ratios printed per size (lower is better): each JS row over the C floor, the Ring over net. */
 const rttPairs: [string, string][] = [['ring.pingpong', 'c.pingpong'], ['net.pingpong', 'c.pingpong'],
   ['channel.pingpong', 'c.pingpong'], ['ring.pingpong', 'net.pingpong'], ['channel.pingpong', 'net.pingpong']];
-/** The channel's round-trip goals (issue 43), at most these ratios: level with node:net, and
- * within 1.5x the C loop over a socket. */
+/** The channel's round-trip goals, at most these ratios: level with node:net, and within 1.5x
+ * the C loop over a socket. */
 const rttGoals: Record<string, number> = { 'channel.pingpong/64 / net.pingpong/64': 1, 'channel.pingpong/64 / c.pingpong/64': 1.5 };
 
 /** The peer's fds: the ring, net and C rows' sockets, then the channel's. */

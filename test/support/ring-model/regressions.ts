@@ -1,4 +1,4 @@
-// Seeds of the Ring's model-based test that found a defect on the landed main (issue 24) or in
+// Seeds of the Ring's model-based test that found a defect in the Ring (on a landed main) or in
 // the model itself (a false alarm: the Ring was right), each replayed by test/ring-model.test.ts
 // as one run (IOLAB_FUZZ_GEN=gen IOLAB_FUZZ_SEED=seed IOLAB_FUZZ_RUNS=1). A seed stands for the
 // sequence its version of the generators (`gen`, version.ts) draws from it: a change to the
