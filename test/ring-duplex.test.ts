@@ -14,7 +14,7 @@ import { once } from 'node:events';
 import { Duplex } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import tls from 'node:tls';
-import { bind, getsockname, getsockopt, listen, setsockopt, socket, socketpair, writevSync, type AddressInfo } from '../src/index.js';
+import { bind, close, getsockname, getsockopt, listen, setsockopt, socket, socketpair, writevSync, type AddressInfo } from '../src/index.js';
 import { RingSocket as PublicRingSocket, type BufferRing, type Ring } from '../src/ring/index.js';
 import { RingSocketDuplex as RingSocket } from '../src/ring/duplex.js';
 import { ringTestSetup } from './support/ring.js';
@@ -300,6 +300,37 @@ c.close()
     await expectAllClosed(accepted, pool);
   });
 
+  it("paused with chunks left in the pool (parked) when the peer's EOF comes: a reader gets every byte, then 'end'; destroy() instead gives every parked buffer back", async () => {
+    for (const then of ['read', 'destroy'] as const) {
+      const ring = newRing();
+      const pool = ring.setupBufRing({ count: 32, size: 4096 });
+      const [mine, theirs] = track(socketpair('stream'));
+      const s = new RingSocket(ring, mine, { bufferRing: pool, closeFd: false, readableHighWaterMark: 1024 });
+      const data = randomBytes(48 << 10);
+      writevSync(theirs, [data]);
+      close(untrack(theirs)); // the EOF behind the data
+      // nobody reads: the first chunk fills the readable buffer, receiving pauses, and the
+      // chunks reaped with it stay in the pool uncopied
+      await waitFor(() => s.bytesRead === data.length, 10_000, 'every byte taken from the socket');
+      for (let i = 0; i < 5; i++) await new Promise((r) => setImmediate(r)); // the EOF's turn has passed
+      expect(heldCount(pool)).toBeGreaterThan(0);
+      expect(s.readableEnded).toBe(false);
+      if (then === 'read') {
+        const parts: Buffer[] = [];
+        s.on('data', (c: Buffer) => parts.push(c));
+        const ended = once(s, 'end').then(() => 'end');
+        const stuck = waitFor(() => Buffer.concat(parts).length === data.length, 10_000, 'every byte').then(() => sleep(2000)).then(() => 'no end');
+        expect(await Promise.race([ended, stuck])).toBe('end');
+        expect(Buffer.concat(parts).equals(data)).toBe(true);
+      } else {
+        s.destroy();
+        await once(s, 'close');
+      }
+      expect(heldCount(pool)).toBe(0);
+      if (!s.destroyed) s.destroy();
+    }
+  });
+
   it("the peer's reset: 'error' (ECONNRESET) then 'close' (hadError true), as net.Socket; the fd closed", async () => {
     const ring = newRing();
     const pool = ring.setupBufRing({ count: 8, size: 4096 });
@@ -411,7 +442,53 @@ c.close()
     const again = once(s, 'timeout');
     s.write('x');
     await again;
+    // setNoDelay() with no argument turns Nagle off, as net.Socket's
+    s.setNoDelay(false);
+    expect(getsockopt(fd, 'TCP_NODELAY')).toBe(false);
+    s.setNoDelay();
+    expect(getsockopt(fd, 'TCP_NODELAY')).toBe(true);
+    // setTimeout(0) turns the timer off: no 'timeout' once its time has passed
+    const timeouts: number[] = [];
+    s.on('timeout', () => timeouts.push(Date.now()));
+    s.setTimeout(20);
+    s.setTimeout(0);
+    await sleep(200);
+    expect(timeouts).toEqual([]);
+    expect(() => s.setTimeout('20' as never)).toThrow(expect.objectContaining({ name: 'TypeError', code: 'ERR_INVALID_ARG_TYPE' }));
+    // destroy() clears an armed timer: nothing fires on the destroyed socket
+    s.setTimeout(20);
     s.destroy();
     await once(s, 'close');
+    await sleep(200);
+    expect(timeouts).toEqual([]);
+  });
+
+  it("after destroy() its fd number may name another socket: address(), the address getters and resetAndDestroy() read nothing of it ({}, undefined, no throw, as net.Socket)", async () => {
+    const ring = newRing();
+    const pool = ring.setupBufRing({ count: 8, size: 4096 });
+    const listening = listenLocal();
+    const fd = await ring.socket('inet', 'stream');
+    await ring.connect(fd, { host: '127.0.0.1', port: listening.port });
+    const s = new RingSocket(ring, fd, { bufferRing: pool });
+    const read = new RingSocket(ring, await ring.socket('inet', 'stream'), { bufferRing: pool });
+    expect(read.address()).toEqual({ address: '0.0.0.0', family: 'IPv4', port: 0 }); // read once before destroy
+    s.destroy();
+    read.destroy();
+    await Promise.all([once(s, 'close'), once(read, 'close')]);
+    const other = track(socket('inet', 'stream')); // the lowest free number: the one s had
+    expect(other).toBe(fd);
+    await ring.connect(other, { host: '127.0.0.1', port: listening.port }); // it has a peer, as s had
+    const otherLinger = getsockopt(other, 'SO_LINGER');
+    expect(s.address()).toEqual({});
+    expect(read.address()).toEqual({});
+    expect([s.localAddress, s.localPort, s.localFamily, s.remoteAddress, s.remotePort]).toEqual([undefined, undefined, undefined, undefined, undefined]);
+    expect(s.resetAndDestroy()).toBe(s);
+    expect(getsockopt(other, 'SO_LINGER')).toEqual(otherLinger); // not the other socket's to reset
+    // net.Socket, the same way
+    const n = net.connect(listening.port, '127.0.0.1');
+    await once(n, 'connect');
+    n.destroy();
+    await once(n, 'close');
+    expect([n.address(), n.localPort, n.remoteAddress, n.resetAndDestroy() === n]).toEqual([{}, undefined, undefined, true]);
   });
 });

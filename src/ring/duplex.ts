@@ -265,15 +265,14 @@ export class RingSocketDuplex extends Duplex {
   /** Destroys the socket and resets the TCP connection (the peer reads ECONNRESET, not EOF):
    * SO_LINGER 0 before the close, as net.Socket's resetAndDestroy(). TCP only. */
   resetAndDestroy(): this {
+    if (this.destroyed) return this; // as net.Socket's: nothing left to reset (its fd may name another socket now)
     const local = this.address();
     if (!('family' in local)) {
       throw Object.assign(new TypeError('Invalid handle type: resetAndDestroy() takes a TCP socket'), { code: 'ERR_INVALID_HANDLE_TYPE' });
     }
-    if (!this.destroyed) {
-      try {
-        setsockopt(this.fd, 'SO_LINGER', 0);
-      } catch { /* closed meanwhile */ }
-    }
+    try {
+      setsockopt(this.fd, 'SO_LINGER', 0);
+    } catch { /* not a socket the kernel knows now */ }
     return this.destroy();
   }
 
@@ -367,9 +366,11 @@ export class RingSocketDuplex extends Duplex {
     return false;
   }
 
-  /** The local address (getsockname), as net.Socket's address(). */
+  /** The local address (getsockname), as net.Socket's address(): {} once destroyed, also when
+   * it was read before (net's handle is gone then). */
   address(): AddressInfo | Record<string, never> {
-    this.#local ??= nameOf(getsockname, this.fd, this.destroyed);
+    if (this.destroyed) return {};
+    this.#local ??= nameOf(getsockname, this.fd, false);
     return typeof this.#local === 'object' ? this.#local : {};
   }
 
