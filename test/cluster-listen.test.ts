@@ -32,5 +32,10 @@ describe("askPrimary: the primary's answer as net reads it", () => {
     expect(await answerOf(null, null, [8080])).toMatchObject({ message: 'bind EINVAL null:8080', code: 'EINVAL', errno: -22, address: null });
     expect(await answerOf(-13, null, ['/run/x.sock'])).toMatchObject({ message: 'bind EACCES /run/x.sock', code: 'EACCES', address: '/run/x.sock' });
     expect(await answerOf(-13, null, ['/run/x.sock'])).not.toHaveProperty('port');
+    // port 0 is no port of the message's, as net's ExceptionWithHostPort leaves it out
+    const anyPort = await answerOf(-98, null, [0, '127.0.0.1']);
+    expect(anyPort).toMatchObject({ message: 'bind EADDRINUSE 127.0.0.1', address: '127.0.0.1' });
+    expect(anyPort).not.toHaveProperty('port');
+    expect(await answerOf(-98, null, [0])).toMatchObject({ message: 'bind EADDRINUSE', address: null });
   });
 });

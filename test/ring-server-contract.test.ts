@@ -105,6 +105,39 @@ describe.each(kinds)('%s', (kind) => {
     expect(() => served(kind, net.createServer()).listen({ port: 0, signal: 'abort' as unknown as AbortSignal })).toThrow(expect.objectContaining({ code: 'ERR_INVALID_ARG_TYPE' }));
   });
 
+  it("listen's options as net reads them: a host of null is none ('::'); a signal that is none is refused in net's words", async () => {
+    const server = served(kind, net.createServer());
+    await listening(server, { port: 0, host: null });
+    expect((server.address() as net.AddressInfo).address).toBe('::');
+    await closed(server);
+    const refusal = (s: net.Server, signal: unknown) => {
+      try {
+        s.listen({ port: 0, signal: signal as AbortSignal });
+      } catch (e) {
+        return { code: (e as { code?: string }).code, message: (e as Error).message };
+      }
+      s.close();
+      return 'listened';
+    };
+    for (const signal of [null, 'abort', 5, 5n, 'x'.repeat(28), 'x'.repeat(29), function named() {}, () => {}, {}, Object.create(null), new Map()]) {
+      const theirs = refusal(net.createServer(), signal);
+      expect(theirs).toMatchObject({ code: 'ERR_INVALID_ARG_TYPE' });
+      expect(refusal(served(kind, net.createServer()), signal)).toEqual(theirs);
+    }
+  });
+
+  it('a second server on a port in use, neither with reusePort: EADDRINUSE, as net gives (no SO_REUSEPORT unless asked for)', async () => {
+    const first = served(kind, net.createServer());
+    await listening(first, 0, '127.0.0.1');
+    const { port } = first.address() as net.AddressInfo;
+    expect(getsockopt((first as unknown as { _handle: { fd: number } })._handle.fd, 'SO_REUSEPORT')).toBe(false);
+    const second = served(kind, net.createServer());
+    const outcome = await listening(second, port, '127.0.0.1').then(() => 'listened', (e: Error & { code?: string }) => `${e.code}: ${e.message}`);
+    expect(outcome).toBe(`EADDRINUSE: listen EADDRINUSE: address already in use 127.0.0.1:${port}`);
+    if (second.listening) await closed(second);
+    await closed(first);
+  });
+
   it("'::' takes IPv4 too unless ipv6Only; a host name is looked up as net looks it up", async () => {
     const connects = (port: number, host: string) => new Promise((resolve) => net.connect(port, host)
       .on('error', (e: Error & { code?: string }) => resolve(e.code)).on('connect', function (this: net.Socket) { this.destroy(); resolve('connected'); }));

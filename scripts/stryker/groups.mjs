@@ -11,7 +11,7 @@ export const groups = {
     mutate: ['src/ring/**/*.ts'],
     tests: [
       'test/ring*.test.ts', 'test/channel*.test.ts', 'test/stress-ring.test.ts', 'test/inet-socket.test.ts',
-      'test/echo-public-api.test.ts', 'test/api-docs.test.ts',
+      'test/echo-public-api.test.ts', 'test/api-docs.test.ts', 'test/cluster-listen.test.ts', 'test/listen-handle.test.ts',
     ],
     env: { IOLAB_FUZZ_RUNS: '40', IOLAB_FUZZ_REGRESSIONS: '0' },
   },

@@ -65,7 +65,7 @@ export class ListenHandle {
   #accepts = new AbortController(); // aborted to stop, or to re-arm the accepts weak or not
   #weak = false;
   #loops: Promise<void>[] = [];
-  #waiting: (() => void) | undefined; // a backoff pause's wake-up
+  readonly #waiting = new Set<() => void>(); // the wake-ups of the loops in a backoff pause
   /** Settles once the socket is given up (after close()). */
   released: Promise<void> | undefined;
 
@@ -107,12 +107,14 @@ export class ListenHandle {
         if (!RESOURCE_ERRORS.has(code)) return this.#fail(err as Error);
         pauseMs = nextPause(pauseMs);
         await new Promise<void>((resolve) => {
-          const timer = setTimeout(resolve, pauseMs);
-          if (this.#weak) timer.unref();
-          this.#waiting = () => {
+          const wake = () => {
             clearTimeout(timer);
+            this.#waiting.delete(wake);
             resolve();
           };
+          const timer = setTimeout(wake, pauseMs);
+          if (this.#weak) timer.unref();
+          this.#waiting.add(wake);
         });
         continue;
       }
@@ -189,7 +191,7 @@ export class ListenHandle {
     try {
       this.#ring.submit(); // the cancels reach the kernel now, not at the loop's next turn
     } catch { /* the Ring is closed: its ops are cancelled already */ }
-    this.#waiting?.();
+    for (const wake of [...this.#waiting]) wake(); // every loop in a pause, not only the last to pause
     const source = this.#source;
     if (source?.unlinkPath !== undefined) {
       try {
