@@ -76,6 +76,49 @@ describe('BufferRing.close()', () => {
     expect(pool.held(held)).toBe(false);
   });
 
+  it("closed by another stream's handler right after a release of its buffer there (the release waits for the dispatch's end): nothing is released into the closed pool, nothing throws", async () => {
+    const ring = newRing();
+    const other = ring.setupBufRing({ count: 2, size: 16 });
+    const pool = ring.setupBufRing({ count: 2, size: 16 });
+    // a buffer of `other` kept after its stream finished
+    const [c, d] = track(native.socketpair('stream'));
+    let kept = -1;
+    const done = ring.recvMultishot(d, other, { data(id) { kept = id; }, end() {} });
+    native.writev(c, [Buffer.from('kept')]);
+    while (kept < 0) await new Promise((r) => setTimeout(r, 1));
+    await done.close();
+    const [a, b] = track(native.socketpair('stream'));
+    const errors: unknown[] = [];
+    let handled = false;
+    const stream = ring.recvMultishot(b, pool, {
+      data(id) {
+        try {
+          other.release(kept); // in a dispatch: given back once it ends
+          other.close(); // before it ends
+          pool.release(id);
+        } catch (err) {
+          errors.push(err);
+        }
+        handled = true;
+      },
+      end() {},
+    });
+    const uncaught: unknown[] = [];
+    const onUncaught = (err: unknown) => uncaught.push(err);
+    process.on('uncaughtException', onUncaught);
+    try {
+      native.writev(a, [Buffer.from('go')]);
+      while (!handled) await new Promise((r) => setTimeout(r, 1));
+      await new Promise((r) => setImmediate(r));
+    } finally {
+      process.off('uncaughtException', onUncaught);
+    }
+    expect({ errors, uncaught }).toEqual({ errors: [], uncaught: [] });
+    expect(other.held(kept)).toBe(false);
+    expect(await receive(ring, pool, 'the pool goes on')).toBe('the pool goes on');
+    await stream.close();
+  });
+
   it('Symbol.dispose closes it; `using` does on Node 24', async () => {
     const ring = newRing();
     const pool = ring.setupBufRing({ count: 2, size: 16 });

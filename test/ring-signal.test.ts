@@ -165,6 +165,25 @@ describe('many at once', () => {
   });
 });
 
+describe('connect to a host name with a signal', () => {
+  it('one signal over many connects is left with no listener (an abort before the call, and during the lookup: ring-server-contract.test.ts)', async () => {
+    const ring = newRing();
+    const server = net.createServer((s) => s.destroy());
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const { port } = server.address() as net.AddressInfo;
+    try {
+      const controller = new AbortController();
+      for (let i = 0; i < 12; i++) {
+        const c = track(native.socket('inet', 'stream'));
+        await ring.connect(c, { host: 'localhost', port }, { signal: controller.signal });
+      }
+      expect(getEventListeners(controller.signal, 'abort')).toHaveLength(0);
+    } finally {
+      server.close();
+    }
+  });
+});
+
 describe('timeout', () => {
   it('a recv that never gets data rejects with ETIMEDOUT at about the timeout', async () => {
     const ring = newRing();
@@ -221,6 +240,15 @@ describe('timeout', () => {
     await expect(ring.nop({ timeout: '5' as unknown as number })).rejects.toMatchObject({ code: 'ERR_INVALID_ARG_TYPE' });
     await expect(ring.nop({ signal: {} as AbortSignal })).rejects.toMatchObject({ code: 'ERR_INVALID_ARG_TYPE' });
     await expect(ring.nop(null as unknown as undefined)).rejects.toMatchObject({ code: 'ERR_INVALID_ARG_TYPE' });
+    for (const options of [null, 'big', 16]) {
+      expect(() => ring.setupBufRing(options as never)).toThrow(expect.objectContaining({ code: 'ERR_INVALID_ARG_TYPE', message: 'The "options" argument must be of type object' }));
+    }
+    // setTimeout's range: up to 2^31 - 1 ms
+    await expect(ring.nop({ timeout: 2 ** 31 - 1 })).resolves.toBeUndefined();
+    for (const timeout of [2 ** 31, Infinity, NaN, -1]) {
+      await expect(ring.nop({ timeout }), String(timeout)).rejects.toMatchObject({ name: 'RangeError', code: 'ERR_OUT_OF_RANGE',
+        message: `The value of "options.timeout" is out of range. It must be > 0 and <= 2147483647. Received ${timeout}` });
+    }
   });
 });
 
