@@ -149,6 +149,22 @@ describe('Channel within one process', () => {
     await Promise.all([x.close(), y.close()]);
   });
 
+  it('a list handed to send() and changed while it waits (an element made null): that send rejects with ERR_INVALID_ARG_TYPE once room comes; nothing throws, the channel goes on', async () => {
+    const [x, y] = await pair(4096);
+    expect(x.trySend(Buffer.alloc(x.maxMessageBytes, 1))).toBe(true);
+    expect(x.trySend(Buffer.alloc(x.maxMessageBytes, 2))).toBe(true);
+    const list: (Buffer | null)[] = [Buffer.from('a'), Buffer.from('b')];
+    const outcome = x.send(list as Buffer[]).then(() => 'sent', (e: { code?: string }) => e.code);
+    list[1] = null;
+    await new Promise((r) => setImmediate(r)); // its wait for room begins
+    expect((await y.receive())![0]).toBe(1);
+    expect((await y.receive())![0]).toBe(2);
+    expect(await outcome).toBe('ERR_INVALID_ARG_TYPE');
+    await x.send(Buffer.from('after'));
+    expect(Buffer.from((await y.receive())!).toString()).toBe('after');
+    await Promise.all([x.close(), y.close()]);
+  });
+
   it('trySendMany copies in order until one does not fit; sendMany waits for room, in order with send; a bad message throws with the count sent before it', async () => {
     const [x, y] = await pair(4096);
     const half = x.maxMessageBytes; // two fill the ring

@@ -2,11 +2,22 @@
 // in turn (stryker.config.mjs has the rest). StrykerJS 10 needs Node 22 or later: under Node 20
 // it runs on the Node 24 the package tests use (scripts/node-lines.mjs), its children too (PATH).
 import { spawn } from 'node:child_process';
-import { readFileSync, rmSync } from 'node:fs';
+import { copyFileSync, existsSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { nodeBin } from '../node-lines.mjs';
 import { groups } from '../stryker/groups.mjs';
 import { writeSample } from '../stryker/sample.mjs';
+
+/** Copies a sampled run's report and sample as reports/mutation/<group>-<commit>.json and
+ * .sample.json (the commit the sample was drawn at). */
+function keepRun(root, name) {
+  const dir = join(root, 'reports/mutation');
+  const { commit } = JSON.parse(readFileSync(join(dir, `${name}.sample.json`), 'utf8'));
+  if (!commit) return;
+  for (const suffix of ['.json', '.sample.json', '.html']) {
+    if (existsSync(join(dir, `${name}${suffix}`))) copyFileSync(join(dir, `${name}${suffix}`), join(dir, `${name}-${commit}${suffix}`));
+  }
+}
 
 /** Runs Stryker over `names` (all groups by default); `extra`: Stryker's own options; `sample`:
  * places to draw per group ({ ring: 50 }: scripts/stryker/sample.mjs; a group not named runs whole),
@@ -36,6 +47,9 @@ export async function runStryker(root, { names = Object.keys(groups), extra = []
       child.on('close', (c, signal) => resolve(signal ? 130 : c));
     });
     console.log(`Stryker: ${name} took ${((Date.now() - t0) / 60_000).toFixed(0)} min; report: reports/mutation/${name}.html`);
+    // a sample's run is kept beside the others under its commit: the summary scores each sample
+    // on its own (an independent draw shows what the tests catch beyond the last one's answers)
+    if (code === 0 && sample[name]) keepRun(root, name);
     if (code === 130) process.exit(130);
     if (code !== 0) failed.push(name);
   }

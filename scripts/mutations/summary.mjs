@@ -3,7 +3,7 @@
 // reports/mutation/c.json), and every survivor with what became of it: the test that kills it
 // now, or why it is equivalent (test/mutations/survivors.json, kept by hand; a survivor not in
 // it is listed as open). A part whose report is missing keeps its section from the last summary.
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { groups } from '../stryker/groups.mjs';
 import { OUTSIDE } from '../stryker/sample.mjs';
@@ -50,41 +50,57 @@ function scoreAfter(detected, survivors, notes) {
  * columns from 0; the report's columns count from 1). */
 const placeOf = (file, { start, end }) => `${file}:${start.line}:${start.column - 1}-${end.line}:${end.column - 1}`;
 
+/** A group's runs: each sampled run kept under its commit (reports/mutation/<group>-<commit>.json,
+ * scripts/mutations/stryker.mjs), in the order they were drawn; else the last run (<group>.json). */
+function runsOf(root, group) {
+  const dir = join(root, 'reports/mutation');
+  if (!existsSync(dir)) return [];
+  const kept = readdirSync(dir).filter((f) => new RegExp(`^${group}-[0-9a-f]{7}\\+?\\.json$`).test(f))
+    .map((f) => ({ report: join(dir, f), sample: join(dir, f.replace(/\.json$/, '.sample.json')) }))
+    .map((run) => ({ ...run, drawn: existsSync(run.sample) ? JSON.parse(readFileSync(run.sample, 'utf8')).drawn ?? '' : '' }))
+    .sort((a, b) => a.drawn.localeCompare(b.drawn));
+  if (kept.length) return kept;
+  const last = join(dir, `${group}.json`);
+  return existsSync(last) ? [{ report: last, sample: join(dir, `${group}.sample.json`) }] : [];
+}
+
 function strykerSection(root, notes) {
   const rows = [];
-  const survivors = [];
+  const survivors = new Map();
   const samples = [];
   let ignored = 0;
   let beside = 0;
   for (const group of Object.keys(groups)) {
-    const path = join(root, 'reports/mutation', `${group}.json`);
-    if (!existsSync(path)) continue;
-    const report = JSON.parse(readFileSync(path, 'utf8'));
-    // A sampled run's score counts the sampled places' mutants only: Stryker also makes those of
-    // the nodes between two sampled places, one inside the other, and lists the rest as ignored
-    const samplePath = join(root, 'reports/mutation', `${group}.sample.json`);
-    const sample = existsSync(samplePath) ? JSON.parse(readFileSync(samplePath, 'utf8')) : undefined;
-    const places = sample && new Set(sample.places.map((p) => `${p.file}:${p.start.line}:${p.start.column}-${p.end.line}:${p.end.column}`));
-    if (sample) samples.push(`${group}: ${sample.sampled.places} of ${sample.population.places} places (${sample.sampled.mutants} of ${sample.population.mutants} mutants), drawn by number ${sample.seed}`);
-    for (const [file, f] of Object.entries(report.files)) {
-      const all = f.mutants.filter((m) => m.statusReason !== OUTSIDE);
-      const mutants = places ? all.filter((m) => places.has(placeOf(file, m.location))) : all;
-      beside += all.length - mutants.length;
-      const count = (statuses) => mutants.filter((m) => statuses.includes(m.status)).length;
-      ignored += count(['Ignored']);
-      const mine = [];
-      for (const m of mutants.filter((x) => UNDETECTED.includes(x.status))) {
-        mine.push({ file, line: m.location.start.line, mutator: m.mutatorName, status: m.status,
-          context: f.source.split('\n')[m.location.start.line - 1], original: originalOf(f.source, m.location), replacement: m.replacement ?? '' });
+    for (const run of runsOf(root, group)) {
+      const report = JSON.parse(readFileSync(run.report, 'utf8'));
+      // A sampled run's score counts the sampled places' mutants only: Stryker also makes those of
+      // the nodes between two sampled places, one inside the other, and lists the rest as ignored
+      const sample = existsSync(run.sample) ? JSON.parse(readFileSync(run.sample, 'utf8')) : undefined;
+      const places = sample && new Set(sample.places.map((p) => `${p.file}:${p.start.line}:${p.start.column}-${p.end.line}:${p.end.column}`));
+      const label = sample ? `sample at ${sample.commit ?? 'an earlier commit'}` : 'every place';
+      if (sample) samples.push(`${group}, ${label}: ${sample.sampled.places} of ${sample.population.places} places (${sample.sampled.mutants} of ${sample.population.mutants} mutants), drawn by number ${sample.seed}`);
+      for (const [file, f] of Object.entries(report.files)) {
+        const all = f.mutants.filter((m) => m.statusReason !== OUTSIDE);
+        const mutants = places ? all.filter((m) => places.has(placeOf(file, m.location))) : all;
+        beside += all.length - mutants.length;
+        const count = (statuses) => mutants.filter((m) => statuses.includes(m.status)).length;
+        ignored += count(['Ignored']);
+        const mine = [];
+        for (const m of mutants.filter((x) => UNDETECTED.includes(x.status))) {
+          const s = { file, line: m.location.start.line, mutator: m.mutatorName, status: m.status,
+            context: f.source.split('\n')[m.location.start.line - 1], original: originalOf(f.source, m.location), replacement: m.replacement ?? '' };
+          mine.push(s);
+          // one row per survivor, however many samples drew it
+          survivors.set(`${s.file} ${s.mutator} ${one(s.context)} ${one(s.original)} ${one(s.replacement)}`, s);
+        }
+        rows.push({ group, label, file, detected: count(DETECTED), undetected: count(UNDETECTED), noCoverage: count(['NoCoverage']),
+          invalid: count(['CompileError', 'RuntimeError']), ignored: count(['Ignored']), survivors: mine });
       }
-      survivors.push(...mine);
-      rows.push({ group, file, detected: count(DETECTED), undetected: count(UNDETECTED), noCoverage: count(['NoCoverage']),
-        invalid: count(['CompileError', 'RuntimeError']), ignored: count(['Ignored']), survivors: mine });
     }
   }
   if (!rows.length) return undefined;
-  const out = [...(samples.length ? ['A uniform sample of the places Stryker mutates (every mutant at a sampled place; scripts/stryker/sample.mjs):',
-    '', ...samples.map((s) => `- ${s}`), ...(beside ? [`- ${beside} more mutants ran, between two sampled places one inside the other: not in the score`] : []), ''] : []),
+  const out = [...(samples.length ? ['Uniform samples of the places Stryker mutates (every mutant at a sampled place; scripts/stryker/sample.mjs), each drawn anew from the code of its commit and scored on its own:',
+    '', ...samples.map((s) => `- ${s}`), ...(beside ? [`- ${beside} more mutants ran, between two sampled places one inside the other: not in the scores`] : []), ''] : []),
   '| folder or file | detected | survived | of which not reached | invalid | ignored (static) | score | after the verdicts |', '|---|---|---|---|---|---|---|---|'];
   const line = (name, rs, bold) => {
     const sum = (k) => rs.reduce((a, r) => a + r[k], 0);
@@ -95,14 +111,16 @@ function strykerSection(root, notes) {
     ['path rules (write-target, run-files, path-options)', (r) => ['src/write-target.ts', 'src/run-files.ts', 'src/path-options.ts'].includes(r.file)],
     ['src/bench/http.ts', (r) => r.file === 'src/bench/http.ts']];
   for (const [name, test] of folders) {
-    const rs = rows.filter(test);
-    if (!rs.length) continue;
-    line(name, rs, true);
-    if (rs.length > 1) for (const r of rs.sort((a, b) => a.file.localeCompare(b.file))) line(r.file, [r], false);
+    const labels = [...new Set(rows.filter(test).map((r) => r.label))];
+    for (const label of labels) {
+      const rs = rows.filter((r) => test(r) && r.label === label);
+      line(`${name}, ${label}`, rs, true);
+      if (rs.length > 1) for (const r of rs.sort((a, b) => a.file.localeCompare(b.file))) line(r.file, [r], false);
+    }
   }
   out.push('', `Static mutants (reached only while a module loads) are ignored (stryker.config.mjs: ignoreStatic): ${ignored} in all.`);
   out.push('', '### Stryker\'s survivors', '', '| where | mutator | replaced | by | now |', '|---|---|---|---|---|');
-  for (const s of survivors.sort((a, b) => a.file.localeCompare(b.file) || a.line - b.line)) {
+  for (const s of [...survivors.values()].sort((a, b) => a.file.localeCompare(b.file) || a.line - b.line)) {
     out.push(`| ${s.file}:${s.line} | ${s.mutator}${s.status === 'NoCoverage' ? ' (not reached)' : ''} | ${code(s.original)} | ${code(s.replacement)} | ${verdictOf(notes, s)} |`);
   }
   return out.join('\n');

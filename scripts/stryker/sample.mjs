@@ -6,6 +6,7 @@
 // (reports/mutation/<group>.sample.json) is read by stryker.config.mjs (the places as mutate
 // ranges) and by scripts/stryker/sample-ignorer.mjs (a range also takes in the nodes inside it:
 // those are ignored, reported as outside the sample).
+import { execFileSync } from 'node:child_process';
 import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { sample } from '../mutations/c-mutants.mjs';
@@ -41,12 +42,23 @@ export async function placesOf(root, name) {
   return { mutants: mutants.length, places: [...places.values()] };
 }
 
+/** The commit the sample is drawn at (short), with `+` when the tree has changes of its own. */
+function commitOf(root) {
+  try {
+    const head = execFileSync('git', ['rev-parse', '--short=7', 'HEAD'], { cwd: root, encoding: 'utf8' }).trim();
+    const dirty = execFileSync('git', ['status', '--porcelain', '--untracked-files=no'], { cwd: root, encoding: 'utf8' }).trim() !== '';
+    return dirty ? `${head}+` : head;
+  } catch {
+    return undefined; // not a git checkout (an unpacked copy)
+  }
+}
+
 /** Draws `count` places of the group and writes the sample's file; returns its path. */
 export async function writeSample(root, name, count, seed = 1, out = join(root, 'reports/mutation', `${name}.sample.json`)) {
   const population = await placesOf(root, name);
   const places = sample(population.places, count, seed);
   mkdirSync(dirname(out), { recursive: true });
-  writeFileSync(out, `${JSON.stringify({ group: name, seed, population: { mutants: population.mutants, places: population.places.length },
+  writeFileSync(out, `${JSON.stringify({ group: name, seed, commit: commitOf(root), drawn: new Date().toISOString(), population: { mutants: population.mutants, places: population.places.length },
     sampled: { places: places.length, mutants: places.reduce((a, p) => a + p.mutants, 0) }, places }, null, 1)}\n`);
   return out;
 }
