@@ -44,6 +44,17 @@ function listenLocal(): { fd: number; port: number } {
   return { fd, port: (getsockname(fd) as AddressInfo).port };
 }
 
+/** A RingSocket connected by the Ring to a listening socket on 127.0.0.1, with its Ring, pool
+ * (8 buffers) and fd. */
+async function connectedSocket() {
+  const ring = newRing();
+  const pool = ring.setupBufRing({ count: 8, size: 4096 });
+  const listening = listenLocal();
+  const fd = await ring.socket('inet', 'stream');
+  await ring.connect(fd, { host: '127.0.0.1', port: listening.port });
+  return { ring, pool, listening, fd, s: new RingSocket(ring, fd, { bufferRing: pool }) };
+}
+
 /** Accepts with the Ring until it closes, making a RingSocket of each connection. */
 function acceptSockets(ring: Ring, listenFd: number, pool: BufferRing, onSocket: (s: RingSocket) => void): void {
   void (async () => {
@@ -425,12 +436,7 @@ c.close()
   });
 
   it('setTimeout emits timeout after idling, as net.Socket; setNoDelay/setKeepAlive set the socket options', async () => {
-    const ring = newRing();
-    const pool = ring.setupBufRing({ count: 8, size: 4096 });
-    const listening = listenLocal();
-    const fd = await ring.socket('inet', 'stream');
-    await ring.connect(fd, { host: '127.0.0.1', port: listening.port });
-    const s = new RingSocket(ring, fd, { bufferRing: pool });
+    const { fd, s } = await connectedSocket();
     s.setNoDelay(true).setKeepAlive(true);
     expect(getsockopt(fd, 'TCP_NODELAY')).toBe(true);
     expect(getsockopt(fd, 'SO_KEEPALIVE')).toBe(true);
@@ -464,12 +470,7 @@ c.close()
   });
 
   it("after destroy() its fd number may name another socket: address(), the address getters and resetAndDestroy() read nothing of it ({}, undefined, no throw, as net.Socket)", async () => {
-    const ring = newRing();
-    const pool = ring.setupBufRing({ count: 8, size: 4096 });
-    const listening = listenLocal();
-    const fd = await ring.socket('inet', 'stream');
-    await ring.connect(fd, { host: '127.0.0.1', port: listening.port });
-    const s = new RingSocket(ring, fd, { bufferRing: pool });
+    const { ring, pool, listening, fd, s } = await connectedSocket();
     const read = new RingSocket(ring, await ring.socket('inet', 'stream'), { bufferRing: pool });
     expect(read.address()).toEqual({ address: '0.0.0.0', family: 'IPv4', port: 0 }); // read once before destroy
     s.destroy();
