@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { createHash } from 'node:crypto';
 import { mutantsOf, sample } from './c-mutants.mjs';
 import { buildAddon, Changes, runTests } from './run-tests.mjs';
+import { commitOf } from '../stryker/sample.mjs';
 
 /** The folders the issue named, their files, and the test files that cover them. */
 export const folders = {
@@ -104,7 +105,8 @@ export async function runCMutants(root, options = {}) {
     ? [[n, { population: planned[n].population, sampled: planned[n].mutants.length, tests: planned[n].tests,
       seconds: results.filter((r) => r.folder === n).reduce((a, r) => a + (r.seconds ?? 0), 0) }]]
     : kept.populations[n] ? [[n, kept.populations[n]]] : [])));
-  const save = () => writeFileSync(out, `${JSON.stringify({ seed: options.seed ?? 1, populations: populations(),
+  const commit = commitOf(root); // before any mutant is written into the tree
+  const save = () => writeFileSync(out, `${JSON.stringify({ seed: options.seed ?? 1, commit, populations: populations(),
     seconds: seconds0 + (Date.now() - t0) / 1000, results: [...keptResults, ...results] }, null, 1)}\n`);
   for (const [name, p] of Object.entries(planned)) {
     console.log(`${name}: ${p.mutants.length} of ${p.population} mutants, tests: ${p.tests.join(' ')}`);

@@ -129,24 +129,37 @@ function strykerSection(root, notes) {
 /** The text of a file's line as it is now (results written before they kept it). */
 const lineOf = (root, file, line) => readFileSync(join(root, file), 'utf8').split('\n')[line - 1] ?? '';
 
+/** The C runs: reports/mutation/c.json (the last run) and any kept beside it as c-<name>.json
+ * (a run drawn by another number, or at another commit), each scored on its own. */
+function cRunsOf(root) {
+  const dir = join(root, 'reports/mutation');
+  if (!existsSync(dir)) return [];
+  return readdirSync(dir).filter((f) => /^c(-[\w.+-]+)?\.json$/.test(f)).sort()
+    .map((f) => ({ name: f, report: JSON.parse(readFileSync(join(dir, f), 'utf8')) }));
+}
+
 function cSection(root, notes) {
-  const path = join(root, 'reports/mutation/c.json');
-  if (!existsSync(path)) return undefined;
-  const report = JSON.parse(readFileSync(path, 'utf8'));
-  const out = [`A uniform sample per folder where its population is larger (\`sampled\`), drawn by number ${report.seed}; ${(report.seconds / 3600).toFixed(1)} h.`, '',
-    '| folder | population | sampled | invalid (does not build) | killed | timeout (a hang) | survived | score | after the verdicts |', '|---|---|---|---|---|---|---|---|---|'];
-  for (const [name, p] of Object.entries(report.populations)) {
-    const of = report.results.filter((r) => r.folder === name);
-    const count = (o) => of.filter((r) => r.outcome === o).length;
-    const detected = count('killed') + count('timeout');
-    const survivors = of.filter((r) => r.outcome === 'survived').map((s) => ({ ...s, context: s.context ?? lineOf(root, s.file, s.line), mutator: s.operator }));
-    out.push(`| ${name} | ${p.population} | ${p.sampled} | ${count('invalid')} | ${count('killed')} | ${count('timeout')} | ${count('survived')} | **${pct(detected, detected + count('survived'))}** | **${scoreAfter(detected, survivors, notes)}** |`);
+  const runs = cRunsOf(root);
+  if (!runs.length) return undefined;
+  const out = [];
+  const survived = new Map();
+  for (const { name: runName, report } of runs) {
+    out.push(`${runs.length > 1 ? `reports/mutation/${runName}: a` : 'A'} uniform sample per folder where its population is larger (\`sampled\`), drawn by number ${report.seed}${report.commit ? ` at ${report.commit}` : ''}; ${(report.seconds / 3600).toFixed(1)} h.`, '',
+      '| folder | population | sampled | invalid (does not build) | killed | timeout (a hang) | survived | score | after the verdicts |', '|---|---|---|---|---|---|---|---|---|');
+    for (const [name, p] of Object.entries(report.populations)) {
+      const of = report.results.filter((r) => r.folder === name);
+      const count = (o) => of.filter((r) => r.outcome === o).length;
+      const detected = count('killed') + count('timeout');
+      const survivors = of.filter((r) => r.outcome === 'survived').map((s) => ({ ...s, context: s.context ?? lineOf(root, s.file, s.line), mutator: s.operator }));
+      out.push(`| ${name} | ${p.population} | ${p.sampled} | ${count('invalid')} | ${count('killed')} | ${count('timeout')} | ${count('survived')} | **${pct(detected, detected + count('survived'))}** | **${scoreAfter(detected, survivors, notes)}** |`);
+      for (const s of survivors) survived.set(`${s.file}:${s.line} ${s.operator} ${one(s.original)} ${one(s.replacement)}`, s);
+    }
+    out.push('');
   }
-  out.push('', 'Test files run for each folder: scripts/mutations/c-run.mjs (`folders`).', '', '### The C survivors', '',
+  out.push('Test files run for each folder: scripts/mutations/c-run.mjs (`folders`).', '', '### The C survivors', '',
     '| where | operator | replaced | by | now |', '|---|---|---|---|---|');
-  for (const s of report.results.filter((r) => r.outcome === 'survived')) {
-    const context = s.context ?? lineOf(root, s.file, s.line);
-    out.push(`| ${s.file}:${s.line} | ${s.operator} | ${code(s.original)} | ${code(s.replacement)} | ${verdictOf(notes, { ...s, context, mutator: s.operator })} |`);
+  for (const s of survived.values()) {
+    out.push(`| ${s.file}:${s.line} | ${s.operator} | ${code(s.original)} | ${code(s.replacement)} | ${verdictOf(notes, s)} |`);
   }
   return out.join('\n');
 }

@@ -43,7 +43,7 @@ export async function placesOf(root, name) {
 }
 
 /** The commit the sample is drawn at (short), with `+` when the tree has changes of its own. */
-function commitOf(root) {
+export function commitOf(root) {
   try {
     const head = execFileSync('git', ['rev-parse', '--short=7', 'HEAD'], { cwd: root, encoding: 'utf8' }).trim();
     const dirty = execFileSync('git', ['status', '--porcelain', '--untracked-files=no'], { cwd: root, encoding: 'utf8' }).trim() !== '';
