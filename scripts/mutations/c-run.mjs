@@ -5,7 +5,7 @@
 // Results: reports/mutation/c.json (each mutant as it ends, so --resume goes on from there) and a
 // table per folder. Run it in a copy of the tree that nothing else uses meanwhile: it rewrites
 // native/ and build/.
-import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createHash } from 'node:crypto';
 import { mutantsOf, sample } from './c-mutants.mjs';
@@ -145,6 +145,8 @@ export async function runCMutants(root, options = {}) {
     changes.finish();
     save();
   }
+  // kept beside the other runs under its commit and number: the summary scores each on its own
+  if (commit && !options.out) copyFileSync(out, join(root, 'reports/mutation', `c-${commit}-${options.seed ?? 1}.json`));
   console.log(`\nC mutants (drawn by number ${options.seed ?? 1}), ${((Date.now() - t0) / 60_000).toFixed(0)} min:`);
   printTable(table(results, planned));
   return { results, planned };

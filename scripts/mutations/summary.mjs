@@ -129,13 +129,14 @@ function strykerSection(root, notes) {
 /** The text of a file's line as it is now (results written before they kept it). */
 const lineOf = (root, file, line) => readFileSync(join(root, file), 'utf8').split('\n')[line - 1] ?? '';
 
-/** The C runs: reports/mutation/c.json (the last run) and any kept beside it as c-<name>.json
- * (a run drawn by another number, or at another commit), each scored on its own. */
+/** The C runs, each scored on its own: those kept as reports/mutation/c-<commit>-<number>.json
+ * (scripts/mutations/c-run.mjs copies each finished run there), else the last (c.json). */
 function cRunsOf(root) {
   const dir = join(root, 'reports/mutation');
   if (!existsSync(dir)) return [];
-  return readdirSync(dir).filter((f) => /^c(-[\w.+-]+)?\.json$/.test(f)).sort()
-    .map((f) => ({ name: f, report: JSON.parse(readFileSync(join(dir, f), 'utf8')) }));
+  const kept = readdirSync(dir).filter((f) => /^c-[\w.+-]+\.json$/.test(f)).sort();
+  const names = kept.length ? kept : readdirSync(dir).filter((f) => f === 'c.json');
+  return names.map((f) => ({ name: f, report: JSON.parse(readFileSync(join(dir, f), 'utf8')) }));
 }
 
 function cSection(root, notes) {
