@@ -362,7 +362,7 @@ describe('Channel within one process', () => {
     const before = liveObjects();
     await expect(Channel.create(a, { capacity: 5000 })).rejects.toMatchObject({ name: 'RangeError', code: 'ERR_OUT_OF_RANGE', message: expect.stringMatching(/options\.capacity.*power of two/) });
     await expect(Channel.create(a, { capacity: 1024 })).rejects.toMatchObject({ code: 'ERR_OUT_OF_RANGE' });
-    await expect(Channel.create(a, 'big' as never)).rejects.toMatchObject({ code: 'ERR_INVALID_ARG_TYPE' });
+    await expect(Channel.create(a, 'big' as never)).rejects.toMatchObject({ code: 'ERR_INVALID_ARG_TYPE', message: 'The "options" argument must be of type object. Received type string (\'big\')' });
     await expect(Channel.create(s1)).rejects.toMatchObject({ name: 'TypeError', code: 'ERR_INVALID_ARG_VALUE', message: expect.stringMatching(/Unix stream socket/) });
     const memfd = memfdCreate('not-a-socket');
     await expect(Channel.create(memfd)).rejects.toMatchObject({ code: 'ENOTSOCK', syscall: 'getsockopt' });

@@ -46,6 +46,18 @@ describe('a batch whose arguments run JS', () => {
     expect(inner.map(String)).toEqual(['mnop', 'uvwx']);
   });
 
+  it('readvBatch: more requests than the kept scratch holds (40, then 100), each at its own position', async () => {
+    const ring = newRing({ entries: 16 });
+    const bytes = Buffer.from(Array.from({ length: 1000 }, (_, i) => i % 251));
+    const fd = track(fs.openSync(file('numbers', bytes), 'r'));
+    for (const n of [40, 100, 3]) {
+      const buffers = Array.from({ length: n }, () => Buffer.alloc(4));
+      const positions = Array.from({ length: n }, (_, i) => (i * 37) % 990);
+      expect(await ring.readvBatch(fd, buffers.map((b, i) => ({ buffers: [b], position: positions[i] })))).toEqual(Array(n).fill(4));
+      expect(buffers).toEqual(positions.map((p) => bytes.subarray(p, p + 4)));
+    }
+  });
+
   it('sendmsgBatch: a message\'s buffers and fds are read once, whatever a getter answers the second time', async () => {
     const ring = newRing({ entries: 16 });
     const [a, b] = track(native.socketpair('seqpacket'));

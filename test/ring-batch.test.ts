@@ -51,6 +51,20 @@ describe('batches', () => {
     });
   });
 
+  it('messages with several fds each (0 to 3, maxFds 3): each gets its own, in the order they were passed', async () => {
+    await withRing({}, async (ring) => {
+      const [a, b] = native.socketpair('seqpacket');
+      const files = [0, 1, 2].map((i) => fs.openSync(join(tmp.path, `several-${i}`), 'w'));
+      const counts = [2, 0, 3, 1];
+      const sent = ring.sendmsgBatch(a, counts.map((k, i) => ({ buffers: [Buffer.from([i])], fds: files.slice(3 - k) })));
+      const got = await ring.recvmsgBatch(b, counts.map(() => [Buffer.alloc(1)]), { maxFds: 3 });
+      expect(await sent).toEqual([1, 1, 1, 1]);
+      expect(got.map((r) => r.fds.map(inode))).toEqual(counts.map((k) => files.slice(3 - k).map(inode)));
+      await ring.closeFds(got.flatMap((r) => r.fds));
+      for (const fd of [a, b, ...files]) native.close(fd);
+    });
+  });
+
   it('values equal the per-op methods\' (truncation, credentials, the sender\'s address)', async () => {
     await withRing({}, async (ring) => {
       const receiver = native.socket('unix', 'dgram');

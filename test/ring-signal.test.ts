@@ -240,6 +240,17 @@ describe('timeout', () => {
     await expect(ring.nop({ timeout: '5' as unknown as number })).rejects.toMatchObject({ code: 'ERR_INVALID_ARG_TYPE' });
     await expect(ring.nop({ signal: {} as AbortSignal })).rejects.toMatchObject({ code: 'ERR_INVALID_ARG_TYPE' });
     await expect(ring.nop(null as unknown as undefined)).rejects.toMatchObject({ code: 'ERR_INVALID_ARG_TYPE' });
+    // the signal refused in fs.promises' words, whatever it is
+    const refusal = (p: Promise<unknown>) => p.then(() => 'settled', (e: Error & { code?: string }) => `${e.code}: ${e.message}`);
+    for (const signal of [{}, 'x', 5, null, Object.create(null), 'a much longer string than twenty-eight', () => {}]) {
+      const theirs = await refusal(fs.promises.readFile(file('any', 'x'), { signal: signal as AbortSignal }));
+      expect(theirs).toMatch(/^ERR_INVALID_ARG_TYPE: The "options.signal" property/);
+      expect(await refusal(ring.nop({ signal: signal as AbortSignal }))).toBe(theirs);
+    }
+    expect(await refusal(ring.nop({ timeout: '5' as unknown as number }))).toBe('ERR_INVALID_ARG_TYPE: The "options.timeout" property must be of type number. Received type string (\'5\')');
+    expect(await refusal(ring.nop('fast' as never))).toBe('ERR_INVALID_ARG_TYPE: The "options" argument must be of type object. Received type string (\'fast\')');
+    const aborted = await ring.nop({ signal: AbortSignal.abort('why') }).catch((e: unknown) => e);
+    expect(aborted).toMatchObject({ name: 'AbortError', code: 'ABORT_ERR', message: 'The operation was aborted', cause: 'why' });
     for (const options of [null, 'big', 16]) {
       expect(() => ring.setupBufRing(options as never)).toThrow(expect.objectContaining({ code: 'ERR_INVALID_ARG_TYPE', message: 'The "options" argument must be of type object' }));
     }

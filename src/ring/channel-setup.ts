@@ -69,9 +69,7 @@ interface CheckedOptions {
 
 function checkOptions(options: unknown): CheckedOptions {
   if (options === undefined || options === null) return { capacity: defaultCapacity, zeroCopy: false, spinNs: defaultSpinUs * 1000, signal: undefined, timeout: 0 };
-  if (typeof options !== 'object') {
-    throw Object.assign(new TypeError(`The "options" argument must be of type object. Received type ${typeof options}`), { code: 'ERR_INVALID_ARG_TYPE' });
-  }
+  // (options that are no object: readOpOptions below refuses them, in Node's words)
   const { capacity = defaultCapacity, zeroCopy = false, spin = defaultSpinUs } = options as ChannelOptions;
   if (typeof zeroCopy !== 'boolean') {
     throw Object.assign(new TypeError(`The "options.zeroCopy" property must be of type boolean. Received type ${typeof zeroCopy}`), { code: 'ERR_INVALID_ARG_TYPE' });

@@ -1,6 +1,6 @@
 // net.Server.listen()'s arguments as onRing takes them: the forms net takes, checked as net checks
 // them (a throw, not an 'error'), read once into one plain request.
-import { inspect } from 'node:util';
+import { received } from './op-options.js';
 
 export interface ListenRequest {
   port?: number;
@@ -42,19 +42,6 @@ function toPort(port: unknown): number {
   const n = typeof port === 'string' && /^\d+$/.test(port.trim()) ? Number(port) : port;
   if (typeof n !== 'number' || !Number.isInteger(n) || n < 0 || n > 65535) throw badPort(port);
   return n;
-}
-
-/** The end of Node's ERR_INVALID_ARG_TYPE message: what was received, in its words. */
-function received(value: unknown): string {
-  if (value === null || value === undefined) return String(value);
-  if (typeof value === 'function') return `function ${value.name}`;
-  if (typeof value === 'object') {
-    const name = (value as object).constructor?.name;
-    return name ? `an instance of ${name}` : inspect(value, { depth: -1 });
-  }
-  // a string over 28 characters is cut to 25 before it is quoted
-  const cut = typeof value === 'string' && value.length > 28 ? `${value.slice(0, 25)}...` : value;
-  return `type ${typeof value} (${inspect(cut, { colors: false })})`;
 }
 
 interface ListenOptions {

@@ -2,6 +2,7 @@
 // `signal` (an AbortSignal that cancels the method's ops in the kernel) and `timeout` (ms, a
 // LINK_TIMEOUT linked to each op). The addon takes them through armOp just before the method
 // is called and cancels through cancelOps (native/ring/js.cc); see docs/ring.md.
+import { inspect } from 'node:util';
 
 /** `signal` and `timeout`, taken by every Promise-returning Ring method. */
 export interface OpOptions {
@@ -33,9 +34,23 @@ export interface Armable {
 
 const abortError = (signal: AbortSignal) => new AbortError(undefined, { cause: signal.reason });
 
+/** The end of Node's ERR_INVALID_ARG_TYPE message: what was received, in its words. */
+export function received(value: unknown): string {
+  if (value === null || value === undefined) return String(value);
+  if (typeof value === 'function') return `function ${value.name}`;
+  if (typeof value === 'object') {
+    const name = (value as object).constructor?.name;
+    return name ? `an instance of ${name}` : inspect(value, { depth: -1 });
+  }
+  // a string over 28 characters is cut to 25 before it is quoted
+  const cut = typeof value === 'string' && value.length > 28 ? `${value.slice(0, 25)}...` : value;
+  return `type ${typeof value} (${inspect(cut, { colors: false })})`;
+}
+
+/** Node's ERR_INVALID_ARG_TYPE: a name with a dot is an options object's property. */
 function invalidType(name: string, expected: string, value: unknown): TypeError {
-  const shown = value === null ? 'null' : typeof value === 'object' ? 'an instance of ' + ((value as object).constructor?.name ?? 'Object') : `type ${typeof value} (${String(value)})`;
-  return Object.assign(new TypeError(`The "${name}" argument must be ${expected}. Received ${shown}`), { code: 'ERR_INVALID_ARG_TYPE' });
+  const kind = name.includes('.') ? 'property' : 'argument';
+  return Object.assign(new TypeError(`The "${name}" ${kind} must be ${expected}. Received ${received(value)}`), { code: 'ERR_INVALID_ARG_TYPE' });
 }
 
 /** `signal` and `timeout` of `options`, each read once, checked as Node checks them. */
