@@ -25,6 +25,9 @@ describe("askPrimary: the primary's answer as net reads it", () => {
     expect(await answerOf(0, boundTo(8081), [8080, '127.0.0.1'])).toMatchObject({
       message: 'bind EADDRINUSE 127.0.0.1:8080', code: 'EADDRINUSE', errno: -98, syscall: 'bind', address: '127.0.0.1', port: 8080 });
     expect(await answerOf(0, boundTo(8080), [8080, '127.0.0.1'])).toBeNull();
+    // a getsockname that fails is that error, not a port taken
+    const unnamed: ClusterHandle = { close: () => {}, getsockname: () => -9 };
+    expect(await answerOf(0, unnamed, [8080, '127.0.0.1'])).toMatchObject({ message: 'bind EBADF 127.0.0.1:8080', code: 'EBADF', errno: -9 });
     expect(await answerOf(0, boundTo(40000), [0, '127.0.0.1'])).toBeNull(); // port 0: any port will do
   });
 

@@ -4,11 +4,15 @@
 // (EMFILE, ENFILE, ENOBUFS, ENOMEM) pauses the accepts 10 ms, doubling to 1 s, with the pause
 // unref'd for an unref'd server; any other error stops the server with 'error', as net's does for
 // an error of its handle. The real EMFILE, in a process whose fd limit the test lowered, is
-// test/ring-server.test.ts's.
+// test/ring-server.test.ts's. And a connection node:cluster's primary hands in after close() is
+// closed, not served (on a real Ring).
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { EventEmitter } from 'node:events';
+import { once } from 'node:events';
+import { close, socketpair } from '../src/index.js';
 import { ListenHandle, type NetServerLike } from '../src/ring/listen-handle.js';
-import type { BufferRing, Ring } from '../src/ring/ring.js';
+import { Ring, type BufferRing } from '../src/ring/ring.js';
+import type { RingSocketDuplex } from '../src/ring/duplex.js';
 
 const ACCEPTS_IN_FLIGHT = 4;
 const codeError = (code: string) => Object.assign(new Error(`accept ${code}`), { code });
@@ -45,14 +49,14 @@ function started(ring: Ring, server = serverLike()) {
   return { handle, server, released };
 }
 
-beforeEach(() => {
-  vi.useFakeTimers({ now: 0 });
-});
-afterEach(() => {
-  vi.useRealTimers();
-});
-
 describe("onRing's accepts: each error as net would take it", () => {
+  beforeEach(() => {
+    vi.useFakeTimers({ now: 0 });
+  });
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+
   it('a want of fds or memory pauses each accept 10 ms, then 20, 40, ... up to 1 s while it keeps failing', async () => {
     for (const code of ['EMFILE', 'ENFILE', 'ENOBUFS', 'ENOMEM']) {
       vi.setSystemTime(0);
@@ -122,5 +126,37 @@ describe("onRing's accepts: each error as net would take it", () => {
     await handle.released;
     expect(released).toHaveBeenCalledOnce();
     expect(at).toHaveLength(ACCEPTS_IN_FLIGHT);
+  });
+});
+
+describe('a connection the cluster hands in (SCHED_RR)', () => {
+  it("after close() it is closed, not served: no 'connection'", async () => {
+    const ring = new Ring();
+    const pool = ring.setupBufRing({ count: 4, size: 4096 });
+    try {
+      for (const closedFirst of [false, true]) {
+        const server = serverLike();
+        const handle = new ListenHandle(server, ring, pool);
+        handle.start({ fd: -1, release() {}, unixPath: false });
+        const connections: RingSocketDuplex[] = [];
+        server.on('connection', (s) => connections.push(s as RingSocketDuplex));
+        if (closedFirst) handle.close();
+        const [mine, theirs] = socketpair('stream');
+        const closedHandle = vi.fn(() => close(mine));
+        handle.passed({ fd: mine, close: closedHandle });
+        expect(connections).toHaveLength(closedFirst ? 0 : 1);
+        expect(closedHandle).toHaveBeenCalledTimes(closedFirst ? 1 : 0);
+        for (const s of connections) {
+          s.destroy();
+          await once(s, 'close');
+        }
+        expect(closedHandle).toHaveBeenCalledOnce(); // the socket done with, the handle closes the fd
+        close(theirs);
+        if (!closedFirst) handle.close();
+        await handle.released;
+      }
+    } finally {
+      await ring.close();
+    }
   });
 });

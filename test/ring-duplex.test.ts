@@ -461,12 +461,37 @@ c.close()
     await sleep(200);
     expect(timeouts).toEqual([]);
     expect(() => s.setTimeout('20' as never)).toThrow(expect.objectContaining({ name: 'TypeError', code: 'ERR_INVALID_ARG_TYPE' }));
+    // a new duration replaces the armed one (not a refresh of the old 20 ms): 20 s, then 30 ms
+    s.setTimeout(20_000);
+    await sleep(200);
+    expect(timeouts).toEqual([]);
+    s.setTimeout(30);
+    const armed = Date.now();
+    await once(s, 'timeout');
+    expect(Date.now() - armed).toBeLessThan(10_000);
+    timeouts.length = 0;
+    s.setTimeout(0);
     // destroy() clears an armed timer: nothing fires on the destroyed socket
     s.setTimeout(20);
     s.destroy();
     await once(s, 'close');
     await sleep(200);
     expect(timeouts).toEqual([]);
+  });
+
+  it('destroySoon(): ends the writable side and destroys the socket once it finished, also when it had finished already', async () => {
+    for (const endedFirst of [false, true]) {
+      const { s } = await connectedSocket();
+      if (endedFirst) {
+        s.end('bye');
+        await once(s, 'finish');
+      } else {
+        s.write('bye');
+      }
+      s.destroySoon();
+      await once(s, 'close');
+      expect([s.writableFinished, s.destroyed]).toEqual([true, true]);
+    }
   });
 
   it("after destroy() its fd number may name another socket: address(), the address getters and resetAndDestroy() read nothing of it ({}, undefined, no throw, as net.Socket)", async () => {

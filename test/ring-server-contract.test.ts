@@ -105,11 +105,13 @@ describe.each(kinds)('%s', (kind) => {
     expect(() => served(kind, net.createServer()).listen({ port: 0, signal: 'abort' as unknown as AbortSignal })).toThrow(expect.objectContaining({ code: 'ERR_INVALID_ARG_TYPE' }));
   });
 
-  it("listen's options as net reads them: a host of null is none ('::'); a signal that is none is refused in net's words", async () => {
-    const server = served(kind, net.createServer());
-    await listening(server, { port: 0, host: null });
-    expect((server.address() as net.AddressInfo).address).toBe('::');
-    await closed(server);
+  it("listen's options as net reads them: a host of null or '' is none ('::'); a signal that is none is refused in net's words", async () => {
+    for (const host of [null, '']) {
+      const server = served(kind, net.createServer());
+      await listening(server, { port: 0, host });
+      expect((server.address() as net.AddressInfo).address).toBe('::');
+      await closed(server);
+    }
     const refusal = (s: net.Server, signal: unknown) => {
       try {
         s.listen({ port: 0, signal: signal as AbortSignal });
@@ -171,21 +173,23 @@ describe.each(kinds)('%s', (kind) => {
     expect(outcome).toBe('EADDRINUSE');
   });
 
-  it("noDelay: the server's option sets TCP_NODELAY on each connection it accepts, as net's", async () => {
-    const seen: boolean[] = [];
-    for (const noDelay of [true, false]) {
-      const server = served(kind, net.createServer({ noDelay }));
-      await listening(server, 0, '127.0.0.1');
-      const accepted = new Promise<net.Socket>((r) => server.once('connection', r));
-      const client = net.connect((server.address() as net.AddressInfo).port, '127.0.0.1');
-      const socket = await accepted;
-      const fd = kind === 'ring' ? (socket as unknown as { fd: number }).fd : (socket as unknown as { _handle: { fd: number } })._handle.fd;
-      seen.push(getsockopt(fd, 'TCP_NODELAY'));
-      client.destroy();
-      socket.destroy();
-      await closed(server);
+  it("noDelay and keepAlive: the server's options set TCP_NODELAY and SO_KEEPALIVE on each connection it accepts, as net's", async () => {
+    const seen: Record<string, boolean[]> = { TCP_NODELAY: [], SO_KEEPALIVE: [] };
+    for (const [option, sockopt] of [['noDelay', 'TCP_NODELAY'], ['keepAlive', 'SO_KEEPALIVE']] as const) {
+      for (const on of [true, false]) {
+        const server = served(kind, net.createServer({ [option]: on }));
+        await listening(server, 0, '127.0.0.1');
+        const accepted = new Promise<net.Socket>((r) => server.once('connection', r));
+        const client = net.connect((server.address() as net.AddressInfo).port, '127.0.0.1');
+        const socket = await accepted;
+        const fd = kind === 'ring' ? (socket as unknown as { fd: number }).fd : (socket as unknown as { _handle: { fd: number } })._handle.fd;
+        seen[sockopt].push(getsockopt(fd, sockopt) as boolean);
+        client.destroy();
+        socket.destroy();
+        await closed(server);
+      }
     }
-    expect(seen).toEqual([true, false]);
+    expect(seen).toEqual({ TCP_NODELAY: [true, false], SO_KEEPALIVE: [true, false] });
   });
 
   it("maxConnections: 'drop' tells the dropped connection's local and remote address, port and family", async () => {
@@ -459,6 +463,27 @@ describe('ringConnector: client connections on the Ring', () => {
     });
     expect(viaRing).toBe(viaNet);
     await closed(server);
+  });
+
+  it("an IPv6 host and an empty path: a connection over IPv6, and over TCP (an empty path is none, as net's)", async () => {
+    const server = net.createServer((s) => s.end(`${s.remoteFamily}`));
+    await listening(server, 0, '::1');
+    const { port } = server.address() as net.AddressInfo;
+    const connect = ringConnector({ ring: newRing(), bufferCount: 16 });
+    try {
+      for (const target of [{ host: '::1', port }, { host: '::1', port, path: '' }]) {
+        const s = await new Promise<net.Socket>((resolve, reject) => connect(target, (e, sock) => (e ? reject(e) : resolve(sock as unknown as net.Socket))));
+        const peer = [s.remoteAddress, s.remoteFamily];
+        const said = await new Promise<string>((resolve) => {
+          let b = '';
+          s.on('data', (c) => (b += c)).on('end', () => resolve(b));
+        });
+        expect([said, ...peer]).toEqual(['IPv6', '::1', 'IPv6']);
+        s.destroy();
+      }
+    } finally {
+      await closed(server);
+    }
   });
 
   it('a connection that fails calls back with the error and leaves nothing open', async () => {
