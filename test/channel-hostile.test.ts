@@ -364,6 +364,39 @@ console.log(JSON.stringify({ got, uncaught, unhandled }));
     });
   });
 
+  it("the other side gone, with 'message' listeners: its error goes to an 'error' listener, else it is thrown (an uncaught exception), as an EventEmitter's", () => {
+    const script = `
+const { Channel, socketpair, close } = await import(${JSON.stringify(dist('index.js'))});
+const { Worker } = await import('node:worker_threads');
+const uncaught = [];
+process.on('uncaughtException', (e) => uncaught.push(e.code));
+const results = [];
+for (const errorListener of [false, true]) {
+  const [a, b] = socketpair('stream');
+  const worker = new Worker('const { workerData } = require("node:worker_threads"); import(' + JSON.stringify(${JSON.stringify(dist('index.js'))}) + ').then(({ Channel }) => Channel.join(workerData.socket)).then(() => setInterval(() => {}, 1000));',
+    { eval: true, workerData: { socket: b } });
+  const x = await Channel.create(a, { capacity: 4096 });
+  close(a);
+  const heard = [];
+  x.on('message', () => {});
+  if (errorListener) x.on('error', (e) => heard.push(e.code));
+  await worker.terminate();
+  close(b);
+  const start = Date.now();
+  while (!x.closed && Date.now() - start < 10000) await new Promise((r) => setTimeout(r, 10));
+  await new Promise((r) => setImmediate(r));
+  results.push({ errorListener, heard, closed: x.closed });
+}
+console.log(JSON.stringify({ results, uncaught }));
+`;
+    const child = spawnSync(process.execPath, ['--input-type=module', '-e', script], { encoding: 'utf8', timeout: 30_000 });
+    expect({ status: child.status, stderr: child.stderr }).toEqual({ status: 0, stderr: '' });
+    expect(JSON.parse(child.stdout)).toEqual({
+      results: [{ errorListener: false, heard: [], closed: true }, { errorListener: true, heard: ['ERR_CHANNEL_PEER_GONE'], closed: true }],
+      uncaught: ['ERR_CHANNEL_PEER_GONE'],
+    });
+  });
+
   it('Symbol.asyncDispose closes the channel, as `await using` does', async () => {
     const [a, b] = socketpair('stream');
     const [x, y] = await Promise.all([Channel.create(a, { capacity: 4096 }), Channel.join(b)]);

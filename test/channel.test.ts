@@ -116,6 +116,15 @@ describe('Channel within one process', () => {
     await Promise.all([x.close(), y.close()]);
   });
 
+  it('a second receive() while one waits is refused (ERR_CHANNEL_BUSY); the first gets the next message', async () => {
+    const [x, y] = await pair(4096);
+    const first = y.receive();
+    await expect(y.receive()).rejects.toMatchObject({ code: 'ERR_CHANNEL_BUSY', message: 'a receive() is already waiting: ask for the next message once the last one came' });
+    x.trySend(Buffer.from('to the first'));
+    expect(Buffer.from((await first)!).toString()).toBe('to the first');
+    await Promise.all([x.close(), y.close()]);
+  });
+
   it('zeroCopy: a view is valid until the next receive, and close() detaches every view', async () => {
     const [a, b] = socketpair('stream');
     const [x, y] = await Promise.all([Channel.create(a, { capacity: 4096 }), Channel.join(b, { zeroCopy: true })]);
