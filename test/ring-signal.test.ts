@@ -165,6 +165,22 @@ describe('many at once', () => {
   });
 });
 
+describe('a signal not aborted', () => {
+  it("an op with a signal that another cause cancels (cancelFd) rejects with that ECANCELED, not an AbortError", async () => {
+    const ring = newRing();
+    const [, b] = track(socketpair('stream'));
+    const controller = new AbortController();
+    const recv = ring.recv(b, Buffer.alloc(8), undefined, { signal: controller.signal });
+    ring.submit();
+    await tick();
+    await ring.cancelFd(b);
+    const err = await recv.catch((e: unknown) => e);
+    expect(err).toMatchObject({ code: 'ECANCELED' });
+    expect((err as Error).name).not.toBe('AbortError');
+    expect(getEventListeners(controller.signal, 'abort')).toHaveLength(0);
+  });
+});
+
 describe('connect to a host name with a signal', () => {
   it('one signal over many connects is left with no listener (an abort before the call, and during the lookup: ring-server-contract.test.ts)', async () => {
     const ring = newRing();

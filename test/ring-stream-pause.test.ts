@@ -59,6 +59,18 @@ describe('RingStream.pause()', () => {
     await stream.close();
   });
 
+  it('pause() and resume() of a closed stream do nothing (no throw), as on a destroyed net.Socket', async () => {
+    const ring = newRing({ entries: 16 });
+    const pool = ring.setupBufRing({ count: 8, size: 4096 });
+    const [, b] = track(native.socketpair('stream'));
+    const stream = ring.recvMultishot(b, pool, { data: (id) => pool.release(id), end() {} });
+    await stream.close();
+    expect(() => {
+      stream.pause();
+      stream.resume();
+    }).not.toThrow();
+  });
+
   it('receiving paused: once pauseAt is passed the recv stops, so the queue stays under pauseAt plus the pool and the peer\'s writes meet a full socket; all of it echoed once the peer reads', async () => {
     const ring = newRing({ entries: 64 });
     // A pool larger than the socket's buffer: a multishot recv that is not cancelled never runs
