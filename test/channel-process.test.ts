@@ -6,6 +6,7 @@
 import { describe, expect, it } from 'vitest';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
+import { readdirSync, readlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { Channel, close, socketpair } from '../src/index.js';
@@ -61,6 +62,27 @@ describe('Channel between processes', () => {
     await writer;
     await channel.close();
     expect((await exited)[0]).toBe(0); // the child's loop ended with our close, and it closed its side
+  });
+
+  it('round trips that each wake the other side: this side watches the child with one pidfd, however many wake-ups carry its pid', async () => {
+    const pidfds = () => readdirSync('/proc/self/fd').filter((fd) => {
+      try {
+        return readlinkSync(`/proc/self/fd/${fd}`) === 'anon_inode:[pidfd]';
+      } catch {
+        return false; // closed since the listing
+      }
+    }).length;
+    const before = pidfds();
+    const { channel, exited } = await withChild([process.execPath, nodePeer, index, 'echo'], 4096);
+    for (let i = 0; i < 30; i++) {
+      await new Promise((r) => setTimeout(r, 2)); // both asleep: the next message wakes the child, its echo this side
+      await channel.send(Buffer.from(`ping ${i}`));
+      expect(Buffer.from((await channel.receive())!).toString()).toBe(`ping ${i}`);
+    }
+    expect(pidfds() - before).toBe(1);
+    await channel.close();
+    expect((await exited)[0]).toBe(0);
+    expect(pidfds()).toBe(before);
   });
 
   it('a slow reader: the writer waits for room and never has more than the ring in flight; its memory stays put', async () => {

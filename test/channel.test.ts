@@ -165,11 +165,14 @@ describe('Channel within one process', () => {
     expect(x.trySend(Buffer.alloc(x.maxMessageBytes, 2))).toBe(true);
     const list: (Buffer | null)[] = [Buffer.from('a'), Buffer.from('b')];
     const outcome = x.send(list as Buffer[]).then(() => 'sent', (e: { code?: string }) => e.code);
+    const next = x.send(Buffer.from('next')).then(() => 'sent'); // waits behind it
     list[1] = null;
     await new Promise((r) => setImmediate(r)); // its wait for room begins
     expect((await y.receive())![0]).toBe(1);
     expect((await y.receive())![0]).toBe(2);
     expect(await outcome).toBe('ERR_INVALID_ARG_TYPE');
+    expect(await next).toBe('sent'); // in the same flush: the refusal stops no other send
+    expect(Buffer.from((await y.receive())!).toString()).toBe('next');
     await x.send(Buffer.from('after'));
     expect(Buffer.from((await y.receive())!).toString()).toBe('after');
     await Promise.all([x.close(), y.close()]);
