@@ -174,3 +174,19 @@ describe('renameNoReplace: the last step of every results file', () => {
     expect([existsSync(from), readFileSync(to, 'utf8')]).toEqual([false, 'new']);
   });
 });
+
+describe('the names of the standard streams and of the kernel folders', () => {
+  it("a results path that names stdout or stderr, as other tools take it; no other fd", async () => {
+    const { standardStream } = await import('../src/write-target.js');
+    const names = ['/dev/stdout', '/dev/fd/1', '/proc/self/fd/1', '/dev/stderr', '/dev/fd/2', '/proc/self/fd/2', '/dev/fd/3', '/dev/stdout2', 'dev/stdout'];
+    expect(names.map(standardStream)).toEqual(['stdout', 'stdout', 'stdout', 'stderr', 'stderr', 'stderr', undefined, undefined, undefined]);
+  });
+
+  it('a file in /proc is refused as a results file with --force too (iolab replaces nothing there)', async () => {
+    const { checkOutputPath } = await import('../src/write-target.js');
+    for (const force of [false, true]) {
+      expect(() => checkOutputPath('/proc/self/status', '--output', { force, createFolders: false }), String(force))
+        .toThrow("--output: cannot write '/proc/self/status': it is in /proc (proc), where iolab replaces nothing, --force or not");
+    }
+  });
+});
