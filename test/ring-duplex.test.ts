@@ -14,7 +14,7 @@ import { once } from 'node:events';
 import { Duplex } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import tls from 'node:tls';
-import { bind, close, getsockname, getsockopt, listen, setsockopt, socket, socketpair, writevSync, type AddressInfo } from '../src/index.js';
+import { bind, getsockname, getsockopt, listen, setsockopt, socket, socketpair, writevSync, type AddressInfo } from '../src/index.js';
 import { RingSocket as PublicRingSocket, type BufferRing, type Ring } from '../src/ring/index.js';
 import { RingSocketDuplex as RingSocket } from '../src/ring/duplex.js';
 import { ringTestSetup } from './support/ring.js';
@@ -311,37 +311,6 @@ c.close()
     await expectAllClosed(accepted, pool);
   });
 
-  it("paused with chunks left in the pool (parked) when the peer's EOF comes: a reader gets every byte, then 'end'; destroy() instead gives every parked buffer back", async () => {
-    for (const then of ['read', 'destroy'] as const) {
-      const ring = newRing();
-      const pool = ring.setupBufRing({ count: 32, size: 4096 });
-      const [mine, theirs] = track(socketpair('stream'));
-      const s = new RingSocket(ring, mine, { bufferRing: pool, closeFd: false, readableHighWaterMark: 1024 });
-      const data = randomBytes(48 << 10);
-      writevSync(theirs, [data]);
-      close(untrack(theirs)); // the EOF behind the data
-      // nobody reads: the first chunk fills the readable buffer, receiving pauses, and the
-      // chunks reaped with it stay in the pool uncopied
-      await waitFor(() => s.bytesRead === data.length, 10_000, 'every byte taken from the socket');
-      for (let i = 0; i < 5; i++) await new Promise((r) => setImmediate(r)); // the EOF's turn has passed
-      expect(heldCount(pool)).toBeGreaterThan(0);
-      expect(s.readableEnded).toBe(false);
-      if (then === 'read') {
-        const parts: Buffer[] = [];
-        s.on('data', (c: Buffer) => parts.push(c));
-        const ended = once(s, 'end').then(() => 'end');
-        const stuck = waitFor(() => Buffer.concat(parts).length === data.length, 10_000, 'every byte').then(() => sleep(2000)).then(() => 'no end');
-        expect(await Promise.race([ended, stuck])).toBe('end');
-        expect(Buffer.concat(parts).equals(data)).toBe(true);
-      } else {
-        s.destroy();
-        await once(s, 'close');
-      }
-      expect(heldCount(pool)).toBe(0);
-      if (!s.destroyed) s.destroy();
-    }
-  });
-
   it("the peer's reset: 'error' (ECONNRESET) then 'close' (hadError true), as net.Socket; the fd closed", async () => {
     const ring = newRing();
     const pool = ring.setupBufRing({ count: 8, size: 4096 });
@@ -477,21 +446,6 @@ c.close()
     await once(s, 'close');
     await sleep(200);
     expect(timeouts).toEqual([]);
-  });
-
-  it('destroySoon(): ends the writable side and destroys the socket once it finished, also when it had finished already', async () => {
-    for (const endedFirst of [false, true]) {
-      const { s } = await connectedSocket();
-      if (endedFirst) {
-        s.end('bye');
-        await once(s, 'finish');
-      } else {
-        s.write('bye');
-      }
-      s.destroySoon();
-      await once(s, 'close');
-      expect([s.writableFinished, s.destroyed]).toEqual([true, true]);
-    }
   });
 
   it("after destroy() its fd number may name another socket: address(), the address getters and resetAndDestroy() read nothing of it ({}, undefined, no throw, as net.Socket)", async () => {

@@ -107,9 +107,13 @@ function aggregatesOf(j: any): string | undefined {
   if (!d || runtime < 500) return undefined;
   // bw_mean against bw only for a sum of jobs (half of it was iolab's defect): one job's mean of
   // a 1 s run's two samples swings too far from its bw on a loaded machine to tell (the cases
-  // that sum jobs run 2 s: four samples a job, so one stalled window leaves the mean above 0.7)
+  // that sum jobs run 2 s: four samples a job)
   const sums = Math.round(j.job_runtime / runtime);
-  const mean = sums > 1 ? `, bw_mean is ${d.bw_mean > 0.7 * d.bw ? 'the whole' : 'a part'} of bw` : '';
+  // between 0.55 and 0.8 of bw it tells neither (one stalled window of a loaded run puts fio's
+  // own there): the keys are not compared then; a part of N jobs' sum is about 1/N, the whole 1
+  const ratio = d.bw_mean / d.bw;
+  if (sums > 1 && ratio > 0.55 && ratio < 0.8) return undefined;
+  const mean = sums > 1 ? `, bw_mean is ${ratio >= 0.8 ? 'the whole' : 'a part'} of bw` : '';
   // bw_agg of a summed result is fio's mean of the samples over the group's bandwidth, which its
   // own runs put anywhere from ~60 to 100 beside a busy suite: compared only for single jobs.
   // There it is read against what the job's own bandwidth would give (its sample mean over its
