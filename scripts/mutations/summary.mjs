@@ -1,6 +1,7 @@
 // Writes test/mutations/summary.md, the committed summary of npm run test:mutations: Stryker's
-// score per folder and file (from reports/mutation/<group>.json), the C mutants' per folder (from
-// reports/mutation/c.json), and every survivor with what became of it: the test that kills it
+// score per folder and file for each kept sample (reports/mutation/<group>-<commit>.json, else
+// <group>.json), the C mutants' per folder for each kept run (c-<commit>-<number>.json, else
+// c.json), and every survivor with what became of it: the test that kills it
 // now, or why it is equivalent (test/mutations/survivors.json, kept by hand; a survivor not in
 // it is listed as open). A part whose report is missing keeps its section from the last summary.
 import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
