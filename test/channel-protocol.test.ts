@@ -210,6 +210,15 @@ describe('Channel: the bounds of a region', () => {
     }
   });
 
+  it.each([
+    ['magic', (_w: BigUint64Array, _u: Uint32Array, u8: Uint8Array) => { u8[7] = 0x32; }, /does not start with the channel's magic/],
+    ['version', (_w: BigUint64Array, u32: Uint32Array) => { u32[2] = 2; }, /version is not this one's/],
+    ['header size', (_w: BigUint64Array, u32: Uint32Array) => { u32[3] = 8192; }, /version is not this one's/],
+    ['capacity', (w: BigUint64Array) => { w[2] = 5000n; }, /capacity is not a power of two in range/],
+  ] as const)('a header whose %s is not a channel\'s is refused at the join', async (_name, edit, why) => {
+    await expect(joined(edit as (w: BigUint64Array, u32: Uint32Array) => void)).rejects.toMatchObject({ code: 'ERR_CHANNEL_PROTOCOL', message: expect.stringMatching(why) });
+  });
+
   it.each([1, 9, 4095])('a queue index one past a multiple of 8 (%d) is refused at the join', async (index) => {
     for (const edit of [(w: BigUint64Array) => { w[TAIL(0)] = w[HEAD(0)] = BigInt(index); }, (w: BigUint64Array) => { w[HEAD(1)] = w[TAIL(1)] = BigInt(index); }]) {
       await expect(joined(edit)).rejects.toMatchObject({ code: 'ERR_CHANNEL_PROTOCOL', message: expect.stringMatching(/multiple of 8/) });
