@@ -7,8 +7,7 @@
 // test/ring-server.test.ts's. And a connection node:cluster's primary hands in after close() is
 // closed, not served (on a real Ring).
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { EventEmitter } from 'node:events';
-import { once } from 'node:events';
+import { EventEmitter, once } from 'node:events';
 import { close, socketpair } from '../src/index.js';
 import { ListenHandle, type NetServerLike } from '../src/ring/listen-handle.js';
 import { Ring, type BufferRing } from '../src/ring/ring.js';
