@@ -7,18 +7,12 @@ import { pathToFileURL } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import { Channel, close, socketpair } from '../src/index.js';
 import { projectRoot } from '../src/native.js';
+import { message } from './support/channel-region.js';
 import { checkLeaksAfterAll } from './support/leaks.js';
 import { shortTempDir } from './support/temp.js';
 
 const tmp = shortTempDir('iolab-channel-worker-');
 checkLeaksAfterAll(tmp);
-
-/** Message i of a test stream: its size drawn from sizes, its bytes from i. */
-function message(i: number, size: number): Buffer {
-  const m = Buffer.alloc(size);
-  for (let k = 0; k < size; k++) m[k] = (i * 131 + k * 7) & 0xff;
-  return m;
-}
 
 describe('Channel with a worker thread', () => {
   // The worker uses the package's compiled API (dist/, built by the global setup).

@@ -6,6 +6,7 @@
 import { describe, expect, it } from 'vitest';
 import { randomBytes } from 'node:crypto';
 import { Channel, close, socketpair, memfdCreate, sendmsg, liveObjects } from '../src/index.js';
+import { message } from './support/channel-region.js';
 import { checkLeaksAfterAll, openFdCount } from './support/leaks.js';
 import { shortTempDir } from './support/temp.js';
 
@@ -21,13 +22,6 @@ async function pair(capacity?: number): Promise<[Channel, Channel]> {
     close(a);
     close(b);
   }
-}
-
-/** Message i of a test stream: its size drawn from sizes, its bytes from i. */
-function message(i: number, size: number): Buffer {
-  const m = Buffer.alloc(size);
-  for (let k = 0; k < size; k++) m[k] = (i * 131 + k * 7) & 0xff;
-  return m;
 }
 
 describe('Channel within one process', () => {

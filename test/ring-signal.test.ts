@@ -18,14 +18,20 @@ import { ringTestSetup } from './support/ring.js';
 const { newRing, track, file, dir } = ringTestSetup('iolab-ring-signal-');
 const tick = () => new Promise((res) => setTimeout(res, 5));
 
+/** A recv with a signal, submitted and waiting in the kernel on a socket nobody writes to. */
+async function recvInKernel() {
+  const ring = newRing();
+  const [, b] = track(socketpair('stream'));
+  const controller = new AbortController();
+  const recv = ring.recv(b, Buffer.alloc(8), undefined, { signal: controller.signal });
+  ring.submit();
+  await tick();
+  return { ring, b, controller, recv };
+}
+
 describe('signal', () => {
   it('an abort cancels the op in the kernel: rejected with an AbortError within a few ms, nothing in flight after', async () => {
-    const ring = newRing();
-    const [, b] = track(socketpair('stream'));
-    const controller = new AbortController();
-    const recv = ring.recv(b, Buffer.alloc(8), undefined, { signal: controller.signal });
-    ring.submit();
-    await tick();
+    const { ring, b, controller, recv } = await recvInKernel();
     expect(ring.inFlight).toBe(1);
     const reason = new Error('no longer wanted');
     const started = performance.now();
@@ -167,12 +173,7 @@ describe('many at once', () => {
 
 describe('a signal not aborted', () => {
   it("an op with a signal that another cause cancels (cancelFd) rejects with that ECANCELED, not an AbortError", async () => {
-    const ring = newRing();
-    const [, b] = track(socketpair('stream'));
-    const controller = new AbortController();
-    const recv = ring.recv(b, Buffer.alloc(8), undefined, { signal: controller.signal });
-    ring.submit();
-    await tick();
+    const { ring, b, controller, recv } = await recvInKernel();
     await ring.cancelFd(b);
     const err = await recv.catch((e: unknown) => e);
     expect(err).toMatchObject({ code: 'ECANCELED' });

@@ -29,3 +29,10 @@ export function craftedRegion(capacity: number, edit: (words: BigUint64Array, u3
   native.addSeals(memfd, native.seals.F_SEAL_SHRINK | native.seals.F_SEAL_GROW | native.seals.F_SEAL_SEAL);
   return { memfd, mapping, words, u32 };
 }
+
+/** Message i of a test stream: `size` bytes drawn from i (test/channel.test.ts, channel-worker). */
+export function message(i: number, size: number): Buffer {
+  const m = Buffer.alloc(size);
+  for (let k = 0; k < size; k++) m[k] = (i * 131 + k * 7) & 0xff;
+  return m;
+}
