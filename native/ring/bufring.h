@@ -109,8 +109,10 @@ class RingStreams : public RingPart {
   // no longer found at once; unregistered and its memory detached when the guard allows.
   bool ClosePool(BufRing* pool);
   void SendBuffer(RingStream* s, unsigned id, unsigned length);
-  // The bytes are copied; EFAULT (nothing queued) when the view faults, ENOMEM.
-  int Write(RingStream* s, const char* data, size_t length);
+  // The bytes are copied; EFAULT (nothing queued) when the view faults, ENOMEM. `later`: not
+  // offered to the socket inside the call even when nothing is ahead; they go with the next
+  // submit, one io_uring_enter for the sends of every stream written meanwhile.
+  int Write(RingStream* s, const char* data, size_t length, bool later = false);
   bool Close(RingStream* s);  // true: finished at once (no kClosed comes)
   void Hold(RingStream* s, bool on);  // JS pauses (true) or resumes (false) receiving
   void SetRef(RingStream* s, bool ref);  // JS's ref() (true) / unref() (false)
@@ -164,6 +166,7 @@ class RingStreams : public RingPart {
   std::vector<int> free_tokens_;
   std::vector<int> cancels_due_;  // tokens; a stream's cancel_due says whether it still wants it
   bool closing_ = false;
+  bool send_later_ = false;  // a Write(later) is under way: TrySend takes nothing
 };
 
 }  // namespace iolab

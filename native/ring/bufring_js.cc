@@ -5,6 +5,9 @@
 #include <errno.h>
 #include <sys/socket.h>
 
+#include <string>
+#include <vector>
+
 #include "bufring.h"
 #include "js.h"
 
@@ -143,16 +146,38 @@ napi_value StreamSend(napi_env env, napi_callback_info info) {
   return nullptr;
 }
 
-// streamWrite(token, view): the bytes copied now, sent in order with the stream's other sends;
-// returns the bytes now waiting to be sent.
+// streamWrite(token, data[, later[, latin1]]): the bytes copied now, sent in order with the
+// stream's other sends; returns the bytes now waiting to be sent. `later` true: sent at the next
+// submit even when the socket could take them inside this call (RingStreams::Write). A string is
+// encoded here (UTF-8, or Latin-1 when `latin1`), as net.Socket writes strings from its native
+// handle: no Buffer is made for it in JS.
 napi_value StreamWrite(napi_env env, napi_callback_info info) {
-  Call<2> call(env, info);
+  Call<4> call(env, info);
   RingCore* core = call.Open(env);
   RingStream* s = StreamArg(env, core, call[0]);
-  View bytes = ViewArg(env, call[1], "data");
+  napi_valuetype type = napi_undefined;
+  napi_typeof(env, call[1], &type);
+  View bytes;
+  thread_local std::vector<char> text;
+  if (type == napi_string) {
+    bool latin1 = OptionalBoolArg(env, call[3], "latin1", false);
+    size_t length = 0;
+    napi_status status = latin1 ? napi_get_value_string_latin1(env, call[1], nullptr, 0, &length)
+                                : napi_get_value_string_utf8(env, call[1], nullptr, 0, &length);
+    if (status != napi_ok) ThrowErrno(env, ENOMEM, "send");
+    if (length > (1u << 30)) ThrowArgRange(env, "data's length", "<= 1 GiB", std::to_string(length));
+    if (text.size() < length + 1) text.resize(length + 1);
+    if (latin1) napi_get_value_string_latin1(env, call[1], text.data(), length + 1, &length);
+    else napi_get_value_string_utf8(env, call[1], text.data(), length + 1, &length);
+    bytes.data = text.data();
+    bytes.length = length;
+  } else {
+    bytes = ViewArg(env, call[1], "data");
+  }
   if (bytes.length == 0) return Napi::Number::New(env, double(stream_unsent(&s->core)));
   if (bytes.length > (1u << 30)) ThrowArgRange(env, "data.byteLength", "<= 1 GiB", std::to_string(bytes.length));
-  if (int err = RingStreams::Of(core)->Write(s, bytes.data, bytes.length)) ThrowErrno(env, err, "send");
+  bool later = OptionalBoolArg(env, call[2], "later", false);
+  if (int err = RingStreams::Of(core)->Write(s, bytes.data, bytes.length, later)) ThrowErrno(env, err, "send");
   return Napi::Number::New(env, double(stream_unsent(&s->core)));
 }
 

@@ -197,7 +197,7 @@ void RingStreams::QueueSend(struct stream* core) {
 // copy, so a view that faults sends nothing at all (the kernel's send would take its first part).
 long RingStreams::TrySend(struct stream* core, const void* data, uint32_t len) {
   RingStream* s = static_cast<RingStream*>(core->owner);
-  if (InMapping(data, len)) return -EAGAIN;
+  if (s->owner->send_later_ || InMapping(data, len)) return -EAGAIN;
   ssize_t took = ::send(s->fd, data, len, MSG_DONTWAIT | MSG_NOSIGNAL);
   if (took > 0) s->owner->core_->counters()->stream_sends_direct++;
   return took >= 0 ? long(took) : -long(errno);
@@ -244,9 +244,12 @@ void RingStreams::SendBuffer(RingStream* s, unsigned id, unsigned length) {
 
 static int CopyIn(void* to, const void* view, size_t n) { return CopyFromView(to, view, n); }
 
-int RingStreams::Write(RingStream* s, const char* data, size_t length) {
+int RingStreams::Write(RingStream* s, const char* data, size_t length, bool later) {
   core_->Admit();
-  return -stream_send_bytes(&s->core, data, uint32_t(length), CopyIn);
+  send_later_ = later;
+  int err = -stream_send_bytes(&s->core, data, uint32_t(length), CopyIn);
+  send_later_ = false;
+  return err;
 }
 
 // ---- pause and resume by JS (a reader that wants no more for now) ----

@@ -3,19 +3,19 @@
 // tls) runs on it. Reading is a RingStream (one multishot recv into a shared BufferRing);
 // writing goes through the same stream's one send path (the stream core). Its public face and type are
 // socket.ts's. See docs/api.md.
-import { Duplex, type DuplexOptions } from 'node:stream';
-import type { AddressInfo } from '../native.js';
-import { close, getpeername, getsockname, setsockopt, shutdown } from '../syscalls.js';
+import type { DuplexOptions } from 'node:stream';
+import { close, shutdown } from '../syscalls.js';
 import type { BufferRing, Ring, RingStream } from './ring.js';
-import { copyChunk } from './stream.js';
+import { copyChunk, inBatch, writeLater, writeText } from './stream.js';
 import type { RingSocketOptions } from './socket-options.js';
+import { SocketSurface } from './socket-surface.js';
 
 type Callback = (err?: Error | null) => void;
 
 /** A node:stream Duplex over a connected stream socket `fd`, receiving and sending through
  * `ring`. Each chunk is copied out of the buffer ring and the buffer released at once, so a
  * consumer may keep chunks and the pool never waits on one. */
-export class RingSocketDuplex extends Duplex {
+export class RingSocketDuplex extends SocketSurface {
   /** The socket. */
   readonly fd: number;
   /** The server that accepted it (onRing's), as net.Socket's `server`; null otherwise. */
@@ -30,18 +30,22 @@ export class RingSocketDuplex extends Duplex {
   #parked: number[] = []; // chunks that came while paused, still in the pool: id, length, ...
   #drained: Callback | undefined; // a write's or _final's callback, once the queue drains
   #eofPending = false;
+  #inData = false; // a chunk of this socket is being handed to its readers
+  #acking = false; // a write's callback runs from #runAcks
+  #ack: Callback | undefined; // a write the kernel took, told once the handler that made it returns
+  #sends = 0; // writes given to the stream so far
+  #laterWaiting = false; // #drained is a write sent later (writeLater), not one the socket refused
+  #sendAtOnce = false; // a peer that pipelines: its replies are never sent later
   #eofParked = false; // the EOF came behind parked chunks: told once they are pushed
   #timeoutMs = 0;
   #timer: NodeJS.Timeout | undefined; // armed for #timerMs; fires to no effect while #timeoutMs is 0
   #timerMs = 0;
-  #peer: AddressInfo | string | undefined;
-  #local: AddressInfo | string | undefined;
 
   constructor(ring: Ring, fd: number, options: RingSocketOptions) {
     if (options === null || typeof options !== 'object') {
       throw Object.assign(new TypeError('The "options" argument must be of type object'), { code: 'ERR_INVALID_ARG_TYPE' });
     }
-    const duplexOptions: DuplexOptions = { allowHalfOpen: options.allowHalfOpen ?? false, decodeStrings: true };
+    const duplexOptions: DuplexOptions = { allowHalfOpen: options.allowHalfOpen ?? false, decodeStrings: false };
     if (options.readableHighWaterMark !== undefined) duplexOptions.readableHighWaterMark = options.readableHighWaterMark;
     if (options.writableHighWaterMark !== undefined) duplexOptions.writableHighWaterMark = options.writableHighWaterMark;
     super(duplexOptions);
@@ -59,7 +63,16 @@ export class RingSocketDuplex extends Duplex {
       data: (id, length) => {
         this.#bytesRead += length;
         if (this.#timeoutMs > 0) this.#timer?.refresh();
-        if (!this.#paused) return void this.#deliver(id, length); // (nothing is parked then)
+        if (!this.#paused) {
+          // (nothing is parked then)
+          this.#inData = true;
+          try {
+            this.#deliver(id, length);
+          } finally {
+            this.#inData = false;
+          }
+          return void this.#runAcks();
+        }
         // Paused: what the kernel took before the pause landed (a burst can be megabytes, all
         // reaped at once) stays in the pool, uncopied, so JS holds at most the highWaterMark and
         // the chunk that crossed it; but the pool keeps half its buffers for the other sockets:
@@ -83,7 +96,15 @@ export class RingSocketDuplex extends Duplex {
         const callback = this.#drained;
         this.#drained = undefined;
         if (this.#eofPending) this.#tellEofWhenSent();
-        callback?.();
+        const wasLater = this.#laterWaiting;
+        this.#laterWaiting = false;
+        const sends = this.#sends;
+        this.#ack = callback;
+        this.#runAcks();
+        // The reply sent later let another write go at once (node:http's next pipelined reply):
+        // this peer pipelines, and its replies waiting for a submit would make each chunk's
+        // second reply wait a reap. They are offered at once from now on.
+        if (wasLater && this.#sends !== sends) this.#sendAtOnce = true;
       },
     });
   }
@@ -168,15 +189,12 @@ export class RingSocketDuplex extends Duplex {
     }
   }
 
-  override _write(chunk: Buffer, _encoding: BufferEncoding, callback: Callback): void {
-    this.#send([chunk], chunk.length, callback);
+  override _write(chunk: Buffer | string, encoding: BufferEncoding, callback: Callback): void {
+    this.#send(callback, chunk, encoding);
   }
 
-  override _writev(chunks: { chunk: Buffer }[], callback: Callback): void {
-    const buffers = chunks.map((c) => c.chunk);
-    let total = 0;
-    for (const b of buffers) total += b.length;
-    this.#send(buffers, total, callback);
+  override _writev(chunks: { chunk: Buffer | string; encoding: BufferEncoding }[], callback: Callback): void {
+    this.#send(callback, undefined, undefined, chunks);
   }
 
   // Every write goes through the stream's one send path (the stream core's send policy: in
@@ -185,18 +203,81 @@ export class RingSocketDuplex extends Duplex {
   // byte of it, as net's callback says: at once when the socket took it all, else when the
   // queue drained. Bytes in the queue are not called written, since destroy() drops them.
   // Writable gathers what is written meanwhile and gives it to _writev as one send.
-  #send(buffers: Buffer[], total: number, callback: Callback): void {
+  //
+  // A reply written while this socket's own chunk is read, in a dispatch of several sockets'
+  // events (a loaded server), goes to the kernel with the others' when the dispatch returns: one
+  // io_uring_enter for all their sends where each would be a send(2). Its callback comes once
+  // the kernel took it, a reap later in the same loop turn. A reply to a lone chunk, or one
+  // made later (after an await, or a pipelined one let go by the previous reply's callback),
+  // is offered at once: at one connection that saves an SQE, a CQE and a call into JS.
+  //
+  // Strings in UTF-8 or Latin-1 (node:http's headers and bodies) are encoded by the addon, as
+  // net.Socket's native handle writes them: no Buffer per write (decodeStrings: false).
+  #send(callback: Callback, chunk?: Buffer | string, encoding?: BufferEncoding, chunks?: { chunk: Buffer | string; encoding: BufferEncoding }[]): void {
     let queued = 0;
+    const later = this.#inData && !this.#sendAtOnce && inBatch(this.#stream);
+    this.#sends++;
     try {
-      for (const b of buffers) queued = this.#stream.write(b);
+      if (chunks === undefined) {
+        queued = Math.max(0, this.#put(chunk!, encoding!, later));
+      } else {
+        for (const c of chunks) {
+          const now = this.#put(c.chunk, c.encoding, later);
+          if (now >= 0) queued = now;
+        }
+      }
     } catch (err) {
       callback(err as Error); // the Ring or the stream is closed, or a view could not be read
       return;
     }
-    this.#bytesWritten += total;
     if (this.#timeoutMs > 0) this.#timer?.refresh();
-    if (queued === 0 || !this.#stream.drainTo(0)) callback();
-    else this.#drained = callback;
+    if (queued !== 0 && this.#stream.drainTo(0)) {
+      this.#drained = callback;
+      this.#laterWaiting = later;
+    }
+    else if ((this.#inData || this.#acking) && inBatch(this.#stream)) this.#ack = callback;
+    else callback();
+  }
+
+  // In a dispatch of several sockets' events, the callbacks of writes the kernel took while this
+  // socket's events were handled, each once the handler that wrote returned: Writable then goes
+  // on at once (what it buffered, node:http's next pipelined reply), where a callback inside
+  // _write would wait for a nextTick, which runs only after the whole dispatch: every socket's
+  // pipelined requests would be parsed and held before any second reply went (net.Socket's
+  // nextTicks run after each socket's read). Alone in its dispatch, a socket's callbacks come as
+  // net.Socket's, on the nextTick after the write. One that throws is reported as dispatch
+  // reports one.
+  #runAcks(): void {
+    for (let callback = this.#ack; callback !== undefined; callback = this.#ack) {
+      this.#ack = undefined;
+      this.#acking = true;
+      try {
+        callback();
+      } catch (err) {
+        process.nextTick(() => { throw err; });
+      } finally {
+        this.#acking = false;
+      }
+    }
+  }
+
+  // One chunk to the stream; the bytes queued after it, or -1 for an empty chunk (node:http's
+  // end() writes one), which is not sent.
+  #put(chunk: Buffer | string, encoding: BufferEncoding, later: boolean): number {
+    if (typeof chunk === 'string') {
+      const latin1 = encoding === 'latin1' || encoding === 'binary';
+      if (latin1 || encoding === 'utf8' || encoding === 'utf-8') {
+        if (chunk.length === 0) return -1;
+        const queued = writeText(this.#stream, chunk, latin1, later);
+        this.#bytesWritten += latin1 ? chunk.length : Buffer.byteLength(chunk, 'utf8');
+        return queued;
+      }
+      chunk = Buffer.from(chunk, encoding);
+    }
+    if (chunk.length === 0) return -1;
+    const queued = later ? writeLater(this.#stream, chunk) : this.#stream.write(chunk);
+    this.#bytesWritten += chunk.length;
+    return queued;
   }
 
   override _final(callback: Callback): void {
@@ -262,27 +343,6 @@ export class RingSocketDuplex extends Duplex {
     }
   }
 
-  /** Destroys the socket and resets the TCP connection (the peer reads ECONNRESET, not EOF):
-   * SO_LINGER 0 before the close, as net.Socket's resetAndDestroy(). TCP only. */
-  resetAndDestroy(): this {
-    if (this.destroyed) return this; // as net.Socket's: nothing left to reset (its fd may name another socket now)
-    const local = this.address();
-    if (!('family' in local)) {
-      throw Object.assign(new TypeError('Invalid handle type: resetAndDestroy() takes a TCP socket'), { code: 'ERR_INVALID_HANDLE_TYPE' });
-    }
-    try {
-      setsockopt(this.fd, 'SO_LINGER', 0);
-    } catch { /* not a socket the kernel knows now */ }
-    return this.destroy();
-  }
-
-  /** Ends the writable side, then destroys the socket once that is done (net.Socket's). */
-  destroySoon(): void {
-    if (this.writable) this.end();
-    if (this.writableFinished) this.destroy();
-    else this.once('finish', () => this.destroy());
-  }
-
   /** Bytes received so far. */
   get bytesRead(): number {
     return this.#bytesRead;
@@ -290,22 +350,6 @@ export class RingSocketDuplex extends Duplex {
   /** Bytes sent so far (not counting what waits to be sent). */
   get bytesWritten(): number {
     return this.#bytesWritten;
-  }
-
-  /** TCP_NODELAY (ignored on a socket that has none, as net.Socket does for pipes). */
-  setNoDelay(noDelay = true): this {
-    try {
-      setsockopt(this.fd, 'TCP_NODELAY', noDelay);
-    } catch { /* not TCP */ }
-    return this;
-  }
-
-  /** SO_KEEPALIVE; the delay before the first probe stays the system's. */
-  setKeepAlive(enable = false, _initialDelay?: number): this {
-    try {
-      setsockopt(this.fd, 'SO_KEEPALIVE', enable);
-    } catch { /* not a socket with keep-alive */ }
-    return this;
   }
 
   /** Emits 'timeout' after `ms` without a byte received or sent (0: never), as net.Socket;
@@ -356,62 +400,6 @@ export class RingSocketDuplex extends Duplex {
     return this;
   }
 
-  /** Bytes written and not yet sent (net.Socket's bufferSize: writableLength). */
-  get bufferSize(): number {
-    return this.writableLength;
-  }
-
-  /** Always false: the socket is connected when it is made (net.Socket's `pending`). */
-  get pending(): boolean {
-    return false;
-  }
-
-  /** The local address (getsockname), as net.Socket's address(): {} once destroyed, also when
-   * it was read before (net's handle is gone then). */
-  address(): AddressInfo | Record<string, never> {
-    if (this.destroyed) return {};
-    this.#local ??= nameOf(getsockname, this.fd, false);
-    return typeof this.#local === 'object' ? this.#local : {};
-  }
-
-  get remoteAddress(): string | undefined {
-    return this.#peerInfo()?.address;
-  }
-  get remotePort(): number | undefined {
-    return this.#peerInfo()?.port;
-  }
-  get remoteFamily(): string | undefined {
-    return this.#peerInfo()?.family;
-  }
-  get localAddress(): string | undefined {
-    const a = this.address();
-    return 'address' in a ? a.address : undefined;
-  }
-  get localPort(): number | undefined {
-    const a = this.address();
-    return 'port' in a ? a.port : undefined;
-  }
-  get localFamily(): string | undefined {
-    const a = this.address();
-    return 'family' in a ? a.family : undefined;
-  }
-
-  /** Always false: the socket is connected when it is made. */
-  get connecting(): boolean {
-    return false;
-  }
-  /** As net.Socket: 'open', 'readOnly', 'writeOnly' or 'closed'. */
-  get readyState(): 'open' | 'readOnly' | 'writeOnly' | 'closed' {
-    if (this.readable && this.writable) return 'open';
-    if (this.readable) return 'readOnly';
-    if (this.writable) return 'writeOnly';
-    return 'closed';
-  }
-
-  #peerInfo(): AddressInfo | undefined {
-    this.#peer ??= nameOf(getpeername, this.fd, this.destroyed);
-    return typeof this.#peer === 'object' ? this.#peer : undefined;
-  }
 }
 
 // Chunks are cut from shared slabs, as Buffer.allocUnsafe cuts small Buffers from its pool: an
@@ -431,16 +419,6 @@ function chunkBuffer(length: number): Buffer {
   const chunk = slab.subarray(slabUsed, slabUsed + length);
   slabUsed = (slabUsed + length + 7) & ~7; // 8-byte aligned, as Buffer's pool
   return chunk;
-}
-
-/** The name of the fd's socket or its peer; '' when it has none (or after destroy). */
-function nameOf(get: (fd: number) => string | AddressInfo, fd: number, destroyed: boolean): AddressInfo | string {
-  if (destroyed) return '';
-  try {
-    return get(fd);
-  } catch {
-    return '';
-  }
 }
 
 const TIMEOUT_MAX = 2 ** 31 - 1;

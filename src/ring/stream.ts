@@ -3,8 +3,7 @@
 // multishot recv and its ordered sends). No Promise per chunk or per send: the addon hands
 // every stream's events of one reap to `dispatch` below in one call, through an Int32Array.
 // ring.ts makes them (Ring.setupBufRing, Ring.recvMultishot). See docs/ring.md.
-import { getSystemErrorMap } from 'node:util';
-import type { ErrnoException } from '../native.js';
+import { badId, errnoError, illegalConstructor } from './stream-errors.js';
 
 /** The addon's methods this module calls (on the ring object, as ring.ts's NativeRing). */
 export interface NativeStreamMethods {
@@ -16,7 +15,7 @@ export interface NativeStreamMethods {
   bufReleaseMany(bufferRing: number, count: number): void;
   bufRingClose(bufferRing: number): boolean;
   streamSend(stream: number, id: number, length: number): void;
-  streamWrite(stream: number, data: ArrayBufferView): number;
+  streamWrite(stream: number, data: ArrayBufferView | string, later?: boolean, latin1?: boolean): number;
   streamDrain(stream: number, bytes: number): boolean;
   streamClose(stream: number): boolean;
   streamQueued(stream: number): number;
@@ -59,6 +58,8 @@ interface StreamTable {
   closedError: () => Error;
   /** A dispatch is running: chunks copied out (copyChunk) go back to the kernel at its end. */
   dispatching: boolean;
+  /** Events the dispatch under way hands out (0 outside one). */
+  batch: number;
   /** Pools with such buffers waiting to go back. */
   releasing: BufferRing[];
 }
@@ -67,9 +68,6 @@ let deliver: (s: RingStream, type: number, a: number, b: number) => void;
 // Only ring.ts makes these (through makeBufferRing and makeRingStream): their constructors take
 // this token, and throw ERR_ILLEGAL_CONSTRUCTOR without it, as Node's internal classes do.
 const internal = Symbol('iolab.internal');
-function illegalConstructor(): TypeError {
-  return Object.assign(new TypeError('Illegal constructor'), { code: 'ERR_ILLEGAL_CONSTRUCTOR' });
-}
 type BufferRingArgs = [ring: NativeStreamMethods & object, count: number, size: number, closedError: () => Error];
 type RingStreamArgs = [ring: NativeStreamMethods & object, fd: number, pool: BufferRing, handlers: RecvHandlers, options: RecvMultishotOptions | undefined, closedError: () => Error];
 let newBufferRing: (args: BufferRingArgs) => BufferRing;
@@ -84,13 +82,8 @@ let copyOut: (pool: BufferRing, id: number, length: number, into: Uint8Array) =>
 let releaseWaiting: (pool: BufferRing) => void;
 let closedOf: (pool: BufferRing) => boolean;
 let ringOf: (pool: BufferRing) => NativeStreamMethods;
-
-/** An errno error like the addon's (code, errno, syscall), from a CQE's -errno: Node's negative
- * errno, and E<n> for a number Node has no name for. */
-function errnoError(res: number, syscall: string): ErrnoException {
-  const [code, text] = getSystemErrorMap().get(res) ?? [`E${-res}`, `unknown error ${-res}`];
-  return Object.assign(new Error(`${code}: ${text}, ${syscall}`), { code, errno: res, syscall });
-}
+let batchOf: (stream: RingStream) => number;
+let writeOf: (stream: RingStream, data: ArrayBufferView | string, later: boolean, latin1: boolean) => number;
 
 // One event to its stream. A handler that throws surfaces as an uncaught exception (on the next
 // tick, so whatever called it goes on: the rest of a dispatch, the other streams' ends).
@@ -108,6 +101,7 @@ function dispatch(this: object, count: number): void {
   if (table === undefined) return;
   const { events, streams } = table;
   table.dispatching = true;
+  table.batch = count;
   try {
     for (let i = 0, end = count * 4; i < end; i += 4) {
       const s = streams[events[i]];
@@ -116,6 +110,7 @@ function dispatch(this: object, count: number): void {
     }
   } finally {
     table.dispatching = false;
+    table.batch = 0;
     const pools = table.releasing;
     table.releasing = [];
     for (const pool of pools) releaseWaiting(pool);
@@ -129,11 +124,31 @@ export function copyChunk(pool: BufferRing, id: number, length: number, into: Ui
   copyOut(pool, id, length, into);
 }
 
+/** True while the stream's Ring hands JS the events of several streams in one call: sends
+ * written then with writeLater() go to the kernel together when the call returns. */
+export function inBatch(stream: RingStream): boolean {
+  return batchOf(stream) > 1;
+}
+
+/** stream.write(data), but not offered to the socket inside the call even when nothing is ahead:
+ * the bytes go with the Ring's next submit (at the end of the dispatch under way, with the other
+ * streams' sends: one io_uring_enter for all of them, not a send(2) each). Returns the bytes now
+ * queued, as write(). */
+export function writeLater(stream: RingStream, data: ArrayBufferView): number {
+  return writeOf(stream, data, true, false);
+}
+
+/** stream.write() of a string, encoded by the addon (UTF-8, or Latin-1 when `latin1`) straight
+ * into the socket or the stream's queue: no Buffer is made for it. `later` as writeLater(). */
+export function writeText(stream: RingStream, text: string, latin1: boolean, later: boolean): number {
+  return writeOf(stream, text, later, latin1);
+}
+
 /** Makes the ring object's stream table (once per Ring). */
 function streamTable(ring: NativeStreamMethods & object, closedError: () => Error): StreamTable {
   let table = tables.get(ring);
   if (table === undefined) {
-    table = { events: new Int32Array(EVENTS * 4), closing: false, streams: [], closedError, dispatching: false, releasing: [] };
+    table = { events: new Int32Array(EVENTS * 4), closing: false, streams: [], closedError, dispatching: false, batch: 0, releasing: [] };
     ring.streamsInit(dispatch, table.events);
     tables.set(ring, table);
   }
@@ -154,14 +169,6 @@ export function endStreams(ring: object): void {
   const streams = table.streams;
   table.streams = [];
   for (const s of streams) if (s !== undefined) deliverReporting(s, Event.Closed, END_CLOSED, 0);
-}
-
-/** A buffer id that is not one of `count` (RangeError) or no number at all (TypeError). */
-function badId(id: unknown, count: number): Error {
-  if (typeof id !== 'number') {
-    return Object.assign(new TypeError(`The "id" argument must be of type number. Received type ${typeof id}`), { code: 'ERR_INVALID_ARG_TYPE' });
-  }
-  return Object.assign(new RangeError(`The value of "id" is out of range. It must be an integer >= 0 and <= ${count - 1}. Received ${id}`), { code: 'ERR_OUT_OF_RANGE' });
 }
 
 /** A provided-buffer ring registered on a Ring (IORING_REGISTER_PBUF_RING): `count` buffers
@@ -321,6 +328,11 @@ export class RingStream {
 
   static {
     newRingStream = (args) => new RingStream(internal, ...args);
+    batchOf = (s) => s.#table.batch;
+    writeOf = (s, data, later, latin1) => {
+      if (s.#closed) throw s.#closedErr();
+      return s.#ring.streamWrite(s.#token, data, later, latin1);
+    };
     // A stream keeps its place in the table after it is closed: the addon gives its slot to
     // another stream only once every event of it gathered so far was handed out here.
     deliver = (s, type, a, b) => {
@@ -379,8 +391,7 @@ export class RingStream {
    * cannot be read (a mapping past its file's end) throws EFAULT and queues nothing. Returns
    * the bytes now queued to send. */
   write(data: ArrayBufferView): number {
-    if (this.#closed) throw this.#closedErr();
-    return this.#ring.streamWrite(this.#token, data);
+    return writeOf(this, data, false, false);
   }
 
   /** Asks for `handlers.drained()` once at most `bytes` are queued to send; false (and no

@@ -1,0 +1,124 @@
+// RingSocket's writes in a batch: a reply written while a socket's chunk is read, in a dispatch
+// that hands out several sockets' chunks, goes to the kernel with the others' in the Ring's next
+// submit (no send(2) inside the call); a reply to a lone chunk goes at once. Either way every
+// reply arrives whole and in order, its callback says written only once the kernel has it, and a
+// destroy() right after the write still lets it out, as net.Socket's.
+import { describe, expect, it } from 'vitest';
+import net from 'node:net';
+import { once } from 'node:events';
+import { RingSocketDuplex as RingSocket } from '../src/ring/duplex.js';
+import { ringTestSetup } from './support/ring.js';
+
+const { newRing, track, untrack } = ringTestSetup('iolab-ring-socket-batch-');
+const SOCKETS = 8;
+
+/** A net.Server on 127.0.0.1 with `n` RingSockets connected to it, each with the server's side. */
+async function pairs(n: number) {
+  const ring = newRing();
+  const pool = ring.setupBufRing({ count: 64, size: 4096 });
+  const server = net.createServer();
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  const port = (server.address() as net.AddressInfo).port;
+  const out: { peer: net.Socket; socket: RingSocket }[] = [];
+  for (let i = 0; i < n; i++) {
+    const accepted = once(server, 'connection');
+    const fd = track(await ring.socket('inet', 'stream'));
+    await ring.connect(fd, { host: '127.0.0.1', port });
+    const peer = (await accepted)[0] as net.Socket;
+    out.push({ peer, socket: new RingSocket(ring, untrack(fd), { bufferRing: pool }) });
+  }
+  return { ring, server, pairs: out };
+}
+
+/** What `peer` reads until its end. */
+async function readAll(peer: net.Socket): Promise<string> {
+  const parts: Buffer[] = [];
+  peer.on('data', (c: Buffer) => parts.push(c));
+  await once(peer, 'end');
+  return Buffer.concat(parts).toString();
+}
+
+const reply = (chunk: Buffer) => `re:${chunk.toString()}`.repeat(64);
+
+describe('RingSocket: replies to chunks reaped together', () => {
+  it('go out in the next submit, no send inside the call; a reply to a lone chunk goes at once; each callback after the kernel has it', async () => {
+    const { ring, server, pairs: all } = await pairs(SOCKETS);
+    const called: string[] = [];
+    for (const [i, { socket }] of all.entries()) {
+      socket.on('data', (chunk: Buffer) => {
+        socket.write(reply(chunk), (err) => called.push(err ? `${i}: ${err.message}` : `${i}`));
+      });
+    }
+    const direct = ring.stats.streamSendsDirect;
+    // every peer writes in the same turn: the Ring reaps their chunks together
+    const got = all.map(({ peer }) => new Promise<string>((resolve) => {
+      let text = '';
+      peer.on('data', (c: Buffer) => { text += c.toString(); if (text.length >= reply(Buffer.from('x')).length) resolve(text); });
+    }));
+    for (const [i, { peer }] of all.entries()) peer.write(`${i}`);
+    expect(await Promise.all(got)).toEqual(all.map((_, i) => reply(Buffer.from(`${i}`))));
+    expect(ring.stats.streamSendsDirect - direct).toBe(0);
+    expect(called.sort()).toEqual(all.map((_, i) => `${i}`).sort());
+
+    // alone in its reap, a reply is offered to the socket inside the write
+    const lone = new Promise<string>((resolve) => {
+      let text = '';
+      all[0].peer.on('data', (c: Buffer) => { text += c.toString(); if (text.length >= reply(Buffer.from('y')).length) resolve(text); });
+    });
+    all[0].peer.write('y');
+    expect(await lone).toBe(reply(Buffer.from('y')));
+    expect(ring.stats.streamSendsDirect - direct).toBe(1);
+    for (const { peer, socket } of all) { socket.destroy(); peer.destroy(); }
+    server.close();
+  });
+
+  it('a destroy() right after the write lets the reply out first, as net.Socket (its bytes go to the kernel before the fd\'s ops are cancelled)', async () => {
+    const { server, pairs: all } = await pairs(SOCKETS);
+    for (const { socket } of all) {
+      socket.on('error', () => {}); // the write's callback, cut short by destroy(), says so
+      socket.on('data', (chunk: Buffer) => {
+        socket.write(reply(chunk));
+        socket.destroy();
+      });
+    }
+    const got = all.map(({ peer }) => readAll(peer));
+    for (const [i, { peer }] of all.entries()) peer.write(`${i}`);
+    expect(await Promise.all(got)).toEqual(all.map((_, i) => reply(Buffer.from(`${i}`))));
+    await Promise.all(all.map(({ socket }) => (socket.closed ? undefined : once(socket, 'close'))));
+    server.close();
+  });
+});
+
+describe('RingSocket: writes made in a handler, in a batch', () => {
+  it('a socket\'s writes of one chunk go out and are called written together, before the next socket\'s; a peer whose second write went at once behind a reply sent later gets every reply at once from then on', async () => {
+    const { ring, server, pairs: all } = await pairs(SOCKETS);
+    const log: string[] = [];
+    for (const [i, { socket }] of all.entries()) {
+      socket.on('data', (chunk: Buffer) => {
+        // the first waits for the batch's submit; the second, buffered by Writable behind it,
+        // goes when the first is called written
+        socket.write(`a${chunk}`, () => log.push(`a${i}`));
+        socket.write(`b${chunk}`, () => log.push(`b${i}`));
+      });
+    }
+    const round = async (tag: string) => {
+      log.length = 0;
+      const direct = ring.stats.streamSendsDirect;
+      const got = all.map(({ peer }) => new Promise<string>((resolve) => {
+        let text = '';
+        const on = (c: Buffer) => { text += c.toString(); if (text.length >= 4) { peer.off('data', on); resolve(text); } };
+        peer.on('data', on);
+      }));
+      for (const { peer } of all) peer.write(tag);
+      expect(await Promise.all(got)).toEqual(all.map(() => `a${tag}b${tag}`));
+      // every callback came, a socket's two together
+      expect(log).toHaveLength(2 * SOCKETS);
+      for (let at = 0; at < log.length; at += 2) expect(log[at + 1]).toBe(`b${log[at].slice(1)}`);
+      return ring.stats.streamSendsDirect - direct;
+    };
+    expect(await round('1')).toBe(SOCKETS); // the first replies later, the seconds at once
+    expect(await round('2')).toBe(2 * SOCKETS); // both at once: these peers pipeline
+    for (const { peer, socket } of all) { socket.destroy(); peer.destroy(); }
+    server.close();
+  });
+});
