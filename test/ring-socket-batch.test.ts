@@ -122,3 +122,43 @@ describe('RingSocket: writes made in a handler, in a batch', () => {
     server.close();
   });
 });
+
+describe('RingSocket: between sockets of a batch, as net.Socket between its reads', () => {
+  it('what a data handler queued with process.nextTick and Promises runs before the next socket\'s data, as with net.Socket', async () => {
+    const order = async (sockets: (net.Socket | RingSocket)[], peers: net.Socket[]) => {
+      const log: string[] = [];
+      const got = sockets.map((socket, i) => new Promise<void>((resolve) => socket.once('data', () => {
+        log.push(`data ${i}`);
+        process.nextTick(() => log.push(`tick ${i}`));
+        void Promise.resolve().then(() => { log.push(`promise ${i}`); resolve(); });
+      })));
+      for (const peer of peers) peer.write('x'); // in one turn: one reap, one epoll wait
+      await Promise.all(got);
+      // each socket's three entries together, whichever socket came first
+      const groups: string[] = [];
+      for (let at = 0; at < log.length; at += 3) groups.push(log.slice(at, at + 3).map((e) => e.split(' ')[0]).join(','));
+      return groups;
+    };
+    const { server, pairs: all } = await pairs(SOCKETS);
+    const ringOrder = await order(all.map((p) => p.socket), all.map((p) => p.peer));
+    // net.Socket the same way: clients of a net server
+    const netServer = net.createServer();
+    await new Promise<void>((r) => netServer.listen(0, '127.0.0.1', r));
+    const clients: net.Socket[] = [];
+    const accepted: net.Socket[] = [];
+    for (let i = 0; i < SOCKETS; i++) {
+      const connection = once(netServer, 'connection');
+      const client = net.connect((netServer.address() as net.AddressInfo).port, '127.0.0.1');
+      await once(client, 'connect');
+      clients.push(client);
+      accepted.push((await connection)[0] as net.Socket);
+    }
+    const netOrder = await order(accepted, clients);
+    expect(netOrder).toEqual(Array(SOCKETS).fill('data,tick,promise'));
+    expect(ringOrder).toEqual(netOrder);
+    for (const { peer, socket } of all) { socket.destroy(); peer.destroy(); }
+    for (const s of [...clients, ...accepted]) s.destroy();
+    server.close();
+    netServer.close();
+  });
+});

@@ -118,6 +118,31 @@ console.log(JSON.stringify({ closed, ends, chunks, uncaught: uncaught.sort() }))
   });
 });
 
+describe('data handlers that throw in a batch (the nextTick queue run between streams)', () => {
+  it('every stream still gets its chunk, and each throw is reported once, the first one\'s by the addon', async () => {
+    const report = await runChild(`${childStart}
+const tick = () => new Promise((r) => setTimeout(r, 20));
+const ring = new Ring({ entries: 16 });
+const pool = ring.setupBufRing({ count: 8, size: 64 });
+const pairs = [0, 1, 2].map(() => native.socketpair('stream'));
+const seen = [];
+const ticks = [];
+pairs.forEach(([, b], i) => ring.recvMultishot(b, pool, {
+  data(id) { seen.push(i); pool.release(id); process.nextTick(() => ticks.push(i)); throw new Error('data ' + i); },
+  end() {},
+}));
+await tick();
+for (const [a] of pairs) native.writev(a, [Buffer.from('x')]); // one reap hands out all three
+while (seen.length < 3) await tick();
+await tick();
+await ring.close();
+for (const [a, b] of pairs) { native.close(a); native.close(b); }
+console.log(JSON.stringify({ seen: seen.sort(), ticks: ticks.sort(), uncaught: uncaught.sort() }));
+`);
+    expect(report).toEqual({ seen: [0, 1, 2], ticks: [0, 1, 2], uncaught: ['data 0', 'data 1', 'data 2'] });
+  });
+});
+
 describe('a stream closed with sends queued, then the Ring', () => {
   it("its close() settles though its end handler throws as ring.close() ends it; the throw is reported", async () => {
     // 256 KiB queued to a peer that does not read: close() waits for the sends, ring.close()

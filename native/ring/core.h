@@ -103,6 +103,9 @@ class RingCore {
   };
   void Enter() { depth_++; }
   void Exit();
+  // A reap that libuv's callback (the ring fd's poll, the prepare handle) began, with no other
+  // frame of the Ring below: no JS is under it, so JS it runs may drain the nextTick queue.
+  bool FromLoop() const { return from_loop_ && depth_ <= 1; }
   // fn(this, object, value) now, or, while a guard is held, when the outermost one is released.
   using DeferredFn = void (*)(RingCore* core, void* object, intptr_t value);
   void Defer(DeferredFn fn, void* object, intptr_t value = 0);
@@ -175,6 +178,7 @@ class RingCore {
   ~RingCore();
   static void OnPoll(uv_poll_t* handle, int status, int events);
   static void OnPrepare(uv_prepare_t* handle);
+  void OnPrepareTurn();
   static void OnHandleClosed(uv_handle_t* handle);
   static void OnEnvCleanup(napi_async_cleanup_hook_handle hook, void* arg);
   static void ReturnRecord(RingCore* core, void* op, intptr_t);
@@ -217,6 +221,7 @@ class RingCore {
   // The rule's state: how many guarded frames are on the stack, and what waits for the
   // outermost exit.
   int depth_ = 0;
+  bool from_loop_ = false;  // inside OnPoll or OnPrepare (FromLoop)
   struct Deferred {
     DeferredFn fn;
     void* object;

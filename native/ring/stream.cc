@@ -340,9 +340,10 @@ void RingStreams::AfterReap(napi_value ring_object) {
       size_t n = std::min(batch.size() - at, length / 4 * 4);
       memcpy(events_data_, batch.data() + at, n * sizeof(int32_t));
       at += n;
-      napi_value count, result;
-      napi_create_uint32(env_, uint32_t(n / 4), &count);
-      if (napi_call_function(env_, ring_object, fn, 1, &count, &result) != napi_ok) {
+      napi_value args[2], result;
+      napi_create_uint32(env_, uint32_t(n / 4), &args[0]);
+      napi_get_boolean(env_, core_->FromLoop(), &args[1]);
+      if (napi_call_function(env_, ring_object, fn, 2, args, &result) != napi_ok) {
         // src/ring/stream.ts catches what handlers throw; this is its own failure: report it as
         // Node reports an uncaught exception, and go on with the rest.
         napi_value error;

@@ -8,7 +8,7 @@ import { badId, errnoError, illegalConstructor } from './stream-errors.js';
 /** The addon's methods this module calls (on the ring object, as ring.ts's NativeRing). */
 export interface NativeStreamMethods {
   setupBufRing(count: number, size: number): [number, ArrayBuffer];
-  streamsInit(dispatch: (this: object, count: number) => void, events: Int32Array): void;
+  streamsInit(dispatch: (this: object, count: number, fromLoop: boolean) => void, events: Int32Array): void;
   recvMultishot(fd: number, bufferRing: number, pauseAt: number): number;
   bufRelease(bufferRing: number, id: number): void;
   bufReleaseList(bufferRing: number, ids: Int32Array): void;
@@ -95,18 +95,38 @@ function deliverReporting(s: RingStream, type: number, a: number, b: number): vo
   }
 }
 
-// The addon calls this with the ring object as `this` once per reap with events to give.
-function dispatch(this: object, count: number): void {
+// process._tickCallback: the nextTick queue's and the microtasks' run that Node makes after each
+// callback from libuv (in every line from 20 to 26; undocumented, so looked for).
+const runTicks = (process as unknown as { _tickCallback?: () => void })._tickCallback;
+
+// The addon calls this with the ring object as `this` once per reap with events to give;
+// `fromLoop`: the reap is libuv's callback, with no JS below it.
+function dispatch(this: object, count: number, fromLoop: boolean): void {
   const table = tables.get(this);
   if (table === undefined) return;
   const { events, streams } = table;
   table.dispatching = true;
   table.batch = count;
+  // As after each socket's read callback with net.Socket: what a handler queued with
+  // process.nextTick and its Promises run before the next socket's event, not after the whole
+  // batch (node:http's close ticks of a thousand pipelined requests kept them all alive, and
+  // the young generation's GC copied them). A tick that throws stops that for this batch; the
+  // throw is the addon's to report (as Node reports an uncaught exception) once every event
+  // is handed out, and the ticks left run when the reap's callback scope closes.
+  let ticks = fromLoop && count > 1 && typeof runTicks === 'function';
+  let thrown: { err: unknown } | undefined;
   try {
     for (let i = 0, end = count * 4; i < end; i += 4) {
       const s = streams[events[i]];
       if (s === undefined || (table.closing && events[i + 1] === Event.Data)) continue;
       deliverReporting(s, events[i + 1], events[i + 2], events[i + 3]);
+      if (!ticks) continue;
+      try {
+        runTicks!();
+      } catch (err) {
+        ticks = false;
+        thrown = { err };
+      }
     }
   } finally {
     table.dispatching = false;
@@ -115,6 +135,7 @@ function dispatch(this: object, count: number): void {
     table.releasing = [];
     for (const pool of pools) releaseWaiting(pool);
   }
+  if (thrown !== undefined) throw thrown.err;
 }
 
 /** Copies the first `length` bytes of held buffer `id` into `into` and gives the buffer back:
@@ -124,25 +145,16 @@ export function copyChunk(pool: BufferRing, id: number, length: number, into: Ui
   copyOut(pool, id, length, into);
 }
 
-/** True while the stream's Ring hands JS the events of several streams in one call: sends
- * written then with writeLater() go to the kernel together when the call returns. */
-export function inBatch(stream: RingStream): boolean {
-  return batchOf(stream) > 1;
-}
+/** True while the stream's Ring hands JS several streams' events in one call (a loaded server). */
+export const inBatch = (stream: RingStream): boolean => batchOf(stream) > 1;
 
-/** stream.write(data), but not offered to the socket inside the call even when nothing is ahead:
- * the bytes go with the Ring's next submit (at the end of the dispatch under way, with the other
- * streams' sends: one io_uring_enter for all of them, not a send(2) each). Returns the bytes now
- * queued, as write(). */
-export function writeLater(stream: RingStream, data: ArrayBufferView): number {
-  return writeOf(stream, data, true, false);
-}
+/** stream.write(data), not offered to the socket inside the call: the bytes go with the Ring's
+ * next submit, one io_uring_enter for every stream written meanwhile. Returns the bytes queued. */
+export const writeLater = (stream: RingStream, data: ArrayBufferView): number => writeOf(stream, data, true, false);
 
-/** stream.write() of a string, encoded by the addon (UTF-8, or Latin-1 when `latin1`) straight
- * into the socket or the stream's queue: no Buffer is made for it. `later` as writeLater(). */
-export function writeText(stream: RingStream, text: string, latin1: boolean, later: boolean): number {
-  return writeOf(stream, text, later, latin1);
-}
+/** stream.write() of a string the addon encodes (UTF-8, or Latin-1): no Buffer is made for it. */
+export const writeText = (stream: RingStream, text: string, latin1: boolean, later: boolean): number =>
+  writeOf(stream, text, later, latin1);
 
 /** Makes the ring object's stream table (once per Ring). */
 function streamTable(ring: NativeStreamMethods & object, closedError: () => Error): StreamTable {
