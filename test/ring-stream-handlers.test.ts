@@ -143,6 +143,40 @@ console.log(JSON.stringify({ seen: seen.sort(), ticks: ticks.sort(), uncaught: u
   });
 });
 
+describe('a stream and its pool closed between two events of one batch', () => {
+  it('its chunks still gathered in the batch go nowhere, with no error: the closed pool took its buffers', async () => {
+    // Four chunks and the EOF in one reap. The first chunk's handler closes the stream (its recv
+    // is over, so at once) and, in a continuation, the pool: with the ticks run between events,
+    // that happens before the other three chunks are handed out.
+    const report = await runChild(`${childStart}
+const tick = () => new Promise((r) => setTimeout(r, 20));
+const ring = new Ring({ entries: 16 });
+const pool = ring.setupBufRing({ count: 8, size: 16 });
+const [a, b] = native.socketpair('stream');
+let chunks = 0;
+let poolClosed = false;
+const stream = ring.recvMultishot(b, pool, {
+  data(id) {
+    chunks++;
+    pool.release(id);
+    if (chunks === 1) void stream.close().then(() => { pool.close(); poolClosed = true; });
+  },
+  end() {},
+});
+await tick();
+native.writev(a, [Buffer.alloc(64, 1)]);
+native.shutdown(a, 'write');
+while (!poolClosed) await tick();
+await tick();
+const held = pool.heldBuffers;
+await ring.close();
+native.close(a); native.close(b);
+console.log(JSON.stringify({ chunks, held, uncaught }));
+`);
+    expect(report).toEqual({ chunks: 1, held: 0, uncaught: [] });
+  });
+});
+
 describe('a stream closed with sends queued, then the Ring', () => {
   it("its close() settles though its end handler throws as ring.close() ends it; the throw is reported", async () => {
     // 256 KiB queued to a peer that does not read: close() waits for the sends, ring.close()

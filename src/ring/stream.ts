@@ -107,12 +107,10 @@ function dispatch(this: object, count: number, fromLoop: boolean): void {
   const { events, streams } = table;
   table.dispatching = true;
   table.batch = count;
-  // As after each socket's read callback with net.Socket: what a handler queued with
-  // process.nextTick and its Promises run before the next socket's event, not after the whole
-  // batch (node:http's close ticks of a thousand pipelined requests kept them all alive, and
-  // the young generation's GC copied them). A tick that throws stops that for this batch; the
-  // throw is the addon's to report (as Node reports an uncaught exception) once every event
-  // is handed out, and the ticks left run when the reap's callback scope closes.
+  // As after each socket's read callback with net.Socket: what a handler queued (nextTicks,
+  // Promises) runs before the next event, not after the batch (node:http's ticks of 1,000
+  // pipelined requests kept them all alive for the GC to copy). A tick that throws stops that
+  // for the batch; the addon reports the throw once every event is handed out.
   let ticks = fromLoop && count > 1 && typeof runTicks === 'function';
   let thrown: { err: unknown } | undefined;
   try {
@@ -349,10 +347,13 @@ export class RingStream {
     // another stream only once every event of it gathered so far was handed out here.
     deliver = (s, type, a, b) => {
       if (type === Event.Data) {
+        // came before close() took effect: nobody wants it; a pool closed since (its stream
+        // finished earlier in this batch) took the buffer back with the rest
+        if (s.#closing !== undefined && closedOf(s.bufferRing)) return;
         s.#held[a] = 1;
         s.#heldCount[0]++;
         if (s.#closing === undefined) s.#handlers.data(a, b);
-        else s.bufferRing.release(a); // came before close() took effect: nobody wants it
+        else s.bufferRing.release(a);
       } else if (type === Event.End) {
         if (s.#closing === undefined) s.#end(a, b === 1 ? 'send' : 'recv'); // its owner asked for the end
       } else if (type === Event.Drained) {
