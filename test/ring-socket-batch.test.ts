@@ -40,6 +40,20 @@ async function readAll(peer: net.Socket): Promise<string> {
 
 const reply = (chunk: Buffer) => `re:${chunk.toString()}`.repeat(64);
 
+/** What `peer` reads until it has at least `bytes` (its listener removed then). */
+function readAtLeast(peer: net.Socket, bytes: number): Promise<string> {
+  return new Promise((resolve) => {
+    let text = '';
+    const on = (c: Buffer) => {
+      text += c.toString();
+      if (text.length < bytes) return;
+      peer.off('data', on);
+      resolve(text);
+    };
+    peer.on('data', on);
+  });
+}
+
 describe('RingSocket: replies to chunks reaped together', () => {
   it('go out in the next submit, no send inside the call; a reply to a lone chunk goes at once; each callback after the kernel has it', async () => {
     const { ring, server, pairs: all } = await pairs(SOCKETS);
@@ -51,20 +65,14 @@ describe('RingSocket: replies to chunks reaped together', () => {
     }
     const direct = ring.stats.streamSendsDirect;
     // every peer writes in the same turn: the Ring reaps their chunks together
-    const got = all.map(({ peer }) => new Promise<string>((resolve) => {
-      let text = '';
-      peer.on('data', (c: Buffer) => { text += c.toString(); if (text.length >= reply(Buffer.from('x')).length) resolve(text); });
-    }));
+    const got = all.map(({ peer }) => readAtLeast(peer, reply(Buffer.from('x')).length));
     for (const [i, { peer }] of all.entries()) peer.write(`${i}`);
     expect(await Promise.all(got)).toEqual(all.map((_, i) => reply(Buffer.from(`${i}`))));
     expect(ring.stats.streamSendsDirect - direct).toBe(0);
     expect(called.sort()).toEqual(all.map((_, i) => `${i}`).sort());
 
     // alone in its reap, a reply is offered to the socket inside the write
-    const lone = new Promise<string>((resolve) => {
-      let text = '';
-      all[0].peer.on('data', (c: Buffer) => { text += c.toString(); if (text.length >= reply(Buffer.from('y')).length) resolve(text); });
-    });
+    const lone = readAtLeast(all[0].peer, reply(Buffer.from('y')).length);
     all[0].peer.write('y');
     expect(await lone).toBe(reply(Buffer.from('y')));
     expect(ring.stats.streamSendsDirect - direct).toBe(1);
@@ -104,11 +112,7 @@ describe('RingSocket: writes made in a handler, in a batch', () => {
     const round = async (tag: string) => {
       log.length = 0;
       const direct = ring.stats.streamSendsDirect;
-      const got = all.map(({ peer }) => new Promise<string>((resolve) => {
-        let text = '';
-        const on = (c: Buffer) => { text += c.toString(); if (text.length >= 4) { peer.off('data', on); resolve(text); } };
-        peer.on('data', on);
-      }));
+      const got = all.map(({ peer }) => readAtLeast(peer, 4));
       for (const { peer } of all) peer.write(tag);
       expect(await Promise.all(got)).toEqual(all.map(() => `a${tag}b${tag}`));
       // every callback came, a socket's two together
