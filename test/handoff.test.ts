@@ -42,7 +42,9 @@ end
 `);
   const wrk = spawn('wrk', ['-t', '1', '-c', String(connections), '-d', '1h', '--timeout', '10s', '-s', script, `http://127.0.0.1:${port}/`], { stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
+  let err = '';
   wrk.stdout.on('data', (d: Buffer) => (out += d));
+  wrk.stderr.on('data', (d: Buffer) => (err += d));
   const exited = new Promise((resolve) => wrk.once('exit', resolve));
   return {
     stop: async () => {
@@ -52,7 +54,8 @@ end
       wrk.kill('SIGINT');
       await exited;
       const line = out.split('\n').find((l) => l.startsWith('{"requests"'));
-      if (line === undefined) throw new Error(`wrk printed no results: ${out}`);
+      // how it ended says whether it was gone before the SIGINT (a crash: a signal of its own)
+      if (line === undefined) throw new Error(`wrk printed no results (exit ${wrk.exitCode}, signal ${wrk.signalCode}): ${out}${err}`);
       return JSON.parse(line) as WrkCounts;
     },
   };
