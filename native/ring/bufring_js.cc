@@ -161,14 +161,17 @@ napi_value StreamWrite(napi_env env, napi_callback_info info) {
   thread_local std::vector<char> text;
   if (type == napi_string) {
     bool latin1 = OptionalBoolArg(env, call[3], "latin1", false);
+    // One pass, no length query first (a scan of its own): a UTF-16 unit is one Latin-1 byte,
+    // at most three UTF-8 bytes (a surrogate pair, two units, four).
+    size_t units = 0;
+    napi_get_value_string_utf16(env, call[1], nullptr, 0, &units);
+    size_t room = (latin1 ? units : units * 3) + 1;
+    // (every unit is a byte at least: over 1 GiB of units is over 1 GiB of bytes)
+    if (units > (1u << 30)) ThrowArgRange(env, "data's length", "<= 1 GiB", std::to_string(units));
+    if (text.size() < room) text.resize(room);
     size_t length = 0;
-    napi_status status = latin1 ? napi_get_value_string_latin1(env, call[1], nullptr, 0, &length)
-                                : napi_get_value_string_utf8(env, call[1], nullptr, 0, &length);
-    if (status != napi_ok) ThrowErrno(env, ENOMEM, "send");
-    if (length > (1u << 30)) ThrowArgRange(env, "data's length", "<= 1 GiB", std::to_string(length));
-    if (text.size() < length + 1) text.resize(length + 1);
-    if (latin1) napi_get_value_string_latin1(env, call[1], text.data(), length + 1, &length);
-    else napi_get_value_string_utf8(env, call[1], text.data(), length + 1, &length);
+    if (latin1) napi_get_value_string_latin1(env, call[1], text.data(), room, &length);
+    else napi_get_value_string_utf8(env, call[1], text.data(), room, &length);
     bytes.data = text.data();
     bytes.length = length;
   } else {
@@ -177,7 +180,9 @@ napi_value StreamWrite(napi_env env, napi_callback_info info) {
   if (bytes.length == 0) return Napi::Number::New(env, double(stream_unsent(&s->core)));
   if (bytes.length > (1u << 30)) ThrowArgRange(env, "data.byteLength", "<= 1 GiB", std::to_string(bytes.length));
   bool later = OptionalBoolArg(env, call[2], "later", false);
-  if (int err = RingStreams::Of(core)->Write(s, bytes.data, bytes.length, later)) ThrowErrno(env, err, "send");
+  int err = RingStreams::Of(core)->Write(s, bytes.data, bytes.length, later);
+  if (text.size() > (1u << 20)) std::vector<char>().swap(text);  // a large string's room is not kept
+  if (err) ThrowErrno(env, err, "send");
   return Napi::Number::New(env, double(stream_unsent(&s->core)));
 }
 

@@ -288,13 +288,7 @@ struct io_uring_sqe* RingCore::FreeSqe() {
 void RingCore::OnPrepare(uv_prepare_t* handle) {
   RingCore* core = static_cast<RingCore*>(handle->data);
   if (core->torn_down_) return;
-  core->from_loop_ = true;
-  core->OnPrepareTurn();
-  core->from_loop_ = false;  // (a torn-down core's memory lives until its handles are closed)
-}
-
-void RingCore::OnPrepareTurn() {
-  RingCore* core = this;
+  LoopScope loop(core);
   // CQEs a JS call took off the CQ (readvBatch's direct reads) leave the ring fd unreadable:
   // they are settled here, on the loop turn after that call.
   if (!core->stash_.empty()) {

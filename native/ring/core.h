@@ -106,6 +106,15 @@ class RingCore {
   // A reap that libuv's callback (the ring fd's poll, the prepare handle) began, with no other
   // frame of the Ring below: no JS is under it, so JS it runs may drain the nextTick queue.
   bool FromLoop() const { return from_loop_ && depth_ <= 1; }
+  // Marks a libuv callback's frame for FromLoop (a torn-down core's memory lives until its
+  // handles are closed, so the flag can be reset after any teardown inside).
+  class LoopScope {
+   public:
+    explicit LoopScope(RingCore* core) : core_(core) { core_->from_loop_ = true; }
+    ~LoopScope() { core_->from_loop_ = false; }
+   private:
+    RingCore* core_;
+  };
   // fn(this, object, value) now, or, while a guard is held, when the outermost one is released.
   using DeferredFn = void (*)(RingCore* core, void* object, intptr_t value);
   void Defer(DeferredFn fn, void* object, intptr_t value = 0);
@@ -178,7 +187,6 @@ class RingCore {
   ~RingCore();
   static void OnPoll(uv_poll_t* handle, int status, int events);
   static void OnPrepare(uv_prepare_t* handle);
-  void OnPrepareTurn();
   static void OnHandleClosed(uv_handle_t* handle);
   static void OnEnvCleanup(napi_async_cleanup_hook_handle hook, void* arg);
   static void ReturnRecord(RingCore* core, void* op, intptr_t);

@@ -12,9 +12,8 @@ namespace iolab {
 void RingCore::OnPoll(uv_poll_t* handle, int status, int events) {
   RingCore* core = static_cast<RingCore*>(handle->data);
   if (core->torn_down_ || status < 0) return;
-  core->from_loop_ = true;
+  LoopScope loop(core);
   core->ReapTurns();
-  core->from_loop_ = false;  // (a torn-down core's memory lives until its handles are closed)
 }
 
 // Reap, let the continuations queue their next ops, submit them; ops that completed inline

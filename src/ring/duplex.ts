@@ -9,6 +9,7 @@ import type { BufferRing, Ring, RingStream } from './ring.js';
 import { copyChunk, inBatch, writeLater, writeText } from './stream.js';
 import type { RingSocketOptions } from './socket-options.js';
 import { SocketSurface } from './socket-surface.js';
+import { throwLater } from './stream-errors.js';
 
 type Callback = (err?: Error | null) => void;
 
@@ -215,7 +216,8 @@ export class RingSocketDuplex extends SocketSurface {
   // net.Socket's native handle writes them: no Buffer per write (decodeStrings: false).
   #send(callback: Callback, chunk?: Buffer | string, encoding?: BufferEncoding, chunks?: { chunk: Buffer | string; encoding: BufferEncoding }[]): void {
     let queued = 0;
-    const later = this.#inData && !this.#sendAtOnce && inBatch(this.#stream);
+    const batch = inBatch(this.#stream);
+    const later = batch && this.#inData && !this.#sendAtOnce;
     this.#sends++;
     try {
       if (chunks === undefined) {
@@ -235,7 +237,7 @@ export class RingSocketDuplex extends SocketSurface {
       this.#drained = callback;
       this.#laterWaiting = later;
     }
-    else if ((this.#inData || this.#acking) && inBatch(this.#stream)) this.#ack = callback;
+    else if (batch && (this.#inData || this.#acking)) this.#ack = callback;
     else callback();
   }
 
@@ -254,7 +256,7 @@ export class RingSocketDuplex extends SocketSurface {
       try {
         callback();
       } catch (err) {
-        process.nextTick(() => { throw err; });
+        throwLater(err);
       } finally {
         this.#acking = false;
       }

@@ -1,4 +1,5 @@
-// The errors src/ring/stream.ts throws and hands to a stream's end(): Node's own codes and words.
+// The errors src/ring/stream.ts throws and hands to a stream's end(): Node's own codes and words;
+// and how a handler's throw is reported.
 import { getSystemErrorMap } from 'node:util';
 import type { ErrnoException } from '../native.js';
 
@@ -20,4 +21,10 @@ export function badId(id: unknown, count: number): Error {
     return Object.assign(new TypeError(`The "id" argument must be of type number. Received type ${typeof id}`), { code: 'ERR_INVALID_ARG_TYPE' });
   }
   return Object.assign(new RangeError(`The value of "id" is out of range. It must be an integer >= 0 and <= ${count - 1}. Received ${id}`), { code: 'ERR_OUT_OF_RANGE' });
+}
+
+/** A handler's throw, reported as an uncaught exception on the next tick, so that whatever
+ * called the handler goes on (the rest of a dispatch, the other callbacks). */
+export function throwLater(err: unknown): void {
+  process.nextTick(() => { throw err; });
 }

@@ -3,7 +3,7 @@
 // multishot recv and its ordered sends). No Promise per chunk or per send: the addon hands
 // every stream's events of one reap to `dispatch` below in one call, through an Int32Array.
 // ring.ts makes them (Ring.setupBufRing, Ring.recvMultishot). See docs/ring.md.
-import { badId, errnoError, illegalConstructor } from './stream-errors.js';
+import { badId, errnoError, illegalConstructor, throwLater } from './stream-errors.js';
 
 /** The addon's methods this module calls (on the ring object, as ring.ts's NativeRing). */
 export interface NativeStreamMethods {
@@ -91,7 +91,7 @@ function deliverReporting(s: RingStream, type: number, a: number, b: number): vo
   try {
     deliver(s, type, a, b);
   } catch (err) {
-    process.nextTick(() => { throw err; });
+    throwLater(err);
   }
 }
 
