@@ -6,6 +6,7 @@
 import { describe, expect, it } from 'vitest';
 import net from 'node:net';
 import { once } from 'node:events';
+import { text } from 'node:stream/consumers';
 import { RingSocketDuplex as RingSocket } from '../src/ring/duplex.js';
 import { ringTestSetup } from './support/ring.js';
 
@@ -30,13 +31,6 @@ async function pairs(n: number) {
   return { ring, server, pairs: out };
 }
 
-/** What `peer` reads until its end. */
-async function readAll(peer: net.Socket): Promise<string> {
-  const parts: Buffer[] = [];
-  peer.on('data', (c: Buffer) => parts.push(c));
-  await once(peer, 'end');
-  return Buffer.concat(parts).toString();
-}
 
 const reply = (chunk: Buffer) => `re:${chunk.toString()}`.repeat(64);
 
@@ -81,7 +75,8 @@ describe('RingSocket: replies to chunks reaped together', () => {
   });
 
   it('a destroy() right after the write lets the reply out first, as net.Socket (its bytes go to the kernel before the fd\'s ops are cancelled)', async () => {
-    const { server, pairs: all } = await pairs(SOCKETS);
+    const { ring, server, pairs: all } = await pairs(SOCKETS);
+    const direct = ring.stats.streamSendsDirect;
     for (const { socket } of all) {
       socket.on('error', () => {}); // the write's callback, cut short by destroy(), says so
       socket.on('data', (chunk: Buffer) => {
@@ -89,9 +84,10 @@ describe('RingSocket: replies to chunks reaped together', () => {
         socket.destroy();
       });
     }
-    const got = all.map(({ peer }) => readAll(peer));
+    const got = all.map(({ peer }) => text(peer));
     for (const [i, { peer }] of all.entries()) peer.write(`${i}`);
     expect(await Promise.all(got)).toEqual(all.map((_, i) => reply(Buffer.from(`${i}`))));
+    expect(ring.stats.streamSendsDirect - direct).toBe(0); // every reply was sent later
     await Promise.all(all.map(({ socket }) => (socket.closed ? undefined : once(socket, 'close'))));
     server.close();
   });

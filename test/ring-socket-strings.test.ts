@@ -8,6 +8,7 @@ import fc from 'fast-check';
 import net from 'node:net';
 import { once } from 'node:events';
 import type { Writable } from 'node:stream';
+import { buffer } from 'node:stream/consumers';
 import { RingSocketDuplex as RingSocket } from '../src/ring/duplex.js';
 import { ringTestSetup } from './support/ring.js';
 
@@ -46,14 +47,6 @@ async function play(socket: net.Socket | RingSocket, writes: Write[]): Promise<n
   return socket.bytesWritten;
 }
 
-/** What `peer` reads until its end. */
-async function readAll(peer: net.Socket): Promise<Buffer> {
-  const parts: Buffer[] = [];
-  peer.on('data', (c: Buffer) => parts.push(c));
-  await once(peer, 'end');
-  return Buffer.concat(parts);
-}
-
 describe('RingSocket: strings as net.Socket writes them', () => {
   it('the same bytes reach the peer, and bytesWritten says the same, for any writes of strings and Buffers', async () => {
     const ring = newRing();
@@ -75,7 +68,7 @@ describe('RingSocket: strings as net.Socket writes them', () => {
         await once(client, 'connect');
         const netPeer = (await netAccepted)[0] as net.Socket;
         const [ringBytes, netBytes, ringRead, netRead] = await Promise.all([
-          play(socket, writes), play(client, writes), readAll(ringPeer), readAll(netPeer),
+          play(socket, writes), play(client, writes), buffer(ringPeer), buffer(netPeer),
         ]);
         expect(ringRead.equals(netRead)).toBe(true);
         expect(ringBytes).toBe(netBytes);

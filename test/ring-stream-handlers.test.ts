@@ -76,7 +76,8 @@ const childStart = `
 const { native } = await import('./src/native.ts');
 const { Ring } = await import('./src/ring/index.ts');
 const uncaught = [];
-process.on('uncaughtException', (e) => uncaught.push(e.message));`;
+process.on('uncaughtException', (e) => uncaught.push(e.message));
+const tick = () => new Promise((r) => setTimeout(r, 20));`;
 
 async function runChild(script: string) {
   const child = await execa(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script],
@@ -92,7 +93,6 @@ describe('handlers that throw', () => {
     // cancelled recv); streams 1 and 2 wait for a buffer, nothing in the kernel (their end
     // comes as close() settles).
     const report = await runChild(`${childStart}
-const tick = () => new Promise((r) => setTimeout(r, 20));
 const ring = new Ring({ entries: 16 });
 const pool = ring.setupBufRing({ count: 1, size: 64 });
 const pairs = [0, 1, 2].map(() => native.socketpair('stream'));
@@ -121,7 +121,6 @@ console.log(JSON.stringify({ closed, ends, chunks, uncaught: uncaught.sort() }))
 describe('data handlers that throw in a batch (the nextTick queue run between streams)', () => {
   it('every stream still gets its chunk, and each throw is reported once, the first one\'s by the addon', async () => {
     const report = await runChild(`${childStart}
-const tick = () => new Promise((r) => setTimeout(r, 20));
 const ring = new Ring({ entries: 16 });
 const pool = ring.setupBufRing({ count: 8, size: 64 });
 const pairs = [0, 1, 2].map(() => native.socketpair('stream'));
@@ -149,7 +148,6 @@ describe('a stream and its pool closed between two events of one batch', () => {
     // is over, so at once) and, in a continuation, the pool: with the ticks run between events,
     // that happens before the other three chunks are handed out.
     const report = await runChild(`${childStart}
-const tick = () => new Promise((r) => setTimeout(r, 20));
 const ring = new Ring({ entries: 16 });
 const pool = ring.setupBufRing({ count: 8, size: 16 });
 const [a, b] = native.socketpair('stream');
